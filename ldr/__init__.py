@@ -1,0 +1,25 @@
+"""ldr — linear dimensionality reduction as optimization over matrix manifolds.
+
+>>> import ldr
+>>> from ldr.objectives import LDA
+>>> X, y = ldr.datasets.load("wine")
+>>> result = ldr.solve(LDA(X, y, r=2), "trust-region", M0="heuristic", certify=True)
+>>> result.converged, result.certificate.is_local_min
+(True, True)
+"""
+
+from ldr import datasets, manifolds
+from ldr.certificate import certificate
+from ldr.checks import CheckReport, check
+from ldr.driver import solve
+from ldr.objective import Objective, objective
+from ldr.result import Certificate, Result, Trace
+
+from ldr import objectives, solvers  # noqa: E402,I001  (subpackages import the core above)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Certificate", "CheckReport", "Objective", "Result", "Trace", "certificate", "check",
+    "datasets", "manifolds", "objective", "objectives", "solve", "solvers",
+]

@@ -1,0 +1,109 @@
+"""Input validation shared by every objective.
+
+Each check returns a fresh float64 copy (the caller's arrays are never modified) or raises a
+``ValueError`` that names the offending argument.  Array conversion and the finiteness test come
+from scikit-learn's ``check_array``; the messages are prefixed with the argument's name.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.utils import check_array
+
+
+def check_data(X, name: str = "X", min_samples: int = 2) -> np.ndarray:
+    """Return ``X`` as a new 2-D float64 array with finite entries, samples as rows."""
+    if X is None:
+        raise ValueError(f"{name}: expected a 2-D array of shape (n_samples, n_features), got None")
+    arr = np.asarray(X) if not hasattr(X, "toarray") else X
+    if getattr(arr, "dtype", None) is not None and arr.dtype.kind in "OSUc":
+        if arr.dtype.kind == "c":
+            raise ValueError(f"{name}: complex data is not supported, got dtype {arr.dtype}")
+        try:
+            arr = np.asarray(arr, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{name}: must be numeric, got non-numeric entries ({exc})") from None
+    if getattr(arr, "ndim", 2) != 2:
+        raise ValueError(
+            f"{name}: expected a 2-D array of shape (n_samples, n_features), "
+            f"got an array with {arr.ndim} dimension(s) and shape {np.shape(arr)}"
+        )
+    try:
+        out = check_array(
+            arr,
+            dtype=np.float64,
+            copy=True,
+            ensure_all_finite=True,
+            ensure_min_samples=min_samples,
+            input_name=name,
+        )
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name}: {exc}") from None
+    return out
+
+
+def check_rank(r, d: int, name: str = "r") -> int:
+    """Return ``r`` as an int with ``1 <= r < d``."""
+    if isinstance(r, bool) or not isinstance(r, numbers.Integral):
+        raise ValueError(f"{name}: the subspace dimension must be an integer, got {r!r}")
+    r = int(r)
+    if r < 1:
+        raise ValueError(f"{name}: the subspace dimension must be at least 1, got {r}")
+    if r >= d:
+        raise ValueError(
+            f"{name}: the subspace dimension must be smaller than the number of features "
+            f"(r < d), got r={r} with d={d}"
+        )
+    return r
+
+
+def check_labels(y, n_samples: int, name: str = "y") -> tuple[np.ndarray, np.ndarray]:
+    """Return ``(classes, codes)`` for class labels ``y`` of length ``n_samples``.
+
+    ``codes`` holds, for every sample, the index of its class in ``classes``.
+    """
+    if y is None:
+        raise ValueError(f"{name}: class labels are required, got None")
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if y.ndim != 1:
+        raise ValueError(f"{name}: expected a 1-D array of labels, got shape {y.shape}")
+    if y.shape[0] != n_samples:
+        raise ValueError(
+            f"{name}: has {y.shape[0]} labels but X has {n_samples} samples; they must match"
+        )
+    if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+        raise ValueError(f"{name}: labels contain NaN or infinity")
+    classes, codes = np.unique(y, return_inverse=True)
+    if classes.shape[0] < 2:
+        raise ValueError(
+            f"{name}: at least two classes are needed, got {classes.shape[0]} "
+            f"({classes.tolist()!r})"
+        )
+    return classes, codes.reshape(-1)
+
+
+def check_point(M, shape: tuple[int, int], name: str = "M0") -> np.ndarray:
+    """Return ``M`` as a new float64 array of the given shape with finite entries."""
+    try:
+        arr = np.array(M, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{name}: must be a numeric array ({exc})") from None
+    if arr.shape != tuple(shape):
+        raise ValueError(f"{name}: expected shape {tuple(shape)}, got {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name}: contains NaN or infinity")
+    return arr
+
+
+def check_new_data(X, n_features: int, name: str = "X") -> np.ndarray:
+    """Validate data to transform: as :func:`check_data`, with ``n_features`` columns."""
+    X = check_data(X, name, min_samples=1)
+    if X.shape[1] != n_features:
+        raise ValueError(
+            f"{name}: has {X.shape[1]} features, but the objective was built with {n_features}"
+        )
+    return X

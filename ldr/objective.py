@@ -1,0 +1,156 @@
+"""The Objective: a cost of an orthonormal d×r matrix M, and its optional oracles.
+
+A new method takes a few lines::
+
+    import autograd.numpy as anp
+    import ldr
+
+    class SparsePCA(ldr.Objective):
+        def __init__(self, C, r, lam):
+            self.C, self.lam = C, lam
+            self.shape, self.manifold = (C.shape[0], r), "stiefel"
+
+        def cost(self, M):
+            return -anp.trace(M.T @ self.C @ M) + self.lam * anp.sum(anp.sqrt(M**2 + 1e-8))
+
+or, for a plain function, ``ldr.objective(cost, shape=(d, r))``.  ``egrad`` and ``ehvp`` then
+come from autograd; a subclass that defines them by hand is used as written.
+
+Members (DESIGN.md's table):
+
+``manifold``   "stiefel", "grassmann" (cost invariant to M → MR), "euclidean" or a tuple (product)
+``shape``      (d, r), or a tuple of them on a product
+``cost(M)``    scalar to minimize
+``egrad(M)``   Euclidean gradient (default: autograd)
+``ehvp(M, V)`` Euclidean Hessian-vector product (default: autograd)
+``phi(M)``     Φ-oracle: symmetric d×d with ``egrad(M) == 2 Φ(M) M``
+``phi0()``     Φ at the second-order Taylor point (ISM's spectral start)
+``pencil(M)``  SCF oracle ``(A, B)``: the subspace is spanned by the top-r generalized
+               eigenvectors of (A, B), B positive definite
+``heuristic()`` the classical eigenvector answer
+``transform(X, M)`` the method's low-dimensional mapping (default ``X @ M``)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import autograd
+import numpy as np
+
+OPTIONAL = ("phi", "phi0", "pencil", "heuristic")
+
+
+def _inner(a, b):
+    """⟨a, b⟩ for arrays or tuples of arrays, written so autograd can trace it."""
+    if isinstance(b, (tuple, list)):  # b is concrete; a may be an autograd SequenceBox
+        return sum(_inner(a[i], b[i]) for i in range(len(b)))
+    import autograd.numpy as anp
+
+    return anp.sum(a * b)
+
+
+class Objective:
+    """Base class for a cost to minimize over a matrix manifold.
+
+    Subclasses set ``shape`` (and ``manifold``, default ``"stiefel"``) and define ``cost``.
+    Every other member is optional; see the module docstring for the contract of each.
+    """
+
+    manifold: str | tuple[str, ...] = "stiefel"
+    shape: tuple = None  # type: ignore[assignment]
+    name: str | None = None
+
+    # --- required ---------------------------------------------------------------------------
+    def cost(self, M) -> float:
+        """The scalar cost f(M) to minimize."""
+        raise NotImplementedError(f"{type(self).__name__} must define cost(M)")
+
+    # --- derivatives (autograd unless overridden) -------------------------------------------
+    def egrad(self, M):
+        """Euclidean gradient ∇f(M) (autograd of ``cost`` unless overridden)."""
+        if "_ag_grad" not in self.__dict__:
+            self._ag_grad = autograd.grad(self.cost)
+        return self._ag_grad(M)
+
+    def ehvp(self, M, V):
+        """Euclidean Hessian-vector product D∇f(M)[V] (autograd of ``cost``, twice)."""
+        if "_ag_grad" not in self.__dict__:
+            self._ag_grad = autograd.grad(self.cost)
+        grad = self._ag_grad
+        return autograd.grad(lambda X: _inner(grad(X), V))(M)
+
+    # --- optional oracles -------------------------------------------------------------------
+    def phi(self, M) -> np.ndarray:
+        """Φ-oracle: symmetric Φ(M) with egrad(M) = 2 Φ(M) M."""
+        raise NotImplementedError(f"{type(self).__name__} has no Φ-oracle")
+
+    def phi0(self) -> np.ndarray:
+        """Φ at the second-order Taylor point (ISM's spectral initialization)."""
+        raise NotImplementedError(f"{type(self).__name__} has no phi0")
+
+    def pencil(self, M) -> tuple[np.ndarray, np.ndarray]:
+        """SCF oracle (A(M), B(M)) with B positive definite."""
+        raise NotImplementedError(f"{type(self).__name__} has no pencil")
+
+    def heuristic(self):
+        """The classical eigenvector answer (an orthonormal point)."""
+        raise NotImplementedError(f"{type(self).__name__} has no heuristic")
+
+    def transform(self, X, M):
+        """The low-dimensional mapping of rows ``X`` (default ``X @ M``)."""
+        return np.asarray(X) @ M
+
+    # --- introspection ----------------------------------------------------------------------
+    def provides(self, member: str) -> bool:
+        """Whether an optional oracle (or a hand-written egrad/ehvp) is defined."""
+        if member in ("cost",):
+            return type(self).cost is not Objective.cost or "cost" in self.__dict__
+        if member in self.__dict__:
+            return self.__dict__[member] is not None
+        return getattr(type(self), member) is not getattr(Objective, member)
+
+    def __repr__(self) -> str:
+        label = self.name or type(self).__name__
+        return f"{label}(shape={self.shape}, manifold={self.manifold!r})"
+
+
+class FunctionObjective(Objective):
+    """An Objective built from plain callables (see :func:`objective`)."""
+
+    def __init__(self, cost: Callable, shape, manifold="stiefel", *, egrad=None, ehvp=None,
+                 phi=None, phi0=None, pencil=None, heuristic=None, transform=None, name=None):
+        if not callable(cost):
+            raise ValueError(f"cost: expected a callable, got {cost!r}")
+        self.cost = cost  # type: ignore[method-assign]
+        self.shape, self.manifold = shape, manifold
+        self.name = name or getattr(cost, "__name__", None)
+        for member, fn in [("egrad", egrad), ("ehvp", ehvp), ("phi", phi), ("phi0", phi0),
+                           ("pencil", pencil), ("heuristic", heuristic),
+                           ("transform", transform)]:
+            if fn is not None:
+                if not callable(fn):
+                    raise ValueError(f"{member}: expected a callable, got {fn!r}")
+                setattr(self, member, fn)
+
+
+def objective(cost: Callable | None = None, *, shape, manifold="stiefel", **oracles):
+    """Make an :class:`Objective` from a cost function (usable as a decorator).
+
+    ``cost`` is written with ``autograd.numpy``; ``egrad`` and ``ehvp`` come from autograd
+    unless given in ``oracles`` (which may also hold ``phi``, ``phi0``, ``pencil``,
+    ``heuristic`` and ``transform``).
+
+    Examples
+    --------
+    >>> import autograd.numpy as anp, numpy as np, ldr
+    >>> C = np.diag([3.0, 2.0, 1.0])
+    >>> @ldr.objective(shape=(3, 1), manifold="grassmann")
+    ... def pca(M):
+    ...     return -anp.trace(M.T @ C @ M)
+    >>> round(ldr.solve(pca, "trust-region", seed=0).cost, 8)
+    -3.0
+    """
+    if cost is None:
+        return lambda fn: FunctionObjective(fn, shape, manifold, **oracles)
+    return FunctionObjective(cost, shape, manifold, **oracles)

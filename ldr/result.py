@@ -1,0 +1,132 @@
+"""What a run returns: the Result, its per-iteration Trace and the optimality Certificate."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+class Trace:
+    """Per-iteration records of a run.
+
+    ``trace[i]`` is the dict of iteration ``i`` (iteration 0 is the start point);
+    ``trace["cost"]`` is that column as an array (NaN where a row lacks the key).
+    Every row has ``iteration``, ``time`` (seconds since the start), ``cost``, ``grad_norm``,
+    ``change`` (largest principal-angle sine from the previous iterate; NaN at the start) and
+    ``stage`` (index of the solver in a chain); solvers add their own keys (``step_size``,
+    ``radius``, ``inner``, ``eigengap``, ...).
+    """
+
+    def __init__(self, rows: list[dict] | None = None):
+        self.rows: list[dict] = rows or []
+
+    def append(self, row: dict) -> None:
+        self.rows.append(row)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __iter__(self) -> Iterator[dict]:
+        return iter(self.rows)
+
+    def __getitem__(self, key):
+        if isinstance(key, str):
+            if not any(key in row for row in self.rows):
+                raise KeyError(f"trace has no column {key!r}; columns: {self.columns}")
+            return np.array([row.get(key, np.nan) for row in self.rows], dtype=float)
+        return self.rows[key]
+
+    @property
+    def columns(self) -> list[str]:
+        seen: dict[str, None] = {}
+        for row in self.rows:
+            seen.update(dict.fromkeys(row))
+        return list(seen)
+
+    def __repr__(self) -> str:
+        return f"Trace({len(self)} rows, columns={self.columns})"
+
+
+@dataclass
+class Certificate:
+    """Second-order optimality certificate at a point.
+
+    ``grad_norm`` is the Riemannian gradient norm; ``hess_min``/``hess_max`` the extreme
+    eigenvalues of the Riemannian Hessian restricted to the tangent space (horizontal space on
+    Grassmann), whose dimension is ``dim``.  ``is_local_min`` holds when the gradient is below
+    ``gtol`` and ``hess_min >= -tol * max(1, |hess_max|)``.
+    """
+
+    grad_norm: float
+    hess_min: float
+    hess_max: float
+    dim: int
+    gtol: float
+    tol: float
+    method: str
+
+    @property
+    def psd(self) -> bool:
+        return self.hess_min >= -self.tol * max(1.0, abs(self.hess_max))
+
+    @property
+    def is_local_min(self) -> bool:
+        return self.grad_norm <= self.gtol and self.psd
+
+    def __str__(self) -> str:
+        verdict = "second-order critical" if self.is_local_min else "NOT certified"
+        return (
+            f"‖grad‖ = {self.grad_norm:.3e}, Hessian spectrum on the {self.dim}-dim tangent "
+            f"space in [{self.hess_min:.4g}, {self.hess_max:.4g}] ({self.method}): {verdict}"
+        )
+
+
+@dataclass
+class StageSummary:
+    solver: str
+    n_iter: int
+    reason: str
+    converged: bool
+
+
+@dataclass
+class Result:
+    """The outcome of :func:`ldr.solve`.
+
+    Attributes
+    ----------
+    M : the final point (d×r orthonormal array, or a tuple on a product manifold)
+    cost : its cost
+    converged : whether a convergence criterion (not a budget) stopped the last stage
+    reason : the readable stopping reason
+    n_iter : iterations over all stages
+    time : seconds, wall clock
+    grad_norm : Riemannian gradient norm at ``M``
+    trace : per-iteration :class:`Trace`
+    stages : one :class:`StageSummary` per solver of a chain
+    counts : oracle evaluations (``cost``, ``grad``, ``hvp``, ``phi``, ``pencil``)
+    certificate : a :class:`Certificate` when requested (``certify=True``)
+    """
+
+    M: Any
+    cost: float
+    converged: bool
+    reason: str
+    n_iter: int
+    time: float
+    grad_norm: float
+    trace: Trace
+    solver: str
+    stages: list[StageSummary] = field(default_factory=list)
+    counts: dict = field(default_factory=dict)
+    certificate: Certificate | None = None
+
+    def __repr__(self) -> str:
+        status = "converged" if self.converged else "NOT converged"
+        return (
+            f"Result({self.solver}: cost={self.cost:.10g}, {status} after {self.n_iter} "
+            f"iterations in {self.time:.3g}s: {self.reason})"
+        )

@@ -1,0 +1,100 @@
+"""Orthogonal linear discriminant analysis: the quotient of traces (survey Eq. 5–6).
+
+Rows of X are samples, y their classes, μ_c the class means and μ the global mean:
+
+    S_w = (1/n) Σ_i (x_i − μ_{c_i})(x_i − μ_{c_i})ᵀ,    S_b = (1/n) Σ_c n_c (μ_c − μ)(μ_c − μ)ᵀ,
+
+    minimize  −tr(MᵀS_bM) / tr(MᵀS_wM)  over orthonormal d×r M.
+
+Gradient, Hessian-vector product and the Φ-oracle Φ(M) = −(S_b − ρ(M)S_w)/tr(MᵀS_wM) are those
+of :class:`~ldr.objectives.quotient.QuotientOfTraces`; ``pencil()`` is (S_b, S_w) and
+``heuristic()`` the orthonormalized top-r eigenvectors of S_w⁻¹S_b — optimal for the
+trace-of-quotient, not for this cost (survey §3.1.3).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ldr._validation import check_data, check_labels, check_new_data, check_rank
+from ldr.objectives.quotient import QuotientOfTraces
+
+
+def scatter_matrices(X: np.ndarray, codes: np.ndarray, n_classes: int
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(S_w, S_b, class_means)`` of Eq. 5, each divided by n."""
+    n = X.shape[0]
+    counts = np.bincount(codes, minlength=n_classes).astype(float)
+    means = np.zeros((n_classes, X.shape[1]))
+    np.add.at(means, codes, X)
+    means /= counts[:, None]
+    mu = X.mean(axis=0)
+    within = X - means[codes]
+    Sw = within.T @ within / n
+    between = (means - mu) * np.sqrt(counts / n)[:, None]
+    Sb = between.T @ between
+    return Sw, Sb, means
+
+
+class LDA(QuotientOfTraces):
+    """Orthogonal LDA: maximize tr(MᵀS_bM)/tr(MᵀS_wM) over orthonormal M (cost is the negative).
+
+    Parameters
+    ----------
+    X : array (n_samples, n_features)
+    y : array (n_samples,) of class labels (at least two classes)
+    r : int
+        Subspace dimension, 1 ≤ r < min(n_features, n_classes).  S_b has rank at most
+        n_classes − 1, so larger r adds directions with no between-class signal and leaves the
+        heuristic undefined; that is an error.
+    reg : float in [0, 1]
+        Shrinkage of the within-class scatter, S_w ← (1 − reg) S_w + reg · tr(S_w)/d · I.
+        A singular S_w (fewer samples than features, constant or collinear features) makes
+        the ratio unbounded and raises an error that asks for ``reg > 0``.
+    manifold : {"grassmann", "stiefel"}
+
+    Attributes
+    ----------
+    classes_, mean_, means_ (class means), Sw, Sb
+
+    Examples
+    --------
+    >>> import ldr
+    >>> from sklearn.datasets import load_wine
+    >>> X, y = load_wine(return_X_y=True)
+    >>> obj = ldr.objectives.LDA(X, y, 2)
+    >>> res = ldr.solve(obj, "trust-region", M0="heuristic")
+    >>> bool(obj.ratio(res.M) >= obj.ratio(obj.heuristic()))
+    True
+    """
+
+    def __init__(self, X, y, r: int, reg: float = 0.0, manifold: str = "grassmann"):
+        X = check_data(X, "X")
+        classes, codes = check_labels(y, X.shape[0], "y")
+        d, c = X.shape[1], len(classes)
+        r = check_rank(r, d)
+        if r >= c:
+            raise ValueError(
+                f"r: LDA's between-class scatter has rank at most n_classes - 1 = {c - 1}, so "
+                f"r must be < n_classes = {c}; got r={r}"
+            )
+        if not (isinstance(reg, (int, float)) and 0.0 <= reg <= 1.0):
+            raise ValueError(f"reg: must be a number in [0, 1], got {reg!r}")
+        Sw, Sb, means = scatter_matrices(X, codes, c)
+        if reg > 0:
+            Sw = (1.0 - reg) * Sw + reg * np.trace(Sw) / d * np.eye(d)
+        evals = np.linalg.eigvalsh(Sw)
+        if evals[-1] <= 0 or evals[0] <= 100 * d * np.finfo(float).eps * evals[-1]:
+            rank = int(np.sum(evals > 100 * d * np.finfo(float).eps * max(evals[-1], 0)))
+            raise ValueError(
+                f"X: the within-class scatter S_w is singular (numerical rank {rank} < d = {d}"
+                f"; n_samples = {X.shape[0]}): the LDA ratio is unbounded. Pass reg > 0 "
+                "(shrinkage, e.g. reg=1e-3), or reduce the dimension first (PCA) and drop "
+                "constant or duplicated features."
+            )
+        self.classes_, self.mean_, self.means_ = classes, X.mean(axis=0), means
+        self.Sw, self.Sb = Sw, Sb
+        super().__init__(Sb, Sw, r, manifold)
+
+    def transform(self, X, M):
+        return (check_new_data(X, self.shape[0]) - self.mean_) @ M

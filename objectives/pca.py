@@ -1,0 +1,99 @@
+"""Principal component analysis as a manifold program (survey Eq. 2).
+
+With C the per-feature-centered sample covariance (rows of X are samples):
+
+* cost      f(M) = −tr(MᵀCM)          (maximize captured variance)
+* gradient  ∇f(M) = −2CM,  Hessian-vector product −2CV
+* Φ-oracle  Φ = −C (constant, so one ISM step is exact), Φ₀ = −C
+* pencil    (C, I)
+* heuristic the top-r eigenvectors of C — provably optimal, so no solver can beat it.
+"""
+
+from __future__ import annotations
+
+import autograd.numpy as anp
+import numpy as np
+import scipy.linalg
+
+from ldr._validation import check_data, check_new_data, check_rank
+from ldr.objective import Objective
+
+
+class PCA(Objective):
+    """PCA: minimize −tr(MᵀCM) over orthonormal d×r M.
+
+    Parameters
+    ----------
+    X : array of shape (n_samples, n_features)
+        Data as rows; centered per feature (a copy; ``X`` is not modified).
+    r : int
+        Subspace dimension, 1 ≤ r < n_features.
+    manifold : {"grassmann", "stiefel"}
+        The cost is invariant to M → MR, so Grassmann is the natural choice.
+
+    Attributes
+    ----------
+    mean_ : (n_features,) per-feature mean
+    C : (n_features, n_features) sample covariance (divided by n − 1)
+
+    Examples
+    --------
+    >>> import numpy as np, ldr
+    >>> X = np.random.default_rng(0).standard_normal((50, 5)) * [5, 4, 3, 2, 1]
+    >>> obj = ldr.objectives.PCA(X, 2)
+    >>> res = ldr.solve(obj, "trust-region", seed=0)
+    >>> bool(abs(res.cost - obj.cost(obj.heuristic())) < 1e-9)
+    True
+    """
+
+    def __init__(self, X, r: int, manifold: str = "grassmann"):
+        X = check_data(X, "X")
+        r = check_rank(r, X.shape[1])
+        self.mean_ = X.mean(axis=0)
+        Xc = X - self.mean_
+        self._init_cov(Xc.T @ Xc / (X.shape[0] - 1), r, manifold)
+
+    @classmethod
+    def from_covariance(cls, C, r: int, manifold: str = "grassmann", mean=None) -> PCA:
+        """PCA from a precomputed covariance matrix (e.g. accumulated over chunks)."""
+        C = check_data(C, "C", min_samples=1)
+        if C.shape[0] != C.shape[1] or not np.allclose(C, C.T, rtol=1e-10, atol=0):
+            raise ValueError(f"C: must be a symmetric square matrix, got shape {C.shape}")
+        self = cls.__new__(cls)
+        self.mean_ = np.zeros(C.shape[0]) if mean is None else np.asarray(mean, float).copy()
+        self._init_cov(C, check_rank(r, C.shape[0]), manifold)
+        return self
+
+    def _init_cov(self, C, r, manifold):
+        self.C = 0.5 * (C + C.T)
+        self.shape, self.manifold = (C.shape[0], r), manifold
+
+    def cost(self, M):
+        return -anp.sum(M * (self.C @ M))
+
+    def egrad(self, M):
+        return -2.0 * (self.C @ M)
+
+    def ehvp(self, M, V):
+        return -2.0 * (self.C @ V)
+
+    def phi(self, M=None) -> np.ndarray:
+        return -self.C
+
+    def phi0(self) -> np.ndarray:
+        return -self.C
+
+    def pencil(self, M=None) -> tuple[np.ndarray, np.ndarray]:
+        return self.C, np.eye(self.C.shape[0])
+
+    def heuristic(self) -> np.ndarray:
+        d, r = self.shape
+        _, V = scipy.linalg.eigh(self.C, subset_by_index=[d - r, d - 1])
+        return V[:, ::-1].copy()
+
+    def explained_variance(self, M) -> float:
+        """tr(MᵀCM), the variance captured by span(M)."""
+        return float(np.sum(M * (self.C @ M)))
+
+    def transform(self, X, M):
+        return (check_new_data(X, self.shape[0]) - self.mean_) @ M

@@ -1,0 +1,77 @@
+"""Quotient of traces: the cost −tr(MᵀAM) / tr(MᵀBM) (survey Eq. 6 for LDA, Eq. 12 for MAF).
+
+With a(M) = tr(MᵀAM), b(M) = tr(MᵀBM) and ρ(M) = a/b:
+
+* cost        f(M) = −ρ(M)
+* gradient    ∇f(M) = −2 (A − ρB) M / b = 2 Φ(M) M
+* Φ-oracle    Φ(M) = −(A − ρ(M) B) / b(M)            (DESIGN.md; ISM on it is the classical
+                                                       trace-ratio iteration)
+* Hessian     D∇f(M)[V] = −2 [(A − ρB) V − Dρ[V] B M] / b + 2 (A − ρB) M · Db[V] / b²,
+              Db[V] = 2 tr(MᵀBV),  Dρ[V] = 2 (tr(MᵀAV) − ρ tr(MᵀBV)) / b
+* pencil      (A, B): the top-r generalized eigenvectors of (A, B) solve the *ratio trace*
+              max tr((MᵀBM)⁻¹ MᵀAM), the classical eigenvector recipe, which is what
+              ``heuristic()`` returns (orthonormalized) — not the optimum of this cost.
+"""
+
+from __future__ import annotations
+
+import autograd.numpy as anp
+import numpy as np
+import scipy.linalg
+
+from ldr.manifolds import orthonormalize
+from ldr.objective import Objective
+
+
+def top_generalized_eigenvectors(A: np.ndarray, B: np.ndarray, r: int) -> np.ndarray:
+    """The r generalized eigenvectors of (A, B) with the largest eigenvalues, orthonormalized."""
+    d = A.shape[0]
+    _, V = scipy.linalg.eigh(A, B, subset_by_index=[d - r, d - 1])
+    return orthonormalize(V[:, ::-1])
+
+
+class QuotientOfTraces(Objective):
+    """Minimize −tr(MᵀAM)/tr(MᵀBM) over orthonormal d×r M (A symmetric, B positive definite).
+
+    The cost is invariant to M → MR, so the default manifold is Grassmann.
+    """
+
+    def __init__(self, A, B, r: int, manifold: str = "grassmann"):
+        A = np.asarray(A, dtype=float)
+        B = np.asarray(B, dtype=float)
+        self.A, self.B = 0.5 * (A + A.T), 0.5 * (B + B.T)
+        self.shape, self.manifold = (A.shape[0], int(r)), manifold
+
+    def ratio(self, M) -> float:
+        """ρ(M) = tr(MᵀAM)/tr(MᵀBM), the natural (positive) score."""
+        return float(np.sum(M * (self.A @ M)) / np.sum(M * (self.B @ M)))
+
+    def cost(self, M):
+        return -anp.sum(M * (self.A @ M)) / anp.sum(M * (self.B @ M))
+
+    def phi(self, M) -> np.ndarray:
+        AM, BM = self.A @ M, self.B @ M
+        b = np.sum(M * BM)
+        rho = np.sum(M * AM) / b
+        return -(self.A - rho * self.B) / b
+
+    def egrad(self, M):
+        AM, BM = self.A @ M, self.B @ M
+        b = np.sum(M * BM)
+        rho = np.sum(M * AM) / b
+        return -2.0 * (AM - rho * BM) / b
+
+    def ehvp(self, M, V):
+        AM, BM, AV, BV = self.A @ M, self.B @ M, self.A @ V, self.B @ V
+        b = np.sum(M * BM)
+        rho = np.sum(M * AM) / b
+        mbv = np.sum(M * BV)
+        db = 2.0 * mbv
+        drho = 2.0 * (np.sum(M * AV) - rho * mbv) / b
+        return -2.0 * (AV - rho * BV - drho * BM) / b + 2.0 * (AM - rho * BM) * db / b**2
+
+    def pencil(self, M=None) -> tuple[np.ndarray, np.ndarray]:
+        return self.A, self.B
+
+    def heuristic(self) -> np.ndarray:
+        return top_generalized_eigenvectors(self.A, self.B, self.shape[1])

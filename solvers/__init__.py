@@ -1,0 +1,43 @@
+"""Solvers, one per module, each named by a short string.
+
+=================  ============================================  =====================
+name               class                                         needs
+=================  ============================================  =====================
+``"gradient"``     :class:`~ldr.solvers.gradient.GradientDescent`  cost (+ egrad)
+``"trust-region"`` :class:`~ldr.solvers.trust_region.TrustRegion`  cost, egrad, ehvp
+``"pymanopt"``     :class:`~ldr.solvers.pymanopt_adapter.Pymanopt` cost (+ egrad, ehvp)
+=================  ============================================  =====================
+"""
+
+from __future__ import annotations
+
+from ldr.solvers.base import Solver, State
+from ldr.solvers.gradient import GradientDescent
+from ldr.solvers.pymanopt_adapter import Pymanopt
+from ldr.solvers.trust_region import TrustRegion
+
+REGISTRY: dict[str, type[Solver]] = {
+    "gradient": GradientDescent,
+    "trust-region": TrustRegion,
+    "pymanopt": Pymanopt,
+}
+
+
+def register(name: str, cls: type[Solver]) -> None:
+    """Make ``cls`` available by ``name`` wherever a solver is accepted."""
+    REGISTRY[name] = cls
+
+
+def get_solver(spec) -> Solver:
+    """A Solver instance from a name or an instance."""
+    if isinstance(spec, Solver):
+        return spec
+    if isinstance(spec, str):
+        if spec not in REGISTRY:
+            raise ValueError(f"solver: unknown name {spec!r}; choose one of {sorted(REGISTRY)}")
+        return REGISTRY[spec]()
+    raise ValueError(f"solver: expected a name {sorted(REGISTRY)} or a Solver, got {spec!r}")
+
+
+__all__ = ["REGISTRY", "GradientDescent", "Pymanopt", "Solver", "State", "TrustRegion",
+           "get_solver", "register"]

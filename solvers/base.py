@@ -1,0 +1,68 @@
+"""The solver protocol: ``init(problem, M0) -> State`` and ``step(problem, state) -> State``.
+
+The driver (:func:`ldr.solve`) owns the loop, the clock, the trace and the stopping rules; a
+solver only moves from one iterate to the next.  A step returns a new State carrying the
+iterate's cost and Riemannian gradient (the driver's tests read them), whether the step was
+accepted (a rejected trust-region step leaves ``M`` unchanged and must not count as
+"converged by no change"), solver-specific ``info`` for the trace, and optionally its own
+stopping reason.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ldr.problem import Problem
+
+
+@dataclass
+class State:
+    """One iterate of a solver, as the driver sees it."""
+
+    M: Any
+    cost: float
+    egrad: Any
+    grad: Any
+    grad_norm: float
+    iteration: int = 0
+    accepted: bool = True
+    info: dict = field(default_factory=dict)
+    stop_reason: str | None = None
+    stop_converged: bool = False
+    memory: dict = field(default_factory=dict)
+
+
+class Solver:
+    """Base class: subclasses set ``name`` and implement ``step`` (and maybe ``init``)."""
+
+    name = "solver"
+    needs: tuple[str, ...] = ()
+
+    def check_problem(self, problem: Problem) -> None:
+        """Raise a clear error when the objective lacks an oracle this solver needs."""
+        missing = [m for m in self.needs if not problem.provides(m)]
+        if missing:
+            raise ValueError(
+                f"solver {self.name!r} needs the objective to define {', '.join(missing)}; "
+                f"{type(problem.objective).__name__} does not"
+            )
+
+    def evaluate(self, problem: Problem, M, **kw) -> State:
+        """The State at ``M``: cost, Euclidean and Riemannian gradient and its norm."""
+        cost = problem.cost(M)
+        G = problem.egrad(M)
+        grad = problem.rgrad(M, G)
+        return State(M=M, cost=cost, egrad=G, grad=grad,
+                     grad_norm=problem.manifold.norm(grad), **kw)
+
+    def init(self, problem: Problem, M0) -> State:
+        self.check_problem(problem)
+        return self.evaluate(problem, M0)
+
+    def step(self, problem: Problem, state: State) -> State:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        opts = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if not k.startswith("_"))
+        return f"{type(self).__name__}({opts})"

@@ -1,0 +1,107 @@
+"""Run any pymanopt optimizer on an ``ldr.Objective`` — for cross-checks.
+
+:func:`pymanopt_problem` turns an objective into a ``pymanopt.Problem`` on the same manifold,
+either with the objective's own oracles (``backend="oracles"``: cost, egrad, ehvp as
+written, hand-written or autograd) or by letting pymanopt differentiate the cost itself
+(``backend="autograd"``, the cost must be written with ``autograd.numpy``), which is what a
+pymanopt user would do.
+
+:class:`Pymanopt` is a solver for the driver.  pymanopt's optimizers own their loop, so the
+adapter runs the whole optimization as **one driver step** and reports pymanopt's own
+stopping criterion as the stage's reason; pymanopt's per-iteration log is kept in the
+step's ``info["log"]``.  Configure the optimizer's stopping rules on the optimizer.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pymanopt
+
+from ldr.objective import Objective
+from ldr.problem import Problem
+from ldr.solvers.base import Solver, State
+
+
+def pymanopt_problem(problem: Problem | Objective, backend: str = "oracles") -> pymanopt.Problem:
+    """A ``pymanopt.Problem`` for an objective (or an ``ldr`` Problem, whose counters count).
+
+    Parameters
+    ----------
+    backend : {"oracles", "autograd"}
+        ``"oracles"`` uses the objective's cost/egrad/ehvp; ``"autograd"`` gives pymanopt only
+        the cost and lets its autograd backend derive the rest.
+    """
+    if isinstance(problem, Objective):
+        problem = Problem(problem)
+    if backend not in ("oracles", "autograd"):
+        raise ValueError(f"backend: expected 'oracles' or 'autograd', got {backend!r}")
+    manifold = problem.manifold.pymanopt
+    product = problem.manifold.is_product
+    k = len(problem.manifold.parts)
+
+    def point(args):
+        return tuple(args) if product else args[0]
+
+    def out(G):
+        return list(G) if product else G
+
+    if backend == "autograd":
+        objective = problem.objective
+
+        @pymanopt.function.autograd(manifold)
+        def ag_cost(*args):
+            problem.counts["cost"] += 1
+            return objective.cost(point(args))
+
+        return pymanopt.Problem(manifold, ag_cost)
+
+    @pymanopt.function.numpy(manifold)
+    def cost(*args):
+        return problem.cost(point(args))
+
+    @pymanopt.function.numpy(manifold)
+    def egrad(*args):
+        return out(problem.egrad(point(args)))
+
+    @pymanopt.function.numpy(manifold)
+    def ehess(*args):
+        return out(problem.ehvp(point(args[:k]), point(args[k:])))
+
+    return pymanopt.Problem(manifold, cost, euclidean_gradient=egrad, euclidean_hessian=ehess)
+
+
+class Pymanopt(Solver):
+    """Adapter: one driver step = one full run of a pymanopt optimizer.
+
+    Parameters
+    ----------
+    optimizer : pymanopt optimizer, optional
+        Default ``pymanopt.optimizers.TrustRegions(verbosity=0, log_verbosity=1)``.
+    backend : {"oracles", "autograd"}
+        See :func:`pymanopt_problem`.
+    """
+
+    name = "pymanopt"
+
+    def __init__(self, optimizer=None, backend: str = "oracles"):
+        if optimizer is None:
+            optimizer = pymanopt.optimizers.TrustRegions(verbosity=0, log_verbosity=1)
+        if not hasattr(optimizer, "run"):
+            raise ValueError(f"optimizer: expected a pymanopt optimizer, got {optimizer!r}")
+        if backend not in ("oracles", "autograd"):
+            raise ValueError(f"backend: expected 'oracles' or 'autograd', got {backend!r}")
+        self.optimizer, self.backend = optimizer, backend
+
+    def step(self, problem: Problem, state: State) -> State:
+        pproblem = pymanopt_problem(problem, self.backend)
+        M0 = list(state.M) if problem.manifold.is_product else state.M
+        res = self.optimizer.run(pproblem, initial_point=M0)
+        M = tuple(np.asarray(m, float) for m in res.point) if problem.manifold.is_product \
+            else np.asarray(res.point, float)
+        iters = int(res.iterations or 0)
+        new = self.evaluate(problem, M, iteration=state.iteration + max(iters, 1),
+                            info={"log": res.log, "pymanopt_time": res.time})
+        criterion = str(res.stopping_criterion).strip()
+        new.stop_reason = f"pymanopt {type(self.optimizer).__name__}: {criterion}"
+        new.stop_converged = "grad norm" in criterion.lower()
+        return new

@@ -1,0 +1,140 @@
+"""Riemannian trust region with truncated conjugate gradient.
+
+Absil, Baker & Gallivan (2007), "Trust-region methods on Riemannian manifolds", Algorithm
+RTR with the Steihaug–Toint truncated CG inner solver (their Algorithm 2), as in Manopt's
+``trustregions``/``tCG``.  At the iterate ``M`` with Riemannian gradient ``g`` and Hessian
+``H``, the model
+
+    m(η) = f(M) + ⟨g, η⟩ + ½ ⟨η, H[η]⟩,   ‖η‖ ≤ Δ,
+
+is minimized approximately by CG, stopping on negative curvature, on the boundary, or when
+``‖r_j‖ ≤ ‖r_0‖ min(‖r_0‖^θ, κ)`` (superlinear convergence for θ = 1).  The candidate
+``R_M(η)`` is accepted when ``ρ = (f(M) − f(R_M(η))) / (m(0) − m(η)) > ρ'``; Δ shrinks by 4
+when ρ < ¼ and doubles (up to Δ̄) when ρ > ¾ and CG stopped on the boundary.  A tiny
+multiple of |f| regularizes ρ near convergence, as Manopt does.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ldr.problem import Problem
+from ldr.solvers.base import Solver, State
+
+_EPS = np.finfo(float).eps
+
+
+class TrustRegion(Solver):
+    """Riemannian trust region (RTR) with truncated CG.
+
+    Parameters
+    ----------
+    radius0, max_radius : float, optional
+        Initial and largest trust-region radius (default Δ̄ = typical distance of the
+        manifold, √r on Stiefel/Grassmann, Δ₀ = Δ̄/8).
+    min_radius_ratio : float
+        The run stops (not converged) when Δ < min_radius_ratio · Δ̄.
+    max_inner : int, optional
+        CG iteration cap (default: manifold dimension).
+    kappa, theta : float
+        CG residual test ``‖r‖ ≤ ‖r₀‖ min(‖r₀‖^θ, κ)``.
+    rho_prime : float
+        Acceptance threshold on ρ.
+    retraction : {"polar", "qr"}
+    """
+
+    name = "trust-region"
+    needs = ()
+
+    def __init__(self, radius0: float | None = None, max_radius: float | None = None,
+                 min_radius_ratio: float = 1e-12, max_inner: int | None = None,
+                 min_inner: int = 1, kappa: float = 0.1, theta: float = 1.0,
+                 rho_prime: float = 0.1, rho_regularization: float = 1e3,
+                 retraction: str = "polar"):
+        if retraction not in ("polar", "qr"):
+            raise ValueError(f"retraction: expected 'polar' or 'qr', got {retraction!r}")
+        if not 0 <= rho_prime < 0.25:
+            raise ValueError(f"rho_prime must lie in [0, 1/4), got {rho_prime}")
+        self.radius0, self.max_radius = radius0, max_radius
+        self.min_radius_ratio, self.max_inner, self.min_inner = (
+            min_radius_ratio, max_inner, min_inner)
+        self.kappa, self.theta, self.rho_prime = kappa, theta, rho_prime
+        self.rho_regularization, self.retraction = rho_regularization, retraction
+
+    def init(self, problem: Problem, M0) -> State:
+        state = super().init(problem, M0)
+        max_radius = self.max_radius or problem.manifold.typical_dist
+        state.memory = {"radius": self.radius0 or max_radius / 8, "max_radius": max_radius}
+        state.info = {"radius": state.memory["radius"]}
+        return state
+
+    # -- inner solver ----------------------------------------------------------------------
+    def _tcg(self, problem: Problem, state: State, radius: float):
+        """Steihaug–Toint truncated CG on the trust-region model (ABG 2007, Alg. 2)."""
+        geom, M, G = problem.manifold, state.M, state.egrad
+        eta, Heta = geom.zero(M), geom.zero(M)
+        r = state.grad
+        r_r = geom.inner(r, r)
+        norm_r0 = np.sqrt(r_r)
+        z_r = r_r
+        delta = geom.lincomb(-1.0, r)
+        e_Pe, e_Pd, d_Pd = 0.0, 0.0, z_r
+        max_inner = self.max_inner or geom.dim
+        stop = "max inner iterations"
+        j = 0
+        for j in range(1, max_inner + 1):
+            Hdelta = problem.rhess(M, G, delta)
+            d_Hd = geom.inner(delta, Hdelta)
+            alpha = z_r / d_Hd if d_Hd != 0 else np.inf
+            e_Pe_new = e_Pe + 2.0 * alpha * e_Pd + alpha**2 * d_Pd
+            if d_Hd <= 0 or e_Pe_new >= radius**2:
+                tau = (-e_Pd + np.sqrt(e_Pd**2 + d_Pd * (radius**2 - e_Pe))) / d_Pd
+                eta = geom.lincomb(1.0, eta, tau, delta)
+                Heta = geom.lincomb(1.0, Heta, tau, Hdelta)
+                stop = "negative curvature" if d_Hd <= 0 else "trust-region boundary"
+                break
+            e_Pe = e_Pe_new
+            eta = geom.lincomb(1.0, eta, alpha, delta)
+            Heta = geom.lincomb(1.0, Heta, alpha, Hdelta)
+            r = geom.project(M, geom.lincomb(1.0, r, alpha, Hdelta))
+            r_r = geom.inner(r, r)
+            norm_r = np.sqrt(r_r)
+            if j >= self.min_inner and norm_r <= norm_r0 * min(norm_r0**self.theta, self.kappa):
+                stop = "residual small"
+                break
+            z_r_old, z_r = z_r, r_r
+            beta = z_r / z_r_old
+            delta = geom.lincomb(-1.0, r, beta, delta)
+            e_Pd = beta * (e_Pd + alpha * d_Pd)
+            d_Pd = z_r + beta**2 * d_Pd
+        return eta, Heta, j, stop
+
+    # -- outer step --------------------------------------------------------------------------
+    def step(self, problem: Problem, state: State) -> State:
+        geom = problem.manifold
+        radius, max_radius = state.memory["radius"], state.memory["max_radius"]
+        eta, Heta, n_inner, cg_stop = self._tcg(problem, state, radius)
+        M_new = geom.retract(state.M, eta, self.retraction)
+        f_new = problem.cost(M_new)
+        model_decrease = -(geom.inner(state.grad, eta) + 0.5 * geom.inner(eta, Heta))
+        reg = max(1.0, abs(state.cost)) * _EPS * self.rho_regularization
+        rho = (state.cost - f_new + reg) / (model_decrease + reg)
+        if not np.isfinite(rho) or model_decrease < 0 or rho < 0.25:
+            radius = radius / 4.0
+        elif rho > 0.75 and cg_stop in ("negative curvature", "trust-region boundary"):
+            radius = min(2.0 * radius, max_radius)
+        accept = model_decrease > 0 and np.isfinite(f_new) and rho > self.rho_prime
+        info = {"radius": radius, "rho": float(rho), "inner": n_inner, "cg_stop": cg_stop,
+                "step_size": geom.norm(eta)}
+        memory = {"radius": radius, "max_radius": max_radius}
+        if accept:
+            new = self.evaluate(problem, M_new, iteration=state.iteration + 1, info=info,
+                                memory=memory)
+        else:
+            new = State(M=state.M, cost=state.cost, egrad=state.egrad, grad=state.grad,
+                        grad_norm=state.grad_norm, iteration=state.iteration + 1,
+                        accepted=False, info=info, memory=memory)
+        if radius < self.min_radius_ratio * max_radius:
+            new.stop_reason = (f"trust-region radius collapsed to {radius:.2e} "
+                               "(no model decrease can be realized at this precision)")
+        return new
