@@ -144,7 +144,8 @@ def _normalize_spec(spec, shape) -> tuple[list[str], list[tuple[int, int]], bool
             raise ValueError(f"manifold {spec!r}: shape must be (d, r), got {shape!r}")
         return [spec], [tuple(shape)], False
     if isinstance(spec, Sequence) and spec and all(isinstance(s, str) for s in spec):
-        if shape is None or len(shape) != len(spec):
+        if (shape is None or len(shape) != len(spec)
+                or not all(isinstance(s, Sequence) and len(s) == 2 for s in shape)):
             raise ValueError(
                 f"product manifold {tuple(spec)}: shape must hold one (d, r) per factor, "
                 f"got {shape!r}"
