@@ -93,8 +93,8 @@ class LDA(QuotientOfTraces):
                 "constant or duplicated features."
             )
         self.classes_, self.mean_, self.means_ = classes, X.mean(axis=0), means
-        self.Sw, self.Sb = Sw, Sb
         super().__init__(Sb, Sw, r, manifold)
+        self.Sb, self.Sw = self.A, self.B
 
     def transform(self, X, M):
         return (check_new_data(X, self.shape[0]) - self.mean_) @ M

@@ -1,0 +1,115 @@
+"""Every bad input raises a ValueError that names the argument, and nothing is modified."""
+
+import numpy as np
+import pytest
+
+from ldr.objectives import LDA, PCA
+
+
+@pytest.fixture
+def data():
+    rng = np.random.default_rng(0)
+    return rng.standard_normal((60, 5)), np.repeat([0, 1, 2], 20)
+
+
+@pytest.mark.parametrize("bad,match", [
+    (np.nan, "NaN"), (np.inf, "infinity"), (-np.inf, "infinity"),
+])
+def test_non_finite_data(data, bad, match):
+    X, y = data
+    X = X.copy()
+    X[3, 2] = bad
+    with pytest.raises(ValueError, match=f"X.*{match}"):
+        PCA(X, 2)
+    with pytest.raises(ValueError, match=f"X.*{match}"):
+        LDA(X, y, 2)
+
+
+def test_wrong_dimensions(data):
+    X, y = data
+    with pytest.raises(ValueError, match="X: expected a 2-D array"):
+        PCA(X[:, 0], 1)
+    with pytest.raises(ValueError, match="X: expected a 2-D array"):
+        PCA(X[None], 1)
+    with pytest.raises(ValueError, match="X"):
+        PCA(X[:1], 1)
+    with pytest.raises(ValueError, match="y: expected a 1-D"):
+        LDA(X, np.ones((60, 2)), 1)
+
+
+@pytest.mark.parametrize("r", [5, 6, 0, -1])
+def test_rank_out_of_range(data, r):
+    X, _ = data
+    with pytest.raises(ValueError, match="r: the subspace dimension"):
+        PCA(X, r)
+
+
+@pytest.mark.parametrize("r", [2.0, "2", None, True])
+def test_rank_not_an_integer(data, r):
+    with pytest.raises(ValueError, match="r: the subspace dimension must be an integer"):
+        PCA(data[0], r)
+
+
+def test_lda_rank_at_least_number_of_classes(data):
+    X, y = data
+    with pytest.raises(ValueError, match="r: .*n_classes"):
+        LDA(X, y, 3)
+
+
+def test_one_class_and_label_mismatch(data):
+    X, y = data
+    with pytest.raises(ValueError, match="y: at least two classes"):
+        LDA(X, np.zeros(60), 1)
+    with pytest.raises(ValueError, match="y: has 59 labels but X has 60"):
+        LDA(X, y[:-1], 1)
+    with pytest.raises(ValueError, match="y: class labels are required"):
+        LDA(X, None, 1)
+    y_nan = y.astype(float)
+    y_nan[0] = np.nan
+    with pytest.raises(ValueError, match="y: labels contain NaN"):
+        LDA(X, y_nan, 1)
+
+
+def test_non_numeric_input(data):
+    X, y = data
+    with pytest.raises(ValueError, match="X: must be numeric"):
+        PCA(np.array([["a", "b"], ["c", "d"], ["e", "f"]]), 1)
+    with pytest.raises(ValueError, match="X: complex"):
+        PCA(X.astype(complex), 1)
+    with pytest.raises(ValueError, match="X"):
+        PCA(None, 1)
+    # string labels are fine
+    obj = LDA(X, np.array(["a", "b", "c"])[y], 2)
+    assert list(obj.classes_) == ["a", "b", "c"]
+
+
+def test_singular_within_class_scatter_says_how_to_regularize(data):
+    X, y = data
+    X = np.column_stack([X, X[:, 0]])  # a duplicated feature
+    with pytest.raises(ValueError, match="singular.*reg > 0"):
+        LDA(X, y, 2)
+    LDA(X, y, 2, reg=1e-3)
+    with pytest.raises(ValueError, match="reg: must be a number in"):
+        LDA(X, y, 2, reg=2.0)
+
+
+def test_inputs_are_not_modified_and_centering_is_per_feature(data):
+    X, y = data
+    X = X + np.array([100.0, -3.0, 0.0, 7.0, 1e3])  # very different feature means
+    X_copy, y_copy = X.copy(), y.copy()
+    pca = PCA(X, 2)
+    lda = LDA(X, y, 2)
+    np.testing.assert_array_equal(X, X_copy)
+    np.testing.assert_array_equal(y, y_copy)
+    np.testing.assert_allclose(pca.mean_, X.mean(axis=0))
+    np.testing.assert_allclose(pca.C, np.cov(X, rowvar=False), rtol=1e-12)
+    Z = lda.transform(X, lda.heuristic())
+    np.testing.assert_allclose(Z.mean(axis=0), 0, atol=1e-9)
+    np.testing.assert_array_equal(X, X_copy)
+
+
+def test_transform_checks_features(data):
+    X, _ = data
+    obj = PCA(X, 2)
+    with pytest.raises(ValueError, match="X: has 4 features"):
+        obj.transform(X[:, :4], obj.heuristic())
