@@ -8,14 +8,12 @@
 (True, True)
 """
 
-from ldr import datasets, manifolds
+from ldr import datasets, manifolds, objectives, solvers  # noqa: E402,I001  (subpackages import the core above)
 from ldr.certificate import certificate
 from ldr.checks import CheckReport, check
 from ldr.driver import solve
 from ldr.objective import Objective, objective
 from ldr.result import Certificate, Result, Trace
-
-from ldr import objectives, solvers  # noqa: E402,I001  (subpackages import the core above)
 
 __version__ = "0.1.0"
 

@@ -16,12 +16,11 @@ form we need:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Union
 
 import numpy as np
 import pymanopt.manifolds as pm
 
-Point = Union[np.ndarray, tuple]
+Point = np.ndarray | tuple
 KINDS = ("stiefel", "grassmann", "euclidean")
 
 

@@ -89,7 +89,7 @@ class GradientDescent(Solver):
         beta = self._first_trial(problem, state)
         rounding = self.precision_factor * np.finfo(float).eps * max(abs(f0), 1e-300)
         accepted = None
-        for k in range(self.max_backtracks + 1):
+        for k in range(self.max_backtracks + 1):  # noqa: B007  (k is reported)
             M_new = geom.retract(state.M, geom.lincomb(beta, direction), self.retraction)
             f_new = problem.cost(M_new)
             if f_new <= f0 - self.c * beta * g2:

@@ -1,0 +1,36 @@
+"""Doctests of every module (imported by its ``ldr.`` name) and the README's example."""
+
+import doctest
+import importlib
+import pathlib
+import re
+
+import pytest
+
+MODULES = ["ldr", "ldr.objective", "ldr.driver", "ldr.objectives.pca", "ldr.objectives.lda",
+           "ldr.objectives.quotient", "ldr.manifolds", "ldr.checks", "ldr.certificate",
+           "ldr.solvers.gradient", "ldr.solvers.trust_region", "ldr.datasets"]
+README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_doctests(name):
+    module = importlib.import_module(name)
+    failures, _ = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert failures == 0
+
+
+def test_readme_example_runs():
+    text = README.read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
+    assert blocks, "README has no python example"
+    namespace: dict = {}
+    exec(compile(blocks[0], "README.md", "exec"), namespace)  # noqa: S102
+
+
+def test_readme_has_exactly_two_setup_commands_and_ci_uses_the_test_one():
+    text = README.read_text(encoding="utf-8")
+    commands = re.findall(r"```sh\n(.*?)```", text, flags=re.S)
+    assert len(commands) == 2
+    ci = (README.parent / ".ci" / "run").read_text(encoding="utf-8")
+    assert commands[1].strip() in ci
