@@ -8,7 +8,7 @@
 (True, True)
 """
 
-from ldr import datasets, manifolds, objectives, solvers  # noqa: E402,I001  (subpackages import the core above)
+from ldr import datasets, kernels, manifolds, objectives, solvers  # noqa: E402,I001  (subpackages import the core above)
 from ldr.certificate import certificate
 from ldr.checks import CheckReport, check
 from ldr.driver import solve
@@ -19,5 +19,5 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Certificate", "CheckReport", "Objective", "Result", "Trace", "certificate", "check",
-    "datasets", "manifolds", "objective", "objectives", "solve", "solvers",
+    "datasets", "kernels", "manifolds", "objective", "objectives", "solve", "solvers",
 ]

@@ -37,9 +37,14 @@ def _rng(seed) -> np.random.Generator:
     return np.random.default_rng(seed)
 
 
-def initial_point(problem: Problem, M0="random", seed=None):
-    """Resolve ``M0``: an array (tuple on a product), ``"random"`` or ``"heuristic"``."""
+def initial_point(problem: Problem, M0=None, seed=None, solver=None):
+    """Resolve ``M0``: an array (tuple on a product), ``"random"``, ``"heuristic"``, or None
+    (the solver's own default start, e.g. ISM's eigenvectors of Φ₀, else random)."""
     geom = problem.manifold
+    if M0 is None and solver is not None and hasattr(solver, "default_start"):
+        start = solver.default_start(problem)
+        if start is not None:
+            return geom.validate_point(start, f"{solver.name} default start")
     if M0 is None or (isinstance(M0, str) and M0 == "random"):
         return geom.random_point(_rng(seed))
     if isinstance(M0, str):
@@ -73,7 +78,7 @@ def _check_tolerances(gtol, xtol, ftol, max_iter, max_time):
 def solve(
     objective: Objective,
     solver="trust-region",
-    M0="random",
+    M0=None,
     *,
     seed=None,
     gtol: float = 1e-6,
@@ -92,8 +97,10 @@ def solve(
     solver : str, Solver or list of them
         ``"gradient"``, ``"trust-region"``, ``"pymanopt"`` (and ``"ism"``, ``"scf"`` where
         installed); a list chains them, each stage starting where the last stopped.
-    M0 : array, tuple of arrays, "random" or "heuristic"
-        Start point (orthonormal); ``"random"`` draws one from ``seed``.
+    M0 : array, tuple of arrays, "random", "heuristic" or None
+        Start point (orthonormal); ``"random"`` draws one from ``seed``; None (default) is
+        the first solver's own start where it has one (ISM: the minimizing eigenvectors of
+        Φ₀) and a random point otherwise.
     seed : int, numpy.random.Generator or None
         The only source of randomness.
     gtol, xtol, ftol, max_iter, max_time :
@@ -115,7 +122,7 @@ def solve(
     solvers = _solver_list(solver)
     for s in solvers:
         s.check_problem(problem)
-    M = initial_point(problem, M0, seed)
+    M = initial_point(problem, M0, seed, solvers[0])
     geom = problem.manifold
     trace = Trace()
     stages: list[StageSummary] = []
@@ -143,6 +150,11 @@ def solve(
             trace.append({"iteration": n_total, "time": time.perf_counter() - start,
                           "cost": state.cost, "grad_norm": state.grad_norm, "change": change,
                           "stage": stage, **state.info})
+        if hasattr(s, "finalize"):
+            final = s.finalize(problem, state)
+            if final is not state:
+                reason += f"; returned the best iterate seen (cost {final.cost:.10g})"
+                state = final
         stages.append(StageSummary(s.name, state.iteration - base_iter, reason, converged))
         M = state.M
 

@@ -1,7 +1,8 @@
 """Objectives, one module per method family (installed as ``ldr.objectives``)."""
 
+from ldr.objectives.hsic import HSIC
 from ldr.objectives.lda import LDA
 from ldr.objectives.pca import PCA
 from ldr.objectives.quotient import QuotientOfTraces
 
-__all__ = ["LDA", "PCA", "QuotientOfTraces"]
+__all__ = ["HSIC", "LDA", "PCA", "QuotientOfTraces"]

@@ -6,6 +6,7 @@ name               class                                         needs
 ``"gradient"``     :class:`~ldr.solvers.gradient.GradientDescent`  cost (+ egrad)
 ``"trust-region"`` :class:`~ldr.solvers.trust_region.TrustRegion`  cost, egrad, ehvp
 ``"pymanopt"``     :class:`~ldr.solvers.pymanopt_adapter.Pymanopt` cost (+ egrad, ehvp)
+``"ism"``          :class:`~ldr.solvers.ism.ISM`                   phi (+ phi0)
 =================  ============================================  =====================
 """
 
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 from ldr.solvers.base import Solver, State
 from ldr.solvers.gradient import GradientDescent
+from ldr.solvers.ism import ISM
 from ldr.solvers.pymanopt_adapter import Pymanopt
 from ldr.solvers.trust_region import TrustRegion
 
@@ -20,6 +22,7 @@ REGISTRY: dict[str, type[Solver]] = {
     "gradient": GradientDescent,
     "trust-region": TrustRegion,
     "pymanopt": Pymanopt,
+    "ism": ISM,
 }
 
 
@@ -39,5 +42,5 @@ def get_solver(spec) -> Solver:
     raise ValueError(f"solver: expected a name {sorted(REGISTRY)} or a Solver, got {spec!r}")
 
 
-__all__ = ["REGISTRY", "GradientDescent", "Pymanopt", "Solver", "State", "TrustRegion",
+__all__ = ["ISM", "REGISTRY", "GradientDescent", "Pymanopt", "Solver", "State", "TrustRegion",
            "get_solver", "register"]

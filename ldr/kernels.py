@@ -1,0 +1,276 @@
+"""The ISM kernel family: kernels k = f(β) of a scalar β that depends on W only through WWᵀ.
+
+Two types (ISM+ paper, Table 2; interpretable-KDR paper, kernel family):
+
+* **difference** — β_ij = ‖Wᵀ(x_i − x_j)‖²: Gaussian f = exp(−β/2σ²), squared f = β,
+  multiquadric f = √(β + c²);
+* **product** — β_ij = x_iᵀWWᵀx_j: linear f = β, polynomial f = (β + c)^p.
+
+For the HSIC cost −Σ_ij Γ_ij f(β_ij) the Φ-oracle (``∇ = 2ΦW``) is, with Ψ = Γ ⊙ f′(β)
+and L_Ψ = diag(Ψ1) − Ψ:
+
+* difference: Φ = −2 Xᵀ L_Ψ X         (Gaussian: Φ = Xᵀ L_{Γ⊙K} X / σ²)
+* product:    Φ = −Xᵀ Ψ X
+
+so a kernel needs only f, f′ and f″.  Built-in kernels write them in closed form; a user's
+kernel gives f (with ``autograd.numpy``) and its type, and f′, f″ come from autograd.
+Conic combinations ``a * k1 + b * k2`` (a, b ≥ 0) are kernels whose Φ is the same
+combination of Φs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import autograd.numpy as anp
+import numpy as np
+from autograd import elementwise_grad
+from scipy.spatial.distance import pdist
+
+KINDS = ("difference", "product")
+
+
+def beta(kind: str, Z: np.ndarray, Zb: np.ndarray | None = None) -> np.ndarray:
+    """β between the rows of ``Zb`` (default ``Z``) and of ``Z``, with ``Z = XW``."""
+    Zb = Z if Zb is None else Zb
+    inner = Zb @ Z.T
+    if kind == "product":
+        return inner
+    sq = np.einsum("ij,ij->i", Z, Z)
+    sqb = np.einsum("ij,ij->i", Zb, Zb)
+    return np.maximum(sqb[:, None] + sq[None, :] - 2.0 * inner, 0.0)
+
+
+class Kernel:
+    """A kernel of the ISM family: ``kind`` and the scalar function f(β).
+
+    Subclasses define ``f`` (and, for speed, ``df``/``d2f``); ``fit(X)`` sets data-dependent
+    parameters once (the Gaussian's default σ).
+    """
+
+    kind: str = "difference"
+
+    def f(self, b):
+        raise NotImplementedError
+
+    def df(self, b):
+        """f′(β) (autograd unless overridden)."""
+        if "_df" not in self.__dict__:
+            self._df = elementwise_grad(self.f)
+        return self._df(b)
+
+    def d2f(self, b):
+        """f″(β) (autograd unless overridden)."""
+        if "_d2f" not in self.__dict__:
+            self._d2f = elementwise_grad(elementwise_grad(self.f))
+        return self._d2f(b)
+
+    def fit(self, X: np.ndarray) -> Kernel:
+        """Set data-dependent parameters from the (scaled) data; returns self."""
+        return self
+
+    def terms(self) -> list[tuple[float, Kernel]]:
+        """The kernel as a conic combination: [(weight, kernel), ...]."""
+        return [(1.0, self)]
+
+    def gram(self, X: np.ndarray, W: np.ndarray) -> np.ndarray:
+        """The n×n kernel matrix K_XW."""
+        Z = np.asarray(X) @ W
+        return sum(w * np.asarray(k.f(beta(k.kind, Z)), dtype=float) for w, k in self.terms())
+
+    def __add__(self, other: Kernel) -> Combination:
+        if not isinstance(other, Kernel):
+            return NotImplemented
+        return Combination(self.terms() + other.terms())
+
+    def __mul__(self, a: float) -> Combination:
+        if isinstance(a, Kernel) or not np.isscalar(a):
+            return NotImplemented
+        return Combination([(float(a) * w, k) for w, k in self.terms()])
+
+    __rmul__ = __mul__
+
+    def __repr__(self) -> str:
+        params = ", ".join(f"{k}={v!r}" for k, v in vars(self).items() if not k.startswith("_"))
+        return f"{type(self).__name__}({params})"
+
+
+class Combination(Kernel):
+    """A conic combination Σ a_t k_t (a_t ≥ 0) of ISM-family kernels."""
+
+    kind = "combination"
+
+    def __init__(self, terms: list[tuple[float, Kernel]]):
+        for w, k in terms:
+            if not (np.isfinite(w) and w >= 0):
+                raise ValueError(f"kernel: combination weights must be >= 0, got {w}")
+            if not isinstance(k, Kernel) or isinstance(k, Combination):
+                raise ValueError(f"kernel: expected ISM-family kernels, got {k!r}")
+        self._terms = list(terms)
+
+    def terms(self):
+        return list(self._terms)
+
+    def fit(self, X):
+        for _, k in self._terms:
+            k.fit(X)
+        return self
+
+    def __repr__(self) -> str:
+        return " + ".join(f"{w:g}*{k!r}" for w, k in self._terms)
+
+
+class Gaussian(Kernel):
+    """k = exp(−‖Wᵀ(x_i − x_j)‖² / 2σ²); σ defaults to the median pairwise distance of X."""
+
+    kind = "difference"
+
+    def __init__(self, sigma: float | None = None):
+        if sigma is not None and not (np.isscalar(sigma) and np.isfinite(sigma) and sigma > 0):
+            raise ValueError(f"sigma: must be a positive number, got {sigma!r}")
+        self.sigma = sigma
+
+    def fit(self, X):
+        if self.sigma is None:
+            self.sigma = median_distance(X)
+        return self
+
+    def _s2(self):
+        if self.sigma is None:
+            raise ValueError("Gaussian kernel: sigma is not set; call fit(X) or pass sigma")
+        return 2.0 * self.sigma**2
+
+    def f(self, b):
+        return anp.exp(-b / self._s2())
+
+    def df(self, b):
+        return -np.exp(-b / self._s2()) / self._s2()
+
+    def d2f(self, b):
+        return np.exp(-b / self._s2()) / self._s2() ** 2
+
+
+class Squared(Kernel):
+    """k = ‖Wᵀ(x_i − x_j)‖² (difference type)."""
+
+    kind = "difference"
+
+    def f(self, b):
+        return b
+
+    def df(self, b):
+        return np.ones_like(b)
+
+    def d2f(self, b):
+        return np.zeros_like(b)
+
+
+class Multiquadric(Kernel):
+    """k = √(‖Wᵀ(x_i − x_j)‖² + c²) (difference type)."""
+
+    kind = "difference"
+
+    def __init__(self, c: float = 1.0):
+        if not (np.isscalar(c) and np.isfinite(c) and c != 0):
+            raise ValueError(f"c: must be a non-zero number, got {c!r}")
+        self.c = c
+
+    def f(self, b):
+        return anp.sqrt(b + self.c**2)
+
+    def df(self, b):
+        return 0.5 / np.sqrt(b + self.c**2)
+
+    def d2f(self, b):
+        return -0.25 * (b + self.c**2) ** -1.5
+
+
+class Linear(Kernel):
+    """k = x_iᵀWWᵀx_j (product type)."""
+
+    kind = "product"
+
+    def f(self, b):
+        return b
+
+    def df(self, b):
+        return np.ones_like(b)
+
+    def d2f(self, b):
+        return np.zeros_like(b)
+
+
+class Polynomial(Kernel):
+    """k = (x_iᵀWWᵀx_j + c)^p (product type)."""
+
+    kind = "product"
+
+    def __init__(self, p: int = 2, c: float = 1.0):
+        if not (np.isscalar(p) and p >= 1):
+            raise ValueError(f"p: must be a number >= 1, got {p!r}")
+        if not (np.isscalar(c) and np.isfinite(c)):
+            raise ValueError(f"c: must be a finite number, got {c!r}")
+        self.p, self.c = p, c
+
+    def f(self, b):
+        return (b + self.c) ** self.p
+
+    def df(self, b):
+        return self.p * (b + self.c) ** (self.p - 1)
+
+    def d2f(self, b):
+        return self.p * (self.p - 1) * (b + self.c) ** (self.p - 2)
+
+
+class Custom(Kernel):
+    """A user kernel f(β) of the given type; f′ and f″ come from autograd.
+
+    >>> import autograd.numpy as anp
+    >>> k = Custom(lambda b: 1.0 / (1.0 + b), kind="difference")   # inverse quadratic
+    >>> float(k.df(np.array(1.0)))
+    -0.25
+    """
+
+    def __init__(self, f: Callable, kind: str = "difference"):
+        if not callable(f):
+            raise ValueError(f"f: expected a callable f(beta), got {f!r}")
+        if kind not in KINDS:
+            raise ValueError(f"kind: expected one of {KINDS}, got {kind!r}")
+        self._f, self.kind = f, kind
+
+    def f(self, b):
+        return self._f(b)
+
+    def __repr__(self) -> str:
+        return f"Custom({getattr(self._f, '__name__', 'f')}, kind={self.kind!r})"
+
+
+BUILTIN = {"gaussian": Gaussian, "squared": Squared, "multiquadric": Multiquadric,
+           "linear": Linear, "polynomial": Polynomial}
+
+
+def make_kernel(spec) -> Kernel:
+    """A Kernel from a name (``"gaussian"``, ``"polynomial"``, ...) or an instance (copied)."""
+    import copy
+
+    if isinstance(spec, Kernel):
+        return copy.deepcopy(spec)
+    if isinstance(spec, str) and spec in BUILTIN:
+        return BUILTIN[spec]()
+    raise ValueError(f"kernel: expected one of {sorted(BUILTIN)} or an ldr.kernels.Kernel, "
+                     f"got {spec!r}")
+
+
+def median_distance(X: np.ndarray, max_samples: int = 2000, seed: int = 0) -> float:
+    """Median pairwise Euclidean distance of the rows of X (a seeded subsample above
+    ``max_samples`` rows); the Gaussian kernel's default σ."""
+    X = np.asarray(X, dtype=float)
+    if X.shape[0] > max_samples:
+        idx = np.random.default_rng(seed).choice(X.shape[0], max_samples, replace=False)
+        X = X[idx]
+    dist = pdist(X)
+    med = float(np.median(dist)) if dist.size else 0.0
+    if not med > 0:
+        raise ValueError("X: the median pairwise distance is 0 (duplicated samples); "
+                         "pass sigma explicitly")
+    return med

@@ -1,0 +1,182 @@
+"""HSIC-based interpretable kernel dimension reduction: the cost −tr(Γ K_XW) (ISM papers, Eq. 1).
+
+With Z = XW, β_ij the kernel's scalar (see :mod:`ldr.kernels`), K = f(β), Ψ = Γ ⊙ f′(β) and
+L_Ψ = diag(Ψ1) − Ψ:
+
+* cost       f(W) = −Σ_ij Γ_ij f(β_ij)
+* gradient   ∇f(W) = −4 Xᵀ L_Ψ Z   (difference kernels),   −2 Xᵀ Ψ Z   (product kernels)
+* Φ-oracle   Φ(W) = −2 Xᵀ L_Ψ X    (difference),            −Xᵀ Ψ X     (product),  ∇f = 2ΦW
+* Φ₀         Φ with f′(β) replaced by f′(0) (the second-order Taylor point β → 0)
+* Hessian    D∇f(W)[V] = −4 Xᵀ (L_{Ψ′} Z + L_Ψ XV),  Ψ′ = Γ ⊙ f″(β) ⊙ Dβ[V], with
+             Dβ_ij[V] = 2 (z_i − z_j)ᵀ(y_i − y_j) (difference) or z_iᵀy_j + y_iᵀz_j (product),
+             Y = XV; and −2 Xᵀ(Ψ′Z + ΨY) for product kernels.
+
+Conic combinations of kernels add their terms.  Everything is accumulated over blocks of
+rows (``block_size``), so no n×n temporary is larger than block_size×n; given Γ as a
+low-rank factor ``(F, s)`` (Γ = F diag(s) Fᵀ, as for H K_Y H with K_Y = YYᵀ), memory is
+O(n·block_size) overall.  A Φ costs O(n²(d + r)) flops; nothing of size n²×d² is formed.
+The cost depends on W only through WWᵀ, so the manifold is Grassmann.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ldr._validation import check_data, check_new_data, check_rank
+from ldr.kernels import Kernel, beta, make_kernel
+from ldr.objective import Objective
+
+
+def _check_gamma(Gamma, n: int):
+    if isinstance(Gamma, tuple):
+        if len(Gamma) != 2:
+            raise ValueError("Gamma: a low-rank Γ is given as (F, s) with Γ = F diag(s) Fᵀ")
+        F = check_data(Gamma[0], "Gamma[0] (F)", min_samples=1)
+        s = np.asarray(Gamma[1], dtype=float).reshape(-1)
+        if F.shape[0] != n or s.shape[0] != F.shape[1] or not np.all(np.isfinite(s)):
+            raise ValueError(f"Gamma: F must be (n={n}, m) and s finite of length m; got "
+                             f"F {F.shape}, s {s.shape}")
+        return None, (F, s)
+    G = check_data(Gamma, "Gamma", min_samples=1)
+    if G.shape != (n, n):
+        raise ValueError(f"Gamma: must be n×n with n = {n} samples, got shape {G.shape}")
+    scale = max(np.abs(G).max(), 1e-300)
+    if np.abs(G - G.T).max() > 1e-10 * scale:
+        raise ValueError("Gamma: must be symmetric (Γ = Γᵀ); symmetrize it as (Γ + Γᵀ)/2")
+    return 0.5 * (G + G.T), None
+
+
+class HSIC(Objective):
+    """Minimize −tr(Γ K_XW) over W on Grassmann(d, r) for an ISM-family kernel.
+
+    Parameters
+    ----------
+    X : (n, d) data as rows (used as given; estimators standardize it first)
+    Gamma : (n, n) symmetric array, or (F, s) with Γ = F diag(s) Fᵀ
+    r : subspace dimension, 1 ≤ r < d
+    kernel : name ("gaussian", "polynomial", "linear", "squared", "multiquadric") or an
+        :class:`ldr.kernels.Kernel` (copied and fitted to X: the Gaussian's default σ is the
+        median pairwise distance of X)
+    block_size : rows per block of the n×n accumulations (default: all n at once)
+    """
+
+    def __init__(self, X, Gamma, r: int, kernel="gaussian", block_size: int | None = None,
+                 manifold: str = "grassmann"):
+        X = check_data(X, "X")
+        n, d = X.shape
+        r = check_rank(r, d)
+        self._dense, self._factor = _check_gamma(Gamma, n)
+        if block_size is not None and not (isinstance(block_size, (int, np.integer))
+                                           and block_size >= 1):
+            raise ValueError(f"block_size: must be a positive integer, got {block_size!r}")
+        self.X = X
+        self.kernel: Kernel = make_kernel(kernel).fit(X)
+        self.block_size = int(block_size) if block_size else n
+        self.shape, self.manifold = (d, r), manifold
+        self._cache_key: bytes | None = None
+        self._cache: dict = {}
+
+    # -- Γ by rows -------------------------------------------------------------------------
+    def _gamma_rows(self, rows: slice) -> np.ndarray:
+        if self._dense is not None:
+            return self._dense[rows]
+        F, s = self._factor
+        return (F[rows] * s) @ F.T
+
+    @property
+    def Gamma(self) -> np.ndarray:
+        """Γ as a dense n×n array."""
+        return self._gamma_rows(slice(None))
+
+    def _blocks(self):
+        n = self.X.shape[0]
+        for start in range(0, n, self.block_size):
+            yield slice(start, min(start + self.block_size, n))
+
+    # -- one pass over the data ------------------------------------------------------------
+    def _evaluate(self, W, need_phi: bool) -> dict:
+        W = np.asarray(W, dtype=float)
+        key = W.tobytes()
+        if key == self._cache_key and (not need_phi or "phi" in self._cache):
+            return self._cache
+        X = self.X
+        Z = X @ W
+        cost, T = 0.0, np.zeros_like(Z)
+        Phi = np.zeros((X.shape[1], X.shape[1])) if need_phi else None
+        for rows in self._blocks():
+            G = self._gamma_rows(rows)
+            for w, k in self.kernel.terms():
+                b = beta(k.kind, Z, Z[rows])
+                cost -= w * float(np.sum(G * k.f(b)))
+                Psi = w * G * k.df(b)
+                if k.kind == "product":
+                    T[rows] -= 2.0 * (Psi @ Z)
+                    if need_phi:
+                        Phi -= X[rows].T @ (Psi @ X)
+                else:
+                    deg = Psi.sum(axis=1)
+                    T[rows] -= 4.0 * (deg[:, None] * Z[rows] - Psi @ Z)
+                    if need_phi:
+                        Phi -= 2.0 * X[rows].T @ (deg[:, None] * X[rows] - Psi @ X)
+        out = {"cost": cost, "egrad": X.T @ T}
+        if need_phi:
+            out["phi"] = 0.5 * (Phi + Phi.T)
+        self._cache_key, self._cache = key, out
+        return out
+
+    def cost(self, W) -> float:
+        return self._evaluate(W, need_phi=False)["cost"]
+
+    def egrad(self, W):
+        return self._evaluate(W, need_phi=False)["egrad"].copy()
+
+    def phi(self, W) -> np.ndarray:
+        return self._evaluate(W, need_phi=True)["phi"].copy()
+
+    def phi0(self) -> np.ndarray:
+        X = self.X
+        Phi = np.zeros((X.shape[1], X.shape[1]))
+        zero = np.zeros(1)
+        for rows in self._blocks():
+            G = self._gamma_rows(rows)
+            for w, k in self.kernel.terms():
+                c = w * float(np.asarray(k.df(zero))[0])
+                if k.kind == "product":
+                    Phi -= c * X[rows].T @ (G @ X)
+                else:
+                    deg = G.sum(axis=1)
+                    Phi -= 2.0 * c * X[rows].T @ (deg[:, None] * X[rows] - G @ X)
+        return 0.5 * (Phi + Phi.T)
+
+    def ehvp(self, W, V):
+        X = self.X
+        Z, Y = X @ W, X @ V
+        s = np.einsum("ij,ij->i", Z, Y)
+        T = np.zeros_like(Z)
+        for rows in self._blocks():
+            G = self._gamma_rows(rows)
+            for w, k in self.kernel.terms():
+                b = beta(k.kind, Z, Z[rows])
+                Psi = w * G * k.df(b)
+                if k.kind == "product":
+                    db = Z[rows] @ Y.T + Y[rows] @ Z.T
+                    dPsi = w * G * k.d2f(b) * db
+                    T[rows] -= 2.0 * (dPsi @ Z + Psi @ Y)
+                else:
+                    db = 2.0 * (s[rows, None] + s[None, :] - Z[rows] @ Y.T - Y[rows] @ Z.T)
+                    dPsi = w * G * k.d2f(b) * db
+                    T[rows] -= 4.0 * (dPsi.sum(axis=1)[:, None] * Z[rows] - dPsi @ Z
+                                      + Psi.sum(axis=1)[:, None] * Y[rows] - Psi @ Y)
+        return X.T @ T
+
+    def heuristic(self) -> np.ndarray:
+        """ISM's spectral start: the r eigenvectors of Φ₀ with the smallest eigenvalues."""
+        _, V = np.linalg.eigh(self.phi0())
+        return V[:, : self.shape[1]].copy()
+
+    def gram(self, W) -> np.ndarray:
+        """K_XW, the n×n kernel matrix of the projected data."""
+        return self.kernel.gram(self.X, W)
+
+    def transform(self, X, W):
+        return check_new_data(X, self.shape[0]) @ W
