@@ -44,7 +44,10 @@ def orthonormalize(A: np.ndarray) -> np.ndarray:
 def sin_largest_angle(M: np.ndarray, N: np.ndarray) -> float:
     """Sine of the largest principal angle between span(M) and span(N) (both orthonormal)."""
     residual = N - M @ (M.T @ N)
-    return float(min(1.0, np.linalg.norm(residual, 2)))
+    # ‖R‖₂ from the r×r Gram matrix RᵀR (cheaper than an SVD of the d×r residual; R is
+    # formed explicitly, so tiny angles keep their relative accuracy)
+    top = np.linalg.eigvalsh(residual.T @ residual)[-1]
+    return float(min(1.0, np.sqrt(max(top, 0.0))))
 
 
 class _Part:

@@ -61,10 +61,18 @@ class QuotientOfTraces(Objective):
         rho = np.sum(M * AM) / b
         return -2.0 * (AM - rho * BM) / b
 
+    def _at(self, M):
+        """(AM, BM, b, ρ) at M, cached for the Hessian-vector products of one CG solve."""
+        key = M.tobytes()
+        if getattr(self, "_key", None) != key:
+            AM, BM = self.A @ M, self.B @ M
+            b = np.sum(M * BM)
+            self._key, self._vals = key, (AM, BM, b, np.sum(M * AM) / b)
+        return self._vals
+
     def ehvp(self, M, V):
-        AM, BM, AV, BV = self.A @ M, self.B @ M, self.A @ V, self.B @ V
-        b = np.sum(M * BM)
-        rho = np.sum(M * AM) / b
+        AM, BM, b, rho = self._at(np.asarray(M, dtype=float))
+        AV, BV = self.A @ V, self.B @ V
         mbv = np.sum(M * BV)
         db = 2.0 * mbv
         drho = 2.0 * (np.sum(M * AV) - rho * mbv) / b

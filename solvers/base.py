@@ -48,9 +48,9 @@ class Solver:
                 f"{type(problem.objective).__name__} does not"
             )
 
-    def evaluate(self, problem: Problem, M, **kw) -> State:
-        """The State at ``M``: cost, Euclidean and Riemannian gradient and its norm."""
-        cost = problem.cost(M)
+    def evaluate(self, problem: Problem, M, cost: float | None = None, **kw) -> State:
+        """The State at ``M``: cost (pass it if known), Euclidean and Riemannian gradient."""
+        cost = problem.cost(M) if cost is None else cost
         G = problem.egrad(M)
         grad = problem.rgrad(M, G)
         return State(M=M, cost=cost, egrad=G, grad=grad,

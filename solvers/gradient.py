@@ -93,12 +93,12 @@ class GradientDescent(Solver):
             M_new = geom.retract(state.M, geom.lincomb(beta, direction), self.retraction)
             f_new = problem.cost(M_new)
             if f_new <= f0 - self.c * beta * g2:
-                accepted = self.evaluate(problem, M_new)
+                accepted = self.evaluate(problem, M_new, cost=f_new)
                 break
             if abs(f_new - f0) <= rounding:
                 # Cost differences are rounding noise here: use Hager & Zhang's approximate
                 # Wolfe test on the slope along the (transported) search direction instead.
-                trial = self.evaluate(problem, M_new)
+                trial = self.evaluate(problem, M_new, cost=f_new)
                 slope = geom.inner(trial.grad, geom.transport(state.M, M_new, direction))
                 if slope <= (1.0 - 2.0 * self.c) * g2:
                     accepted = trial

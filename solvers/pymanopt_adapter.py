@@ -8,8 +8,10 @@ pymanopt user would do.
 
 :class:`Pymanopt` is a solver for the driver.  pymanopt's optimizers own their loop, so the
 adapter runs the whole optimization as **one driver step** and reports pymanopt's own
-stopping criterion as the stage's reason; pymanopt's per-iteration log is kept in the
-step's ``info["log"]``.  Configure the optimizer's stopping rules on the optimizer.
+stopping criterion as the stage's reason; pymanopt's log (``OptimizerResult.log``) is kept in
+the step's ``info["log"]`` — per-iteration entries only for optimizers that log them with
+``log_verbosity=1`` (pymanopt 2.2.1's SteepestDescent does; its TrustRegions logs none).
+Configure the optimizer's stopping rules on the optimizer.
 """
 
 from __future__ import annotations
@@ -76,7 +78,7 @@ class Pymanopt(Solver):
     Parameters
     ----------
     optimizer : pymanopt optimizer, optional
-        Default ``pymanopt.optimizers.TrustRegions(verbosity=0, log_verbosity=1)``.
+        Default ``pymanopt.optimizers.TrustRegions(verbosity=0)``.
     backend : {"oracles", "autograd"}
         See :func:`pymanopt_problem`.
     """
@@ -85,7 +87,7 @@ class Pymanopt(Solver):
 
     def __init__(self, optimizer=None, backend: str = "oracles"):
         if optimizer is None:
-            optimizer = pymanopt.optimizers.TrustRegions(verbosity=0, log_verbosity=1)
+            optimizer = pymanopt.optimizers.TrustRegions(verbosity=0)
         if not hasattr(optimizer, "run"):
             raise ValueError(f"optimizer: expected a pymanopt optimizer, got {optimizer!r}")
         if backend not in ("oracles", "autograd"):

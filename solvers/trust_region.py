@@ -128,8 +128,8 @@ class TrustRegion(Solver):
                 "step_size": geom.norm(eta)}
         memory = {"radius": radius, "max_radius": max_radius}
         if accept:
-            new = self.evaluate(problem, M_new, iteration=state.iteration + 1, info=info,
-                                memory=memory)
+            new = self.evaluate(problem, M_new, cost=f_new, iteration=state.iteration + 1,
+                                info=info, memory=memory)
         else:
             new = State(M=state.M, cost=state.cost, egrad=state.egrad, grad=state.grad,
                         grad_norm=state.grad_norm, iteration=state.iteration + 1,
