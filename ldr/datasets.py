@@ -74,3 +74,50 @@ def load(name: str) -> tuple[np.ndarray, np.ndarray]:
     keep = sd > 0
     X = (X[:, keep] - X[:, keep].mean(axis=0)) / sd[keep]
     return X, y
+
+
+def make_moons4d(n: int = 400, noise_dims: int = 0, noise: float = 0.05, seed=None
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """KDAC's four-dimensional moon data (alternative-clustering paper, Fig. 1).
+
+    Dimensions 1–2 hold two intertwining parabolas (clustering A), dimensions 3–4 two
+    Gaussian clusters (clustering B); the two labelings are drawn independently, so a point's
+    parabola says nothing about its Gaussian cluster.  ``noise_dims`` appends uniform noise
+    dimensions on [−1, 1] (the paper's MoonN has three).
+
+    Returns ``X`` (n, 4 + noise_dims), ``labels_parabola`` and ``labels_gaussian``.
+    """
+    rng = _rng(seed)
+    a = rng.integers(0, 2, size=n)
+    b = rng.integers(0, 2, size=n)
+    t = rng.uniform(-1.0, 1.0, size=n)
+    # parabola 0: y = t² opening up; parabola 1: y = −t² shifted right by 1, opening down;
+    # they interleave like two moons without crossing (vertical gap ≥ 0.5)
+    x1 = np.where(a == 0, t, t + 1.0)
+    x2 = np.where(a == 0, t**2, -(t**2))
+    parab = np.column_stack([x1, x2]) + noise * rng.standard_normal((n, 2))
+    centers = np.array([[-1.0, -1.0], [1.0, 1.0]])
+    gauss = centers[b] + 0.25 * rng.standard_normal((n, 2))
+    parts = [parab, gauss]
+    if noise_dims:
+        parts.append(rng.uniform(-1.0, 1.0, size=(n, int(noise_dims))))
+    return np.column_stack(parts), a, b
+
+
+def make_gaussian_clusters(n_per_cluster: int = 100, spread: float = 3.0, std: float = 0.5,
+                           noise_dims: int = 0, seed=None
+                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Four Gaussian clusters on a 2×2 grid in two dimensions (KDAC's "Gaussian" data).
+
+    The grid admits two alternative 2-clusterings: by the first coordinate
+    (``labels_x``) and by the second (``labels_y``).  ``noise_dims`` appends uniform noise.
+
+    Returns ``X`` (4·n_per_cluster, 2 + noise_dims), ``labels_x``, ``labels_y``.
+    """
+    rng = _rng(seed)
+    cells = np.array([[0, 0], [0, 1], [1, 0], [1, 1]])
+    idx = np.repeat(np.arange(4), n_per_cluster)
+    X = spread * cells[idx] + std * rng.standard_normal((idx.size, 2))
+    if noise_dims:
+        X = np.column_stack([X, rng.uniform(-spread, spread, size=(idx.size, int(noise_dims)))])
+    return X, cells[idx, 0], cells[idx, 1]

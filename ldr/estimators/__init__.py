@@ -1,0 +1,5 @@
+"""scikit-learn estimators (``fit``/``transform``; ``fit_predict`` for clustering)."""
+
+from ldr.estimators.hsic import KDAC, SemiSupervisedHSIC, SupervisedHSIC, UnsupervisedHSIC
+
+__all__ = ["KDAC", "SemiSupervisedHSIC", "SupervisedHSIC", "UnsupervisedHSIC"]
