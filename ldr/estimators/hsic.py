@@ -87,8 +87,8 @@ class _HSICBase(TransformerMixin, BaseEstimator):
         q = self.n_components
         if not (q == "auto" or (isinstance(q, numbers.Integral) and not isinstance(q, bool)
                                 and 1 <= q < d)):
-            raise ValueError(f"n_components: must be 'auto' or an integer in [1, {d - 1}] "
-                             f"(q < d = {d}), got {q!r}")
+            raise ValueError(f"n_components: must be 'auto' or an integer q with "
+                             f"1 <= q < n_features = {d}, got {q!r}")
         if self.sigma is not None and not (np.isscalar(self.sigma) and self.sigma > 0):
             raise ValueError(f"sigma: must be a positive number, got {self.sigma!r}")
 
@@ -126,7 +126,7 @@ class _HSICBase(TransformerMixin, BaseEstimator):
         w = np.linalg.eigvalsh(obj.phi(res.M))
         self.eigengap_ = float(w[q] - w[q - 1])
         self.n_components_ = q
-        self.W_, self.result_ = res.M, res
+        self.W_, self.result_, self.n_iter_ = res.M, res, res.n_iter
         self.components_ = res.M.T
         return obj, res
 
@@ -238,7 +238,7 @@ class _ClusteringHSIC(ClusterMixin, _HSICBase):
             U = U_new
             if change <= self.outer_tol:
                 break
-        self.n_outer_, self.history_ = it, history
+        self.n_outer_, self.history_, self.n_iter_ = it, history, it
         self.converged_ = change <= self.outer_tol
         self.U_ = U
         self.labels_ = cluster_rows(U, k, self.random_state)

@@ -1,0 +1,97 @@
+"""The ISM kernel family: closed forms against autograd, Φ contract for every kernel."""
+
+import autograd.numpy as anp
+import numpy as np
+import pytest
+
+import ldr
+from ldr import kernels as K
+from ldr.objectives import HSIC
+
+
+@pytest.fixture
+def wine_gamma():
+    X, y = ldr.datasets.load("wine")
+    idx = np.random.default_rng(0).choice(len(y), 70, replace=False)
+    X, y = X[idx], y[idx]
+    Y = np.eye(3)[y]
+    F = Y - Y.mean(axis=0)
+    return X, F @ F.T
+
+
+BUILTIN = [K.Gaussian(), K.Gaussian(sigma=2.0), K.Polynomial(3, 1.0), K.Polynomial(2, 0.5),
+           K.Linear(), K.Squared(), K.Multiquadric(1.5)]
+
+
+@pytest.mark.parametrize("kernel", BUILTIN, ids=repr)
+def test_closed_form_derivatives_match_autograd(kernel):
+    kernel.fit(np.random.default_rng(0).standard_normal((20, 3)))
+    b = np.linspace(0.01, 3.0, 7)
+    auto = K.Custom(kernel.f, kind=kernel.kind)
+    np.testing.assert_allclose(kernel.df(b), auto.df(b), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(kernel.d2f(b), auto.d2f(b), rtol=1e-12, atol=1e-14)
+
+
+KERNELS = BUILTIN + [
+    K.Custom(lambda b: 1.0 / (1.0 + b), kind="difference"),          # inverse quadratic
+    K.Custom(lambda b: anp.tanh(0.1 * b + 1.0), kind="product"),     # sigmoid-like
+    0.5 * K.Gaussian(2.0) + 2.0 * K.Polynomial(2),                   # conic combination
+    K.Linear() + 0.3 * K.Squared(),
+]
+
+
+@pytest.mark.parametrize("kernel", KERNELS, ids=repr)
+def test_check_passes_for_every_kernel(kernel, wine_gamma):
+    X, G = wine_gamma
+    report = ldr.check(HSIC(X, G, 3, kernel=kernel), seed=1)
+    assert report.ok, str(report)
+    assert report["phi"].ok and report["invariance"].ok
+
+
+def test_gaussian_phi_matches_the_papers_formula(wine_gamma):
+    X, G = wine_gamma
+    obj = HSIC(X, G, 2, kernel=K.Gaussian(1.7))
+    W = obj.heuristic()
+    Kw = obj.gram(W)
+    P = G * Kw
+    L = np.diag(P.sum(axis=1)) - P
+    np.testing.assert_allclose(obj.phi(W), X.T @ L @ X / 1.7**2, rtol=1e-10, atol=1e-12)
+    # cost is −tr(Γ K)
+    assert obj.cost(W) == pytest.approx(-np.trace(G @ Kw), rel=1e-12)
+
+
+def test_phi0_is_phi_at_the_taylor_point(wine_gamma):
+    X, G = wine_gamma
+    for kernel in [K.Gaussian(3.0), K.Polynomial(2, 1.0), K.Multiquadric(2.0)]:
+        obj = HSIC(X, G, 2, kernel=kernel)
+        # β → 0 as W shrinks: Φ(εW) → Φ₀ (f′(β) → f′(0))
+        W = obj.heuristic()
+        Phi_small = HSIC(X * 1e-5, G, 2, kernel=kernel).phi(W)
+        Phi0_small = HSIC(X * 1e-5, G, 2, kernel=kernel).phi0()
+        np.testing.assert_allclose(Phi_small, Phi0_small, rtol=1e-6, atol=1e-20)
+        L = np.diag(G.sum(axis=1)) - G
+        f0 = float(kernel.df(np.zeros(1))[0])
+        expected = -f0 * X.T @ G @ X if kernel.kind == "product" else -2 * f0 * X.T @ L @ X
+        np.testing.assert_allclose(obj.phi0(), expected, rtol=1e-10, atol=1e-12)
+
+
+def test_gaussian_sigma_defaults_to_median_distance():
+    X = np.random.default_rng(0).standard_normal((30, 4))
+    k = K.Gaussian().fit(X)
+    d = np.linalg.norm(X[:, None] - X[None], axis=-1)[np.triu_indices(30, 1)]
+    assert k.sigma == pytest.approx(np.median(d))
+    k2 = K.Gaussian(0.5).fit(X)
+    assert k2.sigma == 0.5
+
+
+def test_bad_kernels():
+    with pytest.raises(ValueError, match="sigma"):
+        K.Gaussian(sigma=0.0)
+    with pytest.raises(ValueError, match="sigma"):
+        K.Gaussian(sigma=-1.0)
+    with pytest.raises(ValueError, match="kind"):
+        K.Custom(lambda b: b, kind="other")
+    with pytest.raises(ValueError, match=">= 0"):
+        -1.0 * K.Gaussian(1.0) + K.Linear()
+    with pytest.raises(ValueError, match="kernel"):
+        K.make_kernel("laplacian")
