@@ -121,3 +121,19 @@ def make_gaussian_clusters(n_per_cluster: int = 100, spread: float = 3.0, std: f
     if noise_dims:
         X = np.column_stack([X, rng.uniform(-spread, spread, size=(idx.size, int(noise_dims)))])
     return X, cells[idx, 0], cells[idx, 1]
+
+
+def make_wda(n: int = 1000, noise: float = 0.2, noise_dims: int = 8, seed=None
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """The 3-class data of POT's WDA example: classes on concentric circles of radius 1, 2, 3
+    (Gaussian noise ``noise`` in those two dimensions) plus ``noise_dims`` standard normal
+    noise dimensions.  Returns ``X`` (n, 2 + noise_dims) and labels ``y`` in {0, 1, 2}.
+    """
+    rng = _rng(seed)
+    t = rng.uniform(0.0, 2.0 * np.pi, size=n)
+    y = np.floor(np.arange(n) * 3.0 / n).astype(int)
+    radius = (y + 1.0)[:, None]
+    circles = radius * np.column_stack([np.cos(t), np.sin(t)]) + noise * rng.standard_normal((n, 2))
+    X = np.column_stack([circles, rng.standard_normal((n, int(noise_dims)))])
+    perm = rng.permutation(n)
+    return X[perm], y[perm]

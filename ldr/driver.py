@@ -122,11 +122,11 @@ def solve(
     solvers = _solver_list(solver)
     for s in solvers:
         s.check_problem(problem)
+    start = time.perf_counter()  # the start point (e.g. ISM's Φ₀ eigenvectors) is timed too
     M = initial_point(problem, M0, seed, solvers[0])
     geom = problem.manifold
     trace = Trace()
     stages: list[StageSummary] = []
-    start = time.perf_counter()
     n_total = 0
     state = None
     reason, converged = "", False

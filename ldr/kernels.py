@@ -33,12 +33,14 @@ KINDS = ("difference", "product")
 def beta(kind: str, Z: np.ndarray, Zb: np.ndarray | None = None) -> np.ndarray:
     """β between the rows of ``Zb`` (default ``Z``) and of ``Z``, with ``Z = XW``."""
     Zb = Z if Zb is None else Zb
-    inner = Zb @ Z.T
+    out = Zb @ Z.T
     if kind == "product":
-        return inner
-    sq = np.einsum("ij,ij->i", Z, Z)
-    sqb = np.einsum("ij,ij->i", Zb, Zb)
-    return np.maximum(sqb[:, None] + sq[None, :] - 2.0 * inner, 0.0)
+        return out
+    # ‖z_i‖² + ‖z_j‖² − 2 z_iᵀz_j, in place: no n×n temporaries beyond the result
+    out *= -2.0
+    out += np.einsum("ij,ij->i", Zb, Zb)[:, None]
+    out += np.einsum("ij,ij->i", Z, Z)[None, :]
+    return np.maximum(out, 0.0, out=out)
 
 
 class Kernel:
@@ -64,6 +66,10 @@ class Kernel:
         if "_d2f" not in self.__dict__:
             self._d2f = elementwise_grad(elementwise_grad(self.f))
         return self._d2f(b)
+
+    def f_df(self, b):
+        """``(f(β), f′(β))`` together (kernels override it to share work, e.g. one exp)."""
+        return self.f(b), self.df(b)
 
     def fit(self, X: np.ndarray) -> Kernel:
         """Set data-dependent parameters from the (scaled) data; returns self."""
@@ -148,6 +154,11 @@ class Gaussian(Kernel):
 
     def d2f(self, b):
         return np.exp(-b / self._s2()) / self._s2() ** 2
+
+    def f_df(self, b):
+        s2 = self._s2()
+        K = np.exp(b * (-1.0 / s2))
+        return K, K * (-1.0 / s2)
 
 
 class Squared(Kernel):

@@ -4,5 +4,6 @@ from ldr.objectives.hsic import HSIC
 from ldr.objectives.lda import LDA
 from ldr.objectives.pca import PCA
 from ldr.objectives.quotient import QuotientOfTraces
+from ldr.objectives.wda import WDA
 
-__all__ = ["HSIC", "LDA", "PCA", "QuotientOfTraces"]
+__all__ = ["HSIC", "LDA", "PCA", "QuotientOfTraces", "WDA"]

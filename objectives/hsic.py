@@ -80,6 +80,12 @@ class HSIC(Objective):
     def _gamma_rows(self, rows: slice) -> np.ndarray:
         if self._dense is not None:
             return self._dense[rows]
+        if self.block_size >= self.X.shape[0]:
+            # one block holds all of Γ anyway: form it once, not on every pass
+            if getattr(self, "_gamma_full", None) is None:
+                F, s = self._factor
+                self._gamma_full = (F * s) @ F.T
+            return self._gamma_full[rows]
         F, s = self._factor
         return (F[rows] * s) @ F.T
 
@@ -103,12 +109,20 @@ class HSIC(Objective):
         Z = X @ W
         cost, T = 0.0, np.zeros_like(Z)
         Phi = np.zeros((X.shape[1], X.shape[1])) if need_phi else None
+        single = self.block_size >= X.shape[0]
+        hess_cache = []
         for rows in self._blocks():
             G = self._gamma_rows(rows)
             for w, k in self.kernel.terms():
                 b = beta(k.kind, Z, Z[rows])
-                cost -= w * float(np.sum(G * k.f(b)))
-                Psi = w * G * k.df(b)
+                fb, dfb = k.f_df(b)
+                cost -= w * float(np.vdot(G, fb))
+                Psi = dfb
+                Psi *= G
+                if w != 1.0:
+                    Psi *= w
+                if single:  # keep what the Hessian-vector products at this W reuse
+                    hess_cache.append((b, Psi))
                 if k.kind == "product":
                     T[rows] -= 2.0 * (Psi @ Z)
                     if need_phi:
@@ -118,7 +132,7 @@ class HSIC(Objective):
                     T[rows] -= 4.0 * (deg[:, None] * Z[rows] - Psi @ Z)
                     if need_phi:
                         Phi -= 2.0 * X[rows].T @ (deg[:, None] * X[rows] - Psi @ X)
-        out = {"cost": cost, "egrad": X.T @ T}
+        out = {"cost": cost, "egrad": X.T @ T, "hess": hess_cache if single else None}
         if need_phi:
             out["phi"] = 0.5 * (Phi + Phi.T)
         self._cache_key, self._cache = key, out
@@ -150,21 +164,32 @@ class HSIC(Objective):
 
     def ehvp(self, W, V):
         X = self.X
+        W = np.asarray(W, dtype=float)
+        cached = self._evaluate(W, need_phi=False).get("hess")
+        if cached is not None and "d2" not in self._cache:
+            # Γ ⊙ f″(β) is the same for every direction V at this W: compute it once
+            self._cache["d2"] = [
+                w * self._gamma_rows(slice(None)) * k.d2f(b)
+                for (w, k), (b, _) in zip(self.kernel.terms(), cached)]
         Z, Y = X @ W, X @ V
         s = np.einsum("ij,ij->i", Z, Y)
         T = np.zeros_like(Z)
         for rows in self._blocks():
             G = self._gamma_rows(rows)
-            for w, k in self.kernel.terms():
-                b = beta(k.kind, Z, Z[rows])
-                Psi = w * G * k.df(b)
+            for t, (w, k) in enumerate(self.kernel.terms()):
+                if cached is not None:
+                    (b, Psi), G2 = cached[t], self._cache["d2"][t]
+                else:
+                    b = beta(k.kind, Z, Z[rows])
+                    Psi = w * G * k.df(b)
+                    G2 = w * G * k.d2f(b)
                 if k.kind == "product":
                     db = Z[rows] @ Y.T + Y[rows] @ Z.T
-                    dPsi = w * G * k.d2f(b) * db
+                    dPsi = G2 * db
                     T[rows] -= 2.0 * (dPsi @ Z + Psi @ Y)
                 else:
                     db = 2.0 * (s[rows, None] + s[None, :] - Z[rows] @ Y.T - Y[rows] @ Z.T)
-                    dPsi = w * G * k.d2f(b) * db
+                    dPsi = G2 * db
                     T[rows] -= 4.0 * (dPsi.sum(axis=1)[:, None] * Z[rows] - dPsi @ Z
                                       + Psi.sum(axis=1)[:, None] * Y[rows] - Psi @ Y)
         return X.T @ T

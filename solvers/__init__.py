@@ -7,6 +7,7 @@ name               class                                         needs
 ``"trust-region"`` :class:`~ldr.solvers.trust_region.TrustRegion`  cost, egrad, ehvp
 ``"pymanopt"``     :class:`~ldr.solvers.pymanopt_adapter.Pymanopt` cost (+ egrad, ehvp)
 ``"ism"``          :class:`~ldr.solvers.ism.ISM`                   phi (+ phi0)
+``"scf"``          :class:`~ldr.solvers.scf.SCF`                   pencil
 =================  ============================================  =====================
 """
 
@@ -16,6 +17,7 @@ from ldr.solvers.base import Solver, State
 from ldr.solvers.gradient import GradientDescent
 from ldr.solvers.ism import ISM
 from ldr.solvers.pymanopt_adapter import Pymanopt
+from ldr.solvers.scf import SCF
 from ldr.solvers.trust_region import TrustRegion
 
 REGISTRY: dict[str, type[Solver]] = {
@@ -23,6 +25,7 @@ REGISTRY: dict[str, type[Solver]] = {
     "trust-region": TrustRegion,
     "pymanopt": Pymanopt,
     "ism": ISM,
+    "scf": SCF,
 }
 
 
@@ -42,5 +45,6 @@ def get_solver(spec) -> Solver:
     raise ValueError(f"solver: expected a name {sorted(REGISTRY)} or a Solver, got {spec!r}")
 
 
-__all__ = ["ISM", "REGISTRY", "GradientDescent", "Pymanopt", "Solver", "State", "TrustRegion",
+__all__ = ["ISM", "REGISTRY", "SCF", "GradientDescent", "Pymanopt", "Solver", "State",
+           "TrustRegion",
            "get_solver", "register"]

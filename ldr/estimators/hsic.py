@@ -107,8 +107,10 @@ class _HSICBase(TransformerMixin, BaseEstimator):
 
     def _w_step(self, Xs, Gamma, q, W0=None):
         obj = HSIC(Xs, Gamma, q, kernel=self.kernel_, block_size=self.block_size)
-        res = solve(obj, self.solver, M0=W0, seed=self.random_state, gtol=self.tol,
-                    max_iter=self.max_iter)
+        # every solver starts from ISM's spectral start (Φ₀'s minimizing eigenvectors) unless
+        # warm-started: deterministic, and the same start whichever solver is chosen
+        res = solve(obj, self.solver, M0=obj.heuristic() if W0 is None else W0,
+                    seed=self.random_state, gtol=self.tol, max_iter=self.max_iter)
         return obj, res
 
     def _fit_w(self, Xs, Gamma, W0=None):

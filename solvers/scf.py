@@ -1,0 +1,168 @@
+"""Self-consistent field iteration for eigenvector-dependent generalized eigenproblems.
+
+For an objective with an SCF oracle ``pencil(M) -> (A(M), B(M))`` (B positive definite,
+both invariant to M → MQ), the nonlinear eigenproblem A(M)V = B(M)VΛ is solved by
+(Liu, Cai, Chen & Li, WDA-eig Algorithm 1)
+
+    M_{k+1} = an orthonormal basis of the top-r generalized eigenvectors of (A(M_k), B(M_k)),
+
+stopped by the driver on ‖sin Θ(M_{k+1}, M_k)‖ (``xtol``).  The trace reports the
+arctangent eigengap η_k = arctan λ_r − arctan λ_{r+1} of their Theorems 1–2.
+
+The plain iteration can oscillate or crawl.  Remedies from the SCF literature:
+
+* ``damping=α``: mix the pencil, Ã_k = (1 − α)A(M_k) + αÃ_{k−1} (same for B);
+* ``level_shift=σ``: A ← A + σ·B V Vᵀ B with V a B-orthonormal basis of span(M_k), which lifts
+  the current subspace's eigenvalues by σ (fixed points are unchanged) and damps jumps;
+* ``acceleration="anderson"`` (default): Anderson/DIIS mixing of the projectors
+  X_k = M_kM_kᵀ with the fixed-point map X ↦ P(top-r eigenvectors at X), depth ``depth``,
+  restarted whenever the residual grows; the next iterate is the top-r eigenvectors of
+  the mixed X.  At a fixed point the residual vanishes, so fixed points are unchanged.
+
+A 2-cycle (M_{k+1} back at M_{k−1}, away from M_k) or stagnation (no smaller step in
+``patience`` iterations) stops the run, not converged, with the remedy to try in the reason.
+SCF evaluates no gradient (its fixed points are those of the ratio trace, not critical points
+of ``cost``): the trace's ``grad_norm`` is NaN; ``cost`` is evaluated for reporting.
+A B that is not positive definite is shifted by δI with a warning saying so.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import scipy.linalg
+
+from ldr.manifolds import orthonormalize, sin_largest_angle
+from ldr.problem import Problem
+from ldr.solvers.base import Solver, State
+
+
+def top_generalized(A: np.ndarray, B: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(M, w)``: an orthonormal basis of the top-r generalized eigenvectors of (A, B), and
+    the top r + 1 eigenvalues in decreasing order."""
+    d = A.shape[0]
+    w, V = scipy.linalg.eigh(A, B, subset_by_index=[max(d - r - 1, 0), d - 1])
+    w, V = w[::-1], V[:, ::-1]
+    return orthonormalize(V[:, :r]), w
+
+
+def positive_definite(B: np.ndarray, what: str = "B") -> np.ndarray:
+    """B itself if positive definite, else B + δI with a warning that says how much."""
+    B = 0.5 * (B + B.T)
+    try:
+        np.linalg.cholesky(B)
+        return B
+    except np.linalg.LinAlgError:
+        d = B.shape[0]
+        lam_min = float(np.linalg.eigvalsh(B)[0])
+        delta = max(-lam_min, 0.0) + 1e-10 * max(np.trace(np.abs(B)) / d, 1e-300)
+        warnings.warn(f"pencil: {what} is not positive definite (λ_min = {lam_min:.3e}); "
+                      f"regularized as {what} + {delta:.3e}·I. Regularize the objective "
+                      "instead (e.g. a larger eps/reg) to control this.", RuntimeWarning,
+                      stacklevel=3)
+        return B + delta * np.eye(d)
+
+
+class SCF(Solver):
+    """SCF iteration on an objective's ``pencil``.
+
+    Parameters
+    ----------
+    acceleration : {"anderson", "none"}
+    depth : Anderson history length
+    damping : pencil mixing weight α in [0, 1)
+    level_shift : σ ≥ 0 (relative to the mean of |λ| of the pencil at the start)
+    cycle_tol : two subspaces closer than this are the same
+    patience : stop (not converged) after this many iterations without a smaller step
+    """
+
+    name = "scf"
+    needs = ("pencil",)
+
+    def __init__(self, acceleration: str = "anderson", depth: int = 5, damping: float = 0.0,
+                 level_shift: float = 0.0, cycle_tol: float = 1e-9, patience: int = 100):
+        if acceleration not in ("anderson", "none"):
+            raise ValueError(f"acceleration: expected 'anderson' or 'none', got {acceleration!r}")
+        if not 0.0 <= damping < 1.0:
+            raise ValueError(f"damping: must lie in [0, 1), got {damping!r}")
+        if not level_shift >= 0:
+            raise ValueError(f"level_shift: must be >= 0, got {level_shift!r}")
+        if not (isinstance(depth, int) and depth >= 1):
+            raise ValueError(f"depth: must be a positive integer, got {depth!r}")
+        self.acceleration, self.depth, self.damping = acceleration, depth, damping
+        self.level_shift, self.cycle_tol, self.patience = level_shift, cycle_tol, patience
+
+    def _pencil(self, problem: Problem, M):
+        A, B = problem.pencil(M)
+        return 0.5 * (A + A.T), positive_definite(B)
+
+    def _state(self, problem: Problem, M, **kw) -> State:
+        return State(M=M, cost=problem.cost(M), egrad=None, grad=None, grad_norm=np.nan, **kw)
+
+    def init(self, problem: Problem, M0) -> State:
+        self.check_problem(problem)
+        if problem.manifold.is_product or problem.manifold.parts[0].kind == "euclidean":
+            raise ValueError("solver 'scf' needs a Stiefel or Grassmann objective")
+        state = self._state(problem, M0)
+        A, B = self._pencil(problem, M0)
+        scale = float(np.mean(np.abs(scipy.linalg.eigvalsh(A, B)))) or 1.0
+        state.memory = {"pencil": (A, B), "shift": self.level_shift * scale, "X": [], "F": [],
+                        "prev": None, "best_step": np.inf, "since_best": 0}
+        return state
+
+    def _plain_step(self, M, A, B, shift, r):
+        if shift:
+            V = M @ np.linalg.inv(np.linalg.cholesky(M.T @ B @ M)).T   # B-orthonormal basis
+            BV = B @ V
+            A = A + shift * (BV @ BV.T)
+        return top_generalized(A, B, r)
+
+    def step(self, problem: Problem, state: State) -> State:
+        mem = state.memory
+        r = problem.manifold.shape[1]
+        A, B = mem["pencil"]
+        M_plain, w = self._plain_step(state.M, A, B, mem["shift"], r)
+        eta = float(np.arctan(w[r - 1]) - np.arctan(w[r])) if len(w) > r else np.nan
+        X_hist, F_hist = list(mem["X"]), list(mem["F"])
+        M_new = M_plain
+        if self.acceleration == "anderson":
+            Xk = state.M @ state.M.T
+            Fk = M_plain @ M_plain.T - Xk
+            if F_hist and np.linalg.norm(Fk) > np.linalg.norm(F_hist[-1]):
+                X_hist, F_hist = [], []                       # residual grew: restart
+            X_hist.append(Xk)
+            F_hist.append(Fk)
+            X_hist, F_hist = X_hist[-(self.depth + 1):], F_hist[-(self.depth + 1):]
+            if len(F_hist) > 1:
+                dF = np.column_stack([(F_hist[i + 1] - F_hist[i]).ravel()
+                                      for i in range(len(F_hist) - 1)])
+                dX = np.column_stack([(X_hist[i + 1] - X_hist[i]).ravel()
+                                      for i in range(len(X_hist) - 1)])
+                gamma = np.linalg.lstsq(dF, Fk.ravel(), rcond=None)[0]
+                Xmix = (Xk + Fk).ravel() - (dX + dF) @ gamma
+                Xmix = Xmix.reshape(Xk.shape)
+                _, V = np.linalg.eigh(0.5 * (Xmix + Xmix.T))
+                M_new = orthonormalize(V[:, ::-1][:, :r])
+        new = self._state(problem, M_new, iteration=state.iteration + 1)
+        A_new, B_new = self._pencil(problem, M_new)
+        if self.damping:
+            A_new = (1 - self.damping) * A_new + self.damping * A
+            B_new = (1 - self.damping) * B_new + self.damping * B
+        step = sin_largest_angle(state.M, M_new)
+        improved = step < mem["best_step"]
+        new.memory = {"pencil": (A_new, B_new), "shift": mem["shift"], "X": X_hist,
+                      "F": F_hist, "prev": state.M,
+                      "best_step": step if improved else mem["best_step"],
+                      "since_best": 0 if improved else mem["since_best"] + 1}
+        new.info = {"eta": eta, "lambda_r": float(w[r - 1]), "anderson": len(F_hist) - 1
+                    if self.acceleration == "anderson" else 0}
+        if mem["prev"] is not None and step > 1e3 * self.cycle_tol \
+                and sin_largest_angle(mem["prev"], M_new) <= self.cycle_tol:
+            new.stop_reason = (f"SCF oscillates between two subspaces (2-cycle, η = {eta:.3e}); "
+                               "try SCF(damping=0.5) or SCF(level_shift=1.0)")
+        elif new.memory["since_best"] >= self.patience:
+            new.stop_reason = (f"SCF stagnates: no smaller step in {self.patience} iterations "
+                               f"(last {step:.3e}); try acceleration='anderson', damping or a "
+                               "level shift")
+        return new
