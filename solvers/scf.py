@@ -16,8 +16,10 @@ The plain iteration can oscillate or crawl.  Remedies from the SCF literature:
   the current subspace's eigenvalues by σ (fixed points are unchanged) and damps jumps;
 * ``acceleration="anderson"`` (default): Anderson/DIIS mixing of the projectors
   X_k = M_kM_kᵀ with the fixed-point map X ↦ P(top-r eigenvectors at X), depth ``depth``,
-  restarted whenever the residual grows; the next iterate is the top-r eigenvectors of
-  the mixed X.  At a fixed point the residual vanishes, so fixed points are unchanged.
+  restarted whenever the residual grows, and suspended for ``10·depth`` plain steps when it
+  has not shortened the step for ``4·depth`` iterations; the next iterate is the top-r
+  eigenvectors of the mixed X.  At a fixed point the residual vanishes, so fixed points
+  are unchanged.
 
 A 2-cycle (M_{k+1} back at M_{k−1}, away from M_k) or stagnation (no smaller step in
 ``patience`` iterations) stops the run, not converged, with the remedy to try in the reason.
@@ -81,7 +83,7 @@ class SCF(Solver):
     needs = ("pencil",)
 
     def __init__(self, acceleration: str = "anderson", depth: int = 5, damping: float = 0.0,
-                 level_shift: float = 0.0, cycle_tol: float = 1e-9, patience: int = 100):
+                 level_shift: float = 0.0, cycle_tol: float = 1e-9, patience: int = 300):
         if acceleration not in ("anderson", "none"):
             raise ValueError(f"acceleration: expected 'anderson' or 'none', got {acceleration!r}")
         if not 0.0 <= damping < 1.0:
@@ -126,7 +128,13 @@ class SCF(Solver):
         eta = float(np.arctan(w[r - 1]) - np.arctan(w[r])) if len(w) > r else np.nan
         X_hist, F_hist = list(mem["X"]), list(mem["F"])
         M_new = M_plain
-        if self.acceleration == "anderson":
+        # safeguard: when Anderson has not produced a smaller step for a while, take plain
+        # steps for a while (then try again)
+        plain_left = mem.get("plain_left", 0)
+        if self.acceleration == "anderson" and plain_left == 0 \
+                and mem["since_best"] >= 4 * self.depth:
+            plain_left, X_hist, F_hist = 10 * self.depth, [], []
+        if self.acceleration == "anderson" and plain_left == 0:
             Xk = state.M @ state.M.T
             Fk = M_plain @ M_plain.T - Xk
             if F_hist and np.linalg.norm(Fk) > np.linalg.norm(F_hist[-1]):
@@ -152,11 +160,12 @@ class SCF(Solver):
         step = sin_largest_angle(state.M, M_new)
         improved = step < mem["best_step"]
         new.memory = {"pencil": (A_new, B_new), "shift": mem["shift"], "X": X_hist,
-                      "F": F_hist, "prev": state.M,
+                      "F": F_hist, "prev": state.M, "plain_left": max(plain_left - 1, 0),
                       "best_step": step if improved else mem["best_step"],
                       "since_best": 0 if improved else mem["since_best"] + 1}
-        new.info = {"eta": eta, "lambda_r": float(w[r - 1]), "anderson": len(F_hist) - 1
-                    if self.acceleration == "anderson" else 0}
+        new.info = {"eta": eta, "lambda_r": float(w[r - 1]),
+                    "anderson": len(F_hist) - 1 if self.acceleration == "anderson"
+                    and plain_left == 0 else 0}
         if mem["prev"] is not None and step > 1e3 * self.cycle_tol \
                 and sin_largest_angle(mem["prev"], M_new) <= self.cycle_tol:
             new.stop_reason = (f"SCF oscillates between two subspaces (2-cycle, η = {eta:.3e}); "

@@ -10,7 +10,8 @@ import pytest
 MODULES = ["ldr", "ldr.objective", "ldr.driver", "ldr.objectives.pca", "ldr.objectives.lda",
            "ldr.objectives.quotient", "ldr.manifolds", "ldr.checks", "ldr.certificate",
            "ldr.solvers.gradient", "ldr.solvers.trust_region", "ldr.datasets", "ldr.kernels",
-           "ldr.objectives.hsic", "ldr.solvers.ism", "ldr.estimators.hsic"]
+           "ldr.objectives.hsic", "ldr.solvers.ism", "ldr.estimators.hsic", "ldr.objectives.wda",
+           "ldr.solvers.scf", "ldr.estimators.wda"]
 README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
 
 

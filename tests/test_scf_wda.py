@@ -1,0 +1,145 @@
+"""SCF, the WDA objective and estimators (small sizes; the full study is benchmarks/)."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+from sklearn.metrics import adjusted_rand_score
+from sklearn.neighbors import KNeighborsClassifier
+
+import ldr
+from ldr.estimators import WassersteinDA, WDAClustering
+from ldr.objectives import LDA, WDA, QuotientOfTraces
+from ldr.objectives.wda import sinkhorn, sinkhorn_log
+from ldr.solvers import SCF
+from ldr.solvers.scf import top_generalized
+
+
+@pytest.fixture(scope="module")
+def wda_small():
+    return ldr.datasets.make_wda(240, seed=0)
+
+
+def test_lda_by_scf_is_scikit_learns_eigen_lda():
+    X, y = ldr.datasets.make_lda(8, r=3, n_per_class=200, seed=2)
+    obj = LDA(X, y, 3)
+    res = ldr.solve(obj, "scf", M0="random", seed=0, xtol=1e-12)
+    assert res.converged and res.n_iter <= 2  # a constant pencil: one step is the answer
+    sk = LinearDiscriminantAnalysis(solver="eigen").fit(X, y)
+    basis = np.linalg.qr(sk.scalings_[:, :3])[0]
+    assert ldr.manifolds.sin_largest_angle(res.M, basis) < 1e-8
+
+
+def test_sinkhorn_forms_agree_and_do_not_overflow():
+    rng = np.random.default_rng(0)
+    A, B = rng.standard_normal((30, 2)), rng.standard_normal((25, 2)) + 1.0
+    M = ((A[:, None] - B[None]) ** 2).sum(-1)
+    for reg in [5.0, 1.0, 0.1, 1e-3]:
+        T, T_log = sinkhorn(M, reg, 10), sinkhorn_log(M, reg, 10)
+        assert np.all(np.isfinite(T))
+        np.testing.assert_allclose(T, T_log, rtol=1e-9, atol=1e-15)
+        np.testing.assert_allclose(T.sum(axis=1), 1 / 30, rtol=1e-12)  # last update: rows
+
+
+def test_wda_trace_ratio_gradient_passes_check(wda_small):
+    X, y = wda_small
+    obj = WDA(X[:90], y[:90], 2, reg=1.0)
+    report = ldr.check(obj, seed=0)
+    assert report.ok, str(report)
+    # the cost equals the trace ratio of the pencil's scatter matrices at T(P)
+    P = obj.heuristic()
+    Cb, Cw = obj.scatter(P)
+    assert obj.ratio(P) == pytest.approx(np.trace(P.T @ Cb @ P) / np.trace(P.T @ Cw @ P))
+
+
+def test_scf_converges_to_fixed_points_from_random_starts(wda_small):
+    X, y = wda_small
+    obj = WDA(X, y, 2, reg=1.0)
+    for seed in range(4):
+        res = ldr.solve(obj, "scf", M0="random", seed=seed, xtol=1e-6)
+        assert res.converged, res.reason
+        A, B = obj.pencil(res.M)
+        nxt, _ = top_generalized(A, B, 2)
+        assert ldr.manifolds.sin_largest_angle(nxt, res.M) < 1e-5  # a fixed point
+        assert np.all(np.isfinite(res.trace["eta"][1:]))
+
+
+def test_anderson_needs_fewer_iterations_than_the_plain_iteration(wda_small):
+    X, y = wda_small
+    obj = WDA(X, y, 2, reg=1.0)
+    plain = [ldr.solve(obj, SCF(acceleration="none"), M0="random", seed=s, xtol=1e-6).n_iter
+             for s in range(3)]
+    fast = [ldr.solve(obj, SCF(), M0="random", seed=s, xtol=1e-6).n_iter for s in range(3)]
+    assert np.median(fast) < np.median(plain)
+
+
+def test_scf_detects_a_two_cycle():
+    # a pencil that swaps its dominant direction with the current subspace: a 2-cycle
+    class Swap(QuotientOfTraces):
+        def pencil(self, M):
+            A = np.diag([1.0, 0.0, -1.0]) if abs(M[0, 0]) < 0.5 else np.diag([0.0, 1.0, -1.0])
+            return A, np.eye(3)
+
+    obj = Swap(np.eye(3), np.eye(3), 1)
+    res = ldr.solve(obj, SCF(acceleration="none"), M0=np.array([[1.0], [0.0], [0.0]]))
+    assert not res.converged and "2-cycle" in res.reason
+
+
+def test_non_positive_definite_b_is_regularized_with_a_warning():
+    class Singular(QuotientOfTraces):
+        def pencil(self, M):
+            return np.diag([3.0, 2.0, 1.0]), np.diag([1.0, 1.0, 0.0])
+
+    obj = Singular(np.eye(3), np.eye(3), 1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ldr.solve(obj, "scf", M0=np.eye(3)[:, :1], max_iter=2)
+    assert any("not positive definite" in str(w.message) and "regularized" in str(w.message)
+               for w in caught)
+
+
+def test_wda_estimator_classifies_the_circles_for_every_reg():
+    X, y = ldr.datasets.make_wda(1000, seed=0)  # the issue's setting: 1000 train, 1000 test
+    Xt, yt = ldr.datasets.make_wda(1000, seed=1)
+    for reg in [0.1, 1.0, 5.0]:
+        est = WassersteinDA(n_components=2, reg=reg).fit(X, y)
+        knn = KNeighborsClassifier(10).fit(est.transform(X), y)
+        assert knn.score(est.transform(Xt), yt) >= 0.95
+        again = WassersteinDA(n_components=2, reg=reg).fit(X, y)
+        np.testing.assert_array_equal(est.P_, again.P_)
+
+
+def test_wda_clustering_finds_the_informative_subspace():
+    rng = np.random.default_rng(0)
+    centers = np.array([[0.0, 0.0], [6.0, 0.0], [0.0, 6.0]])
+    labels = np.repeat([0, 1, 2], 60)
+    X = np.column_stack([centers[labels] + rng.standard_normal((180, 2)),
+                         2.0 * rng.standard_normal((180, 4))])
+    est = WDAClustering(n_clusters=3, n_components=2, reg=1.0).fit(X)
+    assert adjusted_rand_score(labels, est.labels_) >= 0.9
+    assert np.linalg.norm(est.P_[:2]) > 0.95 * np.sqrt(2)
+
+
+def test_bad_wda_input(wda_small):
+    X, y = wda_small
+    with pytest.raises(ValueError, match="at least two classes"):
+        WDA(X, np.zeros(len(y)), 2)
+    y1 = y.copy()
+    y1[0] = 7
+    with pytest.raises(ValueError, match="at least two samples"):
+        WDA(X, y1, 2)
+    for reg in [0.0, -1.0, np.nan]:
+        with pytest.raises(ValueError, match="reg"):
+            WDA(X, y, 2, reg=reg)
+    with pytest.raises(ValueError, match="p: the subspace dimension"):
+        WDA(X, y, 10)
+    with pytest.raises(ValueError, match="y: has"):
+        WDA(X, y[:-1], 2)
+    with pytest.raises(ValueError, match="start"):
+        WassersteinDA(start="pca").fit(X, y)
+    with pytest.raises(ValueError, match="acceleration"):
+        SCF(acceleration="broyden")
+    X_copy = X.copy()
+    WDA(X, y, 2)
+    np.testing.assert_array_equal(X, X_copy)  # POT's wda centers X in place; we do not
