@@ -161,10 +161,8 @@ class Gaussian(Kernel):
         return K, K * (-1.0 / s2)
 
 
-class Squared(Kernel):
-    """k = ‖Wᵀ(x_i − x_j)‖² (difference type)."""
-
-    kind = "difference"
+class _Identity(Kernel):
+    """f(β) = β."""
 
     def f(self, b):
         return b
@@ -174,6 +172,12 @@ class Squared(Kernel):
 
     def d2f(self, b):
         return np.zeros_like(b)
+
+
+class Squared(_Identity):
+    """k = ‖Wᵀ(x_i − x_j)‖² (difference type)."""
+
+    kind = "difference"
 
 
 class Multiquadric(Kernel):
@@ -196,19 +200,10 @@ class Multiquadric(Kernel):
         return -0.25 * (b + self.c**2) ** -1.5
 
 
-class Linear(Kernel):
+class Linear(_Identity):
     """k = x_iᵀWWᵀx_j (product type)."""
 
     kind = "product"
-
-    def f(self, b):
-        return b
-
-    def df(self, b):
-        return np.ones_like(b)
-
-    def d2f(self, b):
-        return np.zeros_like(b)
 
 
 class Polynomial(Kernel):
