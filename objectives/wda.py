@@ -73,6 +73,31 @@ def sinkhorn_log(M, reg: float, n_iter: int):
     return anp.exp(S + f[:, None] + g[None, :])
 
 
+def _sinkhorn_np(M: np.ndarray, reg: float, n_iter: int) -> np.ndarray:
+    """:func:`sinkhorn` on plain arrays, without autograd's per-call wrapping."""
+    n, m = M.shape
+    K = np.exp(M * (-1.0 / reg))
+    if K.sum(axis=0).min() > 1e-200 and K.sum(axis=1).min() > 1e-200:
+        a, b = 1.0 / n, 1.0 / m
+        u = np.ones(n)
+        for _ in range(n_iter):
+            v = b / (u @ K)
+            u = a / (K @ v)
+        K *= u[:, None]
+        K *= v[None, :]
+        if np.all(np.isfinite(K)):
+            return K
+    return np.asarray(sinkhorn_log(M, reg, n_iter))
+
+
+def _sqdist_np(A: np.ndarray, B: np.ndarray) -> np.ndarray:
+    out = A @ B.T
+    out *= -2.0
+    out += np.einsum("ij,ij->i", A, A)[:, None]
+    out += np.einsum("ij,ij->i", B, B)[None, :]
+    return np.maximum(out, 0.0, out=out)
+
+
 def _sqdist(A, B):
     sa = anp.sum(A * A, axis=1)
     sb = anp.sum(B * B, axis=1)
@@ -138,8 +163,8 @@ class WDA(Objective):
 
     def plans(self, P) -> dict:
         """The transport plans T^{c,c′}(P) for c ≤ c′."""
-        return {(a, b): np.asarray(sinkhorn(_sqdist(self.groups[a] @ P, self.groups[b] @ P),
-                                            self.reg, self.sinkhorn_iter))
+        return {(a, b): _sinkhorn_np(_sqdist_np(self.groups[a] @ P, self.groups[b] @ P),
+                                     self.reg, self.sinkhorn_iter)
                 for a, b in self._pairs()}
 
     def scatter(self, P) -> tuple[np.ndarray, np.ndarray]:
