@@ -1,0 +1,377 @@
+"""Benchmark: Wasserstein discriminant analysis — SCF (ratio trace) vs POT's ``ot.dr.wda``.
+
+Run from the checkout root (or anywhere, by path)::
+
+    .venv/bin/python -P benchmarks/bench_wda.py            # reg 0.1, 1, 5; 20 starts each
+    .venv/bin/python -P benchmarks/bench_wda.py --quick    # reg 1, 3 starts, TR on 1: smoke run
+
+What is measured.  Data: ``X, y = ldr.datasets.make_wda(1000, seed=0)`` (train) and
+``make_wda(1000, seed=1)`` (test): 3 classes on concentric circles in 2 dimensions plus 8
+noise dimensions (d = 10).  p = 2; for each reg ∈ {0.1, 1, 5} (``--regs``) the objective is
+``ldr.objectives.WDA(X, y, 2, reg=reg)`` (10 fixed Sinkhorn iterations, as POT's ``k=10``);
+its ``ratio(P)`` is the trace ratio tr(PᵀC_bP)/tr(PᵀC_wP) at T = T(P) (higher is better) and
+is the score every method's final P is judged by.  Every method starts, for start s =
+0..19 (``--starts``), from the same seeded random orthonormal P0 = QR of
+``default_rng(100 + s).standard_normal((10, 2))``:
+
+* ldr SCF on the ratio-trace pencil, ``ldr.solve(obj, SCF(...), M0=P0, xtol=1e-6)`` with the
+  default budget (max_iter = 1000): ``SCF()`` (safeguarded Anderson, the default),
+  ``SCF(acceleration="none")`` (plain), and the two remedies on the plain iteration,
+  ``damping=0.5`` and ``level_shift=1.0``.  Time: ``Result.time``; converged:
+  ``Result.converged`` (subspace change ≤ xtol; a 2-cycle, stagnation or max_iter is not);
+* POT 0.9's WDA with its default solver.  ``ot.dr.wda`` returns only the point, not
+  pymanopt's OptimizerResult, so this script repeats its body: the same data preparation
+  (``X`` centered by its scalar mean ``np.mean(X)`` — on a copy —, ``ot.dr.split_classes``,
+  which casts to float32, uniform float32 weights, no ``normalize``), the same cost built from
+  POT's own ``ot.dr.dist`` and ``ot.dr.sinkhorn`` (k = 10), loss_w/loss_b on
+  ``pymanopt.manifolds.Stiefel(10, 2)`` with ``@pymanopt.function.autograd``, and
+  ``pymanopt.optimizers.SteepestDescent(max_iterations=100)`` — what ``ot.dr.wda(X, y, p=2,
+  reg=reg, k=10, P0=P0)`` builds with ``solver=None, maxiter=100`` — except ``verbosity=0``
+  (``ot.dr.wda`` leaves pymanopt's default 2, which prints).  Before anything is timed, the
+  replica is run against ``ot.dr.wda(X.copy(), y, p=2, reg=reg, k=10, P0=P0)`` itself from
+  start 0 of every reg and the two answers are required to agree (largest principal-angle
+  sine ≤ 1e-8).  Time: the wall time of building the cost and ``optimizer.run`` (what a
+  call to ``ot.dr.wda`` costs); iterations and stopping reason from the OptimizerResult;
+  converged: pymanopt stopped on its gradient-norm rule (min_gradient_norm = 1e-6; stops on
+  max iterations or min step size are not convergence).  POT minimizes loss_w/loss_b, the
+  reciprocal of our trace ratio, so its P is scored by our ``obj.ratio(P)``;
+* ldr ``"trust-region"`` on the trace-ratio cost, ``ldr.solve(obj, "trust-region", M0=P0,
+  gtol=1e-6, max_time=120)``.  Its Hessian-vector products go through autograd over the
+  Sinkhorn iterations (about 0.5 s each at n = 1000), so it runs on the first 5 starts of
+  every reg only (``--tr-starts``) under a 120 s cap (``--tr-max-time``); its converged flag
+  is ``Result.converged`` (gradient norm ≤ 1e-6 or subspace change ≤ the default xtol), and its
+  final trace ratio is compared with POT's from the same starts.
+
+Every run is timed once (the spread over starts is what the medians summarize); each
+objective is built anew for each run so that no run reuses another's cached transport plans.
+
+Reported per reg and method: median time, median iterations, share of starts converged,
+share of starts reaching the best trace ratio found for that reg by any method from any start
+(within 1e-6 relative), and the KNN test accuracy: ``KNeighborsClassifier(10)`` fitted on
+(X − mean)P of the training data (``obj.transform``) and scored on the test data, median and
+minimum over starts.  Then: the median over starts of the per-start iteration ratio SCF
+accelerated ÷ plain (over starts where both converged); the median and range of the per-start
+time ratio ours (default SCF) ÷ POT; for every converged SCF run, whether it is a fixed point
+(the next plain SCF iterate, ``top_generalized(*obj.pencil(M), 2)[0]``, within sin θ ≤ 1e-5
+of M); for the trust region, whether its trace ratio matches or beats POT's from the same
+start (≥ POT's × (1 − 1e-6)).  Finally the estimator ``ldr.estimators.WassersteinDA(
+n_components=2, reg=reg)`` with its default (regularized FDA) start: time of ``fit`` (median of
+3) and its KNN test accuracy.
+
+BLAS is pinned to one thread for the whole run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gc
+import io
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+import autograd.numpy as anp
+import numpy as np
+import ot
+import ot.dr
+import pymanopt
+from sklearn.neighbors import KNeighborsClassifier
+
+import ldr
+from ldr.estimators import WassersteinDA
+from ldr.manifolds import sin_largest_angle
+from ldr.solvers import SCF
+from ldr.solvers.scf import top_generalized
+
+try:
+    import _common as common
+except ImportError:  # run with `python -P`: the script's folder is not on sys.path
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import _common as common
+
+P_DIM, N_SAMPLES, K_SINKHORN = 2, 1000, 10
+XTOL, GTOL = 1e-6, 1e-6
+BEST_TOL, FIXED_TOL, AGREE_TOL = 1e-6, 1e-5, 1e-8
+POT_MAXITER = 100
+
+# key, label
+METHODS = [
+    ("scf", "SCF (Anderson, default)"),
+    ("scf-plain", "SCF plain"),
+    ("scf-damp", "SCF plain, damping=0.5"),
+    ("scf-shift", "SCF plain, level_shift=1.0"),
+    ("pot", "POT wda (pymanopt SD, 100 it.)"),
+    ("tr", "ldr trust-region (trace ratio)"),
+]
+LABELS = dict(METHODS)
+SCF_SOLVERS = {
+    "scf": lambda: SCF(),
+    "scf-plain": lambda: SCF(acceleration="none"),
+    "scf-damp": lambda: SCF(acceleration="none", damping=0.5),
+    "scf-shift": lambda: SCF(acceleration="none", level_shift=1.0),
+}
+
+
+@dataclass
+class Run:
+    time: float
+    n_iter: int
+    converged: bool
+    reason: str
+    ratio: float
+    acc: float
+    P: np.ndarray
+
+
+def shorten(reason: str) -> str:
+    r = reason.lower()
+    for needle, short in [("2-cycle", "2-cycle"), ("stagnates", "stagnation"),
+                          ("xtol", "xtol"), ("gtol", "gtol"), ("min grad norm", "min grad norm"),
+                          ("min step_size", "min step size"), ("max iterations", "max iter"),
+                          ("max_iter", "max iter"), ("max_time", "max time"),
+                          ("max time", "max time"), ("radius collapsed", "TR radius collapsed")]:
+        if needle in r:
+            return short
+    return reason[:30]
+
+
+def start_point(s: int) -> np.ndarray:
+    return np.linalg.qr(np.random.default_rng(100 + s).standard_normal((10, P_DIM)))[0]
+
+
+def knn_accuracy(obj, P, X, y, X_test, y_test) -> float:
+    knn = KNeighborsClassifier(10).fit(obj.transform(X, P), y)
+    return float(knn.score(obj.transform(X_test, P), y_test))
+
+
+# --- ldr -----------------------------------------------------------------------------------
+def run_ldr(X, y, reg, solver, P0, **kw):
+    obj = ldr.objectives.WDA(X, y, P_DIM, reg=reg)
+    gc.collect()
+    res = ldr.solve(obj, solver, M0=P0, **kw)
+    return res.time, res.n_iter, res.converged, res.reason, np.asarray(res.M)
+
+
+# --- POT -----------------------------------------------------------------------------------
+def pot_problem(X, y, reg):
+    """ot.dr.wda's data preparation and cost, verbatim in substance (normalize=False)."""
+    X = X.copy()
+    mx = np.mean(X)
+    X -= mx.reshape((1, -1))
+    xc = ot.dr.split_classes(X, y)
+    wc = [np.ones((x.shape[0]), dtype=np.float32) / x.shape[0] for x in xc]
+    manifold = pymanopt.manifolds.Stiefel(X.shape[1], P_DIM)
+
+    @pymanopt.function.autograd(manifold)
+    def cost(P):
+        loss_b = 0
+        loss_w = 0
+        for i, xi in enumerate(xc):
+            xi = anp.dot(xi, P)
+            for j, xj in enumerate(xc[i:]):
+                xj = anp.dot(xj, P)
+                M = ot.dr.dist(xi, xj)
+                G = ot.dr.sinkhorn(wc[i], wc[j + i], M, reg, K_SINKHORN)
+                if j == 0:
+                    loss_w += anp.sum(G * M)
+                else:
+                    loss_b += anp.sum(G * M)
+        return loss_w / loss_b
+
+    return pymanopt.Problem(manifold=manifold, cost=cost)
+
+
+def run_pot(X, y, reg, P0):
+    gc.collect()
+    t0 = time.perf_counter()
+    problem = pot_problem(X, y, reg)
+    optimizer = pymanopt.optimizers.SteepestDescent(max_iterations=POT_MAXITER, verbosity=0,
+                                                    log_verbosity=0)
+    res = optimizer.run(problem, initial_point=P0)
+    seconds = time.perf_counter() - t0
+    reason = str(res.stopping_criterion).strip()
+    return seconds, int(res.iterations), "min grad norm" in reason.lower(), reason, \
+        np.asarray(res.point)
+
+
+def check_pot_replica(X, y, reg, P0) -> float:
+    """sin θ between ot.dr.wda's own answer and the replica's, from the same start."""
+    with contextlib.redirect_stdout(io.StringIO()):
+        P_pot, _ = ot.dr.wda(X.copy(), y, p=P_DIM, reg=reg, k=K_SINKHORN, P0=P0)
+    P_rep = run_pot(X, y, reg, P0)[4]
+    return sin_largest_angle(np.asarray(P_pot), P_rep)
+
+
+# --- the benchmark -------------------------------------------------------------------------
+def one_run(key, X, y, reg, P0, tr_max_time):
+    if key in SCF_SOLVERS:
+        return run_ldr(X, y, reg, SCF_SOLVERS[key](), P0, xtol=XTOL)
+    if key == "pot":
+        return run_pot(X, y, reg, P0)
+    return run_ldr(X, y, reg, "trust-region", P0, gtol=GTOL, max_time=tr_max_time)
+
+
+def benchmark_reg(reg, X, y, X_test, y_test, n_starts, n_tr, tr_max_time):
+    obj = ldr.objectives.WDA(X, y, P_DIM, reg=reg)  # for scoring only
+    runs: dict[str, list[Run | None]] = {key: [] for key, _ in METHODS}
+    for s in range(n_starts):
+        P0 = start_point(s)
+        for key, _ in METHODS:
+            if key == "tr" and s >= n_tr:
+                runs[key].append(None)
+                continue
+            seconds, n_iter, conv, reason, P = one_run(key, X, y, reg, P0, tr_max_time)
+            runs[key].append(Run(seconds, n_iter, conv, reason, obj.ratio(P),
+                                 knn_accuracy(obj, P, X, y, X_test, y_test), P))
+        print(f"  reg {reg:g}, start {s:2d}: " + ", ".join(
+            f"{key} {common.fmt_time(r.time)}/{r.n_iter} it/{r.ratio:.6g}"
+            for key, _ in METHODS if (r := runs[key][-1]) is not None), flush=True)
+    return obj, runs
+
+
+def report_reg(reg, obj, runs, n_starts) -> dict:
+    done = {key: [r for r in rs if r is not None] for key, rs in runs.items()}
+    best = max(r.ratio for rs in done.values() for r in rs)
+    rows = []
+    for key, label in METHODS:
+        rs = done[key]
+        if not rs:
+            continue
+        n = len(rs)
+        reasons = Counter(shorten(r.reason) for r in rs)
+        rows.append([
+            label + (f" [{n} starts]" if n != n_starts else ""),
+            common.fmt_time(common.median([r.time for r in rs])),
+            f"{common.median([r.n_iter for r in rs]):g}",
+            f"{sum(r.converged for r in rs)}/{n}",
+            f"{sum(r.ratio >= best * (1 - BEST_TOL) for r in rs)}/{n}",
+            f"{common.median([r.ratio for r in rs]):.6g}",
+            f"{common.median([r.acc for r in rs]):.4f}", f"{min(r.acc for r in rs):.4f}",
+            ", ".join(f"{k} ×{v}" for k, v in sorted(reasons.items()))])
+    print(f"reg = {reg:g}: best trace ratio found (any method, any start) = {best:.10g}")
+    common.print_table(["method", "median time", "median iters", "converged",
+                        "reached best", "median ratio", "KNN acc med", "KNN acc min",
+                        "stop reasons"], rows)
+
+    # SCF: iteration ratio accelerated ÷ plain; fixed-point check
+    pairs = [(a.n_iter / b.n_iter) for a, b in zip(runs["scf"], runs["scf-plain"])
+             if a.converged and b.converged and b.n_iter > 0]
+    print(f"  SCF iterations accelerated ÷ plain (per start, both converged, {len(pairs)}/"
+          f"{n_starts}): median {common.fmt_ratio(common.median(pairs))}, range "
+          f"{common.fmt_range(pairs)}; median iterations: " + ", ".join(
+              f"{LABELS[k]} {common.median([r.n_iter for r in done[k]]):g}"
+              for k in SCF_SOLVERS))
+    fixed, total, worst = 0, 0, 0.0
+    for key in SCF_SOLVERS:
+        for r in done[key]:
+            if r.converged:
+                total += 1
+                nxt = top_generalized(*obj.pencil(r.P), P_DIM)[0]
+                sin = sin_largest_angle(r.P, nxt)
+                worst = max(worst, sin)
+                fixed += sin <= FIXED_TOL
+    print(f"  fixed-point check (next plain SCF iterate within sin θ ≤ {FIXED_TOL:g}): "
+          f"{fixed}/{total} converged SCF runs; largest sin θ {worst:.2e}")
+    ratios = [a.time / b.time for a, b in zip(runs["scf"], runs["pot"])]
+    print(f"  time ours (SCF default) ÷ POT, per start: median "
+          f"{common.fmt_ratio(common.median(ratios))}, range {common.fmt_range(ratios)}")
+    tr_vs = [(s, r.ratio, p.ratio) for s, (r, p) in enumerate(zip(runs["tr"], runs["pot"]))
+             if r is not None]
+    if tr_vs:
+        ok = sum(a >= b * (1 - BEST_TOL) for _, a, b in tr_vs)
+        print(f"  trust region vs POT from the same starts: matches or beats POT's trace ratio "
+              f"on {ok}/{len(tr_vs)} (" + "; ".join(
+                  f"start {s}: TR {a:.8g} vs POT {b:.8g}" for s, a, b in tr_vs) + ")")
+    print()
+    return {"ratios": ratios, "best": best}
+
+
+def estimator_rows(regs, X, y, X_test, y_test) -> list:
+    rows = []
+    for reg in regs:
+        seconds, fits = common.median_time(common.timed(
+            lambda reg=reg: WassersteinDA(n_components=P_DIM, reg=reg).fit(X, y)), 3)
+        est = fits[0]
+        knn = KNeighborsClassifier(10).fit(est.transform(X), y)
+        rows.append([f"{reg:g}", common.fmt_time(seconds), est.n_iter_,
+                     "yes" if est.result_.converged else "NO", f"{est.ratio_:.8g}",
+                     f"{knn.score(est.transform(X_test), y_test):.4f}"])
+    return rows
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="reg 1 only, 3 starts, trust region on 1 start (smoke run)")
+    parser.add_argument("--regs", default=None, help="comma-separated regs (0.1,1,5)")
+    parser.add_argument("--starts", type=int, default=None, help="random starts per reg (20)")
+    parser.add_argument("--tr-starts", type=int, default=None,
+                        help="starts the trust region runs on (the first 5)")
+    parser.add_argument("--tr-max-time", type=float, default=120.0,
+                        help="trust-region time cap in seconds (120)")
+    args = parser.parse_args(argv)
+    regs = ([float(r) for r in args.regs.split(",")] if args.regs
+            else [1.0] if args.quick else [0.1, 1.0, 5.0])
+    n_starts = args.starts or (3 if args.quick else 20)
+    n_tr = min(args.tr_starts if args.tr_starts is not None else (1 if args.quick else 5),
+               n_starts)
+
+    X, y = ldr.datasets.make_wda(N_SAMPLES, seed=0)
+    X_test, y_test = ldr.datasets.make_wda(N_SAMPLES, seed=1)
+    with common.single_threaded():
+        common.print_header(
+            f"WDA benchmark: ldr SCF vs POT ot.dr.wda (n={N_SAMPLES}, d={X.shape[1]}, "
+            f"p={P_DIM}, 3 classes)",
+            [f"data: ldr.datasets.make_wda({N_SAMPLES}, seed=0) train, seed=1 test; "
+             f"objective ldr.objectives.WDA(X, y, {P_DIM}, reg) (Sinkhorn k={K_SINKHORN}); "
+             f"regs {', '.join(f'{r:g}' for r in regs)}",
+             f"starts: {n_starts} per reg, P0 = QR(default_rng(100 + s).standard_normal((10, "
+             f"2))), the same for every method; trust region on the first {n_tr} only, "
+             f"max_time {args.tr_max_time:g} s",
+             f"SCF: ldr.solve(obj, SCF(...), M0=P0, xtol={XTOL:g}), max_iter 1000; POT: "
+             f"replica of ot.dr.wda (SteepestDescent, max_iterations {POT_MAXITER}); "
+             f"trust region: gtol {GTOL:g}",
+             "score: obj.ratio(P) (trace ratio, higher is better); KNN(10) test accuracy on "
+             "(X − mean)P; each run timed once; BLAS pinned to 1 thread (threadpoolctl)"])
+        # the replica against ot.dr.wda itself (also the untimed warm-up of POT/autograd)
+        for reg in regs:
+            sin = check_pot_replica(X, y, reg, start_point(0))
+            print(f"  replica check, reg {reg:g}: sin θ(ot.dr.wda, replica) = {sin:.2e}")
+            if not sin <= AGREE_TOL:
+                raise SystemExit(f"the POT replica disagrees with ot.dr.wda (reg {reg:g})")
+        # warm-up (untimed) of ldr
+        for key in SCF_SOLVERS:
+            one_run(key, X, y, regs[0], start_point(0), args.tr_max_time)
+
+        results = {}
+        for reg in regs:
+            results[reg] = benchmark_reg(reg, X, y, X_test, y_test, n_starts, n_tr,
+                                         args.tr_max_time)
+        print()
+        summaries = {}
+        for reg in regs:
+            obj, runs = results[reg]
+            summaries[reg] = report_reg(reg, obj, runs, n_starts)
+
+        rows = [[f"{reg:g}", common.fmt_ratio(common.median(summaries[reg]["ratios"])),
+                 common.fmt_range(summaries[reg]["ratios"])] for reg in regs]
+        print("Time ratio ours (SCF default) ÷ POT wda, per start (< 1: ldr faster):")
+        common.print_table(["reg", "median ours ÷ POT", "range (min–max)"], rows)
+        print()
+
+        print("ldr.estimators.WassersteinDA(n_components=2, reg=reg).fit(X, y), default start "
+              "(regularized FDA), fit time median of 3:")
+        rows = estimator_rows(regs, X, y, X_test, y_test)
+        for row in rows:
+            reg = float(row[0])
+            row.insert(5, "yes" if float(row[4]) >= summaries[reg]["best"] * (1 - BEST_TOL)
+                       else "NO")
+        common.print_table(["reg", "fit time", "iters", "converged", "trace ratio",
+                            "reached best", "KNN acc (test)"], rows)
+
+
+if __name__ == "__main__":
+    main()
