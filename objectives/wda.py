@@ -201,6 +201,12 @@ class WDA(Objective):
         """The trace ratio tr(PᵀC_bP)/tr(PᵀC_wP), the natural (positive) score."""
         return -float(self.cost(np.asarray(P, dtype=float)))
 
+    def ratio_trace(self, P) -> float:
+        """tr((PᵀC̃_wP)⁻¹ PᵀC_bP) at T = T(P), C̃_w = C_w + εI: the ratio-trace value that SCF's
+        fixed points solve (Liu et al.); compare SCF answers by this, not by ``ratio``."""
+        A, B = self.pencil(P)
+        return float(np.trace(np.linalg.solve(P.T @ B @ P, P.T @ A @ P)))
+
     def pencil(self, P) -> tuple[np.ndarray, np.ndarray]:
         Cb, Cw = self.scatter(P)
         d = Cw.shape[0]

@@ -143,3 +143,15 @@ def test_bad_wda_input(wda_small):
     X_copy = X.copy()
     WDA(X, y, 2)
     np.testing.assert_array_equal(X, X_copy)  # POT's wda centers X in place; we do not
+
+
+def test_best_of_starts_ranks_scf_answers_by_the_ratio_trace(wda_small):
+    X, y = wda_small
+    est = WassersteinDA(n_components=2, reg=1.0, start="best", n_starts=3).fit(X, y)
+    obj = WDA(X, y, 2, reg=1.0)
+    scores = [obj.ratio_trace(res.M) for res in est.results_]
+    assert len(scores) == 4 and obj.ratio_trace(est.P_) == pytest.approx(max(scores))
+    # at an SCF fixed point the ratio trace is the sum of the top-p generalized eigenvalues
+    A, B = obj.pencil(est.P_)
+    _, w = top_generalized(A, B, 2)
+    assert obj.ratio_trace(est.P_) == pytest.approx(w[:2].sum(), rel=1e-4)

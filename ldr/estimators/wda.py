@@ -52,8 +52,9 @@ class WassersteinDA(_WDABase):
     n_components : int, p < n_features
     reg : entropic regularization > 0, as POT's ``reg`` (K = exp(−M/reg))
     solver : "scf" (default), "trust-region" (trace-ratio cost), a Solver or a chain
-    start : {"fda", "best"} — the regularized FDA subspace, or the best trace ratio over
-        FDA and ``n_starts`` seeded random starts
+    start : {"fda", "best"} — the regularized FDA subspace, or the best of FDA and
+        ``n_starts`` seeded random starts (by the ratio trace for SCF, by the trace ratio for
+        other solvers)
     n_starts, random_state : for ``start="best"`` (deterministic given random_state)
     sinkhorn_iter, eps : see :class:`ldr.objectives.WDA`
     tol, max_iter : subspace-change tolerance and iteration budget of the solver
@@ -88,7 +89,9 @@ class WassersteinDA(_WDABase):
             geom = Problem(obj).manifold
             starts += [geom.random_point(rng) for _ in range(self.n_starts)]
         results = [self._solve(obj, M0) for M0 in starts]
-        best = max(results, key=lambda res: obj.ratio(res.M))
+        # SCF solves the ratio trace: rank its answers by that; other solvers by the ratio
+        score = obj.ratio_trace if self.solver == "scf" else obj.ratio
+        best = max(results, key=lambda res: score(res.M))
         self.results_ = results
         self.result_, self.P_ = best, best.M
         self.components_ = best.M.T
