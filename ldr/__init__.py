@@ -11,6 +11,7 @@
 from ldr import datasets, kernels, manifolds, objectives, solvers  # noqa: E402,I001  (subpackages import the core above)
 from ldr.certificate import certificate
 from ldr.checks import CheckReport, check
+from ldr.compare import Comparison, compare
 from ldr.driver import solve
 from ldr.objective import Objective, objective
 from ldr.result import Certificate, Result, Trace
@@ -18,6 +19,7 @@ from ldr.result import Certificate, Result, Trace
 __version__ = "0.1.0"
 
 __all__ = [
-    "Certificate", "CheckReport", "Objective", "Result", "Trace", "certificate", "check",
+    "Certificate", "CheckReport", "Comparison", "Objective", "Result", "Trace", "certificate",
+    "check", "compare",
     "datasets", "kernels", "manifolds", "objective", "objectives", "solve", "solvers",
 ]

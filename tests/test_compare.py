@@ -1,0 +1,44 @@
+import numpy as np
+import pytest
+
+import ldr
+from ldr.objectives import LDA, PCA, WDA
+from ldr.solvers import SCF
+
+
+def test_compare_solvers_on_lda_agree_and_beat_the_heuristic():
+    X, y = ldr.datasets.make_lda(8, r=2, n_per_class=150, seed=4)
+    cmp = ldr.compare(LDA(X, y, 2), ["trust-region", "gradient", "ism"], starts=2, seed=0,
+                      gtol=1e-9)
+    assert len(cmp.rows) == 6 and all(row["converged"] for row in cmp.rows)
+    assert {row["answer"] for row in cmp.rows} == {"A"}  # one answer: the global optimum
+    assert all(row["improvement"] > 0 for row in cmp.rows)
+    assert "trust-region" in cmp.table() and "A" in str(cmp)
+
+
+def test_compare_shows_which_fixed_point_each_start_reached():
+    X, y = ldr.datasets.make_wda(240, seed=0)
+    obj = WDA(X, y, 2, reg=0.1)
+    cmp = ldr.compare(obj, [SCF()], starts=6, seed=3, xtol=1e-6)
+    answers = {row["answer"] for row in cmp.rows}
+    assert "A" in answers
+    # answers are distinct subspaces, labelled from the lowest cost up
+    for a in cmp.answers:
+        for b in cmp.answers:
+            if a != b:
+                i, j = list(cmp.answers).index(a), list(cmp.answers).index(b)
+                assert cmp.answer_distances[i, j] > 1e-4
+    costs = {row["answer"]: row["cost"] for row in cmp.rows}
+    assert sorted(costs, key=costs.get) == sorted(costs)
+
+
+def test_compare_plot_and_bad_starts(pca_data):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    cmp = ldr.compare(PCA(pca_data, 2), ["trust-region"], starts=["heuristic", "random"])
+    assert cmp.plot() is not None
+    assert cmp.rows[0]["improvement"] == pytest.approx(0.0, abs=1e-12)
+    with pytest.raises(ValueError, match="starts"):
+        ldr.compare(PCA(pca_data, 2), starts=0)
+    np.testing.assert_equal(len(cmp.answers), 1)
