@@ -523,7 +523,7 @@ def _line_profile_ism(obj, LineProfiler) -> None:
     from ldr.solvers import ism
 
     funcs = {"_evaluate": hsic.HSIC._evaluate, "beta": kernels.beta,
-             "f": kernels.Gaussian.f, "df": kernels.Gaussian.df,
+             "f_df": kernels.Gaussian.f_df,
              "minimizing_eigenvectors": ism.minimizing_eigenvectors}
     lp = LineProfiler(*funcs.values())
     t0 = time.perf_counter()
@@ -546,16 +546,17 @@ def _line_profile_ism(obj, LineProfiler) -> None:
         return (hits[0][0], hits[0][1]) if hits else (0, 0.0)
 
     n_phi = line("_evaluate", "Psi @ X")[0]
-    f_exp, df_exp = totals.get("f", 0.0), totals.get("df", 0.0)
+    gemm_beta = line("beta", "@ Z.T")[1]
     parts = [
-        ("Γ's rows (F·diag(s))·Fᵀ, n×n formed again each call",
-         line("_evaluate", "_gamma_rows(")[1]),
-        ("β: Z_b·Zᵀ (n²q gemm)", line("beta", "@ Z.T")[1]),
-        ("β: ‖z_i‖² + ‖z_j‖² − 2·, clip at 0 (n×n elementwise)", line("beta", "np.maximum")[1]),
-        ("exp in f(β) (cost)", f_exp),
-        ("cost: Γ ⊙ K and its sum (n×n elementwise)", line("_evaluate", "k.f(b)")[1] - f_exp),
-        ("exp in f′(β) (Ψ) — a second exp of the same β", df_exp),
-        ("Ψ = w·Γ ⊙ f′(β) (n×n elementwise)", line("_evaluate", "k.df(b)")[1] - df_exp),
+        ("Γ's rows (formed once, then cached)", line("_evaluate", "_gamma_rows(")[1]),
+        ("β: Z_b·Zᵀ (n²q gemm)", gemm_beta),
+        ("β: ‖z_i‖² + ‖z_j‖² − 2·, clip at 0 (n×n elementwise, in place)",
+         totals.get("beta", 0.0) - gemm_beta),
+        ("exp in f(β), shared with f′ (f_df)", line("f_df", "np.exp")[1]),
+        ("f′ = −K/2σ² (n×n elementwise)", line("f_df", "return K")[1]),
+        ("cost: Γ ⊙ K and its sum (n×n elementwise)", line("_evaluate", "np.vdot(G, fb)")[1]),
+        ("Ψ = w·Γ ⊙ f′(β) (n×n elementwise, in place)",
+         line("_evaluate", "Psi *= G")[1] + line("_evaluate", "Psi *= w")[1]),
         ("degrees Ψ·1", line("_evaluate", "Psi.sum")[1]),
         ("gradient: Ψ·Z (n²q gemm) and T", line("_evaluate", "Psi @ Z")[1]),
         ("Φ: Ψ·X (n²d gemm), Xᵀ(·) (nd²)", line("_evaluate", "Psi @ X")[1]),
