@@ -248,13 +248,16 @@ def report_reg(reg, obj, runs, n_starts) -> dict:
             f"{common.median([r.n_iter for r in rs]):g}",
             f"{sum(r.converged for r in rs)}/{n}",
             f"{sum(r.ratio >= best * (1 - BEST_TOL) for r in rs)}/{n}",
+            # SCF solves the ratio trace, whose best fixed point sits slightly below the
+            # trace-ratio optimum: count each method's starts at its own best answer too
+            f"{sum(r.ratio >= max(q.ratio for q in rs) * (1 - BEST_TOL) for r in rs)}/{n}",
             f"{common.median([r.ratio for r in rs]):.6g}",
             f"{common.median([r.acc for r in rs]):.4f}", f"{min(r.acc for r in rs):.4f}",
             ", ".join(f"{k} ×{v}" for k, v in sorted(reasons.items()))])
     print(f"reg = {reg:g}: best trace ratio found (any method, any start) = {best:.10g}")
     common.print_table(["method", "median time", "median iters", "converged",
-                        "reached best", "median ratio", "KNN acc med", "KNN acc min",
-                        "stop reasons"], rows)
+                        "reached best", "at own best", "median ratio", "KNN acc med",
+                        "KNN acc min", "stop reasons"], rows)
 
     # SCF: iteration ratio accelerated ÷ plain; fixed-point check
     pairs = [(a.n_iter / b.n_iter) for a, b in zip(runs["scf"], runs["scf-plain"])
