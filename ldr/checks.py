@@ -63,22 +63,6 @@ class CheckReport:
         return "\n".join(lines)
 
 
-def _ip(a, b) -> float:
-    if isinstance(a, tuple):
-        return float(sum(np.vdot(x, y) for x, y in zip(a, b)))
-    return float(np.vdot(a, b))
-
-
-def _axpy(M, t, E):
-    if isinstance(M, tuple):
-        return tuple(m + t * e for m, e in zip(M, E))
-    return M + t * E
-
-
-def _norm(a) -> float:
-    return float(np.sqrt(_ip(a, a)))
-
-
 _STEPS = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7)
 
 
@@ -88,10 +72,11 @@ def _check_egrad(problem: Problem, M, rng, n_dirs: int, rtol: float) -> CheckIte
     worst = 0.0
     for _ in range(n_dirs):
         E = geom.random_ambient(rng)
-        E = geom.lincomb(1.0 / _norm(E), E)
-        exact = _ip(G, E)
-        scale = max(abs(exact), _norm(G), 1e-12)
-        errs = [abs((problem.cost(_axpy(M, t, E)) - problem.cost(_axpy(M, -t, E))) / (2 * t)
+        E = geom.lincomb(1.0 / geom.norm(E), E)
+        exact = geom.inner(G, E)
+        scale = max(abs(exact), geom.norm(G), 1e-12)
+        errs = [abs((problem.cost(geom.lincomb(1.0, M, t, E))
+                     - problem.cost(geom.lincomb(1.0, M, -t, E))) / (2 * t)
                     - exact) / scale for t in _STEPS]
         worst = max(worst, min(errs))
     return CheckItem("egrad", worst <= rtol, worst, rtol,
@@ -103,14 +88,15 @@ def _check_ehvp(problem: Problem, M, rng, n_dirs: int, rtol: float) -> CheckItem
     worst = 0.0
     for _ in range(n_dirs):
         V = geom.random_ambient(rng)
-        V = geom.lincomb(1.0 / _norm(V), V)
+        V = geom.lincomb(1.0 / geom.norm(V), V)
         exact = problem.ehvp(M, V)
         errs = []
         for t in _STEPS:
-            fd = geom.lincomb(1 / (2 * t), problem.egrad(_axpy(M, t, V)), -1 / (2 * t),
-                              problem.egrad(_axpy(M, -t, V)))
+            fd = geom.lincomb(1 / (2 * t), problem.egrad(geom.lincomb(1.0, M, t, V)),
+                              -1 / (2 * t), problem.egrad(geom.lincomb(1.0, M, -t, V)))
             diff = geom.lincomb(1.0, fd, -1.0, exact)
-            errs.append(_norm(diff) / max(_norm(exact), _norm(problem.egrad(M)), 1e-12))
+            errs.append(geom.norm(diff) / max(geom.norm(exact), geom.norm(problem.egrad(M)),
+                                              1e-12))
         worst = max(worst, min(errs))
     return CheckItem("ehvp", worst <= rtol, worst, rtol,
                      "Hessian-vector product vs central differences of egrad")

@@ -18,16 +18,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ldr.driver import solve
-from ldr.manifolds import sin_largest_angle
 from ldr.objective import Objective
 from ldr.problem import Problem
 from ldr.result import Result
-
-
-def _subspace_distance(M, N) -> float:
-    if isinstance(M, tuple):
-        return max(sin_largest_angle(a, b) for a, b in zip(M, N))
-    return sin_largest_angle(M, N)
 
 
 def _label(i: int) -> str:
@@ -138,14 +131,14 @@ def compare(objective: Objective, solvers: Sequence = ("trust-region", "gradient
     for i in order:
         M = results[keys[i]].M
         for j, rep in enumerate(reps):
-            if _subspace_distance(rep, M) <= same_tol:
+            if problem.manifold.change(rep, M) <= same_tol:
                 rows[i]["answer"] = _label(j)
                 break
         else:
             rows[i]["answer"] = _label(len(reps))
             reps.append(M)
     k = len(reps)
-    dist = np.array([[_subspace_distance(reps[a], reps[b]) for b in range(k)]
+    dist = np.array([[problem.manifold.change(reps[a], reps[b]) for b in range(k)]
                      for a in range(k)])
     return Comparison(rows=rows, results=results,
                       answers={_label(j): rep for j, rep in enumerate(reps)},

@@ -12,10 +12,6 @@ from sklearn import datasets as _skd
 BUNDLED = ("iris", "wine", "breast_cancer", "digits")
 
 
-def _rng(seed) -> np.random.Generator:
-    return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-
-
 def random_covariance_factor(d: int, mean_scale: float, rng: np.random.Generator) -> np.ndarray:
     """K = Q diag(e) with Q uniformly random (Haar) orthogonal and e_i ~ Exponential(mean).
 
@@ -40,7 +36,7 @@ def make_lda(d: int, r: int = 2, n_per_class: int = 1000, n_classes: int | None 
 
     Returns ``X`` (n_classes·n_per_class, d) and integer labels ``y``.
     """
-    rng = _rng(seed)
+    rng = np.random.default_rng(seed)
     c = r + 1 if n_classes is None else int(n_classes)
     if c < 2 or d < 1 or n_per_class < 1:
         raise ValueError(f"make_lda: need n_classes >= 2, d >= 1, n_per_class >= 1; got "
@@ -58,7 +54,7 @@ def make_lda(d: int, r: int = 2, n_per_class: int = 1000, n_classes: int | None 
 def make_pca(n: int, d: int, eccentricity: float = 2.0, seed=None) -> np.ndarray:
     """The survey's PCA data (§4.2): n normal samples with a random covariance
     (random orientation, exponentially distributed scales with mean ``eccentricity``)."""
-    rng = _rng(seed)
+    rng = np.random.default_rng(seed)
     K = random_covariance_factor(d, eccentricity, rng)
     return rng.standard_normal((n, d)) @ K.T
 
@@ -87,7 +83,7 @@ def make_moons4d(n: int = 400, noise_dims: int = 0, noise: float = 0.05, seed=No
 
     Returns ``X`` (n, 4 + noise_dims), ``labels_parabola`` and ``labels_gaussian``.
     """
-    rng = _rng(seed)
+    rng = np.random.default_rng(seed)
     a = rng.integers(0, 2, size=n)
     b = rng.integers(0, 2, size=n)
     t = rng.uniform(-1.0, 1.0, size=n)
@@ -114,7 +110,7 @@ def make_gaussian_clusters(n_per_cluster: int = 100, spread: float = 3.0, std: f
 
     Returns ``X`` (4·n_per_cluster, 2 + noise_dims), ``labels_x``, ``labels_y``.
     """
-    rng = _rng(seed)
+    rng = np.random.default_rng(seed)
     cells = np.array([[0, 0], [0, 1], [1, 0], [1, 1]])
     idx = np.repeat(np.arange(4), n_per_cluster)
     X = spread * cells[idx] + std * rng.standard_normal((idx.size, 2))
@@ -129,7 +125,7 @@ def make_wda(n: int = 1000, noise: float = 0.2, noise_dims: int = 8, seed=None
     (Gaussian noise ``noise`` in those two dimensions) plus ``noise_dims`` standard normal
     noise dimensions.  Returns ``X`` (n, 2 + noise_dims) and labels ``y`` in {0, 1, 2}.
     """
-    rng = _rng(seed)
+    rng = np.random.default_rng(seed)
     t = rng.uniform(0.0, 2.0 * np.pi, size=n)
     y = np.floor(np.arange(n) * 3.0 / n).astype(int)
     radius = (y + 1.0)[:, None]

@@ -31,12 +31,6 @@ from ldr.problem import Problem
 from ldr.result import Result, StageSummary, Trace
 
 
-def _rng(seed) -> np.random.Generator:
-    if isinstance(seed, np.random.Generator):
-        return seed
-    return np.random.default_rng(seed)
-
-
 def initial_point(problem: Problem, M0=None, seed=None, solver=None):
     """Resolve ``M0``: an array (tuple on a product), ``"random"``, ``"heuristic"``, or None
     (the solver's own default start, e.g. ISM's eigenvectors of Φ₀, else random)."""
@@ -46,7 +40,7 @@ def initial_point(problem: Problem, M0=None, seed=None, solver=None):
         if start is not None:
             return geom.validate_point(start, f"{solver.name} default start")
     if M0 is None or (isinstance(M0, str) and M0 == "random"):
-        return geom.random_point(_rng(seed))
+        return geom.random_point(np.random.default_rng(seed))
     if isinstance(M0, str):
         if M0 != "heuristic":
             raise ValueError(f"M0: expected an array, 'random' or 'heuristic', got {M0!r}")

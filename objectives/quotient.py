@@ -17,17 +17,9 @@ from __future__ import annotations
 
 import autograd.numpy as anp
 import numpy as np
-import scipy.linalg
 
-from ldr.manifolds import orthonormalize
+from ldr.eigen import top_generalized
 from ldr.objective import Objective
-
-
-def top_generalized_eigenvectors(A: np.ndarray, B: np.ndarray, r: int) -> np.ndarray:
-    """The r generalized eigenvectors of (A, B) with the largest eigenvalues, orthonormalized."""
-    d = A.shape[0]
-    _, V = scipy.linalg.eigh(A, B, subset_by_index=[d - r, d - 1])
-    return orthonormalize(V[:, ::-1])
 
 
 class QuotientOfTraces(Objective):
@@ -82,4 +74,4 @@ class QuotientOfTraces(Objective):
         return self.A, self.B
 
     def heuristic(self) -> np.ndarray:
-        return top_generalized_eigenvectors(self.A, self.B, self.shape[1])
+        return top_generalized(self.A, self.B, self.shape[1])[0]

@@ -23,11 +23,11 @@ from __future__ import annotations
 
 import autograd.numpy as anp
 import numpy as np
-import scipy.linalg
 from autograd.scipy.special import logsumexp
 
 from ldr._validation import check_data, check_labels, check_new_data, check_rank
-from ldr.manifolds import orthonormalize
+from ldr.eigen import top_generalized
+from ldr.kernels import beta
 from ldr.objective import Objective
 from ldr.objectives.lda import scatter_matrices
 
@@ -88,14 +88,6 @@ def _sinkhorn_np(M: np.ndarray, reg: float, n_iter: int) -> np.ndarray:
         if np.all(np.isfinite(K)):
             return K
     return np.asarray(sinkhorn_log(M, reg, n_iter))
-
-
-def _sqdist_np(A: np.ndarray, B: np.ndarray) -> np.ndarray:
-    out = A @ B.T
-    out *= -2.0
-    out += np.einsum("ij,ij->i", A, A)[:, None]
-    out += np.einsum("ij,ij->i", B, B)[None, :]
-    return np.maximum(out, 0.0, out=out)
 
 
 def _sqdist(A, B):
@@ -163,7 +155,8 @@ class WDA(Objective):
 
     def plans(self, P) -> dict:
         """The transport plans T^{c,c′}(P) for c ≤ c′."""
-        return {(a, b): _sinkhorn_np(_sqdist_np(self.groups[a] @ P, self.groups[b] @ P),
+        # squared distances between the projected groups: the difference-kernel β
+        return {(a, b): _sinkhorn_np(beta("difference", self.groups[b] @ P, self.groups[a] @ P),
                                      self.reg, self.sinkhorn_iter)
                 for a, b in self._pairs()}
 
@@ -216,9 +209,7 @@ class WDA(Objective):
         """Regularized FDA: top-p generalized eigenvectors of (S_b, S_w + 1e-3·tr(S_w)/d·I)."""
         Sw, Sb, _ = scatter_matrices(self._X, self.codes_, len(self.classes_))
         d, p = self.shape
-        _, V = scipy.linalg.eigh(Sb, Sw + 1e-3 * np.trace(Sw) / d * np.eye(d),
-                                 subset_by_index=[d - p, d - 1])
-        return orthonormalize(V[:, ::-1])
+        return top_generalized(Sb, Sw + 1e-3 * np.trace(Sw) / d * np.eye(d), p)[0]
 
     def transform(self, X, P):
         return (check_new_data(X, self.shape[0]) - self.mean_) @ P

@@ -75,18 +75,15 @@ class ISM(Solver):
             return minimizing_eigenvectors(0.5 * (Phi0 + Phi0.T), problem.manifold.shape[1])[0]
         return None
 
-    def _state(self, problem: Problem, M, Phi, **kw) -> State:
-        # the true gradient (not 2Φ̃M, which differs under damping); objectives that share
-        # work between phi, cost and egrad (HSIC) answer these from their cache
-        return self.evaluate(problem, M, **kw)
-
     def init(self, problem: Problem, M0) -> State:
         self.check_problem(problem)
         if problem.manifold.is_product or problem.manifold.parts[0].kind == "euclidean":
             raise ValueError("solver 'ism' needs a Stiefel or Grassmann objective")
         Phi = problem.phi(M0)
-        state = self._state(problem, M0, Phi)
-        state.memory = {"Phi": Phi, "best": (state.cost, M0, Phi), "since_best": 0,
+        # the true gradient (not 2Φ̃M, which differs under damping); objectives that share
+        # work between phi, cost and egrad (HSIC) answer these from their cache
+        state = self.evaluate(problem, M0)
+        state.memory = {"Phi": Phi, "best": (state.cost, M0), "since_best": 0,
                         "recent": deque([M0], maxlen=self.history)}
         return state
 
@@ -98,14 +95,14 @@ class ISM(Solver):
         Phi_new = problem.phi(M_new)
         if self.damping:
             Phi_new = (1.0 - self.damping) * Phi_new + self.damping * Phi
-        new = self._state(problem, M_new, Phi_new, iteration=state.iteration + 1)
+        new = self.evaluate(problem, M_new, iteration=state.iteration + 1)
         eigengap = float(w[r] - w[r - 1]) if len(w) > r else np.nan
         new.info = {"eigengap": eigengap, "lambda_r": float(w[r - 1])}
-        best_cost, _, _ = mem["best"]
+        best_cost, _ = mem["best"]
         improved = new.cost < best_cost - 1e-15 * abs(best_cost)
         recent = deque(mem["recent"], maxlen=self.history)
         new.memory = {"Phi": Phi_new, "recent": recent,
-                      "best": (new.cost, M_new, Phi_new) if improved else mem["best"],
+                      "best": (new.cost, M_new) if improved else mem["best"],
                       "since_best": 0 if improved else mem["since_best"] + 1}
         # a cycle: back to the subspace of an iterate p >= 2 steps ago, not a fixed point
         if sin_largest_angle(state.M, M_new) > self.cycle_tol:
@@ -124,10 +121,10 @@ class ISM(Solver):
 
     def finalize(self, problem: Problem, state: State) -> State:
         """Return the best iterate seen if the last one is worse."""
-        best_cost, M_best, Phi_best = state.memory.get("best", (state.cost, None, None))
+        best_cost, M_best = state.memory.get("best", (state.cost, None))
         if M_best is None or best_cost >= state.cost - 1e-12 * max(1.0, abs(state.cost)):
             return state
-        best = self._state(problem, M_best, Phi_best, iteration=state.iteration)
+        best = self.evaluate(problem, M_best, iteration=state.iteration)
         best.info = {"returned": "best iterate seen"}
         best.memory = state.memory
         best.stop_reason = state.stop_reason

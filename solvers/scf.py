@@ -35,18 +35,10 @@ import warnings
 import numpy as np
 import scipy.linalg
 
+from ldr.eigen import top_generalized
 from ldr.manifolds import orthonormalize, sin_largest_angle
 from ldr.problem import Problem
 from ldr.solvers.base import Solver, State
-
-
-def top_generalized(A: np.ndarray, B: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(M, w)``: an orthonormal basis of the top-r generalized eigenvectors of (A, B), and
-    the top r + 1 eigenvalues in decreasing order."""
-    d = A.shape[0]
-    w, V = scipy.linalg.eigh(A, B, subset_by_index=[max(d - r - 1, 0), d - 1])
-    w, V = w[::-1], V[:, ::-1]
-    return orthonormalize(V[:, :r]), w
 
 
 def positive_definite(B: np.ndarray, what: str = "B") -> np.ndarray:
@@ -108,8 +100,11 @@ class SCF(Solver):
             raise ValueError("solver 'scf' needs a Stiefel or Grassmann objective")
         state = self._state(problem, M0)
         A, B = self._pencil(problem, M0)
-        scale = float(np.mean(np.abs(scipy.linalg.eigvalsh(A, B)))) or 1.0
-        state.memory = {"pencil": (A, B), "shift": self.level_shift * scale, "X": [], "F": [],
+        shift = 0.0
+        if self.level_shift:  # σ relative to the pencil's mean |λ|: the full spectrum, once
+            shift = self.level_shift * (float(np.mean(np.abs(scipy.linalg.eigvalsh(A, B))))
+                                        or 1.0)
+        state.memory = {"pencil": (A, B), "shift": shift, "X": [], "F": [],
                         "prev": None, "best_step": np.inf, "since_best": 0}
         return state
 

@@ -138,11 +138,6 @@ class _HSICBase(TransformerMixin, BaseEstimator):
         X = validate_data(self, X, reset=False, dtype=np.float64)
         return self._scale(X, fit=False) @ self.W_
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.input_tags.allow_nan = False
-        return tags
-
 
 class SupervisedHSIC(_HSICBase):
     """Supervised HSIC dimension reduction: maximize HSIC(XW, y), Γ = H K_Y H.
