@@ -166,6 +166,13 @@ def solve(
     return result
 
 
+def _gnorm(state) -> str:
+    """``(gradient norm …)`` for a reason, or a note that the solver does not compute it."""
+    if np.isnan(state.grad_norm):
+        return "(the solver computes no gradient)"
+    return f"(gradient norm {state.grad_norm:.3e})"
+
+
 def _stop(state, prev, change, callback, gtol, xtol, ftol, max_iter, max_time, start, base_iter):
     """The first stopping rule that holds, as ``(reason, converged)``; ``("", False)`` if none."""
     if callback is not None and callback(state):
@@ -177,13 +184,13 @@ def _stop(state, prev, change, callback, gtol, xtol, ftol, max_iter, max_time, s
     if prev is not None and state.accepted:
         if xtol > 0 and change <= xtol:
             return (f"subspace change {change:.3e} ≤ xtol {xtol:.1e} "
-                    f"(gradient norm {state.grad_norm:.3e})"), True
+                    f"{_gnorm(state)}"), True
         rel = abs(state.cost - prev.cost) / max(abs(state.cost), 1e-300)
         if ftol > 0 and rel <= ftol:
             return (f"relative cost change {rel:.3e} ≤ ftol {ftol:.1e} "
-                    f"(gradient norm {state.grad_norm:.3e})"), True
+                    f"{_gnorm(state)}"), True
     if state.iteration - base_iter >= max_iter:
-        return f"max_iter {max_iter} reached (gradient norm {state.grad_norm:.3e})", False
+        return f"max_iter {max_iter} reached {_gnorm(state)}", False
     if time.perf_counter() - start >= max_time:
-        return f"max_time {max_time:g}s reached (gradient norm {state.grad_norm:.3e})", False
+        return f"max_time {max_time:g}s reached {_gnorm(state)}", False
     return "", False

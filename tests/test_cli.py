@@ -1,31 +1,84 @@
 import json
 
+import numpy as np
 import pytest
 
+import ldr
 from ldr import cli
+from ldr.objectives import LDA
 
 
-def test_cli_runs_lda_on_wine_and_writes_json(tmp_path, capsys):
-    out = tmp_path / "wine.json"
-    assert cli.main(["run", "--solvers", "trust-region", "gradient", "--json", str(out)]) == 0
+def test_compare_table_agrees_with_solve_by_hand(tmp_path, capsys):
+    out, png = tmp_path / "wine.json", tmp_path / "wine.png"
+    assert cli.main(["compare", "--method", "lda", "--data", "wine", "--components", "2",
+                     "--solvers", "gradient,trust-region,ism", "--starts", "2",
+                     "--json", str(out), "--plot", str(png)]) == 0
     text = capsys.readouterr().out
-    assert "LDA on wine" in text and "trust-region" in text
-    summary = json.loads(out.read_text())
-    rows = {row["solver"]: row for row in summary["results"]}
-    # orthogonal LDA beats the eigenvector heuristic on wine, and both solvers agree
-    assert rows["trust-region"]["improvement"] > 0.05
-    assert rows["trust-region"]["score"] == pytest.approx(rows["gradient"]["score"], rel=1e-8)
-    assert all(row["converged"] and row["certified"] for row in rows.values())
+    assert text.startswith("LDA on wine (n=178, d=13, r=2)")
+    runs = json.loads(out.read_text())["runs"]
+    assert [r["solver"] for r in runs] == ["gradient"] * 2 + ["trust-region"] * 2 + ["ism"] * 2
+    # the same starts by hand: seeded random points drawn in order from seed 0
+    X, y = ldr.datasets.load("wine")
+    obj = LDA(X, y, 2)
+    rng = np.random.default_rng(0)
+    geom = ldr.manifolds.Geometry(obj.manifold, obj.shape)
+    starts = [geom.random_point(rng) for _ in range(2)]
+    heur = obj.cost(obj.heuristic())
+    for row in runs:
+        res = ldr.solve(obj, row["solver"], M0=starts[int(row["start"][-1])], seed=0)
+        assert row["cost"] == pytest.approx(res.cost, rel=1e-12)
+        assert row["n_iter"] == res.n_iter and row["converged"] is True
+        assert row["improvement"] == pytest.approx(-(res.cost - heur) / abs(heur), rel=1e-9)
+        assert f"{res.cost:.10g}" in text
+        assert row["answer"] == "A" and row["improvement"] > 0.05
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 20_000
 
 
-def test_cli_pca_shows_no_improvement(capsys):
-    assert cli.main(["run", "--dataset", "iris", "--method", "pca", "--r", "2",
-                     "--solvers", "trust-region"]) == 0
-    assert "0.000%" in capsys.readouterr().out
+def test_compare_reads_csv_and_npy_with_a_label_column(tmp_path, capsys):
+    X, y = ldr.datasets.load("iris")
+    csv = tmp_path / "iris.csv"
+    np.savetxt(csv, np.column_stack([y, X]), delimiter=",", header="label,a,b,c,d",
+               comments="")
+    assert cli.main(["compare", "--data", str(csv), "--label-column", "0", "--solvers",
+                     "trust-region", "--starts", "1", "--markdown"]) == 0
+    md = capsys.readouterr().out
+    assert "## LDA on iris.csv (n=150, d=4, r=2)" in md and "| solver |" in md
+    npy = tmp_path / "iris.npy"
+    np.save(npy, np.column_stack([X, y]))
+    # PCA is unsupervised: without --label-column every column is a feature
+    assert cli.main(["compare", "--method", "pca", "--data", str(npy), "--solvers",
+                     "trust-region", "--starts", "0"]) == 0
+    assert "(n=150, d=5, r=2)" in capsys.readouterr().out
 
 
-def test_cli_reports_bad_input_as_error(capsys):
-    assert cli.main(["run", "--r", "5"]) == 2
-    assert "n_classes" in capsys.readouterr().err
-    with pytest.raises(SystemExit):
-        cli.main(["run", "--dataset", "mnist"])
+def test_demo_runs_every_solver_and_reports_the_improvement(capsys):
+    assert cli.main(["demo", "--starts", "1"]) == 0
+    text = capsys.readouterr().out
+    for solver in ("trust-region", "gradient", "ism", "scf", "pymanopt"):
+        assert solver in text
+    assert "improves on the eigenvector heuristic by 10.02%" in text
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["compare", "--method", "tsne"], "invalid choice: 'tsne'"),
+    (["compare", "--data", "missing.csv"], "no such file: missing.csv"),
+    (["compare", "--data", "wine.txt"], "neither a bundled dataset"),
+    (["compare", "--method", "pca", "--components", "13"], "need 1 <= r < d = 13"),
+    (["compare", "--components", "5"], "n_classes"),
+    (["compare", "--solvers", "gradient,newton"], "unknown solver 'newton'"),
+    (["frobnicate"], "invalid choice: 'frobnicate'"),
+])
+def test_bad_command_lines_give_one_clear_line(argv, message, capsys):
+    with pytest.raises(SystemExit) as exc:
+        code = cli.main(argv)
+        raise SystemExit(code)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_a_non_numeric_csv_is_one_clear_line(tmp_path, capsys):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a,b\nx,y\n1,2\n")
+    assert cli.main(["compare", "--data", str(bad)]) == 2
+    assert "not a numeric CSV" in capsys.readouterr().err

@@ -42,3 +42,38 @@ def test_compare_plot_and_bad_starts(pca_data):
     with pytest.raises(ValueError, match="starts"):
         ldr.compare(PCA(pca_data, 2), starts=0)
     np.testing.assert_equal(len(cmp.answers), 1)
+
+
+def test_compare_tables_summary_and_certificates(pca_data):
+    obj = PCA(pca_data, 2)
+    cmp = ldr.compare(obj, ["trust-region", "gradient"], n_starts=2, seed=1, gtol=1e-9)
+    assert cmp.meta["starts"] == ["rand0", "rand1"]
+    for row in cmp.rows:  # certificate of a local minimum at the PCA optimum
+        assert row["grad_norm"] < 1e-8 and row["hess_min"] > 0
+        assert row["sin_to_A"] < 1e-6
+    summary = {s["solver"]: s for s in cmp.summary()}
+    assert summary["gradient"]["converged"] == "2/2" and summary["gradient"]["at_A"] == "2/2"
+    assert summary["trust-region"]["best_cost"] == pytest.approx(obj.cost(obj.heuristic()))
+    md = cmp.to_markdown()
+    assert md.startswith("| solver | start | cost |") and md.count("\n| ") == 4
+    assert "| trust-region |" in cmp.to_markdown(per="solver")
+    df = cmp.to_pandas()
+    assert list(df["solver"]) == ["trust-region"] * 2 + ["gradient"] * 2
+    assert np.allclose(df["cost"], [row["cost"] for row in cmp.rows])
+    assert len(cmp.to_pandas(per="solver")) == 2
+    with pytest.raises(ValueError, match="per"):
+        cmp.table(per="start")
+
+
+def test_compare_plot_shows_median_and_spread_per_solver(pca_data):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    cmp = ldr.compare(PCA(pca_data, 2), ["trust-region", "gradient"], n_starts=3, gtol=1e-10)
+    axes = cmp.plot()
+    lines = axes[1].get_lines()
+    assert [ln.get_label() for ln in lines] == ["trust-region (median of 3)",
+                                               "gradient (median of 3)"]
+    # the median gap of every solver reaches rounding level
+    assert all(ln.get_ydata()[-1] < 1e-8 for ln in lines)
+    assert len(axes[0].collections) == 2  # one spread band per solver
