@@ -27,10 +27,12 @@ def random_covariance_factor(d: int, mean_scale: float, rng: np.random.Generator
 
 
 def make_lda(d: int, r: int = 2, n_per_class: int = 1000, n_classes: int | None = None,
-             eccentricity: float = 5.0, seed=None) -> tuple[np.ndarray, np.ndarray]:
+             eccentricity: float = 5.0, seed=None, mean_std: float | None = None
+             ) -> tuple[np.ndarray, np.ndarray]:
     """The survey's LDA data (§4.2): ``n_classes`` Gaussian classes in d dimensions.
 
-    Each class has a random mean (normal with standard deviation 5/d) and a random covariance
+    Each class has a random mean (normal with standard deviation ``mean_std``, default 5/d as
+    in §4.2; the survey's Figure 1 uses 5/2) and a random covariance
     (uniformly random orientation, exponentially distributed scales with mean
     ``eccentricity``).  ``n_classes`` defaults to r + 1, as in the survey's code.
 
@@ -44,7 +46,7 @@ def make_lda(d: int, r: int = 2, n_per_class: int = 1000, n_classes: int | None 
     blocks = []
     for _ in range(c):
         K = random_covariance_factor(d, eccentricity, rng)
-        mean = (5.0 / d) * rng.standard_normal(d)
+        mean = (5.0 / d if mean_std is None else mean_std) * rng.standard_normal(d)
         blocks.append(rng.standard_normal((n_per_class, d)) @ K.T + mean)
     X = np.vstack(blocks)
     y = np.repeat(np.arange(c), n_per_class)
@@ -133,3 +135,76 @@ def make_wda(n: int = 1000, noise: float = 0.2, noise_dims: int = 8, seed=None
     X = np.column_stack([circles, rng.standard_normal((n, int(noise_dims)))])
     perm = rng.permutation(n)
     return X[perm], y[perm]
+
+
+def make_maf(n: int, d: int, n_signals: int | None = None, noise: float = 1.0, seed=None
+             ) -> np.ndarray:
+    """The survey's MAF data (§4.2): smooth random signals, mixed linearly, plus noise.
+
+    Rows are time-ordered samples t = 1, …, n.  Each of ``n_signals`` latent signals is a
+    piecewise-cubic interpolant through four knots: the two ends of the domain (t = 0 and
+    t = n + 1) and two distinct random interior times, uniform on {1, …, n}, with standard
+    normal values.  The remaining d − n_signals latent coordinates are 0.01·N(0, 1) noise.
+    With entries of A and B uniform on [0, d^{−1/2}] and E standard normal,
+
+        X = S Aᵀ + noise · E Bᵀ,   then centered per feature.
+
+    The survey's text asks for "cubic splines with four randomly located knots (uniformly
+    distributed in the domain, standard normally distributed in range)" and d signals; the
+    details (ends of the domain as knots, shape-preserving cubic interpolation — scipy's
+    ``PchipInterpolator``, MATLAB's ``pchip`` —, noise mixed by a second random matrix, n = 10d
+    in the paper's runs) follow the survey's code (cunni/ldr ``test/test_maf.m``).
+
+    Returns ``X`` of shape (n, d); the row order is the time order.
+    """
+    from scipy.interpolate import PchipInterpolator
+
+    k = d if n_signals is None else n_signals
+    for name, value, low in [("n", n, 2), ("d", d, 1), ("n_signals", k, 0)]:
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+            raise ValueError(f"make_maf: {name} must be an integer >= {low}, got {value!r}")
+    if k > d:
+        raise ValueError(f"make_maf: n_signals must be <= d = {d}, got {k}")
+    if not (isinstance(noise, (int, float)) and np.isfinite(noise) and noise >= 0):
+        raise ValueError(f"make_maf: noise must be a finite number >= 0, got {noise!r}")
+    rng = np.random.default_rng(seed)
+    t = np.arange(1, n + 1, dtype=float)
+    S = np.empty((n, d))
+    for j in range(k):
+        inner = np.sort(rng.choice(n, size=2, replace=False) + 1.0)
+        knots = np.concatenate([[0.0], inner, [n + 1.0]])
+        S[:, j] = PchipInterpolator(knots, rng.standard_normal(4))(t)
+    S[:, k:] = 0.01 * rng.standard_normal((n, d - k))
+    scale = 1.0 / np.sqrt(d)
+    A = rng.uniform(0.0, scale, size=(d, d))
+    B = rng.uniform(0.0, scale, size=(d, d))
+    X = S @ A.T + noise * (rng.standard_normal((n, d)) @ B.T)
+    return X - X.mean(axis=0)
+
+
+def make_cca(n: int, d: int, noise: float = 1.0, seed=None, *, latent_dim: int | None = None,
+             d_b: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The survey's CCA data (§4.2): two views of one latent data set.
+
+    Z (n × ⌈d/2⌉ by default) has iid standard normal entries; ``Xa = Z A_aᵀ + noise·E_a`` and
+    ``Xb = Z A_bᵀ + noise·E_b`` with independent random linear maps A_a (d × ⌈d/2⌉), A_b
+    (d_b × ⌈d/2⌉) of iid standard normal entries ("the random linear transformation had the
+    same distribution") and iid standard normal noise E_a, E_b.  Each coordinate then has
+    signal variance ⌈d/2⌉ against noise variance ``noise²``; the default ``noise = 1.0``
+    keeps the covariances well conditioned and the canonical correlations distinct (the
+    survey gives no level; its code adds a tiny correlated noise, 2e-4 · U·E, which leaves
+    Σ_a nearly singular and the top canonical correlations all ≈ 1).
+
+    Returns ``Xa`` (n, d) and ``Xb`` (n, d_b), with ``d_b = d`` by default.
+    """
+    rng = np.random.default_rng(seed)
+    d_b = d if d_b is None else int(d_b)
+    k = -(-int(d) // 2) if latent_dim is None else int(latent_dim)
+    if n < 2 or d < 1 or d_b < 1 or k < 1 or not noise >= 0:
+        raise ValueError(f"make_cca: need n >= 2, d >= 1, d_b >= 1, latent_dim >= 1 and "
+                         f"noise >= 0; got n={n}, d={d}, d_b={d_b}, latent_dim={k}, "
+                         f"noise={noise}")
+    Z = rng.standard_normal((n, k))
+    Xa = Z @ rng.standard_normal((d, k)).T + noise * rng.standard_normal((n, d))
+    Xb = Z @ rng.standard_normal((d_b, k)).T + noise * rng.standard_normal((n, d_b))
+    return Xa, Xb

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ldr._validation import check_data, check_new_data, check_rank
+from ldr._validation import check_data, check_labels, check_new_data, check_rank
 from ldr.kernels import Kernel, beta, make_kernel
 from ldr.objective import Objective
 
@@ -75,6 +75,17 @@ class HSIC(Objective):
         self.shape, self.manifold = (d, r), manifold
         self._cache_key: bytes | None = None
         self._cache: dict = {}
+
+    @classmethod
+    def supervised(cls, X, y, r: int, kernel="gaussian", **kwargs) -> HSIC:
+        """Supervised HSIC(XW, y) for class labels: Γ = H YYᵀ H / n² with one-hot Y, kept as
+        the low-rank factor (HY, 1/n²).  ``X`` is used as given (standardize it first)."""
+        X = check_data(X, "X")
+        _, codes = check_labels(y, X.shape[0], "y")
+        Y = np.eye(codes.max() + 1)[codes]
+        n = X.shape[0]
+        return cls(X, (Y - Y.mean(axis=0), np.full(Y.shape[1], 1.0 / n**2)), r, kernel,
+                   **kwargs)
 
     # -- Γ by rows -------------------------------------------------------------------------
     def _gamma_rows(self, rows: slice) -> np.ndarray:

@@ -1,0 +1,311 @@
+"""Graph-based projections: LPP and NPE (survey §3.1.8, Eq. 17–20).
+
+Rows of X are samples; W is a sparse n×n weight matrix on a neighbourhood graph (k nearest
+neighbours or an ε-ball, from :mod:`sklearn.neighbors`), D = diag(W1), L = D − W.
+
+**LPP** (He & Niyogi, 2004).  Heat-kernel weights on the symmetrized graph (i ~ j when either
+is among the other's neighbours), Eq. 17:  W_ij = exp(−‖x_i − x_j‖² / τ).  Then
+
+    Σ_ij W_ij ‖Mᵀx_i − Mᵀx_j‖² = 2 tr(Mᵀ S_L M),    S_L = XᵀLX,
+    S_D = Σ_i D_ii (x_i − μ_D)(x_i − μ_D)ᵀ,          μ_D = Σ_i D_ii x_i / Σ_i D_ii.
+
+**NPE** (He et al., 2005).  LLE's barycentric reconstruction weights: row i of W holds the
+weights, summing to one, that best reconstruct x_i from its k nearest neighbours (local Gram
+matrix regularized by ``lle_reg``·trace, as in scikit-learn's LLE).  Then
+
+    S_L = Xᵀ(I − W)ᵀ(I − W)X = Σ_i ‖x_i − Σ_j W_ij x_j‖²-scatter,    S_D = (X − μ)ᵀ(X − μ).
+
+Both methods want projections in which neighbours stay close *relative to* the spread of the
+projected data, and come in two forms (``form``):
+
+* ``"ratio"`` (default) — an orthogonal projection Y = (X − μ)M, cost the quotient of traces
+
+      f(M) = tr(MᵀS_L M) / tr(MᵀS_D M)        over orthonormal d×r M (Grassmann),
+
+  i.e. :class:`~ldr.objectives.quotient.QuotientOfTraces` with A = −S_L, B = S_D.  Gradient
+  2(S_L − f S_D)M / tr(MᵀS_DM), Φ(M) = (S_L − f(M) S_D)/tr(MᵀS_DM), pencil (−S_L, S_D).
+  ``heuristic()`` is the LPP/NPE eigenvector recipe: the r generalized eigenvectors of
+  S_L v = λ S_D v with the *smallest* λ (Eq. 18's solution), orthonormalized.  Like LDA's,
+  that recipe solves the ratio trace, not this quotient of traces, so solvers improve on it.
+* ``"whitened"`` — Eq. 19/20 verbatim: with C = S_D^{-1/2} S_L S_D^{-1/2},
+
+      f(M) = tr(MᵀCM) / r        (Eq. 19 divided by the constant r = tr(MᵀM)),
+
+  the mapping Y = (X − μ) S_D^{-1/2} M (``transform``) is not an orthogonal projection, and
+  its P = MᵀS_D^{-1/2} satisfies Eq. 18's constraint P S_D Pᵀ = I.  This is the same
+  quotient of traces in whitened coordinates (A = −C, B = I), so the eigenvector recipe (the
+  r smallest eigenvectors of C, spanning S_D^{1/2}·(LPP's generalized eigenvectors)) is its
+  exact global optimum.
+
+In both forms ``ratio(M)`` is f(M) itself: the neighbour scatter over the (degree-weighted)
+variance of the projection, a positive number, smaller is better (LPP's lies in [0, 2]).
+
+Deviations from the survey's text (kept deliberately, verified in tests/test_graph.py):
+
+* Eq. 18–20 write XDXᵀ and XXᵀ with raw data.  Here they are centered (S_D about the
+  degree-weighted mean μ_D, NPE's about the mean); otherwise the answer depends on where the
+  origin is.  S_L is unchanged by centering (L1 = 0, (I − W)1 = 0).
+* The survey says NPE's W "is the same in LPP"; in He et al. (2005) it is LLE's
+  reconstruction weights (rows summing to one), without which (I − W) is no reconstruction
+  error.  NPE here uses the reconstruction weights.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.linalg
+import scipy.sparse as sp
+from sklearn.neighbors import kneighbors_graph, radius_neighbors_graph
+
+from ldr._validation import check_data, check_new_data, check_rank
+from ldr.objectives.quotient import QuotientOfTraces
+
+FORMS = ("ratio", "whitened")
+
+
+# --- neighbourhood graphs ----------------------------------------------------------------------
+def neighbor_graph(X: np.ndarray, n_neighbors: int | None = None, radius: float | None = None,
+                   symmetric: bool = True) -> sp.csr_matrix:
+    """0/1 adjacency (CSR, no self loops) of the k-nearest-neighbour or ε-ball graph of rows X.
+
+    ``symmetric=True`` joins i and j when either is among the other's k nearest neighbours
+    (He & Niyogi's rule); ``False`` keeps row i = the neighbours of x_i (LLE/NPE).  Exactly one
+    of ``n_neighbors`` and ``radius`` is given.  Raises a ``ValueError`` when k ≥ n, when the
+    graph has no edge, or when a sample has no neighbour (ε-ball too small).
+    """
+    n = X.shape[0]
+    if (n_neighbors is None) == (radius is None):
+        raise ValueError("n_neighbors, radius: give exactly one of them (k nearest neighbours "
+                         "or an ε-ball graph)")
+    if n_neighbors is not None:
+        if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, numbers.Integral) \
+                or n_neighbors < 1:
+            raise ValueError(f"n_neighbors: must be a positive integer, got {n_neighbors!r}")
+        if n_neighbors >= n:
+            raise ValueError(f"n_neighbors: must be smaller than n_samples = {n} (a sample is "
+                             f"not its own neighbour), got {n_neighbors}")
+        G = kneighbors_graph(X, int(n_neighbors), mode="connectivity", include_self=False)
+    else:
+        if isinstance(radius, bool) or not isinstance(radius, numbers.Real) \
+                or not np.isfinite(radius) or radius <= 0:
+            raise ValueError(f"radius: must be a positive number, got {radius!r}")
+        G = radius_neighbors_graph(X, float(radius), mode="connectivity", include_self=False)
+    G = sp.csr_matrix(G, dtype=float)
+    if symmetric:
+        G = G.maximum(G.T).tocsr()
+    G.eliminate_zeros()
+    if G.nnz == 0:
+        raise ValueError(f"radius: the ε-ball graph with radius={radius} has no edge; "
+                         "increase radius or use n_neighbors")
+    isolated = np.flatnonzero(np.diff(G.indptr) == 0)
+    if isolated.size:
+        raise ValueError(f"radius: {isolated.size} sample(s) have no neighbour within "
+                         f"radius={radius} (e.g. sample {int(isolated[0])}), so their degree is "
+                         "0; increase radius or use n_neighbors")
+    return G
+
+
+def _edges(G: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
+    rows = np.repeat(np.arange(G.shape[0]), np.diff(G.indptr))
+    return rows, G.indices
+
+
+def heat_weights(X: np.ndarray, G: sp.csr_matrix, tau: float | None = None
+                 ) -> tuple[sp.csr_matrix, float]:
+    """``(W, τ)``: W_ij = exp(−‖x_i − x_j‖²/τ) on the edges of G (Eq. 17).
+
+    τ defaults to the median squared edge length.  Distances are computed on the edges only,
+    so duplicated samples get weight 1 (not a dropped zero-distance entry).
+    """
+    rows, cols = _edges(G)
+    sq = np.sum((X[rows] - X[cols]) ** 2, axis=1)
+    if tau is None:
+        tau = float(np.median(sq))
+        if not tau > 0:
+            raise ValueError("tau: the median squared edge length is 0 (duplicated samples); "
+                             "pass tau > 0 explicitly")
+    elif isinstance(tau, bool) or not isinstance(tau, numbers.Real) or not np.isfinite(tau) \
+            or tau <= 0:
+        raise ValueError(f"tau: the heat-kernel width must be a positive number, got {tau!r}")
+    W = sp.csr_matrix((np.exp(-sq / tau), G.indices.copy(), G.indptr.copy()), shape=G.shape)
+    return W, float(tau)
+
+
+def barycenter_weights(X: np.ndarray, G: sp.csr_matrix, reg: float = 1e-3) -> sp.csr_matrix:
+    """LLE's reconstruction weights: row i minimizes ‖x_i − Σ_j w_j x_j‖² over the neighbours
+    j of i in G, subject to Σ_j w_j = 1; the local Gram matrix is regularized by
+    ``reg``·trace (scikit-learn's convention), which makes it solvable when k > d."""
+    data = np.empty(G.nnz)
+    for i in range(G.shape[0]):
+        lo, hi = G.indptr[i], G.indptr[i + 1]
+        Z = X[G.indices[lo:hi]] - X[i]
+        C = Z @ Z.T
+        tr = np.trace(C)
+        C.flat[:: C.shape[0] + 1] += reg * tr if tr > 0 else reg
+        w = scipy.linalg.solve(C, np.ones(hi - lo), assume_a="pos")
+        data[lo:hi] = w / w.sum()
+    return sp.csr_matrix((data, G.indices.copy(), G.indptr.copy()), shape=G.shape)
+
+
+# --- the objectives ----------------------------------------------------------------------------
+def _check_form(form):
+    if form not in FORMS:
+        raise ValueError(f"form: expected one of {FORMS}, got {form!r}")
+    return form
+
+
+def _check_reg(reg, name="reg"):
+    if isinstance(reg, bool) or not isinstance(reg, numbers.Real) or not 0.0 <= reg <= 1.0:
+        raise ValueError(f"{name}: must be a number in [0, 1], got {reg!r}")
+    return float(reg)
+
+
+class _GraphQuotient(QuotientOfTraces):
+    """Shared tail of LPP and NPE: S_L (neighbour scatter) over S_D (spread), in two forms."""
+
+    S_L: np.ndarray
+    S_D: np.ndarray
+    mean_: np.ndarray
+    whitener_: np.ndarray
+
+    def _finish(self, S_L, S_D, r, reg, form, manifold, what):
+        d = S_L.shape[0]
+        if reg > 0:
+            S_D = (1.0 - reg) * S_D + reg * np.trace(S_D) / d * np.eye(d)
+        S_L, S_D = 0.5 * (S_L + S_L.T), 0.5 * (S_D + S_D.T)
+        evals, V = scipy.linalg.eigh(S_D)
+        tol = 100 * d * np.finfo(float).eps * max(evals[-1], 0.0)
+        if evals[-1] <= 0 or evals[0] <= tol:
+            rank = int(np.sum(evals > tol))
+            raise ValueError(
+                f"X: the {what} S_D is singular (numerical rank {rank} < d = {d}): the "
+                "quotient is unbounded. Pass reg > 0 (shrinkage, e.g. reg=1e-3), or reduce "
+                "the dimension first (PCA) and drop constant or duplicated features.")
+        self.S_L, self.S_D, self.form = S_L, S_D, form
+        if form == "ratio":
+            self.whitener_ = np.eye(d)
+            super().__init__(-S_L, S_D, r, manifold)
+        else:
+            self.whitener_ = (V / np.sqrt(evals)) @ V.T  # S_D^{-1/2}
+            C = self.whitener_ @ S_L @ self.whitener_
+            super().__init__(-C, np.eye(d), r, manifold)
+
+    def ratio(self, M) -> float:
+        """f(M): neighbour scatter over spread of the projection (positive, smaller is better)."""
+        return float(np.sum(M * (-self.A @ M)) / np.sum(M * (self.B @ M)))
+
+    def transform(self, X, M):
+        return (check_new_data(X, self.shape[0]) - self.mean_) @ (self.whitener_ @ M)
+
+
+class LPP(_GraphQuotient):
+    """Locality preserving projections: minimize tr(MᵀS_LM)/tr(MᵀS_DM) (module docstring).
+
+    Parameters
+    ----------
+    X : array (n_samples, n_features)
+    r : int, 1 ≤ r < n_features
+    n_neighbors : int, default 5 (when ``radius`` is not given)
+        k of the symmetrized k-nearest-neighbour graph; must be < n_samples.
+    radius : float, optional
+        ε of the ε-ball graph ‖x_i − x_j‖ < ε instead (every sample needs a neighbour).
+    tau : float, optional
+        Heat-kernel width τ of Eq. 17 (default: the median squared edge length).
+    weight : {"heat", "binary"}
+        Heat-kernel weights, or He & Niyogi's "simple-minded" W_ij = 1 on edges.
+    reg : float in [0, 1]
+        Shrinkage S_D ← (1 − reg)S_D + reg·tr(S_D)/d·I, for singular S_D (n ≤ d).
+    form : {"ratio", "whitened"}
+        Orthogonal projection with the quotient-of-traces cost, or Eq. 19 verbatim.
+    manifold : {"grassmann", "stiefel"}
+
+    Attributes
+    ----------
+    W_ (sparse weights), tau_, mean_ (degree-weighted mean μ_D), S_L, S_D, whitener_
+    (S_D^{-1/2} for ``form="whitened"``, I otherwise)
+
+    Examples
+    --------
+    >>> import numpy as np, ldr
+    >>> X = np.random.default_rng(0).standard_normal((80, 5)) * [3, 1, 1, 1, 0.3]
+    >>> obj = ldr.objectives.LPP(X, 2, n_neighbors=6)
+    >>> res = ldr.solve(obj, "trust-region", M0="heuristic")
+    >>> bool(obj.ratio(res.M) <= obj.ratio(obj.heuristic()))
+    True
+    """
+
+    def __init__(self, X, r: int, n_neighbors: int | None = None, radius: float | None = None,
+                 tau: float | None = None, weight: str = "heat", reg: float = 0.0,
+                 form: str = "ratio", manifold: str = "grassmann"):
+        X = check_data(X, "X")
+        r = check_rank(r, X.shape[1])
+        form, reg = _check_form(form), _check_reg(reg)
+        if weight not in ("heat", "binary"):
+            raise ValueError(f"weight: expected 'heat' or 'binary', got {weight!r}")
+        if n_neighbors is None and radius is None:
+            n_neighbors = 5
+        G = neighbor_graph(X, n_neighbors, radius, symmetric=True)
+        if weight == "heat":
+            W, self.tau_ = heat_weights(X, G, tau)
+        else:
+            W, self.tau_ = G, None
+        self.W_ = W
+        deg = np.asarray(W.sum(axis=1)).ravel()
+        self.mean_ = deg @ X / deg.sum()
+        Xc = X - self.mean_
+        S_L = Xc.T @ (deg[:, None] * Xc - W @ Xc)           # XᵀLX (L1 = 0: centering is free)
+        S_D = Xc.T @ (deg[:, None] * Xc)
+        self._finish(S_L, S_D, r, reg, form, manifold, "degree-weighted scatter XᵀDX")
+
+
+class NPE(_GraphQuotient):
+    """Neighbourhood preserving embedding: minimize tr(MᵀS_LM)/tr(MᵀS_DM) (module docstring).
+
+    Parameters
+    ----------
+    X : array (n_samples, n_features)
+    r : int, 1 ≤ r < n_features
+    n_neighbors : int, default 5 (when ``radius`` is not given)
+        Each sample is reconstructed from its k nearest neighbours; k < n_samples.
+    radius : float, optional
+        Reconstruct from the neighbours within distance ε instead.
+    lle_reg : float
+        Regularization of each local Gram matrix (relative to its trace), as in LLE.
+    reg : float in [0, 1]
+        Shrinkage of S_D, for singular covariance (n ≤ d).
+    form : {"ratio", "whitened"}
+    manifold : {"grassmann", "stiefel"}
+
+    Attributes
+    ----------
+    W_ (sparse reconstruction weights, rows sum to 1), mean_, S_L, S_D, whitener_
+
+    Examples
+    --------
+    >>> import numpy as np, ldr
+    >>> X = np.random.default_rng(0).standard_normal((80, 5)) * [3, 1, 1, 1, 0.3]
+    >>> obj = ldr.objectives.NPE(X, 2, n_neighbors=8)
+    >>> res = ldr.solve(obj, "trust-region", M0="heuristic")
+    >>> bool(obj.ratio(res.M) <= obj.ratio(obj.heuristic()))
+    True
+    """
+
+    def __init__(self, X, r: int, n_neighbors: int | None = None, radius: float | None = None,
+                 lle_reg: float = 1e-3, reg: float = 0.0, form: str = "ratio",
+                 manifold: str = "grassmann"):
+        X = check_data(X, "X")
+        r = check_rank(r, X.shape[1])
+        form, reg = _check_form(form), _check_reg(reg)
+        if isinstance(lle_reg, bool) or not isinstance(lle_reg, numbers.Real) \
+                or not np.isfinite(lle_reg) or lle_reg <= 0:
+            raise ValueError(f"lle_reg: must be a positive number, got {lle_reg!r}")
+        if n_neighbors is None and radius is None:
+            n_neighbors = 5
+        G = neighbor_graph(X, n_neighbors, radius, symmetric=False)
+        self.W_ = barycenter_weights(X, G, float(lle_reg))
+        self.mean_ = X.mean(axis=0)
+        Xc = X - self.mean_
+        E = Xc - self.W_ @ Xc                                # (I − W)X ((I − W)1 = 0)
+        self._finish(E.T @ E, Xc.T @ Xc, r, reg, form, manifold, "covariance XᵀX")

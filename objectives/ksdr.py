@@ -1,0 +1,236 @@
+"""Kernel sufficient dimension reduction (KDR; survey §3.1.7, Eq. 14–16; Fukumizu et al. 2004,
+2009).
+
+Rows x_i of X are covariates, z_i the responses (``y``), H = I − 11ᵀ/n, and for M orthonormal
+d×r:  K = K_{XM} with K_ij = exp(−‖Mᵀ(x_i − x_j)‖²/2σ²),  K̄ = HKH,  K̄_Z = H K_Z H,
+
+    R(M) = (K̄ + nεI)⁻¹,        Γ(M) = R K̄_Z R         (HR = RH, so Γ is already centered)
+
+* cost      f(M) = tr(K̄_Z (K̄_{XM} + nεI)⁻¹) = tr(K̄_Z R)                 (Eq. 15–16)
+* gradient  df = −tr(K̄_Z R dK̄ R) = −tr(Γ dK), so with Ψ = Γ ⊙ K, L_Ψ = diag(Ψ1) − Ψ:
+            ∇f(M) = (2/σ²) Xᵀ L_Ψ X M
+* Φ-oracle  Φ(M) = Xᵀ L_Ψ X / σ²     (the Gaussian HSIC Φ of DESIGN.md with Γ = Γ(M)).
+            Γ moves with M here, and ISM on this Φ stalls at its start (measured); use
+            gradient or trust region.
+* Hessian   D∇f(M)[V] = (2/σ²) Xᵀ (L_{Ψ′} XM + L_Ψ XV),   Ψ′ = Γ′ ⊙ K + Γ ⊙ K′,
+            K′_ij = −K_ij (u_ij ᵀ w_ij)/σ²  (u = Mᵀ(x_i − x_j), w = Vᵀ(x_i − x_j)),
+            Γ′ = −(R K̄′ Γ + Γ K̄′ R),  K̄′ = HK′H
+* heuristic gradient-based KDR (gKDR; Fukumizu & Leng, 2014 — not in the survey): the top-r
+            eigenvectors of  Σ_i ∇k(x_i)ᵀ (G + nεI)⁻¹ G_Z (G + nεI)⁻¹ ∇k(x_i),  with G, G_Z the
+            uncentered Gram matrices of X (full dimension, width ``sigma_full``) and Z, and
+            ∇k(x_i) the n×d matrix of ∂k(x_j, x)/∂x at x = x_i.  In closed form, with
+            F = (G + nεI)⁻¹ G_Z (G + nεI)⁻¹ and P = (GF) ⊙ G:
+            Xᵀ [G² ⊙ F − P − Pᵀ + diag(diag(GFG))] X / σ⁴.
+
+The responses: real ``y`` (n,) or (n, ℓ) → Gaussian kernel on z (width ``sigma_y``, default
+the median pairwise distance); class labels → one-hot codes with the linear kernel, i.e.
+K_Z = [y_i = y_j].  In the population the cost is at least its value with all d directions,
+with equality iff Eq. 14 holds (Fukumizu et al.).  It is invariant to M → MR, so the
+manifold is Grassmann.  Each evaluation costs
+O(n³) (a Cholesky factorization of K̄ + nεI); memory is O(n²).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import autograd.numpy as anp
+import numpy as np
+import scipy.linalg
+
+from ldr._validation import check_data, check_labels, check_new_data, check_rank
+from ldr.kernels import beta, median_distance
+from ldr.objective import Objective
+
+Y_TYPES = ("auto", "continuous", "classes")
+
+
+def _positive(value, name):
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) \
+            or not np.isfinite(value) or value <= 0:
+        raise ValueError(f"{name}: must be a positive number, got {value!r}")
+    return float(value)
+
+
+def _centered(K: np.ndarray) -> np.ndarray:
+    K = K - K.mean(axis=0, keepdims=True)
+    return K - K.mean(axis=1, keepdims=True)
+
+
+def _laplacian_times(Psi: np.ndarray, Y: np.ndarray) -> np.ndarray:
+    """L_Ψ Y = diag(Ψ1) Y − ΨY."""
+    return Psi.sum(axis=1)[:, None] * Y - Psi @ Y
+
+
+def response_gram(y, n: int, y_type: str = "auto", sigma_y: float | None = None
+                  ) -> tuple[np.ndarray, str, float | None]:
+    """``(K_Z, kind, σ_y)``: the response Gram matrix (uncentered) for ``y`` of n samples.
+
+    ``y_type="auto"`` treats floating-point ``y`` as continuous and anything else (integers,
+    strings, booleans) as class labels.
+    """
+    if y_type not in Y_TYPES:
+        raise ValueError(f"y_type: expected one of {Y_TYPES}, got {y_type!r}")
+    if y is None:
+        raise ValueError("y: the responses are required, got None")
+    arr = np.asarray(y)
+    if arr.shape[:1] != (n,) or arr.ndim not in (1, 2):
+        raise ValueError(f"y: expected {n} responses (one per sample of X, shape (n,) or "
+                         f"(n, n_targets)), got shape {arr.shape}")
+    kind = y_type
+    if kind == "auto":
+        kind = "continuous" if arr.dtype.kind == "f" else "classes"
+    if kind == "classes":
+        _, codes = check_labels(arr, n, "y")
+        return (codes[:, None] == codes[None, :]).astype(float), kind, None
+    Z = check_data(arr.reshape(n, -1), "y")
+    if sigma_y is None:
+        try:
+            sigma_y = median_distance(Z)
+        except ValueError:
+            raise ValueError("y: the median pairwise distance of the responses is 0 (constant "
+                             "or mostly repeated values); pass sigma_y > 0, or "
+                             "y_type='classes' for class labels") from None
+    return np.exp(-beta("difference", Z) / (2.0 * sigma_y**2)), kind, sigma_y
+
+
+class KernelSDR(Objective):
+    """Kernel dimension reduction: minimize tr(K̄_Z (K̄_{XM} + nεI)⁻¹) over orthonormal M.
+
+    Parameters
+    ----------
+    X : array (n_samples, n_features)
+        Covariates, used as given (centering does not change the cost); standardize features
+        of different units first.
+    y : array (n_samples,) or (n_samples, n_targets)
+        Responses: real values, or class labels (see ``y_type``).
+    r : int, 1 ≤ r < n_features
+    eps : float
+        Regularization ε of Eq. 15 (the n·ε added to K̄_{XM}); default 1e-3.
+    sigma : float, optional
+        Width of the Gaussian kernel on XM; default median pairwise distance of X × √(r/d)
+        (about the median distance of an r-dimensional projection).
+    sigma_y : float, optional
+        Width of the Gaussian kernel on continuous y; default their median distance.
+    sigma_full : float, optional
+        Width of the kernel on X for the gKDR heuristic; default median distance of X.
+    y_type : {"auto", "continuous", "classes"}
+    manifold : {"grassmann", "stiefel"}
+
+    Attributes
+    ----------
+    mean_, sigma, sigma_y, y_type_, Kz (centered response Gram matrix K̄_Z)
+
+    Examples
+    --------
+    >>> import numpy as np, ldr
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((80, 4))
+    >>> b = np.array([1.0, 1.0, 0.0, 0.0]) / np.sqrt(2)
+    >>> y = np.sin(2 * X @ b) + 0.05 * rng.standard_normal(80)
+    >>> obj = ldr.objectives.KernelSDR(X, y, 1)
+    >>> res = ldr.solve(obj, "trust-region", M0="heuristic")
+    >>> bool(ldr.manifolds.sin_largest_angle(res.M, b[:, None]) < 0.2)
+    True
+    """
+
+    def __init__(self, X, y, r: int, eps: float = 1e-3, sigma: float | None = None,
+                 sigma_y: float | None = None, sigma_full: float | None = None,
+                 y_type: str = "auto", manifold: str = "grassmann"):
+        X = check_data(X, "X")
+        n, d = X.shape
+        r = check_rank(r, d)
+        eps = _positive(eps, "eps")
+        sigma, sigma_y = _positive(sigma, "sigma"), _positive(sigma_y, "sigma_y")
+        self.sigma_full = _positive(sigma_full, "sigma_full")
+        Kz, self.y_type_, self.sigma_y = response_gram(y, n, y_type, sigma_y)
+        self.mean_ = X.mean(axis=0)
+        self.X = X - self.mean_
+        if sigma is None:
+            sigma = median_distance(self.X) * np.sqrt(r / d)
+        self.sigma, self.eps = sigma, eps
+        self._Gz = Kz                     # uncentered, for the gKDR heuristic
+        self.Kz = _centered(Kz)
+        self.Kz = 0.5 * (self.Kz + self.Kz.T)
+        self.shape, self.manifold = (d, r), manifold
+        self._key: bytes | None = None
+
+    # -- cost (autograd-traceable) ------------------------------------------------------------
+    def cost(self, M):
+        if isinstance(M, np.ndarray):  # a plain evaluation: reuse the cached factorization
+            _, _, R, _ = self._at(M)
+            return float(np.sum(self.Kz * R))
+        Y = anp.dot(self.X, M)
+        sq = anp.sum(Y**2, axis=1)
+        K = anp.exp(-(sq[:, None] + sq[None, :] - 2.0 * anp.dot(Y, Y.T)) / (2 * self.sigma**2))
+        Kc = K - anp.mean(K, axis=0, keepdims=True)
+        Kc = Kc - anp.mean(Kc, axis=1, keepdims=True)
+        n = self.X.shape[0]
+        return anp.trace(anp.linalg.solve(Kc + n * self.eps * anp.eye(n), self.Kz))
+
+    # -- closed-form oracles ------------------------------------------------------------------
+    def _at(self, M):
+        """(Y, K, R, Γ) at M, cached across the Hessian-vector products of one solve."""
+        M = np.asarray(M, dtype=float)
+        key = M.tobytes()
+        if self._key != key:
+            Y = self.X @ M
+            K = np.exp(-beta("difference", Y) / (2 * self.sigma**2))
+            n = K.shape[0]
+            A = _centered(K)
+            A = 0.5 * (A + A.T)
+            A.flat[:: n + 1] += n * self.eps
+            R = scipy.linalg.cho_solve(scipy.linalg.cho_factor(A), np.eye(n))
+            R = 0.5 * (R + R.T)
+            G = R @ self.Kz @ R
+            self._key, self._vals = key, (Y, K, R, 0.5 * (G + G.T))
+        return self._vals
+
+    def egrad(self, M):
+        Y, K, _, G = self._at(M)
+        return (2.0 / self.sigma**2) * (self.X.T @ _laplacian_times(G * K, Y))
+
+    def phi(self, M) -> np.ndarray:
+        _, K, _, G = self._at(M)
+        P = self.X.T @ _laplacian_times(G * K, self.X) / self.sigma**2
+        return 0.5 * (P + P.T)
+
+    def ehvp(self, M, V):
+        Y, K, R, G = self._at(M)
+        V = np.asarray(V, dtype=float)
+        Z = self.X @ V
+        yz = np.einsum("ij,ij->i", Y, Z)
+        uw = yz[:, None] + yz[None, :] - Y @ Z.T - Z @ Y.T      # u_ijᵀ w_ij
+        Kp = -K * uw / self.sigma**2
+        T = R @ _centered(Kp) @ G
+        Psi_p = -(T + T.T) * K + G * Kp
+        out = _laplacian_times(Psi_p, Y) + _laplacian_times(G * K, Z)
+        return (2.0 / self.sigma**2) * (self.X.T @ out)
+
+    def heuristic(self) -> np.ndarray:
+        """gKDR (Fukumizu & Leng, 2014): top-r eigenvectors of the averaged gradient outer
+        product of the kernel regression of the response on X (module docstring)."""
+        d, r = self.shape
+        _, V = scipy.linalg.eigh(self.gkdr_matrix(), subset_by_index=[d - r, d - 1])
+        return V[:, ::-1].copy()
+
+    def gkdr_matrix(self) -> np.ndarray:
+        """The d×d gKDR matrix Σ_i ∇k(x_i)ᵀ F ∇k(x_i) / n (module docstring)."""
+        X, n = self.X, self.X.shape[0]
+        s = self.sigma_full if self.sigma_full is not None else median_distance(X)
+        G = np.exp(-beta("difference", X) / (2 * s**2))
+        A = G.copy()
+        A.flat[:: n + 1] += n * self.eps
+        cf = scipy.linalg.cho_factor(A)
+        F = scipy.linalg.cho_solve(cf, scipy.linalg.cho_solve(cf, self._Gz).T)
+        F = 0.5 * (F + F.T)
+        P = (G @ F) * G
+        GFG = np.einsum("ij,ji->i", G @ F, G)
+        Q = (G @ G) * F - P - P.T + np.diag(GFG)
+        out = X.T @ Q @ X / (n * s**4)
+        return 0.5 * (out + out.T)
+
+    def transform(self, X, M):
+        return (check_new_data(X, self.shape[0]) - self.mean_) @ M

@@ -1,0 +1,459 @@
+"""Latent-variable Gaussian models: probabilistic PCA and factor analysis (survey §3.2.2–3.2.3).
+
+Both model a sample (a row x of X) as ``x = μ + W z + ε`` with ``z ~ N(0, I_r)`` and Gaussian
+noise ε, so that ``x ~ N(μ, C)`` with
+
+* PPCA (Tipping & Bishop 1999):  ``C = WWᵀ + σ²I``         (survey Eq. 22)
+* FA   (Spearman 1904):          ``C = WWᵀ + Ψ``, Ψ = diag(ψ) > 0  (survey Eq. 23)
+
+with the loadings ``W ∈ R^{d×r}`` unconstrained ("euclidean").  μ is the sample mean (its
+maximum-likelihood value) and ``S = (1/n) Σ (x_i − μ)(x_i − μ)ᵀ`` the biased covariance.  The
+cost is the **negative mean log-likelihood per sample**, directly comparable with
+scikit-learn's ``score`` (which is the positive mean)::
+
+    f(W, ψ) = ½ [ d log 2π + log|C| + tr(C⁻¹S) ].
+
+The survey writes ``log|C| + tr(C⁻¹XXᵀ)`` "∝ −log p(X|M)": with XXᵀ un-normalized the two
+terms are not in the likelihood's proportion; the likelihood has ``tr(C⁻¹ XXᵀ)/n``, i.e.
+tr(C⁻¹S) — checked here against ``scipy.stats.multivariate_normal.logpdf``.
+
+Noise variances are parameterized by their logarithms, ``ℓ = log ψ`` (``log σ²`` for PPCA),
+so they live on a Euclidean factor and stay positive.  With ``D = Ψ⁻¹``, ``L = DW``,
+``K = (I_r + WᵀDW)⁻¹`` (r×r), the matrix determinant lemma and Woodbury give
+
+    log|C| = Σ ℓ_i + log|K⁻¹|,     P := C⁻¹ = D − L K Lᵀ,     P W = L K,
+
+so the cost needs one d×d-by-d×r product (``S L``) and r×r factorizations, never a d×d
+inverse.  With ``A = P − PSP``:
+
+* gradient   ``∂f/∂W = A W``,   ``∂f/∂ℓ = ½ ψ ⊙ diag(A)``   (PPCA: ``∂f/∂log σ² = ½ σ² tr A``)
+* Hessian-vector product along ``(V, η)``, ``δψ = ψ ⊙ η``, ``Δ = VWᵀ + WVᵀ + diag(δψ)``,
+  ``Q = PSP``:  ``dA = −PΔP + PΔQ + QΔP``;  W-part ``dA·W + A V``;
+  ℓ-part ``½ [δψ ⊙ diag(A) + ψ ⊙ diag(dA)]``.
+
+The gradient costs O(d²r) (``diag(PSP)`` from the Woodbury factors); a Hessian-vector product
+costs O(d²r) after an O(d³) set-up (``P`` and ``PSP``) cached per point, which truncated CG
+amortizes over its inner iterations.
+
+The low-dimensional mapping is the posterior mean ``E[z | x] = (I + WᵀΨ⁻¹W)⁻¹ WᵀΨ⁻¹ (x − μ)``
+(= ``(WᵀW + σ²I)⁻¹Wᵀ(x − μ)`` for PPCA; the survey's ``Wᵀ(WWᵀ + σ²I)⁻¹(x − μ)`` is the same
+matrix by the push-through identity).  The cost is invariant to ``W → WR`` (R orthogonal): the
+optimum is a set of loadings, its span is what is identified.
+
+PPCA has a closed form (Tipping & Bishop, their Appendix A): with ``S = U Λ Uᵀ``, eigenvalues
+in decreasing order, ``σ² = mean(λ_{r+1}, …, λ_d)`` and ``W = U_r (Λ_r − σ²I)^{1/2}``.  FA has
+none; scikit-learn fits it by alternating an exact W-step (an SVD of the Ψ^{-1/2}-scaled data)
+with a ψ update.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import autograd.numpy as anp
+import numpy as np
+import scipy.linalg
+
+from ldr._validation import check_data, check_new_data, check_rank
+from ldr.objective import Objective
+
+_LOG_2PI = float(np.log(2.0 * np.pi))
+_EPS = np.finfo(float).eps
+
+
+def _check_samples(X: np.ndarray, r: int, method: str) -> None:
+    n = X.shape[0]
+    if n < r + 2:
+        raise ValueError(
+            f"X: {method} with r={r} needs at least r + 2 = {r + 2} samples (the sample "
+            f"covariance has rank ≤ n − 1 and must exceed r, or the noise variance goes to 0 "
+            f"and the likelihood is unbounded); got {n}"
+        )
+
+
+def _key(*arrays) -> bytes:
+    return b"".join(np.ascontiguousarray(a, dtype=float).tobytes() for a in arrays)
+
+
+class _LatentGaussian(Objective):
+    """Shared core: negative mean log-likelihood of x ~ N(μ, WWᵀ + diag(ψ)).
+
+    Subclasses set ``self.S`` (biased covariance), ``self.mean_``, ``shape``, ``manifold`` and
+    map their point M to ``(W, ℓ)`` with ℓ = log ψ a length-d vector.
+    """
+
+    S: np.ndarray
+    mean_: np.ndarray
+
+    def _init_data(self, X: np.ndarray) -> None:
+        self.n_samples_ = X.shape[0]
+        self.mean_ = X.mean(axis=0)
+        Xc = X - self.mean_
+        S = Xc.T @ Xc / X.shape[0]
+        self.S = 0.5 * (S + S.T)
+        self._diag_S = np.diag(self.S).copy()
+        evals, evecs = scipy.linalg.eigh(self.S)
+        self.eigenvalues_ = np.maximum(evals[::-1], 0.0)  # decreasing
+        self._evecs = evecs[:, ::-1]
+        self._cache_key: bytes | None = None
+        self._cache: dict = {}
+
+    # --- the model in terms of (W, ℓ) -----------------------------------------------------
+    def _cost_wl(self, W, ell):
+        d, r = W.shape
+        psi = anp.exp(ell)
+        L = W / psi[:, None]
+        Kinv = anp.eye(r) + anp.dot(W.T, L)
+        _, logdet_k = anp.linalg.slogdet(Kinv)
+        trace = anp.sum(self._diag_S / psi) - anp.trace(
+            anp.linalg.solve(Kinv, anp.dot(L.T, anp.dot(self.S, L))))
+        return 0.5 * (d * _LOG_2PI + anp.sum(ell) + logdet_k + trace)
+
+    def _factors(self, W: np.ndarray, ell: np.ndarray) -> dict:
+        """Woodbury factors at (W, ℓ), cached (gradient and Hessian come at one point)."""
+        key = _key(W, ell)
+        if key == self._cache_key:
+            return self._cache
+        psi = np.exp(ell)
+        D = 1.0 / psi
+        L = W * D[:, None]
+        Kinv = np.eye(W.shape[1]) + W.T @ L
+        K = scipy.linalg.cho_solve(scipy.linalg.cho_factor(Kinv), np.eye(W.shape[1]))
+        Y = L @ K  # P W
+        SY = self.S @ Y
+        PSY = D[:, None] * SY - Y @ (L.T @ SY)  # P S P W
+        diag_P = D - np.sum(Y * L, axis=1)
+        # diag(PSP) = D² diag(S) − 2 D ⊙ rowsum(SY ⊙ L) + rowsum(L (YᵀSY) ⊙ L)
+        diag_Q = (D**2 * self._diag_S - 2.0 * D * np.sum(SY * L, axis=1)
+                  + np.sum((L @ (Y.T @ SY)) * L, axis=1))
+        self._cache_key = key
+        self._cache = {"psi": psi, "D": D, "L": L, "K": K, "Y": Y, "Z": PSY,
+                       "diag_A": diag_P - diag_Q}
+        return self._cache
+
+    def _grad_wl(self, W, ell) -> tuple[np.ndarray, np.ndarray]:
+        F = self._factors(W, ell)
+        return F["Y"] - F["Z"], 0.5 * F["psi"] * F["diag_A"]
+
+    def _hvp_wl(self, W, ell, V, eta) -> tuple[np.ndarray, np.ndarray]:
+        F = self._factors(W, ell)
+        if "P" not in F:  # O(d³) once per point, then O(d²r) per product
+            P = np.diag(F["D"]) - F["Y"] @ F["L"].T
+            P = 0.5 * (P + P.T)
+            Q = P @ self.S @ P
+            F["P"], F["Q"] = P, 0.5 * (Q + Q.T)
+        P, Q, Y, Z, psi = F["P"], F["Q"], F["Y"], F["Z"], F["psi"]
+        dpsi = psi * eta
+
+        def delta(X):  # Δ X with Δ = VWᵀ + WVᵀ + diag(δψ)
+            return V @ (W.T @ X) + W @ (V.T @ X) + dpsi[:, None] * X
+
+        DY = delta(Y)
+        PV, QV = P @ V, Q @ V
+        hW = -P @ DY + P @ delta(Z) + Q @ DY + PV - QV
+        diag_PdP = 2.0 * np.sum(PV * Y, axis=1) + (P * P) @ dpsi
+        diag_PdQ = np.sum(PV * Z, axis=1) + np.sum(Y * QV, axis=1) + (P * Q) @ dpsi
+        h_ell = 0.5 * (dpsi * F["diag_A"] + psi * (2.0 * diag_PdQ - diag_PdP))
+        return hW, h_ell
+
+    def _posterior(self, X, W, ell) -> np.ndarray:
+        X = check_new_data(X, self.S.shape[0])
+        F = self._factors(np.asarray(W, float), np.asarray(ell, float))
+        return (X - self.mean_) @ F["Y"]  # (x − μ)ᵀ Ψ⁻¹W (I + WᵀΨ⁻¹W)⁻¹
+
+    def _validate_loadings(self, W, name: str = "W") -> np.ndarray:
+        W = np.array(W, dtype=float)
+        d, r = self.S.shape[0], self._rank
+        if W.shape == (r, d) and (r, d) != (d, r):
+            raise ValueError(f"{name}: expected shape {(d, r)}, got {W.shape}; "
+                             "scikit-learn's components_ is (r, d): pass components_.T")
+        if W.shape != (d, r) or not np.all(np.isfinite(W)):
+            raise ValueError(f"{name}: expected a finite array of shape {(d, r)}, got {W.shape}")
+        return W
+
+    def log_likelihood(self, M) -> float:
+        """Mean log-likelihood per sample, −cost(M) (scikit-learn's ``score``)."""
+        return -float(self.cost(M))
+
+
+class PPCA(_LatentGaussian):
+    """Probabilistic PCA: minimize the negative mean log-likelihood of N(μ, WWᵀ + σ²I).
+
+    Parameters
+    ----------
+    X : array of shape (n_samples, n_features)
+        Data as rows (centered on a copy; ``X`` is not modified).
+    r : int
+        Latent dimension, 1 ≤ r < n_features.
+    noise_variance : float > 0, optional
+        A fixed σ².  Then M is the loading matrix W ∈ R^{d×r} alone ("euclidean").  When
+        omitted (default) σ² is estimated too: M is the pair ``(W, [[log σ²]])`` on the
+        product ("euclidean", "euclidean") with shape ((d, r), (1, 1)).  We keep σ² as a
+        parameter rather than profiling it out because for a general W the optimal σ² has no
+        closed form (only at W's aligned with eigenvectors): profiling would put a 1-D solve
+        inside every cost evaluation and make the Hessian awkward, whereas log σ² as an extra
+        coordinate keeps cost, gradient and Hessian closed-form and σ² > 0 automatically.
+
+    Attributes
+    ----------
+    mean_ : (n_features,) sample mean
+    S : (n_features, n_features) covariance divided by n (the maximum-likelihood scaling)
+    eigenvalues_ : eigenvalues of S, decreasing
+    noise_variance : the fixed σ², or None
+
+    Notes
+    -----
+    scikit-learn's ``PCA(n_components=r).score(X)`` is this model's mean log-likelihood, but
+    evaluated at parameters built from the covariance divided by n − 1: its model covariance
+    is a·C* with a = n/(n − 1) and C* the maximum-likelihood one, so it falls short of the
+    maximum by exactly ½ d (log a + 1/a − 1) ≈ d/(4n²) (tr(C*⁻¹S) = d at the optimum).  At
+    scikit-learn's own parameters, :meth:`log_likelihood` equals its score to rounding.
+
+    Examples
+    --------
+    >>> import numpy as np, ldr
+    >>> X = np.random.default_rng(0).standard_normal((200, 5)) * [5, 4, 1, 1, 1]
+    >>> obj = ldr.objectives.PPCA(X, 2)
+    >>> res = ldr.solve(obj, "trust-region", seed=0, gtol=1e-10)
+    >>> W, sigma2 = obj.unpack(res.M)
+    >>> bool(abs(obj.log_likelihood(res.M) - obj.log_likelihood(obj.closed_form())) < 1e-9)
+    True
+    >>> obj.transform(X, res.M).shape
+    (200, 2)
+    """
+
+    def __init__(self, X, r: int, noise_variance: float | None = None):
+        X = check_data(X, "X")
+        d = X.shape[1]
+        r = check_rank(r, d)
+        self._rank = r
+        if noise_variance is not None:
+            if isinstance(noise_variance, bool) or not isinstance(
+                    noise_variance, (int, float, np.floating, np.integer)) \
+                    or not np.isfinite(noise_variance) or noise_variance <= 0:
+                raise ValueError(
+                    f"noise_variance: must be a positive finite number (a fixed σ²), or None "
+                    f"to estimate it; got {noise_variance!r}")
+            noise_variance = float(noise_variance)
+        else:
+            _check_samples(X, r, "PPCA")
+        self._init_data(X)
+        self.noise_variance = noise_variance
+        if noise_variance is None:
+            ev = self.eigenvalues_
+            if ev[r:].mean() <= 1e3 * d * _EPS * max(ev[0], np.finfo(float).tiny):
+                raise ValueError(
+                    f"X: the data lie (numerically) in a subspace of dimension ≤ r = {r}: the "
+                    "discarded eigenvalues of the covariance are zero, so σ² → 0 and the "
+                    "likelihood is unbounded. Use a smaller r, or fix the noise with "
+                    "noise_variance=...")
+            self.shape, self.manifold = ((d, r), (1, 1)), ("euclidean", "euclidean")
+        else:
+            self.shape, self.manifold = (d, r), "euclidean"
+
+    # --- point layout ---------------------------------------------------------------------
+    def unpack(self, M) -> tuple[np.ndarray, float]:
+        """``(W, σ²)`` of a point M."""
+        if self.noise_variance is not None:
+            return np.asarray(M, float), self.noise_variance
+        return np.asarray(M[0], float), float(np.exp(np.asarray(M[1], float).ravel()[0]))
+
+    def point(self, W, noise_variance: float | None = None):
+        """The point M holding loadings ``W`` (d×r) and σ² (ignored when σ² is fixed).
+
+        E.g. scikit-learn's PCA: ``W = components_.T * sqrt(explained_variance_ −
+        noise_variance_)``, ``noise_variance = noise_variance_``.
+        """
+        W = self._validate_loadings(W)
+        if self.noise_variance is not None:
+            return W
+        if noise_variance is None or not np.isfinite(noise_variance) or noise_variance <= 0:
+            raise ValueError(f"noise_variance: must be a positive number, got {noise_variance!r}")
+        return W, np.array([[np.log(noise_variance)]])
+
+    def _split(self, M):
+        d = self.shape[0] if self.noise_variance is not None else self.shape[0][0]
+        if self.noise_variance is not None:
+            return M, np.full(d, np.log(self.noise_variance))
+        return M[0], M[1][0, 0] * anp.ones(d)
+
+    # --- oracles --------------------------------------------------------------------------
+    def cost(self, M):
+        W, ell = self._split(M)
+        return self._cost_wl(W, ell)
+
+    def egrad(self, M):
+        W, ell = self._split(M)
+        gW, g_ell = self._grad_wl(np.asarray(W, float), np.asarray(ell, float))
+        if self.noise_variance is not None:
+            return gW
+        return gW, np.array([[g_ell.sum()]])
+
+    def ehvp(self, M, V):
+        W, ell = self._split(M)
+        d = W.shape[0]
+        if self.noise_variance is not None:
+            return self._hvp_wl(W, ell, np.asarray(V, float), np.zeros(d))[0]
+        eta = np.full(d, float(np.asarray(V[1]).ravel()[0]))
+        hW, h_ell = self._hvp_wl(np.asarray(W, float), np.asarray(ell, float),
+                                 np.asarray(V[0], float), eta)
+        return hW, np.array([[h_ell.sum()]])
+
+    def closed_form(self):
+        """Tipping & Bishop's maximum-likelihood point (R = I).
+
+        ``σ² = mean(λ_{r+1..d})`` (or the fixed σ²) and ``W = U_r (Λ_r − σ²I)₊^{1/2}`` (a
+        column is 0 where λ_k ≤ σ², possible only with a fixed σ²).
+        """
+        r = self._rank
+        ev = self.eigenvalues_
+        sigma2 = self.noise_variance if self.noise_variance is not None else float(ev[r:].mean())
+        W = self._evecs[:, :r] * np.sqrt(np.maximum(ev[:r] - sigma2, 0.0))
+        if self.noise_variance is not None:
+            return W
+        return W, np.array([[np.log(sigma2)]])
+
+    def heuristic(self):
+        """The closed form (it is the global optimum, so no solver can improve it)."""
+        return self.closed_form()
+
+    def covariance(self, M) -> np.ndarray:
+        """The model covariance WWᵀ + σ²I."""
+        W, sigma2 = self.unpack(M)
+        return W @ W.T + sigma2 * np.eye(W.shape[0])
+
+    def transform(self, X, M):
+        """Posterior mean E[z | x] = (WᵀW + σ²I)⁻¹Wᵀ(x − μ) of every row of ``X``."""
+        W, sigma2 = self.unpack(M)
+        return self._posterior(X, W, np.full(W.shape[0], np.log(sigma2)))
+
+
+class FactorAnalysis(_LatentGaussian):
+    """Factor analysis: minimize the negative mean log-likelihood of N(μ, WWᵀ + Ψ).
+
+    M is the pair ``(W, log ψ)`` on the product ("euclidean", "euclidean") with shape
+    ((d, r), (d, 1)): loadings W and the logarithms of the diagonal noise variances.
+
+    Parameters
+    ----------
+    X : array of shape (n_samples, n_features)
+        Data as rows (centered on a copy).  A constant feature is an error: its noise
+        variance ψ_j would go to 0 (log ψ_j → −∞) and the likelihood is unbounded — drop
+        it.  With other Heywood cases (a feature fully explained by the factors) some
+        log ψ_j drifts towards −∞ during a solve and the run stops on its tolerances;
+        scikit-learn floors ψ at 1e-12 there, this objective has no floor.
+    r : int
+        Number of factors, 1 ≤ r < n_features; at least r + 2 samples are needed.
+
+    Attributes
+    ----------
+    mean_, S, eigenvalues_ : as in :class:`PPCA`
+
+    Examples
+    --------
+    >>> import numpy as np, ldr
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((300, 2)) @ rng.standard_normal((2, 6)) * 2
+    >>> X += rng.standard_normal((300, 6)) * [0.5, 1, 1.5, 0.5, 1, 2]
+    >>> obj = ldr.objectives.FactorAnalysis(X, 2)
+    >>> res = ldr.solve(obj, "trust-region", M0=obj.start_like_sklearn())
+    >>> W, psi = obj.unpack(res.M)
+    >>> bool(obj.log_likelihood(res.M) > obj.log_likelihood(obj.heuristic()))
+    True
+    """
+
+    def __init__(self, X, r: int):
+        X = check_data(X, "X")
+        d = X.shape[1]
+        r = check_rank(r, d)
+        self._rank = r
+        _check_samples(X, r, "FactorAnalysis")
+        scale = np.max(np.abs(X), axis=0)
+        const = np.flatnonzero(np.ptp(X, axis=0) <= 4 * _EPS * scale)
+        if const.size:
+            raise ValueError(
+                f"X: feature(s) {const.tolist()} are constant; factor analysis would drive "
+                "their noise variance ψ_j to 0 (log ψ_j → −∞, unbounded likelihood). Drop "
+                "constant features before fitting.")
+        self._init_data(X)
+        self.shape, self.manifold = ((d, r), (d, 1)), ("euclidean", "euclidean")
+
+    def unpack(self, M) -> tuple[np.ndarray, np.ndarray]:
+        """``(W, ψ)`` of a point M: loadings (d×r) and noise variances (d,)."""
+        return np.asarray(M[0], float), np.exp(np.asarray(M[1], float).ravel())
+
+    def point(self, W, noise_variance) -> tuple[np.ndarray, np.ndarray]:
+        """The point M for loadings ``W`` (d×r) and noise variances ψ (d,).
+
+        For a fitted ``sklearn.decomposition.FactorAnalysis``:
+        ``point(fa.components_.T, fa.noise_variance_)``.
+        """
+        W = self._validate_loadings(W)
+        psi = np.asarray(noise_variance, dtype=float).ravel()
+        if psi.shape != (W.shape[0],) or not np.all(np.isfinite(psi)) or np.any(psi <= 0):
+            raise ValueError(
+                f"noise_variance: expected {W.shape[0]} positive finite variances, got "
+                f"shape {psi.shape}")
+        return W, np.log(psi)[:, None]
+
+    def cost(self, M):
+        return self._cost_wl(M[0], M[1][:, 0])
+
+    def egrad(self, M):
+        gW, g_ell = self._grad_wl(np.asarray(M[0], float), np.asarray(M[1], float)[:, 0])
+        return gW, g_ell[:, None]
+
+    def ehvp(self, M, V):
+        hW, h_ell = self._hvp_wl(np.asarray(M[0], float), np.asarray(M[1], float)[:, 0],
+                                 np.asarray(V[0], float), np.asarray(V[1], float)[:, 0])
+        return hW, h_ell[:, None]
+
+    def heuristic(self):
+        """PPCA's closed form as an FA point (ψ_j = σ² for all j).
+
+        FA contains PPCA, so the optimum is never worse; the normalized improvement over this
+        point measures what per-feature noise buys.
+        """
+        r = self._rank
+        ev = self.eigenvalues_
+        sigma2 = float(ev[r:].mean())
+        W = self._evecs[:, :r] * np.sqrt(np.maximum(ev[:r] - sigma2, 0.0))
+        return W, np.full((self.S.shape[0], 1), np.log(sigma2))
+
+    def start_like_sklearn(self):
+        """The point where ``sklearn.decomposition.FactorAnalysis`` starts.
+
+        scikit-learn sets ψ = 1 (``noise_variance_init=None``) and its first iteration takes
+        the SVD of the centered data scaled by ``1/(√ψ·√n)``; with squared singular values
+        s² (the eigenvalues of S) and right singular vectors U_r this gives
+        ``W₀ = U_r diag(√max(s² − 1, 0))`` — the W that maximizes the likelihood for ψ = 1.
+        Its first recorded log-likelihood (``loglike_[0] / n``) is at (W₀, ψ = 1), returned
+        here as ``(W₀, zeros((d, 1)))``.  Reproduced up to scikit-learn's ``SMALL = 1e-12``
+        added to √ψ (a 1e-12 relative change) and exactly only for ``svd_method="lapack"``
+        (its default randomized SVD is approximate); signs of the columns may differ, which
+        the likelihood does not see (W → WR).
+
+        Where some of the top-r eigenvalues of S are ≤ 1, those columns of W₀ are zero: a
+        saddle point that gradient-based solvers cannot leave (the gradient and every
+        Hessian-vector product keep those columns at zero).  A warning is issued then;
+        standardize less aggressively or start from :meth:`heuristic`.
+        """
+        r = self._rank
+        ev = self.eigenvalues_[:r]
+        if np.any(ev <= 1.0):
+            warnings.warn(
+                f"start_like_sklearn: {int(np.sum(ev <= 1.0))} of the top-{r} covariance "
+                "eigenvalues are ≤ 1, so scikit-learn's start has zero loading columns, a "
+                "saddle point gradient-based solvers cannot leave; consider heuristic()",
+                RuntimeWarning, stacklevel=2)
+        W = self._evecs[:, :r] * np.sqrt(np.maximum(ev - 1.0, 0.0))
+        return W, np.zeros((self.S.shape[0], 1))
+
+    def covariance(self, M) -> np.ndarray:
+        """The model covariance WWᵀ + Ψ."""
+        W, psi = self.unpack(M)
+        return W @ W.T + np.diag(psi)
+
+    def transform(self, X, M):
+        """Posterior mean E[z | x] = (I + WᵀΨ⁻¹W)⁻¹WᵀΨ⁻¹(x − μ) (scikit-learn's transform)."""
+        return self._posterior(X, M[0], np.asarray(M[1], float)[:, 0])

@@ -1,0 +1,141 @@
+"""Maximum autocorrelation factors: a quotient of traces (survey §3.1.5, Eq. 11–12).
+
+Rows x_1, …, x_n of X are samples **in time order**, centered by their mean.  For a lag δ:
+
+    Σ   = (1/n) Σ_t x_t x_tᵀ,
+    C_δ = (1/(n − δ)) Σ_{t=1}^{n−δ} x_t x_{t+δ}ᵀ,     Σ_δ = ½ (C_δ + C_δᵀ),
+
+    minimize  f(M) = −tr(MᵀΣ_δM) / tr(MᵀΣM)  over orthonormal d×r M      (Eq. 12)
+
+(the survey maximizes the lag-δ autocorrelation ρ(M) = tr(MᵀΣ_δM)/tr(MᵀΣM) of the projection
+y_t = Mᵀx_t, Eq. 11; the cost is its negative).  As a quotient of traces with A = Σ_δ,
+B = Σ (:class:`~ldr.objectives.quotient.QuotientOfTraces`):
+
+* gradient  ∇f(M) = −2 (Σ_δ − ρΣ) M / tr(MᵀΣM) = 2 Φ(M) M
+* Φ-oracle  Φ(M) = −(Σ_δ − ρ(M) Σ) / tr(MᵀΣM)   (ISM on it is the trace-ratio iteration)
+* pencil    (Σ_δ, Σ)
+* heuristic the orthonormalized top-r eigenvectors of Σ⁻¹Σ_δ — optimal for r = 1 only
+  (survey §3.1.5); for r > 1 it solves the trace of quotient, not Eq. 12.
+
+Σ_δ may be indefinite (negative autocorrelation); Σ must be positive definite, or be shrunk
+with ``reg``.  The survey's code (cunni/ldr ``run_maf.m``) uses the same normalizations
+(1/n for Σ, 1/(n − 1) for the lag-1 cross-covariance); with them |ρ| ≤ n/(n − δ), not 1.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ldr._validation import check_data, check_new_data, check_rank
+from ldr.objectives.quotient import QuotientOfTraces
+
+
+def check_lag(lag, n_samples: int, name: str = "lag") -> int:
+    """Return ``lag`` as an int with 1 ≤ lag < n_samples − 1 (at least two lagged pairs)."""
+    if isinstance(lag, bool) or not isinstance(lag, numbers.Integral):
+        raise ValueError(f"{name}: the time lag must be an integer number of samples, got {lag!r}")
+    lag = int(lag)
+    if lag < 1 or lag >= n_samples - 1:
+        raise ValueError(
+            f"{name}: the time lag must satisfy 1 <= lag < n_samples - 1 = {n_samples - 1} "
+            f"(at least two pairs (x_t, x_t+lag) are needed), got lag={lag} with "
+            f"n_samples={n_samples}"
+        )
+    return lag
+
+
+def lagged_covariance(X: np.ndarray, lag: int = 1) -> np.ndarray:
+    """Σ_δ = ½ (C_δ + C_δᵀ), C_δ = (1/(n − δ)) Σ_t x_t x_{t+δ}ᵀ, of the mean-centered rows of X.
+
+    The rows of ``X`` must be in time order; ``lag`` is δ, in samples.
+    """
+    X = check_data(X, "X", min_samples=3)
+    lag = check_lag(lag, X.shape[0])
+    Xc = X - X.mean(axis=0)
+    C = Xc[:-lag].T @ Xc[lag:] / (X.shape[0] - lag)
+    return 0.5 * (C + C.T)
+
+
+def check_covariance(S: np.ndarray, n_samples: int, what: str) -> None:
+    """Raise a ValueError saying how to regularize when the covariance ``S`` is singular."""
+    d = S.shape[0]
+    evals = np.linalg.eigvalsh(S)
+    tol = 100 * d * np.finfo(float).eps * max(evals[-1], 0.0)
+    if evals[-1] <= 0 or evals[0] <= tol:
+        rank = int(np.sum(evals > tol))
+        raise ValueError(
+            f"X: the covariance Σ is singular (numerical rank {rank} < d = {d}; n_samples = "
+            f"{n_samples}): {what}. Pass reg > 0 (shrinkage, e.g. reg=1e-3), or reduce the "
+            "dimension first (PCA) and drop constant or duplicated features."
+        )
+
+
+def shrink(S: np.ndarray, reg) -> np.ndarray:
+    """(1 − reg) S + reg · tr(S)/d · I, after checking that reg is a number in [0, 1]."""
+    if isinstance(reg, bool) or not (isinstance(reg, numbers.Real) and 0.0 <= reg <= 1.0):
+        raise ValueError(f"reg: must be a number in [0, 1], got {reg!r}")
+    if reg == 0:
+        return S
+    d = S.shape[0]
+    return (1.0 - reg) * S + reg * np.trace(S) / d * np.eye(d)
+
+
+class MAF(QuotientOfTraces):
+    """Maximum autocorrelation factors: maximize tr(MᵀΣ_δM)/tr(MᵀΣM) (cost is the negative).
+
+    The **row order of X is the time order**, and keeping it is the caller's responsibility:
+    the objective cannot tell time-ordered rows from shuffled ones, and shuffled (or sorted by
+    anything but time) rows silently give a meaningless answer — Σ_δ of shuffled rows is
+    close to zero and the "factors" are noise.
+
+    Parameters
+    ----------
+    X : array (n_samples, n_features)
+        Samples as rows, in time order (equally spaced); centered per feature (a copy).
+    r : int
+        Subspace dimension, 1 ≤ r < n_features.
+    lag : int
+        The time lag δ in samples, 1 ≤ lag < n_samples − 1.
+    reg : float in [0, 1]
+        Shrinkage of the covariance, Σ ← (1 − reg) Σ + reg · tr(Σ)/d · I (Σ_δ is left as
+        it is).  A singular Σ (fewer samples than features, constant or collinear features)
+        makes the ratio unbounded and raises an error that asks for ``reg > 0``.
+    manifold : {"grassmann", "stiefel"}
+
+    Attributes
+    ----------
+    mean_ : (n_features,) per-feature mean
+    Sigma : (n_features, n_features) covariance Σ (divided by n; shrunk when reg > 0)
+    Sigma_lag : (n_features, n_features) symmetrized lag-δ cross-covariance Σ_δ
+    lag : int
+
+    Examples
+    --------
+    >>> import ldr
+    >>> X = ldr.datasets.make_maf(200, 8, seed=0)
+    >>> obj = ldr.objectives.MAF(X, 2)
+    >>> res = ldr.solve(obj, "trust-region", M0="heuristic")
+    >>> bool(obj.autocorrelation(res.M) >= obj.autocorrelation(obj.heuristic()))
+    True
+    """
+
+    def __init__(self, X, r: int, lag: int = 1, reg: float = 0.0, manifold: str = "grassmann"):
+        X = check_data(X, "X", min_samples=3)
+        n, d = X.shape
+        r = check_rank(r, d)
+        lag = check_lag(lag, n)
+        self.mean_ = X.mean(axis=0)
+        Xc = X - self.mean_
+        Sigma = shrink(Xc.T @ Xc / n, reg)
+        check_covariance(Sigma, n, "the autocorrelation ratio is unbounded")
+        super().__init__(lagged_covariance(X, lag), Sigma, r, manifold)
+        self.Sigma_lag, self.Sigma, self.lag = self.A, self.B, lag
+
+    def autocorrelation(self, M) -> float:
+        """ρ(M) = tr(MᵀΣ_δM)/tr(MᵀΣM), the lag-δ autocorrelation of X M (Eq. 11)."""
+        return self.ratio(M)
+
+    def transform(self, X, M):
+        return (check_new_data(X, self.shape[0]) - self.mean_) @ M

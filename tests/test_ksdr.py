@@ -1,0 +1,137 @@
+"""Kernel sufficient dimension reduction (survey Eq. 15–16): formulas, recovery, bad inputs."""
+
+import autograd
+import numpy as np
+import pytest
+from scipy.spatial.distance import pdist, squareform
+
+import ldr
+from ldr.objectives.ksdr import KernelSDR
+
+SIN = ldr.manifolds.sin_largest_angle
+
+
+def _regression(seed, n=100, d=5, noise=0.1):
+    """y = sin(2 xᵀb) + noise: the response depends on X only through span(b)."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, d))
+    b = rng.standard_normal(d)
+    b /= np.linalg.norm(b)
+    return X, np.sin(2 * X @ b) + noise * rng.standard_normal(n), b[:, None]
+
+
+def _point(seed, d, r):
+    return ldr.manifolds.orthonormalize(np.random.default_rng(seed).standard_normal((d, r)))
+
+
+def test_cost_is_eq15():
+    X, y, _ = _regression(0, n=60)
+    obj = KernelSDR(X, y, 2, eps=1e-3, sigma=1.2)
+    M = _point(1, 5, 2)
+    n = 60
+    H = np.eye(n) - np.ones((n, n)) / n
+    Kx = np.exp(-squareform(pdist(X @ M, "sqeuclidean")) / (2 * 1.2**2))
+    sy = np.median(pdist(y[:, None]))
+    Kz = np.exp(-squareform(pdist(y[:, None], "sqeuclidean")) / (2 * sy**2))
+    ref = np.trace(H @ Kz @ H @ np.linalg.inv(H @ Kx @ H + n * 1e-3 * np.eye(n)))
+    assert obj.cost(M) == pytest.approx(ref, rel=1e-10)
+    value, _ = autograd.value_and_grad(obj.cost)(M)    # the autograd-traceable path
+    assert value == pytest.approx(ref, rel=1e-10)
+
+
+@pytest.mark.parametrize("r,y_kind", [(1, "continuous"), (2, "continuous"), (2, "classes")])
+def test_check_and_autograd_agree_with_closed_forms(r, y_kind):
+    X, y, b = _regression(2, n=50)
+    if y_kind == "classes":
+        y = np.where(X @ b[:, 0] > 0, "up", "down")
+    obj = KernelSDR(X, y, r)
+    assert obj.y_type_ == y_kind
+    report = ldr.check(obj, seed=r)
+    assert report.ok, str(report)
+    M, V = _point(3, 5, r), np.random.default_rng(4).standard_normal((5, r))
+    grad = autograd.grad(obj.cost)
+    np.testing.assert_allclose(obj.egrad(M), grad(M), rtol=1e-9, atol=1e-9)
+    hvp = autograd.grad(lambda A: np.sum(grad(A) * V))(M)
+    np.testing.assert_allclose(obj.ehvp(M, V), hvp, rtol=1e-8, atol=1e-8)
+
+
+def test_class_labels_use_the_delta_kernel():
+    X, _, _ = _regression(5, n=30)
+    y = np.array([0, 1, 2] * 10)
+    obj = KernelSDR(X, y, 1)
+    n = 30
+    H = np.eye(n) - np.ones((n, n)) / n
+    np.testing.assert_allclose(obj.Kz, H @ (y[:, None] == y[None, :]) @ H, atol=1e-13)
+
+
+def test_gkdr_heuristic_matches_its_definition():
+    X, y, _ = _regression(6, n=40)
+    X = X + 3.0                                  # translation does not matter
+    obj = KernelSDR(X, y, 1)
+    n, s = 40, ldr.kernels.median_distance(X)
+    G = np.exp(-squareform(pdist(X, "sqeuclidean")) / (2 * s**2))
+    sy = np.median(pdist(y[:, None]))
+    Gz = np.exp(-squareform(pdist(y[:, None], "sqeuclidean")) / (2 * sy**2))
+    A = np.linalg.inv(G + n * obj.eps * np.eye(n))
+    F = A @ Gz @ A
+    ref = np.zeros((5, 5))
+    for i in range(n):                           # rows j: ∂k(x_j, x)/∂x at x = x_i
+        grad_k = (X - X[i]) * G[i][:, None] / s**2
+        ref += grad_k.T @ F @ grad_k / n
+    np.testing.assert_allclose(obj.gkdr_matrix(), ref, rtol=1e-10, atol=1e-12)
+    w, V = np.linalg.eigh(ref)
+    assert SIN(obj.heuristic(), V[:, -1:]) < 1e-8
+
+
+def test_recovers_the_direction_y_depends_on():
+    angles = []
+    for seed in range(3):
+        X, y, b = _regression(10 + seed)
+        obj = KernelSDR(X, y, 1)
+        heur = SIN(obj.heuristic(), b)
+        res = ldr.solve(obj, "trust-region", M0="heuristic")
+        assert res.converged and res.cost <= obj.cost(obj.heuristic())
+        angles.append((heur, SIN(res.M, b)))
+        assert SIN(res.M, b) < 0.1
+        rand = ldr.solve(obj, "trust-region", seed=seed)      # a random start finds it too
+        assert SIN(rand.M, b) < 0.1
+    assert np.mean([a for _, a in angles]) < np.mean([h for h, _ in angles])
+
+
+def test_recovers_a_two_dimensional_subspace():
+    rng = np.random.default_rng(20)
+    X = rng.standard_normal((100, 5))
+    B = np.linalg.qr(rng.standard_normal((5, 2)))[0]
+    y = (X @ B[:, 0]) ** 2 + np.sin(X @ B[:, 1]) + 0.1 * rng.standard_normal(100)
+    obj = KernelSDR(X, y, 2)
+    res = ldr.solve(obj, "trust-region", M0="heuristic")
+    assert SIN(res.M, B) < 0.15
+    np.testing.assert_allclose(obj.transform(X, res.M), (X - X.mean(axis=0)) @ res.M)
+
+
+def test_bad_inputs_raise():
+    X, y, _ = _regression(30, n=20)
+    with pytest.raises(ValueError, match="y: expected 20 responses"):
+        KernelSDR(X, y[:-1], 1)
+    bad = y.copy()
+    bad[2] = np.nan
+    with pytest.raises(ValueError, match="y: .*NaN"):
+        KernelSDR(X, bad, 1)
+    badx = X.copy()
+    badx[0, 0] = np.inf
+    with pytest.raises(ValueError, match="X: .*infinity"):
+        KernelSDR(badx, y, 1)
+    with pytest.raises(ValueError, match="r: .*r < d"):
+        KernelSDR(X, y, 5)
+    with pytest.raises(ValueError, match="eps:"):
+        KernelSDR(X, y, 1, eps=0.0)
+    with pytest.raises(ValueError, match="sigma:"):
+        KernelSDR(X, y, 1, sigma=-1.0)
+    with pytest.raises(ValueError, match="y_type:"):
+        KernelSDR(X, y, 1, y_type="ordinal")
+    with pytest.raises(ValueError, match="y: at least two classes"):
+        KernelSDR(X, np.zeros(20, dtype=int), 1)
+    with pytest.raises(ValueError, match="y: the median pairwise distance .* is 0"):
+        KernelSDR(X, np.ones(20), 1)
+    with pytest.raises(ValueError, match="y: the responses are required"):
+        KernelSDR(X, None, 1)

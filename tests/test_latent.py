@@ -1,0 +1,194 @@
+"""PPCA and factor analysis (survey Eq. 22–23): formulas, closed forms, scikit-learn."""
+
+import numpy as np
+import pytest
+from scipy.stats import multivariate_normal
+from sklearn.decomposition import PCA as SkPCA
+from sklearn.decomposition import FactorAnalysis as SkFA
+
+import ldr
+from ldr.manifolds import Geometry, orthonormalize, sin_largest_angle
+from ldr.objective import Objective
+from ldr.objectives import PPCA, FactorAnalysis
+
+
+def factor_data(n=200, d=10, r=3, seed=0):
+    """Samples of an FA model with heteroscedastic noise (loadings large enough that the
+    top-r covariance eigenvalues exceed 1, so scikit-learn's start has no zero column)."""
+    rng = np.random.default_rng(seed)
+    W = rng.standard_normal((d, r)) * 1.5
+    psi = rng.uniform(0.05, 2.0, d)
+    return rng.standard_normal((n, r)) @ W.T + rng.standard_normal((n, d)) * np.sqrt(psi) + 2.0
+
+
+@pytest.fixture(scope="module")
+def data():
+    return factor_data()
+
+
+def _objectives(X):
+    return [PPCA(X, 3), PPCA(X, 3, noise_variance=0.7), FactorAnalysis(X, 3)]
+
+
+def test_check_and_autograd_agree_with_closed_form_oracles(data):
+    for obj in _objectives(data):
+        report = ldr.check(obj, seed=1)
+        assert report, str(report)
+        assert report["egrad"].error < 1e-7 and report["ehvp"].error < 1e-7
+        geom = Geometry(obj.manifold, obj.shape)
+        M = geom.random_point(np.random.default_rng(2))
+        V = geom.random_ambient(np.random.default_rng(3))
+        for mine, auto in [(obj.egrad(M), Objective.egrad(obj, M)),
+                           (obj.ehvp(M, V), Objective.ehvp(obj, M, V))]:
+            if not isinstance(mine, tuple):
+                mine, auto = (mine,), (auto,)
+            for a, b in zip(mine, auto):
+                np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12 * np.abs(b).max())
+
+
+def test_cost_is_the_negative_mean_gaussian_log_likelihood(data):
+    for obj in _objectives(data):
+        geom = Geometry(obj.manifold, obj.shape)
+        M = geom.random_point(np.random.default_rng(4))
+        ll = multivariate_normal(obj.mean_, obj.covariance(M)).logpdf(data).mean()
+        assert obj.log_likelihood(M) == pytest.approx(ll, rel=1e-12)
+        assert obj.cost(M) == pytest.approx(-ll, rel=1e-12)
+
+
+def test_ppca_solved_from_random_starts_reaches_tipping_bishop(data):
+    obj = PPCA(data, 3)
+    best = obj.log_likelihood(obj.closed_form())
+    top = np.linalg.eigh(obj.S)[1][:, ::-1][:, :3]
+    sigma2 = np.linalg.eigvalsh(obj.S)[:-3].mean()
+    for seed in range(2):
+        res = ldr.solve(obj, "trust-region", seed=seed, gtol=1e-9)
+        assert res.converged
+        assert abs(obj.log_likelihood(res.M) - best) <= 1e-8 * abs(best)
+        W, s2 = obj.unpack(res.M)
+        assert sin_largest_angle(orthonormalize(W), top) < 1e-6
+        assert s2 == pytest.approx(sigma2, rel=1e-8)
+
+
+def test_ppca_with_fixed_noise_reaches_its_closed_form(data):
+    ev = np.linalg.eigvalsh(np.cov(data.T, bias=True))[::-1]
+    obj = PPCA(data, 3, noise_variance=(ev[1] + ev[2]) / 2)  # σ² > λ₃: third column 0
+    W_cf = obj.closed_form()
+    assert np.count_nonzero(np.linalg.norm(W_cf, axis=0)) == 2
+    res = ldr.solve(obj, "trust-region", seed=0, gtol=1e-9)
+    assert obj.log_likelihood(res.M) == pytest.approx(obj.log_likelihood(W_cf), rel=1e-10)
+    np.testing.assert_allclose(res.M @ res.M.T, W_cf @ W_cf.T, atol=1e-6)
+
+
+def test_ppca_matches_scikit_learn_pca_score(data):
+    n, d = data.shape
+    obj = PPCA(data, 3)
+    sk = SkPCA(3, svd_solver="full").fit(data)
+    W_sk = sk.components_.T * np.sqrt(sk.explained_variance_ - sk.noise_variance_)
+    M_sk = obj.point(W_sk, sk.noise_variance_)
+    # PCA.score is the PPCA likelihood ...
+    assert obj.log_likelihood(M_sk) == pytest.approx(sk.score(data), rel=1e-12)
+    np.testing.assert_allclose(obj.covariance(M_sk), sk.get_covariance(), atol=1e-12)
+    # ... at parameters from the covariance divided by n − 1 (a·C*, a = n/(n−1)), short of
+    # the maximum by exactly d/2 (log a + 1/a − 1)
+    a = n / (n - 1)
+    gap = obj.log_likelihood(obj.closed_form()) - sk.score(data)
+    assert gap == pytest.approx(0.5 * d * (np.log(a) + 1 / a - 1), rel=1e-6)
+    assert gap > 0
+    assert obj.log_likelihood(obj.closed_form()) == pytest.approx(sk.score(data), rel=1e-5)
+
+
+def test_transforms_are_posterior_means(data):
+    obj = PPCA(data, 3)
+    W, s2 = obj.unpack(obj.closed_form())
+    Xc = data - data.mean(axis=0)
+    # the survey's form Wᵀ(WWᵀ + σ²I)⁻¹(x − μ)
+    survey = np.linalg.solve(W @ W.T + s2 * np.eye(10), W).T @ Xc.T
+    np.testing.assert_allclose(obj.transform(data, obj.closed_form()), survey.T, atol=1e-12)
+    fa = FactorAnalysis(data, 3)
+    sk = SkFA(3, svd_method="lapack").fit(data)
+    M = fa.point(sk.components_.T, sk.noise_variance_)
+    np.testing.assert_allclose(fa.transform(data, M), sk.transform(data), atol=1e-12)
+
+
+def test_fa_log_likelihood_matches_scikit_learn_score(data):
+    fa = FactorAnalysis(data, 3)
+    sk = SkFA(3, svd_method="lapack").fit(data)
+    M = fa.point(sk.components_.T, sk.noise_variance_)
+    assert fa.log_likelihood(M) == pytest.approx(sk.score(data), rel=1e-12)
+    np.testing.assert_allclose(fa.covariance(M), sk.get_covariance(), atol=1e-12)
+
+
+def test_fa_start_is_where_scikit_learn_starts(data):
+    fa = FactorAnalysis(data, 3)
+    with pytest.warns(Warning, match="did not converge"):
+        sk = SkFA(3, svd_method="lapack", max_iter=1).fit(data)
+    # scikit-learn's first recorded log-likelihood is at (W₀, ψ = 1)
+    assert fa.log_likelihood(fa.start_like_sklearn()) == pytest.approx(
+        sk.loglike_[0] / data.shape[0], rel=1e-10)
+
+
+def test_fa_from_scikit_learn_start_is_at_least_scikit_learn(data):
+    fa = FactorAnalysis(data, 3)
+    # scikit-learn run to convergence: tol on the total log-likelihood 1e-10 (5e-13 per
+    # sample), exact SVD
+    sk = SkFA(3, svd_method="lapack", tol=1e-10, max_iter=100_000).fit(data)
+    res = ldr.solve(fa, "trust-region", M0=fa.start_like_sklearn(), gtol=1e-9)
+    ours, theirs = fa.log_likelihood(res.M), sk.score(data)
+    assert res.converged
+    assert ours >= theirs - 1e-6 * abs(theirs)
+    assert ours == pytest.approx(theirs, rel=1e-8)  # the same maximum
+    # scikit-learn's default tol=1e-2 stops short of it
+    default = SkFA(3, svd_method="lapack").fit(data).score(data)
+    assert ours > default
+
+
+def test_fa_improves_on_ppca_which_it_contains(data):
+    fa, ppca = FactorAnalysis(data, 3), PPCA(data, 3)
+    heur = fa.log_likelihood(fa.heuristic())
+    assert heur == pytest.approx(ppca.log_likelihood(ppca.closed_form()), rel=1e-12)
+    res = ldr.solve(fa, "trust-region", M0="heuristic", gtol=1e-9)
+    assert fa.log_likelihood(res.M) > heur + 0.05
+
+
+def test_start_like_sklearn_warns_on_zero_columns():
+    X = np.random.default_rng(0).standard_normal((100, 4)) * 0.5  # all eigenvalues < 1
+    with pytest.warns(RuntimeWarning, match="zero loading columns"):
+        W, log_psi = FactorAnalysis(X, 2).start_like_sklearn()
+    assert np.all(W == 0) and np.all(log_psi == 0)
+
+
+def test_bad_input_raises_clear_errors(data):
+    bad = data.copy()
+    bad[3, 2] = np.nan
+    for cls in (PPCA, FactorAnalysis):
+        with pytest.raises(ValueError, match="X: .*NaN"):
+            cls(bad, 2)
+        with pytest.raises(ValueError, match="r < d"):
+            cls(data, 10)
+        with pytest.raises(ValueError, match="at least r \\+ 2 = 5 samples"):
+            cls(data[:4], 3)
+    const = data.copy()
+    const[:, 4] = 7.0
+    with pytest.raises(ValueError, match=r"feature\(s\) \[4\] are constant"):
+        FactorAnalysis(const, 2)
+    low_rank = np.c_[data[:, :2], data[:, :2] * 2.0]
+    with pytest.raises(ValueError, match="σ² → 0.*noise_variance"):
+        PPCA(low_rank, 2)
+    PPCA(low_rank, 2, noise_variance=1.0)  # a fixed σ² keeps the likelihood bounded
+    for value in (0.0, -1.0, np.inf, "1"):
+        with pytest.raises(ValueError, match="noise_variance: must be a positive"):
+            PPCA(data, 2, noise_variance=value)
+    fa = FactorAnalysis(data, 3)
+    with pytest.raises(ValueError, match="components_.T"):
+        fa.point(np.ones((3, 10)), np.ones(10))
+    with pytest.raises(ValueError, match="noise_variance: expected 10 positive"):
+        fa.point(np.ones((10, 3)), -np.ones(10))
+    with pytest.raises(ValueError, match="has 9 features"):
+        fa.transform(data[:, :9], fa.heuristic())
+
+
+def test_caller_data_is_not_modified(data):
+    X = data.copy()
+    PPCA(X, 2).transform(X, PPCA(X, 2).closed_form())
+    FactorAnalysis(X, 2)
+    np.testing.assert_array_equal(X, data)

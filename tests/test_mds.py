@@ -1,0 +1,134 @@
+"""Linear MDS with Kruskal–Shepard stress (survey Eq. 4): formulas, solvers, bad inputs."""
+
+import autograd
+import numpy as np
+import pytest
+from scipy.spatial.distance import pdist, squareform
+
+import ldr
+from ldr.objectives.mds import MDS
+
+SIN = ldr.manifolds.sin_largest_angle
+
+
+def _data(seed, n=70, d=6):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((n, d)) * np.linspace(3.0, 0.3, d)
+
+
+def _point(seed, d, r):
+    return ldr.manifolds.orthonormalize(np.random.default_rng(seed).standard_normal((d, r)))
+
+
+def test_cost_is_eq4_and_blocks_do_not_matter():
+    X = _data(0)
+    M = _point(1, 6, 2)
+    dX, dY = squareform(pdist(X)), squareform(pdist(X @ M))
+    exact = np.sum((dX - dY) ** 2)
+    full, blocked = MDS(X, 2, eps=1e-9), MDS(X, 2, eps=1e-9, block_size=7)
+    assert full.cost(M) == pytest.approx(exact, rel=1e-9)
+    assert blocked.cost(M) == pytest.approx(full.cost(M), rel=1e-13)
+    np.testing.assert_allclose(blocked.egrad(M), full.egrad(M), rtol=1e-11)
+    assert full.stress(M) == pytest.approx(np.sqrt(exact / np.sum(dX**2)), rel=1e-12)
+    # the default ε (1e-6 × median dissimilarity) moves the cost by a relative ~1e-6 at most
+    assert MDS(X, 2).cost(M) == pytest.approx(exact, rel=1e-5)
+
+
+@pytest.mark.parametrize("r,block", [(1, None), (2, 9), (3, 1)])
+def test_check_and_autograd_agree_with_closed_forms(r, block):
+    obj = MDS(_data(2, n=40), r, block_size=block)
+    report = ldr.check(obj, seed=r)
+    assert report.ok, str(report)
+    M, V = _point(3, 6, r), np.random.default_rng(4).standard_normal((6, r))
+    grad = autograd.grad(obj.cost)
+    np.testing.assert_allclose(obj.egrad(M), grad(M), rtol=1e-10, atol=1e-10)
+    hvp = autograd.grad(lambda A: np.sum(grad(A) * V))(M)
+    np.testing.assert_allclose(obj.ehvp(M, V), hvp, rtol=1e-9, atol=1e-9)
+
+
+def test_coincident_projections_keep_the_gradient_finite():
+    X = _data(5, n=30)
+    M = _point(6, 6, 2)
+    X[1] = X[0] + (np.eye(6) - M @ M.T) @ np.ones(6)     # x_1 − x_0 ⟂ span(M): same projection
+    X[2] = X[0]                                         # and an exact duplicate
+    obj = MDS(X, 2)
+    assert np.linalg.norm((X[1] - X[0]) @ M) < 1e-12
+    G = obj.egrad(M)
+    assert np.all(np.isfinite(G)) and np.all(np.isfinite(obj.ehvp(M, M)))
+    np.testing.assert_allclose(G, autograd.grad(obj.cost)(M), rtol=1e-9, atol=1e-9)
+    res = ldr.solve(obj, "trust-region", M0=M)
+    assert np.isfinite(res.cost) and res.cost <= obj.cost(M)
+
+
+def test_solver_stress_never_worse_than_pca_start():
+    gains = []
+    for seed in range(3):
+        X = _data(10 + seed)
+        for r in (1, 2):
+            obj = MDS(X, r)
+            pca = obj.stress(obj.heuristic())
+            res = ldr.solve(obj, "trust-region", M0="heuristic")
+            assert obj.stress(res.M) <= pca * (1 + 1e-12)
+            gains.append((pca - obj.stress(res.M)) / pca)
+    assert max(gains) > 1e-4                 # PCA (classical scaling) is not the stress optimum
+
+
+def test_pca_heuristic_is_classical_scaling():
+    X = _data(13)
+    obj = MDS(X, 2)
+    Xc = X - X.mean(axis=0)
+    w, V = np.linalg.eigh(Xc.T @ Xc)
+    assert SIN(obj.heuristic(), V[:, -2:]) < 1e-10
+    # Eq. 3: the projection's scatter Σ_ij ‖y_i − y_j‖² = 2n tr(MᵀXcᵀXcM), maximized by PCA
+    Y = Xc @ obj.heuristic()
+    assert np.sum(squareform(pdist(Y, "sqeuclidean"))) == pytest.approx(2 * 70 * w[-2:].sum())
+
+
+def test_data_in_a_subspace_give_zero_stress_and_the_subspace():
+    rng = np.random.default_rng(20)
+    B = np.linalg.qr(rng.standard_normal((6, 2)))[0]
+    X = rng.standard_normal((50, 2)) * [2.0, 1.0] @ B.T
+    obj = MDS(X, 2)
+    for seed in range(3):                   # from random starts, not from PCA
+        res = ldr.solve(obj, "trust-region", seed=seed)
+        assert obj.stress(res.M) < 1e-8
+        assert SIN(res.M, B) < 1e-3        # stress is quartic in the tilt out of the subspace
+
+
+def test_precomputed_dissimilarities_and_metrics():
+    X = _data(21, n=40)
+    M = _point(22, 6, 2)
+    a, b = MDS(X, 2), MDS(X, 2, dissimilarity=squareform(pdist(X)))
+    assert a.cost(M) == pytest.approx(b.cost(M), rel=1e-12)
+    city = MDS(X, 2, metric="cityblock")
+    np.testing.assert_allclose(city.delta, squareform(pdist(X, "cityblock")), rtol=1e-12)
+    assert ldr.check(city).ok
+    Z = a.transform(X, M)
+    np.testing.assert_allclose(Z, (X - X.mean(axis=0)) @ M, atol=1e-12)
+
+
+def test_bad_inputs_raise():
+    X = _data(23, n=20)
+    bad = X.copy()
+    bad[0, 0] = np.nan
+    with pytest.raises(ValueError, match="X: .*NaN"):
+        MDS(bad, 2)
+    with pytest.raises(ValueError, match="r: .*r < d"):
+        MDS(X, 6)
+    D = squareform(pdist(X))
+    with pytest.raises(ValueError, match="dissimilarity: must be n×n"):
+        MDS(X, 2, dissimilarity=D[:5, :5])
+    with pytest.raises(ValueError, match="dissimilarity: must be symmetric"):
+        MDS(X, 2, dissimilarity=D + np.triu(np.ones_like(D)))
+    with pytest.raises(ValueError, match="dissimilarity: must be non-negative"):
+        MDS(X, 2, dissimilarity=-D)
+    with pytest.raises(ValueError, match="diagonal"):
+        MDS(X, 2, dissimilarity=D + 1.0)
+    with pytest.raises(ValueError, match="eps:"):
+        MDS(X, 2, eps=0.0)
+    with pytest.raises(ValueError, match="metric:"):
+        MDS(X, 2, metric="no-such-metric")
+    with pytest.raises(ValueError, match="block_size:"):
+        MDS(X, 2, block_size=0)
+    with pytest.raises(ValueError, match="all dissimilarities are 0"):
+        MDS(np.ones((5, 3)), 1)
