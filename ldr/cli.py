@@ -59,15 +59,9 @@ def _pca(X, y, r, args):
 
 @_method("hsic", True, "supervised HSIC with a Gaussian kernel, −tr(Γ K_XM)")
 def _hsic(X, y, r, args):
-    from ldr.estimators.hsic import _onehot
-    from ldr.kernels import Gaussian, median_distance
     from ldr.objectives import HSIC
 
-    _, Y = _onehot(y, X.shape[0])
-    Yc = Y - Y.mean(axis=0)
-    n = X.shape[0]
-    return HSIC(X, (Yc, np.full(Yc.shape[1], 1.0 / n**2)), r,
-                kernel=Gaussian(median_distance(X)))
+    return HSIC.supervised(X, y, r)
 
 
 @_method("wda", True, "Wasserstein discriminant analysis (trace ratio; pencil for SCF)")
@@ -75,6 +69,55 @@ def _wda(X, y, r, args):
     from ldr.objectives import WDA
 
     return WDA(X, y, r, reg=args.reg if args.reg > 0 else 1.0)
+
+
+@_method("maf", False, "maximum autocorrelation factors (rows in time order), lag 1")
+def _maf(X, y, r, args):
+    from ldr.objectives import MAF
+
+    return MAF(X, r, reg=args.reg)
+
+
+@_method("sfa", False, "slow feature analysis (rows in time order)")
+def _sfa(X, y, r, args):
+    from ldr.objectives import SFA
+
+    return SFA(X, r, reg=args.reg)
+
+
+@_method("lpp", False, "locality preserving projections, 10-NN heat-kernel graph")
+def _lpp(X, y, r, args):
+    from ldr.objectives import LPP
+
+    return LPP(X, r, n_neighbors=10, reg=args.reg)
+
+
+@_method("npe", False, "neighbourhood preserving embedding, 10-NN graph")
+def _npe(X, y, r, args):
+    from ldr.objectives import NPE
+
+    return NPE(X, r, n_neighbors=10, reg=args.reg)
+
+
+@_method("mds", False, "metric MDS: Kruskal-Shepard stress of the projection")
+def _mds(X, y, r, args):
+    from ldr.objectives import MDS
+
+    return MDS(X, r)
+
+
+@_method("ppca", False, "probabilistic PCA, negative log-likelihood on R^{d×r}")
+def _ppca(X, y, r, args):
+    from ldr.objectives import PPCA
+
+    return PPCA(X, r)
+
+
+@_method("fa", False, "factor analysis, negative log-likelihood on R^{d×r} × R^d")
+def _fa(X, y, r, args):
+    from ldr.objectives import FactorAnalysis
+
+    return FactorAnalysis(X, r)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -204,7 +247,8 @@ def _add_compare_options(p: argparse.ArgumentParser, method: str, data: str, sol
                    help=f"random starts per solver; 0 = the heuristic (default {starts})")
     p.add_argument("--seed", type=int, default=0, help="seed of the starts (default 0)")
     p.add_argument("--reg", type=float, default=0.0,
-                   help="LDA: shrinkage of S_w in [0, 1]; WDA: Sinkhorn reg (0 → 1.0)")
+                   help="WDA: Sinkhorn reg (0 → 1.0); LDA, MAF, SFA, LPP, NPE: shrinkage of "
+                        "the denominator's scatter, in [0, 1]")
     p.add_argument("--label-column", type=int, default=None,
                    help="column of the labels in a file (default: last, for supervised "
                         "methods)")

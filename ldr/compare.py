@@ -165,9 +165,11 @@ class Comparison:
         return self.table()
 
     # --- plot -----------------------------------------------------------------------------
-    def gaps(self, solver: str) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
-        """Per run of ``solver``: (time, iteration, relative cost gap to the best answer)."""
-        best = self.best_cost
+    def gaps(self, solver: str, best: float | None = None
+             ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Per run of ``solver``: (time, iteration, relative cost gap to ``best``, default the
+        best answer found)."""
+        best = self.best_cost if best is None else best
         scale = max(abs(best), 1e-300)
         out = []
         for (name, _), res in self.results.items():
@@ -177,19 +179,23 @@ class Comparison:
                             np.asarray(res.trace["iteration"]), gap))
         return out
 
-    def plot(self, axes=None, spread: tuple[float, float] = (0.0, 100.0)):
+    def plot(self, axes=None, spread: tuple[float, float] = (0.0, 100.0), *,
+             best: float | None = None, label: str = "", colors: int = 0):
         """Relative cost gap to the best answer vs time and vs iteration (survey Figure 4).
 
         Per solver, the median over starts as a line and the ``spread`` percentiles (default
-        min–max) as a band; each run holds its final gap after it stops.  Returns the axes.
+        min–max) as a band; each run holds its final gap after it stops.  ``best`` is the
+        reference cost (default the best answer found; pass a known optimum to compare
+        several comparisons on one pair of ``axes``), ``label`` prefixes the legend entries
+        and ``colors`` offsets the colour cycle.  Returns the axes.
         """
         import matplotlib.pyplot as plt
 
         if axes is None:
             _, axes = plt.subplots(1, 2, figsize=(10, 3.6), constrained_layout=True)
         for k, name in enumerate(self.solvers):
-            runs = self.gaps(name)
-            color = f"C{k % 10}"
+            runs = self.gaps(name, best)
+            color = f"C{(k + colors) % 10}"
             t_max = max(t[-1] for t, _, _ in runs)
             grid_t = np.linspace(0.0, t_max, 200)
             grid_i = np.arange(max(len(g) for _, _, g in runs))
@@ -199,7 +205,7 @@ class Comparison:
             by_i = np.array([g[np.minimum(grid_i, len(g) - 1)] for _, _, g in runs])
             for ax, x, Y in ((axes[0], grid_t, by_t), (axes[1], grid_i, by_i)):
                 lo, mid, hi = np.percentile(Y, [spread[0], 50, spread[1]], axis=0)
-                ax.semilogy(x, mid, color=color, label=f"{name} (median of {len(runs)})")
+                ax.semilogy(x, mid, color=color, label=f"{label}{name} (median of {len(runs)})")
                 if len(runs) > 1:
                     ax.fill_between(x, lo, hi, color=color, alpha=0.2, linewidth=0)
         for ax, xlabel in zip(axes, ("time [s]", "iteration")):

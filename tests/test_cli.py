@@ -82,3 +82,10 @@ def test_a_non_numeric_csv_is_one_clear_line(tmp_path, capsys):
     bad.write_text("a,b\nx,y\n1,2\n")
     assert cli.main(["compare", "--data", str(bad)]) == 2
     assert "not a numeric CSV" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("method", sorted(cli.METHODS))
+def test_every_method_runs_from_the_command_line(method, capsys):
+    assert cli.main(["compare", "--method", method, "--data", "iris", "--solvers",
+                     "trust-region", "--starts", "1", "--max-iter", "30"]) == 0
+    assert f"{method.upper()} on iris" in capsys.readouterr().out
