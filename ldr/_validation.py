@@ -10,6 +10,7 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+import scipy.linalg
 from sklearn.utils import check_array
 
 
@@ -107,3 +108,35 @@ def check_new_data(X, n_features: int, name: str = "X") -> np.ndarray:
             f"{name}: has {X.shape[1]} features, but the objective was built with {n_features}"
         )
     return X
+
+
+def shrink(S: np.ndarray, reg, name: str = "reg") -> np.ndarray:
+    """(1 − reg) S + reg · tr(S)/d · I, after checking that ``reg`` is a number in [0, 1].
+
+    The one shrinkage of every scatter-matrix method (LDA's S_w, MAF's and SFA's Σ, CCA's Σ_a
+    and Σ_b, LPP's and NPE's S_D).
+    """
+    if isinstance(reg, bool) or not (isinstance(reg, numbers.Real) and 0.0 <= reg <= 1.0):
+        raise ValueError(f"{name}: must be a number in [0, 1], got {reg!r}")
+    if reg == 0:
+        return S
+    d = S.shape[0]
+    return (1.0 - reg) * S + reg * np.trace(S) / d * np.eye(d)
+
+
+def check_nonsingular(S: np.ndarray, arg: str, what: str, why: str,
+                      n_samples: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The eigendecomposition ``(w, Q)`` of the symmetric matrix ``S``, or a ValueError that
+    names ``arg`` and ``what``, says ``why`` it matters and how to regularize."""
+    d = S.shape[0]
+    w, Q = scipy.linalg.eigh(0.5 * (S + S.T))
+    tol = 100 * d * np.finfo(float).eps * max(w[-1], 0.0)
+    if w[-1] <= 0 or w[0] <= tol:
+        rank = int(np.sum(w > tol))
+        samples = "" if n_samples is None else f"; n_samples = {n_samples}"
+        raise ValueError(
+            f"{arg}: the {what} is singular (numerical rank {rank} < d = {d}{samples}): {why}. "
+            "Pass reg > 0 (shrinkage, e.g. reg=1e-3), or reduce the dimension first (PCA) and "
+            "drop constant or duplicated features."
+        )
+    return w, Q

@@ -50,7 +50,7 @@ import autograd.numpy as anp
 import numpy as np
 import scipy.linalg
 
-from ldr._validation import check_data, check_new_data
+from ldr._validation import check_data, check_new_data, check_nonsingular, shrink
 from ldr.objective import Objective
 
 _ORTHONORMALIZERS = ("polar", "qr")
@@ -95,17 +95,8 @@ def _check_cca_rank(r, da: int, db: int) -> int:
 
 def _inverse_sqrt(S: np.ndarray, name: str, label: str, n: int) -> np.ndarray:
     """Σ^{-1/2} by a symmetric eigendecomposition, or an error asking for ``reg > 0``."""
-    d = S.shape[0]
-    w, Q = scipy.linalg.eigh(S)
-    tol = 100 * d * np.finfo(float).eps * max(w[-1], 0.0)
-    if w[-1] <= 0 or w[0] <= tol:
-        rank = int(np.sum(w > tol))
-        raise ValueError(
-            f"{name}: the covariance {label} is singular (numerical rank {rank} < d = {d}; "
-            f"n_samples = {n}): CCA needs its inverse square root. Pass reg > 0 (shrinkage, "
-            "e.g. reg=1e-3), or reduce the dimension first (PCA) and drop constant or "
-            "duplicated features."
-        )
+    w, Q = check_nonsingular(S, name, f"covariance {label}", "CCA needs its inverse square root",
+                             n)
     return (Q / np.sqrt(w)) @ Q.T
 
 
@@ -128,13 +119,9 @@ class _CCABase(Objective):
         _check_paired(Xa, Xb)
         n, da, db = Xa.shape[0], Xa.shape[1], Xb.shape[1]
         r = _check_cca_rank(r, da, db)
-        if isinstance(reg, bool) or not (isinstance(reg, numbers.Real) and 0.0 <= reg <= 1.0):
-            raise ValueError(f"reg: must be a number in [0, 1], got {reg!r}")
         self.mean_a_, self.mean_b_ = Xa.mean(axis=0), Xb.mean(axis=0)
         Sa, Sb, Sab = _covariances(Xa - self.mean_a_, Xb - self.mean_b_)
-        if reg > 0:
-            Sa = (1.0 - reg) * Sa + reg * np.trace(Sa) / da * np.eye(da)
-            Sb = (1.0 - reg) * Sb + reg * np.trace(Sb) / db * np.eye(db)
+        Sa, Sb = shrink(Sa, reg), shrink(Sb, reg)
         self.Sa, self.Sb, self.Sab, self.reg = Sa, Sb, Sab, float(reg)
         self.whiten_a_ = _inverse_sqrt(Sa, "Xa", "Σ_a", n)
         self.whiten_b_ = _inverse_sqrt(Sb, "Xb", "Σ_b", n)

@@ -59,7 +59,7 @@ import scipy.linalg
 import scipy.sparse as sp
 from sklearn.neighbors import kneighbors_graph, radius_neighbors_graph
 
-from ldr._validation import check_data, check_new_data, check_rank
+from ldr._validation import check_data, check_new_data, check_nonsingular, check_rank, shrink
 from ldr.objectives.quotient import QuotientOfTraces
 
 FORMS = ("ratio", "whitened")
@@ -156,12 +156,6 @@ def _check_form(form):
     return form
 
 
-def _check_reg(reg, name="reg"):
-    if isinstance(reg, bool) or not isinstance(reg, numbers.Real) or not 0.0 <= reg <= 1.0:
-        raise ValueError(f"{name}: must be a number in [0, 1], got {reg!r}")
-    return float(reg)
-
-
 class _GraphQuotient(QuotientOfTraces):
     """Shared tail of LPP and NPE: S_L (neighbour scatter) over S_D (spread), in two forms."""
 
@@ -172,17 +166,9 @@ class _GraphQuotient(QuotientOfTraces):
 
     def _finish(self, S_L, S_D, r, reg, form, manifold, what):
         d = S_L.shape[0]
-        if reg > 0:
-            S_D = (1.0 - reg) * S_D + reg * np.trace(S_D) / d * np.eye(d)
+        S_D = shrink(S_D, reg)
         S_L, S_D = 0.5 * (S_L + S_L.T), 0.5 * (S_D + S_D.T)
-        evals, V = scipy.linalg.eigh(S_D)
-        tol = 100 * d * np.finfo(float).eps * max(evals[-1], 0.0)
-        if evals[-1] <= 0 or evals[0] <= tol:
-            rank = int(np.sum(evals > tol))
-            raise ValueError(
-                f"X: the {what} S_D is singular (numerical rank {rank} < d = {d}): the "
-                "quotient is unbounded. Pass reg > 0 (shrinkage, e.g. reg=1e-3), or reduce "
-                "the dimension first (PCA) and drop constant or duplicated features.")
+        evals, V = check_nonsingular(S_D, "X", f"{what} S_D", "the quotient is unbounded")
         self.S_L, self.S_D, self.form = S_L, S_D, form
         if form == "ratio":
             self.whitener_ = np.eye(d)
@@ -241,7 +227,7 @@ class LPP(_GraphQuotient):
                  form: str = "ratio", manifold: str = "grassmann"):
         X = check_data(X, "X")
         r = check_rank(r, X.shape[1])
-        form, reg = _check_form(form), _check_reg(reg)
+        form = _check_form(form)
         if weight not in ("heat", "binary"):
             raise ValueError(f"weight: expected 'heat' or 'binary', got {weight!r}")
         if n_neighbors is None and radius is None:
@@ -297,7 +283,7 @@ class NPE(_GraphQuotient):
                  manifold: str = "grassmann"):
         X = check_data(X, "X")
         r = check_rank(r, X.shape[1])
-        form, reg = _check_form(form), _check_reg(reg)
+        form = _check_form(form)
         if isinstance(lle_reg, bool) or not isinstance(lle_reg, numbers.Real) \
                 or not np.isfinite(lle_reg) or lle_reg <= 0:
             raise ValueError(f"lle_reg: must be a positive number, got {lle_reg!r}")

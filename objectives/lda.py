@@ -16,7 +16,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ldr._validation import check_data, check_labels, check_new_data, check_rank
+from ldr._validation import (
+    check_data,
+    check_labels,
+    check_new_data,
+    check_nonsingular,
+    check_rank,
+    shrink,
+)
 from ldr.objectives.quotient import QuotientOfTraces
 
 
@@ -78,20 +85,10 @@ class LDA(QuotientOfTraces):
                 f"r: LDA's between-class scatter has rank at most n_classes - 1 = {c - 1}, so "
                 f"r must be < n_classes = {c}; got r={r}"
             )
-        if not (isinstance(reg, (int, float)) and 0.0 <= reg <= 1.0):
-            raise ValueError(f"reg: must be a number in [0, 1], got {reg!r}")
         Sw, Sb, means = scatter_matrices(X, codes, c)
-        if reg > 0:
-            Sw = (1.0 - reg) * Sw + reg * np.trace(Sw) / d * np.eye(d)
-        evals = np.linalg.eigvalsh(Sw)
-        if evals[-1] <= 0 or evals[0] <= 100 * d * np.finfo(float).eps * evals[-1]:
-            rank = int(np.sum(evals > 100 * d * np.finfo(float).eps * max(evals[-1], 0)))
-            raise ValueError(
-                f"X: the within-class scatter S_w is singular (numerical rank {rank} < d = {d}"
-                f"; n_samples = {X.shape[0]}): the LDA ratio is unbounded. Pass reg > 0 "
-                "(shrinkage, e.g. reg=1e-3), or reduce the dimension first (PCA) and drop "
-                "constant or duplicated features."
-            )
+        Sw = shrink(Sw, reg)
+        check_nonsingular(Sw, "X", "within-class scatter S_w", "the LDA ratio is unbounded",
+                          X.shape[0])
         self.classes_, self.mean_, self.means_ = classes, X.mean(axis=0), means
         super().__init__(Sb, Sw, r, manifold)
         self.Sb, self.Sw = self.A, self.B

@@ -28,7 +28,13 @@ import numbers
 
 import numpy as np
 
-from ldr._validation import check_data, check_new_data, check_rank
+from ldr._validation import (
+    check_data,
+    check_new_data,
+    check_nonsingular,
+    check_rank,
+    shrink,
+)
 from ldr.objectives.quotient import QuotientOfTraces
 
 
@@ -56,30 +62,6 @@ def lagged_covariance(X: np.ndarray, lag: int = 1) -> np.ndarray:
     Xc = X - X.mean(axis=0)
     C = Xc[:-lag].T @ Xc[lag:] / (X.shape[0] - lag)
     return 0.5 * (C + C.T)
-
-
-def check_covariance(S: np.ndarray, n_samples: int, what: str) -> None:
-    """Raise a ValueError saying how to regularize when the covariance ``S`` is singular."""
-    d = S.shape[0]
-    evals = np.linalg.eigvalsh(S)
-    tol = 100 * d * np.finfo(float).eps * max(evals[-1], 0.0)
-    if evals[-1] <= 0 or evals[0] <= tol:
-        rank = int(np.sum(evals > tol))
-        raise ValueError(
-            f"X: the covariance Σ is singular (numerical rank {rank} < d = {d}; n_samples = "
-            f"{n_samples}): {what}. Pass reg > 0 (shrinkage, e.g. reg=1e-3), or reduce the "
-            "dimension first (PCA) and drop constant or duplicated features."
-        )
-
-
-def shrink(S: np.ndarray, reg) -> np.ndarray:
-    """(1 − reg) S + reg · tr(S)/d · I, after checking that reg is a number in [0, 1]."""
-    if isinstance(reg, bool) or not (isinstance(reg, numbers.Real) and 0.0 <= reg <= 1.0):
-        raise ValueError(f"reg: must be a number in [0, 1], got {reg!r}")
-    if reg == 0:
-        return S
-    d = S.shape[0]
-    return (1.0 - reg) * S + reg * np.trace(S) / d * np.eye(d)
 
 
 class MAF(QuotientOfTraces):
@@ -129,7 +111,8 @@ class MAF(QuotientOfTraces):
         self.mean_ = X.mean(axis=0)
         Xc = X - self.mean_
         Sigma = shrink(Xc.T @ Xc / n, reg)
-        check_covariance(Sigma, n, "the autocorrelation ratio is unbounded")
+        check_nonsingular(Sigma, "X", "covariance Σ", "the autocorrelation ratio is unbounded",
+                          n)
         super().__init__(lagged_covariance(X, lag), Sigma, r, manifold)
         self.Sigma_lag, self.Sigma, self.lag = self.A, self.B, lag
 

@@ -31,9 +31,8 @@ import autograd.numpy as anp
 import numpy as np
 import scipy.linalg
 
-from ldr._validation import check_data, check_new_data, check_rank
+from ldr._validation import check_data, check_new_data, check_nonsingular, check_rank, shrink
 from ldr.objective import Objective
-from ldr.objectives.maf import check_covariance, shrink
 
 
 class SFA(Objective):
@@ -82,8 +81,7 @@ class SFA(Objective):
         self.mean_ = X.mean(axis=0)
         Xc = X - self.mean_
         Sigma = shrink(Xc.T @ Xc / n, reg)
-        check_covariance(Sigma, n, "the data cannot be whitened")
-        w, V = scipy.linalg.eigh(Sigma)
+        w, V = check_nonsingular(Sigma, "X", "covariance Σ", "the data cannot be whitened", n)
         self.Sigma = Sigma
         self.whitening_ = (V / np.sqrt(w)) @ V.T
         Zdot = np.diff(Xc @ self.whitening_, axis=0)
