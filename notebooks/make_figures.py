@@ -23,7 +23,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 
 def execute(path: pathlib.Path, paper: bool, figures: pathlib.Path | None) -> float:
     """Run ``path`` in a fresh kernel and write it back with its outputs; return seconds."""
-    os.environ["MPLBACKEND"] = "Agg"
+    os.environ.pop("MPLBACKEND", None)  # the inline backend: figures stored in the notebook
     os.environ["LDR_NOTEBOOK_SCALE"] = "paper" if paper else "small"
     if figures is not None:
         os.environ["LDR_SAVE_FIGURES"] = str(figures)
