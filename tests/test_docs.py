@@ -11,9 +11,10 @@ MODULES = ["ldr", "ldr.objective", "ldr.driver", "ldr.objectives.pca", "ldr.obje
            "ldr.objectives.quotient", "ldr.manifolds", "ldr.checks", "ldr.certificate",
            "ldr.solvers.gradient", "ldr.solvers.trust_region", "ldr.datasets", "ldr.kernels",
            "ldr.objectives.hsic", "ldr.solvers.ism", "ldr.estimators.hsic", "ldr.objectives.wda",
-           "ldr.solvers.scf", "ldr.estimators.wda", "ldr.objectives.maf", "ldr.objectives.sfa",
+           "ldr.solvers.scf", "ldr.estimators.wda", "ldr.estimators.linear",
+           "ldr.estimators.two_view", "ldr.objectives.maf", "ldr.objectives.sfa",
            "ldr.objectives.latent", "ldr.objectives.cca",
-           "ldr.objectives.mds", "ldr.objectives.graph", "ldr.objectives.ksdr"]
+           "ldr.objectives.mds", "ldr.objectives.graph", "ldr.objectives.ksdr", "ldr.compare"]
 README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
 
 

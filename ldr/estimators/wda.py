@@ -23,6 +23,7 @@ from sklearn.decomposition import PCA as SkPCA
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ldr.driver import solve
+from ldr.estimators.linear import check_n_components
 from ldr.manifolds import sin_largest_angle
 from ldr.objectives.wda import WDA
 from ldr.problem import Problem
@@ -80,6 +81,7 @@ class WassersteinDA(_WDABase):
 
     def fit(self, X, y):
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
+        check_n_components(self.n_components, X.shape[1])
         if self.start not in ("fda", "best"):
             raise ValueError(f"start: expected 'fda' or 'best', got {self.start!r}")
         obj = self._objective(X, y)
@@ -100,11 +102,31 @@ class WassersteinDA(_WDABase):
         return self
 
 
+def _merge_singletons(labels: np.ndarray, Z: np.ndarray) -> np.ndarray:
+    """Labels for the WDA step: a cluster of one sample (no transport plan within it) joins
+    the cluster with the nearest centroid.  The clustering itself (``labels_``) is k-means'."""
+    counts = np.bincount(labels)
+    small = np.flatnonzero(counts < 2)
+    if len(small) == 0:
+        return labels
+    keep = np.setdiff1d(np.flatnonzero(counts), small)
+    if len(keep) < 2:
+        raise ValueError("WDAClustering: k-means left fewer than two clusters with two or more "
+                         "samples; lower n_clusters")
+    centroids = np.array([Z[labels == c].mean(axis=0) for c in keep])
+    out = labels.copy()
+    for i in np.flatnonzero(np.isin(labels, small)):
+        out[i] = keep[np.argmin(np.sum((centroids - Z[i]) ** 2, axis=1))]
+    return out
+
+
 class WDAClustering(ClusterMixin, _WDABase):
     """Iterative WDA clustering (Liu et al., Algorithm 2).
 
     From P₀ (the top principal directions), repeat: k-means on XP → labels; P ← WDA-SCF on
     those labels from P; stop when sin θ(P_k, P_{k+1}) ≤ ``outer_tol`` or after ``max_outer``.
+    A k-means cluster of a single sample (an outlier) joins the nearest cluster for the WDA
+    step, which needs two samples per class.
 
     Parameters
     ----------
@@ -124,6 +146,7 @@ class WDAClustering(ClusterMixin, _WDABase):
 
     def fit(self, X, y=None):
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        check_n_components(self.n_components, X.shape[1])
         k = self.n_clusters
         if not (isinstance(k, numbers.Integral) and 2 <= k < X.shape[0]):
             raise ValueError(f"n_clusters: must be an integer in [2, n_samples), got {k!r}")
@@ -131,9 +154,9 @@ class WDAClustering(ClusterMixin, _WDABase):
         P = SkPCA(self.n_components).fit(X).components_.T
         history = []
         for it in range(1, self.max_outer + 1):
-            labels = KMeans(k, n_init=10, random_state=self.random_state).fit_predict(
-                (X - self.mean_) @ P)
-            res = self._solve(self._objective(X, labels), P)
+            Z = (X - self.mean_) @ P
+            labels = KMeans(k, n_init=10, random_state=self.random_state).fit_predict(Z)
+            res = self._solve(self._objective(X, _merge_singletons(labels, Z)), P)
             change = sin_largest_angle(P, res.M)
             history.append({"outer": it, "ratio": -res.cost, "p_change": change,
                             "scf_converged": res.converged})

@@ -1,0 +1,205 @@
+"""Two-view estimators: canonical correlations analysis, traditional and orthogonal.
+
+``fit(X, y)`` and ``transform(X, y=None)`` follow :class:`sklearn.cross_decomposition.CCA`
+(the second view is the argument ``y``, an (n, d_y) array or (n,)): ``transform`` returns the
+X scores alone, or the pair ``(X_c, Y_c)`` when y is given, and ``fit_transform(X, y)``
+returns the pair.  The objectives live on Stiefel(d_x, r) ×
+Stiefel(d_y, r) (:mod:`ldr.objectives.cca`); ``M_ = (M_x, M_y)``.
+
+After the solve, each estimator rotates the pair to its canonical basis: with
+M_xᵀ Σ_xy M_y = U S Vᵀ (Σ_xy the cross-covariance, whitened for traditional CCA) it keeps
+(M_x U, M_y V).  The spans are unchanged and tr(M_xᵀ Σ_xy M_y) becomes tr(S), which is never
+smaller (von Neumann's trace inequality); both costs see M_x and M_y only through that trace
+and rotation-invariant norms, so the cost is never worse.  The columns are then canonical
+pairs ordered by decreasing (cross-)correlation, each pair positively correlated, as in
+scikit-learn's CCA.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.utils import check_array, check_consistent_length
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ldr.estimators.linear import solve_and_warn, start_point
+from ldr.objectives.cca import OrthogonalCCA as OrthogonalCCAObjective
+from ldr.objectives.cca import TraditionalCCA as TraditionalCCAObjective
+
+
+class _TwoView(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Validation, solve, canonical rotation and the two-view ``transform``."""
+
+    _objective_class: type
+
+    def __init__(self, n_components=2, reg=0.0, solver="trust-region", start="heuristic",
+                 solver_params=None, random_state=None):
+        self.n_components, self.reg, self.solver, self.start = n_components, reg, solver, start
+        self.solver_params, self.random_state = solver_params, random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        tags.target_tags.multi_output = True
+        return tags
+
+    def _check_Y(self, Y, n_samples: int, reset: bool) -> np.ndarray:
+        if Y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y "
+                             f"is None: CCA needs the second view, fit(X, Y)")
+        Y = check_array(Y, input_name="Y", dtype=np.float64, ensure_2d=False,
+                        ensure_min_samples=2 if reset else 1)
+        if Y.ndim == 1:
+            Y = Y.reshape(-1, 1)
+        check_consistent_length(np.empty(n_samples), Y)
+        if reset:
+            self.n_features_y_ = Y.shape[1]
+        elif Y.shape[1] != self.n_features_y_:
+            raise ValueError(f"Y has {Y.shape[1]} features, but {type(self).__name__} is "
+                             f"expecting {self.n_features_y_} features as input")
+        return Y
+
+    def fit(self, X, y) -> _TwoView:
+        """Fit the paired views X (n × d_x) and y (n × d_y, or (n,)); returns self."""
+        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        Y = self._check_Y(y, X.shape[0], reset=True)
+        dx, dy = X.shape[1], Y.shape[1]
+        r = self.n_components
+        if isinstance(r, bool) or not isinstance(r, numbers.Integral) \
+                or not 1 <= r <= min(dx, dy):
+            raise ValueError(f"n_components: must be an integer with 1 <= n_components <= "
+                             f"min(n_features, n_targets) = {min(dx, dy)} (X has {dx} "
+                             f"features, Y has {dy}), got {r!r}")
+        obj = self._objective_class(X, Y, int(r), reg=self.reg)
+        res = solve_and_warn(self, obj, start_point(self.start, obj))
+        Mx, My = (np.asarray(m, dtype=float) for m in res.M)
+        U, _, Vt = np.linalg.svd(Mx.T @ self._cross(obj) @ My)
+        self.M_ = (Mx @ U, My @ Vt.T)
+        self.x_weights_, self.y_weights_ = self.M_
+        self.x_rotations_, self.y_rotations_ = self._rotations(obj, self.M_)
+        self.x_mean_, self.y_mean_ = obj.mean_a_, obj.mean_b_
+        self.objective_, self.result_ = obj, res
+        self.n_components_, self.n_iter_ = int(r), res.n_iter
+        self.cost_ = float(obj.cost(self.M_))
+        self._scores(obj, self.M_)
+        return self
+
+    @property
+    def _n_features_out(self) -> int:
+        return self.n_components_
+
+    def transform(self, X, y=None) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+        """The X scores, or ``(X_c, Y_c)`` when the second view y is given."""
+        check_is_fitted(self, "M_")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        if y is None:
+            return (X - self.x_mean_) @ self.x_rotations_
+        Y = self._check_Y(y, X.shape[0], reset=False)
+        Xc, Yc = self.objective_.transform((X, Y), self.M_)
+        return Xc, Yc
+
+    def fit_transform(self, X, y=None) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+        """``fit(X, y).transform(X, y)``: the pair ``(X_c, Y_c)``."""
+        return self.fit(X, y).transform(X, y)
+
+
+class OrthogonalCCA(_TwoView):
+    """Orthogonal CCA: the orthogonal projections of X and Y with the largest correlation.
+
+    Maximizes ρ = tr(M_xᵀΣ_xyM_y)/√(tr(M_xᵀΣ_xM_x) tr(M_yᵀΣ_yM_y)) (survey Eq. 10) from
+    the orthonormalized traditional CCA mappings, which it improves on for r > 1.
+
+    Parameters
+    ----------
+    n_components : int, 1 <= n_components <= min(n_features, n_targets)
+    reg : float in [0, 1], default 0
+        Shrinkage of Σ_x and Σ_y towards tr(Σ)/d · I (the heuristic start whitens, so a
+        singular covariance needs reg > 0).
+    solver, start, solver_params, random_state : see :class:`ldr.estimators.LinearDR`
+
+    Attributes
+    ----------
+    M_ : (M_x, M_y), orthonormal (n_features × r, n_targets × r), canonical basis (module
+        docstring)
+    x_weights_, y_weights_ : M_x, M_y
+    x_rotations_, y_rotations_ : the maps, ``transform(X) == (X − x_mean_) @ x_rotations_``
+        (here the weights themselves)
+    x_mean_, y_mean_ : per-feature means
+    correlation_ : float
+        ρ at ``M_`` on the training data.
+    n_components_, cost_, n_iter_, result_ (the driver's Result, before the canonical
+    rotation), objective_, n_features_in_, n_features_y_
+
+    Examples
+    --------
+    >>> import ldr
+    >>> X, Y = ldr.datasets.make_cca(300, 8, seed=1)
+    >>> est = OrthogonalCCA(n_components=3).fit(X, Y)
+    >>> Xc, Yc = est.transform(X, Y)
+    >>> Xc.shape, Yc.shape
+    ((300, 3), (300, 3))
+    >>> bool(est.correlation_ > est.objective_.correlation(est.objective_.heuristic()))
+    True
+    """
+
+    _objective_class = OrthogonalCCAObjective
+
+    def _cross(self, obj):
+        return obj.Sab
+
+    def _rotations(self, obj, M):
+        return M
+
+    def _scores(self, obj, M):
+        self.correlation_ = obj.correlation(M)
+
+
+class CCA(_TwoView):
+    """Traditional (Hotelling) CCA: maximally correlated pairs of whitened projections.
+
+    Maximizes tr(M_xᵀ Σ_x^{-1/2} Σ_xy Σ_y^{-1/2} M_y) (survey Eq. 8–9); its optimum is the
+    SVD of the whitened cross-covariance, the default start, so the default run certifies it.
+    The scores have unit variance per component and per-pair correlations
+    ``canonical_correlations_`` (with reg = 0).
+
+    Parameters
+    ----------
+    n_components : int, 1 <= n_components <= min(n_features, n_targets)
+    reg : float in [0, 1], default 0
+        Shrinkage of Σ_x and Σ_y (canonical ridge); needed when a covariance is singular.
+    solver, start, solver_params, random_state : see :class:`ldr.estimators.LinearDR`
+
+    Attributes
+    ----------
+    M_ : (M_x, M_y) orthonormal, in whitened coordinates, canonical basis
+    x_weights_, y_weights_ : M_x, M_y
+    x_rotations_, y_rotations_ : Σ_x^{-1/2} M_x, Σ_y^{-1/2} M_y: ``transform(X) ==
+        (X − x_mean_) @ x_rotations_``
+    x_mean_, y_mean_ : per-feature means
+    canonical_correlations_ : (n_components,)
+        The correlation of each pair of score columns, decreasing.
+    n_components_, cost_, n_iter_, result_, objective_, n_features_in_, n_features_y_
+
+    Examples
+    --------
+    >>> import numpy as np, ldr
+    >>> X, Y = ldr.datasets.make_cca(300, 6, seed=0)
+    >>> est = CCA(n_components=2).fit(X, Y)
+    >>> Xc, Yc = est.transform(X, Y)
+    >>> r0 = np.corrcoef(Xc[:, 0], Yc[:, 0])[0, 1]
+    >>> bool(abs(r0 - est.canonical_correlations_[0]) < 1e-10)
+    True
+    """
+
+    _objective_class = TraditionalCCAObjective
+
+    def _cross(self, obj):
+        return obj.K
+
+    def _rotations(self, obj, M):
+        return obj.mappings(M)
+
+    def _scores(self, obj, M):
+        self.canonical_correlations_ = obj.canonical_correlations(M)
