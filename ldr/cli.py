@@ -211,8 +211,7 @@ def _report(cmp, header: str, args) -> None:
     md = args.markdown
     print(("## " if md else "") + header + "\n")
     print(cmp.table("run", markdown=md) + "\n")
-    print(cmp.table("solver", markdown=md).split("\n\n")[0] if md
-          else cmp.table("solver").split("\ndistinct")[0].split("\neigenvector")[0])
+    print(cmp.table("solver", markdown=md, notes=False))
     if args.plot:
         import matplotlib
 

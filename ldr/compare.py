@@ -134,14 +134,15 @@ class Comparison:
                           for i, a in enumerate(labels) for j, b in enumerate(labels) if i < j)
         return f"distinct answers (sin θ between them): {pairs}"
 
-    def table(self, per: str = "run", markdown: bool = False) -> str:
-        """The comparison as a text (or Markdown) table, one row per ``"run"`` or ``"solver"``."""
+    def table(self, per: str = "run", markdown: bool = False, notes: bool = True) -> str:
+        """The comparison as a text (or Markdown) table, one row per ``"run"`` or ``"solver"``;
+        ``notes`` adds the distances between distinct answers and the heuristic's cost."""
         if per not in ("run", "solver"):
             raise ValueError(f"per: expected 'run' or 'solver', got {per!r}")
         text = (_render(self.rows, RUN_COLUMNS, markdown) if per == "run"
                 else _render(self.summary(), SUMMARY_COLUMNS, markdown))
-        extra = [self._distinct()]
-        if self.heuristic_cost is not None:
+        extra = [self._distinct()] if notes else []
+        if notes and self.heuristic_cost is not None:
             extra.append(f"eigenvector heuristic: cost {self.heuristic_cost:.10g}")
         extra = [e for e in extra if e]
         sep = "\n\n" if markdown else "\n"

@@ -46,6 +46,14 @@ def _check_gamma(Gamma, n: int):
     return 0.5 * (G + G.T), None
 
 
+def label_gamma(y, n: int) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """``(classes, (F, s))``: Γ = H YYᵀ H / n² for one-hot class labels Y, as the low-rank
+    factor F = HY, s = 1/n² (supervised HSIC's Γ)."""
+    classes, codes = check_labels(y, n, "y")
+    Y = np.eye(len(classes))[codes]
+    return classes, (Y - Y.mean(axis=0), np.full(len(classes), 1.0 / n**2))
+
+
 class HSIC(Objective):
     """Minimize −tr(Γ K_XW) over W on Grassmann(d, r) for an ISM-family kernel.
 
@@ -81,11 +89,7 @@ class HSIC(Objective):
         """Supervised HSIC(XW, y) for class labels: Γ = H YYᵀ H / n² with one-hot Y, kept as
         the low-rank factor (HY, 1/n²).  ``X`` is used as given (standardize it first)."""
         X = check_data(X, "X")
-        _, codes = check_labels(y, X.shape[0], "y")
-        Y = np.eye(codes.max() + 1)[codes]
-        n = X.shape[0]
-        return cls(X, (Y - Y.mean(axis=0), np.full(Y.shape[1], 1.0 / n**2)), r, kernel,
-                   **kwargs)
+        return cls(X, label_gamma(y, X.shape[0])[1], r, kernel, **kwargs)
 
     # -- Γ by rows -------------------------------------------------------------------------
     def _gamma_rows(self, rows: slice) -> np.ndarray:

@@ -35,7 +35,7 @@ from ldr._validation import check_labels
 from ldr.driver import solve
 from ldr.kernels import Gaussian, make_kernel, median_distance
 from ldr.manifolds import sin_largest_angle
-from ldr.objectives.hsic import HSIC
+from ldr.objectives.hsic import HSIC, label_gamma
 
 
 def _center(F: np.ndarray) -> np.ndarray:
@@ -179,8 +179,8 @@ class SupervisedHSIC(_HSICBase):
 
     def _gamma(self, y, n):
         if self.y_kernel == "onehot":
-            self.classes_, Y = _onehot(y, n)
-            return _center(Y), np.full(Y.shape[1], 1.0 / n**2)
+            self.classes_, Gamma = label_gamma(y, n)
+            return Gamma
         y = np.asarray(y, dtype=float)
         if y.shape[0] != n:
             raise ValueError(f"y: has {y.shape[0]} rows but X has {n} samples")
