@@ -53,6 +53,39 @@ def test_wda_trace_ratio_gradient_passes_check(wda_small):
     assert obj.ratio(P) == pytest.approx(np.trace(P.T @ Cb @ P) / np.trace(P.T @ Cw @ P))
 
 
+@pytest.mark.parametrize("reg", [0.1, 1.0, 5.0])
+def test_wda_hand_derivatives_equal_autograds(wda_small, reg):
+    # egrad/ehvp are written by hand through the Sinkhorn iterations; autograd of the same
+    # cost (the Objective defaults) is the reference
+    X, y = wda_small
+    obj = WDA(X, y, 2, reg=reg)
+    rng = np.random.default_rng(1)
+    P = np.linalg.qr(rng.standard_normal((10, 2)))[0]
+    V = rng.standard_normal((10, 2))
+    assert obj._loss_derivatives(P) is not None  # the hand-written path is the one taken
+    g, h = ldr.Objective.egrad(obj, P), ldr.Objective.ehvp(obj, P, V)
+    np.testing.assert_allclose(obj.egrad(P), g, rtol=1e-10, atol=1e-12 * np.abs(g).max())
+    np.testing.assert_allclose(obj.ehvp(P, V), h, rtol=1e-9, atol=1e-11 * np.abs(h).max())
+
+
+@pytest.mark.parametrize("reg", [0.01, 0.003])
+def test_wda_derivatives_stay_finite_where_scalings_would_overflow(wda_small, reg):
+    # small reg: Sinkhorn's forward pass is finite in scaling form but its reverse pass
+    # (which multiplies by u², v²) overflows at some P (reg 0.01, seed 2 gave NaN before the
+    # scalings were bounded); there the log domain takes over
+    X, y = wda_small
+    obj = WDA(X, y, 2, reg=reg)
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        P = np.linalg.qr(rng.standard_normal((10, 2)))[0]
+        V = rng.standard_normal((10, 2))
+        g = obj.egrad(P)
+        assert np.all(np.isfinite(g)) and np.all(np.isfinite(obj.ehvp(P, V)))
+        t = 1e-6
+        fd = (obj.cost(P + t * V) - obj.cost(P - t * V)) / (2 * t)
+        assert np.sum(g * V) == pytest.approx(fd, rel=1e-5)
+
+
 def test_scf_converges_to_fixed_points_from_random_starts(wda_small):
     X, y = wda_small
     obj = WDA(X, y, 2, reg=1.0)
