@@ -8,7 +8,10 @@ run's ``reason``:
 2. Riemannian gradient norm ``‖grad f(M)‖ ≤ gtol``         (converged)
 3. the solver's own reason (radius collapse, line search failure, eigengap lost, ...)
 4. subspace change ``sin θ_max(M_k, M_{k−1}) ≤ xtol``      (converged; accepted steps only;
-   0 disables the rule, as for ftol)
+   0 disables the rule, as for ftol) — or, for a fixed-point iteration M ← G(M) that reports
+   its residual ``sin θ_max(M_k, G(M_k))`` as ``info["residual"]`` (SCF), that residual
+   instead, so that an extrapolated step that happens to be short is not taken for a
+   fixed point
 5. relative cost change ``|f_k − f_{k−1}| ≤ ftol·max(|f_k|, 1e-300)``
                                                             (converged; accepted steps only)
 6. iterations ``≥ max_iter``                                (not converged)
@@ -182,7 +185,12 @@ def _stop(state, prev, change, callback, gtol, xtol, ftol, max_iter, max_time, s
     if state.stop_reason:
         return state.stop_reason, state.stop_converged
     if prev is not None and state.accepted:
-        if xtol > 0 and change <= xtol:
+        residual = state.info.get("residual")
+        if xtol > 0 and residual is not None:  # a fixed-point iteration's own measure
+            if residual <= xtol:
+                return (f"fixed-point residual {residual:.3e} ≤ xtol {xtol:.1e} "
+                        f"{_gnorm(state)}"), True
+        elif xtol > 0 and change <= xtol:
             return (f"subspace change {change:.3e} ≤ xtol {xtol:.1e} "
                     f"{_gnorm(state)}"), True
         rel = abs(state.cost - prev.cost) / max(abs(state.cost), 1e-300)

@@ -6,7 +6,10 @@ both invariant to M → MQ), the nonlinear eigenproblem A(M)V = B(M)VΛ is solve
 
     M_{k+1} = an orthonormal basis of the top-r generalized eigenvectors of (A(M_k), B(M_k)),
 
-stopped by the driver on ‖sin Θ(M_{k+1}, M_k)‖ (``xtol``).  The trace reports the
+stopped by the driver when the fixed-point residual ‖sin Θ(M_k, G(M_k))‖, G the plain map
+above, is ≤ ``xtol`` (for the plain iteration this is the next step's subspace change; for the
+accelerated ones it certifies the returned iterate itself, which a small accelerated step
+would not).  The trace reports the
 arctangent eigengap η_k = arctan λ_r − arctan λ_{r+1} of their Theorems 1–2.
 
 The plain iteration can oscillate or crawl.  Remedies from the SCF literature:
@@ -115,8 +118,10 @@ class SCF(Solver):
         if self.level_shift:  # σ relative to the pencil's mean |λ|: the full spectrum, once
             shift = self.level_shift * (float(np.mean(np.abs(scipy.linalg.eigvalsh(A, B))))
                                         or 1.0)
-        state.memory = {"pencil": (A, B), "shift": shift, "hist": [],
+        G = top_generalized(A, B, problem.manifold.shape[1])
+        state.memory = {"pencil": (A, B), "G": G, "shift": shift, "hist": [],
                         "prev": None, "best_step": np.inf, "since_best": 0}
+        state.info = {"residual": sin_largest_angle(M0, G[0])}
         return state
 
     def _plain_step(self, M, A, B, shift, r):
@@ -173,7 +178,10 @@ class SCF(Solver):
         mem = state.memory
         r = problem.manifold.shape[1]
         A, B = mem["pencil"]
-        M_plain, w = self._plain_step(state.M, A, B, mem["shift"], r)
+        if mem["shift"] or self.damping:
+            M_plain, w = self._plain_step(state.M, A, B, mem["shift"], r)
+        else:
+            M_plain, w = mem["G"]                          # computed with the residual
         eta = float(np.arctan(w[r - 1]) - np.arctan(w[r])) if len(w) > r else np.nan
         hist, M_new = mem["hist"], M_plain
         # safeguard: when the acceleration has not produced a smaller step for a while, take
@@ -189,16 +197,18 @@ class SCF(Solver):
                 M_new, hist = self._diis(state.M, A, B, M_plain, hist, r)
         new = self._state(problem, M_new, iteration=state.iteration + 1)
         A_new, B_new = self._pencil(problem, M_new)
+        G = top_generalized(A_new, B_new, r)            # the plain map at the new iterate
         if self.damping:
             A_new = (1 - self.damping) * A_new + self.damping * A
             B_new = (1 - self.damping) * B_new + self.damping * B
         step = sin_largest_angle(state.M, M_new)
         improved = step < mem["best_step"]
-        new.memory = {"pencil": (A_new, B_new), "shift": mem["shift"], "hist": hist,
+        new.memory = {"pencil": (A_new, B_new), "G": G, "shift": mem["shift"], "hist": hist,
                       "prev": state.M, "plain_left": max(plain_left - 1, 0),
                       "best_step": step if improved else mem["best_step"],
                       "since_best": 0 if improved else mem["since_best"] + 1}
-        new.info = {"eta": eta, "lambda_r": float(w[r - 1]),
+        new.info = {"residual": sin_largest_angle(M_new, G[0]), "eta": eta,
+                    "lambda_r": float(w[r - 1]),
                     "mixed": len(hist) - 1 if accelerate and plain_left == 0 else 0}
         if mem["prev"] is not None and step > 1e3 * self.cycle_tol \
                 and sin_largest_angle(mem["prev"], M_new) <= self.cycle_tol:
