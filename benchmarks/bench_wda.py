@@ -19,8 +19,8 @@ is the score every method's final P is judged by.  Every method starts, for star
   ``SCF(acceleration="anderson")``, ``SCF(acceleration="none")`` (plain), and the two
   remedies on the plain iteration, ``damping=0.5`` and ``level_shift=1.0``.  Every remedy's
   iterations are compared with the plain iteration's from the same start, and so is the
-  fixed point it reached.  Time: ``Result.time``; converged:
-  ``Result.converged`` (subspace change ≤ xtol; a 2-cycle, stagnation or max_iter is not);
+  fixed point it reached.  Time: ``Result.time``; converged: ``Result.converged``
+  (fixed-point residual sin θ(M, G(M)) ≤ xtol; a 2-cycle, stagnation or max_iter is not);
 * POT 0.9's WDA with its default solver.  ``ot.dr.wda`` returns only the point, not
   pymanopt's OptimizerResult, so this script repeats its body: the same data preparation
   (``X`` centered by its scalar mean ``np.mean(X)`` — on a copy —, ``ot.dr.split_classes``,
@@ -56,8 +56,9 @@ share of starts reaching the best trace ratio found for that reg by any method f
 (X − mean)P of the training data (``obj.transform``) and scored on the test data, median and
 minimum over starts.  Then: for every SCF remedy, the median over starts of the per-start
 iteration ratio remedy ÷ plain (over starts where both converged) and on how many of those
-starts it reached plain's fixed point (sin θ ≤ 1e-5); the median and range of the per-start
-time ratio ours (default SCF) ÷ POT; for every converged SCF run, whether it is a fixed point
+starts it reached plain's fixed point (sin θ ≤ 1e-3: each converged run is within its
+residual/(1 − ρ) of its fixed point, distinct fixed points are O(1) apart); the median and
+range of the per-start time ratio ours (default SCF) ÷ POT; for every converged SCF run, whether it is a fixed point
 (the next plain SCF iterate, ``top_generalized(*obj.pencil(M), 2)[0]``, within sin θ ≤ 1e-5
 of M); for the trust region and the gradient solver, whether the trace ratio matches or beats
 POT's from the same start (≥ POT's × (1 − 1e-6)).  Finally the estimator
@@ -101,6 +102,10 @@ except ImportError:  # run with `python -P`: the script's folder is not on sys.p
 P_DIM, N_SAMPLES, K_SINKHORN = 2, 1000, 10
 XTOL, GTOL = 1e-6, 1e-6
 BEST_TOL, FIXED_TOL, AGREE_TOL = 1e-6, 1e-5, 1e-8
+# two runs reached the same fixed point: each is within residual/(1 − ρ) of it, ρ the local
+# contraction of SCF (up to 0.97 at the poor fixed points here, so ~3e-5 for residual 1e-6),
+# while distinct fixed points of this problem are O(1) apart
+SAME_TOL = 1e-3
 POT_MAXITER = 100
 
 # key, label
@@ -278,10 +283,11 @@ def report_reg(reg, obj, runs, n_starts) -> dict:
         both = [(a, b) for a, b in zip(runs[key], runs["scf-plain"])
                 if a.converged and b.converged and b.n_iter > 0]
         pairs = [a.n_iter / b.n_iter for a, b in both]
-        same = sum(sin_largest_angle(a.P, b.P) <= FIXED_TOL for a, b in both)
+        same = sum(sin_largest_angle(a.P, b.P) <= SAME_TOL for a, b in both)
         print(f"  {LABELS[key]} ÷ plain, iterations per start (both converged, {len(pairs)}/"
               f"{n_starts}): median {common.fmt_ratio(common.median(pairs))}, range "
-              f"{common.fmt_range(pairs)}; same fixed point as plain on {same}/{len(both)}")
+              f"{common.fmt_range(pairs)}; same fixed point as plain (sin θ ≤ {SAME_TOL:g}) on "
+              f"{same}/{len(both)}")
     fixed, total, worst = 0, 0, 0.0
     for key in SCF_SOLVERS:
         for r in done[key]:
