@@ -50,20 +50,20 @@ is the score every method's final P is judged by.  Every method starts, for star
 Every run is timed once (the spread over starts is what the medians summarize); each
 objective is built anew for each run so that no run reuses another's cached transport plans.
 
-Reported per reg and method: median time, median iterations, share of starts converged,
-share of starts reaching the best trace ratio found for that reg by any method from any start
-(within 1e-6 relative), and the KNN test accuracy: ``KNeighborsClassifier(10)`` fitted on
-(X − mean)P of the training data (``obj.transform``) and scored on the test data, median and
-minimum over starts.  Then: for every SCF remedy, the median over starts of the per-start
+Reported per reg and method: median time, median iterations, share of starts converged, share
+of starts reaching the best trace ratio found for that reg by any method from any start
+(within 1e-6 relative), and the KNN test accuracy: ``KNeighborsClassifier(10)`` fitted on (X −
+mean)P of the training data (``obj.transform``) and scored on the test data, median and
+minimum over starts. Then: for every SCF remedy, the median over starts of the per-start
 iteration ratio remedy ÷ plain (over starts where both converged) and on how many of those
 starts it reached plain's fixed point (sin θ ≤ 1e-3: each converged run is within its
 residual/(1 − ρ) of its fixed point, distinct fixed points are O(1) apart); the median and
-range of the per-start time ratio ours (default SCF) ÷ POT; for every converged SCF run, whether it is a fixed point
-(the next plain SCF iterate, ``top_generalized(*obj.pencil(M), 2)[0]``, within sin θ ≤ 1e-5
-of M); for the trust region and the gradient solver, whether the trace ratio matches or beats
-POT's from the same start (≥ POT's × (1 − 1e-6)).  Finally the estimator
-``ldr.estimators.WassersteinDA(n_components=2, reg=reg)`` with its default (regularized FDA)
-start: time of ``fit`` (median of 3) and its KNN test accuracy.
+range of the per-start time ratio ours (default SCF) ÷ POT; for every converged SCF run,
+whether it is a fixed point (the next plain SCF iterate, ``top_generalized(*obj.pencil(M),
+2)[0]``, within sin θ ≤ 1e-5 of M); for the trust region and the gradient solver, whether the
+trace ratio matches or beats POT's from the same start (≥ POT's × (1 − 1e-6)). Finally the
+estimator ``ldr.estimators.WassersteinDA(n_components=2, reg=reg)`` with its default
+(regularized FDA) start: time of ``fit`` (median of 3) and its KNN test accuracy.
 
 BLAS is pinned to one thread for the whole run.
 """
