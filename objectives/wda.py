@@ -87,13 +87,18 @@ def sinkhorn_log(M, reg: float, n_iter: int):
 
 
 def _sinkhorn_np(M: np.ndarray, reg: float, n_iter: int) -> np.ndarray:
-    """:func:`sinkhorn` on plain arrays, without autograd's per-call wrapping."""
+    """:func:`sinkhorn` on plain arrays, without autograd's per-call wrapping (K built in
+    place; the first half-iteration, from u = 1, uses the column sums of the finiteness
+    check)."""
     n, m = M.shape
-    K = np.exp(M * (-1.0 / reg))
-    if K.sum(axis=0).min() > 1e-200 and K.sum(axis=1).min() > 1e-200:
+    K = np.multiply(M, -1.0 / reg)
+    np.exp(K, out=K)
+    col = K.sum(axis=0)
+    if col.min() > 1e-200 and K.sum(axis=1).min() > 1e-200:
         a, b = 1.0 / n, 1.0 / m
-        u = np.ones(n)
-        for _ in range(n_iter):
+        v = b / col
+        u = a / (K @ v)
+        for _ in range(n_iter - 1):
             v = b / (u @ K)
             u = a / (K @ v)
         K *= u[:, None]
