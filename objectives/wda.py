@@ -192,12 +192,12 @@ def _transport_derivatives_unguarded(Ya, Yb, Ya_dot, Yb_dot, reg, n_iter):
         u_bar = K @ w_bar
         v_bar = np.zeros(m)
     L, R = np.column_stack(left), np.vstack(right)
-    KR = K * (L @ R)
-    W = T - (TM + KR) / reg
+    LR = L @ R
+    W = T - (TM + K * LR) / reg
     if not tangent:
         return loss, W, None, None
     R_dot = np.column_stack(left_dot) @ R + L @ np.vstack(right_dot)
-    W_dot = T_dot - (TM_dot + K_dot * (L @ R) + K * R_dot) / reg
+    W_dot = T_dot - (TM_dot + K_dot * LR + K * R_dot) / reg
     return loss, W, loss_dot, W_dot
 
 
