@@ -86,26 +86,49 @@ def sinkhorn_log(M, reg: float, n_iter: int):
     return anp.exp(S + f[:, None] + g[None, :])
 
 
-def _sinkhorn_np(M: np.ndarray, reg: float, n_iter: int) -> np.ndarray:
-    """:func:`sinkhorn` on plain arrays, without autograd's per-call wrapping (K built in
-    place; the first half-iteration, from u = 1, uses the column sums of the finiteness
-    check)."""
-    n, m = M.shape
-    K = np.multiply(M, -1.0 / reg)
-    np.exp(K, out=K)
-    col = K.sum(axis=0)
-    if col.min() > 1e-200 and K.sum(axis=1).min() > 1e-200:
-        a, b = 1.0 / n, 1.0 / m
-        v = b / col
-        u = a / (K @ v)
+def _kernel(Ya: np.ndarray, Yb: np.ndarray, reg: float) -> np.ndarray:
+    """K = exp(−M/reg) for M_ij = ‖ya_i − yb_j‖² = ‖ya_i‖² + ‖yb_j‖² − 2 ya_iᵀyb_j, as one
+    product of an (n, p+2) and a (p+2, m) factor and one in-place exp (no other n×m passes).
+    Rounding can leave M_ij ≈ −1e-16·‖y‖², i.e. K_ij = 1 + O(1e-16/reg): harmless."""
+    sa = np.einsum("ij,ij->i", Ya, Ya)
+    sb = np.einsum("ij,ij->i", Yb, Yb)
+    left = np.column_stack([Ya * (2.0 / reg), sa * (-1.0 / reg), np.ones(len(Ya))])
+    right = np.column_stack([Yb, np.ones(len(Yb)), sb * (-1.0 / reg)])
+    K = left @ right.T
+    return np.exp(K, out=K)
+
+
+def _sinkhorn_scalings(K: np.ndarray, n_iter: int):
+    """:func:`sinkhorn`'s scaling form on plain arrays: ``(u, v, r, c)`` with the plan
+    T = diag(u) K diag(v) left unformed, its row sums r (= 1/n to rounding: the last update
+    is u's) and column sums c; ``None`` when a scaling is not finite and positive (then the
+    log domain is needed).  The first half-iteration, from u = 1, uses K's column sums."""
+    n, m = K.shape
+    a, b = 1.0 / n, 1.0 / m
+    with np.errstate(over="ignore", divide="ignore", invalid="ignore", under="ignore"):
+        v = b / K.sum(axis=0)
+        Kv = K @ v
+        u = a / Kv
         for _ in range(n_iter - 1):
             v = b / (u @ K)
-            u = a / (K @ v)
-        K *= u[:, None]
-        K *= v[None, :]
+            Kv = K @ v
+            u = a / Kv
+        ok = all(np.all(np.isfinite(x)) and x.min() > 0 for x in (u, v))
+        return (u, v, u * Kv, v * (u @ K)) if ok else None
+
+
+def _plan(Ya: np.ndarray, Yb: np.ndarray, reg: float, n_iter: int) -> np.ndarray:
+    """The plan T of :func:`sinkhorn` between the rows of Ya and Yb, on plain arrays."""
+    K = _kernel(Ya, Yb, reg)
+    scalings = _sinkhorn_scalings(K, n_iter)
+    if scalings is not None:
+        u, v = scalings[:2]
+        with np.errstate(over="ignore", under="ignore"):
+            K *= u[:, None]
+            K *= v[None, :]
         if np.all(np.isfinite(K)):
             return K
-    return np.asarray(sinkhorn_log(M, reg, n_iter))
+    return np.asarray(sinkhorn_log(beta("difference", Yb, Ya), reg, n_iter))
 
 
 def _sqdist(A, B):
@@ -208,6 +231,28 @@ def _pair_scatter(Xa: np.ndarray, Xb: np.ndarray, T: np.ndarray) -> np.ndarray:
     return Xa.T @ (r[:, None] * Xa) + Xb.T @ (c[:, None] * Xb) - cross - cross.T
 
 
+def _pair_scatter_at(Xa: np.ndarray, Xb: np.ndarray, P: np.ndarray, reg: float,
+                     n_iter: int) -> np.ndarray:
+    """:func:`_pair_scatter` at the plan T(P) between XaP and XbP, from Sinkhorn's scalings
+    without forming T: with T = diag(u) K diag(v), row sums r and column sums c,
+
+        Σ_ij T_ij (a_i − b_j)(a_i − b_j)ᵀ = Xaᵀ diag(r) Xa + Xbᵀ diag(c) Xb − S − Sᵀ,
+        S = (diag(u) Xa)ᵀ K (diag(v) Xb);
+
+    the explicit plan (log domain if need be) where the scalings are not finite."""
+    Ya, Yb = Xa @ P, Xb @ P
+    K = _kernel(Ya, Yb, reg)
+    scalings = _sinkhorn_scalings(K, n_iter)
+    if scalings is not None:
+        u, v, r, c = scalings
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+            cross = (u[:, None] * Xa).T @ (K @ (v[:, None] * Xb))
+            C = Xa.T @ (r[:, None] * Xa) + Xb.T @ (c[:, None] * Xb) - cross - cross.T
+        if np.all(np.isfinite(C)):
+            return C
+    return _pair_scatter(Xa, Xb, _plan(Ya, Yb, reg, n_iter))
+
+
 class WDA(Objective):
     """Wasserstein discriminant analysis on Grassmann(d, p).
 
@@ -261,8 +306,9 @@ class WDA(Objective):
     def plans(self, P) -> dict:
         """The transport plans T^{c,c′}(P) for c ≤ c′."""
         # squared distances between the projected groups: the difference-kernel β
-        return {(a, b): _sinkhorn_np(beta("difference", self.groups[b] @ P, self.groups[a] @ P),
-                                     self.reg, self.sinkhorn_iter)
+        P = np.asarray(P, dtype=float)
+        return {(a, b): _plan(self.groups[a] @ P, self.groups[b] @ P, self.reg,
+                              self.sinkhorn_iter)
                 for a, b in self._pairs()}
 
     def scatter(self, P) -> tuple[np.ndarray, np.ndarray]:
@@ -272,8 +318,9 @@ class WDA(Objective):
         if key != self._key:
             d = self.shape[0]
             Cb, Cw = np.zeros((d, d)), np.zeros((d, d))
-            for (a, b), T in self.plans(P).items():
-                C = _pair_scatter(self.groups[a], self.groups[b], T)
+            for a, b in self._pairs():
+                C = _pair_scatter_at(self.groups[a], self.groups[b], P, self.reg,
+                                     self.sinkhorn_iter)
                 if a == b:
                     Cw += C
                 else:

@@ -42,6 +42,26 @@ def test_sinkhorn_forms_agree_and_do_not_overflow():
         np.testing.assert_allclose(T.sum(axis=1), 1 / 30, rtol=1e-12)  # last update: rows
 
 
+@pytest.mark.parametrize("reg", [5.0, 0.1, 0.01, 0.003])
+def test_wda_scatter_from_scalings_equals_the_explicit_sum(wda_small, reg):
+    # the pencil forms neither M nor T; the reference does both, from explicit differences
+    # and log-domain Sinkhorn, and sums T_ij (x_i − x_j)(x_i − x_j)ᵀ term by term
+    X, y = wda_small
+    obj = WDA(X, y, 2, reg=reg)
+    P = np.linalg.qr(np.random.default_rng(3).standard_normal((10, 2)))[0]
+    ref = {"b": 0.0, "w": 0.0}
+    plans = obj.plans(P)
+    for a in range(3):
+        for b in range(a, 3):
+            D = obj.groups[a][:, None, :] - obj.groups[b][None, :, :]
+            T = sinkhorn_log(((D @ P) ** 2).sum(-1), reg, 10)
+            np.testing.assert_allclose(plans[a, b], T, rtol=1e-9, atol=1e-15)
+            ref["w" if a == b else "b"] += np.einsum("ij,ijk,ijl->kl", T, D, D)
+    Cb, Cw = obj.scatter(P)
+    np.testing.assert_allclose(Cb, ref["b"], rtol=1e-9)
+    np.testing.assert_allclose(Cw, ref["w"], rtol=1e-9)
+
+
 def test_wda_trace_ratio_gradient_passes_check(wda_small):
     X, y = wda_small
     obj = WDA(X[:90], y[:90], 2, reg=1.0)
