@@ -61,8 +61,16 @@ residual/(1 − ρ) of its fixed point, distinct fixed points are O(1) apart); t
 range of the per-start time ratio ours (default SCF) ÷ POT; for every converged SCF run,
 whether it is a fixed point (the next plain SCF iterate, ``top_generalized(*obj.pencil(M),
 2)[0]``, within sin θ ≤ 1e-5 of M); for the trust region and the gradient solver, whether the
-trace ratio matches or beats POT's from the same start (≥ POT's × (1 − 1e-6)). Finally the
-estimator ``ldr.estimators.WassersteinDA(n_components=2, reg=reg)`` with its default
+trace ratio matches or beats POT's from the same start (≥ POT's × (1 − 1e-6)).
+
+Which local optimum is a start's own.  The trace ratio has several local maxima here, and
+from one start different solvers can end at different ones.  So for every start the trust
+region runs on, the script also follows the gradient flow from it (``flow_endpoint``: steps
+of at most 0.02 rad, untimed), whose endpoint is the same for POT's cost 1/ratio, and reports
+for POT, the trust region and the gradient solver on how many starts each ended at that
+endpoint (same trace ratio to 1e-6 or sin θ ≤ 1e-3) and, where not, whether higher or lower.
+
+Finally the estimator ``ldr.estimators.WassersteinDA(n_components=2, reg=reg)`` with its default
 (regularized FDA) start: time of ``fit`` (median of 3) and its KNN test accuracy.
 
 BLAS is pinned to one thread for the whole run.
@@ -107,6 +115,9 @@ BEST_TOL, FIXED_TOL, AGREE_TOL = 1e-6, 1e-5, 1e-8
 # while distinct fixed points of this problem are O(1) apart
 SAME_TOL = 1e-3
 POT_MAXITER = 100
+# the gradient flow from each start (which local optimum is "its own"): steps of at most
+# FLOW_STEP rad until the gradient norm is FLOW_GTOL, then the trust region polishes
+FLOW_STEP, FLOW_GTOL, FLOW_MAXITER = 0.02, 1e-2, 3000
 
 # key, label
 METHODS = [
@@ -159,6 +170,43 @@ def start_point(s: int) -> np.ndarray:
 def knn_accuracy(obj, P, X, y, X_test, y_test) -> float:
     knn = KNeighborsClassifier(10).fit(obj.transform(X, P), y)
     return float(knn.score(obj.transform(X_test, P), y_test))
+
+
+def flow_endpoint(obj, P0) -> tuple[float, np.ndarray]:
+    """The local optimum of the trace ratio that the gradient flow Ṗ = −grad f(P) from P0 leads
+    to: (its trace ratio, its P).
+
+    POT's loss_w/loss_b is 1/ratio, a monotone function of our cost −ratio, so both costs have
+    the same flow curves and the same basins; where a solver ends is a matter of its steps.
+    The flow is followed by steepest descent on Grassmann with steps of at most FLOW_STEP rad
+    (Armijo backtracking from min(2 × the last step, FLOW_STEP/‖g‖), polar retraction), which
+    cannot jump to another basin, until ‖grad‖ ≤ FLOW_GTOL, and the point is then polished by
+    ldr's trust region (gtol 1e-6).  Halving the step to 0.01 rad moved no endpoint on the
+    seven starts (reg 0.1 and 5) where the solvers disagreed.
+    """
+    P, f, step = P0, obj.cost(P0), np.inf
+    for _ in range(FLOW_MAXITER):
+        G = obj.egrad(P)
+        G = G - P @ (P.T @ G)                              # horizontal: the Grassmann gradient
+        g = np.linalg.norm(G)
+        if g <= FLOW_GTOL:
+            break
+        step = min(2.0 * step, FLOW_STEP / g)
+        while True:
+            U, _, Vt = np.linalg.svd(P - step * G, full_matrices=False)
+            Q = U @ Vt
+            fq = obj.cost(Q)
+            if fq <= f - 1e-4 * step * g * g or step < 1e-12:
+                break
+            step *= 0.5
+        P, f = Q, fq
+    P = np.asarray(ldr.solve(obj, "trust-region", M0=P, gtol=GTOL).M)
+    return obj.ratio(P), P
+
+
+def same_optimum(a: Run, ratio: float, P: np.ndarray) -> bool:
+    return a.ratio >= ratio * (1 - BEST_TOL) and a.ratio <= ratio * (1 + BEST_TOL) \
+        or sin_largest_angle(a.P, P) <= SAME_TOL
 
 
 # --- ldr -----------------------------------------------------------------------------------
@@ -232,6 +280,7 @@ def one_run(key, X, y, reg, P0, tr_max_time):
 def benchmark_reg(reg, X, y, X_test, y_test, n_starts, n_tr, tr_max_time):
     obj = ldr.objectives.WDA(X, y, P_DIM, reg=reg)  # for scoring only
     runs: dict[str, list[Run | None]] = {key: [] for key, _ in METHODS}
+    runs["flow"] = []
     for s in range(n_starts):
         P0 = start_point(s)
         for key, _ in METHODS:
@@ -241,14 +290,17 @@ def benchmark_reg(reg, X, y, X_test, y_test, n_starts, n_tr, tr_max_time):
             seconds, n_iter, conv, reason, P = one_run(key, X, y, reg, P0, tr_max_time)
             runs[key].append(Run(seconds, n_iter, conv, reason, obj.ratio(P),
                                  knn_accuracy(obj, P, X, y, X_test, y_test), P))
+        runs["flow"].append(flow_endpoint(obj, P0) if s < n_tr else None)
         print(f"  reg {reg:g}, start {s:2d}: " + ", ".join(
             f"{key} {common.fmt_time(r.time)}/{r.n_iter} it/{r.ratio:.6g}"
-            for key, _ in METHODS if (r := runs[key][-1]) is not None), flush=True)
+            for key, _ in METHODS if (r := runs[key][-1]) is not None)
+            + (f"; gradient flow ends at {runs['flow'][-1][0]:.6g}" if s < n_tr else ""),
+            flush=True)
     return obj, runs
 
 
 def report_reg(reg, obj, runs, n_starts) -> dict:
-    done = {key: [r for r in rs if r is not None] for key, rs in runs.items()}
+    done = {key: [r for r in rs if r is not None] for key, rs in runs.items() if key != "flow"}
     best = max(r.ratio for rs in done.values() for r in rs)
     rows = []
     for key, label in METHODS:
@@ -309,10 +361,24 @@ def report_reg(reg, obj, runs, n_starts) -> dict:
         worse = [(s, r.ratio, p.ratio) for s, r, p in vs if r.ratio < p.ratio * (1 - BEST_TOL)]
         times = [r.time / p.time for _, r, p in vs]
         below = "" if not worse else " (below POT: " + "; ".join(
-            f"start {s}: {a:.8g} vs POT {b:.8g}" for s, a, b in worse) + ")"
+            f"start {s}: {a:.8g} vs POT {b:.8g}, flow {runs['flow'][s][0]:.8g}"
+            for s, a, b in worse) + ")"
         print(f"  {name} vs POT from the same starts: matches or beats POT's trace ratio on "
               f"{len(vs) - len(worse)}/{len(vs)}{below}; time ÷ POT median "
               f"{common.fmt_ratio(common.median(times))}, range {common.fmt_range(times)}")
+    flows = [(s, f) for s, f in enumerate(runs["flow"]) if f is not None]
+    if flows:
+        own = {key: [s for s, f in flows if same_optimum(runs[key][s], *f)]
+               for key in ("pot", "tr", "gd")}
+        print(f"  own basin: ended at the local optimum the gradient flow from the start leads to "
+              f"(steps ≤ {FLOW_STEP:g} rad, polished): " + ", ".join(
+                  f"{LABELS[k].split(' (')[0]} {len(v)}/{len(flows)}" for k, v in own.items()))
+        for key, v in own.items():
+            off = [(s, runs[key][s].ratio, f[0]) for s, f in flows if s not in v]
+            if off:
+                print(f"    {LABELS[key].split(' (')[0]} elsewhere: " + "; ".join(
+                    f"start {s}: {a:.6g} (flow {b:.6g}, {'higher' if a > b else 'lower'})"
+                    for s, a, b in off))
     print()
     return {"ratios": ratios, "best": best}
 
