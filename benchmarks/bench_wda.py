@@ -374,11 +374,12 @@ def report_reg(reg, obj, runs, n_starts) -> dict:
               f"(steps ≤ {FLOW_STEP:g} rad, polished): " + ", ".join(
                   f"{LABELS[k].split(' (')[0]} {len(v)}/{len(flows)}" for k, v in own.items()))
         for key, v in own.items():
-            off = [(s, runs[key][s].ratio, f[0]) for s, f in flows if s not in v]
-            if off:
+            off = [(s, runs[key][s], f[0]) for s, f in flows if s not in v]
+            if off:  # a run stopped short (POT's iteration cap) may sit in the flow's basin
                 print(f"    {LABELS[key].split(' (')[0]} elsewhere: " + "; ".join(
-                    f"start {s}: {a:.6g} (flow {b:.6g}, {'higher' if a > b else 'lower'})"
-                    for s, a, b in off))
+                    f"start {s}: {a.ratio:.6g} (flow {b:.6g}, "
+                    f"{'higher' if a.ratio > b else 'lower'}"
+                    f"{'' if a.converged else ', not converged'})" for s, a, b in off))
     print()
     return {"ratios": ratios, "best": best}
 
