@@ -304,8 +304,7 @@ class WDA(Objective):
         return [(a, b) for a in range(k) for b in range(a, k)]
 
     def plans(self, P) -> dict:
-        """The transport plans T^{c,c′}(P) for c ≤ c′."""
-        # squared distances between the projected groups: the difference-kernel β
+        """The transport plans T^{c,c′}(P) for c ≤ c′ (:meth:`scatter` uses them unformed)."""
         P = np.asarray(P, dtype=float)
         return {(a, b): _plan(self.groups[a] @ P, self.groups[b] @ P, self.reg,
                               self.sinkhorn_iter)
