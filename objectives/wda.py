@@ -117,10 +117,17 @@ def _sinkhorn_scalings(K: np.ndarray, n_iter: int):
         return (u, v, u * Kv, v * (u @ K)) if ok else None
 
 
-def _plan(Ya: np.ndarray, Yb: np.ndarray, reg: float, n_iter: int) -> np.ndarray:
-    """The plan T of :func:`sinkhorn` between the rows of Ya and Yb, on plain arrays."""
+def _scaled_kernel(Ya: np.ndarray, Yb: np.ndarray, reg: float, n_iter: int):
+    """``(K, scalings)``: :func:`_kernel` and :func:`_sinkhorn_scalings` on it."""
     K = _kernel(Ya, Yb, reg)
-    scalings = _sinkhorn_scalings(K, n_iter)
+    return K, _sinkhorn_scalings(K, n_iter)
+
+
+def _plan(Ya: np.ndarray, Yb: np.ndarray, reg: float, n_iter: int,
+          scaled=None) -> np.ndarray:
+    """The plan T of :func:`sinkhorn` between the rows of Ya and Yb, on plain arrays
+    (``scaled``: their :func:`_scaled_kernel`, if already computed; K is overwritten)."""
+    K, scalings = scaled if scaled is not None else _scaled_kernel(Ya, Yb, reg, n_iter)
     if scalings is not None:
         u, v = scalings[:2]
         with np.errstate(over="ignore", under="ignore"):
@@ -241,8 +248,7 @@ def _pair_scatter_at(Xa: np.ndarray, Xb: np.ndarray, P: np.ndarray, reg: float,
 
     the explicit plan (log domain if need be) where the scalings are not finite."""
     Ya, Yb = Xa @ P, Xb @ P
-    K = _kernel(Ya, Yb, reg)
-    scalings = _sinkhorn_scalings(K, n_iter)
+    K, scalings = _scaled_kernel(Ya, Yb, reg, n_iter)
     if scalings is not None:
         u, v, r, c = scalings
         with np.errstate(over="ignore", under="ignore", invalid="ignore"):
@@ -250,7 +256,7 @@ def _pair_scatter_at(Xa: np.ndarray, Xb: np.ndarray, P: np.ndarray, reg: float,
             C = Xa.T @ (r[:, None] * Xa) + Xb.T @ (c[:, None] * Xb) - cross - cross.T
         if np.all(np.isfinite(C)):
             return C
-    return _pair_scatter(Xa, Xb, _plan(Ya, Yb, reg, n_iter))
+    return _pair_scatter(Xa, Xb, _plan(Ya, Yb, reg, n_iter, (K, scalings)))
 
 
 class WDA(Objective):
