@@ -6,6 +6,12 @@ horizontal space on Grassmann).  In an orthonormal basis of that space (built by
 eigenvalues come from Lanczos (``scipy.sparse.linalg.eigsh``) on Hessian-vector products, or
 from a dense ``eigh`` when the space is small.  A local minimizer has a vanishing gradient and
 a positive-semidefinite Hessian.
+
+Where theory gives a *global* test, the objective provides ``global_gap(M)``: an upper bound
+on the relative suboptimality (f(M) − f*)/|f*| that is 0 exactly at a global minimizer — for a
+quotient of traces (LDA, MAF, LPP/NPE ratio forms, :class:`~ldr.objectives.QuotientOfTraces`)
+from the Dinkelbach/trace-ratio theorem, for PCA from the eigenvalues of C.  The certificate
+then reports ``global_optimum`` True/False; None where no global test is known.
 """
 
 from __future__ import annotations
@@ -32,22 +38,34 @@ def hessian_operator(problem: Problem, M):
     return dim, matvec
 
 
-def certificate(objective: Objective | Problem, M, *, gtol: float = 1e-6, tol: float = 1e-8,
+def certificate(objective: Objective | Problem, M, *, gtol: float = 1e-6, gtol_scale=None,
+                tol: float = 1e-8, global_tol: float = 1e-8,
                 dense_max: int = 200) -> Certificate:
-    """Riemannian gradient norm and the extreme Hessian eigenvalues at ``M``.
+    """Riemannian gradient norm, extreme Hessian eigenvalues and, where the objective has a
+    global test, global optimality at ``M``.
 
     Parameters
     ----------
     objective : Objective (or Problem)
     M : point on the objective's manifold
-    gtol : gradient-norm tolerance for ``is_local_min``
+    gtol : relative gradient-norm tolerance for ``is_local_min`` (as in :func:`ldr.solve`)
+    gtol_scale : float or None
+        What ``gtol`` is relative to; None: the problem's gradient scale
+        (:meth:`~ldr.problem.Problem.gradient_scale` at M), 1.0 for an absolute ``gtol``.
     tol : relative tolerance on negative eigenvalues for ``psd``
+    global_tol : ``global_optimum`` holds when the objective's ``global_gap(M)`` (a bound on
+        the relative suboptimality) is at most this
     dense_max : tangent dimensions up to this use a dense ``eigh``; larger ones use Lanczos.
     """
     problem = objective if isinstance(objective, Problem) else Problem(objective)
     M = problem.manifold.validate_point(M, "M")
     G = problem.egrad(M)
     grad_norm = problem.manifold.norm(problem.rgrad(M, G))
+    if gtol_scale is None:
+        gtol_scale = problem.gradient_scale(grad_norm=grad_norm)
+    gap = None
+    if problem.provides("global_gap"):
+        gap = float(problem.objective.global_gap(M))
     dim, matvec = hessian_operator(problem, M)
     if dim <= dense_max:
         H = np.column_stack([matvec(e) for e in np.eye(dim)])
@@ -68,4 +86,5 @@ def certificate(objective: Objective | Problem, M, *, gtol: float = 1e-6, tol: f
             hi = float(np.max(vals)) if len(vals) else np.nan
             method = "Lanczos (eigsh, NOT converged)"
     return Certificate(grad_norm=grad_norm, hess_min=lo, hess_max=hi, dim=dim, gtol=gtol,
-                       tol=tol, method=method)
+                       tol=tol, method=method, grad_scale=float(gtol_scale), global_gap=gap,
+                       global_tol=global_tol)

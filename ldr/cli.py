@@ -251,7 +251,9 @@ def _add_compare_options(p: argparse.ArgumentParser, method: str, data: str, sol
     p.add_argument("--label-column", type=int, default=None,
                    help="column of the labels in a file (default: last, for supervised "
                         "methods)")
-    p.add_argument("--gtol", type=float, default=1e-6, help="gradient-norm tolerance")
+    p.add_argument("--gtol", type=float, default=1e-8,
+                   help="gradient-norm tolerance, relative to the problem's gradient scale "
+                   "(ldr.solve)")
     p.add_argument("--max-iter", type=int, default=1000, help="iterations per run")
     p.add_argument("--plot", metavar="PNG", help="write the cost-gap plot (survey Fig. 4)")
     p.add_argument("--json", metavar="FILE", help="also write the table as JSON")

@@ -5,21 +5,46 @@ rules are checked after every iteration in this fixed order, and the first that 
 run's ``reason``:
 
 1. the ``callback`` returned True                          (not converged)
-2. Riemannian gradient norm ``‖grad f(M)‖ ≤ gtol``         (converged)
-3. the solver's own reason (radius collapse, line search failure, eigengap lost, ...)
-4. subspace change ``sin θ_max(M_k, M_{k−1}) ≤ xtol``      (converged; accepted steps only;
-   0 disables the rule, as for ftol) — or, for a fixed-point iteration M ← G(M) that reports
-   its residual ``sin θ_max(M_k, G(M_k))`` as ``info["residual"]`` (SCF), that residual
-   instead, so that an extrapolated step that happens to be short is not taken for a
+2. the iterate's cost is NaN or infinite                   (not converged)
+3. Riemannian gradient norm ``‖grad f(M)‖ ≤ gtol · scale``  (converged)
+4. the solver's own reason (radius collapse, line search failure, eigengap lost, ...)
+5. step ``‖M_k − M_{k−1}‖ ≤ xtol``, measured on the manifold actually solved on: the largest
+   principal-angle sine on a Grassmann factor, the spectral norm of the difference on a
+   Stiefel factor (where rotating inside a fixed span is progress) and the relative Frobenius
+   distance on a Euclidean one — the largest over the factors of a product (accepted steps
+   only; 0 disables the rule, as for gtol and ftol).  For a fixed-point iteration M ← G(M)
+   that reports its residual ``sin θ_max(M_k, G(M_k))`` as ``info["residual"]`` (SCF), that
+   residual instead, so that an extrapolated step that happens to be short is not taken for a
    fixed point
-5. relative cost change ``|f_k − f_{k−1}| ≤ ftol·max(|f_k|, 1e-300)``
-                                                            (converged; accepted steps only)
-6. iterations ``≥ max_iter``                                (not converged)
-7. time ``≥ max_time`` seconds                              (not converged)
+6. relative cost change ``|f_k − f_{k−1}| ≤ ftol·max(|f_k|, 1e-300)`` (accepted steps only)
+7. iterations ``≥ max_iter``                                (not converged)
+8. time ``≥ max_time`` seconds                              (not converged)
 
-A rejected step (trust region) leaves ``M`` unchanged; rules 4–5 ignore it so that "no
+**Only the gradient rule certifies.**  Rules 5 and 6 say the iterates stopped moving, not that
+they reached a critical point: they report ``converged=True`` only when the gradient norm is
+also within ``1e3 · gtol · scale`` (the default gtol = 1e-8 when gtol = 0 disables the
+gradient rule); otherwise the run stops as *stalled* (not converged), with both numbers in the
+reason.  Solvers that compute no gradient (SCF, whose fixed points are not
+critical points of the cost) converge on their residual alone.
+
+**Scale-invariant tolerance.**  ``scale`` is the problem's typical gradient norm
+(:meth:`ldr.problem.Problem.gradient_scale`: the larger of the Riemannian gradient norms at the
+start and at a fixed reference point), so multiplying the data by a constant changes neither
+where a solver stops nor whether it says it converged — an absolute tolerance would stop a
+run on 1e-4·X at once.  Pass ``gtol_scale=1.0`` for an absolute ``gtol``, as in Manopt and
+pymanopt (whose gradient tolerances are absolute, as is scipy.optimize's ``gtol``; scipy's
+``ftol`` is relative).
+
+A rejected step (trust region) leaves ``M`` unchanged; rules 5–6 ignore it so that "no
 change" is never mistaken for convergence.  A chain ``["ism", "trust-region"]`` runs each
 solver in turn under the same rules, each starting where the previous stopped.
+
+**Defaults.**  ``solver=None`` picks the objective's ``default_solver`` (each objective's
+docstring says which, and why) or, failing that, ``["ism", "trust-region"]`` for an objective
+with a Φ-oracle and ``"trust-region"`` otherwise.  ``M0=None`` starts from the first solver's
+own start (ISM: the eigenvectors of Φ₀), else the objective's ``heuristic()``, else a random
+point drawn from ``seed`` — which defaults to 0, so two identical calls return identical
+results.
 """
 
 from __future__ import annotations
@@ -30,18 +55,34 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ldr.objective import Objective
-from ldr.problem import Problem
+from ldr.problem import OracleError, Problem
 from ldr.result import Result, StageSummary, Trace
 
+STALL_FACTOR = 1e3
+"""A step or cost-change stop counts as converged only within this factor of gtol·scale."""
 
-def initial_point(problem: Problem, M0=None, seed=None, solver=None):
-    """Resolve ``M0``: an array (tuple on a product), ``"random"``, ``"heuristic"``, or None
-    (the solver's own default start, e.g. ISM's eigenvectors of Φ₀, else random)."""
+
+def default_solver(objective: Objective):
+    """The solver :func:`solve` uses when none is given: ``objective.default_solver`` if set,
+    else ``["ism", "trust-region"]`` with a Φ-oracle (ISM's spectral steps, then a
+    second-order polish that certifies), else ``"trust-region"``."""
+    chosen = getattr(objective, "default_solver", None)
+    if chosen is not None:
+        return chosen
+    return ["ism", "trust-region"] if objective.provides("phi") else "trust-region"
+
+
+def initial_point(problem: Problem, M0=None, seed=0, solver=None):
+    """Resolve ``M0``: an array (tuple on a product), ``"random"``, ``"heuristic"``, or None —
+    the solver's own default start (ISM: the eigenvectors of Φ₀), else the objective's
+    ``heuristic()``, else a random point from ``seed``."""
     geom = problem.manifold
     if M0 is None and solver is not None and hasattr(solver, "default_start"):
         start = solver.default_start(problem)
         if start is not None:
             return geom.validate_point(start, f"{solver.name} default start")
+    if M0 is None and problem.provides("heuristic"):
+        return geom.validate_point(problem.objective.heuristic(), "heuristic()")
     if M0 is None or (isinstance(M0, str) and M0 == "random"):
         return geom.random_point(np.random.default_rng(seed))
     if isinstance(M0, str):
@@ -64,21 +105,27 @@ def _solver_list(solver) -> list:
     return [get_solver(s) for s in specs]
 
 
-def _check_tolerances(gtol, xtol, ftol, max_iter, max_time):
+def _check_tolerances(gtol, xtol, ftol, max_iter, max_time, gtol_scale):
     for name, value in [("gtol", gtol), ("xtol", xtol), ("ftol", ftol), ("max_time", max_time)]:
         if not (isinstance(value, (int, float)) and value >= 0) or np.isnan(value):
             raise ValueError(f"{name}: must be a non-negative number, got {value!r}")
     if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 0:
         raise ValueError(f"max_iter: must be a non-negative integer, got {max_iter!r}")
+    if not (isinstance(gtol_scale, str) and gtol_scale == "auto") and not (
+            isinstance(gtol_scale, (int, float)) and not isinstance(gtol_scale, bool)
+            and np.isfinite(gtol_scale) and gtol_scale > 0):
+        raise ValueError(f"gtol_scale: expected 'auto' or a positive number (1.0 makes gtol "
+                         f"absolute), got {gtol_scale!r}")
 
 
 def solve(
     objective: Objective,
-    solver="trust-region",
+    solver=None,
     M0=None,
     *,
-    seed=None,
-    gtol: float = 1e-6,
+    seed=0,
+    gtol: float = 1e-8,
+    gtol_scale="auto",
     xtol: float = 1e-10,
     ftol: float = 0.0,
     max_iter: int = 1000,
@@ -91,32 +138,54 @@ def solve(
     Parameters
     ----------
     objective : ldr.Objective
-    solver : str, Solver or list of them
-        ``"gradient"``, ``"trust-region"``, ``"pymanopt"`` (and ``"ism"``, ``"scf"`` where
-        installed); a list chains them, each stage starting where the last stopped.
+    solver : str, Solver, list of them, or None
+        ``"gradient"``, ``"trust-region"``, ``"pymanopt"``, ``"ism"``, ``"scf"``; a list
+        chains them, each stage starting where the last stopped.  None (default): the
+        objective's default (:func:`default_solver`; each objective's docstring names it).
     M0 : array, tuple of arrays, "random", "heuristic" or None
         Start point (orthonormal); ``"random"`` draws one from ``seed``; None (default) is
         the first solver's own start where it has one (ISM: the minimizing eigenvectors of
-        Φ₀) and a random point otherwise.
+        Φ₀), else the objective's ``heuristic()``, else a random point from ``seed``.
     seed : int, numpy.random.Generator or None
-        The only source of randomness.
-    gtol, xtol, ftol, max_iter, max_time :
+        The only source of randomness; default 0, so identical calls give identical results
+        (None draws fresh entropy).
+    gtol : float
+        Gradient tolerance, relative: the run converges when ‖grad f(M)‖ ≤ gtol · scale
+        (default 1e-8: the cost is then optimal to about gtol² relative where the Hessian is
+        well conditioned).
+    gtol_scale : "auto" or float
+        ``scale`` above: "auto" (default) is the problem's typical gradient norm
+        (:meth:`~ldr.problem.Problem.gradient_scale`), which makes the stopping point
+        independent of the data's units; a number fixes it (1.0: an absolute ``gtol``).
+    xtol, ftol, max_iter, max_time :
         Stopping rules (module docstring); ``max_iter`` is per stage, ``max_time`` in all.
     callback : callable(state) -> bool, optional
         Called with the solver's State at the start and after every iteration; returning
         True stops the run.
     certify : bool
-        Attach a second-order :class:`~ldr.result.Certificate` to the result.
+        Attach a :class:`~ldr.result.Certificate` (second-order, and global where the
+        objective has a global test) to the result.
 
     Returns
     -------
     Result
+        ``converged`` is True only when the gradient rule fired, or a step/cost-change rule
+        fired within ``1e3 · gtol · scale`` of it (module docstring); a run that stalled, hit
+        a budget, met a non-finite cost or an oracle error says so in ``reason``.
+
+    Raises
+    ------
+    ValueError
+        Bad arguments, a start point off the manifold or with a non-finite cost, or an
+        oracle (egrad, ehvp, phi, pencil) answering with the wrong shape or non-finite
+        values at the start (:class:`~ldr.problem.OracleError`).  Past the start, an oracle
+        error ends the run (not converged) with the message as its reason.
     """
-    _check_tolerances(gtol, xtol, ftol, max_iter, max_time)
+    _check_tolerances(gtol, xtol, ftol, max_iter, max_time, gtol_scale)
     if callback is not None and not callable(callback):
         raise ValueError(f"callback: expected a callable, got {callback!r}")
     problem = Problem(objective)
-    solvers = _solver_list(solver)
+    solvers = _solver_list(default_solver(objective) if solver is None else solver)
     for s in solvers:
         s.check_problem(problem)
     start = time.perf_counter()  # the start point (e.g. ISM's Φ₀ eigenvectors) is timed too
@@ -127,21 +196,36 @@ def solve(
     n_total = 0
     state = None
     reason, converged = "", False
+    scale = None if gtol_scale == "auto" else float(gtol_scale)
+    problem.gscale = scale
 
     for stage, s in enumerate(solvers):
         state = s.init(problem, M)
+        if stage == 0 and not np.isfinite(state.cost):
+            raise ValueError(f"cost(M0) is {state.cost}: the start point lies outside the "
+                             "cost's domain (or the cost overflows there); pass another M0")
+        if scale is None and np.isfinite(state.grad_norm):
+            scale = problem.gradient_scale(grad_norm=state.grad_norm)
+            problem.gscale = scale
+        tol = gtol * scale if scale is not None else np.nan
+        # gtol = 0 disables the gradient rule; the stall test then uses the default 1e-8
+        stall_tol = (gtol or 1e-8) * scale if scale is not None else np.nan
         base_iter = state.iteration
         row = {"iteration": n_total, "time": time.perf_counter() - start, "cost": state.cost,
                "grad_norm": state.grad_norm, "change": np.nan, "stage": stage, **state.info}
         trace.append(row)
         prev, change = None, np.nan
         while True:
-            reason, converged = _stop(state, prev, change, callback, gtol, xtol, ftol,
-                                      max_iter, max_time, start, base_iter)
+            reason, converged = _stop(state, prev, change, callback, tol, stall_tol, xtol,
+                                      ftol, max_iter, max_time, start, base_iter)
             if reason:
                 break
             prev = state
-            state = s.step(problem, prev)
+            try:
+                state = s.step(problem, prev)
+            except OracleError as exc:
+                state, reason, converged = prev, f"stopped: {exc}", False
+                break
             change = geom.change(prev.M, state.M) if state.accepted else 0.0
             n_total += state.iteration - prev.iteration
             trace.append({"iteration": n_total, "time": time.perf_counter() - start,
@@ -161,11 +245,12 @@ def solve(
         reason = f"{solvers[-1].name}: {reason}"
     result = Result(M=state.M, cost=state.cost, converged=converged, reason=reason,
                     n_iter=n_total, time=elapsed, grad_norm=state.grad_norm, trace=trace,
-                    solver=chain, stages=stages, counts=dict(problem.counts))
+                    solver=chain, stages=stages, counts=dict(problem.counts),
+                    grad_scale=np.nan if scale is None else scale)
     if certify:
         from ldr.certificate import certificate
 
-        result.certificate = certificate(problem, state.M, gtol=gtol)
+        result.certificate = certificate(problem, state.M, gtol=gtol, gtol_scale=scale)
     return result
 
 
@@ -176,27 +261,45 @@ def _gnorm(state) -> str:
     return f"(gradient norm {state.grad_norm:.3e})"
 
 
-def _stop(state, prev, change, callback, gtol, xtol, ftol, max_iter, max_time, start, base_iter):
+def _small_move(what: str, state, tol: float) -> tuple[str, bool]:
+    """A step or cost-change rule fired: converged only near a critical point (``tol``:
+    gtol·scale, with the default gtol when gtol is 0)."""
+    g = state.grad_norm
+    if np.isnan(g):
+        return f"{what} (the solver computes no gradient)", True
+    if g <= STALL_FACTOR * tol:
+        return f"{what} (gradient norm {g:.3e})", True
+    return (f"stalled: {what}, but the gradient norm {g:.3e} is above 1e3·gtol·scale = "
+            f"{STALL_FACTOR * tol:.1e}: not a critical point (try another solver, a chain "
+            "ending in 'trust-region', or xtol=0)"), False
+
+
+def _stop(state, prev, change, callback, tol, stall_tol, xtol, ftol, max_iter, max_time, start,
+          base_iter):
     """The first stopping rule that holds, as ``(reason, converged)``; ``("", False)`` if none."""
     if callback is not None and callback(state):
         return "stopped by callback", False
-    if state.grad_norm <= gtol:
-        return f"gradient norm {state.grad_norm:.3e} ≤ gtol {gtol:.1e}", True
+    if not np.isfinite(state.cost):
+        return (f"the cost is {state.cost} at the current iterate (outside its domain, or an "
+                "overflow)"), False
+    if state.grad_norm <= tol:
+        return f"gradient norm {state.grad_norm:.3e} ≤ gtol·scale {tol:.1e}", True
     if state.stop_reason:
-        return state.stop_reason, state.stop_converged
+        if state.stop_converged:
+            return _small_move(state.stop_reason, state, stall_tol)
+        return state.stop_reason, False
     if prev is not None and state.accepted:
         residual = state.info.get("residual")
         if xtol > 0 and residual is not None:  # a fixed-point iteration's own measure
             if residual <= xtol:
-                return (f"fixed-point residual {residual:.3e} ≤ xtol {xtol:.1e} "
-                        f"{_gnorm(state)}"), True
+                return _small_move(f"fixed-point residual {residual:.3e} ≤ xtol {xtol:.1e}",
+                                   state, stall_tol)
         elif xtol > 0 and change <= xtol:
-            return (f"subspace change {change:.3e} ≤ xtol {xtol:.1e} "
-                    f"{_gnorm(state)}"), True
+            return _small_move(f"step {change:.3e} ≤ xtol {xtol:.1e}", state, stall_tol)
         rel = abs(state.cost - prev.cost) / max(abs(state.cost), 1e-300)
         if ftol > 0 and rel <= ftol:
-            return (f"relative cost change {rel:.3e} ≤ ftol {ftol:.1e} "
-                    f"{_gnorm(state)}"), True
+            return _small_move(f"relative cost change {rel:.3e} ≤ ftol {ftol:.1e}", state,
+                               stall_tol)
     if state.iteration - base_iter >= max_iter:
         return f"max_iter {max_iter} reached {_gnorm(state)}", False
     if time.perf_counter() - start >= max_time:

@@ -102,8 +102,16 @@ class _Part:
         return A if self.kind == "euclidean" else _qr(A)
 
     def change(self, M, N) -> float:
+        """How far an iterate moved, measured on this factor: the largest principal-angle sine
+        on Grassmann (rotating a basis inside its span is no move), the spectral norm
+        ‖N − M‖₂ on Stiefel (it is: a cost that is not invariant to M → MR can make all its
+        progress inside a fixed span), and ‖N − M‖_F / max(‖M‖_F, ‖N‖_F) on a Euclidean factor
+        (relative, so that it does not depend on the units of the data)."""
         if self.kind == "euclidean":
-            return float(np.linalg.norm(N - M) / max(1.0, np.linalg.norm(M)))
+            size = max(np.linalg.norm(M), np.linalg.norm(N), 1e-300)
+            return float(np.linalg.norm(N - M) / size)
+        if self.kind == "stiefel":
+            return float(np.linalg.norm(N - M, 2))
         return sin_largest_angle(M, N)
 
     def feasibility(self, M) -> float:
@@ -255,7 +263,9 @@ class Geometry:
         return self._map(lambda p: rng.standard_normal(p.shape))
 
     def change(self, M, N) -> float:
-        """Largest principal-angle sine between successive iterates (max over factors)."""
+        """How far successive iterates are apart on the manifold actually solved on (largest
+        over factors): principal-angle sine on Grassmann, ‖N − M‖₂ on Stiefel, relative
+        Frobenius distance on Euclidean factors (see :meth:`_Part.change`)."""
         return max(self._reduce(lambda p, a, b: p.change(a, b), M, N))
 
     def feasibility(self, M) -> float:

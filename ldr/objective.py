@@ -29,6 +29,10 @@ Members (DESIGN.md's table):
                eigenvectors of (A, B), B positive definite
 ``heuristic()`` the classical eigenvector answer
 ``transform(X, M)`` the method's low-dimensional mapping (default ``X @ M``)
+``global_gap(M)`` an upper bound on the relative suboptimality (f(M) − f*)/|f*|, 0 exactly at
+               a global minimizer, where theory gives one (:func:`ldr.certificate`)
+``default_solver`` the solver :func:`ldr.solve` uses when none is given (None: the driver's
+               rule — ISM then trust region with a Φ-oracle, else trust region)
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ from collections.abc import Callable
 import autograd
 import numpy as np
 
-OPTIONAL = ("phi", "phi0", "pencil", "heuristic")
+OPTIONAL = ("phi", "phi0", "pencil", "heuristic", "global_gap")
 
 
 def _inner(a, b):
@@ -60,6 +64,7 @@ class Objective:
     manifold: str | tuple[str, ...] = "stiefel"
     shape: tuple = None  # type: ignore[assignment]
     name: str | None = None
+    default_solver = None
 
     # --- required ---------------------------------------------------------------------------
     def cost(self, M) -> float:
@@ -97,6 +102,10 @@ class Objective:
         """The classical eigenvector answer (an orthonormal point)."""
         raise NotImplementedError(f"{type(self).__name__} has no heuristic")
 
+    def global_gap(self, M) -> float:
+        """Upper bound on (f(M) − f*)/|f*|, 0 exactly at a global minimizer."""
+        raise NotImplementedError(f"{type(self).__name__} has no global optimality test")
+
     def transform(self, X, M):
         """The low-dimensional mapping of rows ``X`` (default ``X @ M``)."""
         return np.asarray(X) @ M
@@ -119,7 +128,8 @@ class FunctionObjective(Objective):
     """An Objective built from plain callables (see :func:`objective`)."""
 
     def __init__(self, cost: Callable, shape, manifold="stiefel", *, egrad=None, ehvp=None,
-                 phi=None, phi0=None, pencil=None, heuristic=None, transform=None, name=None):
+                 phi=None, phi0=None, pencil=None, heuristic=None, transform=None,
+                 global_gap=None, name=None):
         if not callable(cost):
             raise ValueError(f"cost: expected a callable, got {cost!r}")
         self.cost = cost  # type: ignore[method-assign]
@@ -127,7 +137,7 @@ class FunctionObjective(Objective):
         self.name = name or getattr(cost, "__name__", None)
         for member, fn in [("egrad", egrad), ("ehvp", ehvp), ("phi", phi), ("phi0", phi0),
                            ("pencil", pencil), ("heuristic", heuristic),
-                           ("transform", transform)]:
+                           ("transform", transform), ("global_gap", global_gap)]:
             if fn is not None:
                 if not callable(fn):
                     raise ValueError(f"{member}: expected a callable, got {fn!r}")

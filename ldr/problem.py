@@ -1,8 +1,16 @@
-"""A Problem binds an Objective to its manifold geometry and counts oracle calls.
+"""A Problem binds an Objective to its manifold geometry, counts oracle calls and checks what
+the oracles return.
 
 Solvers see only a Problem, so every solver pays for the same oracle calls, and the counts
 (``n_cost``, ``n_grad``, ``n_hvp``, ``n_phi``, ``n_pencil``) go into the Result for a fair
 comparison.
+
+Oracles are checked at the door: every gradient, Hessian-vector product, Φ and pencil must
+have the shape of the point (d×r, a tuple of them on a product; d×d for Φ and the pencil) and
+finite entries, else an :class:`OracleError` names the oracle and what was wrong — a
+(d, 1) gradient for a (d, r) point is never broadcast.  The checks cost O(size of the answer),
+far below the oracle itself.  Costs are not checked here: a non-finite cost at a trial point
+is a rejected trial for the solver, and the driver stops a run whose iterate has one.
 """
 
 from __future__ import annotations
@@ -15,14 +23,24 @@ from ldr.manifolds import Geometry
 from ldr.objective import Objective
 
 
-def _as_float_tuple(G, is_product: bool):
-    if is_product:
-        return tuple(np.asarray(g, dtype=float) for g in G)
-    return np.asarray(G, dtype=float)
+class OracleError(ValueError):
+    """An oracle (egrad, ehvp, phi, pencil) returned something of the wrong shape, or
+    non-finite values."""
+
+
+def _check_array(value, shape, what: str) -> np.ndarray:
+    arr = np.asarray(value, dtype=float)
+    if arr.shape != tuple(shape):
+        raise OracleError(f"{what} returned an array of shape {arr.shape}; expected "
+                          f"{tuple(shape)} (the shape of the point)")
+    if not np.all(np.isfinite(arr)):
+        bad = "NaN" if np.isnan(arr).any() else "infinite"
+        raise OracleError(f"{what} returned {bad} entries")
+    return arr
 
 
 class Problem:
-    """An objective on its manifold, with evaluation counters."""
+    """An objective on its manifold, with evaluation counters and checked oracles."""
 
     def __init__(self, objective: Objective):
         if not isinstance(objective, Objective):
@@ -37,28 +55,49 @@ class Problem:
         self.objective = objective
         self.manifold = Geometry(objective.manifold, objective.shape)
         self.counts: Counter = Counter()
+        self._name = type(objective).__name__
+
+    def _tangent_like(self, value, what: str):
+        geom = self.manifold
+        if geom.is_product:
+            if not isinstance(value, (tuple, list)) or len(value) != len(geom.parts):
+                raise OracleError(f"{self._name}.{what} returned {type(value).__name__}; "
+                                  f"expected a tuple of {len(geom.parts)} arrays (one per "
+                                  "factor of the product manifold)")
+            return tuple(_check_array(v, p.shape, f"{self._name}.{what}[{i}]")
+                         for i, (v, p) in enumerate(zip(value, geom.parts)))
+        return _check_array(value, geom.shape, f"{self._name}.{what}")
 
     def cost(self, M) -> float:
         self.counts["cost"] += 1
-        value = float(self.objective.cost(M))
-        return value
+        value = np.asarray(self.objective.cost(M), dtype=float)
+        if value.size != 1:
+            raise OracleError(f"{self._name}.cost returned an array of shape {value.shape}; "
+                              "expected a scalar")
+        return float(value.reshape(()))
 
     def egrad(self, M):
         self.counts["grad"] += 1
-        return _as_float_tuple(self.objective.egrad(M), self.manifold.is_product)
+        return self._tangent_like(self.objective.egrad(M), "egrad")
 
     def ehvp(self, M, V):
         self.counts["hvp"] += 1
-        return _as_float_tuple(self.objective.ehvp(M, V), self.manifold.is_product)
+        return self._tangent_like(self.objective.ehvp(M, V), "ehvp")
 
     def phi(self, M) -> np.ndarray:
         self.counts["phi"] += 1
-        return np.asarray(self.objective.phi(M), dtype=float)
+        d = self.manifold.shape[0]
+        return _check_array(self.objective.phi(M), (d, d), f"{self._name}.phi")
 
     def pencil(self, M) -> tuple[np.ndarray, np.ndarray]:
         self.counts["pencil"] += 1
-        A, B = self.objective.pencil(M)
-        return np.asarray(A, dtype=float), np.asarray(B, dtype=float)
+        out = self.objective.pencil(M)
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise OracleError(f"{self._name}.pencil returned {type(out).__name__}; expected "
+                              "a pair (A, B)")
+        d = self.manifold.shape[0]
+        return (_check_array(out[0], (d, d), f"{self._name}.pencil A"),
+                _check_array(out[1], (d, d), f"{self._name}.pencil B"))
 
     def rgrad(self, M, G):
         return self.manifold.rgrad(M, G)
@@ -69,3 +108,22 @@ class Problem:
 
     def provides(self, member: str) -> bool:
         return self.objective.provides(member)
+
+    def gradient_scale(self, M=None, grad_norm: float | None = None) -> float:
+        """The problem's typical Riemannian gradient norm, which relative gradient tolerances
+        multiply: the largest of the gradient norm at a fixed reference point (a random point
+        drawn from seed 0, so the scale does not depend on the user's seed) and at ``M``
+        (``grad_norm``, if already known).  Multiplying the data by c multiplies a cost of
+        degree k in the data, and this scale, by c^k: a rule ‖grad f‖ ≤ gtol · scale stops
+        at the same iterate whatever the data's units.  Never 0 (1e-300 at the least)."""
+        geom = self.manifold
+        norms = [] if grad_norm is None else [grad_norm]
+        if M is not None and grad_norm is None:
+            norms.append(geom.norm(self.rgrad(M, self.egrad(M))))
+        R = geom.random_point(np.random.default_rng(0))
+        try:
+            norms.append(geom.norm(self.rgrad(R, self.egrad(R))))
+        except OracleError:  # the reference point may lie outside the cost's domain
+            pass
+        finite = [g for g in norms if np.isfinite(g)]
+        return max(finite + [1e-300])

@@ -52,12 +52,18 @@ class Trace:
 
 @dataclass
 class Certificate:
-    """Second-order optimality certificate at a point.
+    """Optimality certificate at a point.
 
     ``grad_norm`` is the Riemannian gradient norm; ``hess_min``/``hess_max`` the extreme
     eigenvalues of the Riemannian Hessian restricted to the tangent space (horizontal space on
     Grassmann), whose dimension is ``dim``.  ``is_local_min`` holds when the gradient is below
-    ``gtol`` and ``hess_min >= -tol * max(1, |hess_max|)``.
+    ``gtol · grad_scale`` and ``hess_min ≥ −tol · max(|hess_max|, |hess_min|)`` (relative, so
+    the verdict does not depend on the data's units).
+
+    ``global_optimum`` is True/False where the objective has a global optimality test
+    (``global_gap``: a quotient of traces, PCA), decided on ``global_gap ≤ global_tol``, and
+    None where no global test is known.  ``global_gap`` is an upper bound on the relative
+    suboptimality (f(M) − f*)/|f*| (see each objective's ``global_gap``).
     """
 
     grad_norm: float
@@ -67,21 +73,35 @@ class Certificate:
     gtol: float
     tol: float
     method: str
+    grad_scale: float = 1.0
+    global_gap: float | None = None
+    global_tol: float = 1e-8
 
     @property
     def psd(self) -> bool:
-        return self.hess_min >= -self.tol * max(1.0, abs(self.hess_max))
+        size = max(abs(self.hess_max), abs(self.hess_min), 1e-300)
+        return self.hess_min >= -self.tol * size
 
     @property
     def is_local_min(self) -> bool:
-        return self.grad_norm <= self.gtol and self.psd
+        return self.grad_norm <= self.gtol * self.grad_scale and self.psd
+
+    @property
+    def global_optimum(self) -> bool | None:
+        if self.global_gap is None:
+            return None
+        return bool(self.global_gap <= self.global_tol)
 
     def __str__(self) -> str:
         verdict = "second-order critical" if self.is_local_min else "NOT certified"
-        return (
+        text = (
             f"‖grad‖ = {self.grad_norm:.3e}, Hessian spectrum on the {self.dim}-dim tangent "
             f"space in [{self.hess_min:.4g}, {self.hess_max:.4g}] ({self.method}): {verdict}"
         )
+        if self.global_gap is not None:
+            text += (f"; global optimum: {self.global_optimum} (relative gap ≤ "
+                     f"{self.global_gap:.2e})")
+        return text
 
 
 @dataclass
@@ -109,6 +129,8 @@ class Result:
     stages : one :class:`StageSummary` per solver of a chain
     counts : oracle evaluations (``cost``, ``grad``, ``hvp``, ``phi``, ``pencil``)
     certificate : a :class:`Certificate` when requested (``certify=True``)
+    grad_scale : the gradient scale that ``gtol`` was relative to (NaN for a run that
+        computed no gradient); the run's absolute gradient tolerance is ``gtol · grad_scale``
     """
 
     M: Any
@@ -123,6 +145,7 @@ class Result:
     stages: list[StageSummary] = field(default_factory=list)
     counts: dict = field(default_factory=dict)
     certificate: Certificate | None = None
+    grad_scale: float = float("nan")
 
     def __repr__(self) -> str:
         status = "converged" if self.converged else "NOT converged"

@@ -8,10 +8,13 @@ RTR with the Steihaug–Toint truncated CG inner solver (their Algorithm 2), as 
     m(η) = f(M) + ⟨g, η⟩ + ½ ⟨η, H[η]⟩,   ‖η‖ ≤ Δ,
 
 is minimized approximately by CG, stopping on negative curvature, on the boundary, or when
-``‖r_j‖ ≤ ‖r_0‖ min(‖r_0‖^θ, κ)`` (superlinear convergence for θ = 1).  The candidate
+``‖r_j‖ ≤ ‖r_0‖ min((‖r_0‖/s)^θ, κ)`` (superlinear convergence for θ = 1), with s the
+problem's gradient scale (:meth:`ldr.problem.Problem.gradient_scale`; Manopt uses s = 1,
+which makes the inner tolerance, and so the iterates, depend on the data's units).  The candidate
 ``R_M(η)`` is accepted when ``ρ = (f(M) − f(R_M(η))) / (m(0) − m(η)) > ρ'``; Δ shrinks by 4
 when ρ < ¼ and doubles (up to Δ̄) when ρ > ¾ and CG stopped on the boundary.  A tiny
-multiple of |f| regularizes ρ near convergence, as Manopt does.
+multiple of |f| regularizes ρ near convergence, as Manopt does (relative to the larger of
+|f(M)| and |f(M₀)|, again so that the iterates do not depend on the units).
 """
 
 from __future__ import annotations
@@ -41,6 +44,10 @@ class TrustRegion(Solver):
     rho_prime : float
         Acceptance threshold on ρ.
     retraction : {"polar", "qr"}
+    flat_tol : float
+        A CG direction whose curvature is below ``flat_tol`` times the largest curvature seen
+        in that CG solve counts as flat (zero to rounding): CG stops there with what it has
+        instead of stepping to the boundary along a direction that changes nothing.
     """
 
     name = "trust-region"
@@ -49,7 +56,7 @@ class TrustRegion(Solver):
                  min_radius_ratio: float = 1e-12, max_inner: int | None = None,
                  min_inner: int = 1, kappa: float = 0.1, theta: float = 1.0,
                  rho_prime: float = 0.1, rho_regularization: float = 1e3,
-                 retraction: str = "polar"):
+                 retraction: str = "polar", flat_tol: float = 1e-10):
         if retraction not in ("polar", "qr"):
             raise ValueError(f"retraction: expected 'polar' or 'qr', got {retraction!r}")
         if not 0 <= rho_prime < 0.25:
@@ -59,11 +66,14 @@ class TrustRegion(Solver):
             min_radius_ratio, max_inner, min_inner)
         self.kappa, self.theta, self.rho_prime = kappa, theta, rho_prime
         self.rho_regularization, self.retraction = rho_regularization, retraction
+        self.flat_tol = flat_tol
 
     def init(self, problem: Problem, M0) -> State:
         state = super().init(problem, M0)
         max_radius = self.max_radius or problem.manifold.typical_dist
-        state.memory = {"radius": self.radius0 or max_radius / 8, "max_radius": max_radius}
+        state.memory = {"radius": self.radius0 or max_radius / 8, "max_radius": max_radius,
+                        "fscale": max(abs(state.cost), 1e-300) if np.isfinite(state.cost)
+                        else 1.0}
         state.info = {"radius": state.memory["radius"]}
         return state
 
@@ -79,11 +89,22 @@ class TrustRegion(Solver):
         delta = geom.lincomb(-1.0, r)
         e_Pe, e_Pd, d_Pd = 0.0, 0.0, z_r
         max_inner = self.max_inner or geom.dim
+        gscale = getattr(problem, "gscale", None) or 1.0
         stop = "max inner iterations"
         j = 0
+        curvature = 0.0  # largest |Rayleigh quotient| seen: the Hessian's scale
         for j in range(1, max_inner + 1):
             Hdelta = problem.rhess(M, G, delta)
             d_Hd = geom.inner(delta, Hdelta)
+            rayleigh = d_Hd / d_Pd
+            if j > 1 and abs(rayleigh) <= self.flat_tol * curvature:
+                # a flat direction (the cost does not change along it to rounding, e.g. a
+                # rotation M → MR of an invariant cost declared on Stiefel): the model gains
+                # nothing there, so stop with the Newton part instead of walking to the
+                # boundary along it
+                stop = "zero curvature"
+                break
+            curvature = max(curvature, abs(rayleigh))
             alpha = z_r / d_Hd if d_Hd != 0 else np.inf
             e_Pe_new = e_Pe + 2.0 * alpha * e_Pd + alpha**2 * d_Pd
             if d_Hd <= 0 or e_Pe_new >= radius**2:
@@ -98,7 +119,8 @@ class TrustRegion(Solver):
             r = geom.project(M, geom.lincomb(1.0, r, alpha, Hdelta))
             r_r = geom.inner(r, r)
             norm_r = np.sqrt(r_r)
-            if j >= self.min_inner and norm_r <= norm_r0 * min(norm_r0**self.theta, self.kappa):
+            if j >= self.min_inner and norm_r <= norm_r0 * min((norm_r0 / gscale)**self.theta,
+                                                               self.kappa):
                 stop = "residual small"
                 break
             z_r_old, z_r = z_r, r_r
@@ -116,7 +138,8 @@ class TrustRegion(Solver):
         M_new = geom.retract(state.M, eta, self.retraction)
         f_new = problem.cost(M_new)
         model_decrease = -(geom.inner(state.grad, eta) + 0.5 * geom.inner(eta, Heta))
-        reg = max(1.0, abs(state.cost)) * _EPS * self.rho_regularization
+        fscale = state.memory["fscale"]
+        reg = max(fscale, abs(state.cost)) * _EPS * self.rho_regularization
         rho = (state.cost - f_new + reg) / (model_decrease + reg)
         if not np.isfinite(rho) or model_decrease < 0 or rho < 0.25:
             radius = radius / 4.0
@@ -125,7 +148,7 @@ class TrustRegion(Solver):
         accept = model_decrease > 0 and np.isfinite(f_new) and rho > self.rho_prime
         info = {"radius": radius, "rho": float(rho), "inner": n_inner, "cg_stop": cg_stop,
                 "step_size": geom.norm(eta)}
-        memory = {"radius": radius, "max_radius": max_radius}
+        memory = {"radius": radius, "max_radius": max_radius, "fscale": fscale}
         if accept:
             new = self.evaluate(problem, M_new, cost=f_new, iteration=state.iteration + 1,
                                 info=info, memory=memory)

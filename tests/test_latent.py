@@ -61,7 +61,7 @@ def test_ppca_solved_from_random_starts_reaches_tipping_bishop(data):
     top = np.linalg.eigh(obj.S)[1][:, ::-1][:, :3]
     sigma2 = np.linalg.eigvalsh(obj.S)[:-3].mean()
     for seed in range(2):
-        res = ldr.solve(obj, "trust-region", seed=seed, gtol=1e-9)
+        res = ldr.solve(obj, "trust-region", M0="random", seed=seed, gtol=1e-9)
         assert res.converged
         assert abs(obj.log_likelihood(res.M) - best) <= 1e-8 * abs(best)
         W, s2 = obj.unpack(res.M)
@@ -74,7 +74,7 @@ def test_ppca_with_fixed_noise_reaches_its_closed_form(data):
     obj = PPCA(data, 3, noise_variance=(ev[1] + ev[2]) / 2)  # σ² > λ₃: third column 0
     W_cf = obj.closed_form()
     assert np.count_nonzero(np.linalg.norm(W_cf, axis=0)) == 2
-    res = ldr.solve(obj, "trust-region", seed=0, gtol=1e-9)
+    res = ldr.solve(obj, "trust-region", M0="random", seed=0, gtol=1e-9)
     assert obj.log_likelihood(res.M) == pytest.approx(obj.log_likelihood(W_cf), rel=1e-10)
     np.testing.assert_allclose(res.M @ res.M.T, W_cf @ W_cf.T, atol=1e-6)
 

@@ -90,7 +90,9 @@ def test_data_in_a_subspace_give_zero_stress_and_the_subspace():
     X = rng.standard_normal((50, 2)) * [2.0, 1.0] @ B.T
     obj = MDS(X, 2)
     for seed in range(3):                   # from random starts, not from PCA
-        res = ldr.solve(obj, "trust-region", seed=seed)
+        # a degenerate (quartic) minimum: an absolute gradient tolerance, as the test means
+        res = ldr.solve(obj, "trust-region", M0="random", seed=seed, gtol=1e-6,
+                        gtol_scale=1.0)
         assert obj.stress(res.M) < 1e-8
         assert SIN(res.M, B) < 1e-3        # stress is quartic in the tilt out of the subspace
 

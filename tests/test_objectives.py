@@ -12,7 +12,7 @@ from ldr.objectives.lda import scatter_matrices
 
 def test_pca_matches_scikit_learn(pca_data):
     obj = PCA(pca_data, 3)
-    res = ldr.solve(obj, "trust-region", seed=0, gtol=1e-10)
+    res = ldr.solve(obj, "trust-region", M0="random", seed=0, gtol=1e-10)
     sk = SkPCA(3).fit(pca_data)
     assert ldr.manifolds.sin_largest_angle(res.M, sk.components_.T) < 1e-8
     assert obj.explained_variance(res.M) == pytest.approx(sk.explained_variance_.sum(), rel=1e-10)
@@ -91,7 +91,7 @@ def test_quotient_of_traces_on_given_matrices(rng):
     B = np.diag(rng.uniform(1, 2, 6))
     obj = QuotientOfTraces(A, B, 2)
     assert ldr.check(obj).ok
-    res = ldr.solve(obj, "trust-region", seed=0, certify=True)
+    res = ldr.solve(obj, "trust-region", M0="random", seed=0, certify=True)
     assert res.certificate.is_local_min
 
 
@@ -110,12 +110,12 @@ def test_user_objective_in_a_few_lines_with_both_solvers(pca_data):
     obj = SmoothSparsePCA(C, 3, lam=2.0)
     assert not obj.provides("egrad") and not obj.provides("phi")
     assert ldr.check(obj).ok
-    a = ldr.solve(obj, "trust-region", seed=0, gtol=1e-8)
+    a = ldr.solve(obj, "trust-region", M0="random", seed=0, gtol=1e-8)
     b = ldr.solve(obj, "gradient", M0=a.M, gtol=1e-8)
     assert a.converged and b.converged
     assert abs(a.cost - b.cost) <= 1e-9 * abs(a.cost)
     # the penalty changes the answer relative to plain PCA
-    plain = ldr.solve(PCA(pca_data, 3, manifold="stiefel"), "trust-region", seed=0)
+    plain = ldr.solve(PCA(pca_data, 3, manifold="stiefel"), "trust-region", M0="random", seed=0)
     assert ldr.manifolds.sin_largest_angle(plain.M, a.M) > 1e-3
 
 
@@ -128,7 +128,7 @@ def test_decorated_objective_with_hand_written_gradient(pca_data):
 
     assert pca.provides("egrad") and not pca.provides("ehvp")
     assert ldr.check(pca).ok
-    res = ldr.solve(pca, "trust-region", seed=0)
+    res = ldr.solve(pca, "trust-region", M0="random", seed=0)
     assert res.cost == pytest.approx(-np.sum(np.linalg.eigvalsh(C)[-2:]), rel=1e-12)
 
 

@@ -32,7 +32,7 @@ def test_pca_every_solver_reaches_eigh_optimum_on_the_manifold(name, manifold, s
 
     # plain Armijo steps converge linearly at rate ~ 1 − gap/λ_max: give them the budget
     max_iter = 20000 if name == "gradient-armijo" else 1000
-    res = ldr.solve(obj, SOLVERS[name](), seed=seed + 10, gtol=1e-8, callback=watch,
+    res = ldr.solve(obj, SOLVERS[name](), M0="random", seed=seed + 10, gtol=1e-8, callback=watch,
                     max_iter=max_iter)
     assert res.converged, res.reason
     assert abs(res.cost - f_star) <= 1e-8 * abs(f_star)
@@ -45,7 +45,7 @@ def test_pca_every_solver_reaches_eigh_optimum_on_the_manifold(name, manifold, s
 
 def test_trust_region_converges_superlinearly_on_pca():
     X = ldr.datasets.make_pca(400, 30, seed=5)
-    res = ldr.solve(PCA(X, 5), "trust-region", seed=0, gtol=1e-10)
+    res = ldr.solve(PCA(X, 5), "trust-region", M0="random", seed=0, gtol=1e-10)
     g = res.trace["grad_norm"]
     assert res.converged and res.n_iter < 25
     # the last accepted steps shrink the gradient much faster than linearly
@@ -95,7 +95,7 @@ def test_line_search_failure_is_reported_not_converged(pca_data):
         def egrad(self, M):
             return 2.0 * (self.C @ M)  # sign error: ascent direction
 
-    res = ldr.solve(WrongGradient(pca_data, 3), "gradient", seed=0)
+    res = ldr.solve(WrongGradient(pca_data, 3), "gradient", M0="random", seed=0)
     assert not res.converged
     assert "line search failed" in res.reason
 
