@@ -86,6 +86,7 @@ def timed_fit(est, X, y):
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--draws", type=int, default=20)
+    ap.add_argument("--first", type=int, default=0, help="first draw (to split the POT phase)")
     ap.add_argument("--regs", type=float, nargs="+", default=list(REGS))
     ap.add_argument("--pot-cache", default="/tmp/ldr_bench_wda_pot.json")
     ap.add_argument("--pot-only", action="store_true", help="fill the POT cache and stop")
@@ -96,7 +97,7 @@ def main() -> None:
             cache = json.load(fh)
     summary = {reg: [] for reg in args.regs}
     with threadpool_limits(1):
-        for s in range(args.draws):
+        for s in range(args.first, args.draws):
             X, y, Xt, yt = draw(s)
             for reg in args.regs:
                 key = f"{s}/{reg:g}"

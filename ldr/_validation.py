@@ -124,10 +124,15 @@ def shrink(S: np.ndarray, reg, name: str = "reg") -> np.ndarray:
     return (1.0 - reg) * S + reg * np.trace(S) / d * np.eye(d)
 
 
+_SHRINK_REMEDY = ("Pass reg > 0 (shrinkage, e.g. reg=1e-3), or reduce the dimension first (PCA) "
+                  "and drop constant or duplicated features.")
+
+
 def check_nonsingular(S: np.ndarray, arg: str, what: str, why: str,
-                      n_samples: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+                      n_samples: int | None = None,
+                      remedy: str = _SHRINK_REMEDY) -> tuple[np.ndarray, np.ndarray]:
     """The eigendecomposition ``(w, Q)`` of the symmetric matrix ``S``, or a ValueError that
-    names ``arg`` and ``what``, says ``why`` it matters and how to regularize."""
+    names ``arg`` and ``what``, says ``why`` it matters and how to regularize (``remedy``)."""
     d = S.shape[0]
     w, Q = scipy.linalg.eigh(0.5 * (S + S.T))
     tol = 100 * d * np.finfo(float).eps * max(w[-1], 0.0)
@@ -136,7 +141,6 @@ def check_nonsingular(S: np.ndarray, arg: str, what: str, why: str,
         samples = "" if n_samples is None else f"; n_samples = {n_samples}"
         raise ValueError(
             f"{arg}: the {what} is singular (numerical rank {rank} < d = {d}{samples}): {why}. "
-            "Pass reg > 0 (shrinkage, e.g. reg=1e-3), or reduce the dimension first (PCA) and "
-            "drop constant or duplicated features."
+            + remedy
         )
     return w, Q

@@ -27,6 +27,7 @@ Members (DESIGN.md's table):
 ``phi0()``     Φ at the second-order Taylor point (ISM's spectral start)
 ``pencil(M)``  SCF oracle ``(A, B)``: the subspace is spanned by the top-r generalized
                eigenvectors of (A, B), B positive definite
+``pencil0()``  the pencil at the uninformative point (SCF's own start, as Φ₀ is ISM's)
 ``heuristic()`` the classical eigenvector answer
 ``transform(X, M)`` the method's low-dimensional mapping (default ``X @ M``)
 ``global_gap(M)`` an upper bound on the relative suboptimality (f(M) − f*)/|f*|, 0 exactly at
@@ -42,7 +43,7 @@ from collections.abc import Callable
 import autograd
 import numpy as np
 
-OPTIONAL = ("phi", "phi0", "pencil", "heuristic", "global_gap")
+OPTIONAL = ("phi", "phi0", "pencil", "pencil0", "heuristic", "global_gap")
 
 
 def _inner(a, b):
@@ -98,6 +99,11 @@ class Objective:
         """SCF oracle (A(M), B(M)) with B positive definite."""
         raise NotImplementedError(f"{type(self).__name__} has no pencil")
 
+    def pencil0(self) -> tuple[np.ndarray, np.ndarray]:
+        """The pencil at the uninformative point, whose top-r generalized eigenvectors are
+        SCF's own start."""
+        raise NotImplementedError(f"{type(self).__name__} has no pencil0")
+
     def heuristic(self):
         """The classical eigenvector answer (an orthonormal point)."""
         raise NotImplementedError(f"{type(self).__name__} has no heuristic")
@@ -128,15 +134,15 @@ class FunctionObjective(Objective):
     """An Objective built from plain callables (see :func:`objective`)."""
 
     def __init__(self, cost: Callable, shape, manifold="stiefel", *, egrad=None, ehvp=None,
-                 phi=None, phi0=None, pencil=None, heuristic=None, transform=None,
-                 global_gap=None, name=None):
+                 phi=None, phi0=None, pencil=None, pencil0=None, heuristic=None,
+                 transform=None, global_gap=None, name=None):
         if not callable(cost):
             raise ValueError(f"cost: expected a callable, got {cost!r}")
         self.cost = cost  # type: ignore[method-assign]
         self.shape, self.manifold = shape, manifold
         self.name = name or getattr(cost, "__name__", None)
         for member, fn in [("egrad", egrad), ("ehvp", ehvp), ("phi", phi), ("phi0", phi0),
-                           ("pencil", pencil), ("heuristic", heuristic),
+                           ("pencil", pencil), ("pencil0", pencil0), ("heuristic", heuristic),
                            ("transform", transform), ("global_gap", global_gap)]:
             if fn is not None:
                 if not callable(fn):

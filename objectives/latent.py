@@ -18,7 +18,11 @@ terms are not in the likelihood's proportion; the likelihood has ``tr(C⁻¹ XX�
 tr(C⁻¹S) — checked here against ``scipy.stats.multivariate_normal.logpdf``.
 
 Noise variances are parameterized by their logarithms, ``ℓ = log ψ`` (``log σ²`` for PPCA),
-so they live on a Euclidean factor and stay positive.  With ``D = Ψ⁻¹``, ``L = DW``,
+so they live on a Euclidean factor and stay positive.  The point M holds both **in units of
+the data's scale** c = √(tr S / d): ``M = (W / c, ℓ − 2 log c)``, so that M, the gradient and
+every solver's iterates are the same whatever the units of X (multiplying X by s changes the
+cost by the constant d·log s and nothing else).  :meth:`unpack` and :meth:`point` convert.
+Below, W and ℓ are in the units of the data.  With ``D = Ψ⁻¹``, ``L = DW``,
 ``K = (I_r + WᵀDW)⁻¹`` (r×r), the matrix determinant lemma and Woodbury give
 
     log|C| = Σ ℓ_i + log|K⁻¹|,     P := C⁻¹ = D − L K Lᵀ,     P W = L K,
@@ -94,6 +98,9 @@ class _LatentGaussian(Objective):
         self._diag_S = np.diag(self.S).copy()
         evals, evecs = scipy.linalg.eigh(self.S)
         self.eigenvalues_ = np.maximum(evals[::-1], 0.0)  # decreasing
+        # the unit of M (module docstring): loadings in units of c, log-variances minus 2 log c
+        self.unit_ = float(np.sqrt(max(self.eigenvalues_.mean(), np.finfo(float).tiny)))
+        self._log_unit2 = 2.0 * np.log(self.unit_)
         self._evecs = evecs[:, ::-1]
         self._cache_key: bytes | None = None
         self._cache: dict = {}
@@ -253,10 +260,11 @@ class PPCA(_LatentGaussian):
 
     # --- point layout ---------------------------------------------------------------------
     def unpack(self, M) -> tuple[np.ndarray, float]:
-        """``(W, σ²)`` of a point M."""
+        """``(W, σ²)`` of a point M, in the units of the data."""
         if self.noise_variance is not None:
-            return np.asarray(M, float), self.noise_variance
-        return np.asarray(M[0], float), float(np.exp(np.asarray(M[1], float).ravel()[0]))
+            return self.unit_ * np.asarray(M, float), self.noise_variance
+        return (self.unit_ * np.asarray(M[0], float),
+                float(np.exp(np.asarray(M[1], float).ravel()[0] + self._log_unit2)))
 
     def point(self, W, noise_variance: float | None = None):
         """The point M holding loadings ``W`` (d×r) and σ² (ignored when σ² is fixed).
@@ -264,20 +272,21 @@ class PPCA(_LatentGaussian):
         E.g. scikit-learn's PCA: ``W = components_.T * sqrt(explained_variance_ −
         noise_variance_)``, ``noise_variance = noise_variance_``.
         """
-        W = self._validate_loadings(W)
+        W = self._validate_loadings(W) / self.unit_
         if self.noise_variance is not None:
             return W
         if noise_variance is None or not np.isfinite(noise_variance) or noise_variance <= 0:
             raise ValueError(f"noise_variance: must be a positive number, got {noise_variance!r}")
-        return W, np.array([[np.log(noise_variance)]])
+        return W, np.array([[np.log(noise_variance) - self._log_unit2]])
 
     def _split(self, M):
+        """(W, ℓ) in the units of the data from the point M (in units of c)."""
         d = self.shape[0] if self.noise_variance is not None else self.shape[0][0]
         if self.noise_variance is not None:
-            return M, np.full(d, np.log(self.noise_variance))
-        return M[0], M[1][0, 0] * anp.ones(d)
+            return self.unit_ * M, np.full(d, np.log(self.noise_variance))
+        return self.unit_ * M[0], (M[1][0, 0] + self._log_unit2) * anp.ones(d)
 
-    # --- oracles --------------------------------------------------------------------------
+    # --- oracles (chain rule through W = c·M_W, ℓ = M_ℓ + 2 log c) ------------------------
     def cost(self, M):
         W, ell = self._split(M)
         return self._cost_wl(W, ell)
@@ -286,18 +295,19 @@ class PPCA(_LatentGaussian):
         W, ell = self._split(M)
         gW, g_ell = self._grad_wl(np.asarray(W, float), np.asarray(ell, float))
         if self.noise_variance is not None:
-            return gW
-        return gW, np.array([[g_ell.sum()]])
+            return self.unit_ * gW
+        return self.unit_ * gW, np.array([[g_ell.sum()]])
 
     def ehvp(self, M, V):
         W, ell = self._split(M)
         d = W.shape[0]
+        c = self.unit_
         if self.noise_variance is not None:
-            return self._hvp_wl(W, ell, np.asarray(V, float), np.zeros(d))[0]
+            return c * self._hvp_wl(W, ell, c * np.asarray(V, float), np.zeros(d))[0]
         eta = np.full(d, float(np.asarray(V[1]).ravel()[0]))
         hW, h_ell = self._hvp_wl(np.asarray(W, float), np.asarray(ell, float),
-                                 np.asarray(V[0], float), eta)
-        return hW, np.array([[h_ell.sum()]])
+                                 c * np.asarray(V[0], float), eta)
+        return c * hW, np.array([[h_ell.sum()]])
 
     def closed_form(self):
         """Tipping & Bishop's maximum-likelihood point (R = I).
@@ -308,10 +318,10 @@ class PPCA(_LatentGaussian):
         r = self._rank
         ev = self.eigenvalues_
         sigma2 = self.noise_variance if self.noise_variance is not None else float(ev[r:].mean())
-        W = self._evecs[:, :r] * np.sqrt(np.maximum(ev[:r] - sigma2, 0.0))
+        W = self._evecs[:, :r] * np.sqrt(np.maximum(ev[:r] - sigma2, 0.0)) / self.unit_
         if self.noise_variance is not None:
             return W
-        return W, np.array([[np.log(sigma2)]])
+        return W, np.array([[np.log(sigma2) - self._log_unit2]])
 
     def heuristic(self):
         """The closed form (it is the global optimum, so no solver can improve it)."""
@@ -379,8 +389,10 @@ class FactorAnalysis(_LatentGaussian):
         self.shape, self.manifold = ((d, r), (d, 1)), ("euclidean", "euclidean")
 
     def unpack(self, M) -> tuple[np.ndarray, np.ndarray]:
-        """``(W, ψ)`` of a point M: loadings (d×r) and noise variances (d,)."""
-        return np.asarray(M[0], float), np.exp(np.asarray(M[1], float).ravel())
+        """``(W, ψ)`` of a point M: loadings (d×r) and noise variances (d,), in the units of
+        the data."""
+        return (self.unit_ * np.asarray(M[0], float),
+                np.exp(np.asarray(M[1], float).ravel() + self._log_unit2))
 
     def point(self, W, noise_variance) -> tuple[np.ndarray, np.ndarray]:
         """The point M for loadings ``W`` (d×r) and noise variances ψ (d,).
@@ -394,19 +406,26 @@ class FactorAnalysis(_LatentGaussian):
             raise ValueError(
                 f"noise_variance: expected {W.shape[0]} positive finite variances, got "
                 f"shape {psi.shape}")
-        return W, np.log(psi)[:, None]
+        return W / self.unit_, np.log(psi)[:, None] - self._log_unit2
+
+    def _split(self, M):
+        """(W, ℓ) in the units of the data from the point M (in units of c)."""
+        return self.unit_ * M[0], M[1][:, 0] + self._log_unit2
 
     def cost(self, M):
-        return self._cost_wl(M[0], M[1][:, 0])
+        return self._cost_wl(*self._split(M))
 
     def egrad(self, M):
-        gW, g_ell = self._grad_wl(np.asarray(M[0], float), np.asarray(M[1], float)[:, 0])
-        return gW, g_ell[:, None]
+        W, ell = self._split(M)
+        gW, g_ell = self._grad_wl(np.asarray(W, float), np.asarray(ell, float))
+        return self.unit_ * gW, g_ell[:, None]
 
     def ehvp(self, M, V):
-        hW, h_ell = self._hvp_wl(np.asarray(M[0], float), np.asarray(M[1], float)[:, 0],
-                                 np.asarray(V[0], float), np.asarray(V[1], float)[:, 0])
-        return hW, h_ell[:, None]
+        W, ell = self._split(M)
+        hW, h_ell = self._hvp_wl(np.asarray(W, float), np.asarray(ell, float),
+                                 self.unit_ * np.asarray(V[0], float),
+                                 np.asarray(V[1], float)[:, 0])
+        return self.unit_ * hW, h_ell[:, None]
 
     def heuristic(self):
         """PPCA's closed form as an FA point (ψ_j = σ² for all j).
@@ -418,7 +437,7 @@ class FactorAnalysis(_LatentGaussian):
         ev = self.eigenvalues_
         sigma2 = float(ev[r:].mean())
         W = self._evecs[:, :r] * np.sqrt(np.maximum(ev[:r] - sigma2, 0.0))
-        return W, np.full((self.S.shape[0], 1), np.log(sigma2))
+        return self.point(W, np.full(self.S.shape[0], sigma2))
 
     def start_like_sklearn(self):
         """The point where ``sklearn.decomposition.FactorAnalysis`` starts.
@@ -447,7 +466,7 @@ class FactorAnalysis(_LatentGaussian):
                 "saddle point gradient-based solvers cannot leave; consider heuristic()",
                 RuntimeWarning, stacklevel=2)
         W = self._evecs[:, :r] * np.sqrt(np.maximum(ev - 1.0, 0.0))
-        return W, np.zeros((self.S.shape[0], 1))
+        return W / self.unit_, np.full((self.S.shape[0], 1), -self._log_unit2)
 
     def covariance(self, M) -> np.ndarray:
         """The model covariance WWᵀ + Ψ."""
@@ -456,4 +475,5 @@ class FactorAnalysis(_LatentGaussian):
 
     def transform(self, X, M):
         """Posterior mean E[z | x] = (I + WᵀΨ⁻¹W)⁻¹WᵀΨ⁻¹(x − μ) (scikit-learn's transform)."""
-        return self._posterior(X, M[0], np.asarray(M[1], float)[:, 0])
+        W, psi = self.unpack(M)
+        return self._posterior(X, W, np.log(psi))

@@ -7,6 +7,10 @@ With C the per-feature-centered sample covariance (rows of X are samples):
 * Φ-oracle  Φ = −C (constant, so one ISM step is exact), Φ₀ = −C
 * pencil    (C, I)
 * heuristic the top-r eigenvectors of C — provably optimal, so no solver can beat it.
+* global test  tr(MᵀCM) ≤ Σ of the r largest eigenvalues of C (Ky Fan), with equality iff M
+  spans a top-r eigenspace: ``global_gap`` = 1 − tr(MᵀCM)/Σλ_top.
+
+Default solver: ISM then trust region (one ISM step is exact; the trust region certifies).
 """
 
 from __future__ import annotations
@@ -90,6 +94,14 @@ class PCA(Objective):
         d, r = self.shape
         _, V = scipy.linalg.eigh(self.C, subset_by_index=[d - r, d - 1])
         return V[:, ::-1].copy()
+
+    def global_gap(self, M) -> float:
+        """Relative suboptimality 1 − tr(MᵀCM)/Σ_{i≤r} λ_i(C), 0 exactly at a global optimum."""
+        d, r = self.shape
+        top = float(np.sum(scipy.linalg.eigvalsh(self.C, subset_by_index=[d - r, d - 1])))
+        if top <= 0:
+            return 0.0                      # C = 0: every subspace is optimal
+        return max(1.0 - self.explained_variance(np.asarray(M, float)) / top, 0.0)
 
     def explained_variance(self, M) -> float:
         """tr(MᵀCM), the variance captured by span(M)."""

@@ -11,12 +11,22 @@ With a(M) = tr(MᵀAM), b(M) = tr(MᵀBM) and ρ(M) = a/b:
 * pencil      (A, B): the top-r generalized eigenvectors of (A, B) solve the *ratio trace*
               max tr((MᵀBM)⁻¹ MᵀAM), the classical eigenvector recipe, which is what
               ``heuristic()`` returns (orthonormalized) — not the optimum of this cost.
+* global test (Dinkelbach; Wang et al. 2007, trace ratio): with ρ = ρ(M),
+              g(ρ) = Σ of the r largest eigenvalues of A − ρB ≥ tr(Mᵀ(A − ρB)M) = 0, and M is
+              a global maximizer of ρ iff g(ρ) = 0.  Moreover ρ* − ρ ≤ g(ρ)/β_r with β_r the
+              sum of the r smallest eigenvalues of B, and the top-r eigenvectors M′ of A − ρB
+              give ρ(M′) ≤ ρ*, so ``global_gap`` = g(ρ)/(β_r · L), L a lower bound on |ρ*|
+              (ρ(M′) when positive), bounds the relative suboptimality (ρ* − ρ)/|ρ*|.
+
+Default solver: ISM then trust region (ISM is the classical trace-ratio iteration, which
+increases ρ monotonically to the global optimum; the trust region certifies in a step or two).
 """
 
 from __future__ import annotations
 
 import autograd.numpy as anp
 import numpy as np
+import scipy.linalg
 
 from ldr.eigen import top_generalized
 from ldr.objective import Objective
@@ -75,3 +85,19 @@ class QuotientOfTraces(Objective):
 
     def heuristic(self) -> np.ndarray:
         return top_generalized(self.A, self.B, self.shape[1])[0]
+
+    def global_gap(self, M) -> float:
+        """Upper bound on the relative suboptimality (ρ* − ρ(M))/|ρ*| (module docstring);
+        0 exactly at a global maximizer of the ratio."""
+        M = np.asarray(M, dtype=float)
+        r = self.shape[1]
+        rho = self.ratio(M)
+        w, V = scipy.linalg.eigh(self.A - rho * self.B)
+        g = max(float(np.sum(w[-r:])), 0.0)
+        if g == 0.0:
+            return 0.0
+        beta = float(np.sum(scipy.linalg.eigvalsh(self.B)[:r]))
+        bound = g / beta                                       # ρ* − ρ ≤ bound
+        rho_next = self.ratio(V[:, -r:])                       # ρ(M′) ≤ ρ*
+        lower = rho_next if rho_next > 0 else -(rho + bound)   # a lower bound on |ρ*|
+        return bound / lower if lower > 0 else float("inf")

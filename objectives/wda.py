@@ -20,6 +20,17 @@ Sinkhorn runs in scaling form when that stays finite and in the log domain other
   solved by SCF (``ldr.solvers.SCF``).
 
 Both depend on P only through PPᵀ: the manifold is Grassmann.
+
+Defaults (``ldr.solve(WDA(...))``): the chain SCF → trust region from SCF's own start, the
+top-p generalized eigenvectors of ``pencil0()`` = the pencil at P = I_d (the plans of the whole
+space: transport in the original metric, before any projection).  SCF reaches a discriminative
+ratio-trace fixed point from there on the data where the regularized-FDA start (``heuristic``)
+does not (``benchmarks/bench_wda_defaults.py``: POT's example data, 20 fresh draws × reg 0.1,
+1, 5), and the trust region then maximizes the trace ratio itself from that basin.
+
+A singular within-class scatter (fewer samples than features, constant or collinear
+features) makes the trace ratio unbounded — directions with no within-class spread — and is
+rejected with the same error as LDA's, as a quotient of traces would be.
 """
 
 from __future__ import annotations
@@ -28,7 +39,7 @@ import autograd.numpy as anp
 import numpy as np
 from autograd.scipy.special import logsumexp
 
-from ldr._validation import check_data, check_labels, check_new_data, check_rank
+from ldr._validation import check_data, check_labels, check_new_data, check_nonsingular, check_rank
 from ldr.eigen import top_generalized
 from ldr.kernels import beta
 from ldr.objective import Objective
@@ -298,6 +309,11 @@ class WDA(Objective):
             raise ValueError(f"eps: must be >= 0, got {eps!r}")
         self.mean_ = X.mean(axis=0)
         Xc = X - self.mean_
+        check_nonsingular(scatter_matrices(Xc, codes, len(classes))[0], "X",
+                          "within-class scatter S_w", "the WDA trace ratio is unbounded along "
+                          "directions with no within-class spread", X.shape[0],
+                          remedy="Reduce the dimension first (e.g. PCA to fewer than n_samples "
+                          "− n_classes components) and drop constant or duplicated features.")
         self.classes_, self.codes_ = classes, codes
         self.groups = [Xc[codes == c] for c in range(len(classes))]
         self.reg, self.sinkhorn_iter, self.eps = float(reg), int(sinkhorn_iter), float(eps)
@@ -409,6 +425,12 @@ class WDA(Objective):
         Cb, Cw = self.scatter(P)
         d = Cw.shape[0]
         return Cb, Cw + self.eps * np.trace(Cw) / d * np.eye(d)
+
+    default_solver = ("scf", "trust-region")
+
+    def pencil0(self) -> tuple[np.ndarray, np.ndarray]:
+        """The pencil at P = I_d: the transport plans of the whole space (SCF's own start)."""
+        return self.pencil(np.eye(self.shape[0]))
 
     def heuristic(self) -> np.ndarray:
         """Regularized FDA: top-p generalized eigenvectors of (S_b, S_w + 1e-3·tr(S_w)/d·I)."""

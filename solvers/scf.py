@@ -102,6 +102,16 @@ class SCF(Solver):
         self.acceleration, self.depth, self.damping = acceleration, depth, damping
         self.level_shift, self.cycle_tol, self.patience = level_shift, cycle_tol, patience
 
+    def default_start(self, problem: Problem):
+        """The top-r generalized eigenvectors of the objective's ``pencil0()`` (its pencil at
+        the uninformative point; for WDA, the plans of the whole space) when it has one."""
+        if problem.provides("pencil0"):
+            A, B = problem.objective.pencil0()
+            A, B = np.asarray(A, dtype=float), np.asarray(B, dtype=float)
+            return top_generalized(0.5 * (A + A.T), positive_definite(B),
+                                   problem.manifold.shape[1])[0]
+        return None
+
     def _pencil(self, problem: Problem, M):
         A, B = problem.pencil(M)
         return 0.5 * (A + A.T), positive_definite(B)

@@ -152,9 +152,10 @@ def test_fa_improves_on_ppca_which_it_contains(data):
 
 def test_start_like_sklearn_warns_on_zero_columns():
     X = np.random.default_rng(0).standard_normal((100, 4)) * 0.5  # all eigenvalues < 1
+    fa = FactorAnalysis(X, 2)
     with pytest.warns(RuntimeWarning, match="zero loading columns"):
-        W, log_psi = FactorAnalysis(X, 2).start_like_sklearn()
-    assert np.all(W == 0) and np.all(log_psi == 0)
+        W, psi = fa.unpack(fa.start_like_sklearn())
+    assert np.all(W == 0) and np.allclose(psi, 1.0, rtol=1e-14)
 
 
 def test_bad_input_raises_clear_errors(data):

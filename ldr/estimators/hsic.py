@@ -24,15 +24,18 @@ Eq. 50), first of Φ₀, then of Φ at the solution.
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 import scipy.linalg
 from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
 from sklearn.cluster import KMeans
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ldr._validation import check_labels
 from ldr.driver import solve
+from ldr.estimators.linear import warn_if_unconverged
 from ldr.kernels import Gaussian, make_kernel, median_distance
 from ldr.manifolds import sin_largest_angle
 from ldr.objectives.hsic import HSIC, label_gamma
@@ -111,6 +114,8 @@ class _HSICBase(TransformerMixin, BaseEstimator):
         # warm-started: deterministic, and the same start whichever solver is chosen
         res = solve(obj, self.solver, M0=obj.heuristic() if W0 is None else W0,
                     seed=self.random_state, gtol=self.tol, max_iter=self.max_iter)
+        warn_if_unconverged(self, res, "raise max_iter, loosen tol, or use "
+                            "solver=['ism', 'trust-region']", "the W-step", stacklevel=5)
         return obj, res
 
     def _fit_w(self, Xs, Gamma, W0=None):
@@ -152,8 +157,10 @@ class SupervisedHSIC(_HSICBase):
     y_kernel : {"onehot", "linear", "gaussian"}
         K_Y = YYᵀ with one-hot labels (classification), or a linear / Gaussian kernel on
         standardized continuous targets.
-    solver : solver name, instance or chain (default "ism")
-    tol : gradient-norm tolerance of the W-step (Γ is scaled by 1/n²)
+    solver : solver name, instance or chain; None (default) is the HSIC objective's default,
+        ``["ism", "trust-region"]``: ISM's spectral iterations, then a second-order polish
+        that certifies the point and repairs an ISM cycle
+    tol : relative gradient-norm tolerance of the W-step (``gtol`` of :func:`ldr.solve`)
     max_iter, random_state, block_size : passed to the W-step
 
     Attributes
@@ -171,7 +178,7 @@ class SupervisedHSIC(_HSICBase):
     """
 
     def __init__(self, n_components=2, kernel="gaussian", sigma=None, y_kernel="onehot",
-                 solver="ism", tol=1e-8, max_iter=500, random_state=None, block_size=None):
+                 solver=None, tol=1e-8, max_iter=500, random_state=None, block_size=None):
         self.n_components, self.kernel, self.sigma, self.y_kernel = (
             n_components, kernel, sigma, y_kernel)
         self.solver, self.tol, self.max_iter = solver, tol, max_iter
@@ -237,6 +244,11 @@ class _ClusteringHSIC(ClusterMixin, _HSICBase):
                 break
         self.n_outer_, self.history_, self.n_iter_ = it, history, it
         self.converged_ = change <= self.outer_tol
+        if not self.converged_:
+            warnings.warn(f"{type(self).__name__}: the alternation did not converge in "
+                          f"max_outer={self.max_outer} rounds (last change of U "
+                          f"{change:.2e} > outer_tol {self.outer_tol:g}); raise max_outer or "
+                          "loosen outer_tol", ConvergenceWarning, stacklevel=3)
         self.U_ = U
         self.labels_ = cluster_rows(U, k, self.random_state)
         return self
@@ -260,7 +272,7 @@ class UnsupervisedHSIC(_ClusteringHSIC):
     """
 
     def __init__(self, n_clusters=2, n_components=2, kernel="gaussian", sigma=None,
-                 solver="ism", tol=1e-8, max_iter=500, max_outer=20, outer_tol=1e-6,
+                 solver=None, tol=1e-8, max_iter=500, max_outer=20, outer_tol=1e-6,
                  random_state=None, block_size=None):
         self.n_clusters, self.n_components, self.kernel, self.sigma = (
             n_clusters, n_components, kernel, sigma)
@@ -286,7 +298,7 @@ class SemiSupervisedHSIC(_ClusteringHSIC):
     """
 
     def __init__(self, n_clusters=2, n_components=2, mu=1.0, kernel="gaussian", sigma=None,
-                 solver="ism", tol=1e-8, max_iter=500, max_outer=20, outer_tol=1e-6,
+                 solver=None, tol=1e-8, max_iter=500, max_outer=20, outer_tol=1e-6,
                  random_state=None, block_size=None):
         self.n_clusters, self.n_components, self.mu = n_clusters, n_components, mu
         self.kernel, self.sigma = kernel, sigma
@@ -339,7 +351,7 @@ class KDAC(_ClusteringHSIC):
     center_u = True
 
     def __init__(self, n_clusters=2, n_components=2, lam=0.5, kernel="gaussian", sigma=None,
-                 solver="ism", tol=1e-8, max_iter=500, max_outer=20, outer_tol=1e-6,
+                 solver=None, tol=1e-8, max_iter=500, max_outer=20, outer_tol=1e-6,
                  random_state=None, block_size=None):
         self.n_clusters, self.n_components, self.lam = n_clusters, n_components, lam
         self.kernel, self.sigma = kernel, sigma

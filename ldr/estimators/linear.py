@@ -113,6 +113,15 @@ def check_n_components(n_components, n_features: int) -> int:
     return int(q)
 
 
+def warn_if_unconverged(estimator, res, remedy: str, what: str = "the solver",
+                        stacklevel: int = 4) -> None:
+    """A :class:`~sklearn.exceptions.ConvergenceWarning` quoting the driver's reason when
+    ``res`` (an :class:`ldr.Result`) did not converge: no estimator fits silently."""
+    if not res.converged:
+        warnings.warn(f"{type(estimator).__name__}: {what} {res.solver!r} did not converge "
+                      f"({res.reason}); {remedy}", ConvergenceWarning, stacklevel=stacklevel)
+
+
 def solve_and_warn(estimator, obj: Objective, M0):
     """``ldr.solve`` with the estimator's solver settings; warn when it did not converge."""
     params = dict(estimator.solver_params or {})
@@ -121,10 +130,8 @@ def solve_and_warn(estimator, obj: Objective, M0):
         raise ValueError(f"solver_params: {owned} are set by the estimator; use start= for "
                          f"the start point and random_state= for the seed")
     res = solve(obj, estimator.solver, M0=M0, seed=_seed(estimator.random_state), **params)
-    if not res.converged:
-        warnings.warn(f"{type(estimator).__name__}: the solver {res.solver!r} did not converge "
-                      f"({res.reason}); raise max_iter or max_time through solver_params, or "
-                      f"loosen gtol/xtol", ConvergenceWarning, stacklevel=3)
+    warn_if_unconverged(estimator, res, "raise max_iter or max_time through solver_params, "
+                        "or loosen gtol/xtol")
     # autograd's cached gradient closure is rebuilt on demand and cannot be pickled
     obj.__dict__.pop("_ag_grad", None)
     return res
