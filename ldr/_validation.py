@@ -13,9 +13,28 @@ import numpy as np
 import scipy.linalg
 from sklearn.utils import check_array
 
+#: Data whose largest magnitude lies outside [MIN_MAGNITUDE, MAX_MAGNITUDE] are rejected: their
+#: squares and cross-products (covariances, distances, kernels) over- or underflow float64
+#: (whose range is about 1e±308), silently turning statistics into inf or 0.
+MAX_MAGNITUDE, MIN_MAGNITUDE = 1e100, 1e-100
+
+
+def check_magnitude(X: np.ndarray, name: str = "X") -> None:
+    """Raise a ValueError when the data's magnitude is so large or small that second-order
+    statistics of it over- or underflow (all-zero data pass: they are merely constant)."""
+    top = float(np.max(np.abs(X))) if X.size else 0.0
+    if top > MAX_MAGNITUDE or 0.0 < top < MIN_MAGNITUDE:
+        raise ValueError(
+            f"{name}: its largest magnitude is {top:.1e}; products of such values "
+            f"{'overflow' if top > 1 else 'underflow'} double precision (covariances, distances "
+            f"and kernels need |x| in [{MIN_MAGNITUDE:.0e}, {MAX_MAGNITUDE:.0e}]). Rescale it, "
+            f"e.g. {name} / np.abs({name}).max(): ldr's methods give the same subspace on "
+            "rescaled data (for WDA, scale reg by the square of the factor).")
+
 
 def check_data(X, name: str = "X", min_samples: int = 2) -> np.ndarray:
-    """Return ``X`` as a new 2-D float64 array with finite entries, samples as rows."""
+    """Return ``X`` as a new 2-D float64 array with finite entries of a magnitude whose
+    products do not over- or underflow (:func:`check_magnitude`), samples as rows."""
     if X is None:
         raise ValueError(f"{name}: expected a 2-D array of shape (n_samples, n_features), got None")
     arr = np.asarray(X) if not hasattr(X, "toarray") else X
@@ -42,6 +61,7 @@ def check_data(X, name: str = "X", min_samples: int = 2) -> np.ndarray:
         )
     except (TypeError, ValueError) as exc:
         raise ValueError(f"{name}: {exc}") from None
+    check_magnitude(out, name)
     return out
 
 

@@ -183,6 +183,8 @@ class TraditionalCCA(_CCABase):
     >>> r0 = np.corrcoef(Ya[:, 0], Yb[:, 0])[0, 1]
     >>> bool(abs(r0 - obj.canonical_correlations()[0]) < 1e-10)
     True
+
+    Default solver: ``"trust-region"`` (a product manifold, no Φ-oracle).
     """
 
     def cost(self, M):
@@ -260,6 +262,8 @@ class OrthogonalCCA(_CCABase):
     >>> res = ldr.solve(obj, "trust-region", M0="heuristic")
     >>> bool(obj.correlation(res.M) > obj.correlation(obj.heuristic()))
     True
+
+    Default solver: ``"trust-region"`` (a product manifold, no Φ-oracle).
     """
 
     def _parts(self, Ma, Mb):

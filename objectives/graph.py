@@ -220,6 +220,8 @@ class LPP(_GraphQuotient):
     >>> res = ldr.solve(obj, "trust-region", M0="heuristic")
     >>> bool(obj.ratio(res.M) <= obj.ratio(obj.heuristic()))
     True
+
+    Default solver: ``["ism", "trust-region"]``, as for every quotient of traces.
     """
 
     def __init__(self, X, r: int, n_neighbors: int | None = None, radius: float | None = None,
@@ -276,6 +278,8 @@ class NPE(_GraphQuotient):
     >>> res = ldr.solve(obj, "trust-region", M0="heuristic")
     >>> bool(obj.ratio(res.M) <= obj.ratio(obj.heuristic()))
     True
+
+    Default solver: ``["ism", "trust-region"]``, as for every quotient of traces.
     """
 
     def __init__(self, X, r: int, n_neighbors: int | None = None, radius: float | None = None,

@@ -66,6 +66,9 @@ class HSIC(Objective):
         :class:`ldr.kernels.Kernel` (copied and fitted to X: the Gaussian's default σ is the
         median pairwise distance of X)
     block_size : rows per block of the n×n accumulations (default: all n at once)
+
+    Default solver: ``["ism", "trust-region"]`` (ISM's spectral steps from Φ₀, then a
+    second-order polish that certifies the point and repairs an ISM cycle).
     """
 
     def __init__(self, X, Gamma, r: int, kernel="gaussian", block_size: int | None = None,

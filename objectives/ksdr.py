@@ -134,7 +134,12 @@ class KernelSDR(Objective):
     >>> res = ldr.solve(obj, "trust-region", M0="heuristic")
     >>> bool(ldr.manifolds.sin_largest_angle(res.M, b[:, None]) < 0.2)
     True
+
+    Default solver: ``"trust-region"``: ISM does not converge on this cost, and the trust
+    region alone is faster than ISM → trust region (``benchmarks/bench_defaults.py``).
     """
+
+    default_solver = "trust-region"
 
     def __init__(self, X, y, r: int, eps: float = 1e-3, sigma: float | None = None,
                  sigma_y: float | None = None, sigma_full: float | None = None,

@@ -227,6 +227,8 @@ class PPCA(_LatentGaussian):
     True
     >>> obj.transform(X, res.M).shape
     (200, 2)
+
+    Default solver: ``"trust-region"`` (Euclidean factors, no Φ-oracle).
     """
 
     def __init__(self, X, r: int, noise_variance: float | None = None):
@@ -370,6 +372,8 @@ class FactorAnalysis(_LatentGaussian):
     >>> W, psi = obj.unpack(res.M)
     >>> bool(obj.log_likelihood(res.M) > obj.log_likelihood(obj.heuristic()))
     True
+
+    Default solver: ``"trust-region"`` (Euclidean factors, no Φ-oracle).
     """
 
     def __init__(self, X, r: int):

@@ -73,6 +73,8 @@ class LDA(QuotientOfTraces):
     >>> res = ldr.solve(obj, "trust-region", M0="heuristic")
     >>> bool(obj.ratio(res.M) >= obj.ratio(obj.heuristic()))
     True
+
+    Default solver: ``["ism", "trust-region"]``, as for every quotient of traces.
     """
 
     def __init__(self, X, y, r: int, reg: float = 0.0, manifold: str = "grassmann"):

@@ -101,6 +101,8 @@ class MAF(QuotientOfTraces):
     >>> res = ldr.solve(obj, "trust-region", M0="heuristic")
     >>> bool(obj.autocorrelation(res.M) >= obj.autocorrelation(obj.heuristic()))
     True
+
+    Default solver: ``["ism", "trust-region"]``, as for every quotient of traces.
     """
 
     def __init__(self, X, r: int, lag: int = 1, reg: float = 0.0, manifold: str = "grassmann"):

@@ -91,7 +91,12 @@ class MDS(Objective):
     >>> res = ldr.solve(obj, "trust-region", M0="heuristic")
     >>> bool(obj.stress(res.M) <= obj.stress(obj.heuristic()))
     True
+
+    Default solver: ``"trust-region"``: ISM stalls on the stress and, polished, ends at worse
+    local minima than the trust region alone (``benchmarks/bench_defaults.py``).
     """
+
+    default_solver = "trust-region"
 
     def __init__(self, X, r: int, dissimilarity=None, metric: str = "euclidean",
                  eps: float | None = None, block_size: int | None = None,

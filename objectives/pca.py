@@ -48,6 +48,9 @@ class PCA(Objective):
     >>> res = ldr.solve(obj, "trust-region", seed=0)
     >>> bool(abs(res.cost - obj.cost(obj.heuristic())) < 1e-9)
     True
+
+    Default solver: ``["ism", "trust-region"]`` (one ISM step is exact; the trust region
+    certifies it).
     """
 
     def __init__(self, X, r: int, manifold: str = "grassmann"):

@@ -36,6 +36,9 @@ class QuotientOfTraces(Objective):
     """Minimize −tr(MᵀAM)/tr(MᵀBM) over orthonormal d×r M (A symmetric, B positive definite).
 
     The cost is invariant to M → MR, so the default manifold is Grassmann.
+
+    Default solver: ``["ism", "trust-region"]`` (the trace-ratio iteration reaches the global
+    optimum; the trust region certifies it; ``benchmarks/bench_defaults.py``).
     """
 
     def __init__(self, A, B, r: int, manifold: str = "grassmann"):

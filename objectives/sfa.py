@@ -72,6 +72,8 @@ class SFA(Objective):
     >>> Y = obj.transform(X, res.M)          # y_t = Mᵀ W (x_t − μ): unit covariance
     >>> bool(np.allclose(Y.T @ Y / len(Y), np.eye(2)))
     True
+
+    Default solver: ``["ism", "trust-region"]`` (its Φ-oracle; ``benchmarks/bench_defaults.py``).
     """
 
     def __init__(self, X, r: int, reg: float = 0.0, manifold: str = "grassmann"):

@@ -22,11 +22,14 @@ Sinkhorn runs in scaling form when that stays finite and in the log domain other
 Both depend on P only through PPᵀ: the manifold is Grassmann.
 
 Defaults (``ldr.solve(WDA(...))``): the chain SCF → trust region from SCF's own start, the
-top-p generalized eigenvectors of ``pencil0()`` = the pencil at P = I_d (the plans of the whole
-space: transport in the original metric, before any projection).  SCF reaches a discriminative
-ratio-trace fixed point from there on the data where the regularized-FDA start (``heuristic``)
-does not (``benchmarks/bench_wda_defaults.py``: POT's example data, 20 fresh draws × reg 0.1,
-1, 5), and the trust region then maximizes the trace ratio itself from that basin.
+top-p generalized eigenvectors of ``pencil0()``: continuation in reg — SCF first solves the
+smoother problem with reg × 10 (``continuation``) from its whole-space pencil (P = I_d: the
+plans in the original metric, before any projection), and the pencil at that fixed point
+starts the problem itself.  The ratio trace has poor fixed points (a signal and a noise
+direction); on POT's example data the regularized-FDA start (``heuristic``) led SCF to one
+on 21 of 60 draws, the whole-space pencil on 2 of 40 (all at reg 0.1), the continuation on
+none (``benchmarks/bench_wda_defaults.py`` reports draws never used to choose this).  The
+trust region then maximizes the trace ratio itself from that basin.
 
 A singular within-class scatter (fewer samples than features, constant or collinear
 features) makes the trace ratio unbounded — directions with no within-class spread — and is
@@ -34,6 +37,8 @@ rejected with the same error as LDA's, as a quotient of traces would be.
 """
 
 from __future__ import annotations
+
+import copy
 
 import autograd.numpy as anp
 import numpy as np
@@ -280,6 +285,10 @@ class WDA(Objective):
     reg : entropic regularization > 0, as in POT (K = exp(−M/reg); the WDA papers' λ = 1/reg)
     sinkhorn_iter : fixed number of Sinkhorn iterations (POT's ``wda`` uses 10)
     eps : the pencil's C_w + εI uses ε = eps · tr(C_w)/d (relative, so scale-free)
+    continuation : float ≥ 1
+        SCF's own start (``pencil0``) is the pencil at the ratio-trace fixed point of the
+        smoother problem with reg × ``continuation``, itself solved from the whole-space
+        pencil (continuation in reg); 1 uses the whole-space pencil directly.
 
     Examples
     --------
@@ -289,10 +298,13 @@ class WDA(Objective):
     >>> res = ldr.solve(wda, "scf", M0="heuristic")
     >>> res.converged
     True
+
+    Default solver: ``["scf", "trust-region"]`` from the whole-space pencil's eigenvectors
+    (module docstring).
     """
 
     def __init__(self, X, y, p: int, reg: float = 1.0, sinkhorn_iter: int = 10,
-                 eps: float = 1e-8, manifold: str = "grassmann"):
+                 eps: float = 1e-8, continuation: float = 10.0, manifold: str = "grassmann"):
         X = check_data(X, "X")
         classes, codes = check_labels(y, X.shape[0], "y")
         counts = np.bincount(codes)
@@ -307,6 +319,10 @@ class WDA(Objective):
             raise ValueError(f"sinkhorn_iter: must be a positive integer, got {sinkhorn_iter!r}")
         if not (np.isscalar(eps) and eps >= 0):
             raise ValueError(f"eps: must be >= 0, got {eps!r}")
+        if not (np.isscalar(continuation) and np.isfinite(continuation) and continuation >= 1):
+            raise ValueError(f"continuation: must be a number >= 1 (1: none), got "
+                             f"{continuation!r}")
+        self.continuation = float(continuation)
         self.mean_ = X.mean(axis=0)
         Xc = X - self.mean_
         check_nonsingular(scatter_matrices(Xc, codes, len(classes))[0], "X",
@@ -428,9 +444,27 @@ class WDA(Objective):
 
     default_solver = ("scf", "trust-region")
 
-    def pencil0(self) -> tuple[np.ndarray, np.ndarray]:
-        """The pencil at P = I_d: the transport plans of the whole space (SCF's own start)."""
+    def whole_space_pencil(self) -> tuple[np.ndarray, np.ndarray]:
+        """The pencil at P = I_d: the transport plans of the whole space, in the original
+        metric, before any projection."""
         return self.pencil(np.eye(self.shape[0]))
+
+    def smoothed(self, factor: float) -> WDA:
+        """The same data and p with reg × ``factor`` (no continuation of its own)."""
+        other = copy.copy(self)
+        other.reg, other.continuation, other._key = self.reg * factor, 1.0, None
+        return other
+
+    def pencil0(self) -> tuple[np.ndarray, np.ndarray]:
+        """SCF's own start (module docstring): the pencil at the ratio-trace fixed point of
+        the problem with reg × ``continuation``, reached by SCF from that problem's
+        whole-space pencil — or this problem's whole-space pencil when continuation is 1."""
+        if self.continuation == 1.0:
+            return self.whole_space_pencil()
+        from ldr.driver import solve
+
+        coarse = solve(self.smoothed(self.continuation), "scf", xtol=1e-6)
+        return self.pencil(coarse.M)
 
     def heuristic(self) -> np.ndarray:
         """Regularized FDA: top-p generalized eigenvectors of (S_b, S_w + 1e-3·tr(S_w)/d·I)."""

@@ -33,7 +33,7 @@ from sklearn.cluster import KMeans
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ldr._validation import check_labels
+from ldr._validation import check_labels, check_magnitude
 from ldr.driver import solve
 from ldr.estimators.linear import warn_if_unconverged
 from ldr.kernels import Gaussian, make_kernel, median_distance
@@ -96,6 +96,7 @@ class _HSICBase(TransformerMixin, BaseEstimator):
             raise ValueError(f"sigma: must be a positive number, got {self.sigma!r}")
 
     def _scale(self, X, fit: bool):
+        check_magnitude(X, "X")
         if fit:
             self.mean_ = X.mean(axis=0)
             sd = X.std(axis=0)

@@ -4,17 +4,19 @@
 ratio-trace pencil (Liu et al., Algorithm 1) or any other solver on its trace-ratio cost.
 The ratio-trace problem has several fixed points, some holding a signal and a noise
 direction, and which one SCF reaches depends on the start.  The regularized-FDA start alone
-(the previous default) reached such a poor fixed point — 10-NN accuracy ≈ 0.61 instead of
-0.98 — on 21 of 60 fresh draws of POT's example data (reg 0.1, 1, 5), because FDA sees only
-class means, which coincide there.  The default, ``start="auto"``, runs SCF from two
-deterministic spectral starts — the pencil of the whole space (``WDA.pencil0``: transport
-plans in the original metric) and regularized FDA — and keeps the answer with the larger
-ratio trace.  On ``benchmarks/bench_wda_defaults.py``'s 60 draws (never used to choose this)
-it reaches accuracy ≥ 0.95 on every one, at about 1.3× the previous default's median time;
-``start="best"`` adds ``n_starts`` seeded random starts.  A trace-ratio solver
-(``solver="trust-region"`` or ``"gradient"``) runs after SCF from each start (the chain
-SCF → solver): from a random or FDA start it ends at a local maximum of the trace ratio far
-below the best one.
+(the previous default) reached such a poor fixed point — 10-NN accuracy ≈ 0.62 instead of
+0.98 — on 21 of 60 draws of POT's example data (reg 0.1, 1, 5): FDA sees only class means,
+which coincide there.  The whole-space pencil (``WDA.whole_space_pencil``: transport plans in
+the original metric) did so on 2 of 120 draws (reg 0.1), and SCF then crawled for hundreds of
+iterations.  The default, ``start="auto"``, is continuation in reg (``WDA.pencil0``, SCF's own
+start: the fixed point of the problem with 10 × reg, reached from the whole-space pencil),
+which reached the discriminative fixed point on all 120 exploration draws, and faster;
+``benchmarks/bench_wda_defaults.py`` reports it on 60 draws never used to choose it.
+``start="best"`` runs SCF from the continuation, whole-space and FDA starts and ``n_starts``
+seeded random starts and keeps the answer with the larger ratio trace.
+A trace-ratio solver (``solver="trust-region"`` or ``"gradient"``) runs after SCF from each
+start (the chain SCF → solver): from a random or FDA start it can end at a local maximum of
+the trace ratio far below the best one.
 
 :class:`WDAClustering` is the paper's Algorithm 2: alternate k-means in the projected space
 and WDA-SCF on the resulting labels until the subspace stops moving.
@@ -33,6 +35,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ldr.driver import solve
+from ldr.eigen import top_generalized
 from ldr.estimators.linear import check_n_components, warn_if_unconverged
 from ldr.manifolds import orthonormalize, sin_largest_angle
 from ldr.objectives.wda import WDA
@@ -64,12 +67,12 @@ class WassersteinDA(_WDABase):
     n_components : int, p < n_features
     reg : entropic regularization > 0, as POT's ``reg`` (K = exp(−M/reg))
     solver : "scf" (default), "trust-region" (trace-ratio cost), a Solver or a chain
-    start : {"auto", "full", "fda", "best"} or array (n_features, p)
-        "auto" (default): SCF from the whole-space pencil's and from regularized FDA's
-        eigenvectors, keeping the better answer; "full" or "fda": one of them; "best":
-        both plus ``n_starts`` seeded random starts; an array: that start, orthonormalized
-        (as POT's ``P0``).  Answers are ranked by the ratio trace for SCF and by the trace
-        ratio for other solvers.
+    start : {"auto", "continuation", "whole-space", "fda", "best"} or array (n_features, p)
+        "auto" (default) = "continuation" (SCF's own start, ``WDA.pencil0``); "whole-space"
+        (the whole-space pencil's eigenvectors) or "fda" (regularized FDA): those starts;
+        "best": all three plus ``n_starts`` seeded random starts, keeping the best answer
+        (by the ratio trace for SCF, by the trace ratio for other solvers); an array: that
+        start, orthonormalized (as POT's ``P0``).
     scf_first : bool
         With a solver other than "scf", first take each start to SCF's fixed point (the chain
         ["scf", solver]); default True.
@@ -106,17 +109,20 @@ class WassersteinDA(_WDABase):
                 raise ValueError(f"start: expected a finite array of shape {obj.shape}, got "
                                  f"{M0.shape}")
             return [orthonormalize(M0)]
-        spectral = {"full": SCF().default_start(problem), "fda": obj.heuristic()}
+        spectral = {
+            "continuation": lambda: SCF().default_start(problem),
+            "whole-space": lambda: top_generalized(*obj.whole_space_pencil(),
+                                                   obj.shape[1])[0],
+            "fda": obj.heuristic}
+        spectral["auto"] = spectral["continuation"]
         if self.start in spectral:
-            return [spectral[self.start]]
-        if self.start not in ("auto", "best"):
-            raise ValueError(f"start: expected 'auto', 'full', 'fda', 'best' or an array, got "
-                             f"{self.start!r}")
-        starts = [spectral["full"], spectral["fda"]]
-        if self.start == "best":
-            rng = np.random.default_rng(self.random_state)
-            starts += [problem.manifold.random_point(rng) for _ in range(self.n_starts)]
-        return starts
+            return [spectral[self.start]()]
+        if self.start != "best":
+            raise ValueError(f"start: expected 'auto', 'continuation', 'whole-space', 'fda', "
+                             f"'best' or an array, got {self.start!r}")
+        rng = np.random.default_rng(self.random_state)
+        return ([spectral[k]() for k in ("continuation", "whole-space", "fda")]
+                + [problem.manifold.random_point(rng) for _ in range(self.n_starts)])
 
     def _solve(self, obj, M0):
         solver = self.solver
