@@ -178,8 +178,9 @@ def solve(
     ValueError
         Bad arguments, a start point off the manifold or with a non-finite cost, or an
         oracle (egrad, ehvp, phi, pencil) answering with the wrong shape or non-finite
-        values at the start (:class:`~ldr.problem.OracleError`).  Past the start, an oracle
-        error ends the run (not converged) with the message as its reason.
+        values at the start, or of the wrong shape at any time
+        (:class:`~ldr.problem.OracleError`).  Past the start, non-finite oracle values end the
+        run (not converged) with the message as its reason.
     """
     _check_tolerances(gtol, xtol, ftol, max_iter, max_time, gtol_scale)
     if callback is not None and not callable(callback):
@@ -224,6 +225,8 @@ def solve(
             try:
                 state = s.step(problem, prev)
             except OracleError as exc:
+                if exc.wrong_shape:
+                    raise
                 state, reason, converged = prev, f"stopped: {exc}", False
                 break
             change = geom.change(prev.M, state.M) if state.accepted else 0.0

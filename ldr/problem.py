@@ -8,9 +8,11 @@ comparison.
 Oracles are checked at the door: every gradient, Hessian-vector product, Φ and pencil must
 have the shape of the point (d×r, a tuple of them on a product; d×d for Φ and the pencil) and
 finite entries, else an :class:`OracleError` names the oracle and what was wrong — a
-(d, 1) gradient for a (d, r) point is never broadcast.  The checks cost O(size of the answer),
-far below the oracle itself.  Costs are not checked here: a non-finite cost at a trial point
-is a rejected trial for the solver, and the driver stops a run whose iterate has one.
+(d, 1) gradient for a (d, r) point is never broadcast.  A wrong shape is always raised;
+non-finite values are raised at the start and end the run (not converged) past it.  The
+checks cost O(size of the answer), far below the oracle itself.  Costs are not checked
+here: a non-finite cost at a trial point is a rejected trial for the solver, and the driver
+stops a run whose iterate has one.
 """
 
 from __future__ import annotations
@@ -24,8 +26,13 @@ from ldr.objective import Objective
 
 
 class OracleError(ValueError):
-    """An oracle (egrad, ehvp, phi, pencil) returned something of the wrong shape, or
-    non-finite values."""
+    """An oracle (egrad, ehvp, phi, pencil) returned something of the wrong shape
+    (``wrong_shape``: a bug in the oracle, always raised) or non-finite values (raised at the
+    start; past it the driver ends the run, not converged, with this message as reason)."""
+
+    def __init__(self, message: str, wrong_shape: bool = True):
+        super().__init__(message)
+        self.wrong_shape = wrong_shape
 
 
 def _check_array(value, shape, what: str) -> np.ndarray:
@@ -35,7 +42,7 @@ def _check_array(value, shape, what: str) -> np.ndarray:
                           f"{tuple(shape)} (the shape of the point)")
     if not np.all(np.isfinite(arr)):
         bad = "NaN" if np.isnan(arr).any() else "infinite"
-        raise OracleError(f"{what} returned {bad} entries")
+        raise OracleError(f"{what} returned {bad} entries", wrong_shape=False)
     return arr
 
 

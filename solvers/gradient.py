@@ -88,10 +88,14 @@ class GradientDescent(Solver):
         direction = geom.lincomb(-1.0, g)
         beta = self._first_trial(problem, state)
         rounding = self.precision_factor * np.finfo(float).eps * max(abs(f0), 1e-300)
-        accepted = None
+        accepted, non_finite = None, 0
         for k in range(self.max_backtracks + 1):  # noqa: B007  (k is reported)
             M_new = geom.retract(state.M, geom.lincomb(beta, direction), self.retraction)
             f_new = problem.cost(M_new)
+            if not np.isfinite(f_new):       # outside the cost's domain: a shorter step
+                non_finite += 1
+                beta *= self.contraction
+                continue
             if f_new <= f0 - self.c * beta * g2:
                 accepted = self.evaluate(problem, M_new, cost=f_new)
                 break
@@ -108,9 +112,14 @@ class GradientDescent(Solver):
             new = State(M=state.M, cost=f0, egrad=state.egrad, grad=g, grad_norm=state.grad_norm,
                         iteration=state.iteration + 1, accepted=False, memory=state.memory,
                         info={"step_size": 0.0, "backtracks": k})
-            new.stop_reason = (f"line search failed: no decrease after {self.max_backtracks} "
-                               "backtracks (the gradient may be wrong, or the gradient norm is "
-                               "at its precision floor: raise gtol)")
+            if non_finite == k + 1:
+                new.stop_reason = (f"line search failed: the cost was {f_new} at every one of "
+                                   f"{k + 1} trial points along the negative gradient")
+            else:
+                new.stop_reason = (f"line search failed: no decrease after "
+                                   f"{self.max_backtracks} backtracks (the gradient may be "
+                                   "wrong, or the gradient norm is at its precision floor: "
+                                   "raise gtol)")
             return new
         accepted.iteration = state.iteration + 1
         accepted.memory = {"beta": beta, "M_prev": state.M, "g_prev": g,

@@ -156,7 +156,10 @@ class TrustRegion(Solver):
             new = State(M=state.M, cost=state.cost, egrad=state.egrad, grad=state.grad,
                         grad_norm=state.grad_norm, iteration=state.iteration + 1,
                         accepted=False, info=info, memory=memory)
+        if not np.isfinite(f_new):
+            info["cost_at_candidate"] = f_new
         if radius < self.min_radius_ratio * max_radius:
-            new.stop_reason = (f"trust-region radius collapsed to {radius:.2e} "
-                               "(no model decrease can be realized at this precision)")
+            why = (f"the cost was {f_new} at the last candidate" if not np.isfinite(f_new)
+                   else "no model decrease can be realized at this precision")
+            new.stop_reason = f"trust-region radius collapsed to {radius:.2e} ({why})"
         return new
