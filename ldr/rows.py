@@ -469,13 +469,16 @@ def _dask_moments(X, y, lag, diff, name, y_name, progress) -> Moments:
             y = y[:, 0]
         if y.ndim != 1:
             raise ValueError(f"{y_name}: expected a 1-D array of labels, got shape {y.shape}")
-        if not known or not all(np.isfinite(c) for c in y.chunks[0]):
-            raise ValueError(f"{name}: the Dask array's chunk sizes are unknown; build it with "
+        y_known = all(np.isfinite(c) for c in y.chunks[0])
+        if known and y_known:
+            if y.shape[0] != X.shape[0]:
+                raise ValueError(f"{y_name}: has {y.shape[0]} labels but {name} has "
+                                 f"{X.shape[0]} samples; they must match")
+            y = y.rechunk((row_chunks,))
+        elif y.numblocks[0] != X.numblocks[0]:  # unknown sizes: blocks must pair one to one
+            raise ValueError(f"{name}: the Dask arrays' chunk sizes are unknown and {name}, "
+                             f"{y_name} have different numbers of blocks; build them with "
                              "to_dask_array(lengths=True) or call compute_chunk_sizes()")
-        if y.shape[0] != X.shape[0]:
-            raise ValueError(f"{y_name}: has {y.shape[0]} labels but {name} has "
-                             f"{X.shape[0]} samples; they must match")
-        y = y.rechunk((row_chunks,))
     starts = np.concatenate([[0], np.cumsum(row_chunks)[:-1]]) if known else \
         [None] * len(row_chunks)
     xb = X.to_delayed().ravel()
