@@ -354,6 +354,18 @@ def moments(X, y=None, *, lag: int | None = None, diff: bool = False, name: str 
     min_samples : the fewest rows accepted (checked after the pass for chunked input)
     progress : a tqdm bar over the chunks (iterators and the local Dask scheduler)
     chunk_bytes : size of the row chunks a memmap is read in
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = 1e6 + np.random.default_rng(0).standard_normal((1000, 3))
+    >>> st = moments(iter(np.array_split(X, 7)), lag=1)    # seven chunks, in time order
+    >>> Z = X - X.mean(axis=0)
+    >>> bool(np.allclose(st.covariance(), Z.T @ Z / 1000, rtol=1e-12, atol=0))
+    True
+    >>> L = Z[:-1].T @ Z[1:] / 999
+    >>> bool(np.allclose(st.lagged_covariance(), (L + L.T) / 2, rtol=1e-9, atol=1e-15))
+    True
     """
     lag = _check_lag(lag)
     if isinstance(X, Moments):
