@@ -28,7 +28,9 @@ for PCA and r = 2 for LDA:
 * ``sklearn IPCA``: ``sklearn.decomposition.IncrementalPCA(10)`` with one ``partial_fit``
   per shard (what a user with data larger than memory reaches for today);
 * ``dask-ml PCA``: ``dask_ml.decomposition.PCA(10, svd_solver="tsqr")`` on the same dask
-  array (synchronous scheduler), where dask-ml is installed.
+  array (synchronous scheduler), where dask-ml is installed.  Its memory grows with n
+  (1.8 GB at n = 10⁶ on the first run of this script), so its process runs under an 8 GiB
+  address-space limit (``RLIMIT_AS``) and is reported as failed when it needs more.
 
 The time is the wall time of ``fit`` (reading the shards included; the files are in the
 page cache after the first reader, the same for every method), the median of ``--repeats``
@@ -61,6 +63,7 @@ except ImportError:  # run with `python -P`: the script's folder is not on sys.p
     import _common as common
 
 D, R_PCA, R_LDA, N_CLASSES, OFFSET = 100, 10, 2, 3, 1000.0
+DASK_ML_CAP = 8 * 2**30  # address-space limit of the dask-ml runs (a shared machine)
 METHODS = ("ldr/dask-1", "ldr/dask-2", "ldr/cluster", "sklearn IPCA", "dask-ml PCA")
 
 
@@ -111,6 +114,8 @@ def run_one(method: str, task: str, folder: Path, n: int, shard_rows: int) -> di
     from sklearn.exceptions import ConvergenceWarning
 
     warnings.simplefilter("ignore", ConvergenceWarning)
+    if method == "dask-ml PCA":  # its memory grows with n (1.8 GB at n = 1e6): cap it
+        resource.setrlimit(resource.RLIMIT_AS, (DASK_ML_CAP, DASK_ML_CAP))
     shards = generate(folder, n, shard_rows)  # already there: only lists them
     out = {"method": method, "task": task, "n": n}
     with common.single_threaded():
@@ -297,15 +302,20 @@ def _report(results, sizes, methods):
                            rows, left=2)
         print()
     if len(sizes) > 1:
-        lo, hi = sizes[0], sizes[-1]
-        print(f"scaling exponent p of time ∝ nᵖ between n = {lo:.0e} and {hi:.0e}:")
+        pairs = list(zip(sizes[:-1], sizes[1:])) + ([(sizes[0], sizes[-1])] if len(sizes) > 2
+                                                    else [])
+        print("scaling exponent p of time ∝ nᵖ (fixed costs weigh at small n; at the largest "
+              "n the shards may no longer fit in the page cache):")
         for task in ("pca", "lda"):
             for method in methods:
-                a, b = results.get((method, task, lo)), results.get((method, task, hi))
-                if a and b:
-                    p = math.log(b["time"] / a["time"]) / math.log(hi / lo)
-                    print(f"  {task} {method}: p = {p:.2f}")
-
+                ps = []
+                for lo, hi in pairs:
+                    a, b = results.get((method, task, lo)), results.get((method, task, hi))
+                    if a and b:
+                        p = math.log(b["time"] / a["time"]) / math.log(hi / lo)
+                        ps.append(f"{lo:.0e}→{hi:.0e}: {p:.2f}")
+                if ps:
+                    print(f"  {task} {method}: " + ", ".join(ps))
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -85,10 +85,10 @@ def refuse_lazy(X, name: str, method: str, pairwise: bool = False) -> None:
         need = (f"8·n·d bytes for the data (d = {d}, n unknown: Dask does not know its chunk "
                 "sizes)" + (" plus 8·n² bytes for each n×n matrix it forms" if pairwise else ""))
     raise ValueError(
-        f"{name}: {method} needs its data in memory and does not accept a Dask array: it would "
-        f"need {need}. Compute it first ({name}.compute()) if that fits, or subsample; the "
-        "methods that scale out are PCA, OrthogonalLDA, MAF, SFA, CCA, OrthogonalCCA, PPCA "
-        "and FactorAnalysis.")
+        f"{name}: {method} needs its data in memory and does not accept a Dask array: it "
+        f"would need at least {need}. Compute it first ({name}.compute()) if that fits, or "
+        "subsample; the methods that scale out are PCA, OrthogonalLDA, MAF, SFA, CCA, "
+        "OrthogonalCCA, PPCA and FactorAnalysis.")
 
 
 @dataclasses.dataclass

@@ -202,7 +202,7 @@ class SupervisedHSIC(_HSICBase):
                          f"got {self.y_kernel!r}")
 
     def fit(self, X, y):
-        refuse_lazy(X, "X", type(self).__name__, pairwise=True)
+        refuse_lazy(X, "X", type(self).__name__)
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         self._check_params(X)
         Xs = self._scale(X, fit=True)
@@ -276,7 +276,7 @@ class UnsupervisedHSIC(_ClusteringHSIC):
         return _center(U), np.full(U.shape[1], 1.0 / n**2)
 
     def fit(self, X, y=None):
-        refuse_lazy(X, "X", type(self).__name__, pairwise=True)
+        refuse_lazy(X, "X", type(self).__name__)
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         self._check_params(X)
         return self._alternate(self._scale(X, fit=True))
@@ -306,7 +306,7 @@ class SemiSupervisedHSIC(_ClusteringHSIC):
 
     def fit(self, X, y):
         """``y``: expert scores, (n,) or (n, m), or class labels (one-hot encoded)."""
-        refuse_lazy(X, "X", type(self).__name__, pairwise=True)
+        refuse_lazy(X, "X", type(self).__name__)
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         self._check_params(X)
         if not (np.isscalar(self.mu) and self.mu >= 0):
@@ -360,7 +360,7 @@ class KDAC(_ClusteringHSIC):
 
     def fit(self, X, y):
         """``y``: the existing clustering's labels, which the new clustering should avoid."""
-        refuse_lazy(X, "X", type(self).__name__, pairwise=True)
+        refuse_lazy(X, "X", type(self).__name__)
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         self._check_params(X)
         if not (np.isscalar(self.lam) and self.lam >= 0):

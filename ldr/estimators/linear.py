@@ -585,8 +585,6 @@ class MDS(LinearDR):
 class _Graph(LinearDR):
     """LPP and NPE: the ratio of neighbour scatter to spread, smaller is better."""
 
-    _pairwise_memory = True
-
     def _finalize(self, obj, M):
         self.ratio_ = obj.ratio(M)
         return M
