@@ -149,6 +149,8 @@ def test_a_glob_of_files_is_read_with_dask(fmt, tmp_path, capsys):
     out = tmp_path / "out.json"
     assert cli.main(["compare", "--data", str(tmp_path / f"part*.{fmt}"), "--solvers",
                      "trust-region", "--starts", "0", "--json", str(out)]) == 0
-    assert f"LDA on part*.{fmt} (n=178, d=13, r=2)" in capsys.readouterr().out
+    captured = capsys.readouterr()
+    assert f"LDA on part*.{fmt} (n=178, d=13, r=2)" in captured.out
+    assert "3/3" in captured.err.replace(" ", "")  # the progress bar over the 3 chunks
     cost = json.loads(out.read_text())["runs"][0]["cost"]
     assert cost == pytest.approx(_by_hand(LDA(X, y, 2)), rel=1e-10)
