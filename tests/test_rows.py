@@ -330,6 +330,9 @@ def test_memmap_read_in_chunks(tmp_path, series):
     assert _relerr(st.covariance(), _ref_cov(series)) < 1e-12
     assert _relerr(st.diff_moment(), _ref_diff(series)) < 1e-12
     assert isinstance(PCA(st, 2), PCA) and isinstance(st, Moments)
+    est, ref = ldr.estimators.SFA(2).fit(mm), ldr.estimators.SFA(2).fit(series)
+    np.testing.assert_allclose(est.components_, ref.components_, rtol=1e-9, atol=1e-12)
+    assert est.n_features_in_ == D
 
 
 def test_import_ldr_does_not_import_dask():

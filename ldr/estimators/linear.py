@@ -263,7 +263,8 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         if not getattr(cls, "accepts_chunks", False):
             refuse_lazy(X if is_lazy(X) else y, "X" if is_lazy(X) else "y",
                         type(self).__name__, pairwise=self._pairwise_memory)
-        X = as_dask_array(X, "X")
+        if not isinstance(X, np.memmap):  # a memmap is read in row chunks by ldr.rows
+            X = as_dask_array(X, "X")
         if X.ndim != 2:
             raise ValueError(f"X: expected a 2-D array of shape (n_samples, n_features), got "
                              f"a Dask array with shape {X.shape}")
@@ -278,12 +279,15 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
     def fit(self, X, y=None) -> LinearDR:
         """Build the objective on (X[, y]) and minimize it; returns self.
 
-        ``X`` may be a Dask array (or a Dask DataFrame) for the objectives whose statistics
-        are computed in one pass by :mod:`ldr.rows` (PCA, OrthogonalLDA, MAF, SFA, PPCA,
-        FactorAnalysis): nothing is materialized; the others raise a ValueError stating the
-        memory they would need.
+        ``X`` may be a Dask array (or a Dask DataFrame) or an ``np.memmap`` for the objectives
+        whose statistics are computed in one pass by :mod:`ldr.rows` (PCA, OrthogonalLDA,
+        MAF, SFA, PPCA, FactorAnalysis): nothing is materialized; the others raise a
+        ValueError stating the memory they would need (Dask) or load the memmap.
         """
-        X, y = self._validate_lazy(X, y) if is_lazy(X) or is_lazy(y) else self._validate(X, y)
+        chunked = is_lazy(X) or is_lazy(y) or (
+            isinstance(X, np.memmap) and getattr(self._objective_spec()[0], "accepts_chunks",
+                                                 False))
+        X, y = self._validate_lazy(X, y) if chunked else self._validate(X, y)
         r = check_n_components(self.n_components, X.shape[1])
         obj = self._make_objective(X, y, r)
         res = solve_and_warn(self, obj, start_point(self.start, obj))
