@@ -37,6 +37,10 @@ def check_data(X, name: str = "X", min_samples: int = 2) -> np.ndarray:
     products do not over- or underflow (:func:`check_magnitude`), samples as rows."""
     if X is None:
         raise ValueError(f"{name}: expected a 2-D array of shape (n_samples, n_features), got None")
+    if hasattr(X, "__dask_graph__"):  # never materialize a Dask collection silently
+        from ldr.rows import refuse_lazy
+
+        refuse_lazy(X, name, "this method")
     arr = np.asarray(X) if not hasattr(X, "toarray") else X
     if getattr(arr, "dtype", None) is not None and arr.dtype.kind in "OSUc":
         if arr.dtype.kind == "c":

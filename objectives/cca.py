@@ -44,7 +44,9 @@ the heuristic cannot be improved; for r > 1 it generally can (survey Fig. 2).
 
 from __future__ import annotations
 
+import itertools
 import numbers
+from collections.abc import Iterator
 
 import autograd.numpy as anp
 import numpy as np
@@ -52,23 +54,65 @@ import scipy.linalg
 
 from ldr._validation import check_data, check_new_data, check_nonsingular, shrink
 from ldr.objective import Objective
+from ldr.rows import Moments, as_dask_array, check_chunk, is_lazy, moments
 
 _ORTHONORMALIZERS = ("polar", "qr")
 
 
 def covariances(Xa, Xb) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(Σ_a, Σ_b, Σ_ab)`` of per-feature-centered rows, each divided by n − 1."""
+    stats, da = paired_moments(Xa, Xb)
+    return _covariances(stats, da)
+
+
+def paired_moments(Xa, Xb):
+    """``(moments, d_a)``: :func:`ldr.rows.moments` of the stacked rows [X_a | X_b] (ndarrays,
+    Dask arrays, an iterator of ``(Xa_chunk, Xb_chunk)`` pairs with ``Xb=None``, or
+    :class:`~ldr.rows.Moments` of the stacked rows with ``Xb`` the number d_a)."""
+    if isinstance(Xa, Moments):
+        if isinstance(Xb, bool) or not isinstance(Xb, numbers.Integral) \
+                or not 1 <= Xb < Xa.d:
+            raise ValueError(f"Xb: with precomputed moments of [Xa | Xb], pass d_a "
+                             f"(1 <= d_a < {Xa.d}), got {Xb!r}")
+        return moments(Xa, name="Xa"), int(Xb)
+    if isinstance(Xa, Iterator):
+        if Xb is not None:
+            raise ValueError("Xb: with an iterator of chunks, yield (Xa_chunk, Xb_chunk) pairs "
+                             "and pass Xb=None")
+        first = next(Xa, None)
+        if first is None:
+            raise ValueError("Xa: no rows (the iterator of chunks was empty)")
+        da = np.shape(first[0])[1] if np.ndim(first[0]) == 2 else 0
+
+        def stacked():
+            for a, b in itertools.chain([first], Xa):
+                a, b = check_chunk(a, "Xa", None), check_chunk(b, "Xb", None)
+                _check_paired(a, b)
+                yield np.hstack([a, b])
+
+        return moments(stacked(), name="Xa"), da
+    if is_lazy(Xa) or is_lazy(Xb):
+        import dask.array as da_
+
+        Xa, Xb = (as_dask_array(v, k) for v, k in ((Xa, "Xa"), (Xb, "Xb")))
+        for v, k in ((Xa, "Xa"), (Xb, "Xb")):
+            if v.ndim != 2:
+                raise ValueError(f"{k}: expected a 2-D array of shape (n_samples, n_features), "
+                                 f"got shape {v.shape}")
+        _check_paired(Xa, Xb)
+        Xb = Xb.rechunk((Xa.chunks[0], -1))
+        return moments(da_.concatenate([Xa.rechunk({1: -1}), Xb], axis=1), name="Xa"), \
+            Xa.shape[1]
     Xa = check_data(Xa, "Xa")
     Xb = check_data(Xb, "Xb")
     _check_paired(Xa, Xb)
-    return _covariances(Xa - Xa.mean(axis=0), Xb - Xb.mean(axis=0))
+    return moments(np.hstack([Xa, Xb]), name="Xa"), Xa.shape[1]
 
 
-def _covariances(Xa, Xb):
-    n = Xa.shape[0]
-    Sa = Xa.T @ Xa / (n - 1)
-    Sb = Xb.T @ Xb / (n - 1)
-    return 0.5 * (Sa + Sa.T), 0.5 * (Sb + Sb.T), Xa.T @ Xb / (n - 1)
+def _covariances(stats, da: int):
+    a, b = slice(0, da), slice(da, stats.d)
+    Sa, Sb = stats.block(a, a), stats.block(b, b)
+    return 0.5 * (Sa + Sa.T), 0.5 * (Sb + Sb.T), stats.block(a, b)
 
 
 def _check_paired(Xa, Xb):
@@ -113,14 +157,15 @@ def _split(M, shape, name: str = "M"):
 class _CCABase(Objective):
     """Validation, statistics and whitening shared by both CCA objectives."""
 
+    accepts_chunks = True  # statistics from ldr.rows: Dask arrays and chunk iterators scale
+
     def __init__(self, Xa, Xb, r: int, reg: float = 0.0):
-        Xa = check_data(Xa, "Xa")
-        Xb = check_data(Xb, "Xb")
-        _check_paired(Xa, Xb)
-        n, da, db = Xa.shape[0], Xa.shape[1], Xb.shape[1]
+        stats, da = paired_moments(Xa, Xb)
+        n, db = stats.n, stats.d - da
         r = _check_cca_rank(r, da, db)
-        self.mean_a_, self.mean_b_ = Xa.mean(axis=0), Xb.mean(axis=0)
-        Sa, Sb, Sab = _covariances(Xa - self.mean_a_, Xb - self.mean_b_)
+        self.mean_a_, self.mean_b_ = stats.mean[:da], stats.mean[da:]
+        self.n_samples_ = n
+        Sa, Sb, Sab = _covariances(stats, da)
         Sa, Sb = shrink(Sa, reg), shrink(Sb, reg)
         self.Sa, self.Sb, self.Sab, self.reg = Sa, Sb, Sab, float(reg)
         self.whiten_a_ = _inverse_sqrt(Sa, "Xa", "Σ_a", n)
@@ -155,8 +200,10 @@ class TraditionalCCA(_CCABase):
 
     Parameters
     ----------
-    Xa : array (n_samples, d_a)
-    Xb : array (n_samples, d_b), rows paired with those of ``Xa``
+    Xa : array (n_samples, d_a), Dask array, or an iterator of ``(Xa_chunk, Xb_chunk)``
+    Xb : array (n_samples, d_b), rows paired with those of ``Xa`` (None with an iterator)
+        Only the covariances are kept, computed in one pass over the stacked rows
+        [X_a | X_b] by :func:`ldr.rows.moments` (:func:`paired_moments`).
     r : int
         Number of canonical pairs, 1 ≤ r ≤ min(d_a, d_b).
     reg : float in [0, 1]
@@ -239,8 +286,10 @@ class OrthogonalCCA(_CCABase):
 
     Parameters
     ----------
-    Xa : array (n_samples, d_a)
-    Xb : array (n_samples, d_b), rows paired with those of ``Xa``
+    Xa : array (n_samples, d_a), Dask array, or an iterator of ``(Xa_chunk, Xb_chunk)``
+    Xb : array (n_samples, d_b), rows paired with those of ``Xa`` (None with an iterator)
+        Only the covariances are kept, computed in one pass over the stacked rows
+        [X_a | X_b] by :func:`ldr.rows.moments` (:func:`paired_moments`).
     r : int
         Subspace dimension, 1 ≤ r ≤ min(d_a, d_b).
     reg : float in [0, 1]

@@ -60,13 +60,13 @@ import scipy.linalg
 
 from ldr._validation import check_data, check_new_data, check_rank
 from ldr.objective import Objective
+from ldr.rows import is_chunked, moments
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
 _EPS = np.finfo(float).eps
 
 
-def _check_samples(X: np.ndarray, r: int, method: str) -> None:
-    n = X.shape[0]
+def _check_samples(n: int, r: int, method: str) -> None:
     if n < r + 2:
         raise ValueError(
             f"X: {method} with r={r} needs at least r + 2 = {r + 2} samples (the sample "
@@ -89,12 +89,12 @@ class _LatentGaussian(Objective):
     S: np.ndarray
     mean_: np.ndarray
 
-    def _init_data(self, X: np.ndarray) -> None:
-        self.n_samples_ = X.shape[0]
-        self.mean_ = X.mean(axis=0)
-        Xc = X - self.mean_
-        S = Xc.T @ Xc / X.shape[0]
-        self.S = 0.5 * (S + S.T)
+    accepts_chunks = True  # statistics from ldr.rows: Dask arrays and chunk iterators scale
+
+    def _init_data(self, stats) -> None:
+        self.n_samples_ = stats.n
+        self.mean_ = stats.mean
+        self.S = stats.covariance()
         self._diag_S = np.diag(self.S).copy()
         evals, evecs = scipy.linalg.eigh(self.S)
         self.eigenvalues_ = np.maximum(evals[::-1], 0.0)  # decreasing
@@ -188,8 +188,9 @@ class PPCA(_LatentGaussian):
 
     Parameters
     ----------
-    X : array of shape (n_samples, n_features)
-        Data as rows (centered on a copy; ``X`` is not modified).
+    X : array of shape (n_samples, n_features), Dask array, iterator of chunks or Moments
+        Data as rows (centered on a copy; ``X`` is not modified); only the covariance is
+        kept, computed in one pass by :func:`ldr.rows.moments`.
     r : int
         Latent dimension, 1 ≤ r < n_features.
     noise_variance : float > 0, optional
@@ -232,8 +233,8 @@ class PPCA(_LatentGaussian):
     """
 
     def __init__(self, X, r: int, noise_variance: float | None = None):
-        X = check_data(X, "X")
-        d = X.shape[1]
+        stats = moments(X, name="X")
+        d = stats.d
         r = check_rank(r, d)
         self._rank = r
         if noise_variance is not None:
@@ -245,8 +246,8 @@ class PPCA(_LatentGaussian):
                     f"to estimate it; got {noise_variance!r}")
             noise_variance = float(noise_variance)
         else:
-            _check_samples(X, r, "PPCA")
-        self._init_data(X)
+            _check_samples(stats.n, r, "PPCA")
+        self._init_data(stats)
         self.noise_variance = noise_variance
         if noise_variance is None:
             ev = self.eigenvalues_
@@ -348,12 +349,13 @@ class FactorAnalysis(_LatentGaussian):
 
     Parameters
     ----------
-    X : array of shape (n_samples, n_features)
-        Data as rows (centered on a copy).  A constant feature is an error: its noise
-        variance ψ_j would go to 0 (log ψ_j → −∞) and the likelihood is unbounded — drop
-        it.  With other Heywood cases (a feature fully explained by the factors) some
-        log ψ_j drifts towards −∞ during a solve and the run stops on its tolerances;
-        scikit-learn floors ψ at 1e-12 there, this objective has no floor.
+    X : array of shape (n_samples, n_features), Dask array, iterator of chunks or Moments
+        Data as rows (centered on a copy; statistics by :func:`ldr.rows.moments`).  A
+        constant feature is an error: its noise variance ψ_j would go to 0 (log ψ_j → −∞)
+        and the likelihood is unbounded — drop it.  With other Heywood cases (a feature
+        fully explained by the factors) some log ψ_j drifts towards −∞ during a solve and
+        the run stops on its tolerances; scikit-learn floors ψ at 1e-12 there, this
+        objective has no floor.
     r : int
         Number of factors, 1 ≤ r < n_features; at least r + 2 samples are needed.
 
@@ -377,19 +379,26 @@ class FactorAnalysis(_LatentGaussian):
     """
 
     def __init__(self, X, r: int):
-        X = check_data(X, "X")
-        d = X.shape[1]
+        chunked = is_chunked(X)
+        if not chunked:
+            X = check_data(X, "X")
+        stats = moments(X, name="X")
+        d = stats.d
         r = check_rank(r, d)
         self._rank = r
-        _check_samples(X, r, "FactorAnalysis")
-        scale = np.max(np.abs(X), axis=0)
-        const = np.flatnonzero(np.ptp(X, axis=0) <= 4 * _EPS * scale)
+        _check_samples(stats.n, r, "FactorAnalysis")
+        if chunked:  # the spread from the variance, the scale from the mean
+            scale = np.abs(stats.mean) + np.sqrt(np.diag(stats.covariance()))
+            const = np.flatnonzero(np.sqrt(np.diag(stats.covariance())) <= 4 * _EPS * scale)
+        else:
+            scale = np.max(np.abs(X), axis=0)
+            const = np.flatnonzero(np.ptp(X, axis=0) <= 4 * _EPS * scale)
         if const.size:
             raise ValueError(
                 f"X: feature(s) {const.tolist()} are constant; factor analysis would drive "
                 "their noise variance ψ_j to 0 (log ψ_j → −∞, unbounded likelihood). Drop "
                 "constant features before fitting.")
-        self._init_data(X)
+        self._init_data(stats)
         self.shape, self.manifold = ((d, r), (d, 1)), ("euclidean", "euclidean")
 
     def unpack(self, M) -> tuple[np.ndarray, np.ndarray]:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import numpy as np
 
 from ldr._validation import (
-    check_data,
     check_labels,
     check_new_data,
     check_nonsingular,
@@ -25,21 +24,14 @@ from ldr._validation import (
     shrink,
 )
 from ldr.objectives.quotient import QuotientOfTraces
+from ldr.rows import is_chunked, moments
 
 
 def scatter_matrices(X: np.ndarray, codes: np.ndarray, n_classes: int
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(S_w, S_b, class_means)`` of Eq. 5, each divided by n."""
-    n = X.shape[0]
-    counts = np.bincount(codes, minlength=n_classes).astype(float)
-    means = np.zeros((n_classes, X.shape[1]))
-    np.add.at(means, codes, X)
-    means /= counts[:, None]
-    mu = X.mean(axis=0)
-    within = X - means[codes]
-    Sw = within.T @ within / n
-    between = (means - mu) * np.sqrt(counts / n)[:, None]
-    Sb = between.T @ between
+    """``(S_w, S_b, class_means)`` of Eq. 5, each divided by n (classes ``0..n_classes-1``,
+    each present), from :func:`ldr.rows.moments`."""
+    Sw, Sb, means = moments(X, np.asarray(codes), name="X").class_scatter()
     return Sw, Sb, means
 
 
@@ -48,8 +40,11 @@ class LDA(QuotientOfTraces):
 
     Parameters
     ----------
-    X : array (n_samples, n_features)
-    y : array (n_samples,) of class labels (at least two classes)
+    X : array (n_samples, n_features), Dask array, iterator of chunks, or Moments
+        Rows; only S_w, S_b and the means are kept, computed in one pass by
+        :func:`ldr.rows.moments` (class sums from per-chunk one-hot products).  An iterator
+        yields ``(X_chunk, y_chunk)`` pairs (then ``y`` is None).
+    y : array or Dask array (n_samples,) of class labels (at least two classes)
     r : int
         Subspace dimension, 1 ≤ r < min(n_features, n_classes).  S_b has rank at most
         n_classes − 1, so larger r adds directions with no between-class signal and leaves the
@@ -77,21 +72,27 @@ class LDA(QuotientOfTraces):
     Default solver: ``["ism", "trust-region"]``, as for every quotient of traces.
     """
 
+    accepts_chunks = True  # statistics from ldr.rows: Dask arrays and chunk iterators scale
+
     def __init__(self, X, y, r: int, reg: float = 0.0, manifold: str = "grassmann"):
-        X = check_data(X, "X")
-        classes, codes = check_labels(y, X.shape[0], "y")
-        d, c = X.shape[1], len(classes)
+        if y is None and not is_chunked(X):
+            check_labels(y, 0, "y")
+        stats = moments(X, y, name="X")
+        if stats.labels is None:
+            raise ValueError("y: class labels are required, got None")
+        classes, d, c = stats.labels, stats.d, len(stats.labels)
         r = check_rank(r, d)
         if r >= c:
             raise ValueError(
                 f"r: LDA's between-class scatter has rank at most n_classes - 1 = {c - 1}, so "
                 f"r must be < n_classes = {c}; got r={r}"
             )
-        Sw, Sb, means = scatter_matrices(X, codes, c)
+        Sw, Sb, means = stats.class_scatter()
         Sw = shrink(Sw, reg)
         check_nonsingular(Sw, "X", "within-class scatter S_w", "the LDA ratio is unbounded",
-                          X.shape[0])
-        self.classes_, self.mean_, self.means_ = classes, X.mean(axis=0), means
+                          stats.n)
+        self.classes_, self.mean_, self.means_ = classes, stats.mean, means
+        self.n_samples_ = stats.n
         super().__init__(Sb, Sw, r, manifold)
         self.Sb, self.Sw = self.A, self.B
 

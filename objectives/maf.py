@@ -29,13 +29,13 @@ import numbers
 import numpy as np
 
 from ldr._validation import (
-    check_data,
     check_new_data,
     check_nonsingular,
     check_rank,
     shrink,
 )
 from ldr.objectives.quotient import QuotientOfTraces
+from ldr.rows import moments
 
 
 def check_lag(lag, n_samples: int, name: str = "lag") -> int:
@@ -52,16 +52,17 @@ def check_lag(lag, n_samples: int, name: str = "lag") -> int:
     return lag
 
 
-def lagged_covariance(X: np.ndarray, lag: int = 1) -> np.ndarray:
+def lagged_covariance(X, lag: int = 1) -> np.ndarray:
     """Σ_δ = ½ (C_δ + C_δᵀ), C_δ = (1/(n − δ)) Σ_t x_t x_{t+δ}ᵀ, of the mean-centered rows of X.
 
-    The rows of ``X`` must be in time order; ``lag`` is δ, in samples.
+    The rows of ``X`` must be in time order; ``lag`` is δ, in samples.  ``X`` may be anything
+    :func:`ldr.rows.moments` reads (pairs across chunk boundaries are counted).
     """
-    X = check_data(X, "X", min_samples=3)
-    lag = check_lag(lag, X.shape[0])
-    Xc = X - X.mean(axis=0)
-    C = Xc[:-lag].T @ Xc[lag:] / (X.shape[0] - lag)
-    return 0.5 * (C + C.T)
+    if isinstance(lag, bool) or not isinstance(lag, numbers.Integral):
+        check_lag(lag, 3)
+    stats = moments(X, lag=max(int(lag), 1), name="X", min_samples=3)
+    check_lag(lag, stats.n)
+    return stats.lagged_covariance()
 
 
 class MAF(QuotientOfTraces):
@@ -74,8 +75,10 @@ class MAF(QuotientOfTraces):
 
     Parameters
     ----------
-    X : array (n_samples, n_features)
+    X : array (n_samples, n_features), Dask array, iterator of chunks, or Moments
         Samples as rows, in time order (equally spaced); centered per feature (a copy).
+        Only Σ and Σ_δ are kept, computed in one pass by :func:`ldr.rows.moments` (the lagged
+        pairs that straddle chunk boundaries included).
     r : int
         Subspace dimension, 1 ≤ r < n_features.
     lag : int
@@ -105,17 +108,20 @@ class MAF(QuotientOfTraces):
     Default solver: ``["ism", "trust-region"]``, as for every quotient of traces.
     """
 
+    accepts_chunks = True  # statistics from ldr.rows: Dask arrays and chunk iterators scale
+
     def __init__(self, X, r: int, lag: int = 1, reg: float = 0.0, manifold: str = "grassmann"):
-        X = check_data(X, "X", min_samples=3)
-        n, d = X.shape
+        if isinstance(lag, bool) or not isinstance(lag, numbers.Integral):
+            check_lag(lag, 3)
+        stats = moments(X, lag=max(int(lag), 1), name="X", min_samples=3)
+        n, d = stats.n, stats.d
         r = check_rank(r, d)
         lag = check_lag(lag, n)
-        self.mean_ = X.mean(axis=0)
-        Xc = X - self.mean_
-        Sigma = shrink(Xc.T @ Xc / n, reg)
+        self.mean_, self.n_samples_ = stats.mean, n
+        Sigma = shrink(stats.covariance(), reg)
         check_nonsingular(Sigma, "X", "covariance Σ", "the autocorrelation ratio is unbounded",
                           n)
-        super().__init__(lagged_covariance(X, lag), Sigma, r, manifold)
+        super().__init__(stats.lagged_covariance(), Sigma, r, manifold)
         self.Sigma_lag, self.Sigma, self.lag = self.A, self.B, lag
 
     def autocorrelation(self, M) -> float:

@@ -21,6 +21,7 @@ import scipy.linalg
 
 from ldr._validation import check_data, check_new_data, check_rank
 from ldr.objective import Objective
+from ldr.rows import moments
 
 
 class PCA(Objective):
@@ -28,8 +29,10 @@ class PCA(Objective):
 
     Parameters
     ----------
-    X : array of shape (n_samples, n_features)
-        Data as rows; centered per feature (a copy; ``X`` is not modified).
+    X : array of shape (n_samples, n_features), Dask array, iterator of chunks or Moments
+        Data as rows; centered per feature (a copy; ``X`` is not modified).  Only the
+        covariance is kept, computed in one pass by :func:`ldr.rows.moments`, so a Dask
+        array or an iterator of chunks is never held in memory.
     r : int
         Subspace dimension, 1 ≤ r < n_features.
     manifold : {"grassmann", "stiefel"}
@@ -53,12 +56,13 @@ class PCA(Objective):
     certifies it).
     """
 
+    accepts_chunks = True  # statistics from ldr.rows: Dask arrays and chunk iterators scale
+
     def __init__(self, X, r: int, manifold: str = "grassmann"):
-        X = check_data(X, "X")
-        r = check_rank(r, X.shape[1])
-        self.mean_ = X.mean(axis=0)
-        Xc = X - self.mean_
-        self._init_cov(Xc.T @ Xc / (X.shape[0] - 1), r, manifold)
+        stats = moments(X, name="X")
+        r = check_rank(r, stats.d)
+        self.mean_, self.n_samples_ = stats.mean, stats.n
+        self._init_cov(stats.covariance(ddof=1), r, manifold)
 
     @classmethod
     def from_covariance(cls, C, r: int, manifold: str = "grassmann", mean=None) -> PCA:

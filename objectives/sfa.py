@@ -31,8 +31,9 @@ import autograd.numpy as anp
 import numpy as np
 import scipy.linalg
 
-from ldr._validation import check_data, check_new_data, check_nonsingular, check_rank, shrink
+from ldr._validation import check_new_data, check_nonsingular, check_rank, shrink
 from ldr.objective import Objective
+from ldr.rows import moments
 
 
 class SFA(Objective):
@@ -44,8 +45,11 @@ class SFA(Objective):
 
     Parameters
     ----------
-    X : array (n_samples, n_features)
+    X : array (n_samples, n_features), Dask array, iterator of chunks, or Moments
         Samples as rows, in time order (equally spaced); centered and whitened (a copy).
+        Only Σ and the raw difference moment Σ_t ẋ_t ẋ_tᵀ are kept, computed in one pass by
+        :func:`ldr.rows.moments` (differences across chunk boundaries included); whitening
+        acts on them: Ċ = W (Σ ẋẋᵀ/(n − 1)) W.
     r : int
         Number of slow features, 1 ≤ r < n_features.
     reg : float in [0, 1]
@@ -76,18 +80,18 @@ class SFA(Objective):
     Default solver: ``["ism", "trust-region"]`` (its Φ-oracle; ``benchmarks/bench_defaults.py``).
     """
 
+    accepts_chunks = True  # statistics from ldr.rows: Dask arrays and chunk iterators scale
+
     def __init__(self, X, r: int, reg: float = 0.0, manifold: str = "grassmann"):
-        X = check_data(X, "X", min_samples=3)
-        n, d = X.shape
+        stats = moments(X, lag=1, diff=True, name="X", min_samples=3)
+        n, d = stats.n, stats.d
         r = check_rank(r, d)
-        self.mean_ = X.mean(axis=0)
-        Xc = X - self.mean_
-        Sigma = shrink(Xc.T @ Xc / n, reg)
+        self.mean_, self.n_samples_ = stats.mean, n
+        Sigma = shrink(stats.covariance(), reg)
         w, V = check_nonsingular(Sigma, "X", "covariance Σ", "the data cannot be whitened", n)
         self.Sigma = Sigma
         self.whitening_ = (V / np.sqrt(w)) @ V.T
-        Zdot = np.diff(Xc @ self.whitening_, axis=0)
-        Cdot = Zdot.T @ Zdot / (n - 1)
+        Cdot = self.whitening_ @ stats.diff_moment() @ self.whitening_
         self.Cdot = 0.5 * (Cdot + Cdot.T)
         self.shape, self.manifold = (d, r), manifold
 

@@ -89,3 +89,68 @@ def test_every_method_runs_from_the_command_line(method, capsys):
     assert cli.main(["compare", "--method", method, "--data", "iris", "--solvers",
                      "trust-region", "--starts", "1", "--max-iter", "30"]) == 0
     assert f"{method.upper()} on iris" in capsys.readouterr().out
+
+
+def _by_hand(obj):
+    return ldr.solve(obj, "trust-region", M0="heuristic", seed=0).cost
+
+
+@pytest.mark.parametrize("method", ["lda", "maf", "sfa", "pca"])
+def test_npy_larger_than_the_memory_limit_is_read_in_chunks(method, tmp_path, capsys):
+    """A .npy file 8× larger than --memory-limit: memory-mapped, read in chunks of an eighth
+    of the limit (counted on the progress bar), and the same answer as in memory."""
+    from ldr.objectives import MAF, PCA, SFA
+
+    X = ldr.datasets.make_maf(400, 5, seed=1) + 1e3
+    y = np.arange(400) % 3
+    npy = tmp_path / "big.npy"
+    np.save(npy, np.column_stack([X, y]))
+    limit = npy.stat().st_size // 8
+    out = tmp_path / "out.json"
+    args = ["compare", "--method", method, "--data", str(npy), "--solvers", "trust-region",
+            "--starts", "0", "--memory-limit", str(limit), "--json", str(out)]
+    if method != "lda":
+        args += ["--label-column", "5"]  # the label column is dropped for these
+    assert cli.main(args) == 0
+    captured = capsys.readouterr()
+    chunk_rows = max(1, (limit // 8) // (8 * 6))
+    n_chunks = -(-400 // chunk_rows)
+    assert n_chunks >= 60 and f"{n_chunks}chunk" in captured.err.replace(" ", "")
+    obj = {"lda": lambda: LDA(X, y, 2), "pca": lambda: PCA(X, 2),
+           "maf": lambda: MAF(X, 2), "sfa": lambda: SFA(X, 2)}[method]()
+    cost = json.loads(out.read_text())["runs"][0]["cost"]
+    assert cost == pytest.approx(_by_hand(obj), rel=1e-10)
+
+
+def test_in_memory_method_refuses_a_file_over_the_memory_limit(tmp_path, capsys):
+    npy = tmp_path / "big.npy"
+    np.save(npy, np.random.default_rng(0).standard_normal((3000, 6)))
+    assert cli.main(["compare", "--method", "mds", "--data", str(npy),
+                     "--memory-limit", "64KB"]) == 2
+    err = capsys.readouterr().err
+    assert "needs all rows in memory: 3000 rows × 6 columns of float64 is 0.1 MiB" in err
+    assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_a_glob_of_files_is_read_with_dask(fmt, tmp_path, capsys):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("dask.dataframe")
+    if fmt == "parquet":
+        pytest.importorskip("pyarrow")
+    X, y = ldr.datasets.load("wine")
+    table = pd.DataFrame(X, columns=[f"f{i}" for i in range(X.shape[1])]).assign(label=y)
+    for i, part in enumerate(np.array_split(np.arange(len(y)), 3)):
+        path = tmp_path / f"part{i}.{fmt}"
+        if fmt == "csv":
+            table.iloc[part].to_csv(path, index=False)
+        else:
+            table.iloc[part].to_parquet(path)
+    out = tmp_path / "out.json"
+    assert cli.main(["compare", "--data", str(tmp_path / f"part*.{fmt}"), "--solvers",
+                     "trust-region", "--starts", "0", "--json", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert f"LDA on part*.{fmt} (n=178, d=13, r=2)" in captured.out
+    assert "3/3" in captured.err.replace(" ", "")  # the progress bar over the 3 chunks
+    cost = json.loads(out.read_text())["runs"][0]["cost"]
+    assert cost == pytest.approx(_by_hand(LDA(X, y, 2)), rel=1e-10)

@@ -13,7 +13,7 @@ MODULES = ["ldr", "ldr.objective", "ldr.driver", "ldr.objectives.pca", "ldr.obje
            "ldr.objectives.hsic", "ldr.solvers.ism", "ldr.estimators.hsic", "ldr.objectives.wda",
            "ldr.solvers.scf", "ldr.estimators.wda", "ldr.estimators.linear",
            "ldr.estimators.two_view", "ldr.objectives.maf", "ldr.objectives.sfa",
-           "ldr.objectives.latent", "ldr.objectives.cca",
+           "ldr.objectives.latent", "ldr.objectives.cca", "ldr.rows",
            "ldr.objectives.mds", "ldr.objectives.graph", "ldr.objectives.ksdr", "ldr.compare"]
 README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
 

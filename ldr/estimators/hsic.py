@@ -39,6 +39,7 @@ from ldr.estimators.linear import warn_if_unconverged
 from ldr.kernels import Gaussian, make_kernel, median_distance
 from ldr.manifolds import sin_largest_angle
 from ldr.objectives.hsic import HSIC, label_gamma
+from ldr.rows import is_lazy, map_rows, refuse_lazy
 
 
 def _center(F: np.ndarray) -> np.ndarray:
@@ -141,6 +142,8 @@ class _HSICBase(TransformerMixin, BaseEstimator):
     def transform(self, X):
         """Project standardized X onto the learned subspace: ((X − mean)/scale) W."""
         check_is_fitted(self, "W_")
+        if is_lazy(X):  # lazy, block by block
+            return map_rows(X, self.transform, self.n_features_in_, self.W_.shape[1])
         X = validate_data(self, X, reset=False, dtype=np.float64)
         return self._scale(X, fit=False) @ self.W_
 
@@ -207,6 +210,7 @@ class SupervisedHSIC(_HSICBase):
                          f"got {self.y_kernel!r}")
 
     def fit(self, X, y):
+        refuse_lazy(X, "X", type(self).__name__)
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         self._check_params(X)
         Xs = self._scale(X, fit=True)
@@ -285,6 +289,7 @@ class UnsupervisedHSIC(_ClusteringHSIC):
         return _center(U), np.full(U.shape[1], 1.0 / n**2)
 
     def fit(self, X, y=None):
+        refuse_lazy(X, "X", type(self).__name__)
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         self._check_params(X)
         return self._alternate(self._scale(X, fit=True))
@@ -314,6 +319,7 @@ class SemiSupervisedHSIC(_ClusteringHSIC):
 
     def fit(self, X, y):
         """``y``: expert scores, (n,) or (n, m), or class labels (one-hot encoded)."""
+        refuse_lazy(X, "X", type(self).__name__)
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         self._check_params(X)
         if not (np.isscalar(self.mu) and self.mu >= 0):
@@ -367,6 +373,7 @@ class KDAC(_ClusteringHSIC):
 
     def fit(self, X, y):
         """``y``: the existing clustering's labels, which the new clustering should avoid."""
+        refuse_lazy(X, "X", type(self).__name__)
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         self._check_params(X)
         if not (np.isscalar(self.lam) and self.lam >= 0):

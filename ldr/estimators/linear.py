@@ -64,6 +64,7 @@ from ldr.objectives.maf import MAF as MAFObjective
 from ldr.objectives.mds import MDS as MDSObjective
 from ldr.objectives.pca import PCA as PCAObjective
 from ldr.objectives.sfa import SFA as SFAObjective
+from ldr.rows import as_dask_array, is_lazy, map_rows, refuse_lazy
 
 _DRIVER_OWNED = ("M0", "seed")
 
@@ -212,6 +213,7 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
     _required_parameters = ["objective"]
     _objective_class: type | None = None  # fixed by the concrete subclasses
     _objective_args: tuple[str, ...] = ()  # their __init__ arguments forwarded to it
+    _pairwise_memory = False  # forms n×n matrices (for the memory stated on a Dask array)
 
     def __init__(self, objective, n_components=2, solver="trust-region", start="heuristic",
                  objective_params=None, solver_params=None, random_state=None):
@@ -261,9 +263,38 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
                                  multi_output=True)
         return validate_data(self, X, dtype=np.float64, ensure_min_samples=2), None
 
+    def _validate_lazy(self, X, y):
+        """A Dask array (or DataFrame) X, kept lazy: only the objectives that read rows in
+        chunks (``accepts_chunks``) take it; the others raise, stating the memory needed."""
+        cls = self._objective_spec()[0]
+        if not getattr(cls, "accepts_chunks", False):
+            refuse_lazy(X if is_lazy(X) else y, "X" if is_lazy(X) else "y",
+                        type(self).__name__, pairwise=self._pairwise_memory)
+        if not isinstance(X, np.memmap):  # a memmap is read in row chunks by ldr.rows
+            X = as_dask_array(X, "X")
+        if X.ndim != 2:
+            raise ValueError(f"X: expected a 2-D array of shape (n_samples, n_features), got "
+                             f"a Dask array with shape {X.shape}")
+        if self._requires_y() and y is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None: "
+                f"{cls.__name__} is supervised; call fit(X, y)")
+        self.n_features_in_ = int(X.shape[1])
+        self.__dict__.pop("feature_names_in_", None)
+        return X, y
+
     def fit(self, X, y=None) -> LinearDR:
-        """Build the objective on (X[, y]) and minimize it; returns self."""
-        X, y = self._validate(X, y)
+        """Build the objective on (X[, y]) and minimize it; returns self.
+
+        ``X`` may be a Dask array (or a Dask DataFrame) or an ``np.memmap`` for the objectives
+        whose statistics are computed in one pass by :mod:`ldr.rows` (PCA, OrthogonalLDA,
+        MAF, SFA, PPCA, FactorAnalysis): nothing is materialized; the others raise a
+        ValueError stating the memory they would need (Dask) or load the memmap.
+        """
+        chunked = is_lazy(X) or is_lazy(y) or (
+            isinstance(X, np.memmap) and getattr(self._objective_spec()[0], "accepts_chunks",
+                                                 False))
+        X, y = self._validate_lazy(X, y) if chunked else self._validate(X, y)
         r = check_n_components(self.n_components, X.shape[1])
         obj = self._make_objective(X, y, r)
         res = solve_and_warn(self, obj, start_point(self.start, obj))
@@ -294,8 +325,14 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
     def transform(self, X) -> np.ndarray:
         """The objective's mapping of X onto the learned subspace (usually (X − mean_) M_)."""
         check_is_fitted(self, "M_")
+        if is_lazy(X):  # a lazy Dask array, block by block (map_blocks)
+            return map_rows(X, self._transform_block, self.n_features_in_,
+                            self.n_components_)
         X = validate_data(self, X, reset=False, dtype=np.float64)
         return np.asarray(self.objective_.transform(X, self.M_), dtype=float)
+
+    def _transform_block(self, X):
+        return self.objective_.transform(X, self.M_)
 
 
 class PCA(LinearDR):
@@ -539,6 +576,8 @@ class MDS(LinearDR):
     True
     """
 
+    _pairwise_memory = True
+
     _objective_class = MDSObjective
     _objective_args = ("metric", "eps", "block_size")
 
@@ -695,6 +734,8 @@ class KernelSDR(LinearDR):
     >>> bool(np.abs(est.components_[0, :2]).min() > 0.6)
     True
     """
+
+    _pairwise_memory = True
 
     _objective_class = KernelSDRObjective
     _objective_args = ("eps", "sigma", "sigma_y", "sigma_full", "y_type")

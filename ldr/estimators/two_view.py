@@ -27,6 +27,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ldr.estimators.linear import solve_and_warn, start_point
 from ldr.objectives.cca import OrthogonalCCA as OrthogonalCCAObjective
 from ldr.objectives.cca import TraditionalCCA as TraditionalCCAObjective
+from ldr.rows import as_dask_array, is_lazy, map_rows
 
 
 class _TwoView(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
@@ -63,8 +64,11 @@ class _TwoView(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
 
     def fit(self, X, y) -> _TwoView:
         """Fit the paired views X (n × d_x) and y (n × d_y, or (n,)); returns self."""
-        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
-        Y = self._check_Y(y, X.shape[0], reset=True)
+        if is_lazy(X) or is_lazy(y):  # Dask arrays: statistics in one pass, nothing in memory
+            X, Y = self._lazy_views(X, y)
+        else:
+            X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+            Y = self._check_Y(y, X.shape[0], reset=True)
         dx, dy = X.shape[1], Y.shape[1]
         r = self.n_components
         if isinstance(r, bool) or not isinstance(r, numbers.Integral) \
@@ -86,13 +90,43 @@ class _TwoView(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         self._scores(obj, self.M_)
         return self
 
+    def _lazy_views(self, X, y):
+        if y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target "
+                             f"y is None: CCA needs the second view, fit(X, Y)")
+        X, Y = as_dask_array(X, "X"), as_dask_array(y, "Y")
+        if Y.ndim == 1:
+            Y = Y[:, None]
+        if X.ndim != 2 or Y.ndim != 2:
+            raise ValueError(f"X, Y: expected 2-D arrays, got shapes {X.shape} and {Y.shape}")
+        self.n_features_in_, self.n_features_y_ = int(X.shape[1]), int(Y.shape[1])
+        self.__dict__.pop("feature_names_in_", None)
+        return X, Y
+
     @property
     def _n_features_out(self) -> int:
         return self.n_components_
 
+    def _transform_lazy(self, X, y):
+        Xc = map_rows(X, self._x_block, self.n_features_in_, self.n_components_)
+        if y is None:
+            return Xc
+        Y = as_dask_array(y, "Y")
+        Y = Y[:, None] if Y.ndim == 1 else Y
+        return Xc, map_rows(Y, self._y_block, self.n_features_y_, self.n_components_, "Y")
+
+    def _x_block(self, X):
+        return (X - self.x_mean_) @ self.x_rotations_
+
+    def _y_block(self, Y):
+        return (Y - self.y_mean_) @ self.y_rotations_
+
     def transform(self, X, y=None) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
-        """The X scores, or ``(X_c, Y_c)`` when the second view y is given."""
+        """The X scores, or ``(X_c, Y_c)`` when the second view y is given (lazy Dask arrays
+        for Dask input)."""
         check_is_fitted(self, "M_")
+        if is_lazy(X) or is_lazy(y):
+            return self._transform_lazy(X, y)
         X = validate_data(self, X, reset=False, dtype=np.float64)
         if y is None:
             return (X - self.x_mean_) @ self.x_rotations_

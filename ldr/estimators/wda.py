@@ -40,6 +40,7 @@ from ldr.estimators.linear import check_n_components, warn_if_unconverged
 from ldr.manifolds import orthonormalize, sin_largest_angle
 from ldr.objectives.wda import WDA
 from ldr.problem import Problem
+from ldr.rows import is_lazy, map_rows, refuse_lazy
 from ldr.solvers.scf import SCF
 
 
@@ -55,6 +56,8 @@ class _WDABase(TransformerMixin, BaseEstimator):
     def transform(self, X):
         """Project the centered data: (X − mean_) P."""
         check_is_fitted(self, "P_")
+        if is_lazy(X):  # lazy, block by block
+            return map_rows(X, self.transform, self.n_features_in_, self.P_.shape[1])
         X = validate_data(self, X, reset=False, dtype=np.float64)
         return (X - self.mean_) @ self.P_
 
@@ -132,6 +135,7 @@ class WassersteinDA(_WDABase):
                      max_iter=self.max_iter)
 
     def fit(self, X, y):
+        refuse_lazy(X, "X", type(self).__name__, pairwise=True)
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
         check_n_components(self.n_components, X.shape[1])
         obj = self._objective(X, y)
@@ -191,6 +195,7 @@ class WDAClustering(ClusterMixin, _WDABase):
         self.max_outer, self.outer_tol, self.random_state = max_outer, outer_tol, random_state
 
     def fit(self, X, y=None):
+        refuse_lazy(X, "X", type(self).__name__, pairwise=True)
         X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
         check_n_components(self.n_components, X.shape[1])
         k = self.n_clusters
