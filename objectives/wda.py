@@ -26,9 +26,10 @@ top-p generalized eigenvectors of ``pencil0()``: continuation in reg — SCF fir
 smoother problem with reg × 10 (``continuation``) from its whole-space pencil (P = I_d: the
 plans in the original metric, before any projection), and the pencil at that fixed point
 starts the problem itself.  The ratio trace has poor fixed points (a signal and a noise
-direction); on POT's example data the regularized-FDA start (``heuristic``) led SCF to one
-on 21 of 60 draws, the whole-space pencil on 2 of 40 (all at reg 0.1), the continuation on
-none (``benchmarks/bench_wda_defaults.py`` reports draws never used to choose this).  The
+direction); on 40 draws of POT's example data × reg 0.1, 1, 5 (120 problems), the
+regularized-FDA start (``heuristic``) led SCF to one on 41, the whole-space pencil on 2 (at
+reg 0.1), the continuation on none (``benchmarks/bench_wda_defaults.py`` reports 60 further
+problems, never used to choose this).  The
 trust region then maximizes the trace ratio itself from that basin.
 
 A singular within-class scatter (fewer samples than features, constant or collinear

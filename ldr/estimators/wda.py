@@ -5,12 +5,12 @@ ratio-trace pencil (Liu et al., Algorithm 1) or any other solver on its trace-ra
 The ratio-trace problem has several fixed points, some holding a signal and a noise
 direction, and which one SCF reaches depends on the start.  The regularized-FDA start alone
 (the previous default) reached such a poor fixed point — 10-NN accuracy ≈ 0.62 instead of
-0.98 — on 21 of 60 draws of POT's example data (reg 0.1, 1, 5): FDA sees only class means,
-which coincide there.  The whole-space pencil (``WDA.whole_space_pencil``: transport plans in
-the original metric) did so on 2 of 120 draws (reg 0.1), and SCF then crawled for hundreds of
-iterations.  The default, ``start="auto"``, is continuation in reg (``WDA.pencil0``, SCF's own
-start: the fixed point of the problem with 10 × reg, reached from the whole-space pencil),
-which reached the discriminative fixed point on all 120 exploration draws, and faster;
+0.98 — on 41 of 120 problems (40 draws of POT's example data × reg 0.1, 1, 5): FDA sees
+only class means, which coincide there.  The whole-space pencil (``WDA.whole_space_pencil``:
+transport plans in the original metric) did so on 2 of the 120 (reg 0.1), and SCF then
+crawled for hundreds of iterations.  The default, ``start="auto"``, is continuation in reg
+(``WDA.pencil0``, SCF's own start: the fixed point of the problem with 10 × reg, reached from
+the whole-space pencil), which reached the discriminative fixed point on all 120, and faster;
 ``benchmarks/bench_wda_defaults.py`` reports it on 60 draws never used to choose it.
 ``start="best"`` runs SCF from the continuation, whole-space and FDA starts and ``n_starts``
 seeded random starts and keeps the answer with the larger ratio trace.
