@@ -238,6 +238,9 @@ def solve(
             final = s.finalize(problem, state)
             if final is not state:
                 reason += f"; returned the best iterate seen (cost {final.cost:.10g})"
+                # the verdict was on the last iterate: it holds for this one only if it is
+                # also near a critical point
+                converged = converged and not final.grad_norm > STALL_FACTOR * stall_tol
                 state = final
         stages.append(StageSummary(s.name, state.iteration - base_iter, reason, converged))
         M = state.M
