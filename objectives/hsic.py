@@ -25,6 +25,7 @@ import numpy as np
 from ldr._validation import check_data, check_labels, check_new_data, check_rank
 from ldr.kernels import Kernel, beta, make_kernel
 from ldr.objective import Objective
+from ldr.tiles import DEFAULT_MEMORY_BUDGET, Tiles, choose_block_size, dask_sums
 
 
 def _check_gamma(Gamma, n: int):
@@ -65,11 +66,20 @@ class HSIC(Objective):
     kernel : name ("gaussian", "polynomial", "linear", "squared", "multiquadric") or an
         :class:`ldr.kernels.Kernel` (copied and fitted to X: the Gaussian's default σ is the
         median pairwise distance of X)
-    block_size : rows per block of the n×n accumulations (default: all n at once)
+    block_size : rows per block of the n×n sums; default from ``memory_budget``
+        (:func:`ldr.tiles.choose_block_size`: cache-sized blocks, never more than the budget)
+    memory_budget : bytes for the b×n working arrays (default
+        ``ldr.tiles.DEFAULT_MEMORY_BUDGET`` = 256 MiB); the Hessian-vector products keep
+        their per-W arrays only when they fit in it too, so with a low-rank Γ no n×n array
+        outlives one block and peak memory is O(n·(block_size + d))
+    backend : "numpy" (the in-process block loop, default) or "dask" (the row blocks as
+        Dask tasks on the current scheduler, e.g. a ``dask.distributed`` client; needs the
+        ``dask`` extra)
     """
 
     def __init__(self, X, Gamma, r: int, kernel="gaussian", block_size: int | None = None,
-                 manifold: str = "grassmann"):
+                 manifold: str = "grassmann", memory_budget: float = DEFAULT_MEMORY_BUDGET,
+                 backend: str = "numpy"):
         X = check_data(X, "X")
         n, d = X.shape
         r = check_rank(r, d)
@@ -77,12 +87,18 @@ class HSIC(Objective):
         if block_size is not None and not (isinstance(block_size, (int, np.integer))
                                            and block_size >= 1):
             raise ValueError(f"block_size: must be a positive integer, got {block_size!r}")
+        if backend not in ("numpy", "dask"):
+            raise ValueError(f"backend: expected 'numpy' or 'dask', got {backend!r}")
+        auto = choose_block_size(n, memory_budget)
         self.X = X
         self.kernel: Kernel = make_kernel(kernel).fit(X)
-        self.block_size = int(block_size) if block_size else n
+        self.block_size = min(int(block_size), n) if block_size else auto
+        self.memory_budget, self.backend = memory_budget, backend
         self.shape, self.manifold = (d, r), manifold
+        self.tiles = Tiles(X, self._dense, self._factor, self.kernel.terms(), self.block_size)
         self._cache_key: bytes | None = None
         self._cache: dict = {}
+        self._dask_handle = None
 
     @classmethod
     def supervised(cls, X, y, r: int, kernel="gaussian", **kwargs) -> HSIC:
@@ -91,28 +107,13 @@ class HSIC(Objective):
         X = check_data(X, "X")
         return cls(X, label_gamma(y, X.shape[0])[1], r, kernel, **kwargs)
 
-    # -- Γ by rows -------------------------------------------------------------------------
-    def _gamma_rows(self, rows: slice) -> np.ndarray:
-        if self._dense is not None:
-            return self._dense[rows]
-        if self.block_size >= self.X.shape[0]:
-            # one block holds all of Γ anyway: form it once, not on every pass
-            if getattr(self, "_gamma_full", None) is None:
-                F, s = self._factor
-                self._gamma_full = (F * s) @ F.T
-            return self._gamma_full[rows]
-        F, s = self._factor
-        return (F[rows] * s) @ F.T
-
     @property
     def Gamma(self) -> np.ndarray:
-        """Γ as a dense n×n array."""
-        return self._gamma_rows(slice(None))
-
-    def _blocks(self):
-        n = self.X.shape[0]
-        for start in range(0, n, self.block_size):
-            yield slice(start, min(start + self.block_size, n))
+        """Γ as a dense n×n array (O(n²) memory: for inspection at small n)."""
+        if self._dense is not None:
+            return self._dense
+        F, s = self._factor
+        return (F * s) @ F.T
 
     # -- one pass over the data ------------------------------------------------------------
     def _evaluate(self, W, need_phi: bool) -> dict:
@@ -120,36 +121,17 @@ class HSIC(Objective):
         key = W.tobytes()
         if key == self._cache_key and (not need_phi or "phi" in self._cache):
             return self._cache
-        X = self.X
-        Z = X @ W
-        cost, T = 0.0, np.zeros_like(Z)
-        Phi = np.zeros((X.shape[1], X.shape[1])) if need_phi else None
-        single = self.block_size >= X.shape[0]
-        hess_cache = []
-        for rows in self._blocks():
-            G = self._gamma_rows(rows)
-            for w, k in self.kernel.terms():
-                b = beta(k.kind, Z, Z[rows])
-                fb, dfb = k.f_df(b)
-                cost -= w * float(np.vdot(G, fb))
-                Psi = dfb
-                Psi *= G
-                if w != 1.0:
-                    Psi *= w
-                if single:  # keep what the Hessian-vector products at this W reuse
-                    hess_cache.append((b, Psi))
-                if k.kind == "product":
-                    T[rows] -= 2.0 * (Psi @ Z)
-                    if need_phi:
-                        Phi -= X[rows].T @ (Psi @ X)
-                else:
-                    deg = Psi.sum(axis=1)
-                    T[rows] -= 4.0 * (deg[:, None] * Z[rows] - Psi @ Z)
-                    if need_phi:
-                        Phi -= 2.0 * X[rows].T @ (deg[:, None] * X[rows] - Psi @ X)
-        out = {"cost": cost, "egrad": X.T @ T, "hess": hess_cache if single else None}
+        if self.backend == "dask":
+            cost, S, self._dask_handle = dask_sums(self.tiles, W, need_phi,
+                                                   handle=self._dask_handle)
+        else:
+            cost, S = self.tiles.sums(W, need_phi)
+        out = {"cost": cost}
         if need_phi:
-            out["phi"] = 0.5 * (Phi + Phi.T)
+            out["phi"] = 0.5 * (S + S.T)
+            out["egrad"] = 2.0 * out["phi"] @ W
+        else:
+            out["egrad"] = S
         self._cache_key, self._cache = key, out
         return out
 
@@ -163,44 +145,66 @@ class HSIC(Objective):
         return self._evaluate(W, need_phi=True)["phi"].copy()
 
     def phi0(self) -> np.ndarray:
+        """Φ₀ = Φ with f′(β) → f′(0): −2f′(0) Xᵀ(diag(Γ1) − Γ)X (difference kernels),
+        −f′(0) XᵀΓX (product); with Γ = F diag(s) Fᵀ in O(n·d·(d + m)), no n×n array."""
         X = self.X
-        Phi = np.zeros((X.shape[1], X.shape[1]))
+        if self._factor is not None:
+            F, s = self._factor
+            XF = X.T @ F
+            XGX = (XF * s) @ XF.T
+            deg = F @ (s * F.sum(axis=0))
+        else:
+            XGX = np.zeros((X.shape[1], X.shape[1]))
+            deg = np.empty(X.shape[0])
+            for rows in self.tiles.row_blocks():
+                G = self._dense[rows]
+                XGX += X[rows].T @ (G @ X)
+                deg[rows] = G.sum(axis=1)
+        XDX = X.T @ (deg[:, None] * X)
+        Phi = np.zeros_like(XGX)
         zero = np.zeros(1)
-        for rows in self._blocks():
-            G = self._gamma_rows(rows)
-            for w, k in self.kernel.terms():
-                c = w * float(np.asarray(k.df(zero))[0])
-                if k.kind == "product":
-                    Phi -= c * X[rows].T @ (G @ X)
-                else:
-                    deg = G.sum(axis=1)
-                    Phi -= 2.0 * c * X[rows].T @ (deg[:, None] * X[rows] - G @ X)
+        for w, k in self.kernel.terms():
+            c = w * float(np.asarray(k.df(zero))[0])
+            Phi -= c * XGX if k.kind == "product" else 2.0 * c * (XDX - XGX)
         return 0.5 * (Phi + Phi.T)
 
+    def _hess_arrays(self, W):
+        """Per W, [(β, Ψ, Γ⊙f″)] per kernel term over all rows, kept for the Hessian-vector
+        products at this W only when they fit in the memory budget (else None: blocked)."""
+        n = self.X.shape[0]
+        if 3 * len(self.kernel.terms()) * 8 * n * n > self.memory_budget:
+            return None
+        key = np.asarray(W, dtype=float).tobytes()
+        if self._cache.get("hess_key") != key:
+            Z = self.tiles.X @ W
+            G = self.tiles.gamma_rows(slice(None))
+            arrays = []
+            for w, k in self.kernel.terms():
+                b = beta(k.kind, Z)
+                arrays.append((b, w * G * k.df(b), w * G * k.d2f(b)))
+            self._cache["hess_key"], self._cache["hess"] = key, arrays
+        return self._cache["hess"]
+
     def ehvp(self, W, V):
-        X = self.X
+        """D∇f(W)[V] = −4 Xᵀ(L_{Ψ′} Z + L_Ψ XV) (difference), −2 Xᵀ(Ψ′Z + ΨXV) (product),
+        summed over row blocks (see the module docstring)."""
+        X = self.tiles.X
         W = np.asarray(W, dtype=float)
-        cached = self._evaluate(W, need_phi=False).get("hess")
-        if cached is not None and "d2" not in self._cache:
-            # Γ ⊙ f″(β) is the same for every direction V at this W: compute it once
-            self._cache["d2"] = [
-                w * self._gamma_rows(slice(None)) * k.d2f(b)
-                for (w, k), (b, _) in zip(self.kernel.terms(), cached)]
+        cached = self._hess_arrays(W)
         Z, Y = X @ W, X @ V
         s = np.einsum("ij,ij->i", Z, Y)
         T = np.zeros_like(Z)
-        for rows in self._blocks():
-            G = self._gamma_rows(rows)
+        for rows in self.tiles.row_blocks():
+            G = None if cached is not None else self.tiles.gamma_rows(rows)
             for t, (w, k) in enumerate(self.kernel.terms()):
                 if cached is not None:
-                    (b, Psi), G2 = cached[t], self._cache["d2"][t]
+                    b, Psi, G2 = (a[rows] for a in cached[t])
                 else:
                     b = beta(k.kind, Z, Z[rows])
                     Psi = w * G * k.df(b)
                     G2 = w * G * k.d2f(b)
                 if k.kind == "product":
-                    db = Z[rows] @ Y.T + Y[rows] @ Z.T
-                    dPsi = G2 * db
+                    dPsi = G2 * (Z[rows] @ Y.T + Y[rows] @ Z.T)
                     T[rows] -= 2.0 * (dPsi @ Z + Psi @ Y)
                 else:
                     db = 2.0 * (s[rows, None] + s[None, :] - Z[rows] @ Y.T - Y[rows] @ Z.T)
