@@ -126,7 +126,7 @@ class Tiles:
         out = np.empty((b, width + 1))
         gbuf = None
         factors = {}
-        for t, (w, k) in enumerate(self.terms):
+        for t, (_, k) in enumerate(self.terms):
             if k.kind == "difference":
                 left = np.hstack([Z, rn[:, None], ones])
                 right = np.hstack([-2.0 * Z, ones, rn[:, None]])

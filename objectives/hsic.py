@@ -23,7 +23,8 @@ from __future__ import annotations
 import numpy as np
 
 from ldr._validation import check_data, check_labels, check_new_data, check_rank
-from ldr.kernels import Kernel, beta, make_kernel
+from ldr.kernel_features import approximate_sums, check_approximation, make_features
+from ldr.kernels import Gaussian, Kernel, beta, make_kernel
 from ldr.objective import Objective
 from ldr.tiles import DEFAULT_MEMORY_BUDGET, Tiles, choose_block_size, dask_sums
 
@@ -220,6 +221,101 @@ class HSIC(Objective):
 
     def gram(self, W) -> np.ndarray:
         """K_XW, the n×n kernel matrix of the projected data."""
+        return self.kernel.gram(self.X, W)
+
+    def transform(self, X, W):
+        return check_new_data(X, self.shape[0]) @ W
+
+
+class ApproximateHSIC(Objective):
+    """Supervised-style HSIC with the Gaussian kernel on Z = XW replaced by a seeded
+    low-rank approximation K ≈ CACᵀ (:mod:`ldr.kernel_features`): random Fourier features
+    (``"rff"``) or Nyström landmarks (``"nystroem"``), m = ``n_features``.
+
+    Φ(W) ≈ (1/σ²) Xᵀ L_{Γ⊙CACᵀ} X costs O(n·m·(q + d)) for class labels (O(n·m·(q + k·d))
+    for a rank-k Γ factor), never O(n²); the cost is −Σ Γ⊙CACᵀ.  The features are redrawn at
+    every W from the same seed (RFF frequencies WᵀΩ_d, Nyström landmarks fixed rows), so both
+    are functions of span(W).  ``egrad`` returns 2Φ(W)W, the exact gradient's formula with K
+    replaced by its approximation — not the derivative of the approximate cost (the features
+    move with W) — so the objective is for ISM (``phi``), which is what the estimators run;
+    it has no Hessian.  Check the answer against :class:`HSIC` where n allows (the exact
+    cost at the approximate answer, principal angles): ``benchmarks/bench_hsic_scale.py``.
+
+    Parameters
+    ----------
+    X, Gamma, r : as :class:`HSIC`; Γ must be the low-rank factor ``(F, s)``
+    kernel : "gaussian" or a :class:`ldr.kernels.Gaussian`
+    approximation : "rff" or "nystroem"
+    n_features : m, the error knob (RFF: m frequencies, 2m features; Nyström: m landmarks)
+    random_state : seed of the frequencies / landmarks (default 0)
+    memory_budget : bytes for one block of features (default 256 MiB)
+    """
+
+    def __init__(self, X, Gamma, r: int, kernel="gaussian", approximation: str = "rff",
+                 n_features: int = 512, random_state=0,
+                 memory_budget: float = DEFAULT_MEMORY_BUDGET, manifold: str = "grassmann"):
+        X = check_data(X, "X")
+        n, d = X.shape
+        r = check_rank(r, d)
+        if approximation is None:
+            raise ValueError("approximation: expected 'rff' or 'nystroem' (None is HSIC)")
+        check_approximation(approximation, n_features)
+        dense, factor = _check_gamma(Gamma, n)
+        if factor is None:
+            raise ValueError("Gamma: an approximation needs Γ as a low-rank factor (F, s), "
+                             "not a dense n×n array")
+        self.kernel: Kernel = make_kernel(kernel).fit(X)
+        if type(self.kernel) is not Gaussian:
+            raise ValueError(f"kernel: approximations are implemented for the Gaussian kernel "
+                             f"only, got {self.kernel!r}")
+        if not (np.isscalar(memory_budget) and memory_budget > 0):
+            raise ValueError(f"memory_budget: must be a positive number of bytes, got "
+                             f"{memory_budget!r}")
+        self.X, self.shape, self.manifold = X, (d, r), manifold
+        self._factor = factor
+        self.approximation, self.n_features = approximation, int(n_features)
+        self.features = make_features(approximation, self.kernel.sigma, int(n_features), X,
+                                      random_state)
+        width = 2 * n_features if approximation == "rff" else n_features
+        self.block_size = int(min(n, max(256, memory_budget // (8 * width * 4))))
+        self.tiles = Tiles(X, None, factor, [], self.block_size)
+        self._cache_key, self._cache = None, {}
+
+    def _evaluate(self, W) -> dict:
+        W = np.asarray(W, dtype=float)
+        key = W.tobytes()
+        if key != self._cache_key:
+            t = self.tiles
+            total, XDX, XGKX = approximate_sums(t.X, W, self.features, t.factor, t.groups,
+                                                self.block_size)
+            Phi = (XDX - XGKX) / self.kernel.sigma**2
+            Phi = 0.5 * (Phi + Phi.T)
+            self._cache_key, self._cache = key, {"cost": -total, "phi": Phi,
+                                                 "egrad": 2.0 * Phi @ W}
+        return self._cache
+
+    def cost(self, W) -> float:
+        return self._evaluate(W)["cost"]
+
+    def egrad(self, W):
+        return self._evaluate(W)["egrad"].copy()
+
+    def phi(self, W) -> np.ndarray:
+        return self._evaluate(W)["phi"].copy()
+
+    def ehvp(self, W, V):
+        raise ValueError("ApproximateHSIC has no Hessian: use solver='ism' (or the exact "
+                         "HSIC objective)")
+
+    def phi0(self) -> np.ndarray:
+        """The exact Φ₀ (it needs no kernel evaluations: O(n·d·(d + k)))."""
+        return HSIC.phi0(self)
+
+    def heuristic(self) -> np.ndarray:
+        return HSIC.heuristic(self)
+
+    def gram(self, W) -> np.ndarray:
+        """The exact n×n kernel matrix K_XW (the clustering estimators' U-step)."""
         return self.kernel.gram(self.X, W)
 
     def transform(self, X, W):
