@@ -23,8 +23,10 @@ from __future__ import annotations
 import numpy as np
 
 from ldr._validation import check_data, check_labels, check_new_data, check_rank
-from ldr.kernels import Kernel, beta, make_kernel
+from ldr.kernel_features import approximate_sums, check_approximation, make_features
+from ldr.kernels import Gaussian, Kernel, beta, make_kernel
 from ldr.objective import Objective
+from ldr.tiles import DEFAULT_MEMORY_BUDGET, Tiles, choose_block_size, dask_sums
 
 
 def _check_gamma(Gamma, n: int):
@@ -65,14 +67,23 @@ class HSIC(Objective):
     kernel : name ("gaussian", "polynomial", "linear", "squared", "multiquadric") or an
         :class:`ldr.kernels.Kernel` (copied and fitted to X: the Gaussian's default σ is the
         median pairwise distance of X)
-    block_size : rows per block of the n×n accumulations (default: all n at once)
+    block_size : rows per block of the n×n sums; default from ``memory_budget``
+        (:func:`ldr.tiles.choose_block_size`: cache-sized blocks, never more than the budget)
+    memory_budget : bytes for the b×n working arrays (default
+        ``ldr.tiles.DEFAULT_MEMORY_BUDGET`` = 256 MiB); the Hessian-vector products keep
+        their per-W arrays only when they fit in it too, so with a low-rank Γ no n×n array
+        outlives one block and peak memory is O(n·(block_size + d))
+    backend : "numpy" (the in-process block loop, default) or "dask" (the row blocks as
+        Dask tasks on the current scheduler, e.g. a ``dask.distributed`` client; needs the
+        ``dask`` extra)
 
     Default solver: ``["ism", "trust-region"]`` (ISM's spectral steps from Φ₀, then a
     second-order polish that certifies the point and repairs an ISM cycle).
     """
 
     def __init__(self, X, Gamma, r: int, kernel="gaussian", block_size: int | None = None,
-                 manifold: str = "grassmann"):
+                 manifold: str = "grassmann", memory_budget: float = DEFAULT_MEMORY_BUDGET,
+                 backend: str = "numpy"):
         X = check_data(X, "X")
         n, d = X.shape
         r = check_rank(r, d)
@@ -80,12 +91,18 @@ class HSIC(Objective):
         if block_size is not None and not (isinstance(block_size, (int, np.integer))
                                            and block_size >= 1):
             raise ValueError(f"block_size: must be a positive integer, got {block_size!r}")
+        if backend not in ("numpy", "dask"):
+            raise ValueError(f"backend: expected 'numpy' or 'dask', got {backend!r}")
+        auto = choose_block_size(n, memory_budget)
         self.X = X
         self.kernel: Kernel = make_kernel(kernel).fit(X)
-        self.block_size = int(block_size) if block_size else n
+        self.block_size = min(int(block_size), n) if block_size else auto
+        self.memory_budget, self.backend = memory_budget, backend
         self.shape, self.manifold = (d, r), manifold
+        self.tiles = Tiles(X, self._dense, self._factor, self.kernel.terms(), self.block_size)
         self._cache_key: bytes | None = None
         self._cache: dict = {}
+        self._dask_handle = None
 
     @classmethod
     def supervised(cls, X, y, r: int, kernel="gaussian", **kwargs) -> HSIC:
@@ -94,28 +111,13 @@ class HSIC(Objective):
         X = check_data(X, "X")
         return cls(X, label_gamma(y, X.shape[0])[1], r, kernel, **kwargs)
 
-    # -- Γ by rows -------------------------------------------------------------------------
-    def _gamma_rows(self, rows: slice) -> np.ndarray:
-        if self._dense is not None:
-            return self._dense[rows]
-        if self.block_size >= self.X.shape[0]:
-            # one block holds all of Γ anyway: form it once, not on every pass
-            if getattr(self, "_gamma_full", None) is None:
-                F, s = self._factor
-                self._gamma_full = (F * s) @ F.T
-            return self._gamma_full[rows]
-        F, s = self._factor
-        return (F[rows] * s) @ F.T
-
     @property
     def Gamma(self) -> np.ndarray:
-        """Γ as a dense n×n array."""
-        return self._gamma_rows(slice(None))
-
-    def _blocks(self):
-        n = self.X.shape[0]
-        for start in range(0, n, self.block_size):
-            yield slice(start, min(start + self.block_size, n))
+        """Γ as a dense n×n array (O(n²) memory: for inspection at small n)."""
+        if self._dense is not None:
+            return self._dense
+        F, s = self._factor
+        return (F * s) @ F.T
 
     # -- one pass over the data ------------------------------------------------------------
     def _evaluate(self, W, need_phi: bool) -> dict:
@@ -123,36 +125,17 @@ class HSIC(Objective):
         key = W.tobytes()
         if key == self._cache_key and (not need_phi or "phi" in self._cache):
             return self._cache
-        X = self.X
-        Z = X @ W
-        cost, T = 0.0, np.zeros_like(Z)
-        Phi = np.zeros((X.shape[1], X.shape[1])) if need_phi else None
-        single = self.block_size >= X.shape[0]
-        hess_cache = []
-        for rows in self._blocks():
-            G = self._gamma_rows(rows)
-            for w, k in self.kernel.terms():
-                b = beta(k.kind, Z, Z[rows])
-                fb, dfb = k.f_df(b)
-                cost -= w * float(np.vdot(G, fb))
-                Psi = dfb
-                Psi *= G
-                if w != 1.0:
-                    Psi *= w
-                if single:  # keep what the Hessian-vector products at this W reuse
-                    hess_cache.append((b, Psi))
-                if k.kind == "product":
-                    T[rows] -= 2.0 * (Psi @ Z)
-                    if need_phi:
-                        Phi -= X[rows].T @ (Psi @ X)
-                else:
-                    deg = Psi.sum(axis=1)
-                    T[rows] -= 4.0 * (deg[:, None] * Z[rows] - Psi @ Z)
-                    if need_phi:
-                        Phi -= 2.0 * X[rows].T @ (deg[:, None] * X[rows] - Psi @ X)
-        out = {"cost": cost, "egrad": X.T @ T, "hess": hess_cache if single else None}
+        if self.backend == "dask":
+            cost, S, self._dask_handle = dask_sums(self.tiles, W, need_phi,
+                                                   handle=self._dask_handle)
+        else:
+            cost, S = self.tiles.sums(W, need_phi)
+        out = {"cost": cost}
         if need_phi:
-            out["phi"] = 0.5 * (Phi + Phi.T)
+            out["phi"] = 0.5 * (S + S.T)
+            out["egrad"] = 2.0 * out["phi"] @ W
+        else:
+            out["egrad"] = S
         self._cache_key, self._cache = key, out
         return out
 
@@ -166,44 +149,66 @@ class HSIC(Objective):
         return self._evaluate(W, need_phi=True)["phi"].copy()
 
     def phi0(self) -> np.ndarray:
+        """Φ₀ = Φ with f′(β) → f′(0): −2f′(0) Xᵀ(diag(Γ1) − Γ)X (difference kernels),
+        −f′(0) XᵀΓX (product); with Γ = F diag(s) Fᵀ in O(n·d·(d + m)), no n×n array."""
         X = self.X
-        Phi = np.zeros((X.shape[1], X.shape[1]))
+        if self._factor is not None:
+            F, s = self._factor
+            XF = X.T @ F
+            XGX = (XF * s) @ XF.T
+            deg = F @ (s * F.sum(axis=0))
+        else:
+            XGX = np.zeros((X.shape[1], X.shape[1]))
+            deg = np.empty(X.shape[0])
+            for rows in self.tiles.row_blocks():
+                G = self._dense[rows]
+                XGX += X[rows].T @ (G @ X)
+                deg[rows] = G.sum(axis=1)
+        XDX = X.T @ (deg[:, None] * X)
+        Phi = np.zeros_like(XGX)
         zero = np.zeros(1)
-        for rows in self._blocks():
-            G = self._gamma_rows(rows)
-            for w, k in self.kernel.terms():
-                c = w * float(np.asarray(k.df(zero))[0])
-                if k.kind == "product":
-                    Phi -= c * X[rows].T @ (G @ X)
-                else:
-                    deg = G.sum(axis=1)
-                    Phi -= 2.0 * c * X[rows].T @ (deg[:, None] * X[rows] - G @ X)
+        for w, k in self.kernel.terms():
+            c = w * float(np.asarray(k.df(zero))[0])
+            Phi -= c * XGX if k.kind == "product" else 2.0 * c * (XDX - XGX)
         return 0.5 * (Phi + Phi.T)
 
+    def _hess_arrays(self, W):
+        """Per W, [(β, Ψ, Γ⊙f″)] per kernel term over all rows, kept for the Hessian-vector
+        products at this W only when they fit in the memory budget (else None: blocked)."""
+        n = self.X.shape[0]
+        if 3 * len(self.kernel.terms()) * 8 * n * n > self.memory_budget:
+            return None
+        key = np.asarray(W, dtype=float).tobytes()
+        if self._cache.get("hess_key") != key:
+            Z = self.tiles.X @ W
+            G = self.tiles.gamma_rows(slice(None))
+            arrays = []
+            for w, k in self.kernel.terms():
+                b = beta(k.kind, Z)
+                arrays.append((b, w * G * k.df(b), w * G * k.d2f(b)))
+            self._cache["hess_key"], self._cache["hess"] = key, arrays
+        return self._cache["hess"]
+
     def ehvp(self, W, V):
-        X = self.X
+        """D∇f(W)[V] = −4 Xᵀ(L_{Ψ′} Z + L_Ψ XV) (difference), −2 Xᵀ(Ψ′Z + ΨXV) (product),
+        summed over row blocks (see the module docstring)."""
+        X = self.tiles.X
         W = np.asarray(W, dtype=float)
-        cached = self._evaluate(W, need_phi=False).get("hess")
-        if cached is not None and "d2" not in self._cache:
-            # Γ ⊙ f″(β) is the same for every direction V at this W: compute it once
-            self._cache["d2"] = [
-                w * self._gamma_rows(slice(None)) * k.d2f(b)
-                for (w, k), (b, _) in zip(self.kernel.terms(), cached)]
+        cached = self._hess_arrays(W)
         Z, Y = X @ W, X @ V
         s = np.einsum("ij,ij->i", Z, Y)
         T = np.zeros_like(Z)
-        for rows in self._blocks():
-            G = self._gamma_rows(rows)
+        for rows in self.tiles.row_blocks():
+            G = None if cached is not None else self.tiles.gamma_rows(rows)
             for t, (w, k) in enumerate(self.kernel.terms()):
                 if cached is not None:
-                    (b, Psi), G2 = cached[t], self._cache["d2"][t]
+                    b, Psi, G2 = (a[rows] for a in cached[t])
                 else:
                     b = beta(k.kind, Z, Z[rows])
                     Psi = w * G * k.df(b)
                     G2 = w * G * k.d2f(b)
                 if k.kind == "product":
-                    db = Z[rows] @ Y.T + Y[rows] @ Z.T
-                    dPsi = G2 * db
+                    dPsi = G2 * (Z[rows] @ Y.T + Y[rows] @ Z.T)
                     T[rows] -= 2.0 * (dPsi @ Z + Psi @ Y)
                 else:
                     db = 2.0 * (s[rows, None] + s[None, :] - Z[rows] @ Y.T - Y[rows] @ Z.T)
@@ -219,6 +224,105 @@ class HSIC(Objective):
 
     def gram(self, W) -> np.ndarray:
         """K_XW, the n×n kernel matrix of the projected data."""
+        return self.kernel.gram(self.X, W)
+
+    def transform(self, X, W):
+        return check_new_data(X, self.shape[0]) @ W
+
+
+class ApproximateHSIC(Objective):
+    """Supervised-style HSIC with the Gaussian kernel on Z = XW replaced by a seeded
+    low-rank approximation K ≈ CACᵀ (:mod:`ldr.kernel_features`): random Fourier features
+    (``"rff"``) or Nyström landmarks (``"nystroem"``), m = ``n_features``.
+
+    Φ(W) ≈ (1/σ²) Xᵀ L_{Γ⊙CACᵀ} X costs O(n·m·(q + d)) for class labels (O(n·m·(q + k·d))
+    for a rank-k Γ factor), never O(n²); the cost is −Σ Γ⊙CACᵀ.  The features are redrawn at
+    every W from the same seed (RFF frequencies WᵀΩ_d, Nyström landmarks fixed rows), so both
+    are functions of span(W).  ``egrad`` returns 2Φ(W)W, the exact gradient's formula with K
+    replaced by its approximation — not the derivative of the approximate cost (the features
+    move with W) — so the objective is for ISM (``phi``), which is what the estimators run;
+    it has no Hessian.  Check the answer against :class:`HSIC` where n allows (the exact
+    cost at the approximate answer, principal angles): ``benchmarks/bench_hsic_scale.py``.
+
+    Parameters
+    ----------
+    X, Gamma, r : as :class:`HSIC`; Γ must be the low-rank factor ``(F, s)``
+    kernel : "gaussian" or a :class:`ldr.kernels.Gaussian`
+    approximation : "rff" or "nystroem"
+    n_features : m, the error knob (RFF: m frequencies, 2m features; Nyström: m landmarks)
+    random_state : seed of the frequencies / landmarks (default 0)
+    memory_budget : bytes for one block of features (default 256 MiB)
+    """
+
+    #: ISM only: egrad is 2Φ̃(W)W, an approximation of the exact gradient that is not the
+    #: derivative of this approximate cost, so a trust-region polish would chase two targets
+    default_solver = "ism"
+
+    def __init__(self, X, Gamma, r: int, kernel="gaussian", approximation: str = "rff",
+                 n_features: int = 512, random_state=0,
+                 memory_budget: float = DEFAULT_MEMORY_BUDGET, manifold: str = "grassmann"):
+        X = check_data(X, "X")
+        n, d = X.shape
+        r = check_rank(r, d)
+        if approximation is None:
+            raise ValueError("approximation: expected 'rff' or 'nystroem' (None is HSIC)")
+        check_approximation(approximation, n_features)
+        dense, factor = _check_gamma(Gamma, n)
+        if factor is None:
+            raise ValueError("Gamma: an approximation needs Γ as a low-rank factor (F, s), "
+                             "not a dense n×n array")
+        self.kernel: Kernel = make_kernel(kernel).fit(X)
+        if type(self.kernel) is not Gaussian:
+            raise ValueError(f"kernel: approximations are implemented for the Gaussian kernel "
+                             f"only, got {self.kernel!r}")
+        if not (np.isscalar(memory_budget) and memory_budget > 0):
+            raise ValueError(f"memory_budget: must be a positive number of bytes, got "
+                             f"{memory_budget!r}")
+        self.X, self.shape, self.manifold = X, (d, r), manifold
+        self._factor = factor
+        self.approximation, self.n_features = approximation, int(n_features)
+        self.features = make_features(approximation, self.kernel.sigma, int(n_features), X,
+                                      random_state)
+        width = 2 * n_features if approximation == "rff" else n_features
+        self.block_size = int(min(n, max(256, memory_budget // (8 * width * 4))))
+        self.tiles = Tiles(X, None, factor, [], self.block_size)
+        self._cache_key, self._cache = None, {}
+
+    def _evaluate(self, W) -> dict:
+        W = np.asarray(W, dtype=float)
+        key = W.tobytes()
+        if key != self._cache_key:
+            t = self.tiles
+            total, XDX, XGKX = approximate_sums(t.X, W, self.features, t.factor, t.groups,
+                                                self.block_size)
+            Phi = (XDX - XGKX) / self.kernel.sigma**2
+            Phi = 0.5 * (Phi + Phi.T)
+            self._cache_key, self._cache = key, {"cost": -total, "phi": Phi,
+                                                 "egrad": 2.0 * Phi @ W}
+        return self._cache
+
+    def cost(self, W) -> float:
+        return self._evaluate(W)["cost"]
+
+    def egrad(self, W):
+        return self._evaluate(W)["egrad"].copy()
+
+    def phi(self, W) -> np.ndarray:
+        return self._evaluate(W)["phi"].copy()
+
+    def ehvp(self, W, V):
+        raise ValueError("ApproximateHSIC has no Hessian: use solver='ism' (or the exact "
+                         "HSIC objective)")
+
+    def phi0(self) -> np.ndarray:
+        """The exact Φ₀ (it needs no kernel evaluations: O(n·d·(d + k)))."""
+        return HSIC.phi0(self)
+
+    def heuristic(self) -> np.ndarray:
+        return HSIC.heuristic(self)
+
+    def gram(self, W) -> np.ndarray:
+        """The exact n×n kernel matrix K_XW (the clustering estimators' U-step)."""
         return self.kernel.gram(self.X, W)
 
     def transform(self, X, W):

@@ -31,15 +31,18 @@ import scipy.linalg
 from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
 from sklearn.cluster import KMeans
 from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ldr._validation import check_labels, check_magnitude
 from ldr.driver import solve
 from ldr.estimators.linear import warn_if_unconverged
+from ldr.kernel_features import check_approximation
 from ldr.kernels import Gaussian, make_kernel, median_distance
 from ldr.manifolds import sin_largest_angle
-from ldr.objectives.hsic import HSIC, label_gamma
+from ldr.objectives.hsic import HSIC, ApproximateHSIC, label_gamma
 from ldr.rows import is_lazy, map_rows, refuse_lazy
+from ldr.tiles import DEFAULT_MEMORY_BUDGET
 
 
 def _center(F: np.ndarray) -> np.ndarray:
@@ -110,8 +113,21 @@ class _HSICBase(TransformerMixin, BaseEstimator):
             return Gaussian(sigma)
         return make_kernel(self.kernel).fit(Xs)
 
+    def _objective(self, Xs, Gamma, q):
+        """The W-step's objective: exact :class:`HSIC` (row blocks within ``memory_budget``)
+        or, with ``approximation``, :class:`ApproximateHSIC` seeded by ``random_state``."""
+        if self.approximation is None:
+            return HSIC(Xs, Gamma, q, kernel=self.kernel_, block_size=self.block_size,
+                        memory_budget=self.memory_budget, backend=self.backend)
+        check_approximation(self.approximation, self.n_features)
+        seed = check_random_state(self.random_state).randint(2**31 - 1) \
+            if self.random_state is not None else 0
+        return ApproximateHSIC(Xs, Gamma, q, kernel=self.kernel_,
+                               approximation=self.approximation, n_features=self.n_features,
+                               random_state=seed, memory_budget=self.memory_budget)
+
     def _w_step(self, Xs, Gamma, q, W0=None):
-        obj = HSIC(Xs, Gamma, q, kernel=self.kernel_, block_size=self.block_size)
+        obj = self._objective(Xs, Gamma, q)
         # every solver starts from ISM's spectral start (Φ₀'s minimizing eigenvectors) unless
         # warm-started: deterministic, and the same start whichever solver is chosen
         res = solve(obj, self.solver, M0=obj.heuristic() if W0 is None else W0,
@@ -123,7 +139,7 @@ class _HSICBase(TransformerMixin, BaseEstimator):
     def _fit_w(self, Xs, Gamma, W0=None):
         q = self.n_components
         if q == "auto":
-            probe = HSIC(Xs, Gamma, 1, kernel=self.kernel_, block_size=self.block_size)
+            probe = self._objective(Xs, Gamma, 1)
             q = largest_eigengap(np.linalg.eigvalsh(probe.phi0()))
             obj, res = self._w_step(Xs, Gamma, q)
             q_final = largest_eigengap(np.linalg.eigvalsh(obj.phi(res.M)))
@@ -166,6 +182,16 @@ class SupervisedHSIC(_HSICBase):
         that certifies the point and repairs an ISM cycle
     tol : relative gradient-norm tolerance of the W-step (``gtol`` of :func:`ldr.solve`)
     max_iter, random_state, block_size : passed to the W-step
+    memory_budget : bytes for the W-step's b×n working arrays (default 256 MiB); the block
+        size is chosen from it, so memory is O(n·(block + d)), never O(n²) (for class labels
+        or ``y_kernel="linear"``; ``y_kernel="gaussian"`` forms a dense n×n Γ)
+    backend : "numpy" (in-process block loop) or "dask" (blocks as Dask tasks on the current
+        scheduler, e.g. a ``dask.distributed`` client)
+    approximation : None (exact), "rff" (random Fourier features) or "nystroem" — the
+        Gaussian kernel on XW approximated with ``n_features`` features / landmarks, seeded by
+        ``random_state`` (0 when None); Φ in O(n·m·(d + q)) (for n ≳ 10⁵; see
+        :class:`ldr.objectives.hsic.ApproximateHSIC`)
+    n_features : m, the approximation's error knob (default 512)
 
     Attributes
     ----------
@@ -182,11 +208,15 @@ class SupervisedHSIC(_HSICBase):
     """
 
     def __init__(self, n_components=2, kernel="gaussian", sigma=None, y_kernel="onehot",
-                 solver=None, tol=1e-8, max_iter=500, random_state=None, block_size=None):
+                 solver=None, tol=1e-8, max_iter=500, random_state=None, block_size=None,
+                 memory_budget=DEFAULT_MEMORY_BUDGET, backend="numpy", approximation=None,
+                 n_features=512):
         self.n_components, self.kernel, self.sigma, self.y_kernel = (
             n_components, kernel, sigma, y_kernel)
         self.solver, self.tol, self.max_iter = solver, tol, max_iter
         self.random_state, self.block_size = random_state, block_size
+        self.memory_budget, self.backend = memory_budget, backend
+        self.approximation, self.n_features = approximation, n_features
 
     def _gamma(self, y, n):
         if self.y_kernel == "onehot":
@@ -272,18 +302,24 @@ class UnsupervisedHSIC(_ClusteringHSIC):
     ----------
     n_clusters : int
     n_components : int or "auto"
-    kernel, sigma, solver, tol, max_iter, random_state, block_size : as SupervisedHSIC
+    kernel, sigma, solver, tol, max_iter, random_state, block_size, memory_budget, backend,
+    approximation, n_features : as SupervisedHSIC (the W-step's; the U-step's spectral
+    embedding needs the n×n kernel)
     max_outer : alternations at most;  outer_tol : stop when sin θ(U_k, U_{k+1}) ≤ outer_tol
     """
 
     def __init__(self, n_clusters=2, n_components=2, kernel="gaussian", sigma=None,
                  solver=None, tol=1e-8, max_iter=500, max_outer=20, outer_tol=1e-6,
-                 random_state=None, block_size=None):
+                 random_state=None, block_size=None,
+                 memory_budget=DEFAULT_MEMORY_BUDGET, backend="numpy", approximation=None,
+                 n_features=512):
         self.n_clusters, self.n_components, self.kernel, self.sigma = (
             n_clusters, n_components, kernel, sigma)
         self.solver, self.tol, self.max_iter = solver, tol, max_iter
         self.max_outer, self.outer_tol = max_outer, outer_tol
         self.random_state, self.block_size = random_state, block_size
+        self.memory_budget, self.backend = memory_budget, backend
+        self.approximation, self.n_features = approximation, n_features
 
     def _gamma(self, U, dm, n):
         return _center(U), np.full(U.shape[1], 1.0 / n**2)
@@ -305,12 +341,16 @@ class SemiSupervisedHSIC(_ClusteringHSIC):
 
     def __init__(self, n_clusters=2, n_components=2, mu=1.0, kernel="gaussian", sigma=None,
                  solver=None, tol=1e-8, max_iter=500, max_outer=20, outer_tol=1e-6,
-                 random_state=None, block_size=None):
+                 random_state=None, block_size=None,
+                 memory_budget=DEFAULT_MEMORY_BUDGET, backend="numpy", approximation=None,
+                 n_features=512):
         self.n_clusters, self.n_components, self.mu = n_clusters, n_components, mu
         self.kernel, self.sigma = kernel, sigma
         self.solver, self.tol, self.max_iter = solver, tol, max_iter
         self.max_outer, self.outer_tol = max_outer, outer_tol
         self.random_state, self.block_size = random_state, block_size
+        self.memory_budget, self.backend = memory_budget, backend
+        self.approximation, self.n_features = approximation, n_features
 
     def _gamma(self, U, dm, n):
         F = np.column_stack([dm[:, None] * U, self._scores])
@@ -352,19 +392,24 @@ class KDAC(_ClusteringHSIC):
     lam : float ≥ 0, the weight λ of novelty against the existing clustering (default 0.5;
         on the moon data 0.5 recovers either view from the other for every seed tried, 1.0
         not always)
-    kernel, sigma, solver, tol, max_iter, max_outer, outer_tol, random_state, block_size
+    kernel, sigma, solver, tol, max_iter, max_outer, outer_tol, random_state, block_size,
+    memory_budget, backend, approximation, n_features : as UnsupervisedHSIC
     """
 
     center_u = True
 
     def __init__(self, n_clusters=2, n_components=2, lam=0.5, kernel="gaussian", sigma=None,
                  solver=None, tol=1e-8, max_iter=500, max_outer=20, outer_tol=1e-6,
-                 random_state=None, block_size=None):
+                 random_state=None, block_size=None,
+                 memory_budget=DEFAULT_MEMORY_BUDGET, backend="numpy", approximation=None,
+                 n_features=512):
         self.n_clusters, self.n_components, self.lam = n_clusters, n_components, lam
         self.kernel, self.sigma = kernel, sigma
         self.solver, self.tol, self.max_iter = solver, tol, max_iter
         self.max_outer, self.outer_tol = max_outer, outer_tol
         self.random_state, self.block_size = random_state, block_size
+        self.memory_budget, self.backend = memory_budget, backend
+        self.approximation, self.n_features = approximation, n_features
 
     def _gamma(self, U, dm, n):
         F = dm[:, None] * _center(np.column_stack([U, self._existing]))

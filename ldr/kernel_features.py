@@ -1,0 +1,163 @@
+"""Low-rank approximations of the Gaussian kernel on projected data Z = XW, for HSIC at large n.
+
+K_XW ≈ C A Cᵀ with C (n × m′) features of the rows of Z and A (m′ × m′) or the identity:
+
+* **random Fourier features** (Rahimi & Recht): exp(−‖z − z′‖²/2σ²) = E_ω[cos(ωᵀ(z − z′))]
+  for ω ~ N(0, σ⁻² I_q), so C = [cos(ZΩ), sin(ZΩ)]/√m (m′ = 2m), A = I.  Ω = WᵀΩ_d with
+  Ω_d ~ N(0, σ⁻² I_d) drawn once from the seed: for orthonormal W, WᵀΩ_d ~ N(0, σ⁻² I_q),
+  and ZΩ = X WWᵀ Ω_d depends on W only through its span (the approximation is a function on
+  the Grassmannian, as the exact cost is);
+* **Nyström** (Williams & Seeger): m landmark rows L drawn once from the seed, C = K(Z, Z_L),
+  A = (K(Z_L, Z_L) + εI)⁻¹ with ε = 1e-6 (k(z, z) = 1), which keeps A a smooth function of
+  W (a pseudo-inverse's rank cutoff would jump as W moves and stall ISM).
+
+The error knob is m (``n_features``): RFF's entrywise error is O(1/√m); Nyström's vanishes
+as the landmarks cover the data (m = n gives the exact kernel).  Features are computed by
+row blocks, so memory is O(b·m′ + m′·(k·d + m′)) beyond the data.
+
+For Γ = E M Eᵀ (E n×k: Γ's factor, or the class indicator when Γ is constant per class pair)
+the Φ-oracle of the Gaussian HSIC cost, Φ = (1/σ²) Xᵀ L_{Γ⊙K} X (:mod:`ldr.kernels`), with
+K ≈ CACᵀ needs, per column t of E, P_t = Cᵀ(E_t ⊙ X) and u_t = Cᵀ E_t:
+
+* Xᵀ (Γ ⊙ K) X ≈ Σ_ab M_ab P_aᵀ A P_b
+* degrees (Γ ⊙ K)1 ≈ rowsum(E ⊙ (C A U Mᵀ)),  U = [u_1 … u_k]
+* Σ_ij Γ_ij K_ij ≈ Σ_ab M_ab u_aᵀ A u_b
+
+two passes over the rows, O(n·m′·(q + d)) for class labels (O(n·m′·(q + k·d)) in general),
+never an n×n array.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg
+
+APPROXIMATIONS = ("rff", "nystroem")
+
+
+def check_approximation(approximation, n_features) -> None:
+    """Validate ``approximation`` and ``n_features`` (ValueError naming the argument)."""
+    if approximation is not None and approximation not in APPROXIMATIONS:
+        raise ValueError(f"approximation: expected None, 'rff' or 'nystroem', got "
+                         f"{approximation!r}")
+    if not (isinstance(n_features, (int, np.integer)) and not isinstance(n_features, bool)
+            and n_features >= 1):
+        raise ValueError(f"n_features: must be a positive integer, got {n_features!r}")
+
+
+def _gauss(A: np.ndarray, B: np.ndarray, s2: float) -> np.ndarray:
+    """exp(−‖a_i − b_j‖²/s2), from one product of augmented factors."""
+    na = np.einsum("ij,ij->i", A, A)
+    nb = np.einsum("ij,ij->i", B, B)
+    out = A @ B.T
+    out *= 2.0 / s2
+    out -= na[:, None] / s2
+    out -= nb[None, :] / s2
+    np.minimum(out, 0.0, out=out)
+    return np.exp(out, out=out)
+
+
+class RandomFourier:
+    """Random Fourier features of the Gaussian kernel exp(−‖z − z′‖²/2σ²) on z = Wᵀx."""
+
+    def __init__(self, sigma: float, n_features: int, d: int, seed):
+        rng = np.random.default_rng(seed)
+        self.sigma, self.m = float(sigma), int(n_features)
+        self.omega = rng.standard_normal((d, self.m)) / self.sigma     # Ω_d
+
+    def at(self, X: np.ndarray, W: np.ndarray):
+        """``(features(rows) -> C_rows, A)`` at W (A = None: the identity)."""
+        Om = W.T @ self.omega                                          # WᵀΩ_d ~ N(0, σ⁻²I)
+        Z = X @ W
+        scale = 1.0 / np.sqrt(self.m)
+
+        def features(rows):
+            arg = Z[rows] @ Om
+            C = np.empty((arg.shape[0], 2 * self.m))
+            np.cos(arg, out=C[:, : self.m])
+            np.sin(arg, out=C[:, self.m:])
+            C *= scale
+            return C
+
+        return features, None
+
+
+class Nystroem:
+    """Nyström approximation of the Gaussian kernel on z = Wᵀx with m seeded landmark rows."""
+
+    def __init__(self, sigma: float, n_features: int, n: int, seed):
+        rng = np.random.default_rng(seed)
+        self.sigma = float(sigma)
+        m = min(int(n_features), n)
+        self.landmarks = np.sort(rng.choice(n, m, replace=False))
+        self.jitter = 1e-6
+
+
+    def at(self, X: np.ndarray, W: np.ndarray):
+        s2 = 2.0 * self.sigma**2
+        Z = X @ W
+        ZL = Z[self.landmarks]
+        KLL = _gauss(ZL, ZL, s2)
+        KLL[np.diag_indices_from(KLL)] += self.jitter
+        A = scipy.linalg.cho_solve(scipy.linalg.cho_factor(KLL), np.eye(len(ZL)))
+
+        def features(rows):
+            return _gauss(Z[rows], ZL, s2)
+
+        return features, 0.5 * (A + A.T)
+
+
+def make_features(approximation: str, sigma: float, n_features: int, X: np.ndarray, seed):
+    if approximation == "rff":
+        return RandomFourier(sigma, n_features, X.shape[1], seed)
+    return Nystroem(sigma, n_features, X.shape[0], seed)
+
+
+def approximate_sums(X, W, feats, factor, groups, block_size: int):
+    """``(total, XDX, XGKX)`` ≈ (Σ Γ⊙K, Xᵀ diag((Γ⊙K)1) X, Xᵀ (Γ⊙K) X) with K ≈ CACᵀ.
+
+    ``factor`` = (F, s) is Γ's factor; ``groups`` = (bounds, gid, G) when the rows are sorted
+    by class and Γ is G between classes (then E is the class indicator, M = G)."""
+    n, d = X.shape
+    features, A = feats.at(X, W)
+    if groups is not None:
+        bounds, gid, M = groups
+        k = M.shape[0]
+    else:
+        F, s = factor
+        M = np.diag(s)
+        k = F.shape[1]
+    blocks = [slice(i, min(i + block_size, n)) for i in range(0, n, block_size)]
+    P = U = None
+    for rows in blocks:                                   # pass 1: P_t, u_t
+        C = features(rows)
+        if P is None:
+            P = np.zeros((C.shape[1], k, d))
+            U = np.zeros((C.shape[1], k))
+        Xr = X[rows]
+        if groups is not None:
+            g = gid[rows]
+            for a in np.unique(g):
+                sel = g == a
+                P[:, a, :] += C[sel].T @ Xr[sel]
+                U[:, a] += C[sel].sum(axis=0)
+        else:
+            Fr = F[rows]
+            P += (C.T @ (Fr[:, :, None] * Xr[:, None, :]).reshape(len(Xr), k * d)
+                  ).reshape(-1, k, d)
+            U += C.T @ Fr
+    AU = U if A is None else A @ U                         # m′ × k
+    AUM = AU @ M.T
+    total = float(np.einsum("ta,ta->", U, AUM))
+    AP = P if A is None else (A @ P.reshape(P.shape[0], -1)).reshape(P.shape)
+    # Σ_ab M_ab P_aᵀ A P_b
+    XGKX = np.einsum("iad,ab,ibe->de", P, M, AP, optimize=True)
+    XDX = np.zeros((d, d))
+    for rows in blocks:                                   # pass 2: degrees
+        CAUM = features(rows) @ AUM                        # b × k
+        if groups is not None:
+            deg = CAUM[np.arange(rows.stop - rows.start), gid[rows]]
+        else:
+            deg = np.einsum("ik,ik->i", F[rows], CAUM)
+        XDX += X[rows].T @ (deg[:, None] * X[rows])
+    return total, XDX, 0.5 * (XGKX + XGKX.T)
