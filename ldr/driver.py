@@ -234,13 +234,10 @@ def solve(
             trace.append({"iteration": n_total, "time": time.perf_counter() - start,
                           "cost": state.cost, "grad_norm": state.grad_norm, "change": change,
                           "stage": stage, **state.info})
-        if hasattr(s, "finalize"):
+        if not converged and hasattr(s, "finalize"):  # a converged run keeps its point
             final = s.finalize(problem, state)
             if final is not state:
                 reason += f"; returned the best iterate seen (cost {final.cost:.10g})"
-                # the verdict was on the last iterate: it holds for this one only if it is
-                # also near a critical point
-                converged = converged and not final.grad_norm > STALL_FACTOR * stall_tol
                 state = final
         stages.append(StageSummary(s.name, state.iteration - base_iter, reason, converged))
         M = state.M

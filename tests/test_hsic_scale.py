@@ -207,10 +207,10 @@ def test_random_features_converge_and_are_seeded():
 @pytest.mark.parametrize("approximation", ["rff", "nystroem"])
 def test_ism_on_an_approximation_reaches_the_exact_optimum(approximation):
     Xs, y, exact, _ = _approx_setup()
-    best = ldr.solve(exact, "ism", gtol=1e-10)
+    best = ldr.solve(exact, "ism", gtol=1e-10, gtol_scale=1.0)
     approx = ApproximateHSIC(Xs, label_gamma(y, len(y))[1], 2, kernel=exact.kernel,
                              approximation=approximation, n_features=256)
-    res = ldr.solve(approx, "ism", gtol=1e-10)
+    res = ldr.solve(approx, "ism", gtol=1e-10, gtol_scale=1.0)  # absolute, as written
     assert best.converged and res.converged
     gap = (exact.cost(res.M) - best.cost) / abs(best.cost)
     assert -1e-12 < gap < 1e-3
@@ -259,9 +259,10 @@ def test_default_blocks_give_the_one_block_answer(load):
     q = {13: 4, 30: 2}.get(X.shape[1], 9)
     small = 60  # forces many blocks where the default is one block (wine, cancer)
     sizes = (None, len(y)) if choose_block_size(len(y)) < len(y) else (None, len(y), small)
-    answers = [SupervisedHSIC(n_components=q, block_size=b).fit(X, y) for b in sizes]
-    for est in answers[1:]:
-        assert est.n_iter_ == answers[0].n_iter_
+    # a tight tol: both runs end within rounding of the optimum (ISM → trust region)
+    answers = [SupervisedHSIC(n_components=q, block_size=b, tol=1e-12).fit(X, y) for b in sizes]
+    for est in answers[1:]:  # (iteration counts may differ by one: rounding in the last step)
+        assert est.result_.converged and answers[0].result_.converged
         assert ldr.manifolds.sin_largest_angle(est.W_, answers[0].W_) < 1e-8
         assert est.result_.cost == pytest.approx(answers[0].result_.cost, rel=1e-10)
     if load is load_wine:  # the SVM's 10-fold accuracy is then the same
