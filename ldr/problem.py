@@ -17,6 +17,7 @@ stops a run whose iterate has one.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 
 import numpy as np
@@ -40,10 +41,27 @@ def _check_array(value, shape, what: str) -> np.ndarray:
     if arr.shape != tuple(shape):
         raise OracleError(f"{what} returned an array of shape {arr.shape}; expected "
                           f"{tuple(shape)} (the shape of the point)")
-    if not np.all(np.isfinite(arr)):
+    # a finite sum proves every entry finite (NaN and ±inf propagate); only a sum that is
+    # not finite (which may also be an overflow of finite entries) needs the entrywise test
+    if not np.isfinite(arr.sum()) and not np.all(np.isfinite(arr)):
         bad = "NaN" if np.isnan(arr).any() else "infinite"
         raise OracleError(f"{what} returned {bad} entries", wrong_shape=False)
     return arr
+
+
+@functools.lru_cache(maxsize=64)
+def _reference_point_cached(spec, shape):
+    point = Geometry(spec, shape).random_point(np.random.default_rng(0))
+    for p in point if isinstance(point, tuple) else (point,):
+        p.setflags(write=False)
+    return point
+
+
+def _reference_point(spec, shape):
+    """The fixed point of :meth:`Problem.gradient_scale` (seed 0), drawn once per manifold and
+    shape (a fresh copy each time, so an oracle that writes into its argument harms nothing)."""
+    point = _reference_point_cached(spec, shape)
+    return tuple(p.copy() for p in point) if isinstance(point, tuple) else point.copy()
 
 
 class Problem:
@@ -109,9 +127,10 @@ class Problem:
     def rgrad(self, M, G):
         return self.manifold.rgrad(M, G)
 
-    def rhess(self, M, G, V):
-        """Riemannian Hessian of the cost at ``M`` along tangent ``V`` (G = egrad(M))."""
-        return self.manifold.rhess(M, G, self.ehvp(M, V), V)
+    def rhess(self, M, G, V, S=None):
+        """Riemannian Hessian of the cost at ``M`` along tangent ``V`` (G = egrad(M); ``S``:
+        :meth:`~ldr.manifolds.Geometry.hess_shift` of (M, G), when computed once for many V)."""
+        return self.manifold.rhess(M, G, self.ehvp(M, V), V, S)
 
     def provides(self, member: str) -> bool:
         return self.objective.provides(member)
@@ -127,7 +146,7 @@ class Problem:
         norms = [] if grad_norm is None else [grad_norm]
         if M is not None and grad_norm is None:
             norms.append(geom.norm(self.rgrad(M, self.egrad(M))))
-        R = geom.random_point(np.random.default_rng(0))
+        R = _reference_point(geom.spec, geom.shape)
         try:
             norms.append(geom.norm(self.rgrad(R, self.egrad(R))))
         except OracleError:  # the reference point may lie outside the cost's domain
