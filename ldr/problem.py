@@ -127,10 +127,25 @@ class Problem:
     def rgrad(self, M, G):
         return self.manifold.rgrad(M, G)
 
-    def rhess(self, M, G, V, S=None):
-        """Riemannian Hessian of the cost at ``M`` along tangent ``V`` (G = egrad(M); ``S``:
-        :meth:`~ldr.manifolds.Geometry.hess_shift` of (M, G), when computed once for many V)."""
-        return self.manifold.rhess(M, G, self.ehvp(M, V), V, S)
+    def rhess(self, M, G, V):
+        """Riemannian Hessian of the cost at ``M`` along tangent ``V`` (G = egrad(M))."""
+        return self.manifold.rhess(M, G, self.ehvp(M, V), V)
+
+    def hess_operator(self, M, G):
+        """``V ↦`` the Riemannian Hessian at ``M`` along ``V`` (G = egrad(M)), for the many
+        products of one inner solve: what does not depend on V — the manifold's part of the
+        conversion (:meth:`~ldr.manifolds.Geometry.hess_shift`) and, for an autograd Hessian,
+        the trace of the gradient (:meth:`~ldr.objective.Objective.ehvp_at`) — is done once.
+        Each product is counted and checked as :meth:`ehvp` is."""
+        geom = self.manifold
+        ehvp = self.objective.ehvp_at(M)
+        S = geom.hess_shift(M, G)
+
+        def hess(V):
+            self.counts["hvp"] += 1
+            return geom.rhess(M, G, self._tangent_like(ehvp(V), "ehvp"), V, S)
+
+        return hess
 
     def provides(self, member: str) -> bool:
         return self.objective.provides(member)

@@ -93,9 +93,9 @@ class TrustRegion(Solver):
         stop = "max inner iterations"
         j = 0
         curvature = 0.0  # largest |Rayleigh quotient| seen: the Hessian's scale
-        S = geom.hess_shift(M, G)  # the point's part of every Hessian-vector product
+        hess = problem.hess_operator(M, G)  # the Riemannian Hessian at M, V ↦ Hess f(M)[V]
         for j in range(1, max_inner + 1):
-            Hdelta = problem.rhess(M, G, delta, S)
+            Hdelta = hess(delta)
             d_Hd = geom.inner(delta, Hdelta)
             rayleigh = d_Hd / d_Pd
             if j > 1 and abs(rayleigh) <= self.flat_tol * curvature:
