@@ -19,7 +19,9 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 import pymanopt.manifolds as pm
+from scipy.linalg.lapack import dgeqrf as _geqrf
 from scipy.linalg.lapack import dgesdd as _gesdd
+from scipy.linalg.lapack import dorgqr as _orgqr
 from scipy.linalg.lapack import dsyevd as _syevd
 
 Point = np.ndarray | tuple
@@ -46,7 +48,16 @@ def _top_eigenvalue(G: np.ndarray) -> float:
 
 
 def _qr(A: np.ndarray) -> np.ndarray:
-    """Q of A = QR with diag(R) ≥ 0 (of each matrix of a stack (k, d, r))."""
+    """Q of A = QR with diag(R) ≥ 0 (of each matrix of a stack (k, d, r)); a single tall
+    matrix goes to LAPACK's ``geqrf``/``orgqr`` directly (what ``numpy.linalg.qr`` calls)."""
+    if A.ndim == 2 and A.shape[0] >= A.shape[1]:
+        QR, tau, _, info = _geqrf(A)
+        if info == 0:
+            Q, _, info = _orgqr(QR, tau)
+            if info == 0:
+                signs = np.sign(np.diagonal(QR)).copy()
+                signs[signs == 0] = 1.0
+                return Q * signs
     Q, R = np.linalg.qr(A)
     signs = np.sign(np.diagonal(R, axis1=-2, axis2=-1))
     signs[signs == 0] = 1.0
@@ -108,15 +119,24 @@ class _Part:
             raise ValueError("manifold: a Grassmann manifold needs r < d")
         self.kind, self.shape, self.k = kind, shape, k
         if kind == "stiefel":
-            self.pymanopt = pm.Stiefel(d, r, k=k)
+            self.dim = k * (d * r - r * (r + 1) // 2)
         elif kind == "grassmann":
-            self.pymanopt = pm.Grassmann(d, r, k=k)
+            self.dim = k * (d - r) * r
         else:
-            self.pymanopt = pm.Euclidean(*shape)
+            self.dim = k * d * r
 
     @property
-    def dim(self) -> int:
-        return int(self.pymanopt.dim)
+    def pymanopt(self):
+        """The equivalent pymanopt manifold (built on first use)."""
+        if "_pymanopt" not in self.__dict__:
+            k, (d, r) = self.k, self.shape[-2:]
+            if self.kind == "stiefel":
+                self._pymanopt = pm.Stiefel(d, r, k=k)
+            elif self.kind == "grassmann":
+                self._pymanopt = pm.Grassmann(d, r, k=k)
+            else:
+                self._pymanopt = pm.Euclidean(*self.shape)
+        return self._pymanopt
 
     @property
     def typical_dist(self) -> float:
