@@ -95,7 +95,10 @@ class Problem:
 
     def cost(self, M) -> float:
         self.counts["cost"] += 1
-        value = np.asarray(self.objective.cost(M), dtype=float)
+        value = self.objective.cost(M)
+        if isinstance(value, float):  # a Python float or np.float64: nothing to check
+            return float(value)
+        value = np.asarray(value, dtype=float)
         if value.size != 1:
             raise OracleError(f"{self._name}.cost returned an array of shape {value.shape}; "
                               "expected a scalar")
