@@ -178,3 +178,70 @@ def test_solvers_on_batched_factors_follow_the_tuple_product(rng):
     # a second-order certificate on the batch (block-diagonal tangent basis)
     res = ldr.solve(batched, "trust-region", M0=M0, certify=True)
     assert res.certificate.grad_norm < 1e-6
+
+
+@pytest.mark.parametrize("spec,shape", [
+    ("stiefel", (6, 2)), ("grassmann", (6, 2)), ("euclidean", (6, 2)), ("stiefel", (4, 3, 1)),
+    (("stiefel", "grassmann"), ((5, 2), (4, 1))),
+])
+def test_hessian_operator_equals_the_per_product_hessian(spec, shape, rng):
+    """Problem.hess_operator (the point's work done once: hess_shift, autograd's gradient
+    traced once by Objective.ehvp_at) gives the same Riemannian Hessian as Problem.rhess, and
+    that equals pymanopt's conversion."""
+    import autograd.numpy as anp
+
+    import ldr
+    from ldr.problem import Problem
+
+    geom = Geometry(spec, shape)
+    A = {}
+
+    def cost(M):
+        parts = [M[i] for i in range(len(geom.parts))] if geom.is_product else [M]
+        total = 0.0
+        for i, m in enumerate(parts):
+            if i not in A:
+                A[i] = rng.standard_normal((m.size, m.size))
+            v = anp.reshape(m, (-1,))
+            total = total + anp.sum(v * anp.dot(A[i], v)) + anp.sum(anp.sin(v) ** 3)
+        return total
+
+    cost(geom.random_point(rng))  # fix the matrices
+    problem = Problem(ldr.objective(cost, shape=shape, manifold=spec))
+    M = geom.random_point(rng)
+    G = problem.egrad(M)
+    hess = problem.hess_operator(M, G)
+    for _ in range(3):
+        V = geom.random_tangent(M, rng)
+        H1, H2 = hess(V), problem.rhess(M, G, V)
+        flat = (lambda x: np.concatenate([np.ravel(a) for a in x])) if geom.is_product \
+            else np.ravel
+        np.testing.assert_allclose(flat(H1), flat(H2), atol=1e-12)
+        ref = geom.pymanopt.euclidean_to_riemannian_hessian(
+            list(M) if geom.is_product else M, list(G) if geom.is_product else G,
+            list(problem.ehvp(M, V)) if geom.is_product else problem.ehvp(M, V),
+            list(V) if geom.is_product else V)
+        np.testing.assert_allclose(flat(H1), flat(ref), atol=1e-12)
+        # the Euclidean part against a difference of gradients
+        t = 1e-6
+        Mp = tuple(m + t * v for m, v in zip(M, V)) if geom.is_product else M + t * V
+        Mm = tuple(m - t * v for m, v in zip(M, V)) if geom.is_product else M - t * V
+        fd = (flat(problem.egrad(Mp)) - flat(problem.egrad(Mm))) / (2 * t)
+        np.testing.assert_allclose(flat(problem.objective.ehvp_at(M)(V)), fd, rtol=1e-6,
+                                   atol=1e-6)
+    assert problem.counts["hvp"] == 3 * 2 + 3  # hess (3) + rhess (3) + ehvp for pymanopt (3)
+
+
+def test_qr_by_lapack_equals_numpy(rng):
+    from ldr.manifolds import _qr
+
+    for shape in [(9, 3), (5, 5), (7, 1)]:
+        A = rng.standard_normal(shape)
+        Q, R = np.linalg.qr(A)
+        s = np.sign(np.diag(R))
+        np.testing.assert_array_equal(_qr(A), Q * s)
+    A = rng.standard_normal((4, 6, 2))
+    Q = _qr(A)
+    for i in range(4):
+        Qi, Ri = np.linalg.qr(A[i])
+        np.testing.assert_allclose(Q[i], Qi * np.sign(np.diag(Ri)), atol=1e-14)
