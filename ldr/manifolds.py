@@ -15,6 +15,7 @@ form we need:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -75,7 +76,7 @@ def sin_largest_angle(M: np.ndarray, N: np.ndarray) -> float:
     # ‖R‖₂ from the r×r Gram matrix RᵀR (cheaper than an SVD of the d×r residual; R is
     # formed explicitly, so tiny angles keep their relative accuracy)
     top = _top_eigenvalue(residual.T @ residual)
-    return float(min(1.0, np.sqrt(max(top, 0.0))))
+    return min(1.0, math.sqrt(max(top, 0.0)))
 
 
 def _T(A: np.ndarray) -> np.ndarray:
@@ -193,7 +194,7 @@ class _Part:
             return float(np.linalg.norm(N - M) / size)
         if self.kind == "stiefel":  # ‖D‖₂ from the r×r Gram matrix, as sin_largest_angle
             D = N - M
-            return float(np.sqrt(max(_top_eigenvalue(D.T @ D), 0.0)))
+            return math.sqrt(max(_top_eigenvalue(D.T @ D), 0.0))
         return sin_largest_angle(M, N)
 
     def _change_batched(self, M, N) -> float:
@@ -341,7 +342,7 @@ class Geometry:
         return float(np.vdot(U, V))
 
     def norm(self, V) -> float:
-        return float(np.sqrt(max(self.inner(V, V), 0.0)))
+        return math.sqrt(max(self.inner(V, V), 0.0))
 
     def lincomb(self, a: float, U, b: float = 0.0, V=None):
         """``a U + b V`` (``V`` may be omitted)."""

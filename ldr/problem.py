@@ -41,9 +41,7 @@ def _check_array(value, shape, what: str) -> np.ndarray:
     if arr.shape != tuple(shape):
         raise OracleError(f"{what} returned an array of shape {arr.shape}; expected "
                           f"{tuple(shape)} (the shape of the point)")
-    # a finite sum proves every entry finite (NaN and ±inf propagate); only a sum that is
-    # not finite (which may also be an overflow of finite entries) needs the entrywise test
-    if not np.isfinite(arr.sum()) and not np.all(np.isfinite(arr)):
+    if not np.isfinite(arr).all():
         bad = "NaN" if np.isnan(arr).any() else "infinite"
         raise OracleError(f"{what} returned {bad} entries", wrong_shape=False)
     return arr
