@@ -83,6 +83,27 @@ class QuotientOfTraces(Objective):
         drho = 2.0 * (np.sum(M * AV) - rho * mbv) / b
         return -2.0 * (AV - rho * BV - drho * BM) / b + 2.0 * (AM - rho * BM) * db / b**2
 
+    def ehvp_at(self, M):
+        """``V ↦ ehvp(M, V)`` for many V at one M (the trust region's inner solve).  With
+        C = A − ρB, G₀ = CM (so ∇f = −2G₀/b) and tr(MᵀCV) = ⟨G₀, V⟩, tr(MᵀBV) = ⟨BM, V⟩,
+        the Hessian above reads  −2 CV/b + 4⟨G₀, V⟩ BM/b² + 4⟨BM, V⟩ G₀/b²:  one product with
+        the d×d matrix C, formed once per point."""
+        cls = type(self)
+        if cls.ehvp is not QuotientOfTraces.ehvp or cls.cost is not QuotientOfTraces.cost:
+            return super().ehvp_at(M)  # a subclass with its own cost or Hessian
+        M = np.asarray(M, dtype=float)
+        BM = self.B @ M
+        b = float(np.vdot(M, BM))
+        rho = float(np.vdot(M, self.A @ M)) / b
+        C = self.A - rho * self.B
+        G0 = C @ M
+        c1, c2 = -2.0 / b, 4.0 / b**2
+
+        def hvp(V):
+            return c1 * (C @ V) + (c2 * np.vdot(G0, V)) * BM + (c2 * np.vdot(BM, V)) * G0
+
+        return hvp
+
     def pencil(self, M=None) -> tuple[np.ndarray, np.ndarray]:
         return self.A, self.B
 
