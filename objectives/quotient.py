@@ -52,28 +52,31 @@ class QuotientOfTraces(Objective):
         return float(np.sum(M * (self.A @ M)) / np.sum(M * (self.B @ M)))
 
     def cost(self, M):
+        if type(M) is np.ndarray:  # not traced by autograd: reuse the point's products
+            return -self._at(M)[3]
         return -anp.sum(M * (self.A @ M)) / anp.sum(M * (self.B @ M))
 
     def phi(self, M) -> np.ndarray:
-        AM, BM = self.A @ M, self.B @ M
-        b = np.sum(M * BM)
-        rho = np.sum(M * AM) / b
+        _, _, b, rho = self._at(np.asarray(M, dtype=float))
         return -(self.A - rho * self.B) / b
 
     def egrad(self, M):
-        AM, BM = self.A @ M, self.B @ M
-        b = np.sum(M * BM)
-        rho = np.sum(M * AM) / b
+        AM, BM, b, rho = self._at(np.asarray(M, dtype=float))
         return -2.0 * (AM - rho * BM) / b
 
     def _at(self, M):
-        """(AM, BM, b, ρ) at M, cached for the Hessian-vector products of one CG solve."""
-        key = M.tobytes()
-        if getattr(self, "_key", None) != key:
+        """(AM, BM, b, ρ) at M, computed once per point and shared by the cost, gradient, Φ
+        and Hessian-vector products there (keyed by the point's bytes, so an array changed in
+        place is a new point; stored as one attribute, so a reader never pairs a key with
+        another point's values)."""
+        key = (M.shape, M.dtype.str, M.tobytes())
+        cached = getattr(self, "_cache", None)
+        if cached is None or cached[0] != key:
             AM, BM = self.A @ M, self.B @ M
             b = np.sum(M * BM)
-            self._key, self._vals = key, (AM, BM, b, np.sum(M * AM) / b)
-        return self._vals
+            cached = (key, (AM, BM, b, np.sum(M * AM) / b))
+            self._cache = cached
+        return cached[1]
 
     def ehvp(self, M, V):
         AM, BM, b, rho = self._at(np.asarray(M, dtype=float))
