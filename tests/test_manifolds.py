@@ -245,3 +245,17 @@ def test_qr_by_lapack_equals_numpy(rng):
     for i in range(4):
         Qi, Ri = np.linalg.qr(A[i])
         np.testing.assert_allclose(Q[i], Qi * np.sign(np.diag(Ri)), atol=1e-14)
+
+
+@pytest.mark.parametrize("solver", ["ism", "scf"])
+def test_spectral_solvers_refuse_batched_factors(solver):
+    import autograd.numpy as anp
+
+    import ldr
+
+    C = np.diag(np.arange(1.0, 5.0))
+    obj = ldr.objective(lambda M: -anp.sum(M * anp.matmul(C, M)), shape=(3, 4, 1),
+                        manifold="stiefel", phi=lambda M: -C, pencil=lambda M: (C, np.eye(4)),
+                        pencil0=lambda: (C, np.eye(4)))
+    with pytest.raises(ValueError, match=f"solver '{solver}' needs a Stiefel or Grassmann"):
+        ldr.solve(obj, solver, M0="random")
