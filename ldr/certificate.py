@@ -30,10 +30,11 @@ def hessian_operator(problem: Problem, M):
     geom = problem.manifold
     G = problem.egrad(M)
     dim, to_vector, to_coords = geom.tangent_basis(M)
+    hess = problem.hess_operator(M, G)
 
     def matvec(c):
         c = np.asarray(c, dtype=float).reshape(-1)
-        return to_coords(problem.rhess(M, G, to_vector(c)))
+        return to_coords(hess(to_vector(c)))
 
     return dim, matvec
 

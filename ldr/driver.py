@@ -49,6 +49,7 @@ results.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 
@@ -259,7 +260,7 @@ def solve(
 
 def _gnorm(state) -> str:
     """``(gradient norm …)`` for a reason, or a note that the solver does not compute it."""
-    if np.isnan(state.grad_norm):
+    if math.isnan(state.grad_norm):
         return "(the solver computes no gradient)"
     return f"(gradient norm {state.grad_norm:.3e})"
 
@@ -268,7 +269,7 @@ def _small_move(what: str, state, tol: float) -> tuple[str, bool]:
     """A step or cost-change rule fired: converged only near a critical point (``tol``:
     gtol·scale, with the default gtol when gtol is 0)."""
     g = state.grad_norm
-    if np.isnan(g):
+    if math.isnan(g):
         return f"{what} (the solver computes no gradient)", True
     if g <= STALL_FACTOR * tol:
         return f"{what} (gradient norm {g:.3e})", True
@@ -282,7 +283,7 @@ def _stop(state, prev, change, callback, tol, stall_tol, xtol, ftol, max_iter, m
     """The first stopping rule that holds, as ``(reason, converged)``; ``("", False)`` if none."""
     if callback is not None and callback(state):
         return "stopped by callback", False
-    if not np.isfinite(state.cost):
+    if not math.isfinite(state.cost):
         return (f"the cost is {state.cost} at the current iterate (outside its domain, or an "
                 "overflow)"), False
     if state.grad_norm <= tol:

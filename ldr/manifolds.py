@@ -15,25 +15,54 @@ form we need:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
 import pymanopt.manifolds as pm
+from scipy.linalg.lapack import dgeqrf as _geqrf
+from scipy.linalg.lapack import dgesdd as _gesdd
+from scipy.linalg.lapack import dorgqr as _orgqr
+from scipy.linalg.lapack import dsyevd as _syevd
 
 Point = np.ndarray | tuple
 KINDS = ("stiefel", "grassmann", "euclidean")
 
 
 def _polar(A: np.ndarray) -> np.ndarray:
+    """The polar factor ``U Vᵀ`` of ``A = U S Vᵀ`` (LAPACK ``gesdd``, as ``numpy.linalg.svd``,
+    called directly: on small matrices NumPy's wrapper costs more than the factorization)."""
+    if A.ndim == 2:
+        U, _, Vt, info = _gesdd(A, full_matrices=0)
+        if info == 0:
+            return U @ Vt
     U, _, Vt = np.linalg.svd(A, full_matrices=False)
     return U @ Vt
 
 
+def _top_eigenvalue(G: np.ndarray) -> float:
+    """Largest eigenvalue of the small symmetric matrix ``G`` (LAPACK ``syevd``, values only)."""
+    if G.shape[0] == 1:
+        return float(G[0, 0])
+    w, _, info = _syevd(G, compute_v=0)
+    return float(w[-1]) if info == 0 else float(np.linalg.eigvalsh(G)[-1])
+
+
 def _qr(A: np.ndarray) -> np.ndarray:
+    """Q of A = QR with diag(R) ≥ 0 (of each matrix of a stack (k, d, r)); a single tall
+    matrix goes to LAPACK's ``geqrf``/``orgqr`` directly (what ``numpy.linalg.qr`` calls)."""
+    if A.ndim == 2 and A.shape[0] >= A.shape[1]:
+        QR, tau, _, info = _geqrf(A)
+        if info == 0:
+            Q, _, info = _orgqr(QR, tau)
+            if info == 0:
+                signs = np.sign(np.diagonal(QR)).copy()
+                signs[signs == 0] = 1.0
+                return Q * signs
     Q, R = np.linalg.qr(A)
-    signs = np.sign(np.diag(R))
+    signs = np.sign(np.diagonal(R, axis1=-2, axis2=-1))
     signs[signs == 0] = 1.0
-    return Q * signs
+    return Q * signs[..., None, :]
 
 
 def orthonormalize(A: np.ndarray) -> np.ndarray:
@@ -46,51 +75,101 @@ def sin_largest_angle(M: np.ndarray, N: np.ndarray) -> float:
     residual = N - M @ (M.T @ N)
     # ‖R‖₂ from the r×r Gram matrix RᵀR (cheaper than an SVD of the d×r residual; R is
     # formed explicitly, so tiny angles keep their relative accuracy)
-    top = np.linalg.eigvalsh(residual.T @ residual)[-1]
-    return float(min(1.0, np.sqrt(max(top, 0.0))))
+    top = _top_eigenvalue(residual.T @ residual)
+    return min(1.0, math.sqrt(max(top, 0.0)))
+
+
+def _T(A: np.ndarray) -> np.ndarray:
+    """Transpose of a matrix, or of each matrix of a stack (k, d, r)."""
+    return A.swapaxes(-1, -2)
+
+
+def _sym(A: np.ndarray) -> np.ndarray:
+    return 0.5 * (A + _T(A))
+
+
+def _top_eigenvalues(G: np.ndarray) -> np.ndarray:
+    """Largest eigenvalue of each small symmetric matrix of a stack (k, r, r)."""
+    if G.shape[-1] == 1:
+        return G[:, 0, 0]
+    return np.linalg.eigvalsh(G)[:, -1]
 
 
 class _Part:
-    """One factor of a (possibly product) manifold."""
+    """One factor of a (possibly product) manifold, or k identical factors at once.
 
-    def __init__(self, kind: str, shape: tuple[int, int]):
+    ``shape`` (d, r) is one factor: points are d×r arrays.  ``shape`` (k, d, r) is the product
+    of k identical factors handled as one *batched* factor: points are arrays (k, d, r), and
+    every operation below is one vectorized NumPy call over the stack (no loop over the
+    factors), with the product's geometry — the metric, projection, Hessian and retraction act
+    factor by factor, and :meth:`change` and :meth:`feasibility` report the largest over the
+    factors, as they do for a product given as a tuple.
+    """
+
+    def __init__(self, kind: str, shape: tuple[int, ...]):
         if kind not in KINDS:
             raise ValueError(f"manifold: unknown kind {kind!r}; choose one of {KINDS}")
-        d, r = (int(s) for s in shape)
+        shape = tuple(int(s) for s in shape)
+        self.batched = len(shape) == 3
+        k, d, r = shape if self.batched else (1, *shape)
+        if k < 1:
+            raise ValueError(f"manifold: a batch of factors needs k >= 1, got shape {shape}")
         if kind != "euclidean" and not 1 <= r <= d:
             raise ValueError(f"manifold: a {kind} point needs 1 <= r <= d, got shape {(d, r)}")
         if kind == "grassmann" and r == d:
             raise ValueError("manifold: a Grassmann manifold needs r < d")
-        self.kind, self.shape = kind, (d, r)
+        self.kind, self.shape, self.k = kind, shape, k
         if kind == "stiefel":
-            self.pymanopt = pm.Stiefel(d, r)
+            self.dim = k * (d * r - r * (r + 1) // 2)
         elif kind == "grassmann":
-            self.pymanopt = pm.Grassmann(d, r)
+            self.dim = k * (d - r) * r
         else:
-            self.pymanopt = pm.Euclidean(d, r)
+            self.dim = k * d * r
 
     @property
-    def dim(self) -> int:
-        return int(self.pymanopt.dim)
+    def pymanopt(self):
+        """The equivalent pymanopt manifold (built on first use)."""
+        if "_pymanopt" not in self.__dict__:
+            k, (d, r) = self.k, self.shape[-2:]
+            if self.kind == "stiefel":
+                self._pymanopt = pm.Stiefel(d, r, k=k)
+            elif self.kind == "grassmann":
+                self._pymanopt = pm.Grassmann(d, r, k=k)
+            else:
+                self._pymanopt = pm.Euclidean(*self.shape)
+        return self._pymanopt
 
     @property
     def typical_dist(self) -> float:
         if self.kind == "euclidean":
             return float(np.sqrt(self.dim))
-        return float(np.sqrt(self.shape[1]))
+        return float(np.sqrt(self.k * self.shape[-1]))
 
     def project(self, M, Z):
         if self.kind == "euclidean":
             return Z
         if self.kind == "grassmann":
-            return Z - M @ (M.T @ Z)
-        MtZ = M.T @ Z
-        return Z - M @ (0.5 * (MtZ + MtZ.T))
+            return Z - M @ (_T(M) @ Z)
+        return Z - M @ _sym(_T(M) @ Z)
 
-    def rhess(self, M, G, H, V):
+    def hess_shift(self, M, G):
+        """The part of the Riemannian Hessian that depends on the point only (computed once
+        per point): ``MᵀG`` on Grassmann, ``sym(MᵀG)`` on Stiefel, None on Euclidean."""
+        if self.kind == "euclidean":
+            return None
+        MtG = _T(M) @ G
+        return MtG if self.kind == "grassmann" else _sym(MtG)
+
+    def rhess(self, M, S, H, V):
+        """Riemannian Hessian along ``V`` from ``H = ehvp(M, V)`` and ``S = hess_shift(M, G)``
+        (embedded metric; pymanopt's ``euclidean_to_riemannian_hessian``):
+        Grassmann ``π(H) − V MᵀG``; Stiefel ``π(H) − V S − M sym(VᵀM S)`` (the Weingarten
+        map at the normal part ``M S`` of G); Euclidean ``H``."""
         if self.kind == "euclidean":
             return H
-        return self.pymanopt.euclidean_to_riemannian_hessian(M, G, H, V)
+        if self.kind == "grassmann":
+            return self.project(M, H) - V @ S
+        return self.project(M, H) - V @ S - M @ _sym((_T(V) @ M) @ S)
 
     def retract(self, M, V, method: str):
         if self.kind == "euclidean":
@@ -106,21 +185,51 @@ class _Part:
         on Grassmann (rotating a basis inside its span is no move), the spectral norm
         ‖N − M‖₂ on Stiefel (it is: a cost that is not invariant to M → MR can make all its
         progress inside a fixed span), and ‖N − M‖_F / max(‖M‖_F, ‖N‖_F) on a Euclidean factor
-        (relative, so that it does not depend on the units of the data)."""
+        (relative, so that it does not depend on the units of the data).  Batched: the
+        largest over the k factors."""
+        if self.batched:
+            return self._change_batched(M, N)
         if self.kind == "euclidean":
             size = max(np.linalg.norm(M), np.linalg.norm(N), 1e-300)
             return float(np.linalg.norm(N - M) / size)
-        if self.kind == "stiefel":
-            return float(np.linalg.norm(N - M, 2))
+        if self.kind == "stiefel":  # ‖D‖₂ from the r×r Gram matrix, as sin_largest_angle
+            D = N - M
+            return math.sqrt(max(_top_eigenvalue(D.T @ D), 0.0))
         return sin_largest_angle(M, N)
 
+    def _change_batched(self, M, N) -> float:
+        if self.kind == "euclidean":
+            size = np.maximum(np.maximum(np.linalg.norm(M, axis=(1, 2)),
+                                         np.linalg.norm(N, axis=(1, 2))), 1e-300)
+            return float(np.max(np.linalg.norm(N - M, axis=(1, 2)) / size))
+        D = N - M if self.kind == "stiefel" else N - M @ (_T(M) @ N)
+        top = float(np.max(_top_eigenvalues(_T(D) @ D)))
+        root = np.sqrt(max(top, 0.0))
+        return float(root if self.kind == "stiefel" else min(1.0, root))
+
     def feasibility(self, M) -> float:
+        """‖MᵀM − I‖_F (the largest over a batch's factors)."""
         if self.kind == "euclidean":
             return 0.0
-        return float(np.linalg.norm(M.T @ M - np.eye(self.shape[1])))
+        E = _T(M) @ M - np.eye(self.shape[-1])
+        if self.batched:
+            return float(np.max(np.linalg.norm(E, axis=(1, 2))))
+        return float(np.linalg.norm(E))
 
     def tangent_basis(self, M) -> tuple[int, Callable, Callable]:
         """``(dim, to_vector, to_coords)`` for an orthonormal basis of the tangent space."""
+        if self.batched:  # block diagonal: one factor's basis per matrix of the stack
+            one = _Part(self.kind, self.shape[1:])
+            bases = [one.tangent_basis(m) for m in M]
+            n1 = bases[0][0]
+
+            def to_vector_b(c):
+                return np.stack([b[1](c[i * n1:(i + 1) * n1]) for i, b in enumerate(bases)])
+
+            def to_coords_b(V):
+                return np.concatenate([b[2](v) for b, v in zip(bases, V)])
+
+            return n1 * self.k, to_vector_b, to_coords_b
         d, r = self.shape
         if self.kind == "euclidean":
             return d * r, lambda c: c.reshape(d, r), lambda V: V.reshape(-1)
@@ -148,10 +257,12 @@ class _Part:
         return na + nb, to_vector, to_coords
 
 
-def _normalize_spec(spec, shape) -> tuple[list[str], list[tuple[int, int]], bool]:
+def _normalize_spec(spec, shape) -> tuple[list[str], list[tuple[int, ...]], bool]:
     if isinstance(spec, str):
-        if shape is None or len(shape) != 2 or not all(np.isscalar(s) for s in shape):
-            raise ValueError(f"manifold {spec!r}: shape must be (d, r), got {shape!r}")
+        if (shape is None or not isinstance(shape, Sequence) or len(shape) not in (2, 3)
+                or not all(np.isscalar(s) for s in shape)):
+            raise ValueError(f"manifold {spec!r}: shape must be (d, r), or (k, d, r) for the "
+                             f"product of k identical factors, got {shape!r}")
         return [spec], [tuple(shape)], False
     if isinstance(spec, Sequence) and spec and all(isinstance(s, str) for s in spec):
         if (shape is None or len(shape) != len(spec)
@@ -172,8 +283,12 @@ class Geometry:
     Parameters
     ----------
     spec : {"stiefel", "grassmann", "euclidean"} or tuple of them
-        The manifold kind; a tuple means the product of those factors.
-    shape : (d, r), or a tuple of (d, r) per factor
+        The manifold kind; a tuple means the product of those factors (points are tuples).
+    shape : (d, r), a tuple of (d, r) per factor, or (k, d, r)
+        (k, d, r) with a single kind is the product of k identical factors as one batched
+        manifold: points are arrays of shape (k, d, r) and each geometric operation is one
+        vectorized call over the stack, whatever k (a tuple of k factors costs k Python calls
+        per operation).
     """
 
     def __init__(self, spec, shape):
@@ -182,9 +297,17 @@ class Geometry:
         self.spec = tuple(kinds) if self.is_product else kinds[0]
         self.shape = tuple(shapes) if self.is_product else shapes[0]
 
+    @property
+    def batched(self) -> bool:
+        """True for the product of k identical factors given as one shape (k, d, r)."""
+        return not self.is_product and self.parts[0].batched
+
     def __repr__(self) -> str:
-        inner = " × ".join(f"{p.kind.capitalize()}({p.shape[0]}, {p.shape[1]})" for p in self.parts)
-        return f"Geometry({inner})"
+        def one(p):
+            d, r = p.shape[-2:]
+            return f"{p.kind.capitalize()}({d}, {r})" + (f"^{p.k}" if p.batched else "")
+
+        return f"Geometry({' × '.join(one(p) for p in self.parts)})"
 
     # --- helpers mapping over the factors -------------------------------------------------
     def _map(self, fn, *args):
@@ -214,38 +337,58 @@ class Geometry:
 
     # --- vector-space operations on tangent vectors ---------------------------------------
     def inner(self, U, V) -> float:
-        return float(sum(self._reduce(lambda p, a, b: np.vdot(a, b), U, V)))
+        if self.is_product:
+            return float(sum(np.vdot(a, b) for a, b in zip(U, V)))
+        return float(np.vdot(U, V))
 
     def norm(self, V) -> float:
-        return float(np.sqrt(max(self.inner(V, V), 0.0)))
+        return math.sqrt(max(self.inner(V, V), 0.0))
 
     def lincomb(self, a: float, U, b: float = 0.0, V=None):
         """``a U + b V`` (``V`` may be omitted)."""
+        if not self.is_product:
+            return a * U if V is None else a * U + b * V
         if V is None:
-            return self._map(lambda p, u: a * u, U)
-        return self._map(lambda p, u, v: a * u + b * v, U, V)
+            return tuple(a * u for u in U)
+        return tuple(a * u + b * v for u, v in zip(U, V))
 
     def zero(self, M):
-        return self._map(lambda p, m: np.zeros_like(m), M)
+        if not self.is_product:
+            return np.zeros_like(M)
+        return tuple(np.zeros_like(m) for m in M)
 
     # --- geometry -------------------------------------------------------------------------
     def project(self, M, Z):
         """Orthogonal projection of an ambient vector onto the tangent space (Eq. 34)."""
-        return self._map(lambda p, m, z: p.project(m, z), M, Z)
+        if not self.is_product:
+            return self.parts[0].project(M, Z)
+        return tuple(p.project(m, z) for p, m, z in zip(self.parts, M, Z))
 
     def rgrad(self, M, G):
         """Riemannian gradient from the Euclidean gradient ``G`` (embedded metric)."""
         return self.project(M, G)
 
-    def rhess(self, M, G, H, V):
-        """Riemannian Hessian along ``V`` from the Euclidean gradient and ``H = ehvp(M, V)``."""
-        return self._map(lambda p, m, g, h, v: p.rhess(m, g, h, v), M, G, H, V)
+    def hess_shift(self, M, G):
+        """What the Riemannian Hessian at ``M`` needs of the Euclidean gradient ``G``, computed
+        once per point and passed to :meth:`rhess` for every direction (``S``)."""
+        return self._map(lambda p, m, g: p.hess_shift(m, g), M, G)
+
+    def rhess(self, M, G, H, V, S=None):
+        """Riemannian Hessian along ``V`` from the Euclidean gradient and ``H = ehvp(M, V)``
+        (``S = hess_shift(M, G)`` if already computed at this point)."""
+        if S is None:
+            S = self.hess_shift(M, G)
+        if not self.is_product:
+            return self.parts[0].rhess(M, S, H, V)
+        return tuple(p.rhess(m, s, h, v) for p, m, s, h, v in zip(self.parts, M, S, H, V))
 
     def retract(self, M, V, method: str = "polar"):
         """Retraction ``R_M(V)``: polar (SVD, survey Eq. 35) or QR."""
         if method not in ("polar", "qr"):
             raise ValueError(f"retraction: expected 'polar' or 'qr', got {method!r}")
-        return self._map(lambda p, m, v: p.retract(m, v, method), M, V)
+        if not self.is_product:
+            return self.parts[0].retract(M, V, method)
+        return tuple(p.retract(m, v, method) for p, m, v in zip(self.parts, M, V))
 
     def transport(self, M, N, V):
         """Vector transport by projection onto the tangent space at ``N``."""
@@ -266,7 +409,9 @@ class Geometry:
         """How far successive iterates are apart on the manifold actually solved on (largest
         over factors): principal-angle sine on Grassmann, ‖N − M‖₂ on Stiefel, relative
         Frobenius distance on Euclidean factors (see :meth:`_Part.change`)."""
-        return max(self._reduce(lambda p, a, b: p.change(a, b), M, N))
+        if not self.is_product:
+            return self.parts[0].change(M, N)
+        return max(p.change(a, b) for p, a, b in zip(self.parts, M, N))
 
     def feasibility(self, M) -> float:
         """``‖MᵀM − I‖_F`` (max over factors; 0 on Euclidean factors)."""

@@ -86,6 +86,19 @@ class Objective:
         grad = self._ag_grad
         return autograd.grad(lambda X: _inner(grad(X), V))(M)
 
+    def ehvp_at(self, M):
+        """``V ↦ ehvp(M, V)`` at a fixed ``M``, for the many products of one inner solve.
+
+        With autograd's Hessian the gradient's graph is traced once at ``M``
+        (``autograd.make_vjp`` of the gradient; its VJP with V is H V, H being symmetric) and
+        each product is one backward pass over it; a hand-written ``ehvp`` is called as is."""
+        if type(self).ehvp is not Objective.ehvp or "ehvp" in self.__dict__:
+            return lambda V: self.ehvp(M, V)
+        if "_ag_grad" not in self.__dict__:
+            self._ag_grad = autograd.grad(self.cost)
+        vjp, _ = autograd.make_vjp(self._ag_grad)(M)
+        return vjp
+
     # --- optional oracles -------------------------------------------------------------------
     def phi(self, M) -> np.ndarray:
         """Φ-oracle: symmetric Φ(M) with egrad(M) = 2 Φ(M) M."""

@@ -17,6 +17,7 @@ stops a run whose iterate has one.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 
 import numpy as np
@@ -40,10 +41,25 @@ def _check_array(value, shape, what: str) -> np.ndarray:
     if arr.shape != tuple(shape):
         raise OracleError(f"{what} returned an array of shape {arr.shape}; expected "
                           f"{tuple(shape)} (the shape of the point)")
-    if not np.all(np.isfinite(arr)):
+    if not np.isfinite(arr).all():
         bad = "NaN" if np.isnan(arr).any() else "infinite"
         raise OracleError(f"{what} returned {bad} entries", wrong_shape=False)
     return arr
+
+
+@functools.lru_cache(maxsize=64)
+def _reference_point_cached(spec, shape):
+    point = Geometry(spec, shape).random_point(np.random.default_rng(0))
+    for p in point if isinstance(point, tuple) else (point,):
+        p.setflags(write=False)
+    return point
+
+
+def _reference_point(spec, shape):
+    """The fixed point of :meth:`Problem.gradient_scale` (seed 0), drawn once per manifold and
+    shape (a fresh copy each time, so an oracle that writes into its argument harms nothing)."""
+    point = _reference_point_cached(spec, shape)
+    return tuple(p.copy() for p in point) if isinstance(point, tuple) else point.copy()
 
 
 class Problem:
@@ -77,7 +93,10 @@ class Problem:
 
     def cost(self, M) -> float:
         self.counts["cost"] += 1
-        value = np.asarray(self.objective.cost(M), dtype=float)
+        value = self.objective.cost(M)
+        if isinstance(value, float):  # a Python float or np.float64: nothing to check
+            return float(value)
+        value = np.asarray(value, dtype=float)
         if value.size != 1:
             raise OracleError(f"{self._name}.cost returned an array of shape {value.shape}; "
                               "expected a scalar")
@@ -113,6 +132,22 @@ class Problem:
         """Riemannian Hessian of the cost at ``M`` along tangent ``V`` (G = egrad(M))."""
         return self.manifold.rhess(M, G, self.ehvp(M, V), V)
 
+    def hess_operator(self, M, G):
+        """``V ↦`` the Riemannian Hessian at ``M`` along ``V`` (G = egrad(M)), for the many
+        products of one inner solve: what does not depend on V — the manifold's part of the
+        conversion (:meth:`~ldr.manifolds.Geometry.hess_shift`) and, for an autograd Hessian,
+        the trace of the gradient (:meth:`~ldr.objective.Objective.ehvp_at`) — is done once.
+        Each product is counted and checked as :meth:`ehvp` is."""
+        geom = self.manifold
+        ehvp = self.objective.ehvp_at(M)
+        S = geom.hess_shift(M, G)
+
+        def hess(V):
+            self.counts["hvp"] += 1
+            return geom.rhess(M, G, self._tangent_like(ehvp(V), "ehvp"), V, S)
+
+        return hess
+
     def provides(self, member: str) -> bool:
         return self.objective.provides(member)
 
@@ -127,7 +162,7 @@ class Problem:
         norms = [] if grad_norm is None else [grad_norm]
         if M is not None and grad_norm is None:
             norms.append(geom.norm(self.rgrad(M, self.egrad(M))))
-        R = geom.random_point(np.random.default_rng(0))
+        R = _reference_point(geom.spec, geom.shape)
         try:
             norms.append(geom.norm(self.rgrad(R, self.egrad(R))))
         except OracleError:  # the reference point may lie outside the cost's domain

@@ -52,7 +52,7 @@ import autograd.numpy as anp
 import numpy as np
 import scipy.linalg
 
-from ldr._validation import check_data, check_new_data, check_nonsingular, shrink
+from ldr._validation import check_data, check_new_data, eigh_nonsingular, shrink
 from ldr.objective import Objective
 from ldr.rows import Moments, as_dask_array, check_chunk, is_lazy, moments
 
@@ -139,8 +139,8 @@ def _check_cca_rank(r, da: int, db: int) -> int:
 
 def _inverse_sqrt(S: np.ndarray, name: str, label: str, n: int) -> np.ndarray:
     """Σ^{-1/2} by a symmetric eigendecomposition, or an error asking for ``reg > 0``."""
-    w, Q = check_nonsingular(S, name, f"covariance {label}", "CCA needs its inverse square root",
-                             n)
+    w, Q = eigh_nonsingular(S, name, f"covariance {label}", "CCA needs its inverse square root",
+                            n)
     return (Q / np.sqrt(w)) @ Q.T
 
 

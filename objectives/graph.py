@@ -59,7 +59,14 @@ import scipy.linalg
 import scipy.sparse as sp
 from sklearn.neighbors import kneighbors_graph, radius_neighbors_graph
 
-from ldr._validation import check_data, check_new_data, check_nonsingular, check_rank, shrink
+from ldr._validation import (
+    check_data,
+    check_new_data,
+    check_nonsingular,
+    check_rank,
+    eigh_nonsingular,
+    shrink,
+)
 from ldr.objectives.quotient import QuotientOfTraces
 
 FORMS = ("ratio", "whitened")
@@ -168,12 +175,13 @@ class _GraphQuotient(QuotientOfTraces):
         d = S_L.shape[0]
         S_D = shrink(S_D, reg)
         S_L, S_D = 0.5 * (S_L + S_L.T), 0.5 * (S_D + S_D.T)
-        evals, V = check_nonsingular(S_D, "X", f"{what} S_D", "the quotient is unbounded")
         self.S_L, self.S_D, self.form = S_L, S_D, form
-        if form == "ratio":
+        if form == "ratio":  # the check needs no eigendecomposition: a Cholesky decides
+            check_nonsingular(S_D, "X", f"{what} S_D", "the quotient is unbounded")
             self.whitener_ = np.eye(d)
             super().__init__(-S_L, S_D, r, manifold)
         else:
+            evals, V = eigh_nonsingular(S_D, "X", f"{what} S_D", "the quotient is unbounded")
             self.whitener_ = (V / np.sqrt(evals)) @ V.T  # S_D^{-1/2}
             C = self.whitener_ @ S_L @ self.whitener_
             super().__init__(-C, np.eye(d), r, manifold)

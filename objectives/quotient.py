@@ -52,28 +52,31 @@ class QuotientOfTraces(Objective):
         return float(np.sum(M * (self.A @ M)) / np.sum(M * (self.B @ M)))
 
     def cost(self, M):
+        if type(M) is np.ndarray:  # not traced by autograd: reuse the point's products
+            return -self._at(M)[3]
         return -anp.sum(M * (self.A @ M)) / anp.sum(M * (self.B @ M))
 
     def phi(self, M) -> np.ndarray:
-        AM, BM = self.A @ M, self.B @ M
-        b = np.sum(M * BM)
-        rho = np.sum(M * AM) / b
+        _, _, b, rho = self._at(np.asarray(M, dtype=float))
         return -(self.A - rho * self.B) / b
 
     def egrad(self, M):
-        AM, BM = self.A @ M, self.B @ M
-        b = np.sum(M * BM)
-        rho = np.sum(M * AM) / b
+        AM, BM, b, rho = self._at(np.asarray(M, dtype=float))
         return -2.0 * (AM - rho * BM) / b
 
     def _at(self, M):
-        """(AM, BM, b, ρ) at M, cached for the Hessian-vector products of one CG solve."""
-        key = M.tobytes()
-        if getattr(self, "_key", None) != key:
+        """(AM, BM, b, ρ) at M, computed once per point and shared by the cost, gradient, Φ
+        and Hessian-vector products there (keyed by the point's bytes, so an array changed in
+        place is a new point; stored as one attribute, so a reader never pairs a key with
+        another point's values)."""
+        key = (M.shape, M.dtype.str, M.tobytes())
+        cached = getattr(self, "_cache", None)
+        if cached is None or cached[0] != key:
             AM, BM = self.A @ M, self.B @ M
             b = np.sum(M * BM)
-            self._key, self._vals = key, (AM, BM, b, np.sum(M * AM) / b)
-        return self._vals
+            cached = (key, (AM, BM, b, np.sum(M * AM) / b))
+            self._cache = cached
+        return cached[1]
 
     def ehvp(self, M, V):
         AM, BM, b, rho = self._at(np.asarray(M, dtype=float))
@@ -82,6 +85,27 @@ class QuotientOfTraces(Objective):
         db = 2.0 * mbv
         drho = 2.0 * (np.sum(M * AV) - rho * mbv) / b
         return -2.0 * (AV - rho * BV - drho * BM) / b + 2.0 * (AM - rho * BM) * db / b**2
+
+    def ehvp_at(self, M):
+        """``V ↦ ehvp(M, V)`` for many V at one M (the trust region's inner solve).  With
+        C = A − ρB, G₀ = CM (so ∇f = −2G₀/b) and tr(MᵀCV) = ⟨G₀, V⟩, tr(MᵀBV) = ⟨BM, V⟩,
+        the Hessian above reads  −2 CV/b + 4⟨G₀, V⟩ BM/b² + 4⟨BM, V⟩ G₀/b²:  one product with
+        the d×d matrix C, formed once per point."""
+        cls = type(self)
+        if cls.ehvp is not QuotientOfTraces.ehvp or cls.cost is not QuotientOfTraces.cost:
+            return super().ehvp_at(M)  # a subclass with its own cost or Hessian
+        M = np.asarray(M, dtype=float)
+        BM = self.B @ M
+        b = float(np.vdot(M, BM))
+        rho = float(np.vdot(M, self.A @ M)) / b
+        C = self.A - rho * self.B
+        G0 = C @ M
+        c1, c2 = -2.0 / b, 4.0 / b**2
+
+        def hvp(V):
+            return c1 * (C @ V) + (c2 * np.vdot(G0, V)) * BM + (c2 * np.vdot(BM, V)) * G0
+
+        return hvp
 
     def pencil(self, M=None) -> tuple[np.ndarray, np.ndarray]:
         return self.A, self.B

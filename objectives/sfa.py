@@ -31,7 +31,7 @@ import autograd.numpy as anp
 import numpy as np
 import scipy.linalg
 
-from ldr._validation import check_new_data, check_nonsingular, check_rank, shrink
+from ldr._validation import check_new_data, check_rank, eigh_nonsingular, shrink
 from ldr.objective import Objective
 from ldr.rows import moments
 
@@ -88,7 +88,7 @@ class SFA(Objective):
         r = check_rank(r, d)
         self.mean_, self.n_samples_ = stats.mean, n
         Sigma = shrink(stats.covariance(), reg)
-        w, V = check_nonsingular(Sigma, "X", "covariance Σ", "the data cannot be whitened", n)
+        w, V = eigh_nonsingular(Sigma, "X", "covariance Σ", "the data cannot be whitened", n)
         self.Sigma = Sigma
         self.whitening_ = (V / np.sqrt(w)) @ V.T
         Cdot = self.whitening_ @ stats.diff_moment() @ self.whitening_

@@ -77,7 +77,8 @@ class ISM(Solver):
 
     def init(self, problem: Problem, M0) -> State:
         self.check_problem(problem)
-        if problem.manifold.is_product or problem.manifold.parts[0].kind == "euclidean":
+        if (problem.manifold.is_product or problem.manifold.batched
+                or problem.manifold.parts[0].kind == "euclidean"):
             raise ValueError("solver 'ism' needs a Stiefel or Grassmann objective")
         Phi = problem.phi(M0)
         # the true gradient (not 2Φ̃M, which differs under damping); objectives that share

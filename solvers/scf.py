@@ -121,7 +121,8 @@ class SCF(Solver):
 
     def init(self, problem: Problem, M0) -> State:
         self.check_problem(problem)
-        if problem.manifold.is_product or problem.manifold.parts[0].kind == "euclidean":
+        if (problem.manifold.is_product or problem.manifold.batched
+                or problem.manifold.parts[0].kind == "euclidean"):
             raise ValueError("solver 'scf' needs a Stiefel or Grassmann objective")
         state = self._state(problem, M0)
         A, B = self._pencil(problem, M0)

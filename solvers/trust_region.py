@@ -19,6 +19,8 @@ multiple of |f| regularizes ρ near convergence, as Manopt does (relative to the
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ldr.problem import Problem
@@ -84,7 +86,7 @@ class TrustRegion(Solver):
         eta, Heta = geom.zero(M), geom.zero(M)
         r = state.grad
         r_r = geom.inner(r, r)
-        norm_r0 = np.sqrt(r_r)
+        norm_r0 = math.sqrt(r_r)
         z_r = r_r
         delta = geom.lincomb(-1.0, r)
         e_Pe, e_Pd, d_Pd = 0.0, 0.0, z_r
@@ -93,8 +95,9 @@ class TrustRegion(Solver):
         stop = "max inner iterations"
         j = 0
         curvature = 0.0  # largest |Rayleigh quotient| seen: the Hessian's scale
+        hess = problem.hess_operator(M, G)  # the Riemannian Hessian at M, V ↦ Hess f(M)[V]
         for j in range(1, max_inner + 1):
-            Hdelta = problem.rhess(M, G, delta)
+            Hdelta = hess(delta)
             d_Hd = geom.inner(delta, Hdelta)
             rayleigh = d_Hd / d_Pd
             if j > 1 and abs(rayleigh) <= self.flat_tol * curvature:
@@ -108,7 +111,7 @@ class TrustRegion(Solver):
             alpha = z_r / d_Hd if d_Hd != 0 else np.inf
             e_Pe_new = e_Pe + 2.0 * alpha * e_Pd + alpha**2 * d_Pd
             if d_Hd <= 0 or e_Pe_new >= radius**2:
-                tau = (-e_Pd + np.sqrt(e_Pd**2 + d_Pd * (radius**2 - e_Pe))) / d_Pd
+                tau = (-e_Pd + math.sqrt(max(e_Pd**2 + d_Pd * (radius**2 - e_Pe), 0.0))) / d_Pd
                 eta = geom.lincomb(1.0, eta, tau, delta)
                 Heta = geom.lincomb(1.0, Heta, tau, Hdelta)
                 stop = "negative curvature" if d_Hd <= 0 else "trust-region boundary"
@@ -118,7 +121,7 @@ class TrustRegion(Solver):
             Heta = geom.lincomb(1.0, Heta, alpha, Hdelta)
             r = geom.project(M, geom.lincomb(1.0, r, alpha, Hdelta))
             r_r = geom.inner(r, r)
-            norm_r = np.sqrt(r_r)
+            norm_r = math.sqrt(r_r)
             if j >= self.min_inner and norm_r <= norm_r0 * min((norm_r0 / gscale)**self.theta,
                                                                self.kappa):
                 stop = "residual small"
@@ -141,11 +144,11 @@ class TrustRegion(Solver):
         fscale = state.memory["fscale"]
         reg = max(fscale, abs(state.cost)) * _EPS * self.rho_regularization
         rho = (state.cost - f_new + reg) / (model_decrease + reg)
-        if not np.isfinite(rho) or model_decrease < 0 or rho < 0.25:
+        if not math.isfinite(rho) or model_decrease < 0 or rho < 0.25:
             radius = radius / 4.0
         elif rho > 0.75 and cg_stop in ("negative curvature", "trust-region boundary"):
             radius = min(2.0 * radius, max_radius)
-        accept = model_decrease > 0 and np.isfinite(f_new) and rho > self.rho_prime
+        accept = model_decrease > 0 and math.isfinite(f_new) and rho > self.rho_prime
         info = {"radius": radius, "rho": float(rho), "inner": n_inner, "cg_stop": cg_stop,
                 "step_size": geom.norm(eta)}
         memory = {"radius": radius, "max_radius": max_radius, "fscale": fscale}
@@ -156,7 +159,7 @@ class TrustRegion(Solver):
             new = State(M=state.M, cost=state.cost, egrad=state.egrad, grad=state.grad,
                         grad_norm=state.grad_norm, iteration=state.iteration + 1,
                         accepted=False, info=info, memory=memory)
-        if not np.isfinite(f_new):
+        if not math.isfinite(f_new):
             info["cost_at_candidate"] = f_new
         if radius < self.min_radius_ratio * max_radius:
             why = (f"the cost was {f_new} at the last candidate" if not np.isfinite(f_new)

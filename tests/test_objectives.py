@@ -171,3 +171,48 @@ def test_every_objective_passes_ldr_check():
     for name, obj in instances.items():
         report = ldr.check(obj, seed=1)
         assert report, f"{name}:\n{report}"
+
+
+def test_quotient_hessian_operator_equals_ehvp(lda_data, rng):
+    """QuotientOfTraces.ehvp_at (one product with C = A − ρB per direction) equals ehvp and
+    a difference of gradients, at orthonormal and at general points; a subclass that changes
+    the cost falls back to its own ehvp."""
+    X, y = lda_data
+    obj = LDA(X, y, 2)
+    d = obj.shape[0]
+    for M in (np.linalg.qr(rng.standard_normal((d, 2)))[0], rng.standard_normal((d, 2))):
+        hvp = obj.ehvp_at(M)
+        for _ in range(3):
+            V = rng.standard_normal((d, 2))
+            np.testing.assert_allclose(hvp(V), obj.ehvp(M, V), rtol=1e-10, atol=1e-12)
+            t = 1e-6
+            fd = (obj.egrad(M + t * V) - obj.egrad(M - t * V)) / (2 * t)
+            np.testing.assert_allclose(hvp(V), fd, rtol=1e-5, atol=1e-7)
+
+    class Doubled(QuotientOfTraces):
+        def cost(self, M):
+            return 2.0 * super().cost(M)
+
+    A = rng.standard_normal((5, 5))
+    dbl = Doubled(A + A.T, np.eye(5), 2)
+    M, V = np.linalg.qr(rng.standard_normal((5, 2)))[0], rng.standard_normal((5, 2))
+    np.testing.assert_allclose(dbl.ehvp_at(M)(V), dbl.ehvp(M, V), rtol=1e-10, atol=1e-12)
+
+
+def test_quotient_point_cache_follows_the_point(lda_data, rng):
+    """cost, egrad and phi share one evaluation per point; a point changed in place is a new
+    point, and the values equal the formulas evaluated afresh."""
+    X, y = lda_data
+    obj = LDA(X, y, 2)
+    M = np.linalg.qr(rng.standard_normal((obj.shape[0], 2)))[0]
+
+    def fresh(M):
+        a, b = np.sum(M * (obj.Sb @ M)), np.sum(M * (obj.Sw @ M))
+        return -a / b, -2.0 * (obj.Sb @ M - a / b * (obj.Sw @ M)) / b
+
+    for _ in range(2):
+        f, G = fresh(M)
+        assert obj.cost(M) == pytest.approx(f, rel=1e-14)
+        np.testing.assert_allclose(obj.egrad(M), G, rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(2 * obj.phi(M) @ M, G, rtol=1e-10, atol=1e-12)
+        M[:, 0] = np.linalg.qr(np.c_[rng.standard_normal(obj.shape[0]), M[:, 1]])[0][:, 0]

@@ -113,3 +113,47 @@ def test_transform_checks_features(data):
     obj = PCA(X, 2)
     with pytest.raises(ValueError, match="X: has 4 features"):
         obj.transform(X[:, :4], obj.heuristic())
+
+
+def _spectrum_matrix(w, seed=0):
+    Q = np.linalg.qr(np.random.default_rng(seed).standard_normal((len(w), len(w))))[0]
+    return (Q * w) @ Q.T
+
+
+@pytest.mark.parametrize("d", [3, 20, 60])
+@pytest.mark.parametrize("log_cond", [1, 6, 10, 11, 12, 13, 14, 15, 16, 20])
+def test_cholesky_check_agrees_with_the_eigenvalue_rule(d, log_cond):
+    """check_nonsingular (Cholesky + condition estimate) raises exactly when the smallest
+    eigenvalue is ≤ 100·d·ε times the largest — the rule eigh_nonsingular applies — and
+    returns the Cholesky factor otherwise; the thresholds straddle the rule's."""
+    from ldr._validation import check_nonsingular, eigh_nonsingular
+
+    w = np.logspace(-log_cond, 0, d)
+    w[0] = w[0] if log_cond < 20 else 0.0
+    S = _spectrum_matrix(w, seed=d + log_cond)
+    ev = np.linalg.eigvalsh(0.5 * (S + S.T))
+    singular = ev[0] <= 100 * d * np.finfo(float).eps * ev[-1]
+    if singular:
+        with pytest.raises(ValueError, match=r"^A: the thing is singular \(numerical rank \d+ < "
+                                             rf"d = {d}; n_samples = 7\): why\. .*reg > 0"):
+            check_nonsingular(S, "A", "thing", "why", 7)
+        with pytest.raises(ValueError, match="thing is singular"):
+            eigh_nonsingular(S, "A", "thing", "why", 7)
+    else:
+        L = check_nonsingular(S, "A", "thing", "why", 7)
+        np.testing.assert_allclose(L @ L.T, 0.5 * (S + S.T), atol=1e-12 * ev[-1])
+        assert np.allclose(L, np.tril(L))
+        w2, Q = eigh_nonsingular(S, "A", "thing", "why", 7)
+        np.testing.assert_allclose((Q * w2) @ Q.T, S, atol=1e-12 * ev[-1])
+
+
+def test_cholesky_check_reports_the_rank_and_rejects_indefinite():
+    from ldr._validation import check_nonsingular
+
+    S = _spectrum_matrix(np.r_[np.zeros(3), np.ones(5)])
+    with pytest.raises(ValueError, match=r"numerical rank 5 < d = 8\)"):
+        check_nonsingular(S, "X", "scatter", "because")
+    with pytest.raises(ValueError, match=r"numerical rank 4 < d = 5"):
+        check_nonsingular(_spectrum_matrix(np.r_[-1.0, 1, 2, 3, 4]), "X", "scatter", "because")
+    with pytest.raises(ValueError, match=r"numerical rank 0 < d = 2"):
+        check_nonsingular(-np.eye(2), "X", "scatter", "because")
