@@ -20,11 +20,12 @@ Three measurements, BLAS pinned to one thread, every time a median over repeats:
 3. **pymanopt's examples, side by side with pymanopt** (same start, same stopping rule: an
    absolute gradient-norm tolerance, ``gtol_scale=1.0`` in ldr):
 
-   - ``packing_on_the_sphere``: 24 unit vectors in R³, cost s + ε log Σ_{i<j} exp((y_iᵀy_j −
-     s)/ε), s = max_{i<j} y_iᵀy_j, ε = 0.005 (autograd).  pymanopt: ``ConjugateGradient``
-     on ``Elliptope(24, 3)``, min_gradient_norm 1e-8, as in the example.  ldr: the same cost
-     on Stiefel(3, 1)^24, given once as one batched (24, 3, 1) manifold and once as a tuple of
-     24 factors, with its gradient solver (Barzilai–Borwein) and trust region, gtol 1e-8.
+   - ``packing_on_the_sphere``: 24 unit vectors in R³, cost s + ε log Σ_{i<j}
+     exp((y_iᵀy_j − s)/ε), s = max_{i<j} y_iᵀy_j, ε = 0.005 (autograd).  pymanopt:
+     ``ConjugateGradient`` on ``Elliptope(24, 3)``, min_gradient_norm 1e-8, as in the
+     example.  ldr: the same cost on Stiefel(3, 1)^24, given once as one batched (24, 3, 1)
+     manifold and once as a tuple of 24 factors, with its conjugate-gradient solver, its
+     gradient solver (Barzilai–Borwein) and its trust region, gtol 1e-8.
    - ``rank_k_correlation_matrix_approximation``: n = 10 unit vectors in R^k, k = 3,
      minimize ¼‖XᵀX − A‖²_F for a random symmetric A (seed 0).  pymanopt: ``TrustRegions``
      on ``Oblique(3, 10)``, min_gradient_norm 1e-6 (its default).  ldr: trust region on
@@ -188,7 +189,7 @@ def examples(repeats: int) -> None:
                   lambda: pymanopt.manifolds.Elliptope(n, k),
                   lambda: pymanopt.optimizers.ConjugateGradient(
                       min_gradient_norm=1e-8, max_iterations=100000, verbosity=0),
-                  "ConjugateGradient", Y0, ("gradient", "trust-region")))
+                  "ConjugateGradient", Y0, ("conjugate-gradient", "gradient", "trust-region")))
     # rank_k_correlation_matrix_approximation
     n2, k2 = 10, 3
     rng = np.random.default_rng(0)

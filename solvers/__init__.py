@@ -1,19 +1,21 @@
 """Solvers, one per module, each named by a short string.
 
-=================  ============================================  =====================
-name               class                                         needs
-=================  ============================================  =====================
-``"gradient"``     :class:`~ldr.solvers.gradient.GradientDescent`  cost (+ egrad)
-``"trust-region"`` :class:`~ldr.solvers.trust_region.TrustRegion`  cost, egrad, ehvp
-``"pymanopt"``     :class:`~ldr.solvers.pymanopt_adapter.Pymanopt` cost (+ egrad, ehvp)
-``"ism"``          :class:`~ldr.solvers.ism.ISM`                   phi (+ phi0)
-``"scf"``          :class:`~ldr.solvers.scf.SCF`                   pencil
-=================  ============================================  =====================
+========================  ==================================  =====================
+name                      class (in ``ldr.solvers``)          needs
+========================  ==================================  =====================
+``"gradient"``            :class:`GradientDescent`            cost (+ egrad)
+``"conjugate-gradient"``  :class:`ConjugateGradient`          cost (+ egrad)
+``"trust-region"``        :class:`TrustRegion`                cost, egrad, ehvp
+``"pymanopt"``            :class:`Pymanopt`                   cost (+ egrad, ehvp)
+``"ism"``                 :class:`ISM`                        phi (+ phi0)
+``"scf"``                 :class:`SCF`                        pencil
+========================  ==================================  =====================
 """
 
 from __future__ import annotations
 
 from ldr.solvers.base import Solver, State
+from ldr.solvers.conjugate_gradient import ConjugateGradient
 from ldr.solvers.gradient import GradientDescent
 from ldr.solvers.ism import ISM
 from ldr.solvers.pymanopt_adapter import Pymanopt
@@ -22,6 +24,7 @@ from ldr.solvers.trust_region import TrustRegion
 
 REGISTRY: dict[str, type[Solver]] = {
     "gradient": GradientDescent,
+    "conjugate-gradient": ConjugateGradient,
     "trust-region": TrustRegion,
     "pymanopt": Pymanopt,
     "ism": ISM,
@@ -45,6 +48,5 @@ def get_solver(spec) -> Solver:
     raise ValueError(f"solver: expected a name {sorted(REGISTRY)} or a Solver, got {spec!r}")
 
 
-__all__ = ["ISM", "REGISTRY", "SCF", "GradientDescent", "Pymanopt", "Solver", "State",
-           "TrustRegion",
-           "get_solver", "register"]
+__all__ = ["ISM", "REGISTRY", "SCF", "ConjugateGradient", "GradientDescent", "Pymanopt", "Solver",
+           "State", "TrustRegion", "get_solver", "register"]

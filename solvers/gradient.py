@@ -82,45 +82,56 @@ class GradientDescent(Solver):
                 beta = geom.inner(s, s) / sy
         return beta
 
-    def step(self, problem: Problem, state: State) -> State:
+    def _line_search(self, problem: Problem, state: State, direction, slope: float,
+                     beta: float):
+        """Backtracking along ``direction`` (slope ⟨grad f, direction⟩ < 0) from the trial step
+        ``beta``: Armijo, f(R(βη)) ≤ f + c β slope, or — once cost differences are rounding
+        noise — the sufficient-decrease half of Hager & Zhang's approximate Wolfe test on the
+        transported slope, ⟨grad f(R(βη)), T(η)⟩ ≤ (2c − 1) slope.  Returns ``(accepted
+        State or None, beta, backtracks, all trial costs non-finite, last trial cost)``."""
         geom = problem.manifold
-        g, f0, g2 = state.grad, state.cost, state.grad_norm**2
-        direction = geom.lincomb(-1.0, g)
-        beta = self._first_trial(problem, state)
+        f0 = state.cost
         rounding = self.precision_factor * np.finfo(float).eps * max(abs(f0), 1e-300)
-        accepted, non_finite = None, 0
-        for k in range(self.max_backtracks + 1):  # noqa: B007  (k is reported)
+        non_finite, f_new = 0, f0
+        for k in range(self.max_backtracks + 1):
             M_new = geom.retract(state.M, geom.lincomb(beta, direction), self.retraction)
             f_new = problem.cost(M_new)
             if not np.isfinite(f_new):       # outside the cost's domain: a shorter step
                 non_finite += 1
-                beta *= self.contraction
-                continue
-            if f_new <= f0 - self.c * beta * g2:
-                accepted = self.evaluate(problem, M_new, cost=f_new)
-                break
-            if abs(f_new - f0) <= rounding:
+            elif f_new <= f0 + self.c * beta * slope:
+                return self.evaluate(problem, M_new, cost=f_new), beta, k, False, f_new
+            elif abs(f_new - f0) <= rounding:
                 # Cost differences are rounding noise here: use Hager & Zhang's approximate
                 # Wolfe test on the slope along the (transported) search direction instead.
                 trial = self.evaluate(problem, M_new, cost=f_new)
-                slope = geom.inner(trial.grad, geom.transport(state.M, M_new, direction))
-                if slope <= (1.0 - 2.0 * self.c) * g2:
-                    accepted = trial
-                    break
+                new_slope = geom.inner(trial.grad, geom.transport(state.M, M_new, direction))
+                if new_slope <= (2.0 * self.c - 1.0) * slope:
+                    return trial, beta, k, False, f_new
             beta *= self.contraction
+        return None, beta, k, non_finite == k + 1, f_new
+
+    def _failed(self, state: State, k: int, all_non_finite: bool, f_new: float) -> State:
+        """The State of a failed line search: the same point, not accepted, with the reason."""
+        new = State(M=state.M, cost=state.cost, egrad=state.egrad, grad=state.grad,
+                    grad_norm=state.grad_norm, iteration=state.iteration + 1, accepted=False,
+                    memory=state.memory, info={"step_size": 0.0, "backtracks": k})
+        if all_non_finite:
+            new.stop_reason = (f"line search failed: the cost was {f_new} at every one of "
+                               f"{k + 1} trial points along the search direction")
+        else:
+            new.stop_reason = (f"line search failed: no decrease after {self.max_backtracks} "
+                               "backtracks (the gradient may be wrong, or the gradient norm is "
+                               "at its precision floor: raise gtol)")
+        return new
+
+    def step(self, problem: Problem, state: State) -> State:
+        geom = problem.manifold
+        g, g2 = state.grad, state.grad_norm**2
+        direction = geom.lincomb(-1.0, g)
+        accepted, beta, k, all_non_finite, f_new = self._line_search(
+            problem, state, direction, -g2, self._first_trial(problem, state))
         if accepted is None:
-            new = State(M=state.M, cost=f0, egrad=state.egrad, grad=g, grad_norm=state.grad_norm,
-                        iteration=state.iteration + 1, accepted=False, memory=state.memory,
-                        info={"step_size": 0.0, "backtracks": k})
-            if non_finite == k + 1:
-                new.stop_reason = (f"line search failed: the cost was {f_new} at every one of "
-                                   f"{k + 1} trial points along the negative gradient")
-            else:
-                new.stop_reason = (f"line search failed: no decrease after "
-                                   f"{self.max_backtracks} backtracks (the gradient may be "
-                                   "wrong, or the gradient norm is at its precision floor: "
-                                   "raise gtol)")
-            return new
+            return self._failed(state, k, all_non_finite, f_new)
         accepted.iteration = state.iteration + 1
         accepted.memory = {"beta": beta, "M_prev": state.M, "g_prev": g,
                            "s": geom.lincomb(beta, direction)}

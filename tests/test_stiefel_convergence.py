@@ -13,7 +13,7 @@ import pytest
 
 import ldr
 
-SOLVERS = ["gradient", "trust-region", "pymanopt"]
+SOLVERS = ["gradient", "conjugate-gradient", "trust-region", "pymanopt"]
 
 
 def optimal_rotations(k: int = 10, n: int = 3, m: int = 10, seed: int = 0):
@@ -78,7 +78,7 @@ def test_brockett_from_the_optimal_span_with_a_wrong_rotation(solver):
     assert abs(res.cost - f_star) <= 1e-10 * abs(f_star), (res.cost, f_star)
 
 
-@pytest.mark.parametrize("solver", ["gradient", "trust-region"])
+@pytest.mark.parametrize("solver", ["gradient", "conjugate-gradient", "trust-region"])
 @pytest.mark.parametrize("xtol", [1e-10, 1e-3])
 def test_no_rule_claims_convergence_far_from_a_critical_point(solver, xtol):
     """Whatever stopped the run, converged=True implies ‖grad‖ ≤ 1e3 · gtol · scale — also
