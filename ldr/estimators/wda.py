@@ -13,7 +13,7 @@ crawled for hundreds of iterations.  The default, ``start="auto"``, is continuat
 the whole-space pencil), which reached the discriminative fixed point on all 120, and faster.
 On ``benchmarks/bench_wda_defaults.py``'s 60 further problems (never used to choose it) its
 10-NN accuracy is ≥ 0.95 on 59 — 0.948 on the 60th (reg 5), where every start reaches the
-same ratio-trace fixed point — at 0.19–0.98× the FDA start's median time.
+same ratio-trace fixed point — at 0.19–0.98× the FDA start's median time (two runs).
 ``start="best"`` runs SCF from the continuation, whole-space and FDA starts and ``n_starts``
 seeded random starts and keeps the answer with the larger ratio trace.
 A trace-ratio solver (``solver="trust-region"`` or ``"gradient"``) runs after SCF from each
