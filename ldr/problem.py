@@ -79,6 +79,9 @@ class Problem:
         self.manifold = Geometry(objective.manifold, objective.shape)
         self.counts: Counter = Counter()
         self._name = type(objective).__name__
+        #: the driver's gradient scale for this run (None until known): solvers that need a
+        #: scale-free inner tolerance (the trust region's CG) read it
+        self.gscale: float | None = None
 
     def _tangent_like(self, value, what: str):
         geom = self.manifold
@@ -151,17 +154,15 @@ class Problem:
     def provides(self, member: str) -> bool:
         return self.objective.provides(member)
 
-    def gradient_scale(self, M=None, grad_norm: float | None = None) -> float:
+    def gradient_scale(self, grad_norm: float | None = None) -> float:
         """The problem's typical Riemannian gradient norm, which relative gradient tolerances
-        multiply: the largest of the gradient norm at a fixed reference point (a random point
-        drawn from seed 0, so the scale does not depend on the user's seed) and at ``M``
-        (``grad_norm``, if already known).  Multiplying the data by c multiplies a cost of
-        degree k in the data, and this scale, by c^k: a rule ‖grad f‖ ≤ gtol · scale stops
-        at the same iterate whatever the data's units.  Never 0 (1e-300 at the least)."""
+        multiply: the larger of the gradient norm at a fixed reference point (a random point
+        drawn from seed 0, so the scale does not depend on the user's seed) and ``grad_norm``
+        (the start's, when known).  Multiplying the data by c multiplies a cost of degree k in
+        the data, and this scale, by c^k: a rule ‖grad f‖ ≤ gtol · scale stops at the same
+        iterate whatever the data's units.  Never 0 (1e-300 at the least)."""
         geom = self.manifold
         norms = [] if grad_norm is None else [grad_norm]
-        if M is not None and grad_norm is None:
-            norms.append(geom.norm(self.rgrad(M, self.egrad(M))))
         R = _reference_point(geom.spec, geom.shape)
         try:
             norms.append(geom.norm(self.rgrad(R, self.egrad(R))))

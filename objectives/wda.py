@@ -29,8 +29,8 @@ starts the problem itself.  The ratio trace has poor fixed points (a signal and 
 direction); on 40 draws of POT's example data × reg 0.1, 1, 5 (120 problems), the
 regularized-FDA start (``heuristic``) led SCF to one on 41, the whole-space pencil on 2 (at
 reg 0.1), the continuation on none (``benchmarks/bench_wda_defaults.py`` reports 60 further
-problems, never used to choose this).  The
-trust region then maximizes the trace ratio itself from that basin.
+problems, never used to choose this).  The trust region then maximizes the trace ratio itself
+from that basin.
 
 A singular within-class scatter (fewer samples than features, constant or collinear
 features) makes the trace ratio unbounded — directions with no within-class spread — and is
@@ -300,8 +300,8 @@ class WDA(Objective):
     >>> res.converged
     True
 
-    Default solver: ``["scf", "trust-region"]`` from the whole-space pencil's eigenvectors
-    (module docstring).
+    Default solver: ``["scf", "trust-region"]`` from SCF's own start, continuation in reg
+    (``pencil0``; module docstring).
     """
 
     def __init__(self, X, y, p: int, reg: float = 1.0, sinkhorn_iter: int = 10,
@@ -326,16 +326,17 @@ class WDA(Objective):
         self.continuation = float(continuation)
         self.mean_ = X.mean(axis=0)
         Xc = X - self.mean_
-        check_nonsingular(scatter_matrices(Xc, codes, len(classes))[0], "X",
+        Sw, Sb, _ = scatter_matrices(Xc, codes, len(classes))  # FDA's: the check, heuristic()
+        check_nonsingular(Sw, "X",
                           "within-class scatter S_w", "the WDA trace ratio is unbounded along "
                           "directions with no within-class spread", X.shape[0],
                           remedy="Reduce the dimension first (e.g. PCA to fewer than n_samples "
                           "− n_classes components) and drop constant or duplicated features.")
+        self._fda_scatter = (Sw, Sb)
         self.classes_, self.codes_ = classes, codes
         self.groups = [Xc[codes == c] for c in range(len(classes))]
         self.reg, self.sinkhorn_iter, self.eps = float(reg), int(sinkhorn_iter), float(eps)
         self.shape, self.manifold = (X.shape[1], p), manifold
-        self._X = Xc
         self._key = None
 
     def _pairs(self):
@@ -469,7 +470,7 @@ class WDA(Objective):
 
     def heuristic(self) -> np.ndarray:
         """Regularized FDA: top-p generalized eigenvectors of (S_b, S_w + 1e-3·tr(S_w)/d·I)."""
-        Sw, Sb, _ = scatter_matrices(self._X, self.codes_, len(self.classes_))
+        Sw, Sb = self._fda_scatter
         d, p = self.shape
         return top_generalized(Sb, Sw + 1e-3 * np.trace(Sw) / d * np.eye(d), p)[0]
 

@@ -72,6 +72,12 @@ def positive_definite(B: np.ndarray, what: str = "B") -> np.ndarray:
         return B + delta * np.eye(d)
 
 
+def _definite(A, B) -> tuple[np.ndarray, np.ndarray]:
+    """The pencil SCF works with: A symmetrized, B symmetrized and positive definite."""
+    A = np.asarray(A, dtype=float)
+    return 0.5 * (A + A.T), positive_definite(np.asarray(B, dtype=float))
+
+
 class SCF(Solver):
     """SCF iteration on an objective's ``pencil``.
 
@@ -106,15 +112,12 @@ class SCF(Solver):
         """The top-r generalized eigenvectors of the objective's ``pencil0()`` (its pencil at
         the uninformative point; for WDA, the plans of the whole space) when it has one."""
         if problem.provides("pencil0"):
-            A, B = problem.objective.pencil0()
-            A, B = np.asarray(A, dtype=float), np.asarray(B, dtype=float)
-            return top_generalized(0.5 * (A + A.T), positive_definite(B),
-                                   problem.manifold.shape[1])[0]
+            A, B = _definite(*problem.objective.pencil0())
+            return top_generalized(A, B, problem.manifold.shape[1])[0]
         return None
 
     def _pencil(self, problem: Problem, M):
-        A, B = problem.pencil(M)
-        return 0.5 * (A + A.T), positive_definite(B)
+        return _definite(*problem.pencil(M))
 
     def _state(self, problem: Problem, M, **kw) -> State:
         return State(M=M, cost=problem.cost(M), egrad=None, grad=None, grad_norm=np.nan, **kw)

@@ -91,7 +91,7 @@ class TrustRegion(Solver):
         delta = geom.lincomb(-1.0, r)
         e_Pe, e_Pd, d_Pd = 0.0, 0.0, z_r
         max_inner = self.max_inner or geom.dim
-        gscale = getattr(problem, "gscale", None) or 1.0
+        gscale = problem.gscale or 1.0
         stop = "max inner iterations"
         j = 0
         curvature = 0.0  # largest |Rayleigh quotient| seen: the Hessian's scale

@@ -24,19 +24,17 @@ Eq. 50), first of Φ₀, then of Φ at the solution.
 from __future__ import annotations
 
 import numbers
-import warnings
 
 import numpy as np
 import scipy.linalg
 from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
 from sklearn.cluster import KMeans
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ldr._validation import check_labels, check_magnitude
 from ldr.driver import solve
-from ldr.estimators.linear import warn_if_unconverged
+from ldr.estimators.linear import converged_alternation, warn_if_unconverged
 from ldr.kernel_features import check_approximation
 from ldr.kernels import Gaussian, make_kernel, median_distance
 from ldr.manifolds import sin_largest_angle
@@ -278,12 +276,7 @@ class _ClusteringHSIC(ClusterMixin, _HSICBase):
             if change <= self.outer_tol:
                 break
         self.n_outer_, self.history_, self.n_iter_ = it, history, it
-        self.converged_ = change <= self.outer_tol
-        if not self.converged_:
-            warnings.warn(f"{type(self).__name__}: the alternation did not converge in "
-                          f"max_outer={self.max_outer} rounds (last change of U "
-                          f"{change:.2e} > outer_tol {self.outer_tol:g}); raise max_outer or "
-                          "loosen outer_tol", ConvergenceWarning, stacklevel=3)
+        self.converged_ = converged_alternation(self, change, "U", stacklevel=4)
         self.U_ = U
         self.labels_ = cluster_rows(U, k, self.random_state)
         return self

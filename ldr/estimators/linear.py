@@ -123,6 +123,18 @@ def warn_if_unconverged(estimator, res, remedy: str, what: str = "the solver",
                       f"({res.reason}); {remedy}", ConvergenceWarning, stacklevel=stacklevel)
 
 
+def converged_alternation(estimator, change: float, what: str, stacklevel: int = 3) -> bool:
+    """Whether an alternation (``max_outer`` rounds, ``outer_tol`` on the change of ``what``)
+    converged; a :class:`~sklearn.exceptions.ConvergenceWarning` when it did not."""
+    converged = change <= estimator.outer_tol
+    if not converged:
+        warnings.warn(f"{type(estimator).__name__}: the alternation did not converge in "
+                      f"max_outer={estimator.max_outer} rounds (last change of {what} "
+                      f"{change:.2e} > outer_tol {estimator.outer_tol:g}); raise max_outer or "
+                      "loosen outer_tol", ConvergenceWarning, stacklevel=stacklevel)
+    return converged
+
+
 def solve_and_warn(estimator, obj: Objective, M0):
     """``ldr.solve`` with the estimator's solver settings; warn when it did not converge."""
     params = dict(estimator.solver_params or {})

@@ -27,18 +27,20 @@ and WDA-SCF on the resulting labels until the subspace stops moving.
 from __future__ import annotations
 
 import numbers
-import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
 from sklearn.cluster import KMeans
 from sklearn.decomposition import PCA as SkPCA
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ldr.driver import solve
 from ldr.eigen import top_generalized
-from ldr.estimators.linear import check_n_components, warn_if_unconverged
+from ldr.estimators.linear import (
+    check_n_components,
+    converged_alternation,
+    warn_if_unconverged,
+)
 from ldr.manifolds import orthonormalize, sin_largest_angle
 from ldr.objectives.wda import WDA
 from ldr.problem import Problem
@@ -220,12 +222,7 @@ class WDAClustering(ClusterMixin, _WDABase):
         self.labels_ = KMeans(k, n_init=10, random_state=self.random_state).fit_predict(
             (X - self.mean_) @ P)
         self.history_, self.n_outer_, self.n_iter_ = history, it, it
-        self.converged_ = change <= self.outer_tol
-        if not self.converged_:
-            warnings.warn(f"WDAClustering: the alternation did not converge in max_outer="
-                          f"{self.max_outer} rounds (last change of P {change:.2e} > outer_tol "
-                          f"{self.outer_tol:g}); raise max_outer or loosen outer_tol",
-                          ConvergenceWarning, stacklevel=2)
+        self.converged_ = converged_alternation(self, change, "P")
         return self
 
     def fit_predict(self, X, y=None, **kwargs):
