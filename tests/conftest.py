@@ -2,6 +2,7 @@ import numpy as np
 import pytest
 
 import ldr
+from ldr import objectives as o
 
 
 @pytest.fixture
@@ -17,3 +18,35 @@ def pca_data():
 @pytest.fixture
 def lda_data():
     return ldr.datasets.make_lda(8, r=2, n_per_class=150, seed=4)
+
+
+def _every_objective(s: float = 1.0) -> dict:
+    """One small instance of every objective in ldr.objectives, on data multiplied by s."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 5)) @ rng.standard_normal((5, 5))
+    y = np.repeat([0, 1, 2], 20)
+    Xa, Xb = ldr.datasets.make_cca(60, 6, seed=0)
+    A = rng.standard_normal((5, 5))
+    F = rng.standard_normal((300, 2)) @ rng.standard_normal((2, 6)) * 2   # a proper FA model
+    F += rng.standard_normal((300, 6)) * [0.5, 1.0, 1.5, 0.5, 1.0, 2.0]
+    return {
+        "PCA": o.PCA(s * X, 2), "LDA": o.LDA(s * X, y, 2),
+        "QuotientOfTraces": o.QuotientOfTraces(s * s * (A + A.T),
+                                               s * s * (np.eye(5) + 0.1 * A @ A.T), 2),
+        "OrthogonalCCA": o.OrthogonalCCA(s * Xa, s * Xb, 2),
+        "TraditionalCCA": o.TraditionalCCA(s * Xa, s * Xb, 2),
+        "MAF": o.MAF(s * ldr.datasets.make_maf(80, 5, seed=0), 2), "SFA": o.SFA(s * X, 2),
+        "MDS": o.MDS(s * X, 2), "LPP": o.LPP(s * X, 2, n_neighbors=5),
+        "NPE": o.NPE(s * X, 2, n_neighbors=5), "KernelSDR": o.KernelSDR(s * X, y, 2),
+        "PPCA": o.PPCA(s * X, 2), "FactorAnalysis": o.FactorAnalysis(s * F, 2),
+        "HSIC": o.HSIC.supervised(s * X, y, 2),
+        # reg is in squared-distance units (POT's convention): it scales with the data
+        "WDA": o.WDA(s * X, y, 2, reg=s * s),
+    }
+
+
+@pytest.fixture
+def every_objective():
+    """``factory(s)``: one small instance of every objective in ldr.objectives, on data
+    multiplied by s (default 1)."""
+    return _every_objective

@@ -20,33 +20,8 @@ def _spans(M):
     return [orthonormalize(m) for m in (M if isinstance(M, tuple) else (M,))]
 
 
-def every_objective(s: float = 1.0) -> dict:
-    """One small instance of every objective in ldr.objectives, on data multiplied by s."""
-    rng = np.random.default_rng(0)
-    X = rng.standard_normal((60, 5)) @ rng.standard_normal((5, 5))
-    y = np.repeat([0, 1, 2], 20)
-    Xa, Xb = ldr.datasets.make_cca(60, 6, seed=0)
-    A = rng.standard_normal((5, 5))
-    F = rng.standard_normal((300, 2)) @ rng.standard_normal((2, 6)) * 2   # a proper FA model
-    F += rng.standard_normal((300, 6)) * [0.5, 1.0, 1.5, 0.5, 1.0, 2.0]
-    return {
-        "PCA": o.PCA(s * X, 2), "LDA": o.LDA(s * X, y, 2),
-        "QuotientOfTraces": o.QuotientOfTraces(s * s * (A + A.T),
-                                               s * s * (np.eye(5) + 0.1 * A @ A.T), 2),
-        "OrthogonalCCA": o.OrthogonalCCA(s * Xa, s * Xb, 2),
-        "TraditionalCCA": o.TraditionalCCA(s * Xa, s * Xb, 2),
-        "MAF": o.MAF(s * ldr.datasets.make_maf(80, 5, seed=0), 2), "SFA": o.SFA(s * X, 2),
-        "MDS": o.MDS(s * X, 2), "LPP": o.LPP(s * X, 2, n_neighbors=5),
-        "NPE": o.NPE(s * X, 2, n_neighbors=5), "KernelSDR": o.KernelSDR(s * X, y, 2),
-        "PPCA": o.PPCA(s * X, 2), "FactorAnalysis": o.FactorAnalysis(s * F, 2),
-        "HSIC": o.HSIC.supervised(s * X, y, 2),
-        # reg is in squared-distance units (POT's convention): it scales with the data
-        "WDA": o.WDA(s * X, y, 2, reg=s * s),
-    }
-
-
 # --- deterministic defaults and scale invariance ------------------------------------------------
-def test_solve_without_solver_or_start_is_deterministic_for_every_objective():
+def test_solve_without_solver_or_start_is_deterministic_for_every_objective(every_objective):
     instances = every_objective()
     assert set(instances) == set(ldr.objectives.__all__)
     for name, obj in instances.items():
@@ -56,7 +31,7 @@ def test_solve_without_solver_or_start_is_deterministic_for_every_objective():
         assert a.cost == b.cost and a.solver == b.solver, name
 
 
-def test_every_objective_gives_the_same_answer_on_rescaled_data():
+def test_every_objective_gives_the_same_answer_on_rescaled_data(every_objective):
     """From the same random start, X, 1e-4·X and 1e4·X give one answer: the tolerances are
     relative to the problem's gradient scale, so every rule fires at the same iterate."""
     runs = {s: {name: ldr.solve(obj, M0="random", seed=0)

@@ -143,30 +143,10 @@ def test_objective_without_shape_or_cost_is_rejected():
         ldr.objective(3.0, shape=(3, 1))
 
 
-def _every_objective():
-    """One small instance of every objective in ldr.objectives."""
-    from ldr import objectives as o
-
-    rng = np.random.default_rng(0)
-    X = rng.standard_normal((60, 5)) @ rng.standard_normal((5, 5))
-    y = np.repeat([0, 1, 2], 20)
-    Xa, Xb = ldr.datasets.make_cca(60, 6, seed=0)
-    A = rng.standard_normal((5, 5))
-    return {
-        "PCA": o.PCA(X, 2), "LDA": o.LDA(X, y, 2),
-        "QuotientOfTraces": o.QuotientOfTraces(A + A.T, np.eye(5) + 0.1 * A @ A.T, 2),
-        "OrthogonalCCA": o.OrthogonalCCA(Xa, Xb, 2), "TraditionalCCA": o.TraditionalCCA(Xa, Xb, 2),
-        "MAF": o.MAF(ldr.datasets.make_maf(80, 5, seed=0), 2), "SFA": o.SFA(X, 2),
-        "MDS": o.MDS(X, 2), "LPP": o.LPP(X, 2, n_neighbors=5), "NPE": o.NPE(X, 2, n_neighbors=5),
-        "KernelSDR": o.KernelSDR(X, y, 2), "PPCA": o.PPCA(X, 2), "FactorAnalysis":
-        o.FactorAnalysis(X, 2), "HSIC": o.HSIC.supervised(X, y, 2), "WDA": o.WDA(X, y, 2),
-    }
-
-
-def test_every_objective_passes_ldr_check():
+def test_every_objective_passes_ldr_check(every_objective):
     """Gradient, Hessian-vector product, Φ-oracle, pencil and the declared invariance of every
     objective, at a random point (issue: ldr.check passes for every objective)."""
-    instances = _every_objective()
+    instances = every_objective()
     assert set(instances) == set(ldr.objectives.__all__)
     for name, obj in instances.items():
         report = ldr.check(obj, seed=1)
