@@ -347,7 +347,9 @@ class Geometry:
     def lincomb(self, a: float, U, b: float = 0.0, V=None):
         """``a U + b V`` (``V`` may be omitted)."""
         if not self.is_product:
-            return a * U if V is None else a * U + b * V
+            if V is None:
+                return a * U
+            return U + b * V if a == 1.0 else a * U + b * V
         if V is None:
             return tuple(a * u for u in U)
         return tuple(a * u + b * v for u, v in zip(U, V))

@@ -119,7 +119,9 @@ class TrustRegion(Solver):
             e_Pe = e_Pe_new
             eta = geom.lincomb(1.0, eta, alpha, delta)
             Heta = geom.lincomb(1.0, Heta, alpha, Hdelta)
-            r = geom.project(M, geom.lincomb(1.0, r, alpha, Hdelta))
+            # Hδ is tangent (the Riemannian Hessian maps the tangent space into itself), so
+            # r stays tangent without a projection, as in Manopt's and pymanopt's tCG
+            r = geom.lincomb(1.0, r, alpha, Hdelta)
             r_r = geom.inner(r, r)
             norm_r = math.sqrt(r_r)
             if j >= self.min_inner and norm_r <= norm_r0 * min((norm_r0 / gscale)**self.theta,
