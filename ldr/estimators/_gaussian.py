@@ -133,7 +133,10 @@ def gaussian_linear_rule(M: np.ndarray, mean: np.ndarray, class_means: np.ndarra
 
         δ_k(x) = zᵀΣ⁻¹m_k − ½ m_kᵀΣ⁻¹m_k + log π_k = xᵀ coef_k + intercept_k,
 
-    coef_k = MΣ⁻¹m_k and intercept_k = δ_k(mean) (a zero prior gives −∞).
+    coef_k = MΣ⁻¹m_k and intercept_k = δ_k(0) (a zero prior gives −∞).  The common term
+    depends on ``mean``; scikit-learn's LDA centers at x̄ = Σ_k π_k μ_k, and so does
+    :class:`~ldr.estimators.OrthogonalLDA`, so that its ``decision_function`` is the same
+    function, not only the same posterior.
     """
     P = (class_means - mean) @ M                       # (C, r) projected class means
     L = scipy.linalg.cho_factor(M.T @ Sw @ M)
