@@ -26,11 +26,12 @@ def input_float_dtype(X) -> type:
         return np.float64
 
 
-def check_int_components(q, upper: int, bound: str) -> int:
-    """An integer ``n_components`` with ``1 <= q <= upper`` (``bound`` names the upper limit)."""
+def check_int_components(q, upper: int, bound: str, other: str = "") -> int:
+    """An integer ``n_components`` with ``1 <= q <= upper`` (``bound`` names the upper limit,
+    ``other`` the other accepted forms, for the message)."""
     if isinstance(q, bool) or not isinstance(q, numbers.Integral) or not 1 <= q <= upper:
         raise ValueError(f"n_components: must be None or an integer with 1 <= n_components <= "
-                         f"{bound} = {upper}, got {q!r}")
+                         f"{bound} = {upper}{other}, got {q!r}")
     return int(q)
 
 

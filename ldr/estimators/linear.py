@@ -525,7 +525,8 @@ class PCA(_ProjectionAPI, LinearDR):
                 return 1
             ratio = np.cumsum(w[:upper] / total)
             return min(int(np.searchsorted(ratio, q, side="right")) + 1, upper)
-        return check_int_components(q, upper, "min(n_samples, n_features)")
+        return check_int_components(q, upper, "min(n_samples, n_features)",
+                                    " (or a float in (0, 1), or 'mle')")
 
     def fit(self, X, y=None) -> PCA:
         """Fit the principal subspace of X (y is ignored); returns self."""
