@@ -27,8 +27,8 @@ from ldr.manifolds import sin_largest_angle
 # r < n_classes = 2 there); the clustering alternations get small outer budgets (their
 # defaults are unchanged) to keep the ~50 checks per estimator fast.
 CHECKED = {
-    "PCA": est.PCA(n_components=1),
-    "OrthogonalLDA": est.OrthogonalLDA(n_components=1),
+    "PCA": est.PCA(),  # n_components=None: min(n_samples, n_features)
+    "OrthogonalLDA": est.OrthogonalLDA(),  # None: min(n_classes - 1, n_features)
     "LinearDR": est.LinearDR("LDA", n_components=1, start="random"),
     "MAF": est.MAF(n_components=1),
     "SFA": est.SFA(n_components=1),
@@ -108,10 +108,10 @@ def test_grid_search_over_n_components_and_reg(wine):
                         cv=StratifiedKFold(3, shuffle=True, random_state=0)).fit(X, y)
     assert grid.best_params_["lda__n_components"] == 2 and grid.best_score_ >= 0.95
     assert grid.best_estimator_.named_steps["lda"].n_components_ == 2
-    # alone, the estimator's own score (held-out trace ratio) drives the search
+    # alone, the estimator's own score (its Gaussian classifier's accuracy) drives the search
     alone = GridSearchCV(est.OrthogonalLDA(), {"reg": [0.0, 0.5]},
                          cv=StratifiedKFold(3, shuffle=True, random_state=0)).fit(X, y)
-    assert alone.best_score_ > 1.0
+    assert alone.best_score_ > 0.95  # a classifier: its score is the accuracy
 
 
 def test_lda_never_below_the_heuristic(lda_data):
@@ -134,13 +134,17 @@ def test_lda_transforms_new_data_and_scores(wine):
     np.testing.assert_allclose(Z, (X[1::2] - lda.mean_) @ lda.M_, atol=1e-12)
     np.testing.assert_allclose(lda.components_, lda.M_.T)
     np.testing.assert_allclose(lda.M_.T @ lda.M_, np.eye(2), atol=1e-12)
-    assert lda.score(X[1::2], y[1::2]) > 1.0  # held-out classes stay separated
+    assert lda.trace_ratio(X[1::2], y[1::2]) > 1.0  # held-out classes stay separated
     assert list(lda.classes_) == [0, 1, 2]
     names = np.array(["barolo", "grignolino", "barbera"])[y]  # string labels work as well
     named = est.OrthogonalLDA(2, reg=0.01).fit(X[::2], names[::2])
     assert list(named.classes_) == ["barbera", "barolo", "grignolino"]
     np.testing.assert_allclose(named.M_, lda.M_, atol=1e-10)
-    assert named.score(X[1::2], names[1::2]) == pytest.approx(lda.score(X[1::2], y[1::2]))
+    assert named.trace_ratio(X[1::2], names[1::2]) == pytest.approx(
+        lda.trace_ratio(X[1::2], y[1::2]))
+    np.testing.assert_array_equal(named.predict(X[1::2]),
+                                  np.array(["barolo", "grignolino", "barbera"])[
+                                      lda.predict(X[1::2])])
 
 
 def test_pca_matches_sklearn():
@@ -186,8 +190,8 @@ def test_get_params_and_clone():
     lda = est.OrthogonalLDA(3, reg=0.2, solver="gradient")
     assert lda.get_params()["reg"] == 0.2 and lda.get_params()["n_components"] == 3
     assert clone(lda).set_params(reg=0.3).reg == 0.3
-    assert set(est.PCA().get_params()) == {"n_components", "solver", "start", "solver_params",
-                                           "random_state"}
+    assert set(est.PCA().get_params()) == {"n_components", "whiten", "solver", "start",
+                                           "solver_params", "random_state"}
 
 
 def test_bad_input(wine):
@@ -203,9 +207,13 @@ def test_bad_input(wine):
         lda.fit(X, y[:-1])
     with pytest.raises(ValueError, match="requires y to be passed"):
         lda.fit(X)
-    for bad in [13, 0, 2.0, True]:
-        with pytest.raises(ValueError, match="n_components: must be an integer with 1 <= "
-                                             "n_components < n_features = 13"):
+    for bad in [14, 0, True]:
+        with pytest.raises(ValueError, match=r"n_components: must be None or an integer with "
+                                             r"1 <= n_components <= min\(n_samples, n_features\) "
+                                             r"= 13"):
+            est.PCA(bad).fit(X)
+    for bad in [2.0, 1.0, 0.0, -0.5]:
+        with pytest.raises(ValueError, match=r"a float must lie in \(0, 1\)"):
             est.PCA(bad).fit(X)
     with pytest.raises(ValueError, match="n_components: LDA's between-class scatter"):
         est.OrthogonalLDA(3).fit(X, y)
