@@ -46,13 +46,20 @@ import warnings
 
 import numpy as np
 import scipy.stats
-from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ldr._validation import check_labels
 from ldr.driver import solve
+from ldr.estimators.output import (
+    FLOAT_DTYPES,
+    OutputMixin,
+    as_output,
+    cast_fitted,
+    output_dtype,
+)
 from ldr.objective import Objective
 from ldr.objectives.graph import LPP as LPPObjective
 from ldr.objectives.graph import NPE as NPEObjective
@@ -105,9 +112,12 @@ def _seed(random_state):
     return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
 
 
-def check_n_components(n_components, n_features: int) -> int:
-    """``n_components`` as an int with 1 <= n_components < n_features."""
+def check_n_components(n_components, n_features: int, default: int | None = None) -> int:
+    """``n_components`` as an int with 1 <= n_components < n_features; None is ``default``
+    (the method's natural maximum; n_features − 1, the largest proper subspace, if None)."""
     q = n_components
+    if q is None:
+        q = n_features - 1 if default is None else default
     if isinstance(q, bool) or not isinstance(q, numbers.Integral) or not 1 <= q < n_features:
         raise ValueError(f"n_components: must be an integer with 1 <= n_components < "
                          f"n_features = {n_features}, got {q!r}")
@@ -163,15 +173,17 @@ def start_point(start, obj: Objective):
     return start
 
 
-class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class LinearDR(OutputMixin, TransformerMixin, BaseEstimator):
     """Any ldr objective of the form ``cls(X, [y,] r, **params)`` as a transformer.
 
     Parameters
     ----------
     objective : Objective subclass or its name in :mod:`ldr.objectives`
         Supervised when its constructor reads ``cls(X, y, r, ...)``: ``fit`` then needs y.
-    n_components : int, default 2
-        r, the subspace dimension, 1 <= r < n_features.
+    n_components : int or None, default None
+        r, the subspace dimension, 1 <= r < n_features; None: n_features − 1, the largest
+        proper subspace (the natural maximum: at r = n_features every cost on a Grassmann
+        manifold is constant).
     solver : str, Solver or list of them, default "trust-region"
         Any solver :func:`ldr.solve` accepts (a list chains them).
     start : "heuristic", "random", None or array, default "heuristic"
@@ -227,7 +239,7 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
     _objective_args: tuple[str, ...] = ()  # their __init__ arguments forwarded to it
     _pairwise_memory = False  # forms n×n matrices (for the memory stated on a Dask array)
 
-    def __init__(self, objective, n_components=2, solver="trust-region", start="heuristic",
+    def __init__(self, objective, n_components=None, solver="trust-region", start="heuristic",
                  objective_params=None, solver_params=None, random_state=None):
         self.objective, self.n_components = objective, n_components
         self.solver, self.start = solver, start
@@ -271,9 +283,9 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
                 raise ValueError(
                     f"{type(self).__name__} requires y to be passed, but the target y is None: "
                     f"{self._objective_spec()[0].__name__} is supervised; call fit(X, y)")
-            return validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2,
+            return validate_data(self, X, y, dtype=FLOAT_DTYPES, ensure_min_samples=2,
                                  multi_output=True)
-        return validate_data(self, X, dtype=np.float64, ensure_min_samples=2), None
+        return validate_data(self, X, dtype=FLOAT_DTYPES, ensure_min_samples=2), None
 
     def _validate_lazy(self, X, y):
         """A Dask array (or DataFrame) X, kept lazy: only the objectives that read rows in
@@ -307,6 +319,7 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
             isinstance(X, np.memmap) and getattr(self._objective_spec()[0], "accepts_chunks",
                                                  False))
         X, y = self._validate_lazy(X, y) if chunked else self._validate(X, y)
+        dtype = np.float64 if chunked else output_dtype(X)
         r = check_n_components(self.n_components, X.shape[1])
         obj = self._make_objective(X, y, r)
         res = solve_and_warn(self, obj, start_point(self.start, obj))
@@ -320,6 +333,7 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         self.cost_, self.n_iter_ = float(res.cost), res.n_iter
         if getattr(obj, "mean_", None) is not None:
             self.mean_ = np.asarray(obj.mean_)
+        cast_fitted(self, dtype)  # float32 in, float32 out (ldr.estimators.output)
         return self
 
     def _finalize(self, obj: Objective, M):
@@ -330,18 +344,15 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         """Hook: ``components_`` (r×d); ``M.T`` for a single factor, unset on a product."""
         return None if isinstance(M, tuple) else M.T
 
-    @property
-    def _n_features_out(self) -> int:
-        return self.n_components_
-
     def transform(self, X) -> np.ndarray:
-        """The objective's mapping of X onto the learned subspace (usually (X − mean_) M_)."""
+        """The objective's mapping of X onto the learned subspace (usually (X − mean_) M_),
+        computed in float64; float32 for float32 X."""
         check_is_fitted(self, "M_")
         if is_lazy(X):  # a lazy Dask array, block by block (map_blocks)
             return map_rows(X, self._transform_block, self.n_features_in_,
                             self.n_components_)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        return np.asarray(self.objective_.transform(X, self.M_), dtype=float)
+        X = validate_data(self, X, reset=False, dtype=FLOAT_DTYPES)
+        return as_output(self.objective_.transform(X, self.M_), output_dtype(X))
 
     def _transform_block(self, X):
         return self.objective_.transform(X, self.M_)
@@ -468,7 +479,9 @@ class MAF(LinearDR):
 
     Parameters
     ----------
-    n_components : int, 1 <= n_components < n_features
+    n_components : int or None, default None
+        1 <= n_components < n_features; None: n_features − 1, the natural maximum (at
+        n_features the ratio is the constant tr(Σ_δ)/tr(Σ)).
     lag : int, default 1
         The time lag δ in samples, 1 <= lag < n_samples - 1.
     reg : float in [0, 1], default 0
@@ -495,7 +508,7 @@ class MAF(LinearDR):
     _objective_class = MAFObjective
     _objective_args = ("lag", "reg")
 
-    def __init__(self, n_components=2, lag=1, reg=0.0, solver="trust-region",
+    def __init__(self, n_components=None, lag=1, reg=0.0, solver="trust-region",
                  start="heuristic", solver_params=None, random_state=None):
         self.n_components, self.lag, self.reg = n_components, lag, reg
         self.solver, self.start = solver, start
@@ -514,7 +527,9 @@ class SFA(LinearDR):
 
     Parameters
     ----------
-    n_components : int, 1 <= n_components < n_features
+    n_components : int or None, default None
+        1 <= n_components < n_features; None: n_features − 1, the natural maximum (at
+        n_features the slowness is the constant tr(Ċ)).
     reg : float in [0, 1], default 0
         Shrinkage of Σ before whitening (needed when Σ is singular).
     solver, start, solver_params, random_state : see :class:`LinearDR`
@@ -541,7 +556,7 @@ class SFA(LinearDR):
     _objective_class = SFAObjective
     _objective_args = ("reg",)
 
-    def __init__(self, n_components=2, reg=0.0, solver="trust-region", start="heuristic",
+    def __init__(self, n_components=None, reg=0.0, solver="trust-region", start="heuristic",
                  solver_params=None, random_state=None):
         self.n_components, self.reg, self.solver, self.start = n_components, reg, solver, start
         self.solver_params, self.random_state = solver_params, random_state
@@ -563,7 +578,9 @@ class MDS(LinearDR):
 
     Parameters
     ----------
-    n_components : int, 1 <= n_components < n_features
+    n_components : int or None, default None
+        1 <= n_components < n_features; None: n_features − 1, the natural maximum (the whole
+        space keeps every Euclidean distance: nothing to optimize).
     metric : str, default "euclidean"
         Any :func:`sklearn.metrics.pairwise_distances` metric for δ.
     eps : float, optional
@@ -593,7 +610,7 @@ class MDS(LinearDR):
     _objective_class = MDSObjective
     _objective_args = ("metric", "eps", "block_size")
 
-    def __init__(self, n_components=2, metric="euclidean", eps=None, block_size=None,
+    def __init__(self, n_components=None, metric="euclidean", eps=None, block_size=None,
                  solver="trust-region", start="heuristic", solver_params=None,
                  random_state=None):
         self.n_components, self.metric, self.eps = n_components, metric, eps
@@ -624,7 +641,9 @@ class LPP(_Graph):
 
     Parameters
     ----------
-    n_components : int, 1 <= n_components < n_features
+    n_components : int or None, default None
+        1 <= n_components < n_features; None: n_features − 1, the natural maximum (at
+        n_features the ratio is the constant tr(S_L)/tr(S_D)).
     n_neighbors : int, optional
         k of the symmetrized k-nearest-neighbour graph (default 5 when ``radius`` is None).
     radius : float, optional
@@ -659,7 +678,7 @@ class LPP(_Graph):
     _objective_class = LPPObjective
     _objective_args = ("n_neighbors", "radius", "tau", "weight", "reg", "form")
 
-    def __init__(self, n_components=2, n_neighbors=None, radius=None, tau=None, weight="heat",
+    def __init__(self, n_components=None, n_neighbors=None, radius=None, tau=None, weight="heat",
                  reg=0.0, form="ratio", solver="trust-region", start="heuristic",
                  solver_params=None, random_state=None):
         self.n_components, self.n_neighbors, self.radius = n_components, n_neighbors, radius
@@ -676,7 +695,8 @@ class NPE(_Graph):
 
     Parameters
     ----------
-    n_components : int, 1 <= n_components < n_features
+    n_components : int or None, default None
+        1 <= n_components < n_features; None: n_features − 1, as :class:`LPP`.
     n_neighbors : int, optional
         Neighbours per reconstruction (default 5 when ``radius`` is None).
     radius : float, optional
@@ -704,7 +724,7 @@ class NPE(_Graph):
     _objective_class = NPEObjective
     _objective_args = ("n_neighbors", "radius", "lle_reg", "reg", "form")
 
-    def __init__(self, n_components=2, n_neighbors=None, radius=None, lle_reg=1e-3, reg=0.0,
+    def __init__(self, n_components=None, n_neighbors=None, radius=None, lle_reg=1e-3, reg=0.0,
                  form="ratio", solver="trust-region", start="heuristic", solver_params=None,
                  random_state=None):
         self.n_components, self.n_neighbors, self.radius = n_components, n_neighbors, radius
@@ -722,7 +742,9 @@ class KernelSDR(LinearDR):
 
     Parameters
     ----------
-    n_components : int, 1 <= n_components < n_features
+    n_components : int or None, default None
+        1 <= n_components < n_features; None: n_features − 1, the natural maximum (the whole
+        space trivially carries all about y).
     eps : float > 0, default 1e-3
         Regularization ε.
     sigma, sigma_y, sigma_full : float, optional
@@ -752,7 +774,7 @@ class KernelSDR(LinearDR):
     _objective_class = KernelSDRObjective
     _objective_args = ("eps", "sigma", "sigma_y", "sigma_full", "y_type")
 
-    def __init__(self, n_components=2, eps=1e-3, sigma=None, sigma_y=None, sigma_full=None,
+    def __init__(self, n_components=None, eps=1e-3, sigma=None, sigma_y=None, sigma_full=None,
                  y_type="auto", solver="trust-region", start="heuristic", solver_params=None,
                  random_state=None):
         self.n_components, self.eps, self.sigma = n_components, eps, sigma
@@ -802,7 +824,9 @@ class PPCA(_LatentGaussian):
 
     Parameters
     ----------
-    n_components : int, 1 <= n_components < n_features
+    n_components : int or None, default None
+        1 <= n_components < n_features; None: n_features − 1, the largest q that leaves a noise
+        variance to estimate.
     noise_variance : float > 0, optional
         A fixed σ²; estimated when None (default).
     solver, start, solver_params, random_state : see :class:`LinearDR`
@@ -831,7 +855,7 @@ class PPCA(_LatentGaussian):
     _objective_class = PPCAObjective
     _objective_args = ("noise_variance",)
 
-    def __init__(self, n_components=2, noise_variance=None, solver="trust-region",
+    def __init__(self, n_components=None, noise_variance=None, solver="trust-region",
                  start="heuristic", solver_params=None, random_state=None):
         self.n_components, self.noise_variance = n_components, noise_variance
         self.solver, self.start = solver, start
@@ -846,7 +870,9 @@ class FactorAnalysis(_LatentGaussian):
 
     Parameters
     ----------
-    n_components : int, 1 <= n_components < n_features
+    n_components : int or None, default None
+        1 <= n_components < n_features; None: n_features − 1, the natural maximum (ldr's model
+        needs q < n_features).
     solver, start, solver_params, random_state : see :class:`LinearDR`
 
     Attributes
@@ -873,7 +899,7 @@ class FactorAnalysis(_LatentGaussian):
 
     _objective_class = FactorAnalysisObjective
 
-    def __init__(self, n_components=2, solver="trust-region", start="heuristic",
+    def __init__(self, n_components=None, solver="trust-region", start="heuristic",
                  solver_params=None, random_state=None):
         self.n_components, self.solver, self.start = n_components, solver, start
         self.solver_params, self.random_state = solver_params, random_state
