@@ -181,9 +181,10 @@ class LinearDR(OutputMixin, TransformerMixin, BaseEstimator):
     objective : Objective subclass or its name in :mod:`ldr.objectives`
         Supervised when its constructor reads ``cls(X, y, r, ...)``: ``fit`` then needs y.
     n_components : int or None, default None
-        r, the subspace dimension, 1 <= r < n_features; None: n_features − 1, the largest
-        proper subspace (the natural maximum: at r = n_features every cost on a Grassmann
-        manifold is constant).
+        r, the subspace dimension, 1 <= r < n_features; None: the natural maximum, the
+        objective's ``max_rank(X, y)`` where it defines one (LDA: min(n_features, n_classes)
+        − 1), else n_features − 1, the largest proper subspace (at r = n_features every cost
+        on a Grassmann manifold is constant).
     solver : str, Solver or list of them, default "trust-region"
         Any solver :func:`ldr.solve` accepts (a list chains them).
     start : "heuristic", "random", None or array, default "heuristic"
@@ -320,7 +321,7 @@ class LinearDR(OutputMixin, TransformerMixin, BaseEstimator):
                                                  False))
         X, y = self._validate_lazy(X, y) if chunked else self._validate(X, y)
         dtype = np.float64 if chunked else output_dtype(X)
-        r = check_n_components(self.n_components, X.shape[1])
+        r = check_n_components(self.n_components, X.shape[1], self._natural_n_components(X, y))
         obj = self._make_objective(X, y, r)
         res = solve_and_warn(self, obj, start_point(self.start, obj))
         self.objective_, self.result_ = obj, res
@@ -335,6 +336,14 @@ class LinearDR(OutputMixin, TransformerMixin, BaseEstimator):
             self.mean_ = np.asarray(obj.mean_)
         cast_fitted(self, dtype)  # float32 in, float32 out (ldr.estimators.output)
         return self
+
+    def _natural_n_components(self, X, y) -> int | None:
+        """``n_components=None``: the objective's ``max_rank(X, y)`` where it defines one
+        (LDA: min(n_features, n_classes) − 1), else None (n_features − 1)."""
+        if self.n_components is not None:
+            return None
+        max_rank = getattr(self._objective_spec()[0], "max_rank", None)
+        return None if max_rank is None else max_rank(X, y)
 
     def _finalize(self, obj: Objective, M):
         """Hook: the point to keep (a subclass may rotate a Grassmann answer); sets scores."""
