@@ -36,6 +36,14 @@ correctly, and no attribute of the same name changes its shape between libraries
   whole linear map, so that the same identity holds (it is not orthonormal);
 * latent-variable models (PPCA, FactorAnalysis): the loadings Wᵀ, as in scikit-learn's
   FactorAnalysis; ``transform`` is the posterior mean.
+
+dtype and feature names
+-----------------------
+float32 X gives float32 fitted arrays (``M_``, ``components_``, ``mean_``, scores arrays) and
+float32 ``transform`` output; the objective is built and solved in float64 (X is upcast once
+when the objective is built), and ``objective_`` and ``result_`` keep float64
+(:mod:`ldr.estimators.output`).  Dask input stays float64.  Outputs are named
+``<classname><i>`` by ``get_feature_names_out``, so ``set_output(transform="pandas")`` works.
 """
 
 from __future__ import annotations

@@ -13,6 +13,9 @@ smaller (von Neumann's trace inequality); both costs see M_x and M_y only throug
 and rotation-invariant norms, so the cost is never worse.  The columns are then canonical
 pairs ordered by decreasing (cross-)correlation, each pair positively correlated, as in
 scikit-learn's CCA.
+
+Each view's scores, and the fitted arrays, are float32 for float32 data; the statistics and
+the solve are float64 (:mod:`ldr.estimators.output`).
 """
 
 from __future__ import annotations
