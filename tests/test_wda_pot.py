@@ -126,12 +126,14 @@ def test_array_start_is_orthonormalized_and_used():
 
 def test_bad_starts_and_normalize_are_clear_errors():
     xs, ys, P0 = pot_data()
+    warnings.simplefilter("ignore", ConvergenceWarning)
     with pytest.raises(ValueError, match=r"normalize=True .* start=<array of shape \(10, 2\)>"):
         WassersteinDA(2, normalize=True).fit(xs, ys)
     with pytest.raises(ValueError, match="start: expected a finite array of shape"):
         WassersteinDA(2, start=P0[:5]).fit(xs, ys)
     with pytest.raises(ValueError, match="linearly dependent"):
         WassersteinDA(2, start=np.column_stack([P0[:, 0], 2 * P0[:, 0]])).fit(xs, ys)
+    assert WassersteinDA(start=P0, max_iter=3).fit(xs, ys).n_components_ == 2  # p from P0
     with pytest.raises(ValueError, match="normalize: expected True or False"):
         WassersteinDA(2, start=P0, normalize="yes").fit(xs, ys)
     with pytest.raises(ValueError, match="no spread"):

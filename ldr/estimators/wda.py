@@ -64,8 +64,13 @@ class _WDABase(OutputMixin, TransformerMixin, BaseEstimator):
             X = validate_data(self, X, dtype=FLOAT_DTYPES, ensure_min_samples=2)
         else:
             X, y = validate_data(self, X, y, dtype=FLOAT_DTYPES, ensure_min_samples=2)
-        self.n_components_ = check_n_components(self.n_components, X.shape[1])
+        self.n_components_ = check_n_components(self.n_components, X.shape[1],
+                                                self._natural_n_components(X.shape[1]))
         return np.asarray(X, dtype=np.float64), y, output_dtype(X)
+
+    def _natural_n_components(self, n_features: int) -> int | None:
+        """``n_components=None``: n_features − 1 (None here), unless overridden."""
+        return None
 
     def _objective(self, X, y, normalize_at=None):
         return WDA(X, y, self.n_components_, reg=self.reg, sinkhorn_iter=self.sinkhorn_iter,
@@ -91,8 +96,9 @@ class WassersteinDA(_WDABase):
     Parameters
     ----------
     n_components : int or None, default None
-        p, 1 <= p < n_features; None: n_features − 1, the natural maximum (at p = n_features
-        the trace ratio is a constant).
+        p, 1 <= p < n_features; None: the number of columns of an array ``start`` (POT's
+        ``P0``), else n_features − 1, the natural maximum (at p = n_features the trace ratio
+        is a constant).
     reg : entropic regularization > 0, as POT's ``reg`` (K = exp(−M/reg))
     solver : "scf" (default), "trust-region" (trace-ratio cost), a Solver or a chain
     start : {"auto", "continuation", "whole-space", "fda", "best"} or array (n_features, p)
@@ -142,6 +148,14 @@ class WassersteinDA(_WDABase):
         self.sinkhorn_iter, self.eps = sinkhorn_iter, eps
         self.tol, self.max_iter, self.random_state = tol, max_iter, random_state
         self.normalize = normalize
+
+    def _natural_n_components(self, n_features: int) -> int | None:
+        """``n_components=None`` with an array ``start``: its number of columns (POT's p is
+        P0's); else n_features − 1."""
+        start = self.start
+        if not isinstance(start, str) and np.ndim(start) == 2:
+            return int(np.shape(start)[1])
+        return None
 
     def _start_array(self, shape):
         """The array ``start`` (POT's P0) as given, checked; None for a named start."""
