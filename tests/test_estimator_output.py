@@ -175,10 +175,12 @@ def test_n_components_none_is_the_natural_maximum(name, data):
     assert e.components_.shape[0] == NATURAL_MAX[name] if hasattr(e, "components_") else True
 
 
-def test_n_components_none_on_one_feature_is_a_clear_error():
+@pytest.mark.parametrize("name", ["MAF", "SupervisedHSIC", "KDAC", "WassersteinDA"])
+def test_n_components_none_on_one_feature_is_a_clear_error(name):
     X = np.random.default_rng(0).standard_normal((30, 1))
-    with pytest.raises(ValueError, match="n_components"):
-        est.MAF().fit(X)
+    y = np.repeat([0, 1], 15)
+    with pytest.raises(ValueError, match="n_components: .*n_features = 1 leaves"):
+        getattr(est, name)().fit(X, y)
 
 
 # --- ldr.estimators is a lazy attribute of ldr ----------------------------------------------

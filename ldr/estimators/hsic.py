@@ -114,6 +114,9 @@ class _HSICBase(OutputMixin, TransformerMixin, BaseEstimator):
                     and 1 <= q < d)):
             raise ValueError(f"n_components: must be None, 'auto' or an integer q with "
                              f"1 <= q < n_features = {d}, got {q!r}")
+        if d < 2:
+            raise ValueError(f"n_components: n_features = {d} leaves no proper subspace to "
+                             f"reduce to: pass data with at least two features")
         if self.sigma is not None and not (np.isscalar(self.sigma) and self.sigma > 0):
             raise ValueError(f"sigma: must be a positive number, got {self.sigma!r}")
 

@@ -126,6 +126,10 @@ def check_n_components(n_components, n_features: int, default: int | None = None
     q = n_components
     if q is None:
         q = n_features - 1 if default is None else default
+        if q < 1:
+            raise ValueError(f"n_components: None means the largest proper subspace, but "
+                             f"n_features = {n_features} leaves none: pass data with at least "
+                             f"two features")
     if isinstance(q, bool) or not isinstance(q, numbers.Integral) or not 1 <= q < n_features:
         raise ValueError(f"n_components: must be an integer with 1 <= n_components < "
                          f"n_features = {n_features}, got {q!r}")
