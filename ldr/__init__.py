@@ -23,3 +23,14 @@ __all__ = [
     "check", "compare",
     "datasets", "kernels", "manifolds", "objective", "objectives", "solve", "solvers",
 ]
+__all__ += ["estimators"]  # a lazy attribute (below)
+
+
+def __getattr__(name: str):
+    """``ldr.estimators`` on first use (PEP 562): ``import ldr`` stays free of the
+    scikit-learn estimator layer until it is asked for."""
+    if name == "estimators":
+        import importlib
+
+        return importlib.import_module("ldr.estimators")
+    raise AttributeError(f"module 'ldr' has no attribute {name!r}")

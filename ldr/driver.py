@@ -73,10 +73,11 @@ def default_solver(objective: Objective):
     return ["ism", "trust-region"] if objective.provides("phi") else "trust-region"
 
 
-def initial_point(problem: Problem, M0=None, seed=0, solver=None):
+def initial_point(problem: Problem, M0=None, seed=0, solver=None, orthonormalize=False):
     """Resolve ``M0``: an array (tuple on a product), ``"random"``, ``"heuristic"``, or None —
     the solver's own default start (ISM: the eigenvectors of Φ₀), else the objective's
-    ``heuristic()``, else a random point from ``seed``."""
+    ``heuristic()``, else a random point from ``seed``.  An array must have orthonormal
+    columns unless ``orthonormalize`` (then the nearest such matrix, same span, is used)."""
     geom = problem.manifold
     if M0 is None and solver is not None and hasattr(solver, "default_start"):
         start = solver.default_start(problem)
@@ -93,7 +94,12 @@ def initial_point(problem: Problem, M0=None, seed=0, solver=None):
             raise ValueError(
                 f"M0='heuristic': {type(problem.objective).__name__} defines no heuristic()")
         return geom.validate_point(problem.objective.heuristic(), "heuristic()")
-    return geom.validate_point(M0, "M0")
+    if not isinstance(orthonormalize, bool):
+        raise ValueError(f"orthonormalize: expected True or False, got {orthonormalize!r}")
+    return geom.validate_point(M0, "M0", orthonormalize=orthonormalize,
+                               remedy="pass orthonormalize=True to use the orthonormal basis "
+                                      "nearest to it (same column span), or "
+                                      "ldr.manifolds.orthonormalize(M0)")
 
 
 def _solver_list(solver) -> list:
@@ -124,6 +130,7 @@ def solve(
     solver=None,
     M0=None,
     *,
+    orthonormalize: bool = False,
     seed=0,
     gtol: float = 1e-8,
     gtol_scale="auto",
@@ -147,6 +154,12 @@ def solve(
         Start point (orthonormal); ``"random"`` draws one from ``seed``; None (default) is
         the first solver's own start where it has one (ISM: the minimizing eigenvectors of
         Φ₀), else the objective's ``heuristic()``, else a random point from ``seed``.
+    orthonormalize : bool, default False
+        For an array ``M0``: replace each Stiefel or Grassmann factor by the nearest matrix
+        with orthonormal columns (the polar factor UVᵀ of M0 = USVᵀ, which spans the same
+        subspace) instead of rejecting a non-orthonormal start; Euclidean factors are used
+        as given.  Columns that are linearly dependent are still an error.  False (default):
+        a non-orthonormal ``M0`` is a ValueError that names this option.
     seed : int, numpy.random.Generator or None
         The only source of randomness; default 0, so identical calls give identical results
         (None draws fresh entropy).
@@ -191,7 +204,7 @@ def solve(
     for s in solvers:
         s.check_problem(problem)
     start = time.perf_counter()  # the start point (e.g. ISM's Φ₀ eigenvectors) is timed too
-    M = initial_point(problem, M0, seed, solvers[0])
+    M = initial_point(problem, M0, seed, solvers[0], orthonormalize)
     geom = problem.manifold
     trace = Trace()
     stages: list[StageSummary] = []

@@ -207,6 +207,21 @@ class _Part:
         root = np.sqrt(max(top, 0.0))
         return float(root if self.kind == "stiefel" else min(1.0, root))
 
+    def nearest(self, M, name: str) -> np.ndarray:
+        """The point nearest to ``M`` in the Frobenius norm: the polar factor UVᵀ of
+        M = USVᵀ (same column span); ``M`` itself on a Euclidean factor.  Raises when M has
+        (numerically) dependent columns, whose span is not r-dimensional."""
+        if self.kind == "euclidean":
+            return M
+        s = np.linalg.svd(M, compute_uv=False)
+        top, low = np.max(s, axis=-1), np.min(s, axis=-1)
+        if np.any(low <= 1e-12 * top):
+            raise ValueError(f"{name}: its columns are linearly dependent (singular values "
+                             f"down to {float(np.min(low / np.maximum(top, 1e-300))):.1e} of "
+                             "the largest), so no orthonormal basis spans them; pass a start "
+                             "with independent columns")
+        return _polar(M)
+
     def feasibility(self, M) -> float:
         """‖MᵀM − I‖_F (the largest over a batch's factors)."""
         if self.kind == "euclidean":
@@ -435,8 +450,13 @@ class Geometry:
 
         return int(offsets[-1]), to_vector, to_coords
 
-    def validate_point(self, M, name: str = "M0", tol: float = 1e-8):
-        """A float copy of ``M`` of the right shape, on the manifold to ``tol``."""
+    def validate_point(self, M, name: str = "M0", tol: float = 1e-8,
+                       orthonormalize: bool = False,
+                       remedy: str = "pass ldr.manifolds.orthonormalize(M0)"):
+        """A float copy of ``M`` of the right shape, on the manifold to ``tol``; with
+        ``orthonormalize``, each Stiefel or Grassmann factor is first replaced by the nearest
+        matrix with orthonormal columns (:meth:`_Part.nearest`: the polar factor, same span).
+        ``remedy`` ends the error for a point off the manifold."""
         from ldr._validation import check_point
 
         if self.is_product:
@@ -444,12 +464,16 @@ class Geometry:
                 raise ValueError(f"{name}: expected a tuple of {len(self.parts)} arrays")
             out = tuple(check_point(m, p.shape, f"{name}[{i}]") for i, (m, p) in
                         enumerate(zip(M, self.parts)))
+            if orthonormalize:
+                out = tuple(p.nearest(m, f"{name}[{i}]")
+                            for i, (p, m) in enumerate(zip(self.parts, out)))
         else:
             out = check_point(M, self.parts[0].shape, name)
+            if orthonormalize:
+                out = self.parts[0].nearest(out, name)
         err = self.feasibility(out)
         if err > tol:
             raise ValueError(
-                f"{name}: columns are not orthonormal (‖MᵀM − I‖ = {err:.2e}); "
-                "pass ldr.manifolds.orthonormalize(M0)"
+                f"{name}: columns are not orthonormal (‖MᵀM − I‖ = {err:.2e}); {remedy}"
             )
         return out

@@ -24,7 +24,7 @@ from ldr._validation import (
     shrink,
 )
 from ldr.objectives.quotient import QuotientOfTraces
-from ldr.rows import is_chunked, moments
+from ldr.rows import is_chunked, is_lazy, moments
 
 
 def scatter_matrices(X: np.ndarray, codes: np.ndarray, n_classes: int
@@ -95,6 +95,21 @@ class LDA(QuotientOfTraces):
         self.n_samples_ = stats.n
         super().__init__(Sb, Sw, r, manifold)
         self.Sb, self.Sw = self.A, self.B
+
+    @staticmethod
+    def max_rank(X, y) -> int:
+        """The largest r accepted on (X, y), min(n_features, n_classes) − 1: the natural
+        maximum that the estimators' ``n_components=None`` takes (labels of a Dask array are
+        counted by ``dask.array.unique``, without materializing y)."""
+        if y is None:
+            return int(X.shape[1]) - 1
+        if is_lazy(y):
+            import dask.array as da
+
+            n_classes = len(da.unique(y).compute())
+        else:
+            n_classes = len(np.unique(np.asarray(y)))
+        return max(1, min(int(X.shape[1]), n_classes) - 1)
 
     def transform(self, X, M):
         return (check_new_data(X, self.shape[0]) - self.mean_) @ M

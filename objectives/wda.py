@@ -11,6 +11,15 @@ iterations from u = 1.  Then
 Sinkhorn runs in scaling form when that stays finite and in the log domain otherwise (small
 ``reg``), so it never overflows; the iterates are the same either way.
 
+``normalize_at=P0`` is POT's ``ot.dr.wda(..., P0=P0, normalize=True)``: the plan of each pair
+of classes (c, c′), within-class pairs included, uses the regularization
+
+    reg_{c,c′} = reg · (1 / (n_c n_{c′})) Σ_{i∈c, j∈c′} ‖P0ᵀ(x_i − x_j)‖²,
+
+the mean squared distance between the two classes' samples projected by P0 (the matrix as
+given, not orthonormalized, as in POT), fixed for the whole run — so ``reg`` becomes relative
+to each pair's spread.
+
 * ``cost``   the trace ratio −tr(PᵀC_bP)/tr(PᵀC_wP) with T = T(P) (Flamary et al.), whose
   gradient differentiates through the Sinkhorn iterations, as they do — by hand (reverse
   mode, and forward mode over it for Hessian-vector products; about 4× faster than autograd,
@@ -290,6 +299,10 @@ class WDA(Objective):
         SCF's own start (``pencil0``) is the pencil at the ratio-trace fixed point of the
         smoother problem with reg × ``continuation``, itself solved from the whole-space
         pencil (continuation in reg); 1 uses the whole-space pencil directly.
+    normalize_at : (d, p) array, optional
+        POT's ``normalize=True`` with ``P0 = normalize_at``: each pair's reg is scaled by the
+        mean squared distance between its classes projected by this matrix (module
+        docstring; ``pair_reg`` holds the results).  None (default): ``reg`` for every pair.
 
     Examples
     --------
@@ -305,7 +318,8 @@ class WDA(Objective):
     """
 
     def __init__(self, X, y, p: int, reg: float = 1.0, sinkhorn_iter: int = 10,
-                 eps: float = 1e-8, continuation: float = 10.0, manifold: str = "grassmann"):
+                 eps: float = 1e-8, continuation: float = 10.0, manifold: str = "grassmann",
+                 normalize_at=None):
         X = check_data(X, "X")
         classes, codes = check_labels(y, X.shape[0], "y")
         counts = np.bincount(codes)
@@ -338,6 +352,38 @@ class WDA(Objective):
         self.reg, self.sinkhorn_iter, self.eps = float(reg), int(sinkhorn_iter), float(eps)
         self.shape, self.manifold = (X.shape[1], p), manifold
         self._key = None
+        self._pair_scale = {pair: 1.0 for pair in self._pairs()}
+        if normalize_at is not None:
+            self._pair_scale = self._mean_sq_distances(normalize_at)
+
+    def _mean_sq_distances(self, P0) -> dict:
+        """(1/(n_a n_b)) Σ_ij ‖P0ᵀ(x_i − x_j)‖² for each pair of classes (a ≤ b), from the
+        projected means and mean squared norms (no n_a × n_b matrix)."""
+        P0 = np.asarray(P0, dtype=float)
+        if P0.shape != self.shape or not np.all(np.isfinite(P0)):
+            raise ValueError(f"normalize_at: expected a finite array of shape {self.shape} "
+                             f"(POT's P0), got shape {P0.shape}")
+        proj = [G @ P0 for G in self.groups]
+        means = [Y.mean(axis=0) for Y in proj]
+        sq = [float(np.mean(np.sum(Y * Y, axis=1))) for Y in proj]
+        out = {}
+        for a, b in self._pairs():
+            out[(a, b)] = sq[a] + sq[b] - 2.0 * float(means[a] @ means[b])
+            if not out[(a, b)] > 0:
+                raise ValueError(f"normalize_at: classes {self.classes_[a]!r} and "
+                                 f"{self.classes_[b]!r} have no spread along it (mean squared "
+                                 "distance 0), so it cannot scale their regularization; pass "
+                                 "another start matrix or normalize=False")
+        return out
+
+    @property
+    def pair_reg(self) -> dict:
+        """The entropic regularization of each pair of classes (a, b), a ≤ b, by class code:
+        ``reg`` times the ``normalize_at`` scale (1 without it)."""
+        return {pair: self.reg * scale for pair, scale in self._pair_scale.items()}
+
+    def _reg(self, a: int, b: int) -> float:
+        return self.reg * self._pair_scale[(a, b)]
 
     def _pairs(self):
         k = len(self.groups)
@@ -346,7 +392,7 @@ class WDA(Objective):
     def plans(self, P) -> dict:
         """The transport plans T^{c,c′}(P) for c ≤ c′ (:meth:`scatter` uses them unformed)."""
         P = np.asarray(P, dtype=float)
-        return {(a, b): _plan(self.groups[a] @ P, self.groups[b] @ P, self.reg,
+        return {(a, b): _plan(self.groups[a] @ P, self.groups[b] @ P, self._reg(a, b),
                               self.sinkhorn_iter)
                 for a, b in self._pairs()}
 
@@ -358,7 +404,7 @@ class WDA(Objective):
             d = self.shape[0]
             Cb, Cw = np.zeros((d, d)), np.zeros((d, d))
             for a, b in self._pairs():
-                C = _pair_scatter_at(self.groups[a], self.groups[b], P, self.reg,
+                C = _pair_scatter_at(self.groups[a], self.groups[b], P, self._reg(a, b),
                                      self.sinkhorn_iter)
                 if a == b:
                     Cw += C
@@ -374,7 +420,7 @@ class WDA(Objective):
         loss_b, loss_w = 0.0, 0.0
         for a, b in self._pairs():
             M = _sqdist(anp.dot(self.groups[a], P), anp.dot(self.groups[b], P))
-            T = sinkhorn(M, self.reg, self.sinkhorn_iter)
+            T = sinkhorn(M, self._reg(a, b), self.sinkhorn_iter)
             if a == b:
                 loss_w = loss_w + anp.sum(T * M)
             else:
@@ -390,7 +436,8 @@ class WDA(Objective):
             Xa, Xb = self.groups[a], self.groups[b]
             Ya, Yb = Xa @ P, Xb @ P
             Ya_dot, Yb_dot = (Xa @ V, Xb @ V) if V is not None else (None, None)
-            terms = _transport_derivatives(Ya, Yb, Ya_dot, Yb_dot, self.reg, self.sinkhorn_iter)
+            terms = _transport_derivatives(Ya, Yb, Ya_dot, Yb_dot, self._reg(a, b),
+                                           self.sinkhorn_iter)
             if terms is None:
                 return None
             loss, W, loss_dot, W_dot = terms

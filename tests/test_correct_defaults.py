@@ -163,10 +163,11 @@ def _unconverged_fits():
     X, y = ldr.datasets.make_wda(120, seed=0)
     yield "PCA", lambda: est.PCA(2, start="random", solver_params={"max_iter": 1}).fit(X)
     yield "SupervisedHSIC", lambda: est.SupervisedHSIC(2, max_iter=1).fit(X, y)
-    yield "UnsupervisedHSIC", lambda: est.UnsupervisedHSIC(2, 3, max_outer=1).fit(X)
-    yield "KDAC", lambda: est.KDAC(2, 3, max_outer=1).fit(X, y)
+    yield "UnsupervisedHSIC", lambda: est.UnsupervisedHSIC(3, n_clusters=2, max_outer=1).fit(X)
+    yield "KDAC", lambda: est.KDAC(3, n_clusters=2, max_outer=1).fit(X, y)
     yield "WassersteinDA", lambda: est.WassersteinDA(2, max_iter=1).fit(X, y)
-    yield "WDAClustering", lambda: est.WDAClustering(3, 2, max_outer=1, outer_tol=0).fit(X)
+    yield "WDAClustering", lambda: est.WDAClustering(2, n_clusters=3, max_outer=1,
+                                                     outer_tol=0).fit(X)
 
 
 @pytest.mark.parametrize("name,fit", list(_unconverged_fits()), ids=lambda v: v

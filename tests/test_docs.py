@@ -25,12 +25,25 @@ def test_doctests(name):
     assert failures == 0
 
 
-def test_readme_example_runs():
+def _readme_python_blocks() -> list[str]:
+    return re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
+
+
+def test_readme_marks_its_examples_python():
+    """Every code block that is not a shell command is a ```python block (so it runs below)."""
     text = README.read_text(encoding="utf-8")
-    blocks = re.findall(r"```python\n(.*?)```", text, flags=re.S)
-    assert blocks, "README has no python example"
-    namespace: dict = {}
-    exec(compile(blocks[0], "README.md", "exec"), namespace)  # noqa: S102
+    blocks = re.findall(r"```(\w*)\n(.*?)```", text, flags=re.S)
+    assert len(_readme_python_blocks()) >= 3
+    untagged = [body for lang, body in blocks if lang == "" and "import " in body]
+    assert not untagged, f"README code with imports not marked ```python: {untagged}"
+
+
+@pytest.mark.parametrize("index", range(len(_readme_python_blocks())))
+def test_readme_example_runs(index, capsys):
+    """Each ```python block of the README runs as written, in a fresh namespace."""
+    block = _readme_python_blocks()[index]
+    namespace: dict = {"__name__": "__readme__"}
+    exec(compile(block, f"README.md python block {index}", "exec"), namespace)  # noqa: S102
 
 
 def test_readme_has_exactly_two_setup_commands_and_ci_uses_the_test_one():

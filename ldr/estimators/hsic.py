@@ -18,7 +18,12 @@ alternative (KDAC)            D^{-1/2}H(UUᵀ − λYYᵀ)HD^{-1/2},  Y the exis
 with H = I − 11ᵀ/n and D = diag(K_XW 1).  The U-step takes the top-k eigenvectors of
 D^{-1/2}K_XW D^{-1/2} (H D^{-1/2}K_XW D^{-1/2} H for KDAC) and labels are k-means on the
 row-normalized U.  ``n_components="auto"`` picks q at the largest eigengap of Φ (ISM+
-Eq. 50), first of Φ₀, then of Φ at the solution.
+Eq. 50), first of Φ₀, then of Φ at the solution; None (the default) is the natural maximum
+q = n_features − 1 (at q = n_features, K_XW is the kernel of the whole space and there is
+nothing left to choose).
+
+float32 X gives float32 ``transform`` output and fitted arrays; the W-step and the spectral
+U-step run in float64 on the upcast data (:mod:`ldr.estimators.output`).
 """
 
 from __future__ import annotations
@@ -35,6 +40,14 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ldr._validation import check_labels, check_magnitude
 from ldr.driver import solve
 from ldr.estimators.linear import converged_alternation, warn_if_unconverged
+from ldr.estimators.output import (
+    FLOAT_DTYPES,
+    OutputMixin,
+    as_output,
+    cast_fitted,
+    output_dtype,
+    preserve_float32,
+)
 from ldr.kernel_features import check_approximation
 from ldr.kernels import Gaussian, make_kernel, median_distance
 from ldr.manifolds import sin_largest_angle
@@ -84,16 +97,26 @@ def cluster_rows(U: np.ndarray, k: int, seed) -> np.ndarray:
     return KMeans(n_clusters=k, n_init=10, random_state=seed).fit_predict(V)
 
 
-class _HSICBase(TransformerMixin, BaseEstimator):
+class _HSICBase(OutputMixin, TransformerMixin, BaseEstimator):
     """Shared parameters, scaling, the W-step and ``transform``."""
+
+    def _validate_X(self, X):
+        """``validate_data`` keeping float32; returns (X as float64, the output dtype)."""
+        refuse_lazy(X, "X", type(self).__name__)
+        X = validate_data(self, X, dtype=FLOAT_DTYPES, ensure_min_samples=2)
+        return np.asarray(X, dtype=np.float64), output_dtype(X)
 
     def _check_params(self, X):
         d = X.shape[1]
         q = self.n_components
-        if not (q == "auto" or (isinstance(q, numbers.Integral) and not isinstance(q, bool)
-                                and 1 <= q < d)):
-            raise ValueError(f"n_components: must be 'auto' or an integer q with "
+        if not (q is None or (isinstance(q, str) and q == "auto")
+                or (isinstance(q, numbers.Integral) and not isinstance(q, bool)
+                    and 1 <= q < d)):
+            raise ValueError(f"n_components: must be None, 'auto' or an integer q with "
                              f"1 <= q < n_features = {d}, got {q!r}")
+        if d < 2:
+            raise ValueError(f"n_components: n_features = {d} leaves no proper subspace to "
+                             f"reduce to: pass data with at least two features")
         if self.sigma is not None and not (np.isscalar(self.sigma) and self.sigma > 0):
             raise ValueError(f"sigma: must be a positive number, got {self.sigma!r}")
 
@@ -135,8 +158,8 @@ class _HSICBase(TransformerMixin, BaseEstimator):
         return obj, res
 
     def _fit_w(self, Xs, Gamma, W0=None):
-        q = self.n_components
-        if q == "auto":
+        q = Xs.shape[1] - 1 if self.n_components is None else self.n_components
+        if isinstance(q, str):  # "auto"
             probe = self._objective(Xs, Gamma, 1)
             q = largest_eigengap(np.linalg.eigvalsh(probe.phi0()))
             obj, res = self._w_step(Xs, Gamma, q)
@@ -158,8 +181,9 @@ class _HSICBase(TransformerMixin, BaseEstimator):
         check_is_fitted(self, "W_")
         if is_lazy(X):  # lazy, block by block
             return map_rows(X, self.transform, self.n_features_in_, self.W_.shape[1])
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        return self._scale(X, fit=False) @ self.W_
+        X = validate_data(self, X, reset=False, dtype=FLOAT_DTYPES)
+        Z = self._scale(np.asarray(X, dtype=np.float64), fit=False) @ self.W_
+        return as_output(Z, output_dtype(X))
 
 
 class SupervisedHSIC(_HSICBase):
@@ -167,8 +191,9 @@ class SupervisedHSIC(_HSICBase):
 
     Parameters
     ----------
-    n_components : int or "auto"
-        q, the subspace dimension (q < n_features); "auto" takes the largest eigengap.
+    n_components : int, "auto" or None, default None
+        q, the subspace dimension (1 <= q < n_features); "auto" takes the largest eigengap;
+        None the natural maximum n_features − 1 (module docstring).
     kernel : "gaussian" or an ISM-family kernel (:mod:`ldr.kernels`)
     sigma : float, optional
         Gaussian width; default the median pairwise distance of the standardized data.
@@ -205,7 +230,7 @@ class SupervisedHSIC(_HSICBase):
     (178, 2)
     """
 
-    def __init__(self, n_components=2, kernel="gaussian", sigma=None, y_kernel="onehot",
+    def __init__(self, n_components=None, kernel="gaussian", sigma=None, y_kernel="onehot",
                  solver=None, tol=1e-8, max_iter=500, random_state=None, block_size=None,
                  memory_budget=DEFAULT_MEMORY_BUDGET, backend="numpy", approximation=None,
                  n_features=512):
@@ -238,13 +263,13 @@ class SupervisedHSIC(_HSICBase):
                          f"got {self.y_kernel!r}")
 
     def fit(self, X, y):
-        refuse_lazy(X, "X", type(self).__name__)
-        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        X, dtype = self._validate_X(X)
         self._check_params(X)
         Xs = self._scale(X, fit=True)
         Gamma = self._gamma(y, X.shape[0])
         self.kernel_ = self._kernel(Xs)
         self._fit_w(Xs, Gamma)
+        cast_fitted(self, dtype)
         return self
 
 
@@ -252,6 +277,9 @@ class _ClusteringHSIC(ClusterMixin, _HSICBase):
     """Alternation of W-steps and spectral U-steps."""
 
     center_u = False
+
+    def __sklearn_tags__(self):
+        return preserve_float32(super().__sklearn_tags__())
 
     def _gamma(self, U, dm, n):  # pragma: no cover - abstract
         raise NotImplementedError
@@ -279,6 +307,7 @@ class _ClusteringHSIC(ClusterMixin, _HSICBase):
         self.converged_ = converged_alternation(self, change, "U", stacklevel=4)
         self.U_ = U
         self.labels_ = cluster_rows(U, k, self.random_state)
+        cast_fitted(self, self._dtype)
         return self
 
     def fit_predict(self, X, y=None, **kwargs):
@@ -293,15 +322,17 @@ class UnsupervisedHSIC(_ClusteringHSIC):
 
     Parameters
     ----------
-    n_clusters : int
-    n_components : int or "auto"
+    n_components : int, "auto" or None, default None
+        As :class:`SupervisedHSIC`.
+    n_clusters : int, default 2
+        Keyword-only (the first argument is ``n_components``, as in every estimator).
     kernel, sigma, solver, tol, max_iter, random_state, block_size, memory_budget, backend,
     approximation, n_features : as SupervisedHSIC (the W-step's; the U-step's spectral
     embedding needs the n×n kernel)
     max_outer : alternations at most;  outer_tol : stop when sin θ(U_k, U_{k+1}) ≤ outer_tol
     """
 
-    def __init__(self, n_clusters=2, n_components=2, kernel="gaussian", sigma=None,
+    def __init__(self, n_components=None, *, n_clusters=2, kernel="gaussian", sigma=None,
                  solver=None, tol=1e-8, max_iter=500, max_outer=20, outer_tol=1e-6,
                  random_state=None, block_size=None,
                  memory_budget=DEFAULT_MEMORY_BUDGET, backend="numpy", approximation=None,
@@ -318,8 +349,7 @@ class UnsupervisedHSIC(_ClusteringHSIC):
         return _center(U), np.full(U.shape[1], 1.0 / n**2)
 
     def fit(self, X, y=None):
-        refuse_lazy(X, "X", type(self).__name__)
-        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        X, self._dtype = self._validate_X(X)
         self._check_params(X)
         return self._alternate(self._scale(X, fit=True))
 
@@ -330,10 +360,21 @@ class SemiSupervisedHSIC(_ClusteringHSIC):
     Given expert scores Ŷ (n × m), alternates W ← argmin −tr((Ω + μΨ) K_XW) with
     Ω = D^{-1/2}UUᵀD^{-1/2}, Ψ = H ŶŶᵀ H (linear kernel on standardized scores), and the
     spectral U-step.  ``mu`` weighs the experts against clustering quality.
+
+    Parameters
+    ----------
+    n_components : int, "auto" or None, default None
+        As :class:`SupervisedHSIC`.
+    n_clusters : int, default 2
+        Keyword-only (the first argument is ``n_components``, as in every estimator).
+    mu : float ≥ 0, default 1
+        The weight μ of the experts' scores.
+    kernel, sigma, solver, tol, max_iter, max_outer, outer_tol, random_state, block_size,
+    memory_budget, backend, approximation, n_features : as UnsupervisedHSIC
     """
 
-    def __init__(self, n_clusters=2, n_components=2, mu=1.0, kernel="gaussian", sigma=None,
-                 solver=None, tol=1e-8, max_iter=500, max_outer=20, outer_tol=1e-6,
+    def __init__(self, n_components=None, *, n_clusters=2, mu=1.0, kernel="gaussian",
+                 sigma=None, solver=None, tol=1e-8, max_iter=500, max_outer=20, outer_tol=1e-6,
                  random_state=None, block_size=None,
                  memory_budget=DEFAULT_MEMORY_BUDGET, backend="numpy", approximation=None,
                  n_features=512):
@@ -352,8 +393,7 @@ class SemiSupervisedHSIC(_ClusteringHSIC):
 
     def fit(self, X, y):
         """``y``: expert scores, (n,) or (n, m), or class labels (one-hot encoded)."""
-        refuse_lazy(X, "X", type(self).__name__)
-        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        X, self._dtype = self._validate_X(X)
         self._check_params(X)
         if not (np.isscalar(self.mu) and self.mu >= 0):
             raise ValueError(f"mu: must be a non-negative number, got {self.mu!r}")
@@ -380,8 +420,10 @@ class KDAC(_ClusteringHSIC):
 
     Parameters
     ----------
-    n_clusters : int
-    n_components : int or "auto"
+    n_components : int, "auto" or None, default None
+        As :class:`SupervisedHSIC`.
+    n_clusters : int, default 2
+        Keyword-only (the first argument is ``n_components``, as in every estimator).
     lam : float ≥ 0, the weight λ of novelty against the existing clustering (default 0.5;
         on the moon data 0.5 recovers either view from the other for every seed tried, 1.0
         not always)
@@ -391,8 +433,8 @@ class KDAC(_ClusteringHSIC):
 
     center_u = True
 
-    def __init__(self, n_clusters=2, n_components=2, lam=0.5, kernel="gaussian", sigma=None,
-                 solver=None, tol=1e-8, max_iter=500, max_outer=20, outer_tol=1e-6,
+    def __init__(self, n_components=None, *, n_clusters=2, lam=0.5, kernel="gaussian",
+                 sigma=None, solver=None, tol=1e-8, max_iter=500, max_outer=20, outer_tol=1e-6,
                  random_state=None, block_size=None,
                  memory_budget=DEFAULT_MEMORY_BUDGET, backend="numpy", approximation=None,
                  n_features=512):
@@ -411,8 +453,7 @@ class KDAC(_ClusteringHSIC):
 
     def fit(self, X, y):
         """``y``: the existing clustering's labels, which the new clustering should avoid."""
-        refuse_lazy(X, "X", type(self).__name__)
-        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        X, self._dtype = self._validate_X(X)
         self._check_params(X)
         if not (np.isscalar(self.lam) and self.lam >= 0):
             raise ValueError(f"lam: must be a non-negative number, got {self.lam!r}")

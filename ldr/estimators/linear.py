@@ -36,6 +36,14 @@ correctly, and no attribute of the same name changes its shape between libraries
   whole linear map, so that the same identity holds (it is not orthonormal);
 * latent-variable models (PPCA, FactorAnalysis): the loadings Wᵀ, as in scikit-learn's
   FactorAnalysis; ``transform`` is the posterior mean.
+
+dtype and feature names
+-----------------------
+float32 X gives float32 fitted arrays (``M_``, ``components_``, ``mean_``, scores arrays) and
+float32 ``transform`` output; the objective is built and solved in float64 (X is upcast once
+when the objective is built), and ``objective_`` and ``result_`` keep float64
+(:mod:`ldr.estimators.output`).  Dask input stays float64.  Outputs are named
+``<classname><i>`` by ``get_feature_names_out``, so ``set_output(transform="pandas")`` works.
 """
 
 from __future__ import annotations
@@ -51,7 +59,6 @@ import scipy.stats
 from sklearn.base import (
     BaseEstimator,
     ClassifierMixin,
-    ClassNamePrefixFeaturesOutMixin,
     TransformerMixin,
 )
 from sklearn.exceptions import ConvergenceWarning
@@ -69,6 +76,13 @@ from ldr.estimators._gaussian import (
     minka_dimension,
     ppca_covariance,
     ppca_precision,
+)
+from ldr.estimators.output import (
+    FLOAT_DTYPES,
+    OutputMixin,
+    as_output,
+    cast_fitted,
+    output_dtype,
 )
 from ldr.objective import Objective
 from ldr.objectives.graph import LPP as LPPObjective
@@ -123,9 +137,16 @@ def _seed(random_state):
     return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
 
 
-def check_n_components(n_components, n_features: int) -> int:
-    """``n_components`` as an int with 1 <= n_components < n_features."""
+def check_n_components(n_components, n_features: int, default: int | None = None) -> int:
+    """``n_components`` as an int with 1 <= n_components < n_features; None is ``default``
+    (the method's natural maximum; n_features − 1, the largest proper subspace, if None)."""
     q = n_components
+    if q is None:
+        q = n_features - 1 if default is None else default
+        if q < 1:
+            raise ValueError(f"n_components: None means the largest proper subspace, but "
+                             f"n_features = {n_features} leaves none: pass data with at least "
+                             f"two features")
     if isinstance(q, bool) or not isinstance(q, numbers.Integral) or not 1 <= q < n_features:
         raise ValueError(f"n_components: must be an integer with 1 <= n_components < "
                          f"n_features = {n_features}, got {q!r}")
@@ -181,15 +202,18 @@ def start_point(start, obj: Objective):
     return start
 
 
-class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class LinearDR(OutputMixin, TransformerMixin, BaseEstimator):
     """Any ldr objective of the form ``cls(X, [y,] r, **params)`` as a transformer.
 
     Parameters
     ----------
     objective : Objective subclass or its name in :mod:`ldr.objectives`
         Supervised when its constructor reads ``cls(X, y, r, ...)``: ``fit`` then needs y.
-    n_components : int, default 2
-        r, the subspace dimension, 1 <= r < n_features.
+    n_components : int or None, default None
+        r, the subspace dimension, 1 <= r < n_features; None: the natural maximum, the
+        objective's ``max_rank(X, y)`` where it defines one (LDA: min(n_features, n_classes)
+        − 1), else n_features − 1, the largest proper subspace (at r = n_features every cost
+        on a Grassmann manifold is constant).
     solver : str, Solver or list of them, default "trust-region"
         Any solver :func:`ldr.solve` accepts (a list chains them).
     start : "heuristic", "random", None or array, default "heuristic"
@@ -245,7 +269,7 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
     _objective_args: tuple[str, ...] = ()  # their __init__ arguments forwarded to it
     _pairwise_memory = False  # forms n×n matrices (for the memory stated on a Dask array)
 
-    def __init__(self, objective, n_components=2, solver="trust-region", start="heuristic",
+    def __init__(self, objective, n_components=None, solver="trust-region", start="heuristic",
                  objective_params=None, solver_params=None, random_state=None):
         self.objective, self.n_components = objective, n_components
         self.solver, self.start = solver, start
@@ -289,9 +313,9 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
                 raise ValueError(
                     f"{type(self).__name__} requires y to be passed, but the target y is None: "
                     f"{self._objective_spec()[0].__name__} is supervised; call fit(X, y)")
-            return validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2,
+            return validate_data(self, X, y, dtype=FLOAT_DTYPES, ensure_min_samples=2,
                                  multi_output=True)
-        return validate_data(self, X, dtype=np.float64, ensure_min_samples=2), None
+        return validate_data(self, X, dtype=FLOAT_DTYPES, ensure_min_samples=2), None
 
     def _validate_lazy(self, X, y):
         """A Dask array (or DataFrame) X, kept lazy: only the objectives that read rows in
@@ -325,7 +349,8 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
             isinstance(X, np.memmap) and getattr(self._objective_spec()[0], "accepts_chunks",
                                                  False))
         X, y = self._validate_lazy(X, y) if chunked else self._validate(X, y)
-        r = check_n_components(self.n_components, X.shape[1])
+        dtype = np.float64 if chunked else output_dtype(X)
+        r = check_n_components(self.n_components, X.shape[1], self._natural_n_components(X, y))
         obj = self._make_objective(X, y, r)
         res = solve_and_warn(self, obj, start_point(self.start, obj))
         self.objective_, self.result_ = obj, res
@@ -338,7 +363,16 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         self.cost_, self.n_iter_ = float(res.cost), res.n_iter
         if getattr(obj, "mean_", None) is not None:
             self.mean_ = np.asarray(obj.mean_)
+        cast_fitted(self, dtype)  # float32 in, float32 out (ldr.estimators.output)
         return self
+
+    def _natural_n_components(self, X, y) -> int | None:
+        """``n_components=None``: the objective's ``max_rank(X, y)`` where it defines one
+        (LDA: min(n_features, n_classes) − 1), else None (n_features − 1)."""
+        if self.n_components is not None:
+            return None
+        max_rank = getattr(self._objective_spec()[0], "max_rank", None)
+        return None if max_rank is None else max_rank(X, y)
 
     def _finalize(self, obj: Objective, M):
         """Hook: the point to keep (a subclass may rotate a Grassmann answer); sets scores."""
@@ -348,18 +382,15 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         """Hook: ``components_`` (r×d); ``M.T`` for a single factor, unset on a product."""
         return None if isinstance(M, tuple) else M.T
 
-    @property
-    def _n_features_out(self) -> int:
-        return self.n_components_
-
     def transform(self, X) -> np.ndarray:
-        """The objective's mapping of X onto the learned subspace (usually (X − mean_) M_)."""
+        """The objective's mapping of X onto the learned subspace (usually (X − mean_) M_),
+        computed in float64; float32 for float32 X."""
         check_is_fitted(self, "M_")
         if is_lazy(X):  # a lazy Dask array, block by block (map_blocks)
             return map_rows(X, self._transform_block, self.n_features_in_,
                             self.n_components_)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        return np.asarray(self.objective_.transform(X, self.M_), dtype=float)
+        X = validate_data(self, X, reset=False, dtype=FLOAT_DTYPES)
+        return as_output(self.objective_.transform(X, self.M_), output_dtype(X))
 
     def _transform_block(self, X):
         return self.objective_.transform(X, self.M_)
@@ -777,7 +808,7 @@ class OrthogonalLDA(_ProjectionAPI, ClassifierMixin, LinearDR):
         self.ratio_ = float(np.sum(M * (Sb @ M)) / np.sum(M * (Sw @ M)))
         evr = np.maximum(w[::-1], 0.0) / tb if tb > 0 else np.zeros(r)
         self.explained_variance_ratio_ = evr.astype(dtype)
-        self.classes_, self.priors_ = classes, priors
+        self.classes_, self.priors_ = classes, np.asarray(priors, dtype=dtype)
         self.means_ = np.asarray(means, dtype=dtype)
         self.coef_, self.intercept_ = coef.astype(dtype), intercept.astype(dtype)
         self.n_components_ = r
@@ -837,7 +868,9 @@ class MAF(LinearDR):
 
     Parameters
     ----------
-    n_components : int, 1 <= n_components < n_features
+    n_components : int or None, default None
+        1 <= n_components < n_features; None: n_features − 1, the natural maximum (at
+        n_features the ratio is the constant tr(Σ_δ)/tr(Σ)).
     lag : int, default 1
         The time lag δ in samples, 1 <= lag < n_samples - 1.
     reg : float in [0, 1], default 0
@@ -864,7 +897,7 @@ class MAF(LinearDR):
     _objective_class = MAFObjective
     _objective_args = ("lag", "reg")
 
-    def __init__(self, n_components=2, lag=1, reg=0.0, solver="trust-region",
+    def __init__(self, n_components=None, lag=1, reg=0.0, solver="trust-region",
                  start="heuristic", solver_params=None, random_state=None):
         self.n_components, self.lag, self.reg = n_components, lag, reg
         self.solver, self.start = solver, start
@@ -883,7 +916,9 @@ class SFA(LinearDR):
 
     Parameters
     ----------
-    n_components : int, 1 <= n_components < n_features
+    n_components : int or None, default None
+        1 <= n_components < n_features; None: n_features − 1, the natural maximum (at
+        n_features the slowness is the constant tr(Ċ)).
     reg : float in [0, 1], default 0
         Shrinkage of Σ before whitening (needed when Σ is singular).
     solver, start, solver_params, random_state : see :class:`LinearDR`
@@ -910,7 +945,7 @@ class SFA(LinearDR):
     _objective_class = SFAObjective
     _objective_args = ("reg",)
 
-    def __init__(self, n_components=2, reg=0.0, solver="trust-region", start="heuristic",
+    def __init__(self, n_components=None, reg=0.0, solver="trust-region", start="heuristic",
                  solver_params=None, random_state=None):
         self.n_components, self.reg, self.solver, self.start = n_components, reg, solver, start
         self.solver_params, self.random_state = solver_params, random_state
@@ -932,7 +967,9 @@ class MDS(LinearDR):
 
     Parameters
     ----------
-    n_components : int, 1 <= n_components < n_features
+    n_components : int or None, default None
+        1 <= n_components < n_features; None: n_features − 1, the natural maximum (the whole
+        space keeps every Euclidean distance: nothing to optimize).
     metric : str, default "euclidean"
         Any :func:`sklearn.metrics.pairwise_distances` metric for δ.
     eps : float, optional
@@ -962,7 +999,7 @@ class MDS(LinearDR):
     _objective_class = MDSObjective
     _objective_args = ("metric", "eps", "block_size")
 
-    def __init__(self, n_components=2, metric="euclidean", eps=None, block_size=None,
+    def __init__(self, n_components=None, metric="euclidean", eps=None, block_size=None,
                  solver="trust-region", start="heuristic", solver_params=None,
                  random_state=None):
         self.n_components, self.metric, self.eps = n_components, metric, eps
@@ -993,7 +1030,9 @@ class LPP(_Graph):
 
     Parameters
     ----------
-    n_components : int, 1 <= n_components < n_features
+    n_components : int or None, default None
+        1 <= n_components < n_features; None: n_features − 1, the natural maximum (at
+        n_features the ratio is the constant tr(S_L)/tr(S_D)).
     n_neighbors : int, optional
         k of the symmetrized k-nearest-neighbour graph (default 5 when ``radius`` is None).
     radius : float, optional
@@ -1028,7 +1067,7 @@ class LPP(_Graph):
     _objective_class = LPPObjective
     _objective_args = ("n_neighbors", "radius", "tau", "weight", "reg", "form")
 
-    def __init__(self, n_components=2, n_neighbors=None, radius=None, tau=None, weight="heat",
+    def __init__(self, n_components=None, n_neighbors=None, radius=None, tau=None, weight="heat",
                  reg=0.0, form="ratio", solver="trust-region", start="heuristic",
                  solver_params=None, random_state=None):
         self.n_components, self.n_neighbors, self.radius = n_components, n_neighbors, radius
@@ -1045,7 +1084,8 @@ class NPE(_Graph):
 
     Parameters
     ----------
-    n_components : int, 1 <= n_components < n_features
+    n_components : int or None, default None
+        1 <= n_components < n_features; None: n_features − 1, as :class:`LPP`.
     n_neighbors : int, optional
         Neighbours per reconstruction (default 5 when ``radius`` is None).
     radius : float, optional
@@ -1073,7 +1113,7 @@ class NPE(_Graph):
     _objective_class = NPEObjective
     _objective_args = ("n_neighbors", "radius", "lle_reg", "reg", "form")
 
-    def __init__(self, n_components=2, n_neighbors=None, radius=None, lle_reg=1e-3, reg=0.0,
+    def __init__(self, n_components=None, n_neighbors=None, radius=None, lle_reg=1e-3, reg=0.0,
                  form="ratio", solver="trust-region", start="heuristic", solver_params=None,
                  random_state=None):
         self.n_components, self.n_neighbors, self.radius = n_components, n_neighbors, radius
@@ -1091,7 +1131,9 @@ class KernelSDR(LinearDR):
 
     Parameters
     ----------
-    n_components : int, 1 <= n_components < n_features
+    n_components : int or None, default None
+        1 <= n_components < n_features; None: n_features − 1, the natural maximum (the whole
+        space trivially carries all about y).
     eps : float > 0, default 1e-3
         Regularization ε.
     sigma, sigma_y, sigma_full : float, optional
@@ -1121,7 +1163,7 @@ class KernelSDR(LinearDR):
     _objective_class = KernelSDRObjective
     _objective_args = ("eps", "sigma", "sigma_y", "sigma_full", "y_type")
 
-    def __init__(self, n_components=2, eps=1e-3, sigma=None, sigma_y=None, sigma_full=None,
+    def __init__(self, n_components=None, eps=1e-3, sigma=None, sigma_y=None, sigma_full=None,
                  y_type="auto", solver="trust-region", start="heuristic", solver_params=None,
                  random_state=None):
         self.n_components, self.eps, self.sigma = n_components, eps, sigma
@@ -1171,7 +1213,9 @@ class PPCA(_LatentGaussian):
 
     Parameters
     ----------
-    n_components : int, 1 <= n_components < n_features
+    n_components : int or None, default None
+        1 <= n_components < n_features; None: n_features − 1, the largest q that leaves a noise
+        variance to estimate.
     noise_variance : float > 0, optional
         A fixed σ²; estimated when None (default).
     solver, start, solver_params, random_state : see :class:`LinearDR`
@@ -1200,7 +1244,7 @@ class PPCA(_LatentGaussian):
     _objective_class = PPCAObjective
     _objective_args = ("noise_variance",)
 
-    def __init__(self, n_components=2, noise_variance=None, solver="trust-region",
+    def __init__(self, n_components=None, noise_variance=None, solver="trust-region",
                  start="heuristic", solver_params=None, random_state=None):
         self.n_components, self.noise_variance = n_components, noise_variance
         self.solver, self.start = solver, start
@@ -1215,7 +1259,9 @@ class FactorAnalysis(_LatentGaussian):
 
     Parameters
     ----------
-    n_components : int, 1 <= n_components < n_features
+    n_components : int or None, default None
+        1 <= n_components < n_features; None: n_features − 1, the natural maximum (ldr's model
+        needs q < n_features).
     solver, start, solver_params, random_state : see :class:`LinearDR`
 
     Attributes
@@ -1242,7 +1288,7 @@ class FactorAnalysis(_LatentGaussian):
 
     _objective_class = FactorAnalysisObjective
 
-    def __init__(self, n_components=2, solver="trust-region", start="heuristic",
+    def __init__(self, n_components=None, solver="trust-region", start="heuristic",
                  solver_params=None, random_state=None):
         self.n_components, self.solver, self.start = n_components, solver, start
         self.solver_params, self.random_state = solver_params, random_state

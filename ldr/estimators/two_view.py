@@ -13,6 +13,9 @@ smaller (von Neumann's trace inequality); both costs see M_x and M_y only throug
 and rotation-invariant norms, so the cost is never worse.  The columns are then canonical
 pairs ordered by decreasing (cross-)correlation, each pair positively correlated, as in
 scikit-learn's CCA.
+
+Each view's scores, and the fitted arrays, are float32 for float32 data; the statistics and
+the solve are float64 (:mod:`ldr.estimators.output`).
 """
 
 from __future__ import annotations
@@ -20,22 +23,29 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_array, check_consistent_length
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ldr.estimators.linear import solve_and_warn, start_point
+from ldr.estimators.output import (
+    FLOAT_DTYPES,
+    OutputMixin,
+    as_output,
+    cast_fitted,
+    output_dtype,
+)
 from ldr.objectives.cca import OrthogonalCCA as OrthogonalCCAObjective
 from ldr.objectives.cca import TraditionalCCA as TraditionalCCAObjective
 from ldr.rows import as_dask_array, is_lazy, map_rows
 
 
-class _TwoView(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class _TwoView(OutputMixin, TransformerMixin, BaseEstimator):
     """Validation, solve, canonical rotation and the two-view ``transform``."""
 
     _objective_class: type
 
-    def __init__(self, n_components=2, reg=0.0, solver="trust-region", start="heuristic",
+    def __init__(self, n_components=None, reg=0.0, solver="trust-region", start="heuristic",
                  solver_params=None, random_state=None):
         self.n_components, self.reg, self.solver, self.start = n_components, reg, solver, start
         self.solver_params, self.random_state = solver_params, random_state
@@ -50,7 +60,7 @@ class _TwoView(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         if Y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y "
                              f"is None: CCA needs the second view, fit(X, Y)")
-        Y = check_array(Y, input_name="Y", dtype=np.float64, ensure_2d=False,
+        Y = check_array(Y, input_name="Y", dtype=FLOAT_DTYPES, ensure_2d=False,
                         ensure_min_samples=2 if reset else 1)
         if Y.ndim == 1:
             Y = Y.reshape(-1, 1)
@@ -67,10 +77,11 @@ class _TwoView(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         if is_lazy(X) or is_lazy(y):  # Dask arrays: statistics in one pass, nothing in memory
             X, Y = self._lazy_views(X, y)
         else:
-            X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+            X = validate_data(self, X, dtype=FLOAT_DTYPES, ensure_min_samples=2)
             Y = self._check_Y(y, X.shape[0], reset=True)
+        dtype = output_dtype(X)
         dx, dy = X.shape[1], Y.shape[1]
-        r = self.n_components
+        r = min(dx, dy) if self.n_components is None else self.n_components
         if isinstance(r, bool) or not isinstance(r, numbers.Integral) \
                 or not 1 <= r <= min(dx, dy):
             raise ValueError(f"n_components: must be an integer with 1 <= n_components <= "
@@ -88,6 +99,7 @@ class _TwoView(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         self.n_components_, self.n_iter_ = int(r), res.n_iter
         self.cost_ = float(obj.cost(self.M_))
         self._scores(obj, self.M_)
+        cast_fitted(self, dtype)  # float32 in, float32 out (ldr.estimators.output)
         return self
 
     def _lazy_views(self, X, y):
@@ -102,10 +114,6 @@ class _TwoView(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         self.n_features_in_, self.n_features_y_ = int(X.shape[1]), int(Y.shape[1])
         self.__dict__.pop("feature_names_in_", None)
         return X, Y
-
-    @property
-    def _n_features_out(self) -> int:
-        return self.n_components_
 
     def _transform_lazy(self, X, y):
         Xc = map_rows(X, self._x_block, self.n_features_in_, self.n_components_)
@@ -123,16 +131,17 @@ class _TwoView(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
 
     def transform(self, X, y=None) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
         """The X scores, or ``(X_c, Y_c)`` when the second view y is given (lazy Dask arrays
-        for Dask input)."""
+        for Dask input); each view's scores are float32 for float32 data."""
         check_is_fitted(self, "M_")
         if is_lazy(X) or is_lazy(y):
             return self._transform_lazy(X, y)
-        X = validate_data(self, X, reset=False, dtype=np.float64)
+        X = validate_data(self, X, reset=False, dtype=FLOAT_DTYPES)
         if y is None:
-            return (X - self.x_mean_) @ self.x_rotations_
+            return as_output(self._x_block(np.asarray(X, dtype=np.float64)), output_dtype(X))
         Y = self._check_Y(y, X.shape[0], reset=False)
-        Xc, Yc = self.objective_.transform((X, Y), self.M_)
-        return Xc, Yc
+        M = tuple(np.asarray(m, dtype=np.float64) for m in self.M_)
+        Xc, Yc = self.objective_.transform((X, Y), M)
+        return as_output(Xc, output_dtype(X)), as_output(Yc, output_dtype(Y))
 
     def fit_transform(self, X, y=None) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
         """``fit(X, y).transform(X, y)``: the pair ``(X_c, Y_c)``."""
@@ -147,7 +156,9 @@ class OrthogonalCCA(_TwoView):
 
     Parameters
     ----------
-    n_components : int, 1 <= n_components <= min(n_features, n_targets)
+    n_components : int or None, default None
+        1 <= n_components <= min(n_features, n_targets); None: min(n_features, n_targets),
+        the natural maximum (every canonical pair).
     reg : float in [0, 1], default 0
         Shrinkage of Σ_x and Σ_y towards tr(Σ)/d · I (the heuristic start whitens, so a
         singular covariance needs reg > 0).
@@ -200,7 +211,9 @@ class CCA(_TwoView):
 
     Parameters
     ----------
-    n_components : int, 1 <= n_components <= min(n_features, n_targets)
+    n_components : int or None, default None
+        1 <= n_components <= min(n_features, n_targets); None: min(n_features, n_targets),
+        the natural maximum (every canonical pair).
     reg : float in [0, 1], default 0
         Shrinkage of Σ_x and Σ_y (canonical ridge); needed when a covariance is singular.
     solver, start, solver_params, random_state : see :class:`ldr.estimators.LinearDR`

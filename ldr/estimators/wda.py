@@ -41,29 +41,53 @@ from ldr.estimators.linear import (
     converged_alternation,
     warn_if_unconverged,
 )
-from ldr.manifolds import orthonormalize, sin_largest_angle
+from ldr.estimators.output import (
+    FLOAT_DTYPES,
+    OutputMixin,
+    as_output,
+    cast_fitted,
+    output_dtype,
+    preserve_float32,
+)
+from ldr.manifolds import sin_largest_angle
 from ldr.objectives.wda import WDA
 from ldr.problem import Problem
 from ldr.rows import is_lazy, map_rows, refuse_lazy
 from ldr.solvers.scf import SCF
 
 
-class _WDABase(TransformerMixin, BaseEstimator):
-    def _objective(self, X, y):
-        return WDA(X, y, self.n_components, reg=self.reg, sinkhorn_iter=self.sinkhorn_iter,
-                   eps=self.eps)
+class _WDABase(OutputMixin, TransformerMixin, BaseEstimator):
+    def _validate_X(self, X, y=None):
+        """``validate_data`` keeping float32: (X as float64, y, the output dtype)."""
+        refuse_lazy(X, "X", type(self).__name__, pairwise=True)
+        if y is None:
+            X = validate_data(self, X, dtype=FLOAT_DTYPES, ensure_min_samples=2)
+        else:
+            X, y = validate_data(self, X, y, dtype=FLOAT_DTYPES, ensure_min_samples=2)
+        self.n_components_ = check_n_components(self.n_components, X.shape[1],
+                                                self._natural_n_components(X.shape[1]))
+        return np.asarray(X, dtype=np.float64), y, output_dtype(X)
+
+    def _natural_n_components(self, n_features: int) -> int | None:
+        """``n_components=None``: n_features − 1 (None here), unless overridden."""
+        return None
+
+    def _objective(self, X, y, normalize_at=None):
+        return WDA(X, y, self.n_components_, reg=self.reg, sinkhorn_iter=self.sinkhorn_iter,
+                   eps=self.eps, normalize_at=normalize_at)
 
     def _solve(self, obj, M0):
         return solve(obj, self.solver, M0=M0, seed=self.random_state, xtol=self.tol,
                      max_iter=self.max_iter)
 
     def transform(self, X):
-        """Project the centered data: (X − mean_) P."""
+        """Project the centered data: (X − mean_) P_ (in float64; float32 for float32 X)."""
         check_is_fitted(self, "P_")
         if is_lazy(X):  # lazy, block by block
             return map_rows(X, self.transform, self.n_features_in_, self.P_.shape[1])
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        return (X - self.mean_) @ self.P_
+        X = validate_data(self, X, reset=False, dtype=FLOAT_DTYPES)
+        return as_output((np.asarray(X, dtype=np.float64) - self.mean_) @ self.P_,
+                         output_dtype(X))
 
 
 class WassersteinDA(_WDABase):
@@ -71,15 +95,28 @@ class WassersteinDA(_WDABase):
 
     Parameters
     ----------
-    n_components : int, p < n_features
+    n_components : int or None, default None
+        p, 1 <= p < n_features; None: the number of columns of an array ``start`` (POT's
+        ``P0``), else n_features − 1, the natural maximum (at p = n_features the trace ratio
+        is a constant).
     reg : entropic regularization > 0, as POT's ``reg`` (K = exp(−M/reg))
     solver : "scf" (default), "trust-region" (trace-ratio cost), a Solver or a chain
     start : {"auto", "continuation", "whole-space", "fda", "best"} or array (n_features, p)
         "auto" (default) = "continuation" (SCF's own start, ``WDA.pencil0``); "whole-space"
         (the whole-space pencil's eigenvectors) or "fda" (regularized FDA): those starts;
         "best": all three plus ``n_starts`` seeded random starts, keeping the best answer
-        (by the ratio trace for SCF, by the trace ratio for other solvers); an array: that
-        start, orthonormalized (as POT's ``P0``).
+        (by the ratio trace for SCF, by the trace ratio for other solvers); an array: POT's
+        ``P0``.  **Note:** the array need not have orthonormal columns — the start used is
+        the orthonormal basis nearest to it (the polar factor UVᵀ of P0 = USVᵀ, which spans
+        the same subspace, :func:`ldr.solve` with ``orthonormalize=True``); the cost depends
+        on the span only, so this is the start the array means.  Linearly dependent columns
+        are a ValueError.
+    normalize : bool, default False
+        POT's ``normalize`` (``ot.dr.wda(..., P0, normalize=True)``): each pair of classes'
+        entropic regularization becomes reg × the mean squared distance between their
+        samples projected by ``start`` (the array as given), fixed for the run
+        (:class:`ldr.objectives.WDA`, ``normalize_at``).  Needs an array ``start`` (POT
+        ignores ``normalize`` without ``P0``; here that is a ValueError).
     scf_first : bool
         With a solver other than "scf", first take each start to SCF's fixed point (the chain
         ["scf", solver]); default True.
@@ -89,7 +126,10 @@ class WassersteinDA(_WDABase):
 
     Attributes
     ----------
-    P_ (n_features, p), components_, mean_, result_, ratio_ (trace ratio at P_), n_iter_
+    P_ (n_features, p), components_ (P_ᵀ), n_components_, mean_, result_, ratio_ (trace ratio
+    at P_), n_iter_, pair_reg_ (each pair of classes' regularization, by class codes: ``reg``
+    unless ``normalize``); P_, components_ and mean_ are float32 for float32 X (SCF and the
+    Sinkhorn iterations run in float64)
 
     Examples
     --------
@@ -100,22 +140,42 @@ class WassersteinDA(_WDABase):
     (300, 2)
     """
 
-    def __init__(self, n_components=2, reg=1.0, solver="scf", start="auto", scf_first=True,
+    def __init__(self, n_components=None, reg=1.0, solver="scf", start="auto", scf_first=True,
                  n_starts=5, sinkhorn_iter=10, eps=1e-8, tol=1e-6, max_iter=1000,
-                 random_state=0):
+                 random_state=0, normalize=False):
         self.n_components, self.reg, self.solver, self.start = n_components, reg, solver, start
         self.scf_first, self.n_starts = scf_first, n_starts
         self.sinkhorn_iter, self.eps = sinkhorn_iter, eps
         self.tol, self.max_iter, self.random_state = tol, max_iter, random_state
+        self.normalize = normalize
+
+    def _natural_n_components(self, n_features: int) -> int | None:
+        """``n_components=None`` with an array ``start``: its number of columns (POT's p is
+        P0's); else n_features − 1."""
+        start = self.start
+        if not isinstance(start, str) and np.ndim(start) == 2:
+            return int(np.shape(start)[1])
+        return None
+
+    def _start_array(self, shape):
+        """The array ``start`` (POT's P0) as given, checked; None for a named start."""
+        if isinstance(self.start, str):
+            return None
+        try:
+            P0 = np.array(self.start, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"start: expected a name or a numeric array, got "
+                             f"{self.start!r} ({exc})") from None
+        if P0.shape != shape or not np.all(np.isfinite(P0)):
+            raise ValueError(f"start: expected a finite array of shape {shape} "
+                             f"(n_features, n_components), got shape {P0.shape}")
+        return P0
 
     def _starts(self, obj) -> list:
         problem = Problem(obj)
-        if not isinstance(self.start, str):
-            M0 = np.asarray(self.start, dtype=float)
-            if M0.shape != obj.shape or not np.all(np.isfinite(M0)):
-                raise ValueError(f"start: expected a finite array of shape {obj.shape}, got "
-                                 f"{M0.shape}")
-            return [orthonormalize(M0)]
+        P0 = self._start_array(obj.shape)
+        if P0 is not None:  # orthonormalized by ldr.solve (orthonormalize=True)
+            return [problem.manifold.validate_point(P0, "start", orthonormalize=True)]
         spectral = {
             "continuation": lambda: SCF().default_start(problem),
             "whole-space": lambda: top_generalized(*obj.whole_space_pencil(),
@@ -139,10 +199,18 @@ class WassersteinDA(_WDABase):
                      max_iter=self.max_iter)
 
     def fit(self, X, y):
-        refuse_lazy(X, "X", type(self).__name__, pairwise=True)
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
-        check_n_components(self.n_components, X.shape[1])
-        obj = self._objective(X, y)
+        X, y, dtype = self._validate_X(X, y)
+        if not isinstance(self.normalize, (bool, np.bool_)):
+            raise ValueError(f"normalize: expected True or False, got {self.normalize!r}")
+        normalize_at = None
+        if self.normalize:
+            normalize_at = self._start_array((X.shape[1], self.n_components_))
+            if normalize_at is None:
+                raise ValueError("normalize=True scales each pair's reg by the mean squared "
+                                 "distance at the start matrix (POT's P0), but start is "
+                                 f"{self.start!r}: pass start=<array of shape "
+                                 f"({X.shape[1]}, {self.n_components_})> or normalize=False")
+        obj = self._objective(X, y, normalize_at)
         results = [self._solve(obj, M0) for M0 in self._starts(obj)]
         # SCF solves the ratio trace: rank its answers by that; other solvers by the ratio
         score = obj.ratio_trace if self.solver == "scf" else obj.ratio
@@ -153,6 +221,8 @@ class WassersteinDA(_WDABase):
         self.components_ = best.M.T
         self.mean_, self.classes_ = obj.mean_, obj.classes_
         self.ratio_, self.n_iter_ = obj.ratio(best.M), best.n_iter
+        self.pair_reg_ = obj.pair_reg
+        cast_fitted(self, dtype)  # float32 in, float32 out (ldr.estimators.output)
         return self
 
 
@@ -184,29 +254,33 @@ class WDAClustering(ClusterMixin, _WDABase):
 
     Parameters
     ----------
-    n_clusters : int ≥ 2
-    n_components, reg, solver, sinkhorn_iter, eps, tol, max_iter : as WassersteinDA
+    n_components : int or None, default None
+        As :class:`WassersteinDA` (None: n_features − 1).
+    n_clusters : int ≥ 2, default 3
+        Keyword-only (the first argument is ``n_components``, as in every estimator).
+    reg, solver, sinkhorn_iter, eps, tol, max_iter : as WassersteinDA
     max_outer, outer_tol : the alternation's budget and tolerance
     random_state : seeds k-means (deterministic given it)
     """
 
-    def __init__(self, n_clusters=3, n_components=2, reg=1.0, solver="scf", sinkhorn_iter=10,
-                 eps=1e-8, tol=1e-6, max_iter=1000, max_outer=20, outer_tol=1e-6,
+    def __init__(self, n_components=None, *, n_clusters=3, reg=1.0, solver="scf",
+                 sinkhorn_iter=10, eps=1e-8, tol=1e-6, max_iter=1000, max_outer=20, outer_tol=1e-6,
                  random_state=0):
         self.n_clusters, self.n_components, self.reg, self.solver = (
             n_clusters, n_components, reg, solver)
         self.sinkhorn_iter, self.eps, self.tol, self.max_iter = sinkhorn_iter, eps, tol, max_iter
         self.max_outer, self.outer_tol, self.random_state = max_outer, outer_tol, random_state
 
+    def __sklearn_tags__(self):
+        return preserve_float32(super().__sklearn_tags__())
+
     def fit(self, X, y=None):
-        refuse_lazy(X, "X", type(self).__name__, pairwise=True)
-        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
-        check_n_components(self.n_components, X.shape[1])
+        X, _, dtype = self._validate_X(X)
         k = self.n_clusters
         if not (isinstance(k, numbers.Integral) and 2 <= k < X.shape[0]):
             raise ValueError(f"n_clusters: must be an integer in [2, n_samples), got {k!r}")
         self.mean_ = X.mean(axis=0)
-        P = SkPCA(self.n_components).fit(X).components_.T
+        P = SkPCA(self.n_components_).fit(X).components_.T
         history = []
         for it in range(1, self.max_outer + 1):
             Z = (X - self.mean_) @ P
@@ -223,6 +297,7 @@ class WDAClustering(ClusterMixin, _WDABase):
             (X - self.mean_) @ P)
         self.history_, self.n_outer_, self.n_iter_ = history, it, it
         self.converged_ = converged_alternation(self, change, "P")
+        cast_fitted(self, dtype)  # float32 in, float32 out (ldr.estimators.output)
         return self
 
     def fit_predict(self, X, y=None, **kwargs):

@@ -1,0 +1,84 @@
+"""What every estimator's output shares: float32 fidelity and feature names.
+
+**dtype.**  float32 data in → float32 transforms and fitted arrays out, as in scikit-learn
+(declared with its ``preserves_dtype`` tag, so ``check_estimator`` runs
+``check_transformer_preserve_dtypes``); any other input (float64, integers) gives float64.
+The *computation* stays in float64 throughout: the objectives upcast the data once when they
+are built (:func:`ldr._validation.check_data`), the solvers iterate in float64, and only the
+answers are rounded to float32 at the end of ``fit`` (:func:`cast_fitted`) and of
+``transform`` (:func:`as_output`).  So a float32 fit equals the float64 fit on the same
+(float32-rounded) values to float32 precision, at the cost of one float64 copy of X during
+``fit``.  ``result_`` and ``objective_`` (the driver's record and the fitted objective) keep
+float64, and scalar scores (``cost_``, ``ratio_``, ...) stay Python floats.
+
+**Feature names.**  ``get_feature_names_out`` names the outputs with the lowercased class name
+and the component index (``wassersteinda0``, ``wassersteinda1``, ...), scikit-learn's
+:class:`~sklearn.base.ClassNamePrefixFeaturesOutMixin`; ``feature_names_in_`` is set from a
+DataFrame's columns, and ``set_output(transform="pandas")`` returns DataFrames (through
+:class:`~sklearn.base.TransformerMixin`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import ClassNamePrefixFeaturesOutMixin
+
+#: The dtypes ``validate_data`` keeps (others are converted to the first, float64).
+FLOAT_DTYPES = (np.float64, np.float32)
+
+#: Fitted attributes that are labels, not numbers computed from X: never cast.
+_LABELS = frozenset({"classes_", "existing_classes_", "labels_", "feature_names_in_"})
+
+
+def output_dtype(X) -> type:
+    """float32 for float32 data, float64 for anything else."""
+    return np.float32 if getattr(X, "dtype", None) == np.float32 else np.float64
+
+
+def as_output(Z, dtype):
+    """``Z`` (an array or a tuple of arrays, computed in float64) as ``dtype``."""
+    if isinstance(Z, tuple):
+        return tuple(as_output(z, dtype) for z in Z)
+    return np.asarray(Z).astype(dtype, copy=False)
+
+
+def _cast(value, dtype):
+    if isinstance(value, np.ndarray) and value.dtype == np.float64:
+        return value.astype(dtype)
+    if isinstance(value, tuple) and value and all(isinstance(v, np.ndarray) for v in value):
+        return tuple(_cast(v, dtype) for v in value)
+    return value
+
+
+def cast_fitted(estimator, dtype) -> None:
+    """Round the fitted float64 arrays of ``estimator`` (public attributes ending in ``_``,
+    tuples of arrays included; labels excepted) to ``dtype`` — a no-op for float64."""
+    if np.dtype(dtype) == np.float64:
+        return
+    for name, value in list(vars(estimator).items()):
+        if name.startswith("_") or not name.endswith("_") or name in _LABELS:
+            continue
+        cast = _cast(value, dtype)
+        if cast is not value:
+            setattr(estimator, name, cast)
+
+
+def preserve_float32(tags):
+    """scikit-learn tags with ``transformer_tags.preserves_dtype = ["float64", "float32"]``
+    (a clusterer calls it again after :class:`~sklearn.base.ClusterMixin`, which empties the
+    list)."""
+    if tags.transformer_tags is not None:
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+    return tags
+
+
+class OutputMixin(ClassNamePrefixFeaturesOutMixin):
+    """``get_feature_names_out`` (prefix names, ``n_components_`` of them) and the
+    ``preserves_dtype`` tag ["float64", "float32"] (module docstring)."""
+
+    @property
+    def _n_features_out(self) -> int:
+        return self.n_components_
+
+    def __sklearn_tags__(self):
+        return preserve_float32(super().__sklearn_tags__())
