@@ -408,7 +408,7 @@ class Geometry:
     def change(self, M, N) -> float:
         """How far successive iterates are apart on the manifold actually solved on (largest
         over factors): principal-angle sine on Grassmann, ‖N − M‖₂ on Stiefel, relative
-        Frobenius distance on Euclidean factors (see :meth:`_Part.change`)."""
+        Frobenius distance on Euclidean factors (see ``_Part.change``)."""
         if not self.is_product:
             return self.parts[0].change(M, N)
         return max(p.change(a, b) for p, a, b in zip(self.parts, M, N))

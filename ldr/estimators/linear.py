@@ -335,7 +335,7 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         return self.n_components_
 
     def transform(self, X) -> np.ndarray:
-        """The objective's mapping of X onto the learned subspace (usually (X − mean_) M_)."""
+        """The objective's mapping of X onto the learned subspace (usually ``(X − mean_) M_``)."""
         check_is_fitted(self, "M_")
         if is_lazy(X):  # a lazy Dask array, block by block (map_blocks)
             return map_rows(X, self._transform_block, self.n_features_in_,
@@ -510,7 +510,7 @@ class SFA(LinearDR):
     """Linear slow feature analysis: the slowest directions of the whitened series (survey §3.1).
 
     Minimizes tr(MᵀĊM), Ċ the covariance of the whitened finite differences; the features are
-    y = (x − mean_) Σ^{-1/2} M, with unit covariance.  **The rows of X are the time order.**
+    ``y = (x − mean_) Σ^{-1/2} M``, with unit covariance.  **The rows of X are the time order.**
 
     Parameters
     ----------
@@ -523,10 +523,10 @@ class SFA(LinearDR):
     ----------
     M_ : (n_features, n_components) orthonormal, in whitened coordinates
     components_ : (n_components, n_features)
-        The slow-feature filters (Σ^{-1/2} M_)ᵀ: ``transform(X) == (X − mean_) @
+        The slow-feature filters ``(Σ^{-1/2} M_)ᵀ``: ``transform(X) == (X − mean_) @
         components_.T`` (not orthonormal: SFA whitens first).
     slowness_ : float
-        tr(M_ᵀĊM_), the mean squared time derivative of the features (smaller is slower).
+        ``tr(M_ᵀĊM_)``, the mean squared time derivative of the features (smaller is slower).
     n_components_, cost_, n_iter_, result_, objective_, mean_ : see :class:`LinearDR`
 
     Examples
@@ -635,7 +635,8 @@ class LPP(_Graph):
     reg : float in [0, 1], default 0
         Shrinkage of S_D (needed when n_samples <= n_features).
     form : {"ratio", "whitened"}
-        Orthogonal projection, or the survey's whitened Eq. 19 (:mod:`ldr.objectives.graph`).
+        Orthogonal projection, or the survey's whitened Eq. 19 (:class:`ldr.objectives.LPP`,
+        :class:`ldr.objectives.NPE`).
     solver, start, solver_params, random_state : see :class:`LinearDR`
 
     Attributes
@@ -643,7 +644,7 @@ class LPP(_Graph):
     M_, n_components_, cost_, n_iter_, result_, objective_, mean_ : see :class:`LinearDR`
     components_ : (n_components, n_features)
         The linear map: ``transform(X) == (X − mean_) @ components_.T``; ``M_.T`` for
-        ``form="ratio"``, (S_D^{-1/2} M_)ᵀ for ``form="whitened"``.
+        ``form="ratio"``, ``(S_D^{-1/2} M_)ᵀ`` for ``form="whitened"``.
     ratio_ : float
         Neighbour scatter over spread at ``M_`` (positive, smaller is better).
 
@@ -782,7 +783,7 @@ class _LatentGaussian(LinearDR):
         return obj.unpack(M)[0].T
 
     def score_samples(self, X) -> np.ndarray:
-        """Log-likelihood of each row of X under the fitted Gaussian N(mean_, WWᵀ + Ψ)."""
+        """Log-likelihood of each row of X under the fitted Gaussian ``N(mean_, WWᵀ + Ψ)``."""
         check_is_fitted(self, "M_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
         C = self.objective_.covariance(self.M_)
