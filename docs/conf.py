@@ -17,9 +17,11 @@ import shutil
 import ldr
 
 HERE = pathlib.Path(__file__).resolve().parent
-# autosummary never deletes a page: start from none, so a name removed from api.rst does not
-# leave a stale page behind (it would fail the build as "not included in any toctree").
-shutil.rmtree(HERE / "api" / "generated", ignore_errors=True)
+# Neither autosummary nor sphinx-gallery deletes a page whose source is gone: start from none,
+# so a name removed from api.rst or a renamed example leaves no stale page behind (it would
+# fail the build as "not included in any toctree").  The gallery's scripts then run anew.
+for generated in ("api/generated", "auto_examples"):
+    shutil.rmtree(HERE / generated, ignore_errors=True)
 
 project = "ldr"
 author = "the ldr developers"
@@ -92,6 +94,11 @@ nitpick_ignore_regex = [
                r"|Generator|RandomState|ArrayLike|NDArray)"),
 ]
 
+# MathJax comes from its CDN (Sphinx's default); to read the site offline, point
+# LDR_DOCS_MATHJAX at a local copy, e.g. file:///path/to/mathjax/es5/tex-mml-chtml.js.
+if os.environ.get("LDR_DOCS_MATHJAX"):
+    mathjax_path = os.environ["LDR_DOCS_MATHJAX"]
+
 # -- Notebooks: rendered from their stored outputs, never re-executed ---------------------
 nb_execution_mode = "off"
 myst_enable_extensions = ["dollarmath", "amsmath"]
@@ -113,7 +120,6 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 # -- HTML ---------------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
 html_title = f"ldr {release}"
-html_static_path = ["_static"]
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,

@@ -27,7 +27,9 @@ def sparse_pca(penalty):
 print(ldr.check(sparse_pca(0.5)))
 
 # %%
-# Solve for three penalties and show the loadings of the first component:
+# Solve for three penalties and show the loadings of the first component (without the
+# penalty the cost depends only on the plane, so any unit vector of the PCA plane could be
+# "component 1"; the penalty picks sparse ones):
 
 fig, axes = plt.subplots(1, 3, figsize=(10, 3.2), sharey=True)
 for ax, penalty in zip(axes, [0.0, 0.5, 2.0]):
