@@ -8,7 +8,7 @@ from a dense ``eigh`` when the space is small.  A local minimizer has a vanishin
 a positive-semidefinite Hessian.
 
 Where theory gives a *global* test, the objective provides ``global_gap(M)``: an upper bound
-on the relative suboptimality (f(M) − f*)/|f*| that is 0 exactly at a global minimizer — for a
+on the relative suboptimality ``(f(M) − f*)/|f*|`` that is 0 exactly at a global minimizer — for a
 quotient of traces (LDA, MAF, LPP/NPE ratio forms, :class:`~ldr.objectives.QuotientOfTraces`)
 from the Dinkelbach/trace-ratio theorem, for PCA from the eigenvalues of C.  The certificate
 then reports ``global_optimum`` True/False; None where no global test is known.

@@ -87,7 +87,7 @@ def _render(records: list[dict], columns, markdown: bool) -> str:
 class Comparison:
     """Results of :func:`compare`.
 
-    ``rows``: one dict per run (keys as in :data:`RUN_COLUMNS`, plus ``counts``);
+    ``rows``: one dict per run (keys as in ``ldr.compare.RUN_COLUMNS``, plus ``counts``);
     ``results[(solver, start)]`` the :class:`~ldr.Result`; ``answers``: one representative
     point per distinct answer (label → point), ``answer_distances``: sin θ between them;
     ``heuristic_cost``: the heuristic's cost, or None when the objective has none.

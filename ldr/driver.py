@@ -64,7 +64,7 @@ STALL_FACTOR = 1e3
 
 
 def default_solver(objective: Objective):
-    """The solver :func:`solve` uses when none is given: ``objective.default_solver`` if set,
+    """The solver :func:`ldr.solve` uses when none is given: ``objective.default_solver`` if set,
     else ``["ism", "trust-region"]`` with a Φ-oracle (ISM's spectral steps, then a
     second-order polish that certifies), else ``"trust-region"``."""
     chosen = getattr(objective, "default_solver", None)
@@ -149,7 +149,8 @@ def solve(
     solver : str, Solver, list of them, or None
         ``"gradient"``, ``"trust-region"``, ``"pymanopt"``, ``"ism"``, ``"scf"``; a list
         chains them, each stage starting where the last stopped.  None (default): the
-        objective's default (:func:`default_solver`; each objective's docstring names it).
+        objective's default (:func:`~ldr.driver.default_solver`; each objective's docstring
+        names it).
     M0 : array, tuple of arrays, "random", "heuristic" or None
         Start point (orthonormal); ``"random"`` draws one from ``seed``; None (default) is
         the first solver's own start where it has one (ISM: the minimizing eigenvectors of

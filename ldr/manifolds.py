@@ -425,7 +425,7 @@ class Geometry:
     def change(self, M, N) -> float:
         """How far successive iterates are apart on the manifold actually solved on (largest
         over factors): principal-angle sine on Grassmann, ‖N − M‖₂ on Stiefel, relative
-        Frobenius distance on Euclidean factors (see :meth:`_Part.change`)."""
+        Frobenius distance on Euclidean factors (see ``_Part.change``)."""
         if not self.is_product:
             return self.parts[0].change(M, N)
         return max(p.change(a, b) for p, a, b in zip(self.parts, M, N))
@@ -455,7 +455,7 @@ class Geometry:
                        remedy: str = "pass ldr.manifolds.orthonormalize(M0)"):
         """A float copy of ``M`` of the right shape, on the manifold to ``tol``; with
         ``orthonormalize``, each Stiefel or Grassmann factor is first replaced by the nearest
-        matrix with orthonormal columns (:meth:`_Part.nearest`: the polar factor, same span).
+        matrix with orthonormal columns (the polar factor, same span).
         ``remedy`` ends the error for a point off the manifold."""
         from ldr._validation import check_point
 

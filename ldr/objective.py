@@ -30,7 +30,7 @@ Members (DESIGN.md's table):
 ``pencil0()``  the pencil at the uninformative point (SCF's own start, as Φ₀ is ISM's)
 ``heuristic()`` the classical eigenvector answer
 ``transform(X, M)`` the method's low-dimensional mapping (default ``X @ M``)
-``global_gap(M)`` an upper bound on the relative suboptimality (f(M) − f*)/|f*|, 0 exactly at
+``global_gap(M)`` an upper bound on the relative suboptimality ``(f(M) − f*)/|f*|``, 0 exactly at
                a global minimizer, where theory gives one (:func:`ldr.certificate`)
 ``default_solver`` the solver :func:`ldr.solve` uses when none is given (None: the driver's
                rule — ISM then trust region with a Φ-oracle, else trust region)
@@ -122,7 +122,7 @@ class Objective:
         raise NotImplementedError(f"{type(self).__name__} has no heuristic")
 
     def global_gap(self, M) -> float:
-        """Upper bound on (f(M) − f*)/|f*|, 0 exactly at a global minimizer."""
+        """Upper bound on ``(f(M) − f*)/|f*|``, 0 exactly at a global minimizer."""
         raise NotImplementedError(f"{type(self).__name__} has no global optimality test")
 
     def transform(self, X, M):

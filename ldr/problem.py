@@ -139,8 +139,8 @@ class Problem:
         """``V ↦`` the Riemannian Hessian at ``M`` along ``V`` (G = egrad(M)), for the many
         products of one inner solve: what does not depend on V — the manifold's part of the
         conversion (:meth:`~ldr.manifolds.Geometry.hess_shift`) and, for an autograd Hessian,
-        the trace of the gradient (:meth:`~ldr.objective.Objective.ehvp_at`) — is done once.
-        Each product is counted and checked as :meth:`ehvp` is."""
+        the trace of the gradient (:meth:`~ldr.Objective.ehvp_at`) — is done once.
+        Each product is counted and checked as ``ehvp`` is."""
         geom = self.manifold
         ehvp = self.objective.ehvp_at(M)
         S = geom.hess_shift(M, G)

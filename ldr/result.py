@@ -63,7 +63,7 @@ class Certificate:
     ``global_optimum`` is True/False where the objective has a global optimality test
     (``global_gap``: a quotient of traces, PCA), decided on ``global_gap ≤ global_tol``, and
     None where no global test is known.  ``global_gap`` is an upper bound on the relative
-    suboptimality (f(M) − f*)/|f*| (see each objective's ``global_gap``).
+    suboptimality ``(f(M) − f*)/|f*|`` (see each objective's ``global_gap``).
     """
 
     grad_norm: float
@@ -126,7 +126,7 @@ class Result:
     time : seconds, wall clock
     grad_norm : Riemannian gradient norm at ``M``
     trace : per-iteration :class:`Trace`
-    stages : one :class:`StageSummary` per solver of a chain
+    stages : one :class:`~ldr.result.StageSummary` per solver of a chain
     counts : oracle evaluations (``cost``, ``grad``, ``hvp``, ``phi``, ``pencil``)
     certificate : a :class:`Certificate` when requested (``certify=True``)
     grad_scale : the gradient scale that ``gtol`` was relative to (NaN for a run that

@@ -19,8 +19,8 @@ Two consecutive segments A, B merge (Chan, Golub & LeVeque 1979) in A's shift:
 
     Δ = (c_B − c_A + u_B) − u_A,   u = u_A + (n_B/n) Δ,   S = S_A + S_B + (n_A n_B / n) ΔΔᵀ.
 
-Means are only ever formed as c + u at the end, so data with |mean| ≫ std (say mean 10⁶,
-std 1) keep every digit of their variance: no quantity of size |mean| is squared or
+Means are only ever formed as c + u at the end, so data with ``|mean| ≫ std`` (say mean 10⁶,
+std 1) keep every digit of their variance: no quantity of size ``|mean|`` is squared or
 subtracted from another one of its size except exactly.  The same holds for
 
 * class statistics (LDA): per class its count and offset u_c; the within-class scatter W
@@ -34,7 +34,7 @@ subtracted from another one of its size except exactly.  The same holds for
 
 Validation runs on each chunk when it is read (finite entries, numeric, two dimensions, as
 many labels as rows) and raises the same ``ValueError`` naming the argument as
-:func:`ldr._validation.check_data`, with the rows where the problem is.
+``ldr._validation.check_data``, with the rows where the problem is.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """HSIC's n×n sums by row blocks: bounded memory, one fused pass per block, optional Dask tasks.
 
 For Z = XW, β_ij the kernel's scalar, Ψ = Γ ⊙ f′(β) and L_Ψ = diag(Ψ1) − Ψ (ISM papers,
-see :mod:`ldr.objectives.hsic`), every oracle is a sum over row blocks R of the n×n arrays:
+see :class:`ldr.objectives.HSIC`), every oracle is a sum over row blocks R of the n×n arrays:
 
 * cost        −Σ_{i∈R} Σ_j Γ_ij f(β_ij)
 * Φ           −2 X_Rᵀ(diag(Ψ_R 1) X_R − Ψ_R X)     (difference kernels; −X_Rᵀ Ψ_R X for product)

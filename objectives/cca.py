@@ -203,7 +203,7 @@ class TraditionalCCA(_CCABase):
     Xa : array (n_samples, d_a), Dask array, or an iterator of ``(Xa_chunk, Xb_chunk)``
     Xb : array (n_samples, d_b), rows paired with those of ``Xa`` (None with an iterator)
         Only the covariances are kept, computed in one pass over the stacked rows
-        [X_a | X_b] by :func:`ldr.rows.moments` (:func:`paired_moments`).
+        [X_a | X_b] by :func:`ldr.rows.moments` (``paired_moments``).
     r : int
         Number of canonical pairs, 1 ≤ r ≤ min(d_a, d_b).
     reg : float in [0, 1]
@@ -289,7 +289,7 @@ class OrthogonalCCA(_CCABase):
     Xa : array (n_samples, d_a), Dask array, or an iterator of ``(Xa_chunk, Xb_chunk)``
     Xb : array (n_samples, d_b), rows paired with those of ``Xa`` (None with an iterator)
         Only the covariances are kept, computed in one pass over the stacked rows
-        [X_a | X_b] by :func:`ldr.rows.moments` (:func:`paired_moments`).
+        [X_a | X_b] by :func:`ldr.rows.moments` (``paired_moments``).
     r : int
         Subspace dimension, 1 ≤ r ≤ min(d_a, d_b).
     reg : float in [0, 1]

@@ -15,8 +15,8 @@ With a(M) = tr(MᵀAM), b(M) = tr(MᵀBM) and ρ(M) = a/b:
               g(ρ) = Σ of the r largest eigenvalues of A − ρB ≥ tr(Mᵀ(A − ρB)M) = 0, and M is
               a global maximizer of ρ iff g(ρ) = 0.  Moreover ρ* − ρ ≤ g(ρ)/β_r with β_r the
               sum of the r smallest eigenvalues of B, and the top-r eigenvectors M′ of A − ρB
-              give ρ(M′) ≤ ρ*, so ``global_gap`` = g(ρ)/(β_r · L), L a lower bound on |ρ*|
-              (ρ(M′) when positive), bounds the relative suboptimality (ρ* − ρ)/|ρ*|.
+              give ρ(M′) ≤ ρ*, so ``global_gap`` = g(ρ)/(β_r · L), L a lower bound on ``|ρ*|``
+              (ρ(M′) when positive), bounds the relative suboptimality ``(ρ* − ρ)/|ρ*|``.
 
 Default solver: ISM then trust region (ISM is the classical trace-ratio iteration, which
 increases ρ monotonically to the global optimum; the trust region certifies in a step or two).
@@ -114,7 +114,7 @@ class QuotientOfTraces(Objective):
         return top_generalized(self.A, self.B, self.shape[1])[0]
 
     def global_gap(self, M) -> float:
-        """Upper bound on the relative suboptimality (ρ* − ρ(M))/|ρ*| (module docstring);
+        """Upper bound on the relative suboptimality ``(ρ* − ρ(M))/|ρ*|`` (module docstring);
         0 exactly at a global maximizer of the ratio."""
         M = np.asarray(M, dtype=float)
         r = self.shape[1]

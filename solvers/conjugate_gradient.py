@@ -13,7 +13,7 @@ From the iterate M_k with Riemannian gradient g_k and search direction η_k (η_
 4. η_{k+1} = −g_{k+1} + β_{k+1} T(η_k), restarted as −g_{k+1} when it is not a clear descent
    direction (cos∠(η, −g) < ``angle``), every ``restart`` × dim iterations, and, optionally,
    when successive gradients are far from orthogonal (Powell's restart,
-   |⟨g_{k+1}, T(g_k)⟩| ≥ ν‖g_{k+1}‖²; off by default, as in Manopt and pymanopt: on
+   ``|⟨g_{k+1}, T(g_k)⟩| ≥ ν‖g_{k+1}‖²``; off by default, as in Manopt and pymanopt: on
    pymanopt's packing example ν = 0.5 made the run 15× longer).
 
 Measured (``benchmarks/bench_overhead.py``, same start and tolerance, one BLAS thread): on
@@ -47,7 +47,7 @@ class ConjugateGradient(GradientDescent):
     c, contraction, max_backtracks, precision_factor :
         The line search's, as in :class:`~ldr.solvers.gradient.GradientDescent`.
     orthogonality : float
-        Powell's restart threshold ν on |⟨g_{k+1}, T(g_k)⟩| / ‖g_{k+1}‖² (default ``inf``: off).
+        Powell's restart threshold ν on ``|⟨g_{k+1}, T(g_k)⟩| / ‖g_{k+1}‖²`` (default ``inf``: off).
     angle : float
         Restart with −g when the direction makes an angle with −g whose cosine is below this
         (a direction nearly orthogonal to the gradient makes no progress).

@@ -80,7 +80,7 @@ class Pymanopt(Solver):
     optimizer : pymanopt optimizer, optional
         Default ``pymanopt.optimizers.TrustRegions(verbosity=0)``.
     backend : {"oracles", "autograd"}
-        See :func:`pymanopt_problem`.
+        See :func:`~ldr.solvers.pymanopt_adapter.pymanopt_problem`.
     """
 
     name = "pymanopt"

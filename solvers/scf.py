@@ -86,7 +86,7 @@ class SCF(Solver):
     acceleration : {"diis", "anderson", "none"}
     depth : history length of the acceleration (``depth + 1`` iterates are mixed)
     damping : pencil mixing weight α in [0, 1)
-    level_shift : σ ≥ 0 (relative to the mean of |λ| of the pencil at the start)
+    level_shift : σ ≥ 0 (relative to the mean of ``|λ|`` of the pencil at the start)
     cycle_tol : two subspaces closer than this are the same
     patience : stop (not converged) after this many iterations without a smaller step
     """

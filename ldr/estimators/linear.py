@@ -383,7 +383,7 @@ class LinearDR(OutputMixin, TransformerMixin, BaseEstimator):
         return None if isinstance(M, tuple) else M.T
 
     def transform(self, X) -> np.ndarray:
-        """The objective's mapping of X onto the learned subspace (usually (X − mean_) M_),
+        """The objective's mapping of X onto the learned subspace (usually ``(X − mean_) M_``),
         computed in float64; float32 for float32 X."""
         check_is_fitted(self, "M_")
         if is_lazy(X):  # a lazy Dask array, block by block (map_blocks)
@@ -431,7 +431,7 @@ def _whole_space(estimator, M: np.ndarray, cost: float, how: str) -> Result:
 
 
 class _ProjectionAPI(TransformerMixin):
-    """``transform`` as (X − mean_) @ components_.T, float32 kept (PCA, OrthogonalLDA); a
+    """``transform`` as ``(X − mean_) @ components_.T``, float32 kept (PCA, OrthogonalLDA); a
     TransformerMixin itself, so that ``set_output`` wraps this ``transform``."""
 
     def __sklearn_tags__(self):
@@ -447,7 +447,7 @@ class _ProjectionAPI(TransformerMixin):
         return dtype, X, y, moments(X, y, name="X")
 
     def transform(self, X) -> np.ndarray:
-        """(X − mean_) @ components_.T (PCA divides by √explained_variance_ when
+        """``(X − mean_) @ components_.T`` (PCA divides by ``√explained_variance_`` when
         ``whiten``); float32 stays float32, a Dask array stays lazy."""
         check_is_fitted(self, "M_")
         if is_lazy(X):
@@ -495,9 +495,9 @@ class PCA(_ProjectionAPI, LinearDR):
     explained_variance_ratio_ : (n_components,)
         Its share of the total variance tr(C) (zeros for constant data).
     singular_values_ : (n_components,)
-        The singular values of the centered data, ‖(X − mean_) m_j‖ (= √((n − 1) ·
-        explained_variance_); from the data when X is in memory, from that formula for a
-        Dask array or memmap).
+        The singular values of the centered data, ``‖(X − mean_) m_j‖`` (=
+        ``√((n − 1) · explained_variance_)``); from the data when X is in memory, from that
+        formula for a Dask array or memmap).
     noise_variance_ : float
         The probabilistic-PCA noise σ² (Tipping & Bishop, Eq. 12.46 in Bishop's PRML): the
         mean of the min(n_samples, n_features) − r discarded covariance eigenvalues; 0 when
@@ -616,7 +616,7 @@ class PCA(_ProjectionAPI, LinearDR):
         return Z
 
     def inverse_transform(self, X) -> np.ndarray:
-        """Back to the feature space: X @ components_ + mean_ (× √explained_variance_ per
+        """Back to the feature space: ``X @ components_ + mean_`` (× ``√explained_variance_`` per
         component first when ``whiten``) — exact for data in the principal subspace."""
         check_is_fitted(self, "M_")
         X = check_array(X, dtype=[np.float64, np.float32], input_name="X")
@@ -644,7 +644,7 @@ class PCA(_ProjectionAPI, LinearDR):
         return P.astype(self.components_.dtype)
 
     def score_samples(self, X) -> np.ndarray:
-        """Log-likelihood of each row of X under N(mean_, get_covariance())."""
+        """Log-likelihood of each row of X under ``N(mean_, get_covariance())``."""
         check_is_fitted(self, "M_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
         Xr = X - self.mean_
@@ -671,7 +671,7 @@ class OrthogonalLDA(_ProjectionAPI, ClassifierMixin, LinearDR):
     n_classes) the subspace is the whole space: no solver runs.
 
     **The classifier** is the shared-covariance Gaussian model in the projected space: with
-    z = Mᵀ(x − mean_), class means m_k = Mᵀ(μ_k − mean_), the pooled within-class covariance
+    ``z = Mᵀ(x − mean_)``, class means ``m_k = Mᵀ(μ_k − mean_)``, the pooled within-class covariance
     Σ = MᵀS_wM (S_w = (1/n) Σ_i (x_i − μ_{y_i})(x_i − μ_{y_i})ᵀ, shrunk by ``reg`` as in the
     fit — the normalization of scikit-learn's default ``solver="svd"``) and priors π_k (class
     frequencies unless ``priors`` is given), the posterior is
@@ -816,7 +816,7 @@ class OrthogonalLDA(_ProjectionAPI, ClassifierMixin, LinearDR):
         return self
 
     def decision_function(self, X) -> np.ndarray:
-        """δ_k(x) = X @ coef_.T + intercept_, the log-posterior up to a per-sample constant;
+        """``δ_k(x) = X @ coef_.T + intercept_``, the log-posterior up to a per-sample constant;
         for two classes the log-odds of class 1 against class 0, shape (n_samples,)."""
         check_is_fitted(self, "coef_")
         X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
@@ -912,7 +912,7 @@ class SFA(LinearDR):
     """Linear slow feature analysis: the slowest directions of the whitened series (survey §3.1).
 
     Minimizes tr(MᵀĊM), Ċ the covariance of the whitened finite differences; the features are
-    y = (x − mean_) Σ^{-1/2} M, with unit covariance.  **The rows of X are the time order.**
+    ``y = (x − mean_) Σ^{-1/2} M``, with unit covariance.  **The rows of X are the time order.**
 
     Parameters
     ----------
@@ -927,10 +927,10 @@ class SFA(LinearDR):
     ----------
     M_ : (n_features, n_components) orthonormal, in whitened coordinates
     components_ : (n_components, n_features)
-        The slow-feature filters (Σ^{-1/2} M_)ᵀ: ``transform(X) == (X − mean_) @
+        The slow-feature filters ``(Σ^{-1/2} M_)ᵀ``: ``transform(X) == (X − mean_) @
         components_.T`` (not orthonormal: SFA whitens first).
     slowness_ : float
-        tr(M_ᵀĊM_), the mean squared time derivative of the features (smaller is slower).
+        ``tr(M_ᵀĊM_)``, the mean squared time derivative of the features (smaller is slower).
     n_components_, cost_, n_iter_, result_, objective_, mean_ : see :class:`LinearDR`
 
     Examples
@@ -1043,7 +1043,8 @@ class LPP(_Graph):
     reg : float in [0, 1], default 0
         Shrinkage of S_D (needed when n_samples <= n_features).
     form : {"ratio", "whitened"}
-        Orthogonal projection, or the survey's whitened Eq. 19 (:mod:`ldr.objectives.graph`).
+        Orthogonal projection, or the survey's whitened Eq. 19 (:class:`ldr.objectives.LPP`,
+        :class:`ldr.objectives.NPE`).
     solver, start, solver_params, random_state : see :class:`LinearDR`
 
     Attributes
@@ -1051,7 +1052,7 @@ class LPP(_Graph):
     M_, n_components_, cost_, n_iter_, result_, objective_, mean_ : see :class:`LinearDR`
     components_ : (n_components, n_features)
         The linear map: ``transform(X) == (X − mean_) @ components_.T``; ``M_.T`` for
-        ``form="ratio"``, (S_D^{-1/2} M_)ᵀ for ``form="whitened"``.
+        ``form="ratio"``, ``(S_D^{-1/2} M_)ᵀ`` for ``form="whitened"``.
     ratio_ : float
         Neighbour scatter over spread at ``M_`` (positive, smaller is better).
 
@@ -1193,7 +1194,7 @@ class _LatentGaussian(LinearDR):
         return obj.unpack(M)[0].T
 
     def score_samples(self, X) -> np.ndarray:
-        """Log-likelihood of each row of X under the fitted Gaussian N(mean_, WWᵀ + Ψ)."""
+        """Log-likelihood of each row of X under the fitted Gaussian ``N(mean_, WWᵀ + Ψ)``."""
         check_is_fitted(self, "M_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
         C = self.objective_.covariance(self.M_)

@@ -222,8 +222,8 @@ class CCA(_TwoView):
     ----------
     M_ : (M_x, M_y) orthonormal, in whitened coordinates, canonical basis
     x_weights_, y_weights_ : M_x, M_y
-    x_rotations_, y_rotations_ : Σ_x^{-1/2} M_x, Σ_y^{-1/2} M_y: ``transform(X) ==
-        (X − x_mean_) @ x_rotations_``
+    x_rotations_, y_rotations_ : Σ_x^{-1/2} M_x, Σ_y^{-1/2} M_y:
+        ``transform(X) == (X − x_mean_) @ x_rotations_``
     x_mean_, y_mean_ : per-feature means
     canonical_correlations_ : (n_components,)
         The correlation of each pair of score columns, decreasing.

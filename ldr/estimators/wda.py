@@ -81,7 +81,7 @@ class _WDABase(OutputMixin, TransformerMixin, BaseEstimator):
                      max_iter=self.max_iter)
 
     def transform(self, X):
-        """Project the centered data: (X − mean_) P_ (in float64; float32 for float32 X)."""
+        """Project the centered data: ``(X − mean_) P_`` (in float64; float32 for float32 X)."""
         check_is_fitted(self, "P_")
         if is_lazy(X):  # lazy, block by block
             return map_rows(X, self.transform, self.n_features_in_, self.P_.shape[1])
