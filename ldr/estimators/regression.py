@@ -79,10 +79,12 @@ class ReducedRankRegression(ClassNamePrefixFeaturesOutMixin, TransformerMixin, R
     >>> rng = np.random.default_rng(0)
     >>> X = rng.standard_normal((200, 8))
     >>> Y = X @ rng.standard_normal((8, 2)) @ rng.standard_normal((2, 5))
-    >>> Y += 0.1 * rng.standard_normal((200, 5))
+    >>> Y += rng.standard_normal((200, 5))
     >>> rrr = ReducedRankRegression(n_components=2).fit(X, Y)
-    >>> rrr.transform(X).shape, rrr.predict(X).shape, round(rrr.score(X, Y), 3)
-    ((200, 2), (200, 5), 0.999)
+    >>> rrr.transform(X).shape, rrr.predict(X).shape, rrr.coef_.shape
+    ((200, 2), (200, 5), (5, 8))
+    >>> bool(rrr.score(X, Y) > 0.9)
+    True
     """
 
     def __init__(self, n_components=None, alpha=0.0, solver=None, start=None,
