@@ -39,9 +39,11 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
+from functools import partial
 from pathlib import Path
 
 import numpy as np
+from sklearn.base import clone
 from sklearn.cross_decomposition import CCA, PLSRegression
 from sklearn.datasets import load_linnerud
 from sklearn.linear_model import LinearRegression
@@ -107,6 +109,12 @@ def synthetic(n, p, q, k, seed):
     return X, Y
 
 
+def _fit(template, X, Y):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return clone(template).fit(X, Y)
+
+
 def part2(sizes, repeats, seed=0):
     datasets = [(f"synthetic n={n} p={p} q={q} (B rank 3)", *synthetic(n, p, q, 3, seed), 3)
                 for n, p, q in sizes]
@@ -120,20 +128,16 @@ def part2(sizes, repeats, seed=0):
                             cv=KFold(5, shuffle=True, random_state=seed)).fit(Xtr, Ytr)
         alpha = grid.best_params_["alpha"]
         makers = {
-            "ldr RRR (α = 0)": lambda: ReducedRankRegression(r),
-            f"ldr RRR (α = {alpha:.3g}, CV)": lambda: ReducedRankRegression(r, alpha=alpha),
-            "PLSRegression": lambda: PLSRegression(r, scale=False, max_iter=1000),
-            "CCA": lambda: CCA(r, scale=False, max_iter=1000),
-            "least squares (full rank)": lambda: LinearRegression(),
+            "ldr RRR (α = 0)": ReducedRankRegression(r),
+            f"ldr RRR (α = {alpha:.3g}, CV)": ReducedRankRegression(r, alpha=alpha),
+            "PLSRegression": PLSRegression(r, scale=False, max_iter=1000),
+            "CCA": CCA(r, scale=False, max_iter=1000),
+            "least squares (full rank)": LinearRegression(),
         }
         rows, times = [], {}
-        for label, make in makers.items():
-            def fit(make=make):
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    return make().fit(Xtr, Ytr)
-
-            t, models = common.median_time(common.timed(fit), repeats)
+        for label, template in makers.items():
+            t, models = common.median_time(common.timed(partial(_fit, template, Xtr, Ytr)),
+                                           repeats)
             model = models[0]
             times[label] = t
             train = float(np.sum((Ytr - model.predict(Xtr)) ** 2))

@@ -42,6 +42,7 @@ from __future__ import annotations
 import argparse
 import sys
 import warnings
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -85,6 +86,11 @@ def _measure(method, X, S, A, seed, prior, repeats):
     W = values[0]
     Xc = X - X.mean(axis=0)
     return amari_distance(W, A), float(source_correlations(Xc @ W.T, S).min()), t
+
+
+def _solve(obj, solver, M0):
+    res = ldr.solve(obj, solver, M0=M0, max_iter=5000)
+    return res.time, res
 
 
 def main(argv=None):
@@ -140,10 +146,7 @@ def main(argv=None):
             obj = ldr.objectives.UndercompleteICA(X, R)
             M0 = obj.heuristic()
             for s in SOLVERS:
-                t, res = common.median_time(
-                    lambda s=s: (lambda r: (r.time, r))(ldr.solve(obj, s, M0=M0,
-                                                                  max_iter=5000)),
-                    args.repeats)
+                t, res = common.median_time(partial(_solve, obj, s, M0), args.repeats)
                 stats[s].append((t, res[0].n_iter, res[0].converged, res[0].cost))
         best = [min(stats[s][i][3] for s in SOLVERS) for i in range(args.seeds)]
         for s in SOLVERS:
