@@ -46,9 +46,11 @@ Gaussian components have κ = 0), so the eigenvectors of its largest eigenvalues
 super-Gaussian sources and those of its smallest at sub-Gaussian ones.  Deterministic, and
 exact when the kurtoses differ; the likelihood then refines it.
 
-Default solver: ``"trust-region"`` — measured on ``make_uica`` data (benchmarks/bench_uica.py,
-``--solvers``): from the FOBI start the trust region converges to gtol 1e-8 in ~10–20
-iterations; conjugate gradient and gradient descent need many more iterations and more time.
+Default solver: ``"trust-region"`` — measured on ``make_uica(5000, 10, 4)`` data, 20 seeds,
+from the FOBI start, BLAS on one thread (benchmarks/bench_uica.py, last table): all three
+solvers converge to the same cost (within 5e-16 relative); the trust region in a median of 7
+iterations and 42 ms, gradient descent 30 iterations and 58 ms, conjugate gradient 42 and
+110 ms.
 """
 
 from __future__ import annotations
