@@ -136,3 +136,21 @@ def test_errors_and_warnings():
         with pytest.raises(ConvergenceWarning, match="did not converge"):
             est.ReducedRankRegression(1, alpha=1.0, solver="gradient", start="random",
                                       solver_params={"max_iter": 1}).fit(X, Y)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_ridge_answer_equals_mukherjee_zhu(seed):
+    """α > 0: the published reduced-rank ridge estimator (Mukherjee & Zhu 2011) — ridge on the
+    augmented data X* = [X; √α I], Y* = [Y; 0] (least squares), projected onto the top-r right
+    singular vectors of its fitted values X*B — is the Grassmann program's answer."""
+    X, Y, r = _problem(seed)
+    alpha = 0.3 * np.linalg.norm(X - X.mean(0), 2) ** 2
+    Xc, Yc = X - X.mean(0), Y - Y.mean(0)
+    p, q = X.shape[1], Y.shape[1]
+    Xa, Ya = np.vstack([Xc, np.sqrt(alpha) * np.eye(p)]), np.vstack([Yc, np.zeros((p, q))])
+    B_ridge = np.linalg.lstsq(Xa, Ya, rcond=None)[0]
+    Vt = np.linalg.svd(Xa @ B_ridge)[2]
+    B_mz = B_ridge @ Vt[:r].T @ Vt[:r]
+    ours = est.ReducedRankRegression(r, alpha=alpha).fit(X, Y)
+    np.testing.assert_allclose(ours.coef_.T, B_mz, rtol=1e-8, atol=1e-10 * np.abs(B_mz).max())
+    assert ours.cost_ == pytest.approx(penalized_cost(X, Y, B_mz, alpha), rel=1e-10)
