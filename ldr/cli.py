@@ -130,6 +130,22 @@ def _fa(X, y, r, args):
     return FactorAnalysis(X, r)
 
 
+@_method("uica", False, "undercomplete ICA, whitened likelihood with log-cosh priors on R^{d×r}")
+def _uica(X, y, r, args):
+    from ldr.objectives import UndercompleteICA
+
+    return UndercompleteICA(X, r)
+
+
+@_method("rrr", True, "reduced-rank regression onto the one-hot class indicators (optimal "
+                      "scoring), ridge α = --reg, on the Grassmannian of the outputs")
+def _rrr(X, y, r, args):
+    from ldr.objectives import ReducedRankRegression
+
+    classes, codes = np.unique(np.asarray(y), return_inverse=True)
+    return ReducedRankRegression(X, np.eye(classes.size)[codes.reshape(-1)], r, alpha=args.reg)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors."""
 
@@ -379,7 +395,7 @@ def _add_compare_options(p: argparse.ArgumentParser, method: str, data: str, sol
     p.add_argument("--seed", type=int, default=0, help="seed of the starts (default 0)")
     p.add_argument("--reg", type=float, default=0.0,
                    help="WDA: Sinkhorn reg (0 → 1.0); LDA, MAF, SFA, LPP, NPE: shrinkage of "
-                        "the denominator's scatter, in [0, 1]")
+                        "the denominator's scatter, in [0, 1]; RRR: the ridge α >= 0")
     p.add_argument("--label-column", type=int, default=None,
                    help="column of the labels in a file (default: last, for supervised "
                         "methods)")

@@ -208,3 +208,55 @@ def make_cca(n: int, d: int, noise: float = 1.0, seed=None, *, latent_dim: int |
     Xa = Z @ rng.standard_normal((d, k)).T + noise * rng.standard_normal((n, d))
     Xb = Z @ rng.standard_normal((d_b, k)).T + noise * rng.standard_normal((n, d_b))
     return Xa, Xb
+
+
+def make_uica(n: int, d: int, r: int, noise_std: float = 1.5, source_std=(0.5, 2.0),
+              sources: str = "laplace", sensor_noise: float = 0.0, seed=None
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """r independent non-Gaussian sources and d − r Gaussian components, mixed into d dims.
+
+    The latents L (n × d) are the r sources (unit
+    variance: Laplace for ``sources="laplace"``, super-Gaussian; uniform for ``"uniform"``,
+    sub-Gaussian) followed by d − r standard normal components.  The latent mixing
+    ``A = N diag(σ)`` has columns of random direction (N with iid normal entries, columns
+    scaled to unit norm, so not orthogonal) and standard deviations σ: the sources' spread
+    evenly over ``source_std`` = (low, high), the Gaussian components' ``noise_std`` — by
+    default 1.5, above the weaker sources' (0.5, 1.0 for r = 4) and below the stronger ones',
+    so the r largest-variance directions (PCA's) hold the strong sources and noise, not the
+    weak sources.  ``X = L Aᵀ + sensor_noise · E`` (E standard normal, isotropic; 0 by default).
+
+    The Gaussian part lies in its own directions (A is invertible), as in the model the
+    undercomplete ICA likelihood assumes (:mod:`ldr.objectives.ica`): after whitening, the
+    noise occupies the orthogonal complement of the sources, so the sources are identifiable
+    however weak they are.  Isotropic noise larger than a source would leave no direction in
+    which that source dominates and no method could recover it; ``sensor_noise`` adds a
+    small amount of it.
+
+    Returns ``X`` (n, d), the sources ``S`` (n, r, unit variance) and the latent mixing
+    ``A`` (d, d) with unit-variance latents: ``X = [S, G] @ A.T`` (+ sensor noise).  The
+    ideal unmixing W (r × d) has ``W @ A = [diag(·), 0]`` (see
+    :func:`ldr.objectives.ica.amari_distance`).
+    """
+    if not (isinstance(n, (int, np.integer)) and isinstance(d, (int, np.integer))
+            and isinstance(r, (int, np.integer)) and n >= 2 and 1 <= r < d):
+        raise ValueError(f"make_uica: need integers n >= 2 and 1 <= r < d, got n={n!r}, "
+                         f"d={d!r}, r={r!r}")
+    if sources not in ("laplace", "uniform"):
+        raise ValueError(f"make_uica: sources must be 'laplace' or 'uniform', got {sources!r}")
+    if not (noise_std > 0 and sensor_noise >= 0 and 0 < source_std[0] <= source_std[1]):
+        raise ValueError("make_uica: need noise_std > 0, sensor_noise >= 0 and "
+                         f"0 < source_std[0] <= source_std[1]; got {noise_std!r}, "
+                         f"{sensor_noise!r}, {source_std!r}")
+    rng = np.random.default_rng(seed)
+    if sources == "laplace":
+        S = rng.laplace(scale=1.0 / np.sqrt(2.0), size=(n, r))
+    else:
+        S = rng.uniform(-np.sqrt(3.0), np.sqrt(3.0), size=(n, r))
+    L = np.hstack([S, rng.standard_normal((n, d - r))])
+    N = rng.standard_normal((d, d))
+    N /= np.linalg.norm(N, axis=0)
+    sigma = np.concatenate([np.linspace(source_std[0], source_std[1], r),
+                            np.full(d - r, float(noise_std))])
+    A = N * sigma
+    X = L @ A.T + sensor_noise * rng.standard_normal((n, d))
+    return X, S, A

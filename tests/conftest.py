@@ -42,6 +42,11 @@ def _every_objective(s: float = 1.0) -> dict:
         "HSIC": o.HSIC.supervised(s * X, y, 2),
         # reg is in squared-distance units (POT's convention): it scales with the data
         "WDA": o.WDA(s * X, y, 2, reg=s * s),
+        "UndercompleteICA": o.UndercompleteICA(s * ldr.datasets.make_uica(300, 5, 2, seed=0)[0],
+                                               2),
+        # the ridge term α‖B‖² must scale as ‖Y − XB‖² does (s²) when X and Y both do
+        "ReducedRankRegression": o.ReducedRankRegression(
+            s * X, s * (X @ A[:, :4] + rng.standard_normal((60, 4))), 2, alpha=0.1 * s * s),
     }
 
 

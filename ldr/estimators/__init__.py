@@ -1,6 +1,7 @@
 """scikit-learn estimators (``fit``/``transform``; ``fit_predict`` for clustering)."""
 
 from ldr.estimators.hsic import KDAC, SemiSupervisedHSIC, SupervisedHSIC, UnsupervisedHSIC
+from ldr.estimators.ica import UndercompleteICA
 from ldr.estimators.linear import (
     LPP,
     MAF,
@@ -14,6 +15,7 @@ from ldr.estimators.linear import (
     LinearDR,
     OrthogonalLDA,
 )
+from ldr.estimators.regression import ReducedRankRegression
 from ldr.estimators.two_view import CCA, OrthogonalCCA
 from ldr.estimators.wda import WassersteinDA, WDAClustering
 
@@ -21,3 +23,4 @@ __all__ = ["KDAC", "SemiSupervisedHSIC", "SupervisedHSIC", "UnsupervisedHSIC", "
            "WassersteinDA"]
 __all__ += ["CCA", "FactorAnalysis", "KernelSDR", "LPP", "LinearDR", "MAF", "MDS", "NPE",
             "OrthogonalCCA", "OrthogonalLDA", "PCA", "PPCA", "SFA"]
+__all__ += ["ReducedRankRegression", "UndercompleteICA"]

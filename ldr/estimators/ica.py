@@ -1,0 +1,128 @@
+"""Undercomplete ICA as a scikit-learn transformer (survey §3.2.1, Eq. 21).
+
+:class:`UndercompleteICA` whitens the data (all non-null covariance directions, no PCA
+reduction), then maximizes the likelihood of r sources with the chosen priors plus Gaussian
+components in the remaining whitened directions (:mod:`ldr.objectives.ica`).  Its fitted
+attributes carry :class:`sklearn.decomposition.FastICA`'s names and layouts: ``components_``
+is the r×d unmixing (``transform(X) == (X − mean_) @ components_.T``), ``mixing_`` its
+pseudo-inverse (d×r), ``whitening_`` the whitening map (k×d, rows).  Unlike FastICA, which
+reduces to the r largest-variance directions first, nothing here is discarded before the
+likelihood sees it, so weak sources under strong Gaussian noise are recovered.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.utils import check_array
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ldr.estimators.linear import solve_and_warn, start_point
+from ldr.objectives.ica import UndercompleteICA as UndercompleteICAObjective
+
+
+class UndercompleteICA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+    """Undercomplete ICA: r independent sources from d ≥ r mixed features, by maximum
+    likelihood on the whitened data (survey Eq. 21; :class:`ldr.objectives.UndercompleteICA`).
+
+    Parameters
+    ----------
+    n_components : int or None, default None
+        r, the number of sources, 1 <= r <= k (k: the rank of the covariance, n_features for
+        data of full rank).  None: k (square ICA).
+    prior : {"supergaussian", "subgaussian"} or sequence of them, default "supergaussian"
+        The source prior(s): 1/(π cosh y) (log-cosh, super-Gaussian sources such as speech or
+        Laplace), or ½[N(1, 1) + N(−1, 1)] (extended infomax's sub-Gaussian prior, e.g.
+        uniform sources); a sequence gives one prior per source.
+    solver : str, Solver or list of them, default "trust-region"
+        Any solver :func:`ldr.solve` accepts; the default was chosen by measurement
+        (:mod:`ldr.objectives.ica`).
+    start : "heuristic", "random", None or array, default "heuristic"
+        "heuristic": FOBI's eigenvectors (deterministic); "random": a point seeded by
+        ``random_state``; or a k×r array in whitened coordinates.
+    solver_params : dict, optional
+        Stopping rules of :func:`ldr.solve` (``gtol``, ``max_iter``, ...).
+    random_state : int, RandomState or None
+        Seeds a random start (the only randomness).
+
+    Attributes
+    ----------
+    components_ : (n_components, n_features)
+        The unmixing matrix: sources = (X − mean_) @ components_.T.
+    mixing_ : (n_features, n_components)
+        Its pseudo-inverse: ``inverse_transform(S) = S @ mixing_.T + mean_``.
+    whitening_ : (k, n_features)
+        z = (x − mean_) @ whitening_.T has identity covariance (all k non-null directions).
+    mean_ : (n_features,)
+    M_ : (k, n_components) the point in whitened coordinates (``components_ = (whitening_.T
+        @ M_).T``)
+    log_likelihood_ : float
+        Mean log-likelihood per whitened training sample of the completed model (sources plus
+        Gaussian components; :meth:`ldr.objectives.UndercompleteICA.log_likelihood`).
+    n_components_, cost_, n_iter_, result_, objective_, n_features_in_ : as in
+        :class:`ldr.estimators.LinearDR`
+
+    Examples
+    --------
+    >>> import ldr
+    >>> from ldr.objectives.ica import amari_distance
+    >>> X, S, A = ldr.datasets.make_uica(2000, 6, 2, seed=0)
+    >>> ica = UndercompleteICA(n_components=2).fit(X)
+    >>> ica.transform(X).shape, ica.components_.shape, ica.mixing_.shape
+    ((2000, 2), (2, 6), (6, 2))
+    >>> bool(amari_distance(ica.components_, A) < 0.05)
+    True
+    """
+
+    def __init__(self, n_components=None, prior="supergaussian", solver="trust-region",
+                 start="heuristic", solver_params=None, random_state=None):
+        self.n_components, self.prior = n_components, prior
+        self.solver, self.start = solver, start
+        self.solver_params, self.random_state = solver_params, random_state
+
+    def fit(self, X, y=None) -> UndercompleteICA:
+        """Whiten X and maximize the likelihood of the sources; returns self (y is ignored)."""
+        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        r = self.n_components
+        if r is not None and (isinstance(r, bool) or not isinstance(r, numbers.Integral)
+                              or not 1 <= r <= X.shape[1]):
+            raise ValueError(f"n_components: must be None or an integer with 1 <= "
+                             f"n_components <= n_features = {X.shape[1]}, got {r!r}")
+        try:
+            obj = UndercompleteICAObjective(X, r, prior=self.prior)
+        except ValueError as exc:
+            msg = str(exc)
+            raise ValueError("n_components:" + msg[2:] if msg.startswith("r:") else msg) \
+                from None
+        res = solve_and_warn(self, obj, start_point(self.start, obj))
+        self.objective_, self.result_ = obj, res
+        self.M_ = np.asarray(res.M, dtype=float)
+        self.components_ = obj.unmixing(self.M_)
+        self.mixing_ = np.linalg.pinv(self.components_)
+        self.whitening_ = obj.whitening_.T.copy()
+        self.mean_ = obj.mean_.copy()
+        self.n_components_ = obj.shape[1]
+        self.cost_, self.n_iter_ = float(res.cost), res.n_iter
+        self.log_likelihood_ = obj.log_likelihood(self.M_)
+        return self
+
+    @property
+    def _n_features_out(self) -> int:
+        return self.n_components_
+
+    def transform(self, X) -> np.ndarray:
+        """The estimated sources (X − mean_) @ components_.T."""
+        check_is_fitted(self, "components_")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return (X - self.mean_) @ self.components_.T
+
+    def inverse_transform(self, X) -> np.ndarray:
+        """Sources back to feature space: ``X @ mixing_.T + mean_``."""
+        check_is_fitted(self, "components_")
+        S = check_array(X, dtype=np.float64, input_name="X")
+        if S.shape[1] != self.n_components_:
+            raise ValueError(f"X: expected an array of shape (n_samples, {self.n_components_}) "
+                             f"of sources, got shape {S.shape}")
+        return S @ self.mixing_.T + self.mean_

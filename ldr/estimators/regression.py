@@ -1,0 +1,158 @@
+"""Reduced-rank (ridge) regression as a scikit-learn regressor and transformer (survey §3.2.4).
+
+:class:`ReducedRankRegression` follows :class:`sklearn.cross_decomposition.PLSRegression`'s
+API: ``fit(X, y)``, ``predict(X)``, ``score`` (R², from RegressorMixin) and
+``transform(X)`` (the low-dimensional scores of X).  The rank-r coefficient minimizes
+‖Y − XB‖² + α‖B‖²_F, found on the Grassmann manifold of the output space
+(:mod:`ldr.objectives.rrr`).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import (
+    BaseEstimator,
+    ClassNamePrefixFeaturesOutMixin,
+    MultiOutputMixin,
+    RegressorMixin,
+    TransformerMixin,
+)
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ldr.estimators.linear import solve_and_warn, start_point
+from ldr.objectives.rrr import ReducedRankRegression as RRRObjective
+from ldr.objectives.rrr import check_alpha, penalized_cost, ridge_factors
+
+
+class ReducedRankRegression(ClassNamePrefixFeaturesOutMixin, TransformerMixin, RegressorMixin,
+                            MultiOutputMixin, BaseEstimator):
+    """Linear regression with a coefficient of rank ≤ r and a ridge penalty (survey Eq. 25).
+
+    Minimizes ‖Y − XB − 1bᵀ‖²_F + α‖B‖²_F over B (n_features × n_targets) of rank ≤ r and an
+    unpenalized intercept b.  For r < n_targets this is the Grassmann program of
+    :class:`ldr.objectives.ReducedRankRegression`, solved by :func:`ldr.solve`; for
+    r = min(n_features, n_targets) the rank constraint is void and the answer is ridge
+    regression (α = 0: least squares), computed in closed form (``result_`` is None then).
+
+    Parameters
+    ----------
+    n_components : int or None, default None
+        r, 1 <= r <= min(n_features, n_targets).  None: min(n_features, n_targets) (no rank
+        reduction).
+    alpha : float >= 0, default 0
+        The ridge penalty α on ‖B‖²_F (squared Frobenius norm), as in scikit-learn's Ridge.
+    solver : str, Solver, list or None, default None
+        None: the objective's default (ISM, exact in one step, then the trust region, which
+        certifies it).
+    start : "heuristic", "random", None or array, default None
+        None: the solver's own start (ISM: the exact eigenvectors); "heuristic": fit the full
+        ridge model, then project its fitted values onto their top-r singular vectors.
+    solver_params : dict, optional
+        Stopping rules of :func:`ldr.solve`.
+    random_state : int, RandomState or None
+        Seeds a random start.
+
+    Attributes
+    ----------
+    coef_ : (n_targets, n_features), or (n_features,) when y is 1-D
+        B transposed, as in scikit-learn's linear models: ``predict(X) = X @ coef_.T +
+        intercept_``.
+    intercept_ : (n_targets,) or float
+    components_ : (n_components, n_features)
+        The survey's map S_B U_Bᵀ (B = U_B diag(S_B) W_Bᵀ): ``transform(X) == (X − mean_) @
+        components_.T``.
+    y_loadings_ : (n_targets, n_components)
+        W_B: ``predict(X) == transform(X) @ y_loadings_.T + y_mean_``.
+    mean_ : (n_features,) ;  y_mean_ : (n_targets,)
+    cost_ : float
+        The penalized cost ‖Y − XB − 1bᵀ‖² + α‖B‖²_F on the training data.
+    M_ : (n_targets, n_components) orthonormal basis of the predicted output directions
+        (None when the rank constraint is void)
+    n_components_, n_iter_, result_, objective_, n_features_in_ : as in
+        :class:`ldr.estimators.LinearDR`
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.standard_normal((200, 8))
+    >>> Y = X @ rng.standard_normal((8, 2)) @ rng.standard_normal((2, 5))
+    >>> Y += rng.standard_normal((200, 5))
+    >>> rrr = ReducedRankRegression(n_components=2).fit(X, Y)
+    >>> rrr.transform(X).shape, rrr.predict(X).shape, rrr.coef_.shape
+    ((200, 2), (200, 5), (5, 8))
+    >>> bool(rrr.score(X, Y) > 0.9)
+    True
+    """
+
+    def __init__(self, n_components=None, alpha=0.0, solver=None, start=None,
+                 solver_params=None, random_state=None):
+        self.n_components, self.alpha = n_components, alpha
+        self.solver, self.start = solver, start
+        self.solver_params, self.random_state = solver_params, random_state
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        tags.target_tags.multi_output = True
+        return tags
+
+    def fit(self, X, y) -> ReducedRankRegression:
+        """Fit the rank-r coefficient of y (n × n_targets, or (n,)) on X; returns self."""
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2,
+                             multi_output=True, y_numeric=True)
+        Y = y[:, None] if y.ndim == 1 else y
+        p, q = X.shape[1], Y.shape[1]
+        r = min(p, q) if self.n_components is None else self.n_components
+        if isinstance(r, bool) or not isinstance(r, numbers.Integral) or not 1 <= r <= min(p, q):
+            raise ValueError(f"n_components: must be None or an integer with 1 <= n_components "
+                             f"<= min(n_features, n_targets) = {min(p, q)}, got {r!r}")
+        alpha = check_alpha(self.alpha)
+        r = int(r)
+        if r < q and r < p:
+            obj = RRRObjective(X, Y, r, alpha=alpha)
+            res = solve_and_warn(self, obj, start_point(self.start, obj))
+            self.M_ = np.asarray(res.M, dtype=float)
+            U, S, W = obj.svd_factors(self.M_)
+            B = obj.coef(self.M_)
+            self.objective_, self.result_, self.n_iter_ = obj, res, res.n_iter
+        else:  # the rank constraint is void: ridge regression in closed form
+            B, U, S, W = _ridge(X, Y, alpha, r)
+            self.M_, self.objective_, self.result_, self.n_iter_ = None, None, None, 0
+        self.mean_, self.y_mean_ = X.mean(axis=0), Y.mean(axis=0)
+        self.components_ = (U * S).T
+        self.y_loadings_ = W
+        intercept = self.y_mean_ - self.mean_ @ B
+        self.cost_ = penalized_cost(X, Y, B, alpha, intercept)
+        self.coef_ = B.T[0] if y.ndim == 1 else B.T
+        self.intercept_ = float(intercept[0]) if y.ndim == 1 else intercept
+        self.n_components_ = r
+        return self
+
+    @property
+    def _n_features_out(self) -> int:
+        return self.n_components_
+
+    def transform(self, X) -> np.ndarray:
+        """The low-dimensional scores (X − mean_) @ components_.T (the survey's S Vᵀ x)."""
+        check_is_fitted(self, "components_")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return (X - self.mean_) @ self.components_.T
+
+    def predict(self, X) -> np.ndarray:
+        """X @ coef_.T + intercept_."""
+        check_is_fitted(self, "coef_")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return X @ self.coef_.T + self.intercept_
+
+
+def _ridge(X, Y, alpha: float, r: int):
+    """Full-rank ridge (α = 0: minimum-norm least squares) B and its rank-r SVD factors."""
+    B = ridge_factors(X - X.mean(axis=0), Y - Y.mean(axis=0), alpha)[0]
+    Ub, Sb, Vbt = np.linalg.svd(B, full_matrices=False)
+    Ub, Sb, Vbt = Ub[:, :r], Sb[:r], Vbt[:r]
+    signs = np.sign(Ub[np.argmax(np.abs(Ub), axis=0), np.arange(Ub.shape[1])])
+    signs[signs == 0] = 1.0
+    return B, Ub * signs, Sb, Vbt.T * signs

@@ -1,0 +1,172 @@
+"""Undercomplete ICA (survey §3.2.1, Eq. 21): the formula against scipy's densities, the
+oracles, the FOBI start, the Amari distance, and recovery of weak sources where PCA-first
+FastICA loses them."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.linalg
+import scipy.stats
+from sklearn.decomposition import FastICA
+from sklearn.exceptions import ConvergenceWarning
+
+import ldr
+import ldr.estimators as est
+from ldr.objectives import UndercompleteICA
+from ldr.objectives.ica import amari_distance, source_correlations
+
+
+def _mixture_logpdf(y):
+    return np.log(0.5 * scipy.stats.norm.pdf(y, 1, 1) + 0.5 * scipy.stats.norm.pdf(y, -1, 1))
+
+
+LOGPDF = {"supergaussian": scipy.stats.hypsecant.logpdf, "subgaussian": _mixture_logpdf}
+
+
+@pytest.mark.parametrize("prior", ["supergaussian", "subgaussian"])
+def test_square_case_is_the_ica_log_likelihood(prior):
+    """r = d: cost = −mean log p(z) with z = M^{-T} s, s_k iid from the prior (scipy's
+    hypsecant, or the ±1 Gaussian mixture): log p(z) = log|det M| + Σ_k log p(m_kᵀz)."""
+    X = ldr.datasets.make_uica(400, 4, 2, seed=1)[0]
+    obj = UndercompleteICA(X, 4, prior=prior)
+    M = np.random.default_rng(0).standard_normal((4, 4))
+    Y = obj.Z @ M
+    loglik = np.log(abs(np.linalg.det(M))) + LOGPDF[prior](Y).sum(axis=1).mean()
+    assert obj.cost(M) == pytest.approx(-loglik, rel=1e-12)
+
+
+def test_undercomplete_cost_is_the_likelihood_with_gaussian_complement():
+    """r < d: complete M with an orthonormal basis M⊥ of span(M)^⊥ carrying standard normal
+    priors; on whitened data cost(M) = −mean log p(z) − (d − r)(1 + log 2π)/2, for any M
+    (module docstring) — the survey's Eq. 21 with its sign made a cost."""
+    X = ldr.datasets.make_uica(500, 6, 2, seed=2)[0]
+    obj = UndercompleteICA(X, 2, prior=["supergaussian", "subgaussian"])
+    np.testing.assert_allclose(obj.Z.T @ obj.Z / obj.Z.shape[0], np.eye(6), atol=1e-10)
+    rng = np.random.default_rng(3)
+    for _ in range(3):
+        M = rng.standard_normal((6, 2)) * [0.5, 2.0]
+        Mperp = scipy.linalg.null_space(M.T)
+        T = np.hstack([M, Mperp])
+        Y = obj.Z @ T
+        loglik = (np.log(abs(np.linalg.det(T))) + LOGPDF["supergaussian"](Y[:, 0])
+                  + LOGPDF["subgaussian"](Y[:, 1])
+                  + scipy.stats.norm.logpdf(Y[:, 2:]).sum(axis=1)).mean()
+        assert obj.cost(M) == pytest.approx(-loglik - 4 * 0.5 * (1 + np.log(2 * np.pi)),
+                                            rel=1e-12)
+        assert obj.log_likelihood(M) == pytest.approx(loglik, rel=1e-12)
+
+
+@pytest.mark.parametrize("prior", ["supergaussian", "subgaussian", ["subgaussian",
+                                                                     "supergaussian"]])
+def test_hand_written_gradient_and_hessian_pass_ldr_check(prior):
+    X = ldr.datasets.make_uica(300, 5, 2, seed=0)[0]
+    obj = UndercompleteICA(X, 2, prior=prior)
+    assert obj.provides("egrad") and obj.provides("ehvp")
+    report = ldr.check(obj, seed=4)
+    assert report, str(report)
+    # the hand-written oracles equal autograd's derivative of the same cost
+    auto = ldr.objective(obj.cost, shape=obj.shape, manifold="euclidean")
+    rng = np.random.default_rng(5)
+    M, V = rng.standard_normal(obj.shape), rng.standard_normal(obj.shape)
+    np.testing.assert_allclose(obj.egrad(M), auto.egrad(M), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(obj.ehvp(M, V), auto.ehvp(M, V), rtol=1e-9, atol=1e-11)
+
+
+def test_fobi_matrix_has_the_source_kurtoses():
+    """Under the model the FOBI matrix is Σ_j κ_j a_j a_jᵀ: two Laplace sources (κ = 3) and
+    Gaussian components (κ = 0) give two eigenvalues near 3, the rest near 0."""
+    X = ldr.datasets.make_uica(200_000, 5, 2, seed=0)[0]
+    w = np.linalg.eigvalsh(UndercompleteICA(X, 2).fobi_matrix())
+    np.testing.assert_allclose(w[-2:], 3.0, atol=0.3)
+    np.testing.assert_allclose(w[:-2], 0.0, atol=0.15)
+
+
+def test_amari_distance():
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((5, 5))
+    W = np.linalg.inv(A)[:2]
+    assert amari_distance(W, A) == pytest.approx(0.0, abs=1e-12)
+    # permuted and scaled rows are as good
+    assert amari_distance(np.array([[0.0, -3.0], [2.0, 0.0]]) @ W, A) == pytest.approx(
+        0.0, abs=1e-12)
+    # leakage of a Gaussian component is seen (W A restricted to the sources would miss it)
+    leaky = W + 0.3 * np.linalg.inv(A)[4]      # P = [[1, 0, 0, 0, .3], [0, 1, 0, 0, .3]]
+    assert amari_distance(leaky, A) == pytest.approx(0.5 * 2 * 0.3 / (2 * 4))
+    assert amari_distance(leaky, A[:, :2]) == pytest.approx(0.0, abs=1e-12)
+    # both rows on one source: the column term sees the missing source
+    twice = np.vstack([W[0], 2 * W[0]])
+    assert amari_distance(twice, A) >= 0.25
+    # the square case is the usual normalized Amari index
+    P = rng.standard_normal((3, 3))
+    B = np.abs(P)
+    usual = ((B.sum(1) / B.max(1) - 1).sum() + (B.sum(0) / B.max(0) - 1).sum()) / (2 * 3 * 2)
+    assert amari_distance(P, np.eye(3)) == pytest.approx(usual, rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_uica_recovers_weak_sources_that_pca_first_fastica_loses(seed):
+    """Four Laplace sources (std 0.5 … 2) and six Gaussian components of std 1.5 in ten
+    dimensions (ldr.datasets.make_uica): UICA separates all four; FastICA(n_components=4)
+    reduces by PCA first, keeps noise and loses the weak sources (benchmarks/bench_uica.py
+    reports 20 seeds at n = 5000)."""
+    X, S, A = ldr.datasets.make_uica(3000, 10, 4, seed=seed)
+    ica = est.UndercompleteICA(n_components=4).fit(X)
+    assert ica.result_.converged
+    assert amari_distance(ica.components_, A) <= 0.05
+    assert source_correlations(ica.transform(X), S).min() >= 0.95
+    fast = FastICA(n_components=4, whiten="unit-variance", random_state=seed).fit(X)
+    assert amari_distance(fast.components_, A) > 0.05
+    assert source_correlations(fast.transform(X), S).min() < 0.95
+
+
+def test_subgaussian_prior_recovers_uniform_sources():
+    X, S, A = ldr.datasets.make_uica(3000, 8, 3, sources="uniform", seed=0)
+    ica = est.UndercompleteICA(n_components=3, prior="subgaussian").fit(X)
+    assert amari_distance(ica.components_, A) <= 0.05
+    assert source_correlations(ica.transform(X), S).min() >= 0.95
+
+
+def test_solvers_agree_and_certify_from_the_fobi_start():
+    X = ldr.datasets.make_uica(1500, 6, 2, seed=3)[0]
+    obj = UndercompleteICA(X, 2)
+    tr = ldr.solve(obj, "trust-region", M0="heuristic", gtol=1e-10, certify=True)
+    cg = ldr.solve(obj, "conjugate-gradient", M0="heuristic", gtol=1e-10, max_iter=5000)
+    assert tr.converged and cg.converged and tr.certificate.is_local_min
+    assert abs(tr.cost - cg.cost) <= 1e-10 * abs(tr.cost)
+    assert tr.cost < obj.cost(obj.heuristic())
+
+
+def test_estimator_attributes_follow_fastica():
+    X, S, A = ldr.datasets.make_uica(1000, 6, 2, seed=4)
+    ica = est.UndercompleteICA(2).fit(X)
+    np.testing.assert_allclose(ica.transform(X), (X - ica.mean_) @ ica.components_.T,
+                               atol=1e-12)
+    np.testing.assert_allclose(ica.components_, (ica.whitening_.T @ ica.M_).T, atol=1e-12)
+    np.testing.assert_allclose(ica.components_ @ ica.mixing_, np.eye(2), atol=1e-10)
+    Zw = (X - ica.mean_) @ ica.whitening_.T
+    np.testing.assert_allclose(Zw.T @ Zw / len(X), np.eye(6), atol=1e-10)
+    back = ica.inverse_transform(ica.transform(X))
+    # the reconstruction is the projection of X onto the span of the mixing columns
+    np.testing.assert_allclose(ica.transform(back), ica.transform(X), atol=1e-9)
+    assert ica.log_likelihood_ == pytest.approx(ica.objective_.log_likelihood(ica.M_))
+    assert list(ica.get_feature_names_out()) == ["undercompleteica0", "undercompleteica1"]
+    assert est.UndercompleteICA().fit(X).n_components_ == 6   # None: square ICA
+
+
+def test_estimator_errors_and_warnings():
+    X = ldr.datasets.make_uica(200, 4, 2, seed=0)[0]
+    with pytest.raises(ValueError, match="n_components"):
+        est.UndercompleteICA(5).fit(X)
+    with pytest.raises(ValueError, match="prior"):
+        est.UndercompleteICA(2, prior="gaussian").fit(X)
+    with pytest.raises(ValueError, match="prior"):
+        est.UndercompleteICA(2, prior=["subgaussian"]).fit(X)
+    collinear = np.hstack([X, X[:, :1] + X[:, 1:2]])      # rank 4 in 5 features
+    with pytest.raises(ValueError, match="rank of the covariance"):
+        est.UndercompleteICA(5).fit(collinear)
+    assert est.UndercompleteICA(2).fit(collinear).whitening_.shape == (4, 5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(ConvergenceWarning, match="did not converge"):
+            est.UndercompleteICA(2, solver_params={"max_iter": 1}).fit(X)
