@@ -19,7 +19,7 @@ with normalized source priors p_k ("experts"):
 **What the formula is** (checked numerically in tests/test_ica.py): for r = k it is the exact
 negative mean log-likelihood of square ICA, z = M^{-T}s.  For r < k, complete M with an
 orthonormal basis M⊥ of span(M)^⊥ and give those k − r components standard normal priors;
-|det[M, M⊥]| = |MᵀM|^{1/2}, and on whitened data the Gaussian components' mean log-density is
+``|det[M, M⊥]| = |MᵀM|^{1/2}``, and on whitened data the Gaussian components' mean log-density is
 the constant −(k − r)(1 + log 2π)/2 whatever M is, so
 
     f(M) = −(1/n) Σ_i log p(z_i | r sources with priors p_k, k − r Gaussian components)
@@ -92,7 +92,8 @@ def _prior_derivatives(Y: np.ndarray, sub: np.ndarray) -> tuple[np.ndarray, np.n
 
 
 def check_priors(prior, r: int) -> tuple[str, ...]:
-    """``prior`` as a tuple of r names from :data:`PRIORS` (one name applies to every source)."""
+    """``prior`` as a tuple of r names from ``PRIORS`` ("supergaussian", "subgaussian"); one
+    name applies to every source."""
     if isinstance(prior, str):
         prior = (prior,) * r
     try:
@@ -215,11 +216,11 @@ class UndercompleteICA(Objective):
         return float(np.exp(res.x))
 
     def unmixing(self, M) -> np.ndarray:
-        """The r×d unmixing matrix W = (K M)ᵀ: sources = (X − mean_) @ W.T."""
+        """The r×d unmixing matrix W = (K M)ᵀ: sources = ``(X − mean_) @ W.T``."""
         return (self.whitening_ @ np.asarray(M, float)).T
 
     def transform(self, X, M):
-        """The estimated sources (X − mean_) K M of every row of ``X``."""
+        """The estimated sources ``(X − mean_) K M`` of every row of ``X``."""
         return (check_new_data(X, self.mean_.shape[0]) - self.mean_) @ (self.whitening_ @ M)
 
     def log_likelihood(self, M) -> float:
@@ -236,7 +237,7 @@ def amari_distance(W, A) -> float:
     unrecovered) components, every latent with unit variance (as ``make_uica`` returns it).
     P = W A (r×m) holds, in row i, the standard deviation each latent contributes to output i;
     a perfect unmixing has one nonzero per row, in a distinct source column.  With
-    ``|p|`` entrywise,
+    ``|p|`` entrywise::
 
         D = ½ [ (1/(r(m−1))) Σ_i (Σ_j |p_ij| / max_j |p_ij| − 1)           (leakage of any
                                                                              latent into row i)
@@ -267,9 +268,9 @@ def amari_distance(W, A) -> float:
 
 
 def source_correlations(S_hat, S) -> np.ndarray:
-    """|corr| between each true source (columns of ``S``) and the estimate matched to it.
+    """``|corr|`` between each true source (columns of ``S``) and the estimate matched to it.
 
-    The matching is the assignment maximizing the total |corr| (Hungarian algorithm,
+    The matching is the assignment maximizing the total ``|corr|`` (Hungarian algorithm,
     ``scipy.optimize.linear_sum_assignment``), so no estimate is counted for two sources.
     Returns one value per true source, in its order.
     """

@@ -132,7 +132,10 @@ class ReducedRankRegression(Objective):
 
     Attributes
     ----------
-    mean_ : (n_inputs,) input mean;  y_mean_ : (n_outputs,) output mean
+    mean_ : (n_inputs,)
+        The input mean.
+    y_mean_ : (n_outputs,)
+        The output mean.
     H : (n_outputs, n_outputs) the matrix whose top-r eigenvectors are the optimum
     coef_full_ : (n_inputs, n_outputs) the full-rank ridge (α = 0: least-squares) fit
 
@@ -205,7 +208,7 @@ class ReducedRankRegression(Objective):
         return Vt[:r].T.copy()
 
     def global_gap(self, M) -> float:
-        """(f(M) − f*)/|f*| with f* from the eigenvalues of H; 0 exactly at the optimum."""
+        """``(f(M) − f*)/|f*|`` with f* from the eigenvalues of H; 0 exactly at the optimum."""
         q, r = self.shape
         top = float(np.sum(scipy.linalg.eigvalsh(self.H, subset_by_index=[q - r, q - 1])))
         M = np.asarray(M, float)

@@ -19,7 +19,8 @@ import ldr.estimators as est
 
 TWO_VIEW = ("CCA", "OrthogonalCCA")
 UNSUPERVISED = ("PCA", "MAF", "SFA", "MDS", "LPP", "NPE", "PPCA", "FactorAnalysis",
-                "UnsupervisedHSIC", "WDAClustering")
+                "UnsupervisedHSIC", "WDAClustering", "UndercompleteICA")
+REGRESSION = ("ReducedRankRegression",)  # fit(X, Y) with several targets, transform(X)
 CLUSTERING = ("UnsupervisedHSIC", "SemiSupervisedHSIC", "KDAC", "WDAClustering")
 SMALL = {"max_outer": 2, "max_iter": 30}  # the clustering alternations, kept short
 
@@ -44,7 +45,7 @@ def data():
 
 
 def fit_args(name, X, y):
-    if name in TWO_VIEW:
+    if name in TWO_VIEW or name in REGRESSION:
         return (X[:, :3], X[:, 3:] + 0.5 * X[:, :2])
     return (X,) if name in UNSUPERVISED else (X, y)
 
@@ -111,6 +112,8 @@ def test_feature_names_and_pandas_output_in_a_pipeline(name, data):
     pipe.set_output(transform="pandas")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        if name in REGRESSION:  # three targets, so that a rank-2 fit is a real constraint
+            y = np.column_stack([y, y**2, X[:, 0] - X[:, 1]]).astype(float)
         Z = pipe.fit_transform(df) if name in UNSUPERVISED else pipe.fit_transform(df, y)
     expected = [f"{name.lower()}{i}" for i in range(2)]
     assert isinstance(Z, pd.DataFrame) and list(Z.columns) == expected
@@ -154,7 +157,9 @@ def test_kdac_first_positional_is_n_components():
 
 NATURAL_MAX = {  # d = 5 features (CCA: 3 and 2), 3 classes
     **{n: 4 for n in ALL if n not in ("PCA", "OrthogonalLDA", *TWO_VIEW)},
-    "LinearDR": 2, "CCA": 2, "OrthogonalCCA": 2}
+    "LinearDR": 2, "CCA": 2, "OrthogonalCCA": 2,
+    "UndercompleteICA": 5,          # square ICA: as many sources as features
+    "ReducedRankRegression": 2}     # min(n_features, n_targets): the rank constraint is void
 
 
 @pytest.mark.parametrize("name", sorted(NATURAL_MAX))

@@ -15,15 +15,16 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassNamePrefixFeaturesOutMixin, TransformerMixin
+from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_array
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ldr.estimators.linear import solve_and_warn, start_point
+from ldr.estimators.output import FLOAT_DTYPES, OutputMixin, as_output, cast_fitted, output_dtype
 from ldr.objectives.ica import UndercompleteICA as UndercompleteICAObjective
 
 
-class UndercompleteICA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator):
+class UndercompleteICA(OutputMixin, TransformerMixin, BaseEstimator):
     """Undercomplete ICA: r independent sources from d ≥ r mixed features, by maximum
     likelihood on the whitened data (survey Eq. 21; :class:`ldr.objectives.UndercompleteICA`).
 
@@ -47,17 +48,20 @@ class UndercompleteICA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
     random_state : int, RandomState or None
         Seeds a random start (the only randomness).
 
+    float32 X gives float32 fitted arrays and outputs; the fit itself runs in float64
+    (:mod:`ldr.estimators.output`).
+
     Attributes
     ----------
     components_ : (n_components, n_features)
-        The unmixing matrix: sources = (X − mean_) @ components_.T.
+        The unmixing matrix: sources = ``(X − mean_) @ components_.T``.
     mixing_ : (n_features, n_components)
         Its pseudo-inverse: ``inverse_transform(S) = S @ mixing_.T + mean_``.
     whitening_ : (k, n_features)
-        z = (x − mean_) @ whitening_.T has identity covariance (all k non-null directions).
+        ``z = (x − mean_) @ whitening_.T`` has identity covariance (all k non-null directions).
     mean_ : (n_features,)
-    M_ : (k, n_components) the point in whitened coordinates (``components_ = (whitening_.T
-        @ M_).T``)
+    M_ : (k, n_components)
+        The point in whitened coordinates: ``components_ = (whitening_.T @ M_).T``.
     log_likelihood_ : float
         Mean log-likelihood per whitened training sample of the completed model (sources plus
         Gaussian components; :meth:`ldr.objectives.UndercompleteICA.log_likelihood`).
@@ -84,7 +88,9 @@ class UndercompleteICA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
 
     def fit(self, X, y=None) -> UndercompleteICA:
         """Whiten X and maximize the likelihood of the sources; returns self (y is ignored)."""
-        X = validate_data(self, X, dtype=np.float64, ensure_min_samples=2)
+        X = validate_data(self, X, dtype=FLOAT_DTYPES, ensure_min_samples=2)
+        dtype = output_dtype(X)  # float32 in, float32 out; computed in float64
+        X = np.asarray(X, dtype=np.float64)
         r = self.n_components
         if r is not None and (isinstance(r, bool) or not isinstance(r, numbers.Integral)
                               or not 1 <= r <= X.shape[1]):
@@ -106,23 +112,20 @@ class UndercompleteICA(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEs
         self.n_components_ = obj.shape[1]
         self.cost_, self.n_iter_ = float(res.cost), res.n_iter
         self.log_likelihood_ = obj.log_likelihood(self.M_)
+        cast_fitted(self, dtype)
         return self
 
-    @property
-    def _n_features_out(self) -> int:
-        return self.n_components_
-
     def transform(self, X) -> np.ndarray:
-        """The estimated sources (X − mean_) @ components_.T."""
+        """The estimated sources ``(X − mean_) @ components_.T``."""
         check_is_fitted(self, "components_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        return (X - self.mean_) @ self.components_.T
+        X = validate_data(self, X, reset=False, dtype=FLOAT_DTYPES)
+        return as_output((X - self.mean_) @ self.components_.T, output_dtype(X))
 
     def inverse_transform(self, X) -> np.ndarray:
         """Sources back to feature space: ``X @ mixing_.T + mean_``."""
         check_is_fitted(self, "components_")
-        S = check_array(X, dtype=np.float64, input_name="X")
+        S = check_array(X, dtype=FLOAT_DTYPES, input_name="X")
         if S.shape[1] != self.n_components_:
             raise ValueError(f"X: expected an array of shape (n_samples, {self.n_components_}) "
                              f"of sources, got shape {S.shape}")
-        return S @ self.mixing_.T + self.mean_
+        return as_output(S @ self.mixing_.T + self.mean_, output_dtype(S))

@@ -12,22 +12,17 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from sklearn.base import (
-    BaseEstimator,
-    ClassNamePrefixFeaturesOutMixin,
-    MultiOutputMixin,
-    RegressorMixin,
-    TransformerMixin,
-)
+from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ldr.estimators.linear import solve_and_warn, start_point
+from ldr.estimators.output import FLOAT_DTYPES, OutputMixin, as_output, cast_fitted, output_dtype
 from ldr.objectives.rrr import ReducedRankRegression as RRRObjective
 from ldr.objectives.rrr import check_alpha, penalized_cost, ridge_factors
 
 
-class ReducedRankRegression(ClassNamePrefixFeaturesOutMixin, TransformerMixin, RegressorMixin,
-                            MultiOutputMixin, BaseEstimator):
+class ReducedRankRegression(OutputMixin, TransformerMixin, RegressorMixin, MultiOutputMixin,
+                            BaseEstimator):
     """Linear regression with a coefficient of rank ≤ r and a ridge penalty (survey Eq. 25).
 
     Minimizes ‖Y − XB − 1bᵀ‖²_F + α‖B‖²_F over B (n_features × n_targets) of rank ≤ r and an
@@ -54,6 +49,9 @@ class ReducedRankRegression(ClassNamePrefixFeaturesOutMixin, TransformerMixin, R
     random_state : int, RandomState or None
         Seeds a random start.
 
+    float32 X gives float32 fitted arrays, scores and predictions; the fit itself runs in
+    float64 (:mod:`ldr.estimators.output`).
+
     Attributes
     ----------
     coef_ : (n_targets, n_features), or (n_features,) when y is 1-D
@@ -65,7 +63,10 @@ class ReducedRankRegression(ClassNamePrefixFeaturesOutMixin, TransformerMixin, R
         components_.T``.
     y_loadings_ : (n_targets, n_components)
         W_B: ``predict(X) == transform(X) @ y_loadings_.T + y_mean_``.
-    mean_ : (n_features,) ;  y_mean_ : (n_targets,)
+    mean_ : (n_features,)
+        The mean of X.
+    y_mean_ : (n_targets,)
+        The mean of y.
     cost_ : float
         The penalized cost ‖Y − XB − 1bᵀ‖² + α‖B‖²_F on the training data.
     M_ : (n_targets, n_components) orthonormal basis of the predicted output directions
@@ -101,8 +102,10 @@ class ReducedRankRegression(ClassNamePrefixFeaturesOutMixin, TransformerMixin, R
 
     def fit(self, X, y) -> ReducedRankRegression:
         """Fit the rank-r coefficient of y (n × n_targets, or (n,)) on X; returns self."""
-        X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2,
+        X, y = validate_data(self, X, y, dtype=FLOAT_DTYPES, ensure_min_samples=2,
                              multi_output=True, y_numeric=True)
+        dtype = output_dtype(X)  # float32 in, float32 out; computed in float64
+        X, y = np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.float64)
         Y = y[:, None] if y.ndim == 1 else y
         p, q = X.shape[1], Y.shape[1]
         r = min(p, q) if self.n_components is None else self.n_components
@@ -129,23 +132,20 @@ class ReducedRankRegression(ClassNamePrefixFeaturesOutMixin, TransformerMixin, R
         self.coef_ = B.T[0] if y.ndim == 1 else B.T
         self.intercept_ = float(intercept[0]) if y.ndim == 1 else intercept
         self.n_components_ = r
+        cast_fitted(self, dtype)
         return self
 
-    @property
-    def _n_features_out(self) -> int:
-        return self.n_components_
-
     def transform(self, X) -> np.ndarray:
-        """The low-dimensional scores (X − mean_) @ components_.T (the survey's S Vᵀ x)."""
+        """The low-dimensional scores ``(X − mean_) @ components_.T`` (the survey's S Vᵀ x)."""
         check_is_fitted(self, "components_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        return (X - self.mean_) @ self.components_.T
+        X = validate_data(self, X, reset=False, dtype=FLOAT_DTYPES)
+        return as_output((X - self.mean_) @ self.components_.T, output_dtype(X))
 
     def predict(self, X) -> np.ndarray:
-        """X @ coef_.T + intercept_."""
+        """``X @ coef_.T + intercept_``."""
         check_is_fitted(self, "coef_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        return X @ self.coef_.T + self.intercept_
+        X = validate_data(self, X, reset=False, dtype=FLOAT_DTYPES)
+        return as_output(X @ self.coef_.T + self.intercept_, output_dtype(X))
 
 
 def _ridge(X, Y, alpha: float, r: int):
