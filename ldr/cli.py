@@ -5,7 +5,7 @@
                 --solvers gradient,trust-region,ism --plot out.png
     ldr compare --data iris.csv --label-column species    # a header and string labels
     ldr compare --method pca --data my.csv --components 3 --markdown
-    ldr compare --method wda --data digits --components 2 --wide
+    ldr compare --method wda --data wine --components 2 --wide
 
 ``--data`` is one of scikit-learn's bundled datasets (wine, breast_cancer, digits, iris;
 standardized per feature), a ``.csv`` / ``.npy`` file of rows, or a glob of Parquet or CSV
@@ -361,6 +361,10 @@ def load_data(spec: str, supervised: bool, label_column: int | str | None,
     over row chunks and X is the :class:`~ldr.rows.Moments` (y None: the labels are inside);
     otherwise X is an ndarray.
     """
+    csv_data = spec.lower().endswith(".csv") or (_is_glob(spec) and not spec.lower().endswith(
+        (".parquet", ".pq")))
+    if header != "auto" and not csv_data:
+        raise ValueError(f"--header: applies to CSV files; {spec} is not one")
     if spec in datasets.BUNDLED:
         if label_column is not None:
             raise ValueError(f"--label-column: the bundled dataset {spec} comes with its "
@@ -660,7 +664,7 @@ def _add_compare_options(p: argparse.ArgumentParser, method: str, data: str,
     p.add_argument("--reg", type=_number(float, 0), default=None,
                    help="WDA: Sinkhorn regularization > 0 (default 1.0); LDA, MAF, SFA, LPP, "
                         "NPE: shrinkage of the denominator's scatter, in [0, 1] (default 0); "
-                        "rejected for the other methods")
+                        "an error for a method without one")
     p.add_argument("--label-column", type=_column, default=None, metavar="COLUMN",
                    help="the labels' column in a file: an index (negative from the end) or, "
                         "for a CSV with a header, its name (default: the last, for "
@@ -681,8 +685,8 @@ def _add_compare_options(p: argparse.ArgumentParser, method: str, data: str,
     p.add_argument("--json", metavar="FILE", help="also write the table as JSON")
     p.add_argument("--markdown", action="store_true", help="print Markdown tables")
     p.add_argument("--wide", action="store_true",
-                   help="add the gradient norm, smallest Hessian eigenvalue, global verdict "
-                        "and stopping reason per run (wider than a terminal)")
+                   help="add per run the iterations, time, gradient norm, smallest Hessian "
+                        "eigenvalue, global verdict and stopping reason (wider than a terminal)")
     p.add_argument("--no-legend", dest="legend", action="store_false",
                    help="leave out the legend explaining the columns")
     p.add_argument("--debug", action="store_true",

@@ -78,9 +78,9 @@ DISTANCES = {
              "spectral norm of the difference between the run's orthonormal point and answer "
              "A's (the largest over the factors; 0 to 2); runs within {tol:g} share a letter"),
     "cost": ("Δcost to A", "relative cost difference",
-             "relative cost difference (f − f_A)/|f_A|; on a Euclidean factor the parameters "
-             "are identified only up to the model's symmetries (W → WR for PPCA and FA), so "
-             "runs whose costs agree within {tol:g} are one answer"),
+             "relative cost difference |f − f_A| / max(|f|, |f_A|): on a Euclidean factor the "
+             "parameters are identified only up to the model's symmetries (W → WR for PPCA "
+             "and FA), so runs whose costs agree within {tol:g} are one answer"),
 }
 
 #: What each column means (the legend of :meth:`Comparison.legend`).

@@ -225,6 +225,7 @@ def test_a_solver_the_method_does_not_support_is_refused_with_those_it_does(caps
     (["--memory-limit", "lots"], "argument --memory-limit: expected a size such as 256MB"),
     (["--label-column", "0"], "--label-column: the bundled dataset wine comes with its labels"),
     (["--header", "maybe"], "argument --header: invalid choice: 'maybe'"),
+    (["--header", "yes"], "--header: applies to CSV files; wine is not one"),
 ])
 def test_every_invalid_option_value_is_rejected_not_replaced(argv, message, capsys):
     status, out, err = _run(["compare", *argv, "--starts", "1"] if "--starts" not in argv
@@ -494,3 +495,26 @@ def test_euclidean_answers_are_grouped_by_cost_not_by_matrix(method, tmp_path, c
     points = [res.M for res in cmp.results.values()]
     assert max(geom.change(points[0], p) for p in points) > 1e-2
     assert len(cmp.answers) == 1
+
+
+def test_the_readme_command_lines_run(tmp_path, monkeypatch, capsys):
+    """Every command of the README's command-line section, as written (with one start, to
+    keep the test fast), in a folder holding the iris.csv and my.csv they read."""
+    import pathlib
+    import re
+    import shlex
+
+    readme = (pathlib.Path(__file__).resolve().parents[1] / "README.md").read_text("utf-8")
+    section = readme[readme.index("## Command line"):]
+    block = re.search(r"```\n(.*?)```", section, flags=re.S).group(1)
+    commands = [shlex.split(line, comments=True) for line in block.splitlines()]
+    assert [c[:2] for c in commands][:2] == [["ldr", "demo"], ["ldr", "compare"]]
+    _iris_csv(tmp_path / "iris.csv")
+    _iris_csv(tmp_path / "my.csv")
+    monkeypatch.chdir(tmp_path)
+    for argv in commands:
+        fast = [] if "--help" in argv else ["--starts", "1"]
+        status, out, err = _run(argv[1:] + fast, capsys)
+        assert status == 0, (argv, err)
+        assert out and "Traceback" not in err
+    assert (tmp_path / "out.png").stat().st_size > 10_000
