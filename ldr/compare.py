@@ -11,10 +11,17 @@ every solver) under the driver's one set of stopping rules, and returns a
 * the optimality certificate at the answer: Riemannian gradient norm, smallest Riemannian
   Hessian eigenvalue and, where the objective has a global test (quotients of traces, PCA),
   whether the answer is the global optimum (``certify=True``, the default);
-* ``answer``: runs whose subspaces lie within ``same_tol`` (largest principal-angle sine) are
-  the same answer, labelled A, B, … from the lowest cost up, so a start that ends at another
-  fixed point or local minimum is visible at a glance; ``sin_to_A`` is each run's distance to
-  the best answer.
+* ``answer``: runs that reached the same answer share a letter, A, B, … from the lowest
+  cost up, so a start that ends at another fixed point or local minimum is visible at a
+  glance; ``to_A`` is each run's distance to the best answer A.  "The same answer" is measured
+  as fits the manifold (``ldr.compare.answer_distance``): on Grassmann factors the largest
+  principal-angle sine, on Stiefel factors the spectral norm of the difference — each
+  manifold's own step measure (:meth:`ldr.manifolds.Geometry.change`), within ``same_tol`` —
+  and, on a manifold with a Euclidean factor (PPCA, factor analysis), the relative cost
+  difference, within ``cost_tol``: such parameters are identified only up to the model's
+  symmetries (W → WR leaves the PPCA and FA likelihoods unchanged), so two runs at one cost
+  are one answer however far apart their matrices are;
+* ``verdict``: one word from the run's convergence and certificate (see :data:`LEGEND`).
 
 The table comes as text (``str``), Markdown (:meth:`Comparison.to_markdown`) or a pandas
 DataFrame (:meth:`Comparison.to_pandas`), per run or summarized per solver
@@ -25,6 +32,7 @@ against time and against iteration, median and spread over starts (survey Figure
 from __future__ import annotations
 
 import sys
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -36,21 +44,78 @@ from ldr.objective import Objective
 from ldr.problem import Problem
 from ldr.result import Result
 
-#: Columns of :meth:`Comparison.table`, as (key, header, format).
+#: Columns of :meth:`Comparison.table`, as (key, header, format): the first ``_NARROW`` are
+#: the default table, which answers "which answer did each run reach, and is it optimal" in
+#: 80 columns (solver names up to 18 characters); ``wide=True`` adds iterations, time, the
+#: certificate's numbers and the stopping reason.  The header of ``to_A`` depends on how
+#: answers are compared (``ldr.compare.DISTANCES``).
 RUN_COLUMNS = (
     ("solver", "solver", "{}"), ("start", "start", "{}"), ("cost", "cost", "{:.10g}"),
-    ("improvement", "improvement", "{:+.3%}"), ("answer", "answer", "{}"),
-    ("sin_to_A", "sinθ to A", "{:.1e}"), ("n_iter", "iters", "{:d}"),
+    ("improvement", "vs heur.", "{:+.3%}"), ("answer", "answer", "{}"),
+    ("to_A", "to A", "{:.1e}"), ("verdict", "verdict", "{}"), ("n_iter", "iters", "{:d}"),
     ("time", "time [s]", "{:.4f}"), ("grad_norm", "‖grad‖", "{:.1e}"),
     ("hess_min", "λmin(Hess)", "{:.2e}"), ("global", "global opt.", "{}"),
     ("converged", "converged", "{}"), ("reason", "reason", "{}"),
 )
+_NARROW = 7
+#: Columns of the per-solver summary (:meth:`Comparison.summary`): how fast each solver is
+#: (medians over its runs) and how often it reached the best answer A.
 SUMMARY_COLUMNS = (
-    ("solver", "solver", "{}"), ("runs", "runs", "{:d}"), ("converged", "converged", "{}"),
-    ("at_A", "at best answer", "{}"), ("best_cost", "best cost", "{:.10g}"),
-    ("improvement", "median improvement", "{:+.3%}"), ("n_iter", "median iters", "{:g}"),
-    ("time", "median time [s]", "{:.4f}"),
+    ("solver", "solver", "{}"), ("runs", "runs", "{:d}"), ("converged", "conv.", "{}"),
+    ("at_A", "at A", "{}"), ("best_cost", "best cost", "{:.10g}"),
+    ("improvement", "vs heur.", "{:+.3%}"), ("n_iter", "iters", "{:g}"),
+    ("time", "time [s]", "{:.4f}"),
 )
+
+#: How answers are compared, by manifold: (header of the ``to_A`` column, name in the notes,
+#: what the number is).
+DISTANCES = {
+    "sin": ("sinθ to A", "sin θ",
+            "largest principal-angle sine between the run's subspace and answer A's (0: the "
+            "same subspace, 1: a direction orthogonal to it); runs within {tol:g} share a "
+            "letter"),
+    "norm": ("‖ΔM‖₂ to A", "‖ΔM‖₂",
+             "spectral norm of the difference between the run's orthonormal point and answer "
+             "A's (the largest over the factors; 0 to 2); runs within {tol:g} share a letter"),
+    "cost": ("Δcost to A", "relative cost difference",
+             "relative cost difference |f − f_A| / max(|f|, |f_A|): on a Euclidean factor the "
+             "parameters are identified only up to the model's symmetries (W → WR for PPCA "
+             "and FA), so runs whose costs agree within {tol:g} are one answer"),
+}
+
+#: What each column means (the legend of :meth:`Comparison.legend`).
+LEGEND = {
+    "solver": "the solver; a → b is a chain, b starting where a stopped",
+    "start": "the start point: randN is the N-th seeded random point (the same for every "
+             "solver), heuristic the eigenvector answer, None the solver's own start",
+    "cost": "the objective's value at the end of the run (costs are minimized)",
+    "improvement": "improvement over the eigenvector heuristic's cost f_heur, "
+                   "−(f−f_heur)/|f_heur| (survey Eq. 28): positive is better",
+    "answer": "which distinct answer the run reached: A has the lowest cost, then B, …",
+    "n_iter": "iterations, all stages of a chain together",
+    "time": "wall-clock seconds of the run",
+    "verdict": "global min: certified global optimum; not global: the objective's global "
+               "test fails there; local min: gradient ≈ 0 and Hessian ⪰ 0; saddle: "
+               "gradient ≈ 0, Hessian not ⪰ 0; not critical: the solver converged on its "
+               "own rule (e.g. SCF's fixed point) where the gradient is not 0; NOT conv.: "
+               "stopped by a budget or stalled (the reason: --wide, table(wide=True))",
+    "grad_norm": "Riemannian gradient norm at the answer",
+    "hess_min": "smallest eigenvalue of the Riemannian Hessian at the answer (≥ 0 at a "
+                "local minimum)",
+    "global": "whether the objective's global test (quotients of traces, PCA) certifies "
+              "the global optimum; – where no test is known",
+    "converged": "whether a convergence rule, not a budget, stopped the run",
+    "reason": "the stopping rule that fired",
+}
+#: The per-solver summary's columns (:meth:`Comparison.summary`); its "vs heur.", "iters"
+#: and "time [s]" are the medians over the solver's runs.
+SUMMARY_LEGEND = {
+    "runs": "the solver's runs (one per start)",
+    "converged": "how many of its runs converged",
+    "at_A": "how many of its runs reached answer A",
+    "best_cost": "the solver's lowest cost",
+}
+_MEDIAN = "; per solver: the median over its runs"
 
 
 def _label(i: int) -> str:
@@ -76,10 +141,10 @@ def _render(records: list[dict], columns, markdown: bool) -> str:
         lines += ["| " + " | ".join(row) + " |" for row in body]
         return "\n".join(lines)
     widths = [max(len(h), *(len(row[i]) for row in body)) for i, h in enumerate(header)]
-    left = [k in ("solver", "start", "reason") for k, _, _ in columns]
+    left = [k in ("solver", "start", "verdict", "reason") for k, _, _ in columns]
     fmt_row = lambda cells: "  ".join(  # noqa: E731
         c.ljust(w) if left[i] else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
-    lines = [fmt_row(header), "  ".join("-" * w for w in widths)]
+    lines = [fmt_row(header).rstrip(), "  ".join("-" * w for w in widths)]
     return "\n".join(lines + [fmt_row(row).rstrip() for row in body])
 
 
@@ -87,9 +152,11 @@ def _render(records: list[dict], columns, markdown: bool) -> str:
 class Comparison:
     """Results of :func:`compare`.
 
-    ``rows``: one dict per run (keys as in ``ldr.compare.RUN_COLUMNS``, plus ``counts``);
+    ``rows``: one dict per run (keys as in ``ldr.compare.RUN_COLUMNS``, plus ``counts`` and
+    ``sin_to_A``, the same as ``to_A`` where answers are compared by sin θ, else None);
     ``results[(solver, start)]`` the :class:`~ldr.Result`; ``answers``: one representative
-    point per distinct answer (label → point), ``answer_distances``: sin θ between them;
+    point per distinct answer (label → point), ``answer_distances``: the distances between
+    them (``meta["distance"]`` says which: a key of ``ldr.compare.DISTANCES``);
     ``heuristic_cost``: the heuristic's cost, or None when the objective has none.
     """
 
@@ -107,6 +174,12 @@ class Comparison:
     @property
     def best_cost(self) -> float:
         return min(row["cost"] for row in self.rows)
+
+    @property
+    def distance(self) -> str:
+        """How answers are compared: ``"sin"``, ``"norm"`` or ``"cost"``
+        (``ldr.compare.DISTANCES``)."""
+        return self.meta.get("distance", "sin")
 
     # --- tables ---------------------------------------------------------------------------
     def summary(self) -> list[dict]:
@@ -127,33 +200,89 @@ class Comparison:
             })
         return out
 
+    def _columns(self, per: str, wide: bool) -> list[tuple[str, str, str]]:
+        cols = list(RUN_COLUMNS if wide else RUN_COLUMNS[:_NARROW]) if per == "run" \
+            else list(SUMMARY_COLUMNS)
+        if self.heuristic_cost is None:  # no heuristic: no improvement to show
+            cols = [c for c in cols if c[0] != "improvement"]
+        header = DISTANCES[self.distance][0]
+        return [(k, header if k == "to_A" else h, f) for k, h, f in cols]
+
     def _distinct(self) -> str:
         if len(self.answers) < 2:
             return ""
         labels = list(self.answers)
         pairs = ", ".join(f"{a}–{b}: {self.answer_distances[i, j]:.2e}"
                           for i, a in enumerate(labels) for j, b in enumerate(labels) if i < j)
-        return f"distinct answers (sin θ between them): {pairs}"
+        return f"distinct answers ({DISTANCES[self.distance][1]} between them): {pairs}"
 
-    def table(self, per: str = "run", markdown: bool = False, notes: bool = True) -> str:
-        """The comparison as a text (or Markdown) table, one row per ``"run"`` or ``"solver"``;
-        ``notes`` adds the distances between distinct answers and the heuristic's cost."""
+    def table(self, per: str = "run", markdown: bool = False, notes: bool = True,
+              wide: bool = False, width: int = 100) -> str:
+        """The comparison as a text (or Markdown) table, one row per ``"run"`` or ``"solver"``.
+
+        Parameters
+        ----------
+        per : {"run", "solver"}
+        markdown : bool
+            A Markdown table instead of aligned text.
+        notes : bool
+            Add the distances between distinct answers and the heuristic's cost.
+        wide : bool
+            Per run, add iterations, time, the gradient norm, the smallest Hessian
+            eigenvalue, the global verdict, ``converged`` and the stopping reason (the
+            default table fits 80 columns for solver names up to 18 characters; the wide one
+            does not).
+        width : int
+            The notes are wrapped to this many columns.
+
+        Returns
+        -------
+        str
+            The table; :meth:`legend` explains its columns.
+        """
         if per not in ("run", "solver"):
             raise ValueError(f"per: expected 'run' or 'solver', got {per!r}")
-        text = (_render(self.rows, RUN_COLUMNS, markdown) if per == "run"
-                else _render(self.summary(), SUMMARY_COLUMNS, markdown))
+        records = self.rows if per == "run" else self.summary()
+        text = _render(records, self._columns(per, wide), markdown)
         extra = [self._distinct()] if notes else []
         if notes and self.heuristic_cost is not None:
             extra.append(f"eigenvector heuristic: cost {self.heuristic_cost:.10g}")
         extra = [e for e in extra if e]
+        if not markdown:
+            extra = [textwrap.fill(e, width, subsequent_indent="  ") for e in extra]
         sep = "\n\n" if markdown else "\n"
         return text + (sep + sep.join(extra) if extra else "")
 
-    def to_markdown(self, per: str = "run") -> str:
-        return self.table(per, markdown=True)
+    def legend(self, per: str | Sequence[str] = ("run", "solver"), wide: bool = False,
+               width: int = 100) -> str:
+        """What each column of :meth:`table` means (``per``: one table or both, ``wide`` or
+        not), one entry per column, wrapped to ``width``."""
+        pers = [per] if isinstance(per, str) else list(per)
+        tol = self.meta.get("cost_tol" if self.distance == "cost" else "same_tol", 1e-4)
+        texts = {"run": dict(LEGEND, to_A=DISTANCES[self.distance][2].format(tol=tol)),
+                 "solver": dict(LEGEND, **SUMMARY_LEGEND)}
+        entries: dict[str, str] = {}
+        for one in pers:
+            for key, header, _ in self._columns(one, wide):
+                text = texts[one][key]
+                if one == "solver" and key in ("improvement", "n_iter", "time"):
+                    if header in entries:
+                        entries[header] += _MEDIAN
+                        continue
+                    text += _MEDIAN
+                entries.setdefault(header, text)
+        pad = max(len(h) for h in entries) + 2
+        lines = [textwrap.fill(text, width, initial_indent=f"  {header:<{pad}}",
+                               subsequent_indent=" " * (pad + 2))
+                 for header, text in entries.items()]
+        return "columns:\n" + "\n".join(lines)
+
+    def to_markdown(self, per: str = "run", wide: bool = False) -> str:
+        return self.table(per, markdown=True, wide=wide)
 
     def to_pandas(self, per: str = "run"):
-        """A pandas DataFrame of :meth:`table`'s rows (pandas must be installed)."""
+        """A pandas DataFrame of :meth:`table`'s rows, every column (pandas must be
+        installed)."""
         try:
             import pandas as pd
         except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -220,6 +349,54 @@ class Comparison:
         return axes
 
 
+def verdict(converged: bool, cert=None) -> str:
+    """One word for a run (the ``verdict`` column, :data:`LEGEND`): ``"NOT conv."``, else
+    from the certificate ``cert`` (None: ``"converged"``): ``"global min"`` / ``"not global"``
+    where the objective has a global test, else ``"local min"``, ``"saddle"`` (gradient ≈ 0,
+    Hessian not ⪰ 0) or ``"not critical"`` (gradient not ≈ 0: a solver that converged on its
+    own rule, such as SCF's fixed-point residual)."""
+    if not converged:
+        return "NOT conv."
+    if cert is None:
+        return "converged"
+    if cert.global_optimum is not None:
+        return "global min" if cert.global_optimum else "not global"
+    if cert.grad_norm > cert.gtol * cert.grad_scale:
+        return "not critical"
+    return "local min" if cert.psd else "saddle"
+
+
+def distance_kind(geom) -> str:
+    """How :func:`compare` tells answers apart on the manifold ``geom``
+    (:class:`~ldr.manifolds.Geometry`): ``"sin"`` when every factor is Grassmann, ``"cost"``
+    when a factor is Euclidean, else ``"norm"`` (Stiefel factors)."""
+    kinds = {p.kind for p in geom.parts}
+    if "euclidean" in kinds:
+        return "cost"
+    return "sin" if kinds == {"grassmann"} else "norm"
+
+
+def answer_distance(geom, a: tuple, b: tuple, kind: str | None = None) -> float:
+    """Distance between two answers ``a`` and ``b``, each ``(point, cost)``, as fits the
+    manifold ``geom`` (``kind`` from :func:`distance_kind` by default).
+
+    ``"sin"`` and ``"norm"``: the manifold's own step measure
+    :meth:`~ldr.manifolds.Geometry.change` — the largest principal-angle sine on Grassmann
+    factors, the spectral norm ‖N − M‖₂ on Stiefel factors.  ``"cost"`` (a Euclidean factor):
+    the relative cost difference |f_a − f_b| / max(|f_a|, |f_b|), because a Euclidean
+    factor's parameters are identified only up to the model's symmetries (the PPCA and FA
+    likelihoods are invariant to W → WR), so the distance between the matrices says nothing
+    about whether two runs found the same model.
+    """
+    kind = distance_kind(geom) if kind is None else kind
+    if kind == "cost":
+        fa, fb = float(a[1]), float(b[1])
+        if fa == fb:
+            return 0.0
+        return abs(fa - fb) / max(abs(fa), abs(fb), 1e-300)
+    return float(geom.change(a[0], b[0]))
+
+
 def _solver_name(solver) -> str:
     if isinstance(solver, str):
         return solver
@@ -230,7 +407,8 @@ def _solver_name(solver) -> str:
 
 def compare(objective: Objective, solvers: Sequence = ("trust-region", "gradient"),
             starts=None, *, n_starts: int = 3, seed=0, same_tol: float = 1e-4,
-            certify: bool = True, progress: bool | None = None, **stopping) -> Comparison:
+            cost_tol: float = 1e-6, certify: bool = True, progress: bool | None = None,
+            **stopping) -> Comparison:
     """Solve ``objective`` with each solver from each start.
 
     Parameters
@@ -243,7 +421,10 @@ def compare(objective: Objective, solvers: Sequence = ("trust-region", "gradient
         starts.  Default: ``n_starts`` random starts.
     n_starts : number of seeded random starts when ``starts`` is not given
     seed : seeds the random starts; every solver gets the same ones
-    same_tol : two answers closer than this (sin θ) are the same answer
+    same_tol : on Grassmann and Stiefel factors, two answers closer than this (sin θ, or
+        ‖ΔM‖₂ on Stiefel: :meth:`ldr.manifolds.Geometry.change`) are the same answer
+    cost_tol : on a manifold with a Euclidean factor, two answers whose relative cost
+        difference is at most this are the same answer (``ldr.compare.answer_distance``)
     certify : compute the gradient norm and smallest Hessian eigenvalue at every answer
     progress : show a tqdm progress bar; None (default) shows it only on a terminal
     stopping : passed to :func:`ldr.solve` (gtol, xtol, max_iter, max_time, ...)
@@ -295,7 +476,7 @@ def compare(objective: Objective, solvers: Sequence = ("trust-region", "gradient
             bar.set_postfix_str(f"{name}, {label}")
             res: Result = solve(objective, solver, M0=M0, seed=seed, **stopping)
             results[(name, label)] = res
-            grad_norm, hess_min, is_global = res.grad_norm, None, None
+            grad_norm, hess_min, is_global, cert = res.grad_norm, None, None, None
             if certify:
                 scale = res.grad_scale if np.isfinite(res.grad_scale) else None
                 cert = certificate(problem, res.M, gtol_scale=scale)
@@ -305,30 +486,36 @@ def compare(objective: Objective, solvers: Sequence = ("trust-region", "gradient
                          "converged": res.converged, "reason": res.reason,
                          "n_iter": res.n_iter, "time": res.time, "counts": res.counts,
                          "grad_norm": grad_norm, "hess_min": hess_min, "global": is_global,
+                         "verdict": verdict(res.converged, cert),
                          "improvement": None if f_heur is None
                          else -(res.cost - f_heur) / max(abs(f_heur), 1e-300)})
             bar.update()
     bar.close()
-    # group the answers by subspace, labelled from the lowest cost up
+    # group the answers by the manifold's distance, labelled from the lowest cost up
+    geom = problem.manifold
+    measure = distance_kind(geom)
+    tol = cost_tol if measure == "cost" else same_tol
+    keys = list(results)
+    points = [(results[key].M, rows[i]["cost"]) for i, key in enumerate(keys)]
     order = sorted(range(len(rows)), key=lambda i: rows[i]["cost"])
     reps: list = []
-    keys = list(results)
     for i in order:
-        M = results[keys[i]].M
         for j, rep in enumerate(reps):
-            if problem.manifold.change(rep, M) <= same_tol:
+            if answer_distance(geom, rep, points[i], measure) <= tol:
                 rows[i]["answer"] = _label(j)
                 break
         else:
             rows[i]["answer"] = _label(len(reps))
-            reps.append(M)
-    for i, key in enumerate(keys):
-        rows[i]["sin_to_A"] = problem.manifold.change(reps[0], results[key].M)
+            reps.append(points[i])
+    for i in range(len(rows)):
+        rows[i]["to_A"] = answer_distance(geom, reps[0], points[i], measure)
+        rows[i]["sin_to_A"] = rows[i]["to_A"] if measure == "sin" else None
     k = len(reps)
-    dist = np.array([[problem.manifold.change(reps[a], reps[b]) for b in range(k)]
+    dist = np.array([[answer_distance(geom, reps[a], reps[b], measure) for b in range(k)]
                      for a in range(k)])
     return Comparison(rows=rows, results=results,
-                      answers={_label(j): rep for j, rep in enumerate(reps)},
+                      answers={_label(j): rep[0] for j, rep in enumerate(reps)},
                       answer_distances=dist, heuristic_cost=f_heur,
                       meta={"objective": repr(objective), "starts": [s for s, _ in named],
-                            "seed": seed, "stopping": stopping})
+                            "seed": seed, "stopping": stopping, "distance": measure,
+                            "same_tol": same_tol, "cost_tol": cost_tol})

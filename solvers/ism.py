@@ -75,11 +75,18 @@ class ISM(Solver):
             return minimizing_eigenvectors(0.5 * (Phi0 + Phi0.T), problem.manifold.shape[1])[0]
         return None
 
-    def init(self, problem: Problem, M0) -> State:
-        self.check_problem(problem)
+    def check_problem(self, problem: Problem) -> None:
+        """The oracle it needs, and one Stiefel or Grassmann factor (not a product, a batch
+        or a Euclidean factor)."""
+        super().check_problem(problem)
         if (problem.manifold.is_product or problem.manifold.batched
                 or problem.manifold.parts[0].kind == "euclidean"):
-            raise ValueError("solver 'ism' needs a Stiefel or Grassmann objective")
+            raise ValueError(f"solver 'ism' needs a Stiefel or Grassmann objective; "
+                             f"{type(problem.objective).__name__} lives on "
+                             f"{problem.manifold!r}")
+
+    def init(self, problem: Problem, M0) -> State:
+        self.check_problem(problem)
         Phi = problem.phi(M0)
         # the true gradient (not 2Φ̃M, which differs under damping); objectives that share
         # work between phi, cost and egrad (HSIC) answer these from their cache

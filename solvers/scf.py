@@ -122,11 +122,18 @@ class SCF(Solver):
     def _state(self, problem: Problem, M, **kw) -> State:
         return State(M=M, cost=problem.cost(M), egrad=None, grad=None, grad_norm=np.nan, **kw)
 
-    def init(self, problem: Problem, M0) -> State:
-        self.check_problem(problem)
+    def check_problem(self, problem: Problem) -> None:
+        """The oracle it needs, and one Stiefel or Grassmann factor (not a product, a batch
+        or a Euclidean factor)."""
+        super().check_problem(problem)
         if (problem.manifold.is_product or problem.manifold.batched
                 or problem.manifold.parts[0].kind == "euclidean"):
-            raise ValueError("solver 'scf' needs a Stiefel or Grassmann objective")
+            raise ValueError(f"solver 'scf' needs a Stiefel or Grassmann objective; "
+                             f"{type(problem.objective).__name__} lives on "
+                             f"{problem.manifold!r}")
+
+    def init(self, problem: Problem, M0) -> State:
+        self.check_problem(problem)
         state = self._state(problem, M0)
         A, B = self._pencil(problem, M0)
         shift = 0.0

@@ -1,3 +1,4 @@
+import argparse
 import json
 
 import numpy as np
@@ -56,7 +57,7 @@ def test_demo_runs_every_solver_and_reports_the_improvement(capsys):
     text = capsys.readouterr().out
     for solver in ("trust-region", "gradient", "ism", "scf", "pymanopt"):
         assert solver in text
-    assert "improves on the eigenvector heuristic by 10.02%" in text
+    assert "improves on the eigenvector heuristic by 10.02%" in " ".join(text.split())
 
 
 @pytest.mark.parametrize("argv, message", [
@@ -81,7 +82,8 @@ def test_a_non_numeric_csv_is_one_clear_line(tmp_path, capsys):
     bad = tmp_path / "bad.csv"
     bad.write_text("a,b\nx,y\n1,2\n")
     assert cli.main(["compare", "--data", str(bad)]) == 2
-    assert "not a numeric CSV" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "column 0 is not numeric: data row 1 holds 'a'" in err and err.count("\n") == 1
 
 
 @pytest.mark.parametrize("method", sorted(cli.METHODS))
@@ -154,3 +156,365 @@ def test_a_glob_of_files_is_read_with_dask(fmt, tmp_path, capsys):
     assert "3/3" in captured.err.replace(" ", "")  # the progress bar over the 3 chunks
     cost = json.loads(out.read_text())["runs"][0]["cost"]
     assert cost == pytest.approx(_by_hand(LDA(X, y, 2)), rel=1e-10)
+
+
+# --- issue 15: the command line as a tool people use on their files ---------------------
+def _run(argv, capsys):
+    """``(status, stdout, stderr)`` of the command line, argparse's exits included."""
+    try:
+        status = cli.main(argv)
+    except SystemExit as exc:
+        status = exc.code
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def _one_error_line(status, err, message):
+    assert status == 2, err
+    assert message in err, err
+    assert err.startswith("ldr: error: ") and err.count("\n") == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize("method, data, solvers", [
+    ("wda", "iris", ["gradient", "trust-region", "scf → trust-region"]),  # + its default chain
+    ("ppca", "iris", ["gradient", "trust-region"]),
+    ("fa", "wine", ["gradient", "trust-region"]),
+])
+def test_default_solvers_are_those_the_method_supports(method, data, solvers, tmp_path,
+                                                       capsys):
+    out = tmp_path / "out.json"
+    status, text, err = _run(["compare", "--method", method, "--data", data, "--starts", "1",
+                              "--json", str(out)], capsys)
+    assert status == 0, err
+    runs = json.loads(out.read_text())["runs"]
+    assert [r["solver"] for r in runs] == solvers and "ism" not in text
+    # the same list from the library: every registered solver that the objective supports
+    X, y = ldr.datasets.load(data)
+    obj = cli.METHODS[method][0](X, y, 2, cli._BuilderArgs(argparse.Namespace(reg=None)))
+    names = [s if isinstance(s, str) else "+".join(s)
+             for s in cli.supported_solvers(obj, ["gradient", "trust-region", "ism"])]
+    assert names == [s.replace(" → ", "+") for s in solvers]
+
+
+def test_a_solver_the_method_does_not_support_is_refused_with_those_it_does(capsys):
+    status, _, err = _run(["compare", "--method", "ppca", "--data", "iris", "--solvers",
+                           "trust-region,ism"], capsys)
+    _one_error_line(status, err, "--solvers: ism cannot solve ppca")
+    assert "the solvers that can: trust-region, gradient, conjugate-gradient, pymanopt" in err
+    status, _, err = _run(["compare", "--method", "fa", "--solvers", "scf"], capsys)
+    _one_error_line(status, err, "needs the objective to define pencil")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--method", "wda", "--reg", "-1"], "argument --reg: must be a finite number >= 0, got '-1'"),
+    (["--method", "wda", "--reg", "0"], "--reg: the entropic regularization must be > 0"),
+    (["--method", "lda", "--reg", "1.5"], "--reg: must be a number in [0, 1], got 1.5"),
+    (["--method", "pca", "--reg", "0.1"], "--reg: the pca method does not use it"),
+    (["--method", "ppca", "--reg", "0.1"], "--reg: the ppca method does not use it"),
+    (["--reg", "nan"], "argument --reg: must be a finite number >= 0, got 'nan'"),
+    (["--reg", "inf"], "argument --reg: must be a finite number >= 0, got 'inf'"),
+    (["--components", "0"], "argument --components/-r: must be an integer >= 1, got '0'"),
+    (["--components", "2.5"], "argument --components/-r: expected an integer, got '2.5'"),
+    (["--starts", "-1"], "argument --starts: must be an integer >= 0, got '-1'"),
+    (["--seed", "-3"], "argument --seed: must be an integer >= 0, got '-3'"),
+    (["--gtol=-1e-8"], "argument --gtol: must be a finite number >= 0"),
+    (["--gtol", "inf"], "argument --gtol: must be a finite number >= 0, got 'inf'"),
+    (["--max-iter", "0"], "argument --max-iter: must be an integer >= 1, got '0'"),
+    (["--memory-limit=-5MB"], "argument --memory-limit: expected a size such as 256MB"),
+    (["--memory-limit", "inf"], "argument --memory-limit: expected a size such as 256MB"),
+    (["--memory-limit", "lots"], "argument --memory-limit: expected a size such as 256MB"),
+    (["--label-column", "0"], "--label-column: the bundled dataset wine comes with its labels"),
+    (["--header", "maybe"], "argument --header: invalid choice: 'maybe'"),
+    (["--header", "yes"], "--header: applies to CSV files; wine is not one"),
+])
+def test_every_invalid_option_value_is_rejected_not_replaced(argv, message, capsys):
+    status, out, err = _run(["compare", *argv, "--starts", "1"] if "--starts" not in argv
+                            else ["compare", *argv], capsys)
+    _one_error_line(status, err, message)
+    assert out == ""
+
+
+def test_reg_reaches_the_objective_and_its_own_default_otherwise(tmp_path, capsys):
+    from ldr.objectives import WDA
+
+    X, y = ldr.datasets.load("iris")
+    for argv, reg in [([], 1.0), (["--reg", "0.5"], 0.5)]:  # 1.0: WDA's own default
+        out = tmp_path / "wda.json"
+        assert _run(["compare", "--method", "wda", "--data", "iris", "--solvers",
+                     "trust-region", "--starts", "0", "--json", str(out), *argv], capsys)[0] == 0
+        cost = json.loads(out.read_text())["runs"][0]["cost"]
+        assert cost == pytest.approx(_by_hand(WDA(X, y, 2, reg=reg)), rel=1e-10)
+    assert _by_hand(WDA(X, y, 2, reg=0.5)) != pytest.approx(_by_hand(WDA(X, y, 2)), rel=1e-3)
+
+
+def test_a_complex_npy_is_refused_not_truncated(tmp_path, capsys):
+    X, y = ldr.datasets.load("iris")
+    npy = tmp_path / "c.npy"
+    np.save(npy, np.column_stack([X + 1j * X[:, ::-1], y]))
+    status, _, err = _run(["compare", "--data", str(npy)], capsys)
+    _one_error_line(status, err, "c.npy holds complex values (complex128)")
+
+
+def _iris_csv(path, label_first=False):
+    """scikit-learn's bundled iris as a user has it: a header and the species' names."""
+    from sklearn.datasets import load_iris
+
+    iris = load_iris()
+    species = iris.target_names[iris.target]
+    names = ["sepal_length", "sepal_width", "petal_length", "petal_width"]
+    lines = [",".join(["species", *names] if label_first else [*names, "species"])]
+    for x, s in zip(iris.data, species):
+        cells = [f"{v:g}" for v in x]
+        lines.append(",".join([s, *cells] if label_first else [*cells, s]))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return iris.data, species
+
+
+def test_iris_csv_with_a_header_and_species_names(tmp_path, capsys):
+    from ldr.objectives import LDA, PCA
+
+    X, species = _iris_csv(tmp_path / "iris.csv")
+    _iris_csv(tmp_path / "iris_first.csv", label_first=True)
+    truth = _by_hand(LDA(X, species, 2))
+    assert len(set(species)) == 3 and species.dtype.kind == "U"
+    for argv in (["--data", str(tmp_path / "iris.csv")],  # the default: the last column
+                 ["--data", str(tmp_path / "iris.csv"), "--label-column", "species"],
+                 ["--data", str(tmp_path / "iris_first.csv"), "--label-column", "species"],
+                 ["--data", str(tmp_path / "iris_first.csv"), "--label-column", "0"],
+                 ["--data", str(tmp_path / "iris_first.csv"), "--label-column", "-5"]):
+        out = tmp_path / "out.json"
+        status, text, err = _run(["compare", *argv, "--solvers", "trust-region", "--starts",
+                                  "0", "--json", str(out)], capsys)
+        assert status == 0, err
+        assert "LDA on iris" in text and "(n=150, d=4, r=2)" in text  # header line dropped
+        assert json.loads(out.read_text())["runs"][0]["cost"] == pytest.approx(truth, rel=1e-10)
+    # unsupervised: the species column must be named as the labels, or it is refused
+    status, _, err = _run(["compare", "--method", "pca", "--data", str(tmp_path / "iris.csv")],
+                          capsys)
+    _one_error_line(status, err, "column 'species' (index 4) is not numeric: data row 1 holds "
+                                 "'setosa'")
+    assert "pass --label-column" in err
+    out = tmp_path / "pca.json"
+    assert _run(["compare", "--method", "pca", "--data", str(tmp_path / "iris.csv"),
+                 "--label-column", "species", "--solvers", "trust-region", "--starts", "0",
+                 "--json", str(out)], capsys)[0] == 0
+    assert json.loads(out.read_text())["runs"][0]["cost"] == pytest.approx(
+        _by_hand(PCA(X, 2)), rel=1e-10)
+    # a wrong name lists the columns; --header no reads the header line as data
+    status, _, err = _run(["compare", "--data", str(tmp_path / "iris.csv"), "--label-column",
+                           "Species"], capsys)
+    _one_error_line(status, err, "no column named 'Species'; the columns are 'sepal_length'")
+    status, _, err = _run(["compare", "--data", str(tmp_path / "iris.csv"), "--header", "no"],
+                          capsys)
+    _one_error_line(status, err, "column 0 is not numeric: data row 1 holds 'sepal_length'")
+
+
+@pytest.mark.parametrize("rows, header", [
+    ([["a", "b"], ["1", "2"]], True), ([["1", "2"], ["3", "4"]], False),
+    ([["x", "y", "label"], ["1", "2", "cat"], ["3", "4", "dog"]], True),
+    ([["1", "2", "cat"], ["3", "4", "dog"]], False),  # string labels alone are no header
+    ([["a", "b"], ["x", "1"], ["y", "2"]], True), ([["a", "b"]], True), ([["1", "b"]], False),
+])
+def test_header_auto_detection(rows, header):
+    assert cli._detect_header(rows, "auto") is header
+    assert cli._detect_header(rows, "yes") is True and cli._detect_header(rows, "no") is False
+
+
+def test_a_non_numeric_feature_column_is_named(tmp_path, capsys):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("height,colour,label\n1.5,red,0\n1.7,blue,1\n1.6,red,0\n1.8,,1\n")
+    status, _, err = _run(["compare", "--data", str(bad)], capsys)
+    _one_error_line(status, err, "bad.csv: column 'colour' (index 1) is not numeric: data row "
+                                 "1 holds 'red'")
+    missing = tmp_path / "missing.csv"
+    missing.write_text("a,b,label\n1,2,0\n3,,1\n5,6,0\n")
+    status, _, err = _run(["compare", "--data", str(missing)], capsys)
+    _one_error_line(status, err, "column 'b' (index 1) is not numeric: data row 2 holds ''")
+    ragged = tmp_path / "ragged.csv"
+    ragged.write_text("1,2,0\n3,4\n")
+    status, _, err = _run(["compare", "--data", str(ragged)], capsys)
+    _one_error_line(status, err, "row 2 has 2 fields, the first has 3")
+
+
+def test_a_glob_of_csv_files_with_string_labels(tmp_path, capsys):
+    pytest.importorskip("dask.dataframe")
+    from ldr.objectives import LDA
+
+    X, species = _iris_csv(tmp_path / "all.csv")
+    lines = (tmp_path / "all.csv").read_text().splitlines()
+    (tmp_path / "all.csv").unlink()
+    for i in range(3):  # three shards, each with the header line
+        (tmp_path / f"part{i}.csv").write_text("\n".join([lines[0], *lines[1 + i::3]]) + "\n")
+    order = np.concatenate([np.arange(i, 150, 3) for i in range(3)])
+    out = tmp_path / "out.json"
+    status, text, err = _run(["compare", "--data", str(tmp_path / "part*.csv"), "--solvers",
+                              "trust-region", "--starts", "0", "--json", str(out)], capsys)
+    assert status == 0, err
+    cost = json.loads(out.read_text())["runs"][0]["cost"]
+    assert cost == pytest.approx(_by_hand(LDA(X[order], species[order], 2)), rel=1e-10)
+
+
+def _failing_method(monkeypatch, cost):
+    """Register a method whose cost (called deep inside ldr.compare → ldr.solve) is ``cost``."""
+    import autograd.numpy as anp
+
+    def build(X, y, r, args):
+        C = np.cov(X.T)
+        return ldr.objective(lambda M: cost(M, C) - anp.trace(M.T @ C @ M),
+                             shape=(X.shape[1], r), manifold="grassmann")
+
+    monkeypatch.setitem(cli.METHODS, "failing", (build, False, "fails deep inside"))
+
+
+def _on_call(k, raise_it):
+    """A cost term that is 0 for the first ``k`` calls, then calls ``raise_it``."""
+    calls = []
+
+    def cost(M, C):
+        calls.append(1)
+        if len(calls) > k:
+            raise_it(M, C)
+        return 0.0
+    return cost
+
+
+def _memory(M, C):
+    np.empty((10**7, 10**7))  # 800 TB: numpy refuses the request with a MemoryError
+
+
+def _linalg(M, C):
+    np.linalg.cholesky(-np.eye(3))
+
+
+def _runtime(M, C):
+    raise RuntimeError("something unforeseen")
+
+
+@pytest.mark.parametrize("raise_it, message", [
+    (_memory, "ldr: error: out of memory (Unable to allocate"),
+    (_linalg, "ldr: error: LinAlgError: Matrix is not positive definite (--debug shows the "
+              "traceback)"),
+    (_runtime, "ldr: error: RuntimeError: something unforeseen (--debug shows the traceback)"),
+])
+def test_errors_raised_deep_inside_are_one_line(raise_it, message, monkeypatch, capsys):
+    _failing_method(monkeypatch, _on_call(3, raise_it))
+    status, _, err = _run(["compare", "--method", "failing", "--data", "wine", "--solvers",
+                           "trust-region", "--starts", "1"], capsys)
+    _one_error_line(status, err, message)
+    _failing_method(monkeypatch, _on_call(3, raise_it))
+    with pytest.raises(BaseException) as exc:  # --debug: the exception itself
+        cli.main(["compare", "--method", "failing", "--data", "wine", "--solvers",
+                  "trust-region", "--starts", "1", "--debug"])
+    assert not isinstance(exc.value, SystemExit)
+
+
+def test_an_oracle_error_is_one_line(monkeypatch, capsys):
+    def build(X, y, r, args):  # a gradient of the wrong shape: ldr.problem.OracleError
+        return ldr.objective(lambda M: 0.0, shape=(X.shape[1], r), manifold="grassmann",
+                             egrad=lambda M: np.zeros((2, 2)))
+
+    monkeypatch.setitem(cli.METHODS, "failing", (build, False, "a broken oracle"))
+    status, _, err = _run(["compare", "--method", "failing", "--data", "wine", "--starts", "1",
+                           "--solvers", "gradient"], capsys)
+    _one_error_line(status, err, "egrad")
+
+
+def test_an_hsic_overflow_is_one_line_in_a_real_process(tmp_path):
+    """End to end, as a user runs it: data of magnitude 1e99 make HSIC's kernel derivatives
+    overflow deep inside; stderr is one line, the exit status 2, no traceback (with --debug,
+    the traceback)."""
+    import subprocess
+    import sys
+
+    X, y = ldr.datasets.load("iris")
+    npy = tmp_path / "huge.npy"
+    np.save(npy, np.column_stack([X * 1e99, y]))
+    argv = [sys.executable, "-m", "ldr.cli", "compare", "--method", "hsic", "--data", str(npy),
+            "--label-column", "-1", "--solvers", "trust-region", "--starts", "1"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("ldr: error: OverflowError")
+    assert "rescale the data" in lines[0] and "Traceback" not in done.stderr
+    debug = subprocess.run(argv + ["--debug"], capture_output=True, text=True, timeout=120)
+    assert debug.returncode == 1 and "Traceback" in debug.stderr
+
+
+def _lines(text):
+    return text.rstrip("\n").split("\n")
+
+
+def test_the_demo_table_fits_a_terminal_and_has_a_legend(monkeypatch, capsys):
+    monkeypatch.setenv("COLUMNS", "80")
+    status, text, err = _run(["demo", "--starts", "2"], capsys)
+    assert status == 0, err
+    assert max(len(line) for line in _lines(text)) <= 80
+    from ldr.solvers import REGISTRY
+
+    for solver in REGISTRY:  # every solver that supports LDA, then its default chain
+        assert solver in text
+    assert "ism → trust-region" in text
+    legend = text[text.index("columns:"):]
+    for header in ("vs heur.", "answer", "sinθ to A", "verdict", "conv.", "at A", "iters",
+                   "time [s]"):
+        assert f"\n  {header}  " in legend, header
+    assert "largest principal-angle sine" in legend and "survey Eq. 28" in legend
+    assert "reason" not in text.split("columns:")[0]  # the stopping reasons: --wide
+    # --wide: per-run iterations, time and the certificate's numbers, wider than a terminal
+    status, wide, _ = _run(["demo", "--starts", "2", "--wide"], capsys)
+    assert status == 0 and max(len(line) for line in _lines(wide)) > 100
+    for header in ("λmin(Hess)", "‖grad‖", "global opt.", "reason"):
+        assert header in wide and f"\n  {header}  " in wide[wide.index("columns:"):]
+    monkeypatch.setenv("COLUMNS", "100")  # a wider terminal: still at most 100 columns
+    status, text, _ = _run(["demo", "--starts", "1", "--no-legend"], capsys)
+    assert status == 0 and max(len(line) for line in _lines(text)) <= 100
+    assert "columns:" not in text
+
+
+@pytest.mark.parametrize("method", ["ppca", "fa"])
+def test_euclidean_answers_are_grouped_by_cost_not_by_matrix(method, tmp_path, capsys):
+    """PPCA and FA: the loadings W are identified only up to W → WR, so runs at one cost are
+    one answer however far apart their matrices are, and no sinθ is shown."""
+    out = tmp_path / "out.json"
+    status, text, err = _run(["compare", "--method", method, "--data", "wine", "--starts", "3",
+                              "--json", str(out)], capsys)
+    assert status == 0, err
+    runs = json.loads(out.read_text())["runs"]
+    costs = np.array([r["cost"] for r in runs])
+    assert all(r["converged"] for r in runs) and np.ptp(costs) <= 1e-9 * abs(costs[0])
+    assert {r["answer"] for r in runs} == {"A"}
+    assert all(0 <= r["to_A"] <= 1e-6 and r["sin_to_A"] is None for r in runs)
+    assert "Δcost to A" in text and "sinθ" not in text and "distinct answers" not in text
+    # the matrices themselves differ (the old grouping by them gave distinct answers)
+    from ldr.compare import compare
+
+    X, _ = ldr.datasets.load("wine")
+    obj = cli.METHODS[method][0](X, None, 2, cli._BuilderArgs(argparse.Namespace(reg=None)))
+    cmp = compare(obj, ["trust-region"], 3, seed=0)
+    geom = ldr.manifolds.Geometry(obj.manifold, obj.shape)
+    points = [res.M for res in cmp.results.values()]
+    assert max(geom.change(points[0], p) for p in points) > 1e-2
+    assert len(cmp.answers) == 1
+
+
+def test_the_readme_command_lines_run(tmp_path, monkeypatch, capsys):
+    """Every command of the README's command-line section, as written (with one start, to
+    keep the test fast), in a folder holding the iris.csv and my.csv they read."""
+    import pathlib
+    import re
+    import shlex
+
+    readme = (pathlib.Path(__file__).resolve().parents[1] / "README.md").read_text("utf-8")
+    section = readme[readme.index("## Command line"):]
+    block = re.search(r"```\n(.*?)```", section, flags=re.S).group(1)
+    commands = [shlex.split(line, comments=True) for line in block.splitlines()]
+    assert [c[:2] for c in commands][:2] == [["ldr", "demo"], ["ldr", "compare"]]
+    _iris_csv(tmp_path / "iris.csv")
+    _iris_csv(tmp_path / "my.csv")
+    monkeypatch.chdir(tmp_path)
+    for argv in commands:
+        fast = [] if "--help" in argv else ["--starts", "1"]
+        status, out, err = _run(argv[1:] + fast, capsys)
+        assert status == 0, (argv, err)
+        assert out and "Traceback" not in err
+    assert (tmp_path / "out.png").stat().st_size > 10_000

@@ -78,3 +78,44 @@ def test_compare_plot_shows_median_and_spread_per_solver(pca_data):
     # the median gap of every solver reaches rounding level
     assert all(ln.get_ydata()[-1] < 1e-8 for ln in lines)
     assert len(axes[0].collections) == 2  # one spread band per solver
+
+
+def test_answers_are_compared_as_fits_the_manifold():
+    """sin θ on Grassmann, ‖ΔM‖₂ on Stiefel (each the manifold's own step measure), the
+    relative cost difference as soon as a factor is Euclidean."""
+    from ldr.compare import answer_distance, distance_kind
+    from ldr.manifolds import Geometry
+
+    rng = np.random.default_rng(0)
+    Q = np.linalg.qr(rng.standard_normal((5, 2)))[0]
+    R = np.array([[0.0, -1.0], [1.0, 0.0]])  # a rotation inside the span
+    grass, stief = Geometry("grassmann", (5, 2)), Geometry("stiefel", (5, 2))
+    assert distance_kind(grass) == "sin" and distance_kind(stief) == "norm"
+    assert answer_distance(grass, (Q, 1.0), (Q @ R, 2.0)) < 1e-12  # the same subspace
+    assert answer_distance(stief, (Q, 1.0), (Q @ R, 2.0)) == pytest.approx(np.sqrt(2))
+    eucl = Geometry(("euclidean", "euclidean"), ((5, 2), (5, 1)))
+    assert distance_kind(eucl) == "cost" and distance_kind(Geometry(
+        ("stiefel", "euclidean"), ((5, 2), (3, 1)))) == "cost"
+    W = rng.standard_normal((5, 2))
+    assert answer_distance(eucl, ((W, W[:, :1]), 4.0), ((-W, W[:, :1]), 4.0)) == 0.0
+    assert answer_distance(eucl, ((W, W[:, :1]), 4.0), ((W, W[:, :1]), 5.0)) == \
+        pytest.approx(0.2)
+
+
+def test_verdict_and_legend():
+    X, y = ldr.datasets.load("wine")
+    cmp = ldr.compare(LDA(X, y, 2), ["trust-region", SCF()], starts=1)
+    verdicts = {row["solver"]: row["verdict"] for row in cmp.rows}
+    assert verdicts == {"trust-region": "global min", "scf": "not global"}
+    from ldr.compare import verdict
+
+    assert verdict(False) == "NOT conv." and verdict(True) == "converged"
+    for wide in (False, True):
+        legend = cmp.legend(wide=wide)
+        for table in ("run", "solver"):
+            header = cmp.table(table, wide=wide, notes=False).split("\n")[0]
+            for name in [h for h in header.split("  ") if h.strip()]:
+                assert f"\n  {name.strip()}  " in legend, name
+    narrow = cmp.table()
+    assert max(map(len, narrow.split("\n"))) <= 80 and "reason" not in narrow
+    assert "reason" in cmp.table(wide=True)
