@@ -147,10 +147,10 @@ def solve(
     ----------
     objective : ldr.Objective
     solver : str, Solver, list of them, or None
-        ``"gradient"``, ``"trust-region"``, ``"pymanopt"``, ``"ism"``, ``"scf"``; a list
-        chains them, each stage starting where the last stopped.  None (default): the
-        objective's default (:func:`~ldr.driver.default_solver`; each objective's docstring
-        names it).
+        ``"gradient"``, ``"conjugate-gradient"``, ``"trust-region"``, ``"pymanopt"``,
+        ``"ism"``, ``"scf"``; a list chains them, each stage starting where the last
+        stopped.  None (default): the objective's default
+        (:func:`~ldr.driver.default_solver`; each objective's docstring names it).
     M0 : array, tuple of arrays, "random", "heuristic" or None
         Start point (orthonormal); ``"random"`` draws one from ``seed``; None (default) is
         the first solver's own start where it has one (ISM: the minimizing eigenvectors of
