@@ -130,6 +130,20 @@ def _fa(X, y, r, args):
     return FactorAnalysis(X, r)
 
 
+@_method("nca", True, "neighbourhood components analysis, −Σ_i p_i on R^{d×r}")
+def _nca(X, y, r, args):
+    from ldr.objectives import NCA
+
+    return NCA(X, y, r)
+
+
+@_method("lmnn", True, "large-margin DML (LMNN, smoothed hinge, 3 target neighbours) on R^{d×r}")
+def _lmnn(X, y, r, args):
+    from ldr.objectives import LargeMarginDML
+
+    return LargeMarginDML(X, y, r)
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors."""
 

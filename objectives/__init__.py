@@ -17,3 +17,6 @@ __all__ = ["KernelSDR", "LPP", "MDS", "NPE",
            "FactorAnalysis", "PPCA",
            "HSIC", "LDA", "MAF", "OrthogonalCCA", "PCA", "QuotientOfTraces", "SFA",
            "TraditionalCCA", "WDA"]
+from ldr.objectives.dml import NCA, LargeMarginDML  # noqa: E402
+
+__all__ += ["LargeMarginDML", "NCA"]

@@ -42,6 +42,10 @@ def _every_objective(s: float = 1.0) -> dict:
         "HSIC": o.HSIC.supervised(s * X, y, 2),
         # reg is in squared-distance units (POT's convention): it scales with the data
         "WDA": o.WDA(s * X, y, 2, reg=s * s),
+        # NCA's softmax and LMNN's unit margin see absolute distances: not invariant at a
+        # fixed L, but the point M is Lᵀ in units of the data's scale (objectives/dml.py),
+        # so the cost as a function of M — and every run — is the same for s·X
+        "NCA": o.NCA(s * X, y, 2), "LargeMarginDML": o.LargeMarginDML(s * X, y, 2),
     }
 
 

@@ -21,3 +21,6 @@ __all__ = ["KDAC", "SemiSupervisedHSIC", "SupervisedHSIC", "UnsupervisedHSIC", "
            "WassersteinDA"]
 __all__ += ["CCA", "FactorAnalysis", "KernelSDR", "LPP", "LinearDR", "MAF", "MDS", "NPE",
             "OrthogonalCCA", "OrthogonalLDA", "PCA", "PPCA", "SFA"]
+from ldr.estimators.dml import NCA, LargeMarginDML  # noqa: E402
+
+__all__ += ["LargeMarginDML", "NCA"]
