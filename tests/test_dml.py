@@ -165,3 +165,10 @@ def test_estimator_init_array_and_errors():
         LargeMarginDML(X, y, 2, smoothing=-1.0)
     with pytest.raises(ValueError, match="same point"):
         NCA(np.ones((10, 3)), np.repeat([0, 1], 5), 2)
+
+
+def test_a_dask_array_is_refused_with_the_memory_needed():
+    da = pytest.importorskip("dask.array")
+    X, y = _subsample(load_iris, 10)
+    with pytest.raises(ValueError, match="memory|bytes|GB|MB"):
+        est.NCA(2).fit(da.from_array(X, chunks=10), y)

@@ -15,6 +15,7 @@ MODULES = ["ldr", "ldr.objective", "ldr.driver", "ldr.objectives.pca", "ldr.obje
            "ldr.estimators.two_view", "ldr.objectives.maf", "ldr.objectives.sfa",
            "ldr.objectives.latent", "ldr.objectives.cca", "ldr.rows",
            "ldr.objectives.mds", "ldr.objectives.graph", "ldr.objectives.ksdr", "ldr.compare"]
+MODULES += ["ldr.objectives.dml", "ldr.estimators.dml"]
 README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
 
 

@@ -46,6 +46,8 @@ CHECKED = {
     "KDAC": est.KDAC(n_components=1, max_outer=3, max_iter=50),
     "WassersteinDA": est.WassersteinDA(n_components=1),
     "WDAClustering": est.WDAClustering(n_components=1, max_outer=3, max_iter=50),
+    "NCA": est.NCA(n_components=1),
+    "LargeMarginDML": est.LargeMarginDML(n_components=1),
 }
 
 _ONE_CLUSTER = ("the check sets n_clusters=1; ldr's clustering estimators require "

@@ -14,6 +14,7 @@ import numpy as np
 from ldr.estimators.linear import LinearDR, solve_and_warn
 from ldr.objectives.dml import NCA as NCAObjective
 from ldr.objectives.dml import LargeMarginDML as LargeMarginObjective
+from ldr.rows import is_lazy, refuse_lazy
 
 _STRING_INITS = ("auto", "lda", "pca", "identity", "random")
 
@@ -46,6 +47,9 @@ class _MetricLearner(LinearDR):
 
     def fit(self, X, y=None):
         """Learn the metric from labelled rows (X, y); returns self."""
+        for arr, name in ((X, "X"), (y, "y")):
+            if is_lazy(arr):  # every evaluation forms n×n arrays: state the memory needed
+                refuse_lazy(arr, name, type(self).__name__, pairwise=True)
         X, y = self._validate(X, y)
         d = X.shape[1]
         r = d if self.n_components is None else self.n_components
