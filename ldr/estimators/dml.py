@@ -78,7 +78,7 @@ class NCA(_MetricLearner):
     successes under the softmax of −‖L(x_i − x_j)‖²) over L ∈ R^{r×d}
     (:class:`ldr.objectives.NCA`).  Same objective, layout, start (``init="auto"``) and
     transform as ``sklearn.neighbors.NeighborhoodComponentsAnalysis``; the default solver is
-    the objective's (Riemannian conjugate gradient on R^{d×r}), run to a relative gradient
+    the objective's (the Riemannian trust region on R^{d×r}), run to a relative gradient
     tolerance.
 
     Parameters
@@ -90,7 +90,7 @@ class NCA(_MetricLearner):
         and the identity in units of the data's scale), a random point seeded by
         ``random_state``, or a map L in scikit-learn's ``components_`` layout.
     solver : str, Solver, list of them or None, default None
-        None: the objective's ``default_solver`` ("conjugate-gradient").
+        None: the objective's ``default_solver`` ("trust-region").
     solver_params : dict, optional
         Stopping rules of :func:`ldr.solve` (``gtol``, ``max_iter``, ``max_time``, ...).
     random_state : int, RandomState or None
@@ -152,7 +152,7 @@ class LargeMarginDML(_MetricLearner):
     smoothing : float > 0, default 0.5
         δ, the width of the hinge's quadratic smoothing (the margin is 1).
     init, solver, solver_params, random_state :
-        As :class:`NCA` (the same start rule; solver None: "conjugate-gradient").
+        As :class:`NCA` (the same start rule; solver None: "trust-region").
 
     Attributes
     ----------
