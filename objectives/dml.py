@@ -61,7 +61,8 @@ are orthonormal in M (scikit-learn's are orthonormal in L: the same when c = 1).
 
 **Memory and time.**  Every evaluation forms n×n arrays (distances, p_ij or hinge
 arguments): O(n²) memory, a few n×n float64 arrays at once (about 26 MB each for n = 1797,
-scikit-learn's digits), and O(n²(r + k)) time per cost, gradient or Hessian-vector product.
+scikit-learn's digits; LargeMarginDML keeps k + 2 of them per point, h″ for each target slot
+for its Hessian), and O(n²(r + k)) time per cost, gradient or Hessian-vector product.
 Fine to a few thousand samples, as scikit-learn's NCA (which has the same O(n²) footprint).
 """
 
