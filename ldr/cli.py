@@ -175,6 +175,18 @@ def _rrr(X, y, r, args):
     alpha = args.given("reg")  # --reg is α here; left out, the objective's default (0)
     return ReducedRankRegression(X, np.eye(classes.size)[codes.reshape(-1)], r,
                                  **({"alpha": alpha["reg"]} if alpha else {}))
+@_method("nca", True, "neighbourhood components analysis, −Σ_i p_i on R^{d×r}")
+def _nca(X, y, r, args):
+    from ldr.objectives import NCA
+
+    return NCA(X, y, r)
+
+
+@_method("lmnn", True, "large-margin DML (LMNN, smoothed hinge, 3 target neighbours) on R^{d×r}")
+def _lmnn(X, y, r, args):
+    from ldr.objectives import LargeMarginDML
+
+    return LargeMarginDML(X, y, r)
 
 
 class _Parser(argparse.ArgumentParser):

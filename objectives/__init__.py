@@ -1,6 +1,7 @@
 """Objectives, one module per method family (installed as ``ldr.objectives``)."""
 
 from ldr.objectives.cca import OrthogonalCCA, TraditionalCCA
+from ldr.objectives.dml import NCA, LargeMarginDML
 from ldr.objectives.graph import LPP, NPE
 from ldr.objectives.hsic import HSIC
 from ldr.objectives.ica import UndercompleteICA
@@ -19,4 +20,4 @@ __all__ = ["KernelSDR", "LPP", "MDS", "NPE",
            "FactorAnalysis", "PPCA",
            "HSIC", "LDA", "MAF", "OrthogonalCCA", "PCA", "QuotientOfTraces", "SFA",
            "TraditionalCCA", "WDA"]
-__all__ += ["ReducedRankRegression", "UndercompleteICA"]
+__all__ += ["LargeMarginDML", "NCA", "ReducedRankRegression", "UndercompleteICA"]

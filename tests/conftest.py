@@ -47,6 +47,10 @@ def _every_objective(s: float = 1.0) -> dict:
         # the ridge term α‖B‖² must scale as ‖Y − XB‖² does (s²) when X and Y both do
         "ReducedRankRegression": o.ReducedRankRegression(
             s * X, s * (X @ A[:, :4] + rng.standard_normal((60, 4))), 2, alpha=0.1 * s * s),
+        # NCA's softmax and LMNN's unit margin see absolute distances: not invariant at a
+        # fixed L, but the point M is Lᵀ in units of the data's scale (objectives/dml.py),
+        # so the cost as a function of M — and every run — is the same for s·X
+        "NCA": o.NCA(s * X, y, 2), "LargeMarginDML": o.LargeMarginDML(s * X, y, 2),
     }
 
 

@@ -42,7 +42,19 @@ def test_every_objective_gives_the_same_answer_on_rescaled_data(every_objective)
             other = runs[s][name]
             assert other.converged == ref.converged and other.n_iter == ref.n_iter, name
             angle = max(sin_largest_angle(p, q) for p, q in zip(_spans(ref.M), _spans(other.M)))
+            if name in FLAT_AT_THE_ANSWER:  # same iterate count and cost, a looser span
+                assert other.cost == pytest.approx(ref.cost, rel=1e-8), name
+                assert angle <= 1e-3, (name, s, angle)
+                continue
             assert angle <= 1e-8, (name, s, angle)
+
+
+# NCA's supremum on these data lies at ‖M‖ → ∞ (each leave-one-out softmax saturates): the
+# runs stop at the same iteration, where the gradient has vanished to tolerance along a flat
+# ray, but the span there is determined only to ~1e-5 — rounding in s·X (1e-16) is amplified
+# by the vanishing curvature, not by a unit-dependent rule (LargeMarginDML, whose optimum is
+# finite, meets 1e-8)
+FLAT_AT_THE_ANSWER = ("NCA",)
 
 
 def test_pca_on_tiny_data_from_a_random_start_matches_scikit_learn():

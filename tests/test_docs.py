@@ -17,6 +17,7 @@ MODULES = ["ldr", "ldr.objective", "ldr.driver", "ldr.objectives.pca", "ldr.obje
            "ldr.objectives.mds", "ldr.objectives.graph", "ldr.objectives.ksdr", "ldr.compare"]
 MODULES += ["ldr.objectives.ica", "ldr.objectives.rrr", "ldr.estimators.ica",
             "ldr.estimators.regression"]
+MODULES += ["ldr.objectives.dml", "ldr.estimators.dml"]
 README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
 
 

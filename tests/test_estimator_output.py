@@ -159,6 +159,7 @@ NATURAL_MAX = {  # d = 5 features (CCA: 3 and 2), 3 classes
     **{n: 4 for n in ALL if n not in ("PCA", "OrthogonalLDA", *TWO_VIEW)},
     "LinearDR": 2, "CCA": 2, "OrthogonalCCA": 2,
     "UndercompleteICA": 5,          # square ICA: as many sources as features
+    "NCA": 5, "LargeMarginDML": 5,  # a full-rank metric
     "ReducedRankRegression": 2}     # min(n_features, n_targets): the rank constraint is void
 
 

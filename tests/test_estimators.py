@@ -48,6 +48,8 @@ CHECKED = {
     "WDAClustering": est.WDAClustering(n_components=1, max_outer=3, max_iter=50),
     "UndercompleteICA": est.UndercompleteICA(n_components=1),
     "ReducedRankRegression": est.ReducedRankRegression(n_components=1),
+    "NCA": est.NCA(n_components=1),
+    "LargeMarginDML": est.LargeMarginDML(n_components=1),
 }
 
 _ONE_CLUSTER = ("the check sets n_clusters=1; ldr's clustering estimators require "

@@ -1,5 +1,6 @@
 """scikit-learn estimators (``fit``/``transform``; ``fit_predict`` for clustering)."""
 
+from ldr.estimators.dml import NCA, LargeMarginDML
 from ldr.estimators.hsic import KDAC, SemiSupervisedHSIC, SupervisedHSIC, UnsupervisedHSIC
 from ldr.estimators.ica import UndercompleteICA
 from ldr.estimators.linear import (
@@ -23,4 +24,4 @@ __all__ = ["KDAC", "SemiSupervisedHSIC", "SupervisedHSIC", "UnsupervisedHSIC", "
            "WassersteinDA"]
 __all__ += ["CCA", "FactorAnalysis", "KernelSDR", "LPP", "LinearDR", "MAF", "MDS", "NPE",
             "OrthogonalCCA", "OrthogonalLDA", "PCA", "PPCA", "SFA"]
-__all__ += ["ReducedRankRegression", "UndercompleteICA"]
+__all__ += ["LargeMarginDML", "NCA", "ReducedRankRegression", "UndercompleteICA"]

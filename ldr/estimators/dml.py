@@ -1,0 +1,186 @@
+"""Distance metric learning estimators: :class:`NCA` and :class:`LargeMarginDML`.
+
+Both learn a linear map L ∈ R^{r×d} (``components_``, scikit-learn's
+``NeighborhoodComponentsAnalysis`` layout) and transform by ``X @ components_.T``; the
+objectives, their units and their start are documented in :mod:`ldr.objectives.dml`.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ldr.estimators.linear import LinearDR, solve_and_warn
+from ldr.estimators.output import cast_fitted, output_dtype
+from ldr.objectives.dml import NCA as NCAObjective
+from ldr.objectives.dml import LargeMarginDML as LargeMarginObjective
+from ldr.rows import is_lazy, refuse_lazy
+
+_STRING_INITS = ("auto", "lda", "pca", "identity", "random")
+
+
+class _MetricLearner(LinearDR):
+    """fit(X, y) → the objective's minimizer as ``components_`` (r×d, not orthonormal)."""
+
+    _pairwise_memory = True  # every evaluation forms n×n arrays
+
+    def _objective_spec(self):
+        cls, params = super()._objective_spec()
+        init = params.get("init")
+        # "random" and arrays are starts, not heuristics: the objective builds "auto"'s
+        params["init"] = init if isinstance(init, str) and init != "random" else "auto"
+        return cls, params
+
+    def _start(self, obj):
+        init = self.init
+        if isinstance(init, str):
+            if init not in _STRING_INITS:
+                raise ValueError(f"init: expected one of {_STRING_INITS} or an array of shape "
+                                 f"(n_components, n_features), got {init!r}")
+            return "random" if init == "random" else "heuristic"
+        L = np.asarray(init, dtype=float)
+        if L.ndim != 2 or L.shape != (obj.r, obj.shape[0]) or not np.all(np.isfinite(L)):
+            raise ValueError(f"init: an array must be finite with shape (n_components, "
+                             f"n_features) = {(obj.r, obj.shape[0])} (scikit-learn's "
+                             f"components_ layout), got shape {L.shape}")
+        return obj.point(L)
+
+    def fit(self, X, y=None):
+        """Learn the metric from labelled rows (X, y); returns self."""
+        for arr, name in ((X, "X"), (y, "y")):
+            if is_lazy(arr):  # every evaluation forms n×n arrays: state the memory needed
+                refuse_lazy(arr, name, type(self).__name__, pairwise=True)
+        X, y = self._validate(X, y)
+        dtype = output_dtype(X)  # float32 in, float32 out; the fit runs in float64
+        d = X.shape[1]
+        r = d if self.n_components is None else self.n_components
+        if isinstance(r, bool) or not isinstance(r, numbers.Integral) or not 1 <= r <= d:
+            raise ValueError(f"n_components: must be None or an integer with 1 <= "
+                             f"n_components <= n_features = {d}, got {self.n_components!r}")
+        obj = self._make_objective(X, y, int(r))
+        res = solve_and_warn(self, obj, self._start(obj))
+        self.objective_, self.result_ = obj, res
+        self.M_ = np.asarray(res.M, dtype=float)
+        self.components_ = obj.components(self.M_)
+        self.n_components_ = int(r)
+        self.cost_, self.n_iter_ = float(res.cost), res.n_iter
+        self.classes_ = obj.classes_
+        cast_fitted(self, dtype)
+        return self
+
+    def transform(self, X) -> np.ndarray:
+        """``X @ components_.T`` (uncentered, as scikit-learn's NCA)."""
+        return super().transform(X)
+
+
+class NCA(_MetricLearner):
+    """Neighbourhood components analysis (Goldberger et al. 2004) by manifold optimization.
+
+    Maximizes scikit-learn's NCA objective Σ_i p_i (the expected number of leave-one-out 1-NN
+    successes under the softmax of −‖L(x_i − x_j)‖²) over L ∈ R^{r×d}
+    (:class:`ldr.objectives.NCA`).  Same objective, layout, start (``init="auto"``) and
+    transform as ``sklearn.neighbors.NeighborhoodComponentsAnalysis``; the default solver is
+    the objective's (the Riemannian trust region on R^{d×r}), run to a relative gradient
+    tolerance.
+
+    Parameters
+    ----------
+    n_components : int or None, default None
+        r, 1 <= r <= n_features; None: n_features (a full-rank metric), as scikit-learn.
+    init : {"auto", "lda", "pca", "identity", "random"} or array (n_components, n_features)
+        The start: scikit-learn's rule and names (:meth:`ldr.objectives.NCA.heuristic`; PCA
+        and the identity in units of the data's scale), a random point seeded by
+        ``random_state``, or a map L in scikit-learn's ``components_`` layout.
+    solver : str, Solver, list of them or None, default None
+        None: the objective's ``default_solver`` ("trust-region").
+    solver_params : dict, optional
+        Stopping rules of :func:`ldr.solve` (``gtol``, ``max_iter``, ``max_time``, ...).
+    random_state : int, RandomState or None
+        Seeds ``init="random"``.
+
+    Attributes
+    ----------
+    components_ : (n_components, n_features)
+        L, the learned map: ``transform(X) == X @ components_.T``.
+    M_ : (n_features, n_components)
+        ldr's point, ``c · components_.T`` with c the data's RMS scale (``objective_.unit_``).
+    objective_value_ : float
+        Σ_i p_i on the training data (scikit-learn's objective; −cost_).
+    n_components_, cost_, n_iter_, result_, objective_, classes_, n_features_in_ :
+        see :class:`~ldr.estimators.LinearDR`
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_iris
+    >>> from sklearn.neighbors import KNeighborsClassifier
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> X, y = load_iris(return_X_y=True)
+    >>> pipe = make_pipeline(StandardScaler(), NCA(2), KNeighborsClassifier(3)).fit(X, y)
+    >>> pipe[1].components_.shape, bool(pipe.score(X, y) > 0.95)
+    ((2, 4), True)
+    """
+
+    _objective_class = NCAObjective
+    _objective_args = ("init",)
+
+    def __init__(self, n_components=None, init="auto", solver=None, solver_params=None,
+                 random_state=None):
+        self.n_components, self.init, self.solver = n_components, init, solver
+        self.solver_params, self.random_state = solver_params, random_state
+
+    def fit(self, X, y=None):
+        """Learn the metric from labelled rows (X, y); returns self."""
+        super().fit(X, y)
+        self.objective_value_ = -self.cost_
+        return self
+
+
+class LargeMarginDML(_MetricLearner):
+    """Large-margin distance metric learning (LMNN's objective, survey Eq. 27) on R^{d×r}.
+
+    Minimizes Σ_i Σ_{j∈η(i)} (‖L(x_i − x_j)‖² + λ Σ_{ℓ: z_ℓ≠z_i} h(1 + ‖L(x_i − x_j)‖²
+    − ‖L(x_i − x_ℓ)‖²)) with k fixed target neighbours η(i) per sample (nearest classmates in
+    the input space) and h the Huberized hinge (:class:`ldr.objectives.LargeMarginDML`).
+
+    Parameters
+    ----------
+    n_components : int or None, default None
+        r, 1 <= r <= n_features; None: n_features.
+    k : int, default 3
+        Target neighbours per sample.
+    lam : float > 0, default 1
+        λ, the weight of the margin (impostor) term.
+    smoothing : float > 0, default 0.5
+        δ, the width of the hinge's quadratic smoothing (the margin is 1).
+    init, solver, solver_params, random_state :
+        As :class:`NCA` (the same start rule; solver None: "trust-region").
+
+    Attributes
+    ----------
+    components_ : (n_components, n_features)
+        L: ``transform(X) == X @ components_.T``.
+    M_, n_components_, cost_, n_iter_, result_, objective_, classes_, n_features_in_ :
+        see :class:`NCA`
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_wine
+    >>> from sklearn.neighbors import KNeighborsClassifier
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> X, y = load_wine(return_X_y=True)
+    >>> pipe = make_pipeline(StandardScaler(), LargeMarginDML(2), KNeighborsClassifier(3))
+    >>> bool(pipe.fit(X, y).score(X, y) > 0.95)
+    True
+    """
+
+    _objective_class = LargeMarginObjective
+    _objective_args = ("k", "lam", "smoothing", "init")
+
+    def __init__(self, n_components=None, k=3, lam=1.0, smoothing=0.5, init="auto",
+                 solver=None, solver_params=None, random_state=None):
+        self.n_components, self.k, self.lam, self.smoothing = n_components, k, lam, smoothing
+        self.init, self.solver = init, solver
+        self.solver_params, self.random_state = solver_params, random_state

@@ -1,0 +1,174 @@
+"""Distance metric learning (issue 16): NCA against scikit-learn's NCA, the large-margin
+objective against a brute-force triple loop, units, estimators and their errors."""
+
+import warnings
+
+import numpy as np
+import pytest
+import scipy.special
+from sklearn.datasets import load_iris, load_wine
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.model_selection import train_test_split
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.neighbors import NeighborhoodComponentsAnalysis as SkNCA
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+import ldr
+import ldr.estimators as est
+from ldr.objectives import NCA, LargeMarginDML
+from ldr.objectives.dml import huber_hinge
+
+
+def _subsample(loader, n_per_class, seed=0):
+    X, y = loader(return_X_y=True)
+    rng = np.random.default_rng(seed)
+    idx = np.concatenate([rng.choice(np.flatnonzero(y == c), n_per_class, replace=False)
+                          for c in np.unique(y)])
+    return StandardScaler().fit_transform(X[idx]), y[idx]
+
+
+def _nca_objective(L, X, y):
+    """scikit-learn's NCA objective Σ_i Σ_{j: y_j = y_i} p_ij, written out independently."""
+    U = X @ L.T
+    D = np.sum((U[:, None, :] - U[None, :, :]) ** 2, axis=2)
+    np.fill_diagonal(D, np.inf)
+    P = scipy.special.softmax(-D, axis=1)
+    return float(np.sum(P * (y[:, None] == y[None, :])))
+
+
+@pytest.mark.parametrize("loader", [load_iris, load_wine])
+def test_nca_reaches_scikit_learns_objective_from_the_same_start(loader):
+    X, y = _subsample(loader, 20)
+    obj = NCA(X, y, 2)
+    M0 = obj.heuristic()
+    # the start is scikit-learn's init="auto" (LDA here): the same map L
+    sk0 = SkNCA(2, max_iter=1).fit(X, y)  # one iteration from its own start ...
+    lda_start = obj.components(M0)
+    assert _nca_objective(lda_start, X, y) == pytest.approx(-obj.cost(M0), rel=1e-12)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        sk = SkNCA(2, init=lda_start, tol=1e-13, max_iter=5000).fit(X, y)
+    f_sk = _nca_objective(sk.components_, X, y)
+    # ... and ldr's cost is −(its objective) at any L, e.g. scikit-learn's answers
+    for L in (sk.components_, sk0.components_):
+        assert -obj.cost(obj.point(L)) == pytest.approx(_nca_objective(L, X, y), rel=1e-12)
+    res = ldr.solve(obj, M0=M0)
+    assert res.converged, res.reason
+    assert -res.cost >= f_sk * (1 - 1e-6), (-res.cost, f_sk)
+    assert abs(-res.cost - f_sk) <= 1e-6 * f_sk
+
+
+def test_nca_start_is_scikit_learns_auto_init():
+    """scikit-learn's init="auto": LDA's scalings for r <= C − 1, else PCA's components."""
+    from sklearn.decomposition import PCA as SkPCA
+    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+
+    X, y = _subsample(load_wine, 20)
+    lda = LinearDiscriminantAnalysis(n_components=2).fit(X, y).scalings_.T[:2]
+    pca = SkPCA(4).fit(X).components_
+    for r, L_sk in [(2, lda), (4, pca)]:
+        obj = NCA(X, y, r)
+        # standardized data: c = 1, so the start is scikit-learn's map itself
+        assert obj.unit_ == pytest.approx(1.0, rel=1e-12)
+        np.testing.assert_allclose(obj.components(obj.heuristic()), L_sk, atol=1e-10)
+
+
+def test_costs_as_functions_of_M_do_not_depend_on_the_data_units():
+    X, y = _subsample(load_iris, 15)
+    M = np.random.default_rng(0).standard_normal((4, 2))
+    for cls in (NCA, LargeMarginDML):
+        a, b = cls(X, y, 2), cls(1e3 * X + 7.0, y, 2)
+        assert b.cost(M) == pytest.approx(a.cost(M), rel=1e-10)
+        np.testing.assert_allclose(b.egrad(M), a.egrad(M), rtol=1e-8, atol=1e-10)
+        # at a fixed map L the costs do change with the units (the softmax, the margin)
+        L = a.components(M)
+        assert abs(b.cost(b.point(L)) - a.cost(M)) > 1e-3 * abs(a.cost(M))
+
+
+def test_huber_hinge_pieces_and_derivatives():
+    z = np.array([-1.0, 0.0, 0.1, 0.25, 0.5, 2.0])
+    h, dh, d2h = huber_hinge(z, 0.5)
+    np.testing.assert_allclose(h, [0, 0, 0.01, 0.0625, 0.25, 1.75])
+    np.testing.assert_allclose(dh, [0, 0, 0.2, 0.5, 1.0, 1.0])
+    np.testing.assert_allclose(d2h, [0, 0, 2, 2, 0, 0])
+    t = 1e-7  # C¹: h′ is the derivative of h on every piece
+    zs = np.linspace(-1, 2, 61)
+    fd = (huber_hinge(zs + t, 0.5)[0] - huber_hinge(zs - t, 0.5)[0]) / (2 * t)
+    np.testing.assert_allclose(fd, huber_hinge(zs, 0.5)[1], atol=1e-6)
+
+
+def test_large_margin_cost_equals_eq27_by_a_triple_loop():
+    X, y = _subsample(load_wine, 6, seed=1)
+    k, lam, delta = 2, 0.7, 0.3
+    obj = LargeMarginDML(X, y, 2, k=k, lam=lam, smoothing=delta)
+    M = 0.4 * np.random.default_rng(1).standard_normal((X.shape[1], 2))
+    L = obj.components(M)
+    n = X.shape[0]
+    Dx = np.sum((X[:, None] - X[None]) ** 2, axis=2)
+    total = 0.0
+    for i in range(n):
+        mates = [j for j in np.argsort(Dx[i], kind="stable") if j != i and y[j] == y[i]][:k]
+        assert set(mates) == set(obj.targets_[i][obj.target_mask_[i]])
+        for j in mates:
+            dij = np.sum((L @ (X[i] - X[j])) ** 2)
+            total += dij
+            for m in range(n):
+                if y[m] != y[i]:
+                    z = 1 + dij - np.sum((L @ (X[i] - X[m])) ** 2)
+                    total += lam * huber_hinge(np.array(z), delta)[0]
+    assert obj.cost(M) == pytest.approx(total, rel=1e-12)
+    # some triples are active, some in the quadratic band: the test exercises every piece
+    assert obj._state(M)["d2h"][0].any()
+
+
+def test_large_margin_with_a_tiny_class_and_the_checks():
+    X, y = _subsample(load_iris, 10)
+    y = y.copy()
+    y[0] = 7  # a class of one sample: no target neighbours for it
+    obj = LargeMarginDML(X, y, 3, k=3)
+    assert not obj.target_mask_[0].any() and obj.target_mask_[1:].all()
+    assert ldr.check(obj, seed=2)
+    assert ldr.check(NCA(X, y, 4), seed=2)  # r = d: a full-rank metric
+
+
+def test_estimators_on_wine_and_their_layout():
+    X, y = load_wine(return_X_y=True)
+    Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
+    for Est in (est.NCA, est.LargeMarginDML):
+        pipe = make_pipeline(StandardScaler(), Est(2), KNeighborsClassifier(3)).fit(Xtr, ytr)
+        model = pipe[1]
+        assert model.result_.converged, model.result_.reason
+        assert model.components_.shape == (2, 13) and model.M_.shape == (13, 2)
+        Z = pipe[:-1].transform(Xte)
+        np.testing.assert_allclose(Z, pipe[0].transform(Xte) @ model.components_.T)
+        assert pipe.score(Xte, yte) >= 0.9
+    full = est.NCA().fit(StandardScaler().fit_transform(X), y)
+    assert full.components_.shape == (13, 13) and full.objective_value_ > 170
+
+
+def test_estimator_init_array_and_errors():
+    X, y = _subsample(load_iris, 10)
+    L0 = np.eye(2, 4)
+    model = est.NCA(2, init=L0).fit(X, y)
+    assert model.result_.trace[0]["cost"] == pytest.approx(-_nca_objective(L0, X, y),
+                                                           rel=1e-12)
+    with pytest.raises(ValueError, match="n_components"):
+        est.NCA(5).fit(X, y)
+    with pytest.raises(ValueError, match="init"):
+        est.NCA(2, init=np.eye(4)).fit(X, y)
+    with pytest.raises(ValueError, match="init"):
+        est.NCA(2, init="spectral").fit(X, y)
+    with pytest.raises(ValueError, match="k"):
+        est.LargeMarginDML(2, k=0).fit(X, y)
+    with pytest.raises(ValueError, match="smoothing"):
+        LargeMarginDML(X, y, 2, smoothing=-1.0)
+    with pytest.raises(ValueError, match="same point"):
+        NCA(np.ones((10, 3)), np.repeat([0, 1], 5), 2)
+
+
+def test_a_dask_array_is_refused_with_the_memory_needed():
+    da = pytest.importorskip("dask.array")
+    X, y = _subsample(load_iris, 10)
+    with pytest.raises(ValueError, match="memory|bytes|GB|MB"):
+        est.NCA(2).fit(da.from_array(X, chunks=10), y)
