@@ -20,7 +20,14 @@ from sklearn.utils import check_array
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ldr.estimators.linear import solve_and_warn, start_point
-from ldr.estimators.output import FLOAT_DTYPES, OutputMixin, as_output, cast_fitted, output_dtype
+from ldr.estimators.output import (
+    FLOAT_DTYPES,
+    OutputMixin,
+    as_output,
+    cast_fitted,
+    output_dtype,
+    project_centered,
+)
 from ldr.objectives.ica import UndercompleteICA as UndercompleteICAObjective
 
 
@@ -117,9 +124,7 @@ class UndercompleteICA(OutputMixin, TransformerMixin, BaseEstimator):
 
     def transform(self, X) -> np.ndarray:
         """The estimated sources ``(X − mean_) @ components_.T``."""
-        check_is_fitted(self, "components_")
-        X = validate_data(self, X, reset=False, dtype=FLOAT_DTYPES)
-        return as_output((X - self.mean_) @ self.components_.T, output_dtype(X))
+        return project_centered(self, X)
 
     def inverse_transform(self, X) -> np.ndarray:
         """Sources back to feature space: ``X @ mixing_.T + mean_``."""

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import ClassNamePrefixFeaturesOutMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 #: The dtypes ``validate_data`` keeps (others are converted to the first, float64).
 FLOAT_DTYPES = (np.float64, np.float32)
@@ -40,6 +41,14 @@ def as_output(Z, dtype):
     if isinstance(Z, tuple):
         return tuple(as_output(z, dtype) for z in Z)
     return np.asarray(Z).astype(dtype, copy=False)
+
+
+def project_centered(estimator, X):
+    """``(X − mean_) @ components_.T`` for new rows ``X`` of a fitted ``estimator`` (checked
+    against its fit: feature count and names), float32 for float32 ``X``."""
+    check_is_fitted(estimator, "components_")
+    X = validate_data(estimator, X, reset=False, dtype=FLOAT_DTYPES)
+    return as_output((X - estimator.mean_) @ estimator.components_.T, output_dtype(X))
 
 
 def _cast(value, dtype):

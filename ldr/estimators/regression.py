@@ -16,7 +16,14 @@ from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin, Transf
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ldr.estimators.linear import solve_and_warn, start_point
-from ldr.estimators.output import FLOAT_DTYPES, OutputMixin, as_output, cast_fitted, output_dtype
+from ldr.estimators.output import (
+    FLOAT_DTYPES,
+    OutputMixin,
+    as_output,
+    cast_fitted,
+    output_dtype,
+    project_centered,
+)
 from ldr.objectives.rrr import ReducedRankRegression as RRRObjective
 from ldr.objectives.rrr import check_alpha, penalized_cost, ridge_factors
 
@@ -137,9 +144,7 @@ class ReducedRankRegression(OutputMixin, TransformerMixin, RegressorMixin, Multi
 
     def transform(self, X) -> np.ndarray:
         """The low-dimensional scores ``(X − mean_) @ components_.T`` (the survey's S Vᵀ x)."""
-        check_is_fitted(self, "components_")
-        X = validate_data(self, X, reset=False, dtype=FLOAT_DTYPES)
-        return as_output((X - self.mean_) @ self.components_.T, output_dtype(X))
+        return project_centered(self, X)
 
     def predict(self, X) -> np.ndarray:
         """``X @ coef_.T + intercept_``."""
