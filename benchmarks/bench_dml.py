@@ -43,9 +43,17 @@ converged after 240 s / 1000 iterations).  Time to f_sk·(1 − 1e-6) ÷ scikit-
 5.92 / 0.71, 16 / 7.5.  3-NN accuracy (none / scikit-learn NCA / ldr NCA / ldr
 LargeMarginDML): iris 0.949 / 0.951 / 0.960 / 0.958, wine 0.963 / 0.987 / 0.963 / 0.980,
 digits 0.980 / 0.702 / 0.735 / 0.674 — ldr's NCA is 2.4 points below scikit-learn's on wine
-(run to convergence it saturates the training objective, 178 of 178, and generalizes no
-better than plain 3-NN; scikit-learn's default stops after 50 L-BFGS iterations), and its
-LargeMarginDML 2.8 points below on digits at r = 2.
+and its LargeMarginDML 2.8 points below on digits at r = 2 (there within its 120 s budget,
+not converged).
+
+Why wine differs (measured at 4380f13, not part of the script's fixed protocol): on every
+fold both NCAs reach the same training objective (142 or 143 of 142–143, the supremum, which
+lies at ‖L‖ → ∞), at different points of that plateau.  The point, and with it the test
+accuracy, depends on the solver's path, not on early stopping: scikit-learn's NCA run to
+convergence (tol 1e-12) still scores 0.985, and ldr's NCA with the gradient or
+conjugate-gradient solver scores 0.987, against 0.963 with its trust region.  Section 3 shows
+the spread: on eight data sets with another split the difference ldr − scikit-learn is
++1.3, −0.0, −0.7, +1.8, +0.7, −0.3, −4.0, +2.0 points (mean +0.1; wine −0.0 there).
 """
 
 from __future__ import annotations
@@ -58,9 +66,20 @@ import warnings
 from pathlib import Path
 
 import numpy as np
-from sklearn.datasets import load_digits, load_iris, load_wine
+from sklearn.datasets import (
+    load_breast_cancer,
+    load_digits,
+    load_iris,
+    load_wine,
+    make_classification,
+)
 from sklearn.exceptions import ConvergenceWarning
-from sklearn.model_selection import RepeatedStratifiedKFold, cross_val_score, train_test_split
+from sklearn.model_selection import (
+    RepeatedStratifiedKFold,
+    StratifiedKFold,
+    cross_val_score,
+    train_test_split,
+)
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.neighbors import NeighborhoodComponentsAnalysis as SkNCA
 from sklearn.pipeline import make_pipeline
@@ -139,6 +158,35 @@ def knn_accuracy(name: str, r: int, max_time: float) -> dict:
     return out
 
 
+def knn_spread(r: int) -> list[list]:
+    """3-NN accuracy after scikit-learn's and ldr's NCA (defaults, r components) on more data
+    and another split: iris, wine, breast_cancer, 400 digits (seed 0) and four
+    ``make_classification`` draws (seeds 100–103: 300 × 10, 5 informative, 3 classes), one
+    stratified 5-fold split (shuffled, seed 1).  NCA's supremum lies at ‖L‖ → ∞ on separable
+    training data, so where a solver stops on that plateau depends on its path, and so does
+    the test accuracy: this shows how much, beside the fixed protocol above."""
+    Xd, yd = load_digits(return_X_y=True)
+    keep = np.random.default_rng(0).permutation(len(yd))[:400]
+    data = {"iris": load_iris(return_X_y=True), "wine": load_wine(return_X_y=True),
+            "breast_cancer": load_breast_cancer(return_X_y=True),
+            "digits (400)": (Xd[keep], yd[keep])}
+    for seed in range(100, 104):
+        data[f"synthetic {seed}"] = make_classification(
+            300, 10, n_informative=5, n_redundant=2, n_classes=3, class_sep=1.0,
+            random_state=seed)
+    cv = StratifiedKFold(5, shuffle=True, random_state=1)
+    rows = []
+    for name, (X, y) in data.items():
+        acc = []
+        for model in (SkNCA(r), est.NCA(r)):
+            pipe = make_pipeline(StandardScaler(), model, KNeighborsClassifier(3))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                acc.append(float(np.mean(cross_val_score(pipe, X, y, cv=cv))))
+        rows.append([name, f"{acc[0]:.4f}", f"{acc[1]:.4f}", f"{100 * (acc[1] - acc[0]):+.1f}"])
+    return rows
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="iris and wine only")
@@ -180,6 +228,15 @@ def main(argv=None) -> None:
             acc_rows.append([name] + [f"{v:.4f}" for v in acc.values()])
             print(f"  done {name}", flush=True)
         common.print_table(["data", *acc], acc_rows)
+        print()
+        print(f"3-NN accuracy after NCA on more data, another split (r = {args.components}; "
+              "knn_spread)")
+        spread = knn_spread(args.components)
+        common.print_table(["data", "sklearn NCA", "ldr NCA", "ldr − sklearn [points]"],
+                           spread)
+        diffs = [float(row[3]) for row in spread]
+        print(f"  mean difference {np.mean(diffs):+.2f} points, range {min(diffs):+.1f} to "
+              f"{max(diffs):+.1f}")
 
 
 if __name__ == "__main__":
