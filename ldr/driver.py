@@ -94,8 +94,6 @@ def initial_point(problem: Problem, M0=None, seed=0, solver=None, orthonormalize
             raise ValueError(
                 f"M0='heuristic': {type(problem.objective).__name__} defines no heuristic()")
         return geom.validate_point(problem.objective.heuristic(), "heuristic()")
-    if not isinstance(orthonormalize, bool):
-        raise ValueError(f"orthonormalize: expected True or False, got {orthonormalize!r}")
     return geom.validate_point(M0, "M0", orthonormalize=orthonormalize,
                                remedy="pass orthonormalize=True to use the orthonormal basis "
                                       "nearest to it (same column span), or "
@@ -198,6 +196,8 @@ def solve(
         run (not converged) with the message as its reason.
     """
     _check_tolerances(gtol, xtol, ftol, max_iter, max_time, gtol_scale)
+    if not isinstance(orthonormalize, bool):
+        raise ValueError(f"orthonormalize: expected True or False, got {orthonormalize!r}")
     if callback is not None and not callable(callback):
         raise ValueError(f"callback: expected a callable, got {callback!r}")
     problem = Problem(objective)
