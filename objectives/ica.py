@@ -147,9 +147,17 @@ class UndercompleteICA(Objective):
         n, d = X.shape
         self.mean_ = X.mean(axis=0)
         Xc = X - self.mean_
-        w, Q = scipy.linalg.eigh(Xc.T @ Xc / n)
-        w, Q = w[::-1], Q[:, ::-1]
-        keep = w > 100 * d * np.finfo(float).eps * max(w[0], 0.0)
+        # whiten from the correlation, not the covariance, so that a feature's units cannot
+        # push a real direction below the rank threshold: columns constant to rounding are
+        # dropped, the others scaled to unit variance, and the rank read off the singular
+        # values of the scaled data (no squared condition number); the scaling is folded
+        # back into the whitening map, which is defined up to a rotation anyway
+        eps = np.finfo(float).eps
+        sd = Xc.std(axis=0)
+        varies = sd > 16 * eps * np.max(np.abs(X), axis=0, initial=0.0)
+        _, sv, Vt = scipy.linalg.svd(Xc[:, varies] / (sd[varies] * np.sqrt(n)),
+                                     full_matrices=False)
+        keep = sv > max(n, d) * eps * (sv[0] if sv.size else 0.0)
         k = int(keep.sum())
         r = k if r is None else r
         if isinstance(r, bool) or not isinstance(r, numbers.Integral) or not 1 <= r <= k:
@@ -157,8 +165,10 @@ class UndercompleteICA(Objective):
                 f"r: the number of sources must be an integer with 1 <= r <= {k} (the rank "
                 f"of the covariance of X{'' if k == d else f', below its {d} features'}), "
                 f"got {r!r}")
-        Q = Q[:, keep] * np.sign(Q[np.argmax(np.abs(Q[:, keep]), axis=0), np.arange(k)])
-        self.whitening_ = Q / np.sqrt(w[keep])
+        Q = Vt[keep].T
+        Q = Q * np.sign(Q[np.argmax(np.abs(Q), axis=0), np.arange(k)])
+        self.whitening_ = np.zeros((d, k))
+        self.whitening_[varies] = Q / (sd[varies, None] * sv[keep])
         self.Z = Xc @ self.whitening_
         self.n_samples_ = n
         self.priors = check_priors(prior, int(r))

@@ -172,3 +172,13 @@ def test_a_dask_array_is_refused_with_the_memory_needed():
     X, y = _subsample(load_iris, 10)
     with pytest.raises(ValueError, match="memory|bytes|GB|MB"):
         est.NCA(2).fit(da.from_array(X, chunks=10), y)
+
+
+@pytest.mark.parametrize("cls", [est.NCA, est.LargeMarginDML])
+def test_a_continuous_target_is_refused(cls):
+    """A float y would make every sample its own class (a constant cost): refused, as
+    scikit-learn's NCA does."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((50, 4))
+    with pytest.raises(ValueError, match="continuous"):
+        cls(2, init="pca").fit(X, X[:, 0] + 0.1 * rng.standard_normal(50))

@@ -170,3 +170,29 @@ def test_estimator_errors_and_warnings():
         warnings.simplefilter("error")
         with pytest.raises(ConvergenceWarning, match="did not converge"):
             est.UndercompleteICA(2, solver_params={"max_iter": 1}).fit(X)
+
+
+@pytest.mark.parametrize("scale", [1e-7, 1e5])
+def test_a_features_units_do_not_change_the_sources(scale):
+    """Whitening reads the rank from the correlation: one feature in units 1e-7 (or 1e5)
+    times the others' keeps its direction, and the same sources are recovered (a threshold on
+    the covariance's eigenvalues dropped it and lost a source at 1e-5)."""
+    X, S, A = ldr.datasets.make_uica(3000, 6, 2, seed=0)
+    D = np.ones(6)
+    D[0] = scale
+    plain, scaled = est.UndercompleteICA(2).fit(X), est.UndercompleteICA(2).fit(X * D)
+    assert scaled.objective_.shape == (6, 2)
+    assert amari_distance(scaled.components_ * D, A) == pytest.approx(
+        amari_distance(plain.components_, A), abs=1e-6)
+    assert amari_distance(plain.components_, A) < 0.05
+    np.testing.assert_allclose(np.abs(scaled.transform(X * D)), np.abs(plain.transform(X)),
+                               atol=1e-6)
+
+
+def test_a_constant_feature_is_dropped_from_the_whitening():
+    X = ldr.datasets.make_uica(500, 5, 2, seed=1)[0]
+    X[:, 2] = 3.0
+    ica = est.UndercompleteICA(2).fit(X)
+    assert ica.objective_.shape == (4, 2) and np.all(ica.whitening_[:, 2] == 0)
+    Z = (X - ica.mean_) @ ica.whitening_.T
+    np.testing.assert_allclose(Z.T @ Z / len(X), np.eye(4), atol=1e-10)

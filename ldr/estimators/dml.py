@@ -10,6 +10,7 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+from sklearn.utils.multiclass import check_classification_targets
 
 from ldr.estimators.linear import LinearDR, solve_and_warn
 from ldr.estimators.output import cast_fitted, output_dtype
@@ -52,6 +53,7 @@ class _MetricLearner(LinearDR):
             if is_lazy(arr):  # every evaluation forms n×n arrays: state the memory needed
                 refuse_lazy(arr, name, type(self).__name__, pairwise=True)
         X, y = self._validate(X, y)
+        check_classification_targets(y)  # a continuous y would make every sample a class
         dtype = output_dtype(X)  # float32 in, float32 out; the fit runs in float64
         d = X.shape[1]
         r = d if self.n_components is None else self.n_components
