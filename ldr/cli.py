@@ -54,6 +54,7 @@ status 2; ``--debug`` shows the traceback instead.
 from __future__ import annotations
 
 import argparse
+import collections
 import csv
 import json
 import os
@@ -302,17 +303,22 @@ def _is_number(cell: str) -> bool:
     return True
 
 
+#: cells that mark a missing value, not a column name, when a header is looked for
+_MISSING = frozenset({"", "na", "n/a", "nan", "null", "none", "?", "-"})
+
+
 def _detect_header(rows: list[list[str]], header: str) -> bool:
     """Whether the first row is a header: ``header`` "yes"/"no", or "auto": some column's
-    first cell is not a number while all its other cells are (with only one row: every cell
-    of it is not a number)."""
+    first cell is a name (not a number, not a missing-value mark such as NA) while all its
+    other cells are numbers (with only one row: every cell of it is a name)."""
     if header != "auto":
         return header == "yes"
-    first, rest = rows[0], rows[1:]
+    first = rows[0]
+    rest = [r for r in rows[1:] if len(r) == len(first)]  # a ragged row is reported later
     if not rest:
-        return not any(_is_number(c) for c in first)
-    return any(not _is_number(first[j]) and all(_is_number(r[j]) for r in rest)
-               for j in range(len(first)))
+        return not any(_is_number(c) or c.lower() in _MISSING for c in first)
+    return any(not _is_number(first[j]) and first[j].lower() not in _MISSING
+               and all(_is_number(r[j]) for r in rest) for j in range(len(first)))
 
 
 def _resolve_column(label_column, supervised: bool, names: list[str]) -> int | None:
@@ -321,6 +327,9 @@ def _resolve_column(label_column, supervised: bool, names: list[str]) -> int | N
     n_columns = len(names)
     if label_column is None:
         return n_columns - 1 if supervised else None
+    if isinstance(label_column, int) and str(label_column) in names \
+            and names != [str(j) for j in range(n_columns)]:
+        label_column = str(label_column)  # a header's numeric name, e.g. "700"
     if isinstance(label_column, str):
         if label_column not in names:
             raise ValueError(f"--label-column: no column named {label_column!r}; the columns "
@@ -375,6 +384,14 @@ def _read_csv(path: pathlib.Path, supervised: bool, label_column, header: str):
     if label is None:
         return X, None, names
     y = [r[label] for r in rows]
+    counts = collections.Counter(y)
+    if (header == "auto" and names == [str(j) for j in range(width)] and len(counts) > 1
+            and counts[y[0]] == 1 and min(counts[v] for v in counts if v != y[0]) > 1):
+        # a header whose feature names are numbers is indistinguishable from data, except
+        # that its "label" would be a class of one sample: ask instead of guessing
+        raise ValueError(f"--data: {path.name}: the first row's label {y[0]!r} occurs in no "
+                         f"other row; if the first line names the columns pass --header yes, "
+                         f"else --header no")
     y = np.array([float(v) for v in y]) if all(_is_number(v) for v in y) else np.array(y)
     return X, y, names
 
@@ -489,10 +506,13 @@ def _load_dask(spec, supervised, label_column, chunked, memory_limit, header="au
         ddf = dd.read_parquet(files)
     elif all(f.lower().endswith(".csv") for f in files):
         with open(files[0], newline="", encoding="utf-8-sig") as fh:
-            head = [[c.strip() for c in row] for _, row in zip(range(100), csv.reader(fh))]
+            head = [[c.strip() for c in row] for _, row in zip(range(100), csv.reader(fh))
+                    if any(c.strip() for c in row)]  # blank lines skipped, as pandas does
         has_header = _detect_header(head, header) if head else False
-        ddf = dd.read_csv(files, header=0 if has_header else None,
+        ddf = dd.read_csv(files, header=0 if has_header else None, skipinitialspace=True,
                           blocksize=_chunk_bytes(memory_limit))
+        # string column names (a headerless file's are integers), stripped as in one file
+        ddf = ddf.rename(columns={c: str(c).strip() for c in ddf.columns})
     else:
         raise ValueError(f"--data: {spec} must match only .parquet or only .csv files")
     columns = [str(c) for c in ddf.columns]

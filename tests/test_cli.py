@@ -354,6 +354,56 @@ def test_a_glob_of_csv_files_with_string_labels(tmp_path, capsys):
     assert cost == pytest.approx(_by_hand(LDA(X[order], species[order], 2)), rel=1e-10)
 
 
+@pytest.mark.parametrize("header", [False, True])
+def test_a_glob_without_a_header_or_with_blank_lines_is_read(tmp_path, capsys, header):
+    """Headerless shards with string labels (Dask names such columns by integers) and a
+    header followed by a blank line and spaces after the commas: both read as one file is."""
+    pytest.importorskip("dask.dataframe")
+    from ldr.objectives import LDA
+
+    X, species = _iris_csv(tmp_path / "all.csv")
+    lines = (tmp_path / "all.csv").read_text().splitlines()
+    (tmp_path / "all.csv").unlink()
+    head = [", ".join(lines[0].split(",")), ""] if header else []
+    for i in range(3):
+        (tmp_path / f"part{i}.csv").write_text("\n".join([*head, *lines[1 + i::3]]) + "\n")
+    order = np.concatenate([np.arange(i, 150, 3) for i in range(3)])
+    out = tmp_path / "out.json"
+    argv = ["compare", "--data", str(tmp_path / "part*.csv"), "--solvers", "trust-region",
+            "--starts", "0", "--json", str(out)]
+    status, text, err = _run(argv + (["--label-column", "species"] if header else []), capsys)
+    assert status == 0, err
+    cost = json.loads(out.read_text())["runs"][0]["cost"]
+    assert cost == pytest.approx(_by_hand(LDA(X[order], species[order], 2)), rel=1e-10)
+
+
+def test_header_auto_detection_does_not_lose_or_invent_a_row(tmp_path, capsys):
+    """A first data row with a missing value is data (and then an error naming it), not a
+    header; a header whose feature names are numbers is not taken for a one-sample class:
+    the user is asked, and a numeric header name selects the column."""
+    X, species = _iris_csv(tmp_path / "iris.csv")
+    lines = (tmp_path / "iris.csv").read_text().splitlines()
+    cells = lines[1].split(",")
+    (tmp_path / "na.csv").write_text("\n".join(["NA," + ",".join(cells[1:]), *lines[2:]]))
+    status, _, err = _run(["compare", "--data", str(tmp_path / "na.csv"), "--starts", "0"],
+                          capsys)
+    assert status == 2 and "data row 1 holds 'NA'" in err
+    numeric = "\n".join(["400,500,600,700,800", *lines[1:]])
+    (tmp_path / "numhdr.csv").write_text(numeric)
+    status, _, err = _run(["compare", "--data", str(tmp_path / "numhdr.csv"), "--starts", "0"],
+                          capsys)
+    assert status == 2 and "--header yes" in err and err.count("\n") == 1
+    out = tmp_path / "out.json"
+    status, _, err = _run(["compare", "--data", str(tmp_path / "numhdr.csv"), "--header",
+                           "yes", "--label-column", "800", "--solvers", "trust-region",
+                           "--starts", "0", "--json", str(out)], capsys)
+    assert status == 0, err
+    from ldr.objectives import LDA
+
+    cost = json.loads(out.read_text())["runs"][0]["cost"]
+    assert cost == pytest.approx(_by_hand(LDA(X, species, 2)), rel=1e-10)
+
+
 def _failing_method(monkeypatch, cost):
     """Register a method whose cost (called deep inside ldr.compare → ldr.solve) is ``cost``."""
     import autograd.numpy as anp
