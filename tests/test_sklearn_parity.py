@@ -535,3 +535,20 @@ def test_projected_posterior_is_exact_iff_span_holds_the_discriminant_directions
         coef, intercept = gaussian_linear_rule(basis, center, means, Sw, priors)
         gap = np.abs(softmax(X @ coef.T + intercept, axis=1) - sk.predict_proba(X)).max()
         assert (gap < 1e-10) if exact else (gap > 1e-4), gap
+
+
+def test_pca_on_rank_deficient_data_noise_and_a_clear_error():
+    """Rank 4 in 6 features: the noise variance is 0 as scikit-learn's (not a rounding
+    residue above a kept variance), and the singular covariance's precision and score are a
+    ValueError that says why (scikit-learn raises a LinAlgError)."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((100, 6))
+    X[:, 4], X[:, 5] = 1.0, 2.0
+    for k in (3, 4, 5):
+        ours, theirs = PCA(k).fit(X), SkPCA(k).fit(X)
+        assert ours.noise_variance_ == pytest.approx(theirs.noise_variance_, abs=1e-12)
+    with pytest.raises(ValueError, match="covariance is singular"):
+        PCA(5).fit(X).get_precision()
+    with pytest.raises(ValueError, match="covariance is singular"):
+        PCA(4).fit(X).score(X)
+    assert PCA(3).fit(X).score(X) == pytest.approx(SkPCA(3).fit(X).score(X), rel=1e-10)

@@ -96,9 +96,21 @@ def ppca_covariance(components: np.ndarray, variances: np.ndarray, noise: float)
     return C
 
 
+def ppca_singular(components: np.ndarray, variances: np.ndarray, noise: float) -> bool:
+    """Whether the probabilistic-PCA covariance is singular: σ² = 0 while the components do
+    not span the space with positive variances (rank-deficient data)."""
+    return noise <= 0.0 and (components.shape[0] < components.shape[1]
+                             or bool(np.any(variances <= 0.0)))
+
+
 def ppca_precision(components: np.ndarray, variances: np.ndarray, noise: float) -> np.ndarray:
     """C⁻¹ by the matrix inversion lemma (σ² > 0): σ⁻² I − σ⁻⁴ Vᵀ (V Vᵀ/σ² + D⁻¹)⁻¹ V,
-    D = diag(λ − σ²); a plain inverse when σ² = 0 (all components kept)."""
+    D = diag(λ − σ²); a plain inverse when σ² = 0 (all components kept).  A singular C
+    (:func:`ppca_singular`) is a ValueError."""
+    if ppca_singular(components, variances, noise):
+        raise ValueError("the fitted covariance is singular (noise_variance_ = 0 and the "
+                         "data's rank is below n_features): it has no inverse; keep fewer "
+                         "components than the data's rank")
     if noise == 0.0:
         return scipy.linalg.inv(ppca_covariance(components, variances, noise))
     gap = np.where(variances > noise, variances - noise, 0.0)

@@ -590,6 +590,11 @@ class PCA(_ProjectionAPI, LinearDR):
             rest = eig[0][r:kept] if eig else None
             noise = (float(np.mean(rest)) if rest is not None
                      else max(total - float(np.sum(w)), 0.0) / (kept - r))
+            # by subtraction the noise carries an error of about eps·tr(C): never above the
+            # smallest kept variance (the PPCA solution's order), 0 at rounding level
+            noise = min(noise, float(w[-1]))
+            if noise <= 16 * np.finfo(float).eps * max(total, 0.0):
+                noise = 0.0
         else:
             noise = 0.0
         self.objective_, self.result_ = obj, res
@@ -648,6 +653,8 @@ class PCA(_ProjectionAPI, LinearDR):
         check_is_fitted(self, "M_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
         Xr = X - self.mean_
+        # a singular covariance (rank-deficient data, all its directions kept) has no
+        # density: ppca_precision says so (scikit-learn raises a LinAlgError there)
         P = ppca_precision(np.asarray(self.components_, float),
                            np.asarray(self.explained_variance_, float), self.noise_variance_)
         _, logdet = np.linalg.slogdet(P)
