@@ -15,9 +15,11 @@ every solver) under the driver's one set of stopping rules, and returns a
   cost up, so a start that ends at another fixed point or local minimum is visible at a
   glance; ``to_A`` is each run's distance to the best answer A.  "The same answer" is measured
   as fits the manifold (``ldr.compare.answer_distance``): on Grassmann factors the largest
-  principal-angle sine, on Stiefel factors the spectral norm of the difference — each
-  manifold's own step measure (:meth:`ldr.manifolds.Geometry.change`), within ``same_tol`` —
-  and, on a manifold with a Euclidean factor (PPCA, factor analysis), the relative cost
+  principal-angle sine (the manifold's own step measure,
+  :meth:`ldr.manifolds.Geometry.change`); on Stiefel factors the same sine between the spans
+  where the costs agree (a cost invariant to M → MQ has one answer at rotated bases), else
+  the spectral norm of the difference — all within ``same_tol`` — and, on a manifold with a
+  Euclidean factor (PPCA, factor analysis), the relative cost
   difference, within ``cost_tol``: such parameters are identified only up to the model's
   symmetries (W → WR leaves the PPCA and FA likelihoods unchanged), so two runs at one cost
   are one answer however far apart their matrices are;
@@ -40,6 +42,7 @@ import numpy as np
 
 from ldr.certificate import certificate
 from ldr.driver import solve
+from ldr.manifolds import sin_largest_angle
 from ldr.objective import Objective
 from ldr.problem import Problem
 from ldr.result import Result
@@ -74,9 +77,12 @@ DISTANCES = {
             "largest principal-angle sine between the run's subspace and answer A's (0: the "
             "same subspace, 1: a direction orthogonal to it); runs within {tol:g} share a "
             "letter"),
-    "norm": ("‖ΔM‖₂ to A", "‖ΔM‖₂",
-             "spectral norm of the difference between the run's orthonormal point and answer "
-             "A's (the largest over the factors; 0 to 2); runs within {tol:g} share a letter"),
+    "norm": ("Δ to A", "Δ",
+             "where the run's cost equals answer A's (relative difference ≤ cost_tol), the "
+             "largest principal-angle sine between their spans (a cost invariant to M → MQ "
+             "has one answer at rotated bases); else the spectral norm of the difference of "
+             "the orthonormal points (0 to 2); the largest over the factors; runs within "
+             "{tol:g} share a letter"),
     "cost": ("Δcost to A", "relative cost difference",
              "relative cost difference |f − f_A| / max(|f|, |f_A|): on a Euclidean factor the "
              "parameters are identified only up to the model's symmetries (W → WR for PPCA "
@@ -376,13 +382,31 @@ def distance_kind(geom) -> str:
     return "sin" if kinds == {"grassmann"} else "norm"
 
 
-def answer_distance(geom, a: tuple, b: tuple, kind: str | None = None) -> float:
+def _span_sine(geom, A, B) -> float:
+    """The largest principal-angle sine between the spans of two points, over the
+    (Stiefel or Grassmann) factors, and over a batch's matrices; 0 for a square factor."""
+    pairs = zip(geom.parts, A, B) if geom.is_product else [(geom.parts[0], A, B)]
+    worst = 0.0
+    for part, a, b in pairs:
+        d, r = part.shape[-2:]
+        if part.kind == "euclidean" or r == d:
+            continue
+        mats = zip(a, b) if part.batched else [(a, b)]
+        worst = max([worst] + [sin_largest_angle(x, y) for x, y in mats])
+    return worst
+
+
+def answer_distance(geom, a: tuple, b: tuple, kind: str | None = None,
+                    cost_tol: float = 1e-6) -> float:
     """Distance between two answers ``a`` and ``b``, each ``(point, cost)``, as fits the
     manifold ``geom`` (``kind`` from :func:`distance_kind` by default).
 
-    ``"sin"`` and ``"norm"``: the manifold's own step measure
-    :meth:`~ldr.manifolds.Geometry.change` — the largest principal-angle sine on Grassmann
-    factors, the spectral norm ‖N − M‖₂ on Stiefel factors.  ``"cost"`` (a Euclidean factor):
+    ``"sin"`` (Grassmann factors): the largest principal-angle sine, the manifold's own step
+    measure :meth:`~ldr.manifolds.Geometry.change`.  ``"norm"`` (Stiefel factors): where the
+    two costs agree to ``cost_tol`` (relative), the largest principal-angle sine between the
+    spans — many costs on Stiefel are invariant to M → MQ (LDA's ratio, CCA's joint
+    rotation), and rotated bases of one span at one cost are one answer — else the spectral
+    norm ‖N − M‖₂ (:meth:`~ldr.manifolds.Geometry.change`).  ``"cost"`` (a Euclidean factor):
     the relative cost difference |f_a − f_b| / max(|f_a|, |f_b|), because a Euclidean
     factor's parameters are identified only up to the model's symmetries (the PPCA and FA
     likelihoods are invariant to W → WR), so the distance between the matrices says nothing
@@ -394,6 +418,10 @@ def answer_distance(geom, a: tuple, b: tuple, kind: str | None = None) -> float:
         if fa == fb:
             return 0.0
         return abs(fa - fb) / max(abs(fa), abs(fb), 1e-300)
+    if kind == "norm":
+        fa, fb = float(a[1]), float(b[1])
+        if abs(fa - fb) <= cost_tol * max(abs(fa), abs(fb), 1e-300):
+            return _span_sine(geom, a[0], b[0])
     return float(geom.change(a[0], b[0]))
 
 
@@ -421,8 +449,9 @@ def compare(objective: Objective, solvers: Sequence = ("trust-region", "gradient
         starts.  Default: ``n_starts`` random starts.
     n_starts : number of seeded random starts when ``starts`` is not given
     seed : seeds the random starts; every solver gets the same ones
-    same_tol : on Grassmann and Stiefel factors, two answers closer than this (sin θ, or
-        ‖ΔM‖₂ on Stiefel: :meth:`ldr.manifolds.Geometry.change`) are the same answer
+    same_tol : on Grassmann and Stiefel factors, two answers closer than this (sin θ; on
+        Stiefel, sin θ between the spans at equal cost, else ‖ΔM‖₂:
+        ``ldr.compare.answer_distance``) are the same answer
     cost_tol : on a manifold with a Euclidean factor, two answers whose relative cost
         difference is at most this are the same answer (``ldr.compare.answer_distance``)
     certify : compute the gradient norm and smallest Hessian eigenvalue at every answer
@@ -501,17 +530,17 @@ def compare(objective: Objective, solvers: Sequence = ("trust-region", "gradient
     reps: list = []
     for i in order:
         for j, rep in enumerate(reps):
-            if answer_distance(geom, rep, points[i], measure) <= tol:
+            if answer_distance(geom, rep, points[i], measure, cost_tol) <= tol:
                 rows[i]["answer"] = _label(j)
                 break
         else:
             rows[i]["answer"] = _label(len(reps))
             reps.append(points[i])
     for i in range(len(rows)):
-        rows[i]["to_A"] = answer_distance(geom, reps[0], points[i], measure)
+        rows[i]["to_A"] = answer_distance(geom, reps[0], points[i], measure, cost_tol)
         rows[i]["sin_to_A"] = rows[i]["to_A"] if measure == "sin" else None
     k = len(reps)
-    dist = np.array([[answer_distance(geom, reps[a], reps[b], measure) for b in range(k)]
+    dist = np.array([[answer_distance(geom, reps[a], reps[b], measure, cost_tol) for b in range(k)]
                      for a in range(k)])
     return Comparison(rows=rows, results=results,
                       answers={_label(j): rep[0] for j, rep in enumerate(reps)},

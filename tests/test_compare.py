@@ -93,6 +93,14 @@ def test_answers_are_compared_as_fits_the_manifold():
     assert distance_kind(grass) == "sin" and distance_kind(stief) == "norm"
     assert answer_distance(grass, (Q, 1.0), (Q @ R, 2.0)) < 1e-12  # the same subspace
     assert answer_distance(stief, (Q, 1.0), (Q @ R, 2.0)) == pytest.approx(np.sqrt(2))
+    # at one cost, a rotated basis of the same span is the same answer on Stiefel (costs
+    # invariant to M → MQ: LDA's ratio, CCA's joint rotation), another span is not
+    assert answer_distance(stief, (Q, 1.0), (Q @ R, 1.0)) < 1e-12
+    Q2 = np.linalg.qr(rng.standard_normal((5, 2)))[0]
+    assert answer_distance(stief, (Q, 1.0), (Q2, 1.0)) > 0.1
+    batch = Geometry("stiefel", (3, 5, 2))
+    stack = np.stack([Q, Q2, Q])
+    assert answer_distance(batch, (stack, 1.0), (stack @ R, 1.0)) < 1e-12
     eucl = Geometry(("euclidean", "euclidean"), ((5, 2), (5, 1)))
     assert distance_kind(eucl) == "cost" and distance_kind(Geometry(
         ("stiefel", "euclidean"), ((5, 2), (3, 1)))) == "cost"
@@ -100,6 +108,15 @@ def test_answers_are_compared_as_fits_the_manifold():
     assert answer_distance(eucl, ((W, W[:, :1]), 4.0), ((-W, W[:, :1]), 4.0)) == 0.0
     assert answer_distance(eucl, ((W, W[:, :1]), 4.0), ((W, W[:, :1]), 5.0)) == \
         pytest.approx(0.2)
+
+
+def test_runs_at_one_optimum_on_stiefel_share_a_letter():
+    """LDA's ratio declared on Stiefel is invariant to M → MQ: runs from different random
+    starts reach rotated bases of the same optimal span and must be one answer."""
+    X, y = ldr.datasets.load("wine")
+    cmp = ldr.compare(LDA(X, y, 2, manifold="stiefel"), ["trust-region"], starts=3,
+                      certify=False)
+    assert {row["answer"] for row in cmp.rows} == {"A"}
 
 
 def test_verdict_and_legend():
