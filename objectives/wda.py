@@ -357,21 +357,25 @@ class WDA(Objective):
             self._pair_scale = self._mean_sq_distances(normalize_at)
 
     def _mean_sq_distances(self, P0) -> dict:
-        """(1/(n_a n_b)) Σ_ij ‖P0ᵀ(x_i − x_j)‖² for each pair of classes (a ≤ b), from the
-        projected means and mean squared norms (no n_a × n_b matrix)."""
+        """(1/(n_a n_b)) Σ_ij ‖P0ᵀ(x_i − x_j)‖² for each pair of classes (a ≤ b), as
+        v_a + v_b + ‖m_a − m_b‖² from each class's projected mean m and spread v (mean squared
+        distance to its mean): no n_a × n_b matrix, and no cancellation when the classes lie
+        far from the origin compared with their spread."""
         P0 = np.asarray(P0, dtype=float)
         if P0.shape != self.shape or not np.all(np.isfinite(P0)):
             raise ValueError(f"normalize_at: expected a finite array of shape {self.shape} "
                              f"(POT's P0), got shape {P0.shape}")
         proj = [G @ P0 for G in self.groups]
         means = [Y.mean(axis=0) for Y in proj]
-        sq = [float(np.mean(np.sum(Y * Y, axis=1))) for Y in proj]
+        spread = [float(np.mean(np.sum((Y - m) ** 2, axis=1))) for Y, m in zip(proj, means)]
         out = {}
         for a, b in self._pairs():
-            out[(a, b)] = sq[a] + sq[b] - 2.0 * float(means[a] @ means[b])
+            gap = means[a] - means[b]
+            out[(a, b)] = spread[a] + spread[b] + float(gap @ gap)
             if not out[(a, b)] > 0:
-                raise ValueError(f"normalize_at: classes {self.classes_[a]!r} and "
-                                 f"{self.classes_[b]!r} have no spread along it (mean squared "
+                name_a, name_b = self.classes_[a].item(), self.classes_[b].item()
+                raise ValueError(f"normalize_at: classes {name_a!r} and {name_b!r} have no "
+                                 "spread along it (mean squared "
                                  "distance 0), so it cannot scale their regularization; pass "
                                  "another start matrix or normalize=False")
         return out

@@ -210,3 +210,21 @@ def test_solve_orthonormalize_on_a_product_manifold():
     for m0, m in zip(M0, start.M):
         np.testing.assert_allclose(m.T @ m, np.eye(2), atol=1e-12)
         assert sin_largest_angle(orthonormalize(m0), m) < 1e-12
+
+
+def test_normalize_scale_keeps_its_precision_far_from_the_mean():
+    """Two tight classes (spread 1e-5) whose means lie 1e4 apart along a direction P0 sees:
+    the per-pair mean squared distances equal the brute-force ones to 1e-10 relative (the
+    expansion ‖y‖² + ‖y′‖² − 2yᵀy′ cancelled to nothing, or below zero, here)."""
+    from ldr.objectives import WDA
+
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.standard_normal((30, 3)) * 1e-5 - 1e4,
+                   rng.standard_normal((30, 3)) * 1e-5 + 1e4])
+    y = np.repeat([0, 1], 30)
+    P0 = np.linalg.qr(rng.standard_normal((3, 2)))[0]
+    scale = WDA(X, y, 2, normalize_at=P0)._pair_scale
+    G = [(X[y == c] - X.mean(axis=0)) @ P0 for c in (0, 1)]
+    for a, b in [(0, 0), (0, 1), (1, 1)]:
+        brute = np.mean(np.sum((G[a][:, None, :] - G[b][None, :, :]) ** 2, axis=-1))
+        assert scale[(a, b)] == pytest.approx(brute, rel=1e-10)
