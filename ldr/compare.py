@@ -487,7 +487,8 @@ def compare(objective: Objective, solvers: Sequence = ("trust-region", "gradient
         if isinstance(s, str) and s == "random":
             named.append((f"rand{i}", problem.manifold.random_point(rng)))
         elif s is None or isinstance(s, str):
-            named.append((str(s), s))
+            repeat = sum(label.split("#")[0] == str(s) for label, _ in named)
+            named.append((f"{s}#{repeat + 1}" if repeat else str(s), s))  # each run its key
         else:
             named.append((f"M0#{i}", s))
     f_heur = None

@@ -119,6 +119,14 @@ def test_runs_at_one_optimum_on_stiefel_share_a_letter():
     assert {row["answer"] for row in cmp.rows} == {"A"}
 
 
+def test_a_start_given_twice_is_two_runs():
+    X, y = ldr.datasets.load("wine")
+    cmp = ldr.compare(LDA(X, y, 2), ["trust-region"], starts=["heuristic", "heuristic", None],
+                      certify=False)
+    assert [row["start"] for row in cmp.rows] == ["heuristic", "heuristic#2", "None"]
+    assert len(cmp.results) == 3 and {row["answer"] for row in cmp.rows} == {"A"}
+
+
 def test_verdict_and_legend():
     X, y = ldr.datasets.load("wine")
     cmp = ldr.compare(LDA(X, y, 2), ["trust-region", SCF()], starts=1)
