@@ -546,8 +546,8 @@ def _load_dask(spec, supervised, label_column, chunked, memory_limit, header="au
 def _solvers(spec: str) -> list:
     out = []
     for item in spec.split(","):
-        parts = [p.strip() for p in item.split("+") if p.strip()]
-        if not parts:
+        parts = [p.strip() for p in item.split("+")]
+        if not all(parts):
             raise ValueError(f"--solvers: empty solver name in {spec!r}")
         out.append(parts[0] if len(parts) == 1 else parts)
     return out
@@ -625,6 +625,8 @@ def run_compare(args) -> tuple:
             if str(exc).startswith(f"{option}:"):
                 raise ValueError(f"--{option.replace('_', '-')}{str(exc)[len(option):]}") \
                     from None
+        if str(exc).startswith("r:"):  # the objective's subspace dimension is --components
+            raise ValueError(f"--components:{str(exc)[2:]}") from None
         raise
     unused = view.unused()
     if unused:

@@ -226,6 +226,8 @@ def test_a_solver_the_method_does_not_support_is_refused_with_those_it_does(caps
     (["--label-column", "0"], "--label-column: the bundled dataset wine comes with its labels"),
     (["--header", "maybe"], "argument --header: invalid choice: 'maybe'"),
     (["--header", "yes"], "--header: applies to CSV files; wine is not one"),
+    (["--data", "iris", "--components", "3"], "--components: LDA's between-class scatter"),
+    (["--solvers", "ism+"], "--solvers: empty solver name in 'ism+'"),
 ])
 def test_every_invalid_option_value_is_rejected_not_replaced(argv, message, capsys):
     status, out, err = _run(["compare", *argv, "--starts", "1"] if "--starts" not in argv
