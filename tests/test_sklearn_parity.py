@@ -552,3 +552,8 @@ def test_pca_on_rank_deficient_data_noise_and_a_clear_error():
     with pytest.raises(ValueError, match="covariance is singular"):
         PCA(4).fit(X).score(X)
     assert PCA(3).fit(X).score(X) == pytest.approx(SkPCA(3).fit(X).score(X), rel=1e-10)
+
+
+def test_pca_whiten_must_be_a_bool():
+    with pytest.raises(ValueError, match="whiten: expected True or False"):
+        PCA(2, whiten="no").fit(np.random.default_rng(0).standard_normal((20, 4)))

@@ -510,7 +510,8 @@ class PCA(_ProjectionAPI, LinearDR):
     in float64).  ``get_covariance`` does not depend on ``whiten`` (the model's covariance
     is one of the data); scikit-learn 1.9 scales the components by √explained_variance_
     there when ``whiten=True``, which changes the matrix it returns — a difference kept on
-    purpose.
+    purpose, and so ``get_precision``, ``score_samples`` and ``score`` (which read that
+    covariance) differ from scikit-learn's with ``whiten=True`` too.
 
     Examples
     --------
@@ -561,6 +562,8 @@ class PCA(_ProjectionAPI, LinearDR):
 
     def fit(self, X, y=None) -> PCA:
         """Fit the principal subspace of X (y is ignored); returns self."""
+        if not isinstance(self.whiten, (bool, np.bool_)):
+            raise ValueError(f"whiten: expected True or False, got {self.whiten!r}")
         dtype, X, _, stats = self._fit_data(X, None)
         n, d = stats.n, stats.d
         C = stats.covariance(ddof=1)
