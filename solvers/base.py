@@ -38,15 +38,24 @@ class Solver:
 
     name = "solver"
     needs: tuple[str, ...] = ()
+    #: True for a spectral solver (ISM, SCF), whose step is an eigenproblem for one
+    #: orthonormal d×r point: it cannot run on a product, a batch or a Euclidean factor
+    single_orthonormal_factor: bool = False
 
     def check_problem(self, problem: Problem) -> None:
-        """Raise a clear error when the objective lacks an oracle this solver needs."""
+        """Raise a clear error when the objective lacks an oracle this solver needs, or lives
+        on a manifold it cannot handle (``single_orthonormal_factor``)."""
         missing = [m for m in self.needs if not problem.provides(m)]
         if missing:
             raise ValueError(
                 f"solver {self.name!r} needs the objective to define {', '.join(missing)}; "
                 f"{type(problem.objective).__name__} does not"
             )
+        geom = problem.manifold
+        if self.single_orthonormal_factor and (geom.is_product or geom.batched
+                                               or geom.parts[0].kind == "euclidean"):
+            raise ValueError(f"solver {self.name!r} needs a Stiefel or Grassmann objective; "
+                             f"{type(problem.objective).__name__} lives on {geom!r}")
 
     def evaluate(self, problem: Problem, M, cost: float | None = None, **kw) -> State:
         """The State at ``M``: cost (pass it if known), Euclidean and Riemannian gradient."""

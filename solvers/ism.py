@@ -60,6 +60,7 @@ class ISM(Solver):
 
     name = "ism"
     needs = ("phi",)
+    single_orthonormal_factor = True
 
     def __init__(self, damping: float = 0.0, cycle_tol: float = 1e-9, history: int = 8,
                  patience: int = 50):
@@ -74,16 +75,6 @@ class ISM(Solver):
             Phi0 = np.asarray(problem.objective.phi0(), dtype=float)
             return minimizing_eigenvectors(0.5 * (Phi0 + Phi0.T), problem.manifold.shape[1])[0]
         return None
-
-    def check_problem(self, problem: Problem) -> None:
-        """The oracle it needs, and one Stiefel or Grassmann factor (not a product, a batch
-        or a Euclidean factor)."""
-        super().check_problem(problem)
-        if (problem.manifold.is_product or problem.manifold.batched
-                or problem.manifold.parts[0].kind == "euclidean"):
-            raise ValueError(f"solver 'ism' needs a Stiefel or Grassmann objective; "
-                             f"{type(problem.objective).__name__} lives on "
-                             f"{problem.manifold!r}")
 
     def init(self, problem: Problem, M0) -> State:
         self.check_problem(problem)

@@ -93,6 +93,7 @@ class SCF(Solver):
 
     name = "scf"
     needs = ("pencil",)
+    single_orthonormal_factor = True
 
     def __init__(self, acceleration: str = "diis", depth: int = 5, damping: float = 0.0,
                  level_shift: float = 0.0, cycle_tol: float = 1e-9, patience: int = 300):
@@ -121,16 +122,6 @@ class SCF(Solver):
 
     def _state(self, problem: Problem, M, **kw) -> State:
         return State(M=M, cost=problem.cost(M), egrad=None, grad=None, grad_norm=np.nan, **kw)
-
-    def check_problem(self, problem: Problem) -> None:
-        """The oracle it needs, and one Stiefel or Grassmann factor (not a product, a batch
-        or a Euclidean factor)."""
-        super().check_problem(problem)
-        if (problem.manifold.is_product or problem.manifold.batched
-                or problem.manifold.parts[0].kind == "euclidean"):
-            raise ValueError(f"solver 'scf' needs a Stiefel or Grassmann objective; "
-                             f"{type(problem.objective).__name__} lives on "
-                             f"{problem.manifold!r}")
 
     def init(self, problem: Problem, M0) -> State:
         self.check_problem(problem)
