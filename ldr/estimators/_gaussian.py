@@ -1,38 +1,13 @@
 """Gaussian models behind the scikit-learn parity of :class:`~ldr.estimators.PCA` and
 :class:`~ldr.estimators.OrthogonalLDA`: Minka's choice of the PCA dimension, the
-probabilistic-PCA covariance and precision, the shared-covariance Gaussian classifier, and
-the small helpers both estimators use for the number of components and the dtype.
+probabilistic-PCA covariance and precision, and the shared-covariance Gaussian classifier.
 """
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 import scipy.linalg
 import scipy.special
-
-
-def input_float_dtype(X) -> type:
-    """``np.float32`` when ``X`` (array, DataFrame, Dask array) holds float32 only, else
-    ``np.float64``: the dtype of the fitted attributes and of ``transform``'s output."""
-    dtype = getattr(X, "dtype", None)
-    if dtype is None and hasattr(X, "dtypes"):  # a DataFrame: one dtype for all columns
-        dtypes = set(np.asarray(X.dtypes).tolist())
-        dtype = dtypes.pop() if len(dtypes) == 1 else None
-    try:
-        return np.float32 if dtype is not None and np.dtype(dtype) == np.float32 else np.float64
-    except TypeError:  # an extension dtype (pandas) that numpy does not know
-        return np.float64
-
-
-def check_int_components(q, upper: int, bound: str, other: str = "") -> int:
-    """An integer ``n_components`` with ``1 <= q <= upper`` (``bound`` names the upper limit,
-    ``other`` the other accepted forms, for the message)."""
-    if isinstance(q, bool) or not isinstance(q, numbers.Integral) or not 1 <= q <= upper:
-        raise ValueError(f"n_components: must be None or an integer with 1 <= n_components <= "
-                         f"{bound} = {upper}{other}, got {q!r}")
-    return int(q)
 
 
 # --- PCA ----------------------------------------------------------------------------------------

@@ -7,12 +7,10 @@ objectives, their units and their start are documented in :mod:`ldr.objectives.d
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 
-from ldr.estimators.linear import LinearDR, solve_and_warn
+from ldr.estimators.linear import LinearDR, check_int_components, solve_and_warn
 from ldr.estimators.output import cast_fitted, output_dtype
 from ldr.objectives.dml import NCA as NCAObjective
 from ldr.objectives.dml import LargeMarginDML as LargeMarginObjective
@@ -56,16 +54,14 @@ class _MetricLearner(LinearDR):
         check_classification_targets(y)  # a continuous y would make every sample a class
         dtype = output_dtype(X)  # float32 in, float32 out; the fit runs in float64
         d = X.shape[1]
-        r = d if self.n_components is None else self.n_components
-        if isinstance(r, bool) or not isinstance(r, numbers.Integral) or not 1 <= r <= d:
-            raise ValueError(f"n_components: must be None or an integer with 1 <= "
-                             f"n_components <= n_features = {d}, got {self.n_components!r}")
-        obj = self._make_objective(X, y, int(r))
+        r = check_int_components(d if self.n_components is None else self.n_components, d,
+                                 "n_features")
+        obj = self._make_objective(X, y, r)
         res = solve_and_warn(self, obj, self._start(obj))
         self.objective_, self.result_ = obj, res
         self.M_ = np.asarray(res.M, dtype=float)
         self.components_ = obj.components(self.M_)
-        self.n_components_ = int(r)
+        self.n_components_ = r
         self.cost_, self.n_iter_ = float(res.cost), res.n_iter
         self.classes_ = obj.classes_
         cast_fitted(self, dtype)

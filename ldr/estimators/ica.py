@@ -12,14 +12,12 @@ likelihood sees it, so weak sources under strong Gaussian noise are recovered.
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_array
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ldr.estimators.linear import solve_and_warn, start_point
+from ldr.estimators.linear import check_int_components, solve_and_warn, start_point
 from ldr.estimators.output import (
     FLOAT_DTYPES,
     OutputMixin,
@@ -99,10 +97,8 @@ class UndercompleteICA(OutputMixin, TransformerMixin, BaseEstimator):
         dtype = output_dtype(X)  # float32 in, float32 out; computed in float64
         X = np.asarray(X, dtype=np.float64)
         r = self.n_components
-        if r is not None and (isinstance(r, bool) or not isinstance(r, numbers.Integral)
-                              or not 1 <= r <= X.shape[1]):
-            raise ValueError(f"n_components: must be None or an integer with 1 <= "
-                             f"n_components <= n_features = {X.shape[1]}, got {r!r}")
+        if r is not None:
+            r = check_int_components(r, X.shape[1], "n_features")
         try:
             obj = UndercompleteICAObjective(X, r, prior=self.prior)
         except ValueError as exc:

@@ -69,10 +69,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ldr._validation import check_labels, check_nonsingular, shrink
 from ldr.driver import _check_tolerances, _solver_list, solve
 from ldr.estimators._gaussian import (
-    check_int_components,
     check_priors,
     gaussian_linear_rule,
-    input_float_dtype,
     minka_dimension,
     ppca_covariance,
     ppca_precision,
@@ -150,6 +148,15 @@ def check_n_components(n_components, n_features: int, default: int | None = None
     if isinstance(q, bool) or not isinstance(q, numbers.Integral) or not 1 <= q < n_features:
         raise ValueError(f"n_components: must be an integer with 1 <= n_components < "
                          f"n_features = {n_features}, got {q!r}")
+    return int(q)
+
+
+def check_int_components(q, upper: int, bound: str, other: str = "") -> int:
+    """An integer ``n_components`` with ``1 <= q <= upper`` (``bound`` names the upper limit,
+    ``other`` the other accepted forms, for the message)."""
+    if isinstance(q, bool) or not isinstance(q, numbers.Integral) or not 1 <= q <= upper:
+        raise ValueError(f"n_components: must be None or an integer with 1 <= n_components <= "
+                         f"{bound} = {upper}{other}, got {q!r}")
     return int(q)
 
 
@@ -441,7 +448,7 @@ class _ProjectionAPI(TransformerMixin):
 
     def _fit_data(self, X, y):
         """(dtype of the fitted attributes, validated X, y, :class:`ldr.rows.Moments`)."""
-        dtype = input_float_dtype(X)
+        dtype = output_dtype(X)
         chunked = is_lazy(X) or is_lazy(y) or isinstance(X, np.memmap)
         X, y = self._validate_lazy(X, y) if chunked else self._validate(X, y)
         return dtype, X, y, moments(X, y, name="X")

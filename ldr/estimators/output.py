@@ -32,8 +32,16 @@ _LABELS = frozenset({"classes_", "existing_classes_", "labels_", "feature_names_
 
 
 def output_dtype(X) -> type:
-    """float32 for float32 data, float64 for anything else."""
-    return np.float32 if getattr(X, "dtype", None) == np.float32 else np.float64
+    """float32 for float32 data (an array, a Dask array, or a DataFrame whose columns are all
+    float32), float64 for anything else."""
+    dtype = getattr(X, "dtype", None)
+    if dtype is None and hasattr(X, "dtypes"):  # a DataFrame: one dtype for all columns
+        dtypes = set(np.asarray(X.dtypes).tolist())
+        dtype = dtypes.pop() if len(dtypes) == 1 else None
+    try:
+        return np.float32 if dtype is not None and np.dtype(dtype) == np.float32 else np.float64
+    except TypeError:  # an extension dtype (pandas) that numpy does not know
+        return np.float64
 
 
 def as_output(Z, dtype):

@@ -9,13 +9,11 @@ API: ``fit(X, y)``, ``predict(X)``, ``score`` (R², from RegressorMixin) and
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ldr.estimators.linear import solve_and_warn, start_point
+from ldr.estimators.linear import check_int_components, solve_and_warn, start_point
 from ldr.estimators.output import (
     FLOAT_DTYPES,
     OutputMixin,
@@ -115,12 +113,9 @@ class ReducedRankRegression(OutputMixin, TransformerMixin, RegressorMixin, Multi
         X, y = np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.float64)
         Y = y[:, None] if y.ndim == 1 else y
         p, q = X.shape[1], Y.shape[1]
-        r = min(p, q) if self.n_components is None else self.n_components
-        if isinstance(r, bool) or not isinstance(r, numbers.Integral) or not 1 <= r <= min(p, q):
-            raise ValueError(f"n_components: must be None or an integer with 1 <= n_components "
-                             f"<= min(n_features, n_targets) = {min(p, q)}, got {r!r}")
+        r = check_int_components(min(p, q) if self.n_components is None else self.n_components,
+                                 min(p, q), "min(n_features, n_targets)")
         alpha = check_alpha(self.alpha)
-        r = int(r)
         if r < q and r < p:
             obj = RRRObjective(X, Y, r, alpha=alpha)
             res = solve_and_warn(self, obj, start_point(self.start, obj))
