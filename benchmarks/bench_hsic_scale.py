@@ -180,7 +180,7 @@ def child_ism(name: str, n: int, backend: str, approximation, m: int, save: str 
             cluster.close()
     out = _fit_record(est, t0)
     if save:
-        np.save(save, est.W_)
+        np.save(save, est.M_)
     return out
 
 

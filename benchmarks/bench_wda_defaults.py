@@ -113,10 +113,10 @@ def main() -> None:
                 again, _ = timed_fit(WassersteinDA(P_DIM, reg=reg), X, y)
                 obj = WDA(X, y, P_DIM, reg=reg)
                 res = ldr.solve(obj)
-                row = {"acc_new": knn_accuracy(new.P_, new.mean_, X, y, Xt, yt),
-                       "acc_old": knn_accuracy(old.P_, old.mean_, X, y, Xt, yt),
+                row = {"acc_new": knn_accuracy(new.M_, new.mean_, X, y, Xt, yt),
+                       "acc_old": knn_accuracy(old.M_, old.mean_, X, y, Xt, yt),
                        "t_new": t_new, "t_old": t_old,
-                       "deterministic": bool(np.array_equal(new.P_, again.P_)),
+                       "deterministic": bool(np.array_equal(new.M_, again.M_)),
                        "ratio": obj.ratio(res.M), "pot": cache[key], "solve_time": res.time,
                        "solve_converged": res.converged}
                 row["reaches"] = row["ratio"] >= row["pot"] * (1 - 1e-6)

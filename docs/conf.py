@@ -15,6 +15,7 @@ import pathlib
 import shutil
 
 import ldr
+import ldr.registry
 
 HERE = pathlib.Path(__file__).resolve().parent
 # Neither autosummary nor sphinx-gallery deletes a page whose source is gone: start from none,
@@ -22,6 +23,10 @@ HERE = pathlib.Path(__file__).resolve().parent
 # fail the build as "not included in any toctree").  The gallery's scripts then run anew.
 for generated in ("api/generated", "auto_examples"):
     shutil.rmtree(HERE / generated, ignore_errors=True)
+
+# The method table of concepts.rst, from the one registry (ldr.registry): a new method appears
+# without an edit here
+(HERE / "methods_table.rst").write_text(ldr.registry.rst_table(), encoding="utf-8")
 
 project = "ldr"
 author = "the ldr developers"
@@ -37,7 +42,8 @@ extensions = [
     "sphinx_gallery.gen_gallery",
 ]
 
-exclude_patterns = ["_build", "examples", "**.ipynb_checkpoints", "notebooks/figures",
+exclude_patterns = ["_build", "examples", "methods_table.rst", "**.ipynb_checkpoints",
+                    "notebooks/figures",
                     "auto_examples/*.ipynb", "auto_examples/*.py", "auto_examples/*.zip",
                     "auto_examples/*.md5", "auto_examples/*.codeobj.json"]
 templates_path = ["_templates"]

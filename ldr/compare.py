@@ -14,7 +14,7 @@ every solver) under the driver's one set of stopping rules, and returns a
 * ``answer``: runs that reached the same answer share a letter, A, B, … from the lowest
   cost up, so a start that ends at another fixed point or local minimum is visible at a
   glance; ``to_A`` is each run's distance to the best answer A.  "The same answer" is measured
-  as fits the manifold (``ldr.compare.answer_distance``): on Grassmann factors the largest
+  as fits the manifold (``ldr.answers.answer_distance``): on Grassmann factors the largest
   principal-angle sine (the manifold's own step measure,
   :meth:`ldr.manifolds.Geometry.change`); on Stiefel factors the same sine between the spans
   where the costs agree (a cost invariant to M → MQ has one answer at rotated bases), else
@@ -40,9 +40,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ldr.answers import DISTANCES, distance_kind, group_answers, label_of, verdict
 from ldr.certificate import certificate
 from ldr.driver import solve
-from ldr.manifolds import sin_largest_angle
+from ldr.errors import ParameterError
 from ldr.objective import Objective
 from ldr.problem import Problem
 from ldr.result import Result
@@ -51,7 +52,7 @@ from ldr.result import Result
 #: the default table, which answers "which answer did each run reach, and is it optimal" in
 #: 80 columns (solver names up to 18 characters); ``wide=True`` adds iterations, time, the
 #: certificate's numbers and the stopping reason.  The header of ``to_A`` depends on how
-#: answers are compared (``ldr.compare.DISTANCES``).
+#: answers are compared (``ldr.answers.DISTANCES``).
 RUN_COLUMNS = (
     ("solver", "solver", "{}"), ("start", "start", "{}"), ("cost", "cost", "{:.10g}"),
     ("improvement", "vs heur.", "{:+.3%}"), ("answer", "answer", "{}"),
@@ -69,25 +70,6 @@ SUMMARY_COLUMNS = (
     ("improvement", "vs heur.", "{:+.3%}"), ("n_iter", "iters", "{:g}"),
     ("time", "time [s]", "{:.4f}"),
 )
-
-#: How answers are compared, by manifold: (header of the ``to_A`` column, name in the notes,
-#: what the number is).
-DISTANCES = {
-    "sin": ("sinθ to A", "sin θ",
-            "largest principal-angle sine between the run's subspace and answer A's (0: the "
-            "same subspace, 1: a direction orthogonal to it); runs within {tol:g} share a "
-            "letter"),
-    "norm": ("Δ to A", "Δ",
-             "where the run's cost equals answer A's (relative difference ≤ cost_tol), the "
-             "largest principal-angle sine between their spans (a cost invariant to M → MQ "
-             "has one answer at rotated bases); else the spectral norm of the difference of "
-             "the orthonormal points (0 to 2); the largest over the factors; runs within "
-             "{tol:g} share a letter"),
-    "cost": ("Δcost to A", "relative cost difference",
-             "relative cost difference |f − f_A| / max(|f|, |f_A|): on a Euclidean factor the "
-             "parameters are identified only up to the model's symmetries (W → WR for PPCA "
-             "and FA), so runs whose costs agree within {tol:g} are one answer"),
-}
 
 #: What each column means (the legend of :meth:`Comparison.legend`).
 LEGEND = {
@@ -124,10 +106,6 @@ SUMMARY_LEGEND = {
 _MEDIAN = "; per solver: the median over its runs"
 
 
-def _label(i: int) -> str:
-    return chr(ord("A") + i) if i < 26 else f"A{i}"
-
-
 def _cell(value, fmt: str) -> str:
     if value is None or (isinstance(value, float) and np.isnan(value)):
         return "–"
@@ -162,7 +140,7 @@ class Comparison:
     ``sin_to_A``, the same as ``to_A`` where answers are compared by sin θ, else None);
     ``results[(solver, start)]`` the :class:`~ldr.Result`; ``answers``: one representative
     point per distinct answer (label → point), ``answer_distances``: the distances between
-    them (``meta["distance"]`` says which: a key of ``ldr.compare.DISTANCES``);
+    them (``meta["distance"]`` says which: a key of ``ldr.answers.DISTANCES``);
     ``heuristic_cost``: the heuristic's cost, or None when the objective has none.
     """
 
@@ -184,7 +162,7 @@ class Comparison:
     @property
     def distance(self) -> str:
         """How answers are compared: ``"sin"``, ``"norm"`` or ``"cost"``
-        (``ldr.compare.DISTANCES``)."""
+        (``ldr.answers.DISTANCES``)."""
         return self.meta.get("distance", "sin")
 
     # --- tables ---------------------------------------------------------------------------
@@ -247,7 +225,7 @@ class Comparison:
             The table; :meth:`legend` explains its columns.
         """
         if per not in ("run", "solver"):
-            raise ValueError(f"per: expected 'run' or 'solver', got {per!r}")
+            raise ParameterError("per", f"expected 'run' or 'solver', got {per!r}")
         records = self.rows if per == "run" else self.summary()
         text = _render(records, self._columns(per, wide), markdown)
         extra = [self._distinct()] if notes else []
@@ -355,76 +333,6 @@ class Comparison:
         return axes
 
 
-def verdict(converged: bool, cert=None) -> str:
-    """One word for a run (the ``verdict`` column, :data:`LEGEND`): ``"NOT conv."``, else
-    from the certificate ``cert`` (None: ``"converged"``): ``"global min"`` / ``"not global"``
-    where the objective has a global test, else ``"local min"``, ``"saddle"`` (gradient ≈ 0,
-    Hessian not ⪰ 0) or ``"not critical"`` (gradient not ≈ 0: a solver that converged on its
-    own rule, such as SCF's fixed-point residual)."""
-    if not converged:
-        return "NOT conv."
-    if cert is None:
-        return "converged"
-    if cert.global_optimum is not None:
-        return "global min" if cert.global_optimum else "not global"
-    if cert.grad_norm > cert.gtol * cert.grad_scale:
-        return "not critical"
-    return "local min" if cert.psd else "saddle"
-
-
-def distance_kind(geom) -> str:
-    """How :func:`compare` tells answers apart on the manifold ``geom``
-    (:class:`~ldr.manifolds.Geometry`): ``"sin"`` when every factor is Grassmann, ``"cost"``
-    when a factor is Euclidean, else ``"norm"`` (Stiefel factors)."""
-    kinds = {p.kind for p in geom.parts}
-    if "euclidean" in kinds:
-        return "cost"
-    return "sin" if kinds == {"grassmann"} else "norm"
-
-
-def _span_sine(geom, A, B) -> float:
-    """The largest principal-angle sine between the spans of two points, over the
-    (Stiefel or Grassmann) factors, and over a batch's matrices; 0 for a square factor."""
-    pairs = zip(geom.parts, A, B) if geom.is_product else [(geom.parts[0], A, B)]
-    worst = 0.0
-    for part, a, b in pairs:
-        d, r = part.shape[-2:]
-        if part.kind == "euclidean" or r == d:
-            continue
-        mats = zip(a, b) if part.batched else [(a, b)]
-        worst = max([worst] + [sin_largest_angle(x, y) for x, y in mats])
-    return worst
-
-
-def answer_distance(geom, a: tuple, b: tuple, kind: str | None = None,
-                    cost_tol: float = 1e-6) -> float:
-    """Distance between two answers ``a`` and ``b``, each ``(point, cost)``, as fits the
-    manifold ``geom`` (``kind`` from :func:`distance_kind` by default).
-
-    ``"sin"`` (Grassmann factors): the largest principal-angle sine, the manifold's own step
-    measure :meth:`~ldr.manifolds.Geometry.change`.  ``"norm"`` (Stiefel factors): where the
-    two costs agree to ``cost_tol`` (relative), the largest principal-angle sine between the
-    spans — many costs on Stiefel are invariant to M → MQ (LDA's ratio, CCA's joint
-    rotation), and rotated bases of one span at one cost are one answer — else the spectral
-    norm ‖N − M‖₂ (:meth:`~ldr.manifolds.Geometry.change`).  ``"cost"`` (a Euclidean factor):
-    the relative cost difference |f_a − f_b| / max(|f_a|, |f_b|), because a Euclidean
-    factor's parameters are identified only up to the model's symmetries (the PPCA and FA
-    likelihoods are invariant to W → WR), so the distance between the matrices says nothing
-    about whether two runs found the same model.
-    """
-    kind = distance_kind(geom) if kind is None else kind
-    if kind == "cost":
-        fa, fb = float(a[1]), float(b[1])
-        if fa == fb:
-            return 0.0
-        return abs(fa - fb) / max(abs(fa), abs(fb), 1e-300)
-    if kind == "norm":
-        fa, fb = float(a[1]), float(b[1])
-        if abs(fa - fb) <= cost_tol * max(abs(fa), abs(fb), 1e-300):
-            return _span_sine(geom, a[0], b[0])
-    return float(geom.change(a[0], b[0]))
-
-
 def _solver_name(solver) -> str:
     if isinstance(solver, str):
         return solver
@@ -451,9 +359,9 @@ def compare(objective: Objective, solvers: Sequence = ("trust-region", "gradient
     seed : seeds the random starts; every solver gets the same ones
     same_tol : on Grassmann and Stiefel factors, two answers closer than this (sin θ; on
         Stiefel, sin θ between the spans at equal cost, else ‖ΔM‖₂:
-        ``ldr.compare.answer_distance``) are the same answer
+        ``ldr.answers.answer_distance``) are the same answer
     cost_tol : on a manifold with a Euclidean factor, two answers whose relative cost
-        difference is at most this are the same answer (``ldr.compare.answer_distance``)
+        difference is at most this are the same answer (``ldr.answers.answer_distance``)
     certify : compute the gradient norm and smallest Hessian eigenvalue at every answer
     progress : show a tqdm progress bar; None (default) shows it only on a terminal
     stopping : passed to :func:`ldr.solve` (gtol, xtol, max_iter, max_time, ...)
@@ -476,12 +384,12 @@ def compare(objective: Objective, solvers: Sequence = ("trust-region", "gradient
         starts = n_starts
     if isinstance(starts, (int, np.integer)) and not isinstance(starts, bool):
         if starts < 1:
-            raise ValueError(f"starts: need at least one start, got {starts}")
+            raise ParameterError("starts", f"need at least one start, got {starts}")
         starts = ["random"] * int(starts)
     if isinstance(solvers, str):
         solvers = [solvers]
     if not len(solvers):
-        raise ValueError("solvers: need at least one solver")
+        raise ParameterError("solvers", "need at least one solver")
     named = []
     for i, s in enumerate(starts):
         if isinstance(s, str) and s == "random":
@@ -521,30 +429,14 @@ def compare(objective: Objective, solvers: Sequence = ("trust-region", "gradient
                          else -(res.cost - f_heur) / max(abs(f_heur), 1e-300)})
             bar.update()
     bar.close()
-    # group the answers by the manifold's distance, labelled from the lowest cost up
-    geom = problem.manifold
-    measure = distance_kind(geom)
-    tol = cost_tol if measure == "cost" else same_tol
-    keys = list(results)
-    points = [(results[key].M, rows[i]["cost"]) for i, key in enumerate(keys)]
-    order = sorted(range(len(rows)), key=lambda i: rows[i]["cost"])
-    reps: list = []
-    for i in order:
-        for j, rep in enumerate(reps):
-            if answer_distance(geom, rep, points[i], measure, cost_tol) <= tol:
-                rows[i]["answer"] = _label(j)
-                break
-        else:
-            rows[i]["answer"] = _label(len(reps))
-            reps.append(points[i])
-    for i in range(len(rows)):
-        rows[i]["to_A"] = answer_distance(geom, reps[0], points[i], measure, cost_tol)
-        rows[i]["sin_to_A"] = rows[i]["to_A"] if measure == "sin" else None
-    k = len(reps)
-    dist = np.array([[answer_distance(geom, reps[a], reps[b], measure, cost_tol) for b in range(k)]
-                     for a in range(k)])
+    measure = distance_kind(problem.manifold)
+    points = [(results[key].M, rows[i]["cost"]) for i, key in enumerate(results)]
+    labels, to_A, reps, dist = group_answers(problem.manifold, points, same_tol, cost_tol)
+    for row, label, d in zip(rows, labels, to_A):
+        row["answer"], row["to_A"] = label, d
+        row["sin_to_A"] = d if measure == "sin" else None
     return Comparison(rows=rows, results=results,
-                      answers={_label(j): rep[0] for j, rep in enumerate(reps)},
+                      answers={label_of(j): rep[0] for j, rep in enumerate(reps)},
                       answer_distances=dist, heuristic_cost=f_heur,
                       meta={"objective": repr(objective), "starts": [s for s, _ in named],
                             "seed": seed, "stopping": stopping, "distance": measure,

@@ -9,6 +9,8 @@ import numpy as np
 from scipy.stats import special_ortho_group
 from sklearn import datasets as _skd
 
+from ldr.errors import ParameterError
+
 BUNDLED = ("iris", "wine", "breast_cancer", "digits")
 
 
@@ -66,7 +68,7 @@ def load(name: str) -> tuple[np.ndarray, np.ndarray]:
     loaders = {"iris": _skd.load_iris, "wine": _skd.load_wine,
                "breast_cancer": _skd.load_breast_cancer, "digits": _skd.load_digits}
     if name not in loaders:
-        raise ValueError(f"dataset: unknown name {name!r}; choose one of {BUNDLED}")
+        raise ParameterError("dataset", f"unknown name {name!r}; choose one of {BUNDLED}")
     X, y = loaders[name](return_X_y=True)
     sd = X.std(axis=0)
     keep = sd > 0

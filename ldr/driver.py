@@ -4,40 +4,21 @@
 rules are checked after every iteration in this fixed order, and the first that holds is the
 run's ``reason``:
 
-1. the ``callback`` returned True                          (not converged)
-2. the iterate's cost is NaN or infinite                   (not converged)
-3. Riemannian gradient norm ``‖grad f(M)‖ ≤ gtol · scale``  (converged)
-4. the solver's own reason (radius collapse, line search failure, eigengap lost, ...)
-5. step ``‖M_k − M_{k−1}‖ ≤ xtol``, measured on the manifold actually solved on: the largest
-   principal-angle sine on a Grassmann factor, the spectral norm of the difference on a
-   Stiefel factor (where rotating inside a fixed span is progress) and the relative Frobenius
-   distance on a Euclidean one — the largest over the factors of a product (accepted steps
-   only; 0 disables the rule, as for gtol and ftol).  For a fixed-point iteration M ← G(M)
-   that reports its residual ``sin θ_max(M_k, G(M_k))`` as ``info["residual"]`` (SCF), that
-   residual instead, so that an extrapolated step that happens to be short is not taken for a
-   fixed point
-6. relative cost change ``|f_k − f_{k−1}| ≤ ftol·max(|f_k|, 1e-300)`` (accepted steps only)
-7. iterations ``≥ max_iter``                                (not converged)
-8. time ``≥ max_time`` seconds                              (not converged)
-
-**Only the gradient rule certifies.**  Rules 5 and 6 say the iterates stopped moving, not that
-they reached a critical point: they report ``converged=True`` only when the gradient norm is
-also within ``1e3 · gtol · scale`` (the default gtol = 1e-8 when gtol = 0 disables the
-gradient rule); otherwise the run stops as *stalled* (not converged), with both numbers in the
-reason.  Solvers that compute no gradient (SCF, whose fixed points are not
-critical points of the cost) converge on their residual alone.
-
-**Scale-invariant tolerance.**  ``scale`` is the problem's typical gradient norm
-(:meth:`ldr.problem.Problem.gradient_scale`: the larger of the Riemannian gradient norms at the
-start and at a fixed reference point), so multiplying the data by a constant changes neither
-where a solver stops nor whether it says it converged — an absolute tolerance would stop a
-run on 1e-4·X at once.  Pass ``gtol_scale=1.0`` for an absolute ``gtol``, as in Manopt and
-pymanopt (whose gradient tolerances are absolute, as is scipy.optimize's ``gtol``; scipy's
-``ftol`` is relative).
+the stopping rules of :mod:`ldr.stopping` (gradient, the solver's own reason, step, cost
+change, budgets; only the gradient rule certifies), with options checked once as a frozen
+:class:`~ldr.stopping.StopOptions`.  The gradient tolerance is relative to the problem's
+gradient scale (:meth:`ldr.problem.Problem.gradient_scale`), which the driver computes at the
+start and hands to the solver on every state it passes (``State.grad_scale``): a solver that
+needs a scale-free inner tolerance (the trust region's CG) reads it there.
 
 A rejected step (trust region) leaves ``M`` unchanged; rules 5–6 ignore it so that "no
 change" is never mistaken for convergence.  A chain ``["ism", "trust-region"]`` runs each
 solver in turn under the same rules, each starting where the previous stopped.
+
+**Continuation.**  An objective that provides ``coarse_problem()`` — an easier problem of the
+same shape whose answer starts this one (WDA: reg × 10) — gets, when ``M0`` is None, the
+first solver's own start taken at the coarse problem's answer, which the driver solves first
+with that solver (``xtol=1e-6``).  No objective calls the driver.
 
 **Defaults.**  ``solver=None`` picks the objective's ``default_solver`` (each objective's
 docstring says which, and why) or, failing that, ``["ism", "trust-region"]`` for an objective
@@ -49,38 +30,51 @@ results.
 
 from __future__ import annotations
 
-import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import numpy as np
 
+from ldr.certificate import certificate
+from ldr.errors import ParameterError
 from ldr.objective import Objective
 from ldr.problem import OracleError, Problem
 from ldr.result import Result, StageSummary, Trace
+from ldr.solvers import chain
+from ldr.stopping import StageRules, StopOptions, first_rule
 
-STALL_FACTOR = 1e3
-"""A step or cost-change stop counts as converged only within this factor of gtol·scale."""
+#: the fixed-point tolerance of the coarse problem that starts a continuation
+COARSE_XTOL = 1e-6
 
 
-def default_solver(objective: Objective):
+def default_solver(objective: Objective | type[Objective]):
     """The solver :func:`ldr.solve` uses when none is given: ``objective.default_solver`` if set,
     else ``["ism", "trust-region"]`` with a Φ-oracle (ISM's spectral steps, then a
-    second-order polish that certifies), else ``"trust-region"``."""
+    second-order polish that certifies), else ``"trust-region"``.  ``objective`` may be an
+    instance or a class (the docs' method table)."""
     chosen = getattr(objective, "default_solver", None)
     if chosen is not None:
         return chosen
-    return ["ism", "trust-region"] if objective.provides("phi") else "trust-region"
+    has_phi = (objective.provides("phi") if isinstance(objective, Objective)
+               else objective.phi is not Objective.phi)
+    return ["ism", "trust-region"] if has_phi else "trust-region"
 
 
 def initial_point(problem: Problem, M0=None, seed=0, solver=None, orthonormalize=False):
     """Resolve ``M0``: an array (tuple on a product), ``"random"``, ``"heuristic"``, or None —
-    the solver's own default start (ISM: the eigenvectors of Φ₀), else the objective's
-    ``heuristic()``, else a random point from ``seed``.  An array must have orthonormal
-    columns unless ``orthonormalize`` (then the nearest such matrix, same span, is used)."""
+    the solver's own default start (ISM: the eigenvectors of Φ₀; SCF: those of ``pencil0``,
+    or of the pencil at the answer of the objective's ``coarse_problem()`` when it has one),
+    else the objective's ``heuristic()``, else a random point from ``seed``.  An array must
+    have orthonormal columns unless ``orthonormalize`` (then the nearest such matrix, same
+    span, is used)."""
     geom = problem.manifold
     if M0 is None and solver is not None and hasattr(solver, "default_start"):
-        start = solver.default_start(problem)
+        at = None
+        coarse = problem.objective.coarse_problem() if problem.provides("coarse_problem") \
+            else None
+        if coarse is not None:
+            at = solve(coarse, solver, xtol=COARSE_XTOL).M
+        start = solver.default_start(problem) if at is None else solver.default_start(problem, at)
         if start is not None:
             return geom.validate_point(start, f"{solver.name} default start")
     if M0 is None and problem.provides("heuristic"):
@@ -89,38 +83,15 @@ def initial_point(problem: Problem, M0=None, seed=0, solver=None, orthonormalize
         return geom.random_point(np.random.default_rng(seed))
     if isinstance(M0, str):
         if M0 != "heuristic":
-            raise ValueError(f"M0: expected an array, 'random' or 'heuristic', got {M0!r}")
+            raise ParameterError("M0", f"expected an array, 'random' or 'heuristic', got {M0!r}")
         if not problem.provides("heuristic"):
-            raise ValueError(
-                f"M0='heuristic': {type(problem.objective).__name__} defines no heuristic()")
+            raise ParameterError("M0", f"'heuristic': {type(problem.objective).__name__} "
+                                       "defines no heuristic()")
         return geom.validate_point(problem.objective.heuristic(), "heuristic()")
     return geom.validate_point(M0, "M0", orthonormalize=orthonormalize,
                                remedy="pass orthonormalize=True to use the orthonormal basis "
                                       "nearest to it (same column span), or "
                                       "ldr.manifolds.orthonormalize(M0)")
-
-
-def _solver_list(solver) -> list:
-    from ldr.solvers import get_solver
-
-    specs = list(solver) if isinstance(solver, Sequence) and not isinstance(solver, str) \
-        else [solver]
-    if not specs:
-        raise ValueError("solver: an empty chain was given")
-    return [get_solver(s) for s in specs]
-
-
-def _check_tolerances(gtol, xtol, ftol, max_iter, max_time, gtol_scale):
-    for name, value in [("gtol", gtol), ("xtol", xtol), ("ftol", ftol), ("max_time", max_time)]:
-        if not (isinstance(value, (int, float)) and value >= 0) or np.isnan(value):
-            raise ValueError(f"{name}: must be a non-negative number, got {value!r}")
-    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 0:
-        raise ValueError(f"max_iter: must be a non-negative integer, got {max_iter!r}")
-    if not (isinstance(gtol_scale, str) and gtol_scale == "auto") and not (
-            isinstance(gtol_scale, (int, float)) and not isinstance(gtol_scale, bool)
-            and np.isfinite(gtol_scale) and gtol_scale > 0):
-        raise ValueError(f"gtol_scale: expected 'auto' or a positive number (1.0 makes gtol "
-                         f"absolute), got {gtol_scale!r}")
 
 
 def solve(
@@ -195,13 +166,14 @@ def solve(
         (:class:`~ldr.problem.OracleError`).  Past the start, non-finite oracle values end the
         run (not converged) with the message as its reason.
     """
-    _check_tolerances(gtol, xtol, ftol, max_iter, max_time, gtol_scale)
+    options = StopOptions(gtol=gtol, gtol_scale=gtol_scale, xtol=xtol, ftol=ftol,
+                          max_iter=max_iter, max_time=max_time)
     if not isinstance(orthonormalize, bool):
-        raise ValueError(f"orthonormalize: expected True or False, got {orthonormalize!r}")
+        raise ParameterError("orthonormalize", f"expected True or False, got {orthonormalize!r}")
     if callback is not None and not callable(callback):
-        raise ValueError(f"callback: expected a callable, got {callback!r}")
+        raise ParameterError("callback", f"expected a callable, got {callback!r}")
     problem = Problem(objective)
-    solvers = _solver_list(default_solver(objective) if solver is None else solver)
+    solvers = chain(default_solver(objective) if solver is None else solver)
     for s in solvers:
         s.check_problem(problem)
     start = time.perf_counter()  # the start point (e.g. ISM's Φ₀ eigenvectors) is timed too
@@ -213,7 +185,6 @@ def solve(
     state = None
     reason, converged = "", False
     scale = None if gtol_scale == "auto" else float(gtol_scale)
-    problem.gscale = scale
 
     for stage, s in enumerate(solvers):
         state = s.init(problem, M)
@@ -222,18 +193,14 @@ def solve(
                              "cost's domain (or the cost overflows there); pass another M0")
         if scale is None and np.isfinite(state.grad_norm):
             scale = problem.gradient_scale(grad_norm=state.grad_norm)
-            problem.gscale = scale
-        tol = gtol * scale if scale is not None else np.nan
-        # gtol = 0 disables the gradient rule; the stall test then uses the default 1e-8
-        stall_tol = (gtol or 1e-8) * scale if scale is not None else np.nan
-        base_iter = state.iteration
+        state.grad_scale = scale
+        rules = StageRules.for_stage(options, scale, state.iteration, start, callback)
         row = {"iteration": n_total, "time": time.perf_counter() - start, "cost": state.cost,
                "grad_norm": state.grad_norm, "change": np.nan, "stage": stage, **state.info}
         trace.append(row)
         prev, change = None, np.nan
         while True:
-            reason, converged = _stop(state, prev, change, callback, tol, stall_tol, xtol,
-                                      ftol, max_iter, max_time, start, base_iter)
+            reason, converged = first_rule(state, prev, change, rules)
             if reason:
                 break
             prev = state
@@ -244,6 +211,7 @@ def solve(
                     raise
                 state, reason, converged = prev, f"stopped: {exc}", False
                 break
+            state.grad_scale = scale
             change = geom.change(prev.M, state.M) if state.accepted else 0.0
             n_total += state.iteration - prev.iteration
             trace.append({"iteration": n_total, "time": time.perf_counter() - start,
@@ -254,72 +222,18 @@ def solve(
             if final is not state:
                 reason += f"; returned the best iterate seen (cost {final.cost:.10g})"
                 state = final
-        stages.append(StageSummary(s.name, state.iteration - base_iter, reason, converged))
+        stages.append(StageSummary(s.name, state.iteration - rules.first_iter, reason,
+                                   converged))
         M = state.M
 
     elapsed = time.perf_counter() - start
-    chain = " → ".join(s.name for s in solvers)
+    names = " → ".join(s.name for s in solvers)
     if len(solvers) > 1:
         reason = f"{solvers[-1].name}: {reason}"
     result = Result(M=state.M, cost=state.cost, converged=converged, reason=reason,
                     n_iter=n_total, time=elapsed, grad_norm=state.grad_norm, trace=trace,
-                    solver=chain, stages=stages, counts=dict(problem.counts),
+                    solver=names, stages=stages, counts=dict(problem.counts),
                     grad_scale=np.nan if scale is None else scale)
     if certify:
-        from ldr.certificate import certificate
-
         result.certificate = certificate(problem, state.M, gtol=gtol, gtol_scale=scale)
     return result
-
-
-def _gnorm(state) -> str:
-    """``(gradient norm …)`` for a reason, or a note that the solver does not compute it."""
-    if math.isnan(state.grad_norm):
-        return "(the solver computes no gradient)"
-    return f"(gradient norm {state.grad_norm:.3e})"
-
-
-def _small_move(what: str, state, tol: float) -> tuple[str, bool]:
-    """A step or cost-change rule fired: converged only near a critical point (``tol``:
-    gtol·scale, with the default gtol when gtol is 0)."""
-    g = state.grad_norm
-    if math.isnan(g):
-        return f"{what} (the solver computes no gradient)", True
-    if g <= STALL_FACTOR * tol:
-        return f"{what} (gradient norm {g:.3e})", True
-    return (f"stalled: {what}, but the gradient norm {g:.3e} is above 1e3·gtol·scale = "
-            f"{STALL_FACTOR * tol:.1e}: not a critical point (try another solver, a chain "
-            "ending in 'trust-region', or xtol=0)"), False
-
-
-def _stop(state, prev, change, callback, tol, stall_tol, xtol, ftol, max_iter, max_time, start,
-          base_iter):
-    """The first stopping rule that holds, as ``(reason, converged)``; ``("", False)`` if none."""
-    if callback is not None and callback(state):
-        return "stopped by callback", False
-    if not math.isfinite(state.cost):
-        return (f"the cost is {state.cost} at the current iterate (outside its domain, or an "
-                "overflow)"), False
-    if state.grad_norm <= tol:
-        return f"gradient norm {state.grad_norm:.3e} ≤ gtol·scale {tol:.1e}", True
-    if state.stop_reason:
-        if state.stop_converged:
-            return _small_move(state.stop_reason, state, stall_tol)
-        return state.stop_reason, False
-    if prev is not None and state.accepted:
-        residual = state.info.get("residual")
-        if xtol > 0 and residual is not None:  # a fixed-point iteration's own measure
-            if residual <= xtol:
-                return _small_move(f"fixed-point residual {residual:.3e} ≤ xtol {xtol:.1e}",
-                                   state, stall_tol)
-        elif xtol > 0 and change <= xtol:
-            return _small_move(f"step {change:.3e} ≤ xtol {xtol:.1e}", state, stall_tol)
-        rel = abs(state.cost - prev.cost) / max(abs(state.cost), 1e-300)
-        if ftol > 0 and rel <= ftol:
-            return _small_move(f"relative cost change {rel:.3e} ≤ ftol {ftol:.1e}", state,
-                               stall_tol)
-    if state.iteration - base_iter >= max_iter:
-        return f"max_iter {max_iter} reached {_gnorm(state)}", False
-    if time.perf_counter() - start >= max_time:
-        return f"max_time {max_time:g}s reached {_gnorm(state)}", False
-    return "", False

@@ -25,6 +25,9 @@ from scipy.linalg.lapack import dgesdd as _gesdd
 from scipy.linalg.lapack import dorgqr as _orgqr
 from scipy.linalg.lapack import dsyevd as _syevd
 
+from ldr.data.validation import check_point
+from ldr.errors import ParameterError
+
 Point = np.ndarray | tuple
 KINDS = ("stiefel", "grassmann", "euclidean")
 
@@ -108,16 +111,17 @@ class _Part:
 
     def __init__(self, kind: str, shape: tuple[int, ...]):
         if kind not in KINDS:
-            raise ValueError(f"manifold: unknown kind {kind!r}; choose one of {KINDS}")
+            raise ParameterError("manifold", f"unknown kind {kind!r}; choose one of {KINDS}")
         shape = tuple(int(s) for s in shape)
         self.batched = len(shape) == 3
         k, d, r = shape if self.batched else (1, *shape)
         if k < 1:
-            raise ValueError(f"manifold: a batch of factors needs k >= 1, got shape {shape}")
+            raise ParameterError("manifold", f"a batch of factors needs k >= 1, got shape {shape}")
         if kind != "euclidean" and not 1 <= r <= d:
-            raise ValueError(f"manifold: a {kind} point needs 1 <= r <= d, got shape {(d, r)}")
+            raise ParameterError(
+                "manifold", f"a {kind} point needs 1 <= r <= d, got shape {(d, r)}")
         if kind == "grassmann" and r == d:
-            raise ValueError("manifold: a Grassmann manifold needs r < d")
+            raise ParameterError("manifold", "a Grassmann manifold needs r < d")
         self.kind, self.shape, self.k = kind, shape, k
         if kind == "stiefel":
             self.dim = k * (d * r - r * (r + 1) // 2)
@@ -216,7 +220,7 @@ class _Part:
         s = np.linalg.svd(M, compute_uv=False)
         top, low = np.max(s, axis=-1), np.min(s, axis=-1)
         if np.any(low <= 1e-12 * top):
-            raise ValueError(f"{name}: its columns are linearly dependent (singular values "
+            raise ParameterError(name, f"its columns are linearly dependent (singular values "
                              f"down to {float(np.min(low / np.maximum(top, 1e-300))):.1e} of "
                              "the largest), so no orthonormal basis spans them; pass a start "
                              "with independent columns")
@@ -287,8 +291,8 @@ def _normalize_spec(spec, shape) -> tuple[list[str], list[tuple[int, ...]], bool
                 f"got {shape!r}"
             )
         return list(spec), [tuple(s) for s in shape], True
-    raise ValueError(
-        f"manifold: expected one of {KINDS} or a tuple of them, got {spec!r}"
+    raise ParameterError("manifold",
+        f"expected one of {KINDS} or a tuple of them, got {spec!r}"
     )
 
 
@@ -402,7 +406,7 @@ class Geometry:
     def retract(self, M, V, method: str = "polar"):
         """Retraction ``R_M(V)``: polar (SVD, survey Eq. 35) or QR."""
         if method not in ("polar", "qr"):
-            raise ValueError(f"retraction: expected 'polar' or 'qr', got {method!r}")
+            raise ParameterError("retraction", f"expected 'polar' or 'qr', got {method!r}")
         if not self.is_product:
             return self.parts[0].retract(M, V, method)
         return tuple(p.retract(m, v, method) for p, m, v in zip(self.parts, M, V))
@@ -457,11 +461,9 @@ class Geometry:
         ``orthonormalize``, each Stiefel or Grassmann factor is first replaced by the nearest
         matrix with orthonormal columns (the polar factor, same span).
         ``remedy`` ends the error for a point off the manifold."""
-        from ldr._validation import check_point
-
         if self.is_product:
             if not isinstance(M, (tuple, list)) or len(M) != len(self.parts):
-                raise ValueError(f"{name}: expected a tuple of {len(self.parts)} arrays")
+                raise ParameterError(name, f"expected a tuple of {len(self.parts)} arrays")
             out = tuple(check_point(m, p.shape, f"{name}[{i}]") for i, (m, p) in
                         enumerate(zip(M, self.parts)))
             if orthonormalize:
@@ -473,7 +475,7 @@ class Geometry:
                 out = self.parts[0].nearest(out, name)
         err = self.feasibility(out)
         if err > tol:
-            raise ValueError(
-                f"{name}: columns are not orthonormal (‖MᵀM − I‖ = {err:.2e}); {remedy}"
+            raise ParameterError(name,
+                f"columns are not orthonormal (‖MᵀM − I‖ = {err:.2e}); {remedy}"
             )
         return out

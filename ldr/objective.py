@@ -28,22 +28,94 @@ Members (DESIGN.md's table):
 ``pencil(M)``  SCF oracle ``(A, B)``: the subspace is spanned by the top-r generalized
                eigenvectors of (A, B), B positive definite
 ``pencil0()``  the pencil at the uninformative point (SCF's own start, as Φ₀ is ISM's)
+``coarse_problem()`` an easier problem of the same shape (or None) whose answer starts this
+               one: the driver solves it first and takes the solver's own start there
+               (continuation; WDA: reg × 10)
 ``heuristic()`` the classical eigenvector answer
 ``transform(X, M)`` the method's low-dimensional mapping (default ``X @ M``)
 ``global_gap(M)`` an upper bound on the relative suboptimality ``(f(M) − f*)/|f*|``, 0 exactly at
                a global minimizer, where theory gives one (:func:`ldr.certificate`)
 ``default_solver`` the solver :func:`ldr.solve` uses when none is given (None: the driver's
                rule — ISM then trust region with a Φ-oracle, else trust region)
+``method``     a :class:`Method`: the declaration that makes a method built from data
+               reachable by name from the command line, ``LinearDR`` and the docs
+               (:mod:`ldr.registry`); None for objectives that are not such a method
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
 
 import autograd
 import numpy as np
 
-OPTIONAL = ("phi", "phi0", "pencil", "pencil0", "heuristic", "global_gap")
+from ldr.errors import ParameterError
+
+OPTIONAL = ("phi", "phi0", "pencil", "pencil0", "heuristic", "global_gap", "coarse_problem")
+
+
+@dataclass(frozen=True)
+class Method:
+    """What an objective declares to be reachable by name (:mod:`ldr.registry`): from the
+    command line (``ldr compare --method NAME``), from ``LinearDR("NAME")`` and in the docs'
+    method table.  Declared in the class body, ``method = Method("lda", "orthogonal LDA")``;
+    a subclass does not inherit it.
+
+    Attributes
+    ----------
+    name : str
+        The command-line name and registry key (lower case).
+    summary : str
+        One line for ``ldr compare --help`` and the docs.
+    supervised : bool
+        Built from rows and labels, ``(X, y, r)``; else from rows alone, ``(X, r)``.
+    build : str or None
+        The classmethod that builds it from ``(X, [y,] r, **options)``; None: the constructor.
+    options : mapping
+        Command-line option → keyword of ``build`` (``{"reg": "reg"}``; RRR's ``--reg`` is its
+        ``alpha``).  An objective's :class:`~ldr.errors.ParameterError` about that keyword is
+        reported under the option's name.
+    preset : mapping
+        Keyword arguments the command line fixes (LPP's 10-nearest-neighbour graph).
+    labels : {None, "onehot", "indicators"}
+        How the command line turns class labels into ``y``: as they are; the one-hot matrix
+        (C columns: a regression onto the classes); or the indicators of all classes but the
+        last (C − 1 columns, of full rank: a second view whose covariance is inverted, CCA).
+    chunks : mapping or None
+        Keywords of :func:`ldr.data.rows.moments` (``lag``, ``diff``) when the objective reads
+        its rows in one pass over chunks (a Dask array, a memmap, an iterator of chunks);
+        None when it needs all rows in memory.
+    """
+
+    name: str
+    summary: str
+    supervised: bool = False
+    build: str | None = None
+    options: Mapping[str, str] = field(default_factory=dict)
+    preset: Mapping[str, object] = field(default_factory=dict)
+    labels: str | None = None
+    chunks: Mapping[str, object] | None = None
+
+    def __post_init__(self):
+        for name in ("options", "preset", "chunks"):  # frozen all the way down
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, MappingProxyType(dict(value)))
+        if self.labels not in (None, "onehot", "indicators"):
+            raise ValueError(f"labels: expected None, 'onehot' or 'indicators', got "
+                             f"{self.labels!r}")
+
+    @property
+    def chunked(self) -> bool:
+        """Whether the objective reads its rows in one pass over chunks."""
+        return self.chunks is not None
+
+
+def declared_method(cls: type) -> Method | None:
+    """The :class:`Method` that ``cls`` itself declares (not one inherited), or None."""
+    return cls.__dict__.get("method") if isinstance(cls, type) else None
 
 
 def _inner(a, b):
@@ -66,6 +138,7 @@ class Objective:
     shape: tuple = None  # type: ignore[assignment]
     name: str | None = None
     default_solver = None
+    method: Method | None = None
 
     # --- required ---------------------------------------------------------------------------
     def cost(self, M) -> float:
@@ -117,6 +190,11 @@ class Objective:
         SCF's own start."""
         raise NotImplementedError(f"{type(self).__name__} has no pencil0")
 
+    def coarse_problem(self) -> Objective | None:
+        """An easier problem of the same shape whose answer starts this one (continuation,
+        :func:`ldr.driver.initial_point`), or None."""
+        raise NotImplementedError(f"{type(self).__name__} has no coarse problem")
+
     def heuristic(self):
         """The classical eigenvector answer (an orthonormal point)."""
         raise NotImplementedError(f"{type(self).__name__} has no heuristic")
@@ -150,7 +228,7 @@ class FunctionObjective(Objective):
                  phi=None, phi0=None, pencil=None, pencil0=None, heuristic=None,
                  transform=None, global_gap=None, name=None):
         if not callable(cost):
-            raise ValueError(f"cost: expected a callable, got {cost!r}")
+            raise ParameterError("cost", f"expected a callable, got {cost!r}")
         self.cost = cost  # type: ignore[method-assign]
         self.shape, self.manifold = shape, manifold
         self.name = name or getattr(cost, "__name__", None)
@@ -159,7 +237,7 @@ class FunctionObjective(Objective):
                            ("transform", transform), ("global_gap", global_gap)]:
             if fn is not None:
                 if not callable(fn):
-                    raise ValueError(f"{member}: expected a callable, got {fn!r}")
+                    raise ParameterError(member, f"expected a callable, got {fn!r}")
                 setattr(self, member, fn)
 
 

@@ -22,6 +22,7 @@ from collections import Counter
 
 import numpy as np
 
+from ldr.errors import ParameterError
 from ldr.manifolds import Geometry
 from ldr.objective import Objective
 
@@ -67,21 +68,18 @@ class Problem:
 
     def __init__(self, objective: Objective):
         if not isinstance(objective, Objective):
-            raise ValueError(
-                f"objective: expected an ldr.Objective, got {type(objective).__name__}; "
+            raise ParameterError("objective",
+                f"expected an ldr.Objective, got {type(objective).__name__}; "
                 "wrap a cost function with ldr.objective(cost, shape=(d, r))"
             )
         if objective.shape is None:
-            raise ValueError(
-                f"objective: {type(objective).__name__} has no shape; set self.shape = (d, r)"
+            raise ParameterError("objective",
+                f"{type(objective).__name__} has no shape; set self.shape = (d, r)"
             )
         self.objective = objective
         self.manifold = Geometry(objective.manifold, objective.shape)
         self.counts: Counter = Counter()
         self._name = type(objective).__name__
-        #: the driver's gradient scale for this run (None until known): solvers that need a
-        #: scale-free inner tolerance (the trust region's CG) read it
-        self.gscale: float | None = None
 
     def _tangent_like(self, value, what: str):
         geom = self.manifold

@@ -1,23 +1,21 @@
-"""Objectives, one module per method family (installed as ``ldr.objectives``)."""
+"""Objectives, one module per method family (installed as ``ldr.objectives``).
 
-from ldr.objectives.cca import OrthogonalCCA, TraditionalCCA
-from ldr.objectives.dml import NCA, LargeMarginDML
-from ldr.objectives.graph import LPP, NPE
-from ldr.objectives.hsic import HSIC
-from ldr.objectives.ica import UndercompleteICA
-from ldr.objectives.ksdr import KernelSDR
-from ldr.objectives.latent import PPCA, FactorAnalysis
-from ldr.objectives.lda import LDA
-from ldr.objectives.maf import MAF
-from ldr.objectives.mds import MDS
-from ldr.objectives.pca import PCA
-from ldr.objectives.quotient import QuotientOfTraces
-from ldr.objectives.rrr import ReducedRankRegression
-from ldr.objectives.sfa import SFA
-from ldr.objectives.wda import WDA
+Every public module's ``__all__`` is exported here, found by listing the package: a new method
+is one new module (and its tests).  Modules whose name starts with ``_`` are private helpers.
+An objective that declares a :class:`~ldr.objective.Method` is reachable by name from the
+command line, ``LinearDR`` and the docs (:mod:`ldr.registry`).
+"""
 
-__all__ = ["KernelSDR", "LPP", "MDS", "NPE",
-           "FactorAnalysis", "PPCA",
-           "HSIC", "LDA", "MAF", "OrthogonalCCA", "PCA", "QuotientOfTraces", "SFA",
-           "TraditionalCCA", "WDA"]
-__all__ += ["LargeMarginDML", "NCA", "ReducedRankRegression", "UndercompleteICA"]
+import importlib
+import pkgutil
+
+__all__: list[str] = []
+for _info in sorted(pkgutil.iter_modules(__path__), key=lambda info: info.name):
+    if _info.name.startswith("_"):
+        continue
+    _module = importlib.import_module(f"{__name__}.{_info.name}")
+    for _name in _module.__all__:
+        globals()[_name] = getattr(_module, _name)
+        __all__.append(_name)
+__all__.sort()
+del _info, _module, _name

@@ -52,9 +52,21 @@ import autograd.numpy as anp
 import numpy as np
 import scipy.linalg
 
-from ldr._validation import check_data, check_new_data, eigh_nonsingular, shrink
-from ldr.objective import Objective
-from ldr.rows import Moments, as_dask_array, check_chunk, is_lazy, moments
+from ldr.data.moments import Moments
+from ldr.data.rows import as_dask_array, moments
+from ldr.data.validation import (
+    check_chunk,
+    check_data,
+    check_new_data,
+    eigh_nonsingular,
+    is_lazy,
+    shrink,
+)
+from ldr.errors import ParameterError
+from ldr.manifolds import orthonormalize as orthonormalize_columns
+from ldr.objective import Method, Objective
+
+__all__ = ["OrthogonalCCA", "TraditionalCCA"]
 
 _ORTHONORMALIZERS = ("polar", "qr")
 
@@ -66,22 +78,23 @@ def covariances(Xa, Xb) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def paired_moments(Xa, Xb):
-    """``(moments, d_a)``: :func:`ldr.rows.moments` of the stacked rows [X_a | X_b] (ndarrays,
+    """``(moments, d_a)``: :func:`ldr.data.rows.moments` of the stacked rows [X_a | X_b] (ndarrays,
     Dask arrays, an iterator of ``(Xa_chunk, Xb_chunk)`` pairs with ``Xb=None``, or
-    :class:`~ldr.rows.Moments` of the stacked rows with ``Xb`` the number d_a)."""
+    :class:`~ldr.data.rows.Moments` of the stacked rows with ``Xb`` the number d_a)."""
     if isinstance(Xa, Moments):
         if isinstance(Xb, bool) or not isinstance(Xb, numbers.Integral) \
                 or not 1 <= Xb < Xa.d:
-            raise ValueError(f"Xb: with precomputed moments of [Xa | Xb], pass d_a "
+            raise ParameterError("Xb", f"with precomputed moments of [Xa | Xb], pass d_a "
                              f"(1 <= d_a < {Xa.d}), got {Xb!r}")
         return moments(Xa, name="Xa"), int(Xb)
     if isinstance(Xa, Iterator):
         if Xb is not None:
-            raise ValueError("Xb: with an iterator of chunks, yield (Xa_chunk, Xb_chunk) pairs "
+            raise ParameterError(
+                "Xb", "with an iterator of chunks, yield (Xa_chunk, Xb_chunk) pairs "
                              "and pass Xb=None")
         first = next(Xa, None)
         if first is None:
-            raise ValueError("Xa: no rows (the iterator of chunks was empty)")
+            raise ParameterError("Xa", "no rows (the iterator of chunks was empty)")
         da = np.shape(first[0])[1] if np.ndim(first[0]) == 2 else 0
 
         def stacked():
@@ -97,7 +110,7 @@ def paired_moments(Xa, Xb):
         Xa, Xb = (as_dask_array(v, k) for v, k in ((Xa, "Xa"), (Xb, "Xb")))
         for v, k in ((Xa, "Xa"), (Xb, "Xb")):
             if v.ndim != 2:
-                raise ValueError(f"{k}: expected a 2-D array of shape (n_samples, n_features), "
+                raise ParameterError(k, f"expected a 2-D array of shape (n_samples, n_features), "
                                  f"got shape {v.shape}")
         _check_paired(Xa, Xb)
         Xb = Xb.rechunk((Xa.chunks[0], -1))
@@ -117,21 +130,21 @@ def _covariances(stats, da: int):
 
 def _check_paired(Xa, Xb):
     if Xa.shape[0] != Xb.shape[0]:
-        raise ValueError(
-            f"Xb: has {Xb.shape[0]} samples but Xa has {Xa.shape[0]}; CCA needs paired "
+        raise ParameterError("Xb",
+            f"has {Xb.shape[0]} samples but Xa has {Xa.shape[0]}; CCA needs paired "
             "samples, one row of Xa and one of Xb per observation"
         )
 
 
 def _check_cca_rank(r, da: int, db: int) -> int:
     if isinstance(r, bool) or not isinstance(r, numbers.Integral):
-        raise ValueError(f"r: the subspace dimension must be an integer, got {r!r}")
+        raise ParameterError("r", f"the subspace dimension must be an integer, got {r!r}")
     r = int(r)
     if r < 1:
-        raise ValueError(f"r: the subspace dimension must be at least 1, got {r}")
+        raise ParameterError("r", f"the subspace dimension must be at least 1, got {r}")
     if r > min(da, db):
-        raise ValueError(
-            f"r: there are at most min(d_a, d_b) = {min(da, db)} canonical pairs "
+        raise ParameterError("r",
+            f"there are at most min(d_a, d_b) = {min(da, db)} canonical pairs "
             f"(Xa has {da} features, Xb has {db}); got r={r}"
         )
     return r
@@ -146,7 +159,7 @@ def _inverse_sqrt(S: np.ndarray, name: str, label: str, n: int) -> np.ndarray:
 
 def _split(M, shape, name: str = "M"):
     if not isinstance(M, (tuple, list)) or len(M) != 2:
-        raise ValueError(f"{name}: expected a tuple (M_a, M_b) of two arrays")
+        raise ParameterError(name, "expected a tuple (M_a, M_b) of two arrays")
     out = tuple(np.asarray(m, dtype=float) for m in M)
     for i, (m, s) in enumerate(zip(out, shape)):
         if m.shape != tuple(s):
@@ -157,7 +170,6 @@ def _split(M, shape, name: str = "M"):
 class _CCABase(Objective):
     """Validation, statistics and whitening shared by both CCA objectives."""
 
-    accepts_chunks = True  # statistics from ldr.rows: Dask arrays and chunk iterators scale
 
     def __init__(self, Xa, Xb, r: int, reg: float = 0.0):
         stats, da = paired_moments(Xa, Xb)
@@ -178,7 +190,7 @@ class _CCABase(Objective):
 
     def _check_pair(self, X):
         if not isinstance(X, (tuple, list)) or len(X) != 2:
-            raise ValueError("X: expected a pair (Xa, Xb) of arrays with paired rows")
+            raise ParameterError("X", "expected a pair (Xa, Xb) of arrays with paired rows")
         Xa = check_new_data(X[0], self.shape[0][0], "Xa")
         Xb = check_new_data(X[1], self.shape[1][0], "Xb")
         _check_paired(Xa, Xb)
@@ -203,7 +215,7 @@ class TraditionalCCA(_CCABase):
     Xa : array (n_samples, d_a), Dask array, or an iterator of ``(Xa_chunk, Xb_chunk)``
     Xb : array (n_samples, d_b), rows paired with those of ``Xa`` (None with an iterator)
         Only the covariances are kept, computed in one pass over the stacked rows
-        [X_a | X_b] by :func:`ldr.rows.moments` (``paired_moments``).
+        [X_a | X_b] by :func:`ldr.data.rows.moments` (``paired_moments``).
     r : int
         Number of canonical pairs, 1 ≤ r ≤ min(d_a, d_b).
     reg : float in [0, 1]
@@ -233,6 +245,10 @@ class TraditionalCCA(_CCABase):
 
     Default solver: ``"trust-region"`` (a product manifold, no Φ-oracle).
     """
+
+    method = Method("tcca", "traditional (whitened) CCA between the features and the "
+                    "class indicators", supervised=True, options={"reg": "reg"},
+                    labels="indicators", chunks={})
 
     def cost(self, M):
         Ma, Mb = M
@@ -289,7 +305,7 @@ class OrthogonalCCA(_CCABase):
     Xa : array (n_samples, d_a), Dask array, or an iterator of ``(Xa_chunk, Xb_chunk)``
     Xb : array (n_samples, d_b), rows paired with those of ``Xa`` (None with an iterator)
         Only the covariances are kept, computed in one pass over the stacked rows
-        [X_a | X_b] by :func:`ldr.rows.moments` (``paired_moments``).
+        [X_a | X_b] by :func:`ldr.data.rows.moments` (``paired_moments``).
     r : int
         Subspace dimension, 1 ≤ r ≤ min(d_a, d_b).
     reg : float in [0, 1]
@@ -314,6 +330,10 @@ class OrthogonalCCA(_CCABase):
 
     Default solver: ``"trust-region"`` (a product manifold, no Φ-oracle).
     """
+
+    method = Method("cca", "orthogonal CCA between the features and the class indicators, "
+                    "on Stiefel × Stiefel", supervised=True, options={"reg": "reg"},
+                    labels="indicators", chunks={})
 
     def _parts(self, Ma, Mb):
         """Products and traces at M, cached for the Hessian-vector products at one point."""
@@ -372,15 +392,13 @@ class OrthogonalCCA(_CCABase):
         most 2e-4.  For r = 1 both give the normalized first canonical pair, which is optimal.
         """
         if orthonormalize not in _ORTHONORMALIZERS:
-            raise ValueError(
-                f"orthonormalize: expected one of {_ORTHONORMALIZERS}, got {orthonormalize!r}")
+            raise ParameterError("orthonormalize",
+                f"expected one of {_ORTHONORMALIZERS}, got {orthonormalize!r}")
         Pa, Pb = self.traditional_mappings()
         if orthonormalize == "polar":
             Ma, Mb = scipy.linalg.polar(Pa)[0], scipy.linalg.polar(Pb)[0]
         else:
-            from ldr.manifolds import orthonormalize as qr
-
-            Ma, Mb = qr(Pa), qr(Pb)
+            Ma, Mb = orthonormalize_columns(Pa), orthonormalize_columns(Pb)
         signs = np.sign(np.sum(Ma * (self.Sab @ Mb), axis=0))
         signs[signs == 0] = 1.0
         return Ma, Mb * signs

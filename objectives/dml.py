@@ -74,15 +74,18 @@ import numpy as np
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from sklearn.neighbors import NearestNeighbors
 
-from ldr._validation import check_data, check_labels, check_new_data
-from ldr.objective import Objective
+from ldr.data.validation import check_data, check_labels, check_new_data
+from ldr.errors import ParameterError
+from ldr.objective import Method, Objective
+
+__all__ = ["LargeMarginDML", "NCA"]
 
 _INITS = ("auto", "lda", "pca", "identity")
 
 
 def _check_r(r, d: int) -> int:
     if isinstance(r, bool) or not isinstance(r, numbers.Integral) or not 1 <= r <= d:
-        raise ValueError(f"r: the embedding dimension must be an integer with 1 <= r <= "
+        raise ParameterError("r", f"the embedding dimension must be an integer with 1 <= r <= "
                          f"n_features = {d}, got {r!r}")
     return int(r)
 
@@ -129,14 +132,14 @@ class _MetricLearning(Objective):
         self.classes_, self.codes_ = check_labels(y, n, "y")
         self.r = _check_r(r, d)
         if not (isinstance(init, str) and init in _INITS):
-            raise ValueError(f"init: expected one of {_INITS}, got {init!r}")
+            raise ParameterError("init", f"expected one of {_INITS}, got {init!r}")
         self.init = init
         self.shape = (d, self.r)
         self.mean_ = X.mean(axis=0)
         Xc = X - self.mean_
         scale2 = float(np.mean(Xc * Xc))
         if not scale2 > 0:
-            raise ValueError("X: every sample is the same point, so all distances are 0 and "
+            raise ParameterError("X", "every sample is the same point, so all distances are 0 and "
                              "there is no metric to learn; pass data with varying samples")
         self.unit_ = float(np.sqrt(scale2))
         self._Xs = Xc / self.unit_
@@ -157,7 +160,7 @@ class _MetricLearning(Objective):
         """M = c Lᵀ for a map L (r×d, scikit-learn's ``components_`` layout)."""
         L = np.asarray(L, dtype=float)
         if L.shape != (self.r, self.shape[0]):
-            raise ValueError(f"L: expected shape {(self.r, self.shape[0])} (scikit-learn's "
+            raise ParameterError("L", f"expected shape {(self.r, self.shape[0])} (scikit-learn's "
                              f"components_ layout, r×d), got {L.shape}")
         return self.unit_ * L.T
 
@@ -222,6 +225,9 @@ class NCA(_MetricLearning):
     starts on unstructured labels it converged where both first-order solvers ran out of
     1000 iterations.  ``benchmarks/bench_dml.py`` times it against scikit-learn.
     """
+
+    method = Method("nca", "neighbourhood components analysis, −Σ_i p_i on R^{d×r}",
+                    supervised=True)
 
     default_solver = "trust-region"
 
@@ -314,17 +320,21 @@ class LargeMarginDML(_MetricLearning):
     to 10 digits.
     """
 
+    method = Method("lmnn", "large-margin DML (LMNN, smoothed hinge, 3 target neighbours) on "
+                    "R^{d×r}", supervised=True)
+
     default_solver = "trust-region"
 
     def __init__(self, X, y, r, k=3, lam=1.0, smoothing=0.5, init="auto"):
         super().__init__(X, y, r, init)
         if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
-            raise ValueError(f"k: the number of target neighbours must be a positive integer, "
+            raise ParameterError(
+                "k", f"the number of target neighbours must be a positive integer, "
                              f"got {k!r}")
         for name, value in (("lam", lam), ("smoothing", smoothing)):
             if isinstance(value, bool) or not isinstance(value, numbers.Real) or \
                     not (np.isfinite(value) and value > 0):
-                raise ValueError(f"{name}: must be a positive number, got {value!r}")
+                raise ParameterError(name, f"must be a positive number, got {value!r}")
         self.k, self.lam, self.smoothing = int(k), float(lam), float(smoothing)
         self.targets_, self.target_mask_ = self._target_neighbours()
         self.impostor_mask_ = ~self.same_class_

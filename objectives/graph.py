@@ -59,7 +59,7 @@ import scipy.linalg
 import scipy.sparse as sp
 from sklearn.neighbors import kneighbors_graph, radius_neighbors_graph
 
-from ldr._validation import (
+from ldr.data.validation import (
     check_data,
     check_new_data,
     check_nonsingular,
@@ -67,7 +67,11 @@ from ldr._validation import (
     eigh_nonsingular,
     shrink,
 )
+from ldr.errors import ParameterError
+from ldr.objective import Method
 from ldr.objectives.quotient import QuotientOfTraces
+
+__all__ = ["LPP", "NPE"]
 
 FORMS = ("ratio", "whitened")
 
@@ -89,26 +93,27 @@ def neighbor_graph(X: np.ndarray, n_neighbors: int | None = None, radius: float 
     if n_neighbors is not None:
         if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, numbers.Integral) \
                 or n_neighbors < 1:
-            raise ValueError(f"n_neighbors: must be a positive integer, got {n_neighbors!r}")
+            raise ParameterError("n_neighbors", f"must be a positive integer, got {n_neighbors!r}")
         if n_neighbors >= n:
-            raise ValueError(f"n_neighbors: must be smaller than n_samples = {n} (a sample is "
+            raise ParameterError(
+                "n_neighbors", f"must be smaller than n_samples = {n} (a sample is "
                              f"not its own neighbour), got {n_neighbors}")
         G = kneighbors_graph(X, int(n_neighbors), mode="connectivity", include_self=False)
     else:
         if isinstance(radius, bool) or not isinstance(radius, numbers.Real) \
                 or not np.isfinite(radius) or radius <= 0:
-            raise ValueError(f"radius: must be a positive number, got {radius!r}")
+            raise ParameterError("radius", f"must be a positive number, got {radius!r}")
         G = radius_neighbors_graph(X, float(radius), mode="connectivity", include_self=False)
     G = sp.csr_matrix(G, dtype=float)
     if symmetric:
         G = G.maximum(G.T).tocsr()
     G.eliminate_zeros()
     if G.nnz == 0:
-        raise ValueError(f"radius: the ε-ball graph with radius={radius} has no edge; "
+        raise ParameterError("radius", f"the ε-ball graph with radius={radius} has no edge; "
                          "increase radius or use n_neighbors")
     isolated = np.flatnonzero(np.diff(G.indptr) == 0)
     if isolated.size:
-        raise ValueError(f"radius: {isolated.size} sample(s) have no neighbour within "
+        raise ParameterError("radius", f"{isolated.size} sample(s) have no neighbour within "
                          f"radius={radius} (e.g. sample {int(isolated[0])}), so their degree is "
                          "0; increase radius or use n_neighbors")
     return G
@@ -131,11 +136,11 @@ def heat_weights(X: np.ndarray, G: sp.csr_matrix, tau: float | None = None
     if tau is None:
         tau = float(np.median(sq))
         if not tau > 0:
-            raise ValueError("tau: the median squared edge length is 0 (duplicated samples); "
+            raise ParameterError("tau", "the median squared edge length is 0 (duplicated samples); "
                              "pass tau > 0 explicitly")
     elif isinstance(tau, bool) or not isinstance(tau, numbers.Real) or not np.isfinite(tau) \
             or tau <= 0:
-        raise ValueError(f"tau: the heat-kernel width must be a positive number, got {tau!r}")
+        raise ParameterError("tau", f"the heat-kernel width must be a positive number, got {tau!r}")
     W = sp.csr_matrix((np.exp(-sq / tau), G.indices.copy(), G.indptr.copy()), shape=G.shape)
     return W, float(tau)
 
@@ -159,7 +164,7 @@ def barycenter_weights(X: np.ndarray, G: sp.csr_matrix, reg: float = 1e-3) -> sp
 # --- the objectives ----------------------------------------------------------------------------
 def _check_form(form):
     if form not in FORMS:
-        raise ValueError(f"form: expected one of {FORMS}, got {form!r}")
+        raise ParameterError("form", f"expected one of {FORMS}, got {form!r}")
     return form
 
 
@@ -232,6 +237,9 @@ class LPP(_GraphQuotient):
     Default solver: ``["ism", "trust-region"]``, as for every quotient of traces.
     """
 
+    method = Method("lpp", "locality preserving projections, 10-NN heat-kernel graph",
+                    options={"reg": "reg"}, preset={"n_neighbors": 10})
+
     def __init__(self, X, r: int, n_neighbors: int | None = None, radius: float | None = None,
                  tau: float | None = None, weight: str = "heat", reg: float = 0.0,
                  form: str = "ratio", manifold: str = "grassmann"):
@@ -239,7 +247,7 @@ class LPP(_GraphQuotient):
         r = check_rank(r, X.shape[1])
         form = _check_form(form)
         if weight not in ("heat", "binary"):
-            raise ValueError(f"weight: expected 'heat' or 'binary', got {weight!r}")
+            raise ParameterError("weight", f"expected 'heat' or 'binary', got {weight!r}")
         if n_neighbors is None and radius is None:
             n_neighbors = 5
         G = neighbor_graph(X, n_neighbors, radius, symmetric=True)
@@ -290,6 +298,9 @@ class NPE(_GraphQuotient):
     Default solver: ``["ism", "trust-region"]``, as for every quotient of traces.
     """
 
+    method = Method("npe", "neighbourhood preserving embedding, 10-NN graph",
+                    options={"reg": "reg"}, preset={"n_neighbors": 10})
+
     def __init__(self, X, r: int, n_neighbors: int | None = None, radius: float | None = None,
                  lle_reg: float = 1e-3, reg: float = 0.0, form: str = "ratio",
                  manifold: str = "grassmann"):
@@ -298,7 +309,7 @@ class NPE(_GraphQuotient):
         form = _check_form(form)
         if isinstance(lle_reg, bool) or not isinstance(lle_reg, numbers.Real) \
                 or not np.isfinite(lle_reg) or lle_reg <= 0:
-            raise ValueError(f"lle_reg: must be a positive number, got {lle_reg!r}")
+            raise ParameterError("lle_reg", f"must be a positive number, got {lle_reg!r}")
         if n_neighbors is None and radius is None:
             n_neighbors = 5
         G = neighbor_graph(X, n_neighbors, radius, symmetric=False)

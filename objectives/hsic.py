@@ -22,29 +22,32 @@ from __future__ import annotations
 
 import numpy as np
 
-from ldr._validation import check_data, check_labels, check_new_data, check_rank
-from ldr.kernel_features import approximate_sums, check_approximation, make_features
+from ldr.data.validation import check_data, check_labels, check_new_data, check_rank
+from ldr.errors import ParameterError
 from ldr.kernels import Gaussian, Kernel, beta, make_kernel
-from ldr.objective import Objective
-from ldr.tiles import DEFAULT_MEMORY_BUDGET, Tiles, choose_block_size, dask_sums
+from ldr.kernels.features import approximate_sums, check_approximation, make_features
+from ldr.kernels.tiles import DEFAULT_MEMORY_BUDGET, Tiles, choose_block_size, dask_sums
+from ldr.objective import Method, Objective
+
+__all__ = ["HSIC"]
 
 
 def _check_gamma(Gamma, n: int):
     if isinstance(Gamma, tuple):
         if len(Gamma) != 2:
-            raise ValueError("Gamma: a low-rank Γ is given as (F, s) with Γ = F diag(s) Fᵀ")
+            raise ParameterError("Gamma", "a low-rank Γ is given as (F, s) with Γ = F diag(s) Fᵀ")
         F = check_data(Gamma[0], "Gamma[0] (F)", min_samples=1)
         s = np.asarray(Gamma[1], dtype=float).reshape(-1)
         if F.shape[0] != n or s.shape[0] != F.shape[1] or not np.all(np.isfinite(s)):
-            raise ValueError(f"Gamma: F must be (n={n}, m) and s finite of length m; got "
+            raise ParameterError("Gamma", f"F must be (n={n}, m) and s finite of length m; got "
                              f"F {F.shape}, s {s.shape}")
         return None, (F, s)
     G = check_data(Gamma, "Gamma", min_samples=1)
     if G.shape != (n, n):
-        raise ValueError(f"Gamma: must be n×n with n = {n} samples, got shape {G.shape}")
+        raise ParameterError("Gamma", f"must be n×n with n = {n} samples, got shape {G.shape}")
     scale = max(np.abs(G).max(), 1e-300)
     if np.abs(G - G.T).max() > 1e-10 * scale:
-        raise ValueError("Gamma: must be symmetric (Γ = Γᵀ); symmetrize it as (Γ + Γᵀ)/2")
+        raise ParameterError("Gamma", "must be symmetric (Γ = Γᵀ); symmetrize it as (Γ + Γᵀ)/2")
     return 0.5 * (G + G.T), None
 
 
@@ -68,9 +71,10 @@ class HSIC(Objective):
         :class:`ldr.kernels.Kernel` (copied and fitted to X: the Gaussian's default σ is the
         median pairwise distance of X)
     block_size : rows per block of the n×n sums; default from ``memory_budget``
-        (:func:`ldr.tiles.choose_block_size`: cache-sized blocks, never more than the budget)
+        (:func:`ldr.kernels.tiles.choose_block_size`: cache-sized blocks, never more than the
+        budget)
     memory_budget : bytes for the b×n working arrays (default
-        ``ldr.tiles.DEFAULT_MEMORY_BUDGET`` = 256 MiB); the Hessian-vector products keep
+        ``ldr.kernels.tiles.DEFAULT_MEMORY_BUDGET`` = 256 MiB); the Hessian-vector products keep
         their per-W arrays only when they fit in it too, so with a low-rank Γ no n×n array
         outlives one block and peak memory is O(n·(block_size + d))
     backend : "numpy" (the in-process block loop, default) or "dask" (the row blocks as
@@ -81,6 +85,9 @@ class HSIC(Objective):
     second-order polish that certifies the point and repairs an ISM cycle).
     """
 
+    method = Method("hsic", "supervised HSIC with a Gaussian kernel, −tr(Γ K_XM)",
+                    supervised=True, build="supervised")
+
     def __init__(self, X, Gamma, r: int, kernel="gaussian", block_size: int | None = None,
                  manifold: str = "grassmann", memory_budget: float = DEFAULT_MEMORY_BUDGET,
                  backend: str = "numpy"):
@@ -90,9 +97,9 @@ class HSIC(Objective):
         self._dense, self._factor = _check_gamma(Gamma, n)
         if block_size is not None and not (isinstance(block_size, (int, np.integer))
                                            and block_size >= 1):
-            raise ValueError(f"block_size: must be a positive integer, got {block_size!r}")
+            raise ParameterError("block_size", f"must be a positive integer, got {block_size!r}")
         if backend not in ("numpy", "dask"):
-            raise ValueError(f"backend: expected 'numpy' or 'dask', got {backend!r}")
+            raise ParameterError("backend", f"expected 'numpy' or 'dask', got {backend!r}")
         auto = choose_block_size(n, memory_budget)
         self.X = X
         self.kernel: Kernel = make_kernel(kernel).fit(X)
@@ -232,7 +239,7 @@ class HSIC(Objective):
 
 class ApproximateHSIC(Objective):
     """Supervised-style HSIC with the Gaussian kernel on Z = XW replaced by a seeded
-    low-rank approximation K ≈ CACᵀ (:mod:`ldr.kernel_features`): random Fourier features
+    low-rank approximation K ≈ CACᵀ (:mod:`ldr.kernels.features`): random Fourier features
     (``"rff"``) or Nyström landmarks (``"nystroem"``), m = ``n_features``.
 
     Φ(W) ≈ (1/σ²) Xᵀ L_{Γ⊙CACᵀ} X costs O(n·m·(q + d)) for class labels (O(n·m·(q + k·d))
@@ -265,18 +272,19 @@ class ApproximateHSIC(Objective):
         n, d = X.shape
         r = check_rank(r, d)
         if approximation is None:
-            raise ValueError("approximation: expected 'rff' or 'nystroem' (None is HSIC)")
+            raise ParameterError("approximation", "expected 'rff' or 'nystroem' (None is HSIC)")
         check_approximation(approximation, n_features)
         dense, factor = _check_gamma(Gamma, n)
         if factor is None:
-            raise ValueError("Gamma: an approximation needs Γ as a low-rank factor (F, s), "
+            raise ParameterError("Gamma", "an approximation needs Γ as a low-rank factor (F, s), "
                              "not a dense n×n array")
         self.kernel: Kernel = make_kernel(kernel).fit(X)
         if type(self.kernel) is not Gaussian:
-            raise ValueError(f"kernel: approximations are implemented for the Gaussian kernel "
+            raise ParameterError(
+                "kernel", f"approximations are implemented for the Gaussian kernel "
                              f"only, got {self.kernel!r}")
         if not (np.isscalar(memory_budget) and memory_budget > 0):
-            raise ValueError(f"memory_budget: must be a positive number of bytes, got "
+            raise ParameterError("memory_budget", f"must be a positive number of bytes, got "
                              f"{memory_budget!r}")
         self.X, self.shape, self.manifold = X, (d, r), manifold
         self._factor = factor

@@ -62,8 +62,11 @@ import numpy as np
 import scipy.linalg
 import scipy.optimize
 
-from ldr._validation import check_data, check_new_data
-from ldr.objective import Objective
+from ldr.data.validation import check_data, check_new_data
+from ldr.errors import ParameterError
+from ldr.objective import Method, Objective
+
+__all__ = ["UndercompleteICA"]
 
 PRIORS = ("supergaussian", "subgaussian")
 _LOG_PI = float(np.log(np.pi))
@@ -101,7 +104,7 @@ def check_priors(prior, r: int) -> tuple[str, ...]:
     except TypeError:
         priors = ()
     if len(priors) != r or any(not isinstance(p, str) or p not in PRIORS for p in priors):
-        raise ValueError(f"prior: expected one of {PRIORS} or a sequence of {r} of them (one "
+        raise ParameterError("prior", f"expected one of {PRIORS} or a sequence of {r} of them (one "
                          f"per source), got {prior!r}")
     return priors
 
@@ -139,6 +142,9 @@ class UndercompleteICA(Objective):
     Default solver: ``"trust-region"`` (measured; module docstring).
     """
 
+    method = Method("uica", "undercomplete ICA, whitened likelihood with log-cosh priors on "
+                    "R^{d×r}")
+
     manifold = "euclidean"
     default_solver = "trust-region"
 
@@ -161,8 +167,8 @@ class UndercompleteICA(Objective):
         k = int(keep.sum())
         r = k if r is None else r
         if isinstance(r, bool) or not isinstance(r, numbers.Integral) or not 1 <= r <= k:
-            raise ValueError(
-                f"r: the number of sources must be an integer with 1 <= r <= {k} (the rank "
+            raise ParameterError("r",
+                f"the number of sources must be an integer with 1 <= r <= {k} (the rank "
                 f"of the covariance of X{'' if k == d else f', below its {d} features'}), "
                 f"got {r!r}")
         Q = Vt[keep].T

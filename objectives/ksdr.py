@@ -38,9 +38,12 @@ import autograd.numpy as anp
 import numpy as np
 import scipy.linalg
 
-from ldr._validation import check_data, check_labels, check_new_data, check_rank
+from ldr.data.validation import check_data, check_labels, check_new_data, check_rank
+from ldr.errors import ParameterError
 from ldr.kernels import beta, median_distance
-from ldr.objective import Objective
+from ldr.objective import Method, Objective
+
+__all__ = ["KernelSDR"]
 
 Y_TYPES = ("auto", "continuous", "classes")
 
@@ -50,7 +53,7 @@ def _positive(value, name):
         return None
     if isinstance(value, bool) or not isinstance(value, numbers.Real) \
             or not np.isfinite(value) or value <= 0:
-        raise ValueError(f"{name}: must be a positive number, got {value!r}")
+        raise ParameterError(name, f"must be a positive number, got {value!r}")
     return float(value)
 
 
@@ -72,12 +75,12 @@ def response_gram(y, n: int, y_type: str = "auto", sigma_y: float | None = None
     strings, booleans) as class labels.
     """
     if y_type not in Y_TYPES:
-        raise ValueError(f"y_type: expected one of {Y_TYPES}, got {y_type!r}")
+        raise ParameterError("y_type", f"expected one of {Y_TYPES}, got {y_type!r}")
     if y is None:
-        raise ValueError("y: the responses are required, got None")
+        raise ParameterError("y", "the responses are required, got None")
     arr = np.asarray(y)
     if arr.shape[:1] != (n,) or arr.ndim not in (1, 2):
-        raise ValueError(f"y: expected {n} responses (one per sample of X, shape (n,) or "
+        raise ParameterError("y", f"expected {n} responses (one per sample of X, shape (n,) or "
                          f"(n, n_targets)), got shape {arr.shape}")
     kind = y_type
     if kind == "auto":
@@ -90,7 +93,8 @@ def response_gram(y, n: int, y_type: str = "auto", sigma_y: float | None = None
         try:
             sigma_y = median_distance(Z)
         except ValueError:
-            raise ValueError("y: the median pairwise distance of the responses is 0 (constant "
+            raise ParameterError(
+                "y", "the median pairwise distance of the responses is 0 (constant "
                              "or mostly repeated values); pass sigma_y > 0, or "
                              "y_type='classes' for class labels") from None
     return np.exp(-beta("difference", Z) / (2.0 * sigma_y**2)), kind, sigma_y
@@ -138,6 +142,9 @@ class KernelSDR(Objective):
     Default solver: ``"trust-region"``: ISM does not converge on this cost, and the trust
     region alone is faster than ISM → trust region (``benchmarks/bench_defaults.py``).
     """
+
+    method = Method("ksdr", "kernel sufficient dimension reduction, tr(K̄_Y (K̄_XM + nεI)⁻¹)",
+                    supervised=True)
 
     default_solver = "trust-region"
 

@@ -58,9 +58,12 @@ import autograd.numpy as anp
 import numpy as np
 import scipy.linalg
 
-from ldr._validation import check_data, check_new_data, check_rank
-from ldr.objective import Objective
-from ldr.rows import is_chunked, moments
+from ldr.data.rows import is_chunked, moments
+from ldr.data.validation import check_data, check_new_data, check_rank
+from ldr.errors import ParameterError
+from ldr.objective import Method, Objective
+
+__all__ = ["FactorAnalysis", "PPCA"]
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
 _EPS = np.finfo(float).eps
@@ -68,8 +71,8 @@ _EPS = np.finfo(float).eps
 
 def _check_samples(n: int, r: int, method: str) -> None:
     if n < r + 2:
-        raise ValueError(
-            f"X: {method} with r={r} needs at least r + 2 = {r + 2} samples (the sample "
+        raise ParameterError("X",
+            f"{method} with r={r} needs at least r + 2 = {r + 2} samples (the sample "
             f"covariance has rank ≤ n − 1 and must exceed r, or the noise variance goes to 0 "
             f"and the likelihood is unbounded); got {n}"
         )
@@ -89,7 +92,6 @@ class _LatentGaussian(Objective):
     S: np.ndarray
     mean_: np.ndarray
 
-    accepts_chunks = True  # statistics from ldr.rows: Dask arrays and chunk iterators scale
 
     def _init_data(self, stats) -> None:
         self.n_samples_ = stats.n
@@ -172,10 +174,10 @@ class _LatentGaussian(Objective):
         W = np.array(W, dtype=float)
         d, r = self.S.shape[0], self._rank
         if W.shape == (r, d) and (r, d) != (d, r):
-            raise ValueError(f"{name}: expected shape {(d, r)}, got {W.shape}; "
+            raise ParameterError(name, f"expected shape {(d, r)}, got {W.shape}; "
                              "scikit-learn's components_ is (r, d): pass components_.T")
         if W.shape != (d, r) or not np.all(np.isfinite(W)):
-            raise ValueError(f"{name}: expected a finite array of shape {(d, r)}, got {W.shape}")
+            raise ParameterError(name, f"expected a finite array of shape {(d, r)}, got {W.shape}")
         return W
 
     def log_likelihood(self, M) -> float:
@@ -190,7 +192,7 @@ class PPCA(_LatentGaussian):
     ----------
     X : array of shape (n_samples, n_features), Dask array, iterator of chunks or Moments
         Data as rows (centered on a copy; ``X`` is not modified); only the covariance is
-        kept, computed in one pass by :func:`ldr.rows.moments`.
+        kept, computed in one pass by :func:`ldr.data.rows.moments`.
     r : int
         Latent dimension, 1 ≤ r < n_features.
     noise_variance : float > 0, optional
@@ -232,6 +234,8 @@ class PPCA(_LatentGaussian):
     Default solver: ``"trust-region"`` (Euclidean factors, no Φ-oracle).
     """
 
+    method = Method("ppca", "probabilistic PCA, negative log-likelihood on R^{d×r}", chunks={})
+
     def __init__(self, X, r: int, noise_variance: float | None = None):
         stats = moments(X, name="X")
         d = stats.d
@@ -241,8 +245,8 @@ class PPCA(_LatentGaussian):
             if isinstance(noise_variance, bool) or not isinstance(
                     noise_variance, (int, float, np.floating, np.integer)) \
                     or not np.isfinite(noise_variance) or noise_variance <= 0:
-                raise ValueError(
-                    f"noise_variance: must be a positive finite number (a fixed σ²), or None "
+                raise ParameterError("noise_variance",
+                    f"must be a positive finite number (a fixed σ²), or None "
                     f"to estimate it; got {noise_variance!r}")
             noise_variance = float(noise_variance)
         else:
@@ -252,8 +256,8 @@ class PPCA(_LatentGaussian):
         if noise_variance is None:
             ev = self.eigenvalues_
             if ev[r:].mean() <= 1e3 * d * _EPS * max(ev[0], np.finfo(float).tiny):
-                raise ValueError(
-                    f"X: the data lie (numerically) in a subspace of dimension ≤ r = {r}: the "
+                raise ParameterError("X",
+                    f"the data lie (numerically) in a subspace of dimension ≤ r = {r}: the "
                     "discarded eigenvalues of the covariance are zero, so σ² → 0 and the "
                     "likelihood is unbounded. Use a smaller r, or fix the noise with "
                     "noise_variance=...")
@@ -279,7 +283,8 @@ class PPCA(_LatentGaussian):
         if self.noise_variance is not None:
             return W
         if noise_variance is None or not np.isfinite(noise_variance) or noise_variance <= 0:
-            raise ValueError(f"noise_variance: must be a positive number, got {noise_variance!r}")
+            raise ParameterError(
+                "noise_variance", f"must be a positive number, got {noise_variance!r}")
         return W, np.array([[np.log(noise_variance) - self._log_unit2]])
 
     def _split(self, M):
@@ -350,7 +355,7 @@ class FactorAnalysis(_LatentGaussian):
     Parameters
     ----------
     X : array of shape (n_samples, n_features), Dask array, iterator of chunks or Moments
-        Data as rows (centered on a copy; statistics by :func:`ldr.rows.moments`).  A
+        Data as rows (centered on a copy; statistics by :func:`ldr.data.rows.moments`).  A
         constant feature is an error: its noise variance ψ_j would go to 0 (log ψ_j → −∞)
         and the likelihood is unbounded — drop it.  With other Heywood cases (a feature
         fully explained by the factors) some log ψ_j drifts towards −∞ during a solve and
@@ -378,6 +383,9 @@ class FactorAnalysis(_LatentGaussian):
     Default solver: ``"trust-region"`` (Euclidean factors, no Φ-oracle).
     """
 
+    method = Method("fa", "factor analysis, negative log-likelihood on R^{d×r} × R^d",
+                    chunks={})
+
     def __init__(self, X, r: int):
         chunked = is_chunked(X)
         if not chunked:
@@ -394,8 +402,8 @@ class FactorAnalysis(_LatentGaussian):
             scale = np.max(np.abs(X), axis=0)
             const = np.flatnonzero(np.ptp(X, axis=0) <= 4 * _EPS * scale)
         if const.size:
-            raise ValueError(
-                f"X: feature(s) {const.tolist()} are constant; factor analysis would drive "
+            raise ParameterError("X",
+                f"feature(s) {const.tolist()} are constant; factor analysis would drive "
                 "their noise variance ψ_j to 0 (log ψ_j → −∞, unbounded likelihood). Drop "
                 "constant features before fitting.")
         self._init_data(stats)
@@ -416,8 +424,8 @@ class FactorAnalysis(_LatentGaussian):
         W = self._validate_loadings(W)
         psi = np.asarray(noise_variance, dtype=float).ravel()
         if psi.shape != (W.shape[0],) or not np.all(np.isfinite(psi)) or np.any(psi <= 0):
-            raise ValueError(
-                f"noise_variance: expected {W.shape[0]} positive finite variances, got "
+            raise ParameterError("noise_variance",
+                f"expected {W.shape[0]} positive finite variances, got "
                 f"shape {psi.shape}")
         return W / self.unit_, np.log(psi)[:, None] - self._log_unit2
 

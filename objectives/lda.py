@@ -16,21 +16,26 @@ from __future__ import annotations
 
 import numpy as np
 
-from ldr._validation import (
+from ldr.data.rows import is_chunked, moments
+from ldr.data.validation import (
     check_labels,
     check_new_data,
     check_nonsingular,
     check_rank,
+    is_lazy,
     shrink,
 )
+from ldr.errors import ParameterError
+from ldr.objective import Method
 from ldr.objectives.quotient import QuotientOfTraces
-from ldr.rows import is_chunked, is_lazy, moments
+
+__all__ = ["LDA"]
 
 
 def scatter_matrices(X: np.ndarray, codes: np.ndarray, n_classes: int
                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(S_w, S_b, class_means)`` of Eq. 5, each divided by n (classes ``0..n_classes-1``,
-    each present), from :func:`ldr.rows.moments`."""
+    each present), from :func:`ldr.data.rows.moments`."""
     Sw, Sb, means = moments(X, np.asarray(codes), name="X").class_scatter()
     return Sw, Sb, means
 
@@ -42,7 +47,7 @@ class LDA(QuotientOfTraces):
     ----------
     X : array (n_samples, n_features), Dask array, iterator of chunks, or Moments
         Rows; only S_w, S_b and the means are kept, computed in one pass by
-        :func:`ldr.rows.moments` (class sums from per-chunk one-hot products).  An iterator
+        :func:`ldr.data.rows.moments` (class sums from per-chunk one-hot products).  An iterator
         yields ``(X_chunk, y_chunk)`` pairs (then ``y`` is None).
     y : array or Dask array (n_samples,) of class labels (at least two classes)
     r : int
@@ -72,19 +77,21 @@ class LDA(QuotientOfTraces):
     Default solver: ``["ism", "trust-region"]``, as for every quotient of traces.
     """
 
-    accepts_chunks = True  # statistics from ldr.rows: Dask arrays and chunk iterators scale
+    method = Method("lda", "orthogonal LDA, −tr(MᵀS_bM)/tr(MᵀS_wM)", supervised=True,
+                    options={"reg": "reg"}, chunks={})
+
 
     def __init__(self, X, y, r: int, reg: float = 0.0, manifold: str = "grassmann"):
         if y is None and not is_chunked(X):
             check_labels(y, 0, "y")
         stats = moments(X, y, name="X")
         if stats.labels is None:
-            raise ValueError("y: class labels are required, got None")
+            raise ParameterError("y", "class labels are required, got None")
         classes, d, c = stats.labels, stats.d, len(stats.labels)
         r = check_rank(r, d)
         if r >= c:
-            raise ValueError(
-                f"r: LDA's between-class scatter has rank at most n_classes - 1 = {c - 1}, so "
+            raise ParameterError("r",
+                f"LDA's between-class scatter has rank at most n_classes - 1 = {c - 1}, so "
                 f"r must be < n_classes = {c}; got r={r}"
             )
         Sw, Sb, means = stats.class_scatter()

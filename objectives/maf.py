@@ -28,24 +28,29 @@ import numbers
 
 import numpy as np
 
-from ldr._validation import (
+from ldr.data.rows import moments
+from ldr.data.validation import (
     check_new_data,
     check_nonsingular,
     check_rank,
     shrink,
 )
+from ldr.errors import ParameterError
+from ldr.objective import Method
 from ldr.objectives.quotient import QuotientOfTraces
-from ldr.rows import moments
+
+__all__ = ["MAF"]
 
 
 def check_lag(lag, n_samples: int, name: str = "lag") -> int:
     """Return ``lag`` as an int with 1 ≤ lag < n_samples − 1 (at least two lagged pairs)."""
     if isinstance(lag, bool) or not isinstance(lag, numbers.Integral):
-        raise ValueError(f"{name}: the time lag must be an integer number of samples, got {lag!r}")
+        raise ParameterError(
+            name, f"the time lag must be an integer number of samples, got {lag!r}")
     lag = int(lag)
     if lag < 1 or lag >= n_samples - 1:
-        raise ValueError(
-            f"{name}: the time lag must satisfy 1 <= lag < n_samples - 1 = {n_samples - 1} "
+        raise ParameterError(name,
+            f"the time lag must satisfy 1 <= lag < n_samples - 1 = {n_samples - 1} "
             f"(at least two pairs (x_t, x_t+lag) are needed), got lag={lag} with "
             f"n_samples={n_samples}"
         )
@@ -56,7 +61,7 @@ def lagged_covariance(X, lag: int = 1) -> np.ndarray:
     """Σ_δ = ½ (C_δ + C_δᵀ), C_δ = (1/(n − δ)) Σ_t x_t x_{t+δ}ᵀ, of the mean-centered rows of X.
 
     The rows of ``X`` must be in time order; ``lag`` is δ, in samples.  ``X`` may be anything
-    :func:`ldr.rows.moments` reads (pairs across chunk boundaries are counted).
+    :func:`ldr.data.rows.moments` reads (pairs across chunk boundaries are counted).
     """
     if isinstance(lag, bool) or not isinstance(lag, numbers.Integral):
         check_lag(lag, 3)
@@ -77,7 +82,7 @@ class MAF(QuotientOfTraces):
     ----------
     X : array (n_samples, n_features), Dask array, iterator of chunks, or Moments
         Samples as rows, in time order (equally spaced); centered per feature (a copy).
-        Only Σ and Σ_δ are kept, computed in one pass by :func:`ldr.rows.moments` (the lagged
+        Only Σ and Σ_δ are kept, computed in one pass by :func:`ldr.data.rows.moments` (the lagged
         pairs that straddle chunk boundaries included).
     r : int
         Subspace dimension, 1 ≤ r < n_features.
@@ -108,7 +113,9 @@ class MAF(QuotientOfTraces):
     Default solver: ``["ism", "trust-region"]``, as for every quotient of traces.
     """
 
-    accepts_chunks = True  # statistics from ldr.rows: Dask arrays and chunk iterators scale
+    method = Method("maf", "maximum autocorrelation factors (rows in time order), lag 1",
+                    options={"reg": "reg"}, chunks={"lag": 1})
+
 
     def __init__(self, X, r: int, lag: int = 1, reg: float = 0.0, manifold: str = "grassmann"):
         if isinstance(lag, bool) or not isinstance(lag, numbers.Integral):

@@ -39,21 +39,24 @@ import numpy as np
 import scipy.linalg
 from sklearn.metrics import pairwise_distances
 
-from ldr._validation import check_data, check_new_data, check_rank
-from ldr.objective import Objective
+from ldr.data.validation import check_data, check_new_data, check_rank
+from ldr.errors import ParameterError
+from ldr.objective import Method, Objective
+
+__all__ = ["MDS"]
 
 
 def _check_dissimilarity(D, n: int) -> np.ndarray:
     D = check_data(D, "dissimilarity", min_samples=1)
     if D.shape != (n, n):
-        raise ValueError(f"dissimilarity: must be n×n with n = {n} samples, got {D.shape}")
+        raise ParameterError("dissimilarity", f"must be n×n with n = {n} samples, got {D.shape}")
     scale = max(float(np.abs(D).max()), 1e-300)
     if np.abs(D - D.T).max() > 1e-10 * scale:
-        raise ValueError("dissimilarity: must be symmetric; symmetrize it as (D + Dᵀ)/2")
+        raise ParameterError("dissimilarity", "must be symmetric; symmetrize it as (D + Dᵀ)/2")
     if D.min() < 0:
-        raise ValueError("dissimilarity: must be non-negative")
+        raise ParameterError("dissimilarity", "must be non-negative")
     if np.abs(np.diag(D)).max() > 1e-12 * scale:
-        raise ValueError("dissimilarity: the diagonal d_X(x_i, x_i) must be 0")
+        raise ParameterError("dissimilarity", "the diagonal d_X(x_i, x_i) must be 0")
     D = 0.5 * (D + D.T)
     np.fill_diagonal(D, 0.0)
     return D
@@ -96,6 +99,8 @@ class MDS(Objective):
     local minima than the trust region alone (``benchmarks/bench_defaults.py``).
     """
 
+    method = Method("mds", "metric MDS: Kruskal-Shepard stress of the projection")
+
     default_solver = "trust-region"
 
     def __init__(self, X, r: int, dissimilarity=None, metric: str = "euclidean",
@@ -108,26 +113,26 @@ class MDS(Objective):
             try:
                 delta = pairwise_distances(X, metric=metric)
             except (TypeError, ValueError) as exc:
-                raise ValueError(f"metric: {exc}") from None
+                raise ParameterError("metric", f"{exc}") from None
             delta = 0.5 * (delta + delta.T)
             np.fill_diagonal(delta, 0.0)
         else:
             delta = _check_dissimilarity(dissimilarity, n)
         positive = delta[delta > 0]
         if positive.size == 0:
-            raise ValueError("X: all dissimilarities are 0 (every sample is the same); "
+            raise ParameterError("X", "all dissimilarities are 0 (every sample is the same); "
                              "nothing to scale")
         if eps is None:
             eps = 1e-6 * float(np.median(positive))
         elif isinstance(eps, bool) or not isinstance(eps, numbers.Real) \
                 or not np.isfinite(eps) or eps <= 0:
-            raise ValueError(f"eps: the distance smoothing must be a positive number, got "
+            raise ParameterError("eps", f"the distance smoothing must be a positive number, got "
                              f"{eps!r}")
         if block_size is None:
             block_size = max(1, min(n, 2**21 // (n * r)))
         elif isinstance(block_size, bool) or not isinstance(block_size, numbers.Integral) \
                 or block_size < 1:
-            raise ValueError(f"block_size: must be a positive integer, got {block_size!r}")
+            raise ParameterError("block_size", f"must be a positive integer, got {block_size!r}")
         self.mean_ = X.mean(axis=0)
         self.X = X - self.mean_
         self.delta, self.eps = delta, float(eps)

@@ -19,9 +19,12 @@ import autograd.numpy as anp
 import numpy as np
 import scipy.linalg
 
-from ldr._validation import check_data, check_new_data, check_rank
-from ldr.objective import Objective
-from ldr.rows import moments
+from ldr.data.rows import moments
+from ldr.data.validation import check_data, check_new_data, check_rank
+from ldr.errors import ParameterError
+from ldr.objective import Method, Objective
+
+__all__ = ["PCA"]
 
 
 class PCA(Objective):
@@ -31,7 +34,7 @@ class PCA(Objective):
     ----------
     X : array of shape (n_samples, n_features), Dask array, iterator of chunks or Moments
         Data as rows; centered per feature (a copy; ``X`` is not modified).  Only the
-        covariance is kept, computed in one pass by :func:`ldr.rows.moments`, so a Dask
+        covariance is kept, computed in one pass by :func:`ldr.data.rows.moments`, so a Dask
         array or an iterator of chunks is never held in memory.
     r : int
         Subspace dimension, 1 ≤ r < n_features.
@@ -56,7 +59,8 @@ class PCA(Objective):
     certifies it).
     """
 
-    accepts_chunks = True  # statistics from ldr.rows: Dask arrays and chunk iterators scale
+    method = Method("pca", "PCA, −tr(MᵀCM)", chunks={})
+
 
     def __init__(self, X, r: int, manifold: str = "grassmann"):
         stats = moments(X, name="X")
@@ -69,7 +73,7 @@ class PCA(Objective):
         """PCA from a precomputed covariance matrix (e.g. accumulated over chunks)."""
         C = check_data(C, "C", min_samples=1)
         if C.shape[0] != C.shape[1] or not np.allclose(C, C.T, rtol=1e-10, atol=0):
-            raise ValueError(f"C: must be a symmetric square matrix, got shape {C.shape}")
+            raise ParameterError("C", f"must be a symmetric square matrix, got shape {C.shape}")
         self = cls.__new__(cls)
         self.mean_ = np.zeros(C.shape[0]) if mean is None else np.asarray(mean, float).copy()
         self._init_cov(C, check_rank(r, C.shape[0]), manifold)

@@ -31,6 +31,8 @@ import scipy.linalg
 from ldr.eigen import top_generalized
 from ldr.objective import Objective
 
+__all__ = ["QuotientOfTraces"]
+
 
 class QuotientOfTraces(Objective):
     """Minimize −tr(MᵀAM)/tr(MᵀBM) over orthonormal d×r M (A symmetric, B positive definite).

@@ -51,20 +51,23 @@ import autograd.numpy as anp
 import numpy as np
 import scipy.linalg
 
-from ldr._validation import check_data, check_new_data
-from ldr.objective import Objective
+from ldr.data.validation import check_data, check_new_data
+from ldr.errors import ParameterError
+from ldr.objective import Method, Objective
+
+__all__ = ["ReducedRankRegression"]
 
 
 def check_targets(y, n_samples: int, name: str = "y") -> np.ndarray:
     """Targets as a new (n_samples, q) float64 array (a 1-D y becomes one column)."""
     if y is None:
-        raise ValueError(f"{name}: regression targets are required, got None")
+        raise ParameterError(name, "regression targets are required, got None")
     arr = np.asarray(y)
     if arr.ndim == 1:
         arr = arr[:, None]
     Y = check_data(arr, name, min_samples=1)
     if Y.shape[0] != n_samples:
-        raise ValueError(f"{name}: has {Y.shape[0]} rows but X has {n_samples} samples; they "
+        raise ParameterError(name, f"has {Y.shape[0]} rows but X has {n_samples} samples; they "
                          "must match")
     return Y
 
@@ -73,7 +76,8 @@ def check_alpha(alpha) -> float:
     """α as a float ≥ 0."""
     if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real) or not (
             np.isfinite(alpha) and alpha >= 0):
-        raise ValueError(f"alpha: the ridge penalty must be a finite number >= 0, got {alpha!r}")
+        raise ParameterError(
+            "alpha", f"the ridge penalty must be a finite number >= 0, got {alpha!r}")
     return float(alpha)
 
 
@@ -157,15 +161,19 @@ class ReducedRankRegression(Objective):
     Default solver: ``["ism", "trust-region"]`` (one ISM step is exact).
     """
 
+    method = Method("rrr", "reduced-rank regression onto the one-hot class indicators "
+                    "(optimal scoring), ridge α = --reg, on the Grassmannian of the outputs",
+                    supervised=True, options={"reg": "alpha"}, labels="onehot")
+
     def __init__(self, X, y, r: int, alpha: float = 0.0):
         X = check_data(X, "X", min_samples=2)
         Y = check_targets(y, X.shape[0])
         n, q = Y.shape
         if q < 2:
-            raise ValueError("y: reduced-rank regression needs at least 2 outputs (with one, "
+            raise ParameterError("y", "reduced-rank regression needs at least 2 outputs (with one, "
                              "the rank constraint is void: use ridge regression)")
         if isinstance(r, bool) or not isinstance(r, numbers.Integral) or not 1 <= r < q:
-            raise ValueError(f"r: the rank must be an integer with 1 <= r < n_outputs = {q}, "
+            raise ParameterError("r", f"the rank must be an integer with 1 <= r < n_outputs = {q}, "
                              f"got {r!r}")
         self.alpha = check_alpha(alpha)
         self.mean_, self.y_mean_ = X.mean(axis=0), Y.mean(axis=0)

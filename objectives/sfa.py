@@ -31,9 +31,11 @@ import autograd.numpy as anp
 import numpy as np
 import scipy.linalg
 
-from ldr._validation import check_new_data, check_rank, eigh_nonsingular, shrink
-from ldr.objective import Objective
-from ldr.rows import moments
+from ldr.data.rows import moments
+from ldr.data.validation import check_new_data, check_rank, eigh_nonsingular, shrink
+from ldr.objective import Method, Objective
+
+__all__ = ["SFA"]
 
 
 class SFA(Objective):
@@ -48,7 +50,7 @@ class SFA(Objective):
     X : array (n_samples, n_features), Dask array, iterator of chunks, or Moments
         Samples as rows, in time order (equally spaced); centered and whitened (a copy).
         Only Σ and the raw difference moment Σ_t ẋ_t ẋ_tᵀ are kept, computed in one pass by
-        :func:`ldr.rows.moments` (differences across chunk boundaries included); whitening
+        :func:`ldr.data.rows.moments` (differences across chunk boundaries included); whitening
         acts on them: Ċ = W (Σ ẋẋᵀ/(n − 1)) W.
     r : int
         Number of slow features, 1 ≤ r < n_features.
@@ -80,7 +82,9 @@ class SFA(Objective):
     Default solver: ``["ism", "trust-region"]`` (its Φ-oracle; ``benchmarks/bench_defaults.py``).
     """
 
-    accepts_chunks = True  # statistics from ldr.rows: Dask arrays and chunk iterators scale
+    method = Method("sfa", "slow feature analysis (rows in time order)",
+                    options={"reg": "reg"}, chunks={"lag": 1, "diff": True})
+
 
     def __init__(self, X, r: int, reg: float = 0.0, manifold: str = "grassmann"):
         stats = moments(X, lag=1, diff=True, name="X", min_samples=3)

@@ -14,6 +14,9 @@ name                      class (in ``ldr.solvers``)          needs
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from ldr.errors import ParameterError
 from ldr.solvers.base import Solver, State
 from ldr.solvers.conjugate_gradient import ConjugateGradient
 from ldr.solvers.gradient import GradientDescent
@@ -43,10 +46,20 @@ def get_solver(spec) -> Solver:
         return spec
     if isinstance(spec, str):
         if spec not in REGISTRY:
-            raise ValueError(f"solver: unknown name {spec!r}; choose one of {sorted(REGISTRY)}")
+            raise ParameterError(
+                "solver", f"unknown name {spec!r}; choose one of {sorted(REGISTRY)}")
         return REGISTRY[spec]()
-    raise ValueError(f"solver: expected a name {sorted(REGISTRY)} or a Solver, got {spec!r}")
+    raise ParameterError("solver", f"expected a name {sorted(REGISTRY)} or a Solver, got {spec!r}")
+
+
+def chain(spec) -> list[Solver]:
+    """The solvers of ``spec``: a name, an instance, or a list of them (a chain, each stage
+    starting where the last stopped), as :func:`ldr.solve` takes it."""
+    specs = list(spec) if isinstance(spec, Sequence) and not isinstance(spec, str) else [spec]
+    if not specs:
+        raise ParameterError("solver", "an empty chain was given")
+    return [get_solver(s) for s in specs]
 
 
 __all__ = ["ISM", "REGISTRY", "SCF", "ConjugateGradient", "GradientDescent", "Pymanopt", "Solver",
-           "State", "TrustRegion", "get_solver", "register"]
+           "State", "TrustRegion", "chain", "get_solver", "register"]

@@ -5,7 +5,9 @@ solver only moves from one iterate to the next.  A step returns a new State carr
 iterate's cost and Riemannian gradient (the driver's tests read them), whether the step was
 accepted (a rejected trust-region step leaves ``M`` unchanged and must not count as
 "converged by no change"), solver-specific ``info`` for the trace, and optionally its own
-stopping reason.
+stopping reason.  The driver sets ``grad_scale`` (the problem's gradient scale,
+:meth:`ldr.problem.Problem.gradient_scale`) on every state it hands to ``step``: a solver
+that needs a scale-free inner tolerance reads it there.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ class State:
     stop_reason: str | None = None
     stop_converged: bool = False
     memory: dict = field(default_factory=dict)
+    #: the problem's gradient scale, set by the driver (None until known)
+    grad_scale: float | None = None
 
 
 class Solver:

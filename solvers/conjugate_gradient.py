@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ldr.errors import ParameterError
 from ldr.problem import Problem
 from ldr.solvers.base import State
 from ldr.solvers.gradient import GradientDescent
@@ -64,12 +65,12 @@ class ConjugateGradient(GradientDescent):
         super().__init__(retraction=retraction, step="armijo", c=c, contraction=contraction,
                          max_backtracks=max_backtracks, precision_factor=precision_factor)
         if not orthogonality > 0:
-            raise ValueError(f"orthogonality: must be > 0, got {orthogonality!r}")
+            raise ParameterError("orthogonality", f"must be > 0, got {orthogonality!r}")
         if not 0 <= angle < 1:
-            raise ValueError(f"angle: must lie in [0, 1), got {angle!r}")
+            raise ParameterError("angle", f"must lie in [0, 1), got {angle!r}")
         self.orthogonality, self.angle = orthogonality, angle
         if isinstance(restart, bool) or not isinstance(restart, int) or restart < 0:
-            raise ValueError(f"restart: must be a non-negative integer, got {restart!r}")
+            raise ParameterError("restart", f"must be a non-negative integer, got {restart!r}")
         self.restart = restart
 
     def init(self, problem: Problem, M0) -> State:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ldr.errors import ParameterError
 from ldr.problem import Problem
 from ldr.solvers.base import Solver, State
 
@@ -55,9 +56,9 @@ class GradientDescent(Solver):
                  contraction: float = 0.5, max_backtracks: int = 40,
                  precision_factor: float = 100.0):
         if retraction not in ("polar", "qr"):
-            raise ValueError(f"retraction: expected 'polar' or 'qr', got {retraction!r}")
+            raise ParameterError("retraction", f"expected 'polar' or 'qr', got {retraction!r}")
         if step not in ("armijo", "bb"):
-            raise ValueError(f"step: expected 'armijo' or 'bb', got {step!r}")
+            raise ParameterError("step", f"expected 'armijo' or 'bb', got {step!r}")
         if not 0 < c < 1 or not 0 < contraction < 1:
             raise ValueError("c and contraction must lie in (0, 1)")
         self.retraction, self.step_rule = retraction, step

@@ -30,6 +30,7 @@ from collections import deque
 import numpy as np
 import scipy.linalg
 
+from ldr.errors import ParameterError
 from ldr.manifolds import sin_largest_angle
 from ldr.problem import Problem
 from ldr.solvers.base import Solver, State
@@ -65,16 +66,20 @@ class ISM(Solver):
     def __init__(self, damping: float = 0.0, cycle_tol: float = 1e-9, history: int = 8,
                  patience: int = 50):
         if not 0.0 <= damping < 1.0:
-            raise ValueError(f"damping: must lie in [0, 1), got {damping!r}")
+            raise ParameterError("damping", f"must lie in [0, 1), got {damping!r}")
         self.damping, self.cycle_tol, self.history, self.patience = (
             damping, cycle_tol, history, patience)
 
-    def default_start(self, problem: Problem):
-        """The minimizing eigenvectors of Φ₀ when the objective has ``phi0``."""
-        if problem.provides("phi0"):
+    def default_start(self, problem: Problem, at=None):
+        """The minimizing eigenvectors of Φ₀ when the objective has ``phi0``; with ``at`` (the
+        answer of the objective's coarse problem), those of Φ there."""
+        if at is not None:
+            Phi0 = np.asarray(problem.objective.phi(at), dtype=float)
+        elif problem.provides("phi0"):
             Phi0 = np.asarray(problem.objective.phi0(), dtype=float)
-            return minimizing_eigenvectors(0.5 * (Phi0 + Phi0.T), problem.manifold.shape[1])[0]
-        return None
+        else:
+            return None
+        return minimizing_eigenvectors(0.5 * (Phi0 + Phi0.T), problem.manifold.shape[1])[0]
 
     def init(self, problem: Problem, M0) -> State:
         self.check_problem(problem)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 import pymanopt
 
+from ldr.errors import ParameterError
 from ldr.objective import Objective
 from ldr.problem import Problem
 from ldr.solvers.base import Solver, State
@@ -36,7 +37,7 @@ def pymanopt_problem(problem: Problem | Objective, backend: str = "oracles") -> 
     if isinstance(problem, Objective):
         problem = Problem(problem)
     if backend not in ("oracles", "autograd"):
-        raise ValueError(f"backend: expected 'oracles' or 'autograd', got {backend!r}")
+        raise ParameterError("backend", f"expected 'oracles' or 'autograd', got {backend!r}")
     manifold = problem.manifold.pymanopt
     product = problem.manifold.is_product
     k = len(problem.manifold.parts)
@@ -89,9 +90,9 @@ class Pymanopt(Solver):
         if optimizer is None:
             optimizer = pymanopt.optimizers.TrustRegions(verbosity=0)
         if not hasattr(optimizer, "run"):
-            raise ValueError(f"optimizer: expected a pymanopt optimizer, got {optimizer!r}")
+            raise ParameterError("optimizer", f"expected a pymanopt optimizer, got {optimizer!r}")
         if backend not in ("oracles", "autograd"):
-            raise ValueError(f"backend: expected 'oracles' or 'autograd', got {backend!r}")
+            raise ParameterError("backend", f"expected 'oracles' or 'autograd', got {backend!r}")
         self.optimizer, self.backend = optimizer, backend
 
     def step(self, problem: Problem, state: State) -> State:

@@ -50,6 +50,7 @@ import numpy as np
 import scipy.linalg
 
 from ldr.eigen import top_generalized
+from ldr.errors import ParameterError
 from ldr.manifolds import orthonormalize, sin_largest_angle
 from ldr.problem import Problem
 from ldr.solvers.base import Solver, State
@@ -98,24 +99,29 @@ class SCF(Solver):
     def __init__(self, acceleration: str = "diis", depth: int = 5, damping: float = 0.0,
                  level_shift: float = 0.0, cycle_tol: float = 1e-9, patience: int = 300):
         if acceleration not in ("anderson", "diis", "none"):
-            raise ValueError("acceleration: expected 'anderson', 'diis' or 'none', got "
+            raise ParameterError("acceleration", "expected 'anderson', 'diis' or 'none', got "
                              f"{acceleration!r}")
         if not 0.0 <= damping < 1.0:
-            raise ValueError(f"damping: must lie in [0, 1), got {damping!r}")
+            raise ParameterError("damping", f"must lie in [0, 1), got {damping!r}")
         if not level_shift >= 0:
-            raise ValueError(f"level_shift: must be >= 0, got {level_shift!r}")
+            raise ParameterError("level_shift", f"must be >= 0, got {level_shift!r}")
         if not (isinstance(depth, int) and depth >= 1):
-            raise ValueError(f"depth: must be a positive integer, got {depth!r}")
+            raise ParameterError("depth", f"must be a positive integer, got {depth!r}")
         self.acceleration, self.depth, self.damping = acceleration, depth, damping
         self.level_shift, self.cycle_tol, self.patience = level_shift, cycle_tol, patience
 
-    def default_start(self, problem: Problem):
+    def default_start(self, problem: Problem, at=None):
         """The top-r generalized eigenvectors of the objective's ``pencil0()`` (its pencil at
-        the uninformative point; for WDA, the plans of the whole space) when it has one."""
-        if problem.provides("pencil0"):
+        the uninformative point; for WDA, the plans of the whole space) when it has one; with
+        ``at`` (the answer of the objective's coarse problem, :func:`ldr.driver.initial_point`)
+        those of the pencil there."""
+        if at is not None:
+            A, B = _definite(*problem.objective.pencil(at))
+        elif problem.provides("pencil0"):
             A, B = _definite(*problem.objective.pencil0())
-            return top_generalized(A, B, problem.manifold.shape[1])[0]
-        return None
+        else:
+            return None
+        return top_generalized(A, B, problem.manifold.shape[1])[0]
 
     def _pencil(self, problem: Problem, M):
         return _definite(*problem.pencil(M))

@@ -23,6 +23,7 @@ import math
 
 import numpy as np
 
+from ldr.errors import ParameterError
 from ldr.problem import Problem
 from ldr.solvers.base import Solver, State
 
@@ -60,7 +61,7 @@ class TrustRegion(Solver):
                  rho_prime: float = 0.1, rho_regularization: float = 1e3,
                  retraction: str = "polar", flat_tol: float = 1e-10):
         if retraction not in ("polar", "qr"):
-            raise ValueError(f"retraction: expected 'polar' or 'qr', got {retraction!r}")
+            raise ParameterError("retraction", f"expected 'polar' or 'qr', got {retraction!r}")
         if not 0 <= rho_prime < 0.25:
             raise ValueError(f"rho_prime must lie in [0, 1/4), got {rho_prime}")
         self.radius0, self.max_radius = radius0, max_radius
@@ -91,7 +92,7 @@ class TrustRegion(Solver):
         delta = geom.lincomb(-1.0, r)
         e_Pe, e_Pd, d_Pd = 0.0, 0.0, z_r
         max_inner = self.max_inner or geom.dim
-        gscale = problem.gscale or 1.0
+        gscale = state.grad_scale or 1.0
         stop = "max inner iterations"
         j = 0
         curvature = 0.0  # largest |Rayleigh quotient| seen: the Hessian's scale

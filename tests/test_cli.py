@@ -1,11 +1,12 @@
-import argparse
 import json
 
 import numpy as np
 import pytest
 
 import ldr
-from ldr import cli
+from ldr import cli, registry
+from ldr.data import files
+from ldr.objective import Method
 from ldr.objectives import LDA
 
 
@@ -86,7 +87,7 @@ def test_a_non_numeric_csv_is_one_clear_line(tmp_path, capsys):
     assert "column 0 is not numeric: data row 1 holds 'a'" in err and err.count("\n") == 1
 
 
-@pytest.mark.parametrize("method", sorted(cli.METHODS))
+@pytest.mark.parametrize("method", registry.names())
 def test_every_method_runs_from_the_command_line(method, capsys):
     assert cli.main(["compare", "--method", method, "--data", "iris", "--solvers",
                      "trust-region", "--starts", "1", "--max-iter", "30"]) == 0
@@ -190,7 +191,7 @@ def test_default_solvers_are_those_the_method_supports(method, data, solvers, tm
     assert [r["solver"] for r in runs] == solvers and "ism" not in text
     # the same list from the library: every registered solver that the objective supports
     X, y = ldr.datasets.load(data)
-    obj = cli.METHODS[method][0](X, y, 2, cli._BuilderArgs(argparse.Namespace(reg=None)))
+    obj = registry.from_table(method, X, y, 2)
     names = [s if isinstance(s, str) else "+".join(s)
              for s in cli.supported_solvers(obj, ["gradient", "trust-region", "ism"])]
     assert names == [s.replace(" → ", "+") for s in solvers]
@@ -295,7 +296,7 @@ def test_iris_csv_with_a_header_and_species_names(tmp_path, capsys):
                           capsys)
     _one_error_line(status, err, "column 'species' (index 4) is not numeric: data row 1 holds "
                                  "'setosa'")
-    assert "pass --label-column" in err
+    assert "--label-column" in err
     out = tmp_path / "pca.json"
     assert _run(["compare", "--method", "pca", "--data", str(tmp_path / "iris.csv"),
                  "--label-column", "species", "--solvers", "trust-region", "--starts", "0",
@@ -318,8 +319,8 @@ def test_iris_csv_with_a_header_and_species_names(tmp_path, capsys):
     ([["a", "b"], ["x", "1"], ["y", "2"]], True), ([["a", "b"]], True), ([["1", "b"]], False),
 ])
 def test_header_auto_detection(rows, header):
-    assert cli._detect_header(rows, "auto") is header
-    assert cli._detect_header(rows, "yes") is True and cli._detect_header(rows, "no") is False
+    assert files._detect_header(rows, "auto") is header
+    assert files._detect_header(rows, "yes") is True and files._detect_header(rows, "no") is False
 
 
 def test_a_non_numeric_feature_column_is_named(tmp_path, capsys):
@@ -406,16 +407,28 @@ def test_header_auto_detection_does_not_lose_or_invent_a_row(tmp_path, capsys):
     assert cost == pytest.approx(_by_hand(LDA(X, species, 2)), rel=1e-10)
 
 
+def _register(monkeypatch, build, summary):
+    """Register, for one test, a method "failing" built by ``build(X, r)``."""
+    class Failing(ldr.Objective):
+        method = Method("failing", summary, build="make")
+
+        @classmethod
+        def make(cls, X, r):
+            return build(X, r)
+
+    monkeypatch.setitem(registry.METHODS, "failing", Failing)
+
+
 def _failing_method(monkeypatch, cost):
     """Register a method whose cost (called deep inside ldr.compare → ldr.solve) is ``cost``."""
     import autograd.numpy as anp
 
-    def build(X, y, r, args):
+    def build(X, r):
         C = np.cov(X.T)
         return ldr.objective(lambda M: cost(M, C) - anp.trace(M.T @ C @ M),
                              shape=(X.shape[1], r), manifold="grassmann")
 
-    monkeypatch.setitem(cli.METHODS, "failing", (build, False, "fails deep inside"))
+    _register(monkeypatch, build, "fails deep inside")
 
 
 def _on_call(k, raise_it):
@@ -461,11 +474,11 @@ def test_errors_raised_deep_inside_are_one_line(raise_it, message, monkeypatch, 
 
 
 def test_an_oracle_error_is_one_line(monkeypatch, capsys):
-    def build(X, y, r, args):  # a gradient of the wrong shape: ldr.problem.OracleError
+    def build(X, r):  # a gradient of the wrong shape: ldr.problem.OracleError
         return ldr.objective(lambda M: 0.0, shape=(X.shape[1], r), manifold="grassmann",
                              egrad=lambda M: np.zeros((2, 2)))
 
-    monkeypatch.setitem(cli.METHODS, "failing", (build, False, "a broken oracle"))
+    _register(monkeypatch, build, "a broken oracle")
     status, _, err = _run(["compare", "--method", "failing", "--data", "wine", "--starts", "1",
                            "--solvers", "gradient"], capsys)
     _one_error_line(status, err, "egrad")
@@ -541,7 +554,7 @@ def test_euclidean_answers_are_grouped_by_cost_not_by_matrix(method, tmp_path, c
     from ldr.compare import compare
 
     X, _ = ldr.datasets.load("wine")
-    obj = cli.METHODS[method][0](X, None, 2, cli._BuilderArgs(argparse.Namespace(reg=None)))
+    obj = registry.from_table(method, X, None, 2)
     cmp = compare(obj, ["trust-region"], 3, seed=0)
     geom = ldr.manifolds.Geometry(obj.manifold, obj.shape)
     points = [res.M for res in cmp.results.values()]

@@ -83,7 +83,7 @@ def test_compare_plot_shows_median_and_spread_per_solver(pca_data):
 def test_answers_are_compared_as_fits_the_manifold():
     """sin θ on Grassmann, ‖ΔM‖₂ on Stiefel (each the manifold's own step measure), the
     relative cost difference as soon as a factor is Euclidean."""
-    from ldr.compare import answer_distance, distance_kind
+    from ldr.answers import answer_distance, distance_kind
     from ldr.manifolds import Geometry
 
     rng = np.random.default_rng(0)
@@ -132,7 +132,7 @@ def test_verdict_and_legend():
     cmp = ldr.compare(LDA(X, y, 2), ["trust-region", SCF()], starts=1)
     verdicts = {row["solver"]: row["verdict"] for row in cmp.rows}
     assert verdicts == {"trust-region": "global min", "scf": "not global"}
-    from ldr.compare import verdict
+    from ldr.answers import verdict
 
     assert verdict(False) == "NOT conv." and verdict(True) == "converged"
     for wide in (False, True):

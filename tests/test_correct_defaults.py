@@ -156,7 +156,7 @@ def test_wda_default_finds_the_discriminative_answer_on_fresh_draws(reg, seed):
     Xt, yt = ldr.datasets.make_wda(1000, seed=seed + 500)
     a = est.WassersteinDA(2, reg=reg).fit(X, y)
     if reg == 1.0:
-        np.testing.assert_array_equal(a.P_, est.WassersteinDA(2, reg=reg).fit(X, y).P_)
+        np.testing.assert_array_equal(a.M_, est.WassersteinDA(2, reg=reg).fit(X, y).M_)
     knn = KNeighborsClassifier(10).fit(a.transform(X), y)
     assert knn.score(a.transform(Xt), yt) >= 0.95
 
@@ -173,7 +173,7 @@ def test_wda_trace_ratio_default_ends_above_its_fda_local_maximum():
 # --- every estimator warns when its fit did not converge --------------------------------------
 def _unconverged_fits():
     X, y = ldr.datasets.make_wda(120, seed=0)
-    yield "PCA", lambda: est.PCA(2, start="random", solver_params={"max_iter": 1}).fit(X)
+    yield "PCA", lambda: est.PCA(2, start="random", max_iter=1).fit(X)
     yield "SupervisedHSIC", lambda: est.SupervisedHSIC(2, max_iter=1).fit(X, y)
     yield "UnsupervisedHSIC", lambda: est.UnsupervisedHSIC(3, n_clusters=2, max_outer=1).fit(X)
     yield "KDAC", lambda: est.KDAC(3, n_clusters=2, max_outer=1).fit(X, y)

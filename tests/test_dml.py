@@ -150,15 +150,19 @@ def test_estimators_on_wine_and_their_layout():
 def test_estimator_init_array_and_errors():
     X, y = _subsample(load_iris, 10)
     L0 = np.eye(2, 4)
-    model = est.NCA(2, init=L0).fit(X, y)
+    model = est.NCA(2, start=L0).fit(X, y)
     assert model.result_.trace[0]["cost"] == pytest.approx(-_nca_objective(L0, X, y),
                                                            rel=1e-12)
     with pytest.raises(ValueError, match="n_components"):
         est.NCA(5).fit(X, y)
-    with pytest.raises(ValueError, match="init"):
-        est.NCA(2, init=np.eye(4)).fit(X, y)
-    with pytest.raises(ValueError, match="init"):
-        est.NCA(2, init="spectral").fit(X, y)
+    with pytest.raises(ValueError, match="start: an array must be finite with shape"):
+        est.NCA(2, start=np.eye(4)).fit(X, y)
+    with pytest.raises(ValueError, match="start: expected one of"):
+        est.NCA(2, start="spectral").fit(X, y)
+    # init, scikit-learn's name, is a deprecated alias of start: it warns and is used
+    with pytest.warns(FutureWarning, match=r"NCA\(init=...\) is deprecated"):
+        old = est.NCA(2, init=L0).fit(X, y)
+    np.testing.assert_array_equal(old.components_, model.components_)
     with pytest.raises(ValueError, match="k"):
         est.LargeMarginDML(2, k=0).fit(X, y)
     with pytest.raises(ValueError, match="smoothing"):
@@ -181,4 +185,4 @@ def test_a_continuous_target_is_refused(cls):
     rng = np.random.default_rng(0)
     X = rng.standard_normal((50, 4))
     with pytest.raises(ValueError, match="continuous"):
-        cls(2, init="pca").fit(X, X[:, 0] + 0.1 * rng.standard_normal(50))
+        cls(2, start="pca").fit(X, X[:, 0] + 0.1 * rng.standard_normal(50))

@@ -7,17 +7,19 @@ import re
 
 import pytest
 
-MODULES = ["ldr", "ldr.objective", "ldr.driver", "ldr.objectives.pca", "ldr.objectives.lda",
-           "ldr.objectives.quotient", "ldr.manifolds", "ldr.checks", "ldr.certificate",
-           "ldr.solvers.gradient", "ldr.solvers.trust_region", "ldr.datasets", "ldr.kernels",
-           "ldr.objectives.hsic", "ldr.solvers.ism", "ldr.estimators.hsic", "ldr.objectives.wda",
-           "ldr.solvers.scf", "ldr.estimators.wda", "ldr.estimators.linear",
-           "ldr.estimators.two_view", "ldr.objectives.maf", "ldr.objectives.sfa",
-           "ldr.objectives.latent", "ldr.objectives.cca", "ldr.rows",
-           "ldr.objectives.mds", "ldr.objectives.graph", "ldr.objectives.ksdr", "ldr.compare"]
-MODULES += ["ldr.objectives.ica", "ldr.objectives.rrr", "ldr.estimators.ica",
-            "ldr.estimators.regression"]
-MODULES += ["ldr.objectives.dml", "ldr.estimators.dml"]
+
+def _all_modules() -> list[str]:
+    """Every module of the installed package (found by walking it, so a new module is
+    included without editing this list)."""
+    import pkgutil
+
+    import ldr
+
+    return ["ldr"] + sorted(info.name for info in pkgutil.walk_packages(ldr.__path__, "ldr.")
+                            if info.name != "ldr.__main__")
+
+
+MODULES = _all_modules()
 README = pathlib.Path(__file__).resolve().parents[1] / "README.md"
 
 

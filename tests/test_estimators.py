@@ -75,6 +75,18 @@ EXPECTED_FAILURES = {
 }
 
 
+# estimators with max_iter: scikit-learn's check expects n_iter_ >= 1 after a fit on blobs, but
+# where the start (the eigenvector heuristic, PCA's exact answer) already satisfies the gradient
+# rule the honest count is 0 — the driver ran no iteration
+_ZERO_ITERATIONS = ("the start already satisfies the gradient rule on the check's blobs, so "
+                    "the fit honestly reports n_iter_ = 0 (no iteration was needed)")
+for _name in ("PCA", "OrthogonalLDA", "MAF", "SFA", "LPP", "NPE", "PPCA", "CCA", "OrthogonalCCA",
+              "ReducedRankRegression", "NCA"):
+    EXPECTED_FAILURES.setdefault(_name, {})["check_transformer_n_iter"] = _ZERO_ITERATIONS
+EXPECTED_FAILURES["ReducedRankRegression"]["check_non_transformer_estimators_n_iter"] = (
+    _ZERO_ITERATIONS)
+
+
 def test_every_estimator_is_checked():
     assert set(CHECKED) == set(est.__all__)
 
@@ -169,7 +181,7 @@ def test_pca_matches_sklearn():
 
 def test_non_convergence_warns():
     X = ldr.datasets.make_pca(100, 8, seed=0)
-    pca = est.PCA(2, start="random", random_state=0, solver_params={"max_iter": 1})
+    pca = est.PCA(2, start="random", random_state=0, max_iter=1)
     with pytest.warns(ConvergenceWarning, match="did not converge .*max_iter 1 reached"):
         pca.fit(X)
     assert not pca.result_.converged
@@ -194,8 +206,8 @@ def test_get_params_and_clone():
     lda = est.OrthogonalLDA(3, reg=0.2, solver="gradient")
     assert lda.get_params()["reg"] == 0.2 and lda.get_params()["n_components"] == 3
     assert clone(lda).set_params(reg=0.3).reg == 0.3
-    assert set(est.PCA().get_params()) == {"n_components", "whiten", "solver", "start",
-                                           "solver_params", "random_state"}
+    assert set(est.PCA().get_params()) == {"n_components", "whiten", "solver", "start", "tol",
+                                           "max_iter", "solver_params", "random_state"}
 
 
 def test_bad_input(wine):
@@ -223,16 +235,16 @@ def test_bad_input(wine):
         est.OrthogonalLDA(3).fit(X, y)
     with pytest.raises(ValueError, match="start"):
         est.PCA(start="pca").fit(X)
-    with pytest.raises(ValueError, match="random_state= for the seed"):
+    with pytest.raises(ValueError, match="random_state="):
         est.PCA(solver_params={"seed": 0}).fit(X)
     with pytest.raises(ValueError, match="max_iter"):
-        est.PCA(solver_params={"max_iter": -1}).fit(X)
+        est.PCA(max_iter=-1).fit(X)
     with pytest.raises(ValueError, match="reg"):
         est.OrthogonalLDA(reg=2.0).fit(X, y)
-    with pytest.raises(ValueError, match="has no 'Nope'"):
+    with pytest.raises(ValueError, match="no method named 'Nope'"):
         est.LinearDR("Nope").fit(X)
     with pytest.raises(ValueError, match="not of the form"):
-        est.LinearDR("HSIC").fit(X, y)
+        est.LinearDR(ldr.objectives.QuotientOfTraces).fit(X, y)
     with pytest.raises(ValueError, match="X has 12 features"):
         est.PCA(2).fit(X).transform(X[:, 1:])
     X_copy = X.copy()
@@ -385,7 +397,7 @@ def test_linear_dr_wraps_a_user_objective():
 
     X = ldr.datasets.make_pca(150, 6, seed=2)
     mine = est.LinearDR(CapturedVariance, n_components=2, objective_params={"shrink": 0.0},
-                        solver_params={"gtol": 1e-10}, random_state=0).fit(X)
+                        tol=1e-10, random_state=0).fit(X)
     # no heuristic: a seeded random start
     assert mine.result_.converged and mine.n_iter_ > 0
     assert sin_largest_angle(mine.M_, SkPCA(2).fit(X).components_.T) < 1e-8

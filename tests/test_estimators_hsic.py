@@ -31,9 +31,9 @@ def test_supervised_hsic_is_deterministic_and_transforms(wine):
     X, y = wine
     a = SupervisedHSIC(n_components=3).fit(X, y)
     b = SupervisedHSIC(n_components=3).fit(X, y)
-    np.testing.assert_array_equal(a.W_, b.W_)
+    np.testing.assert_array_equal(a.M_, b.M_)
     assert a.transform(X).shape == (178, 3) and a.result_.converged
-    np.testing.assert_allclose(a.W_.T @ a.W_, np.eye(3), atol=1e-12)
+    np.testing.assert_allclose(a.M_.T @ a.M_, np.eye(3), atol=1e-12)
 
 
 def test_supervised_continuous_targets():
@@ -42,7 +42,7 @@ def test_supervised_continuous_targets():
     y = np.sin(X[:, 0]) + 0.5 * X[:, 1] ** 2 + 0.05 * rng.standard_normal(120)
     est = SupervisedHSIC(n_components=2, y_kernel="gaussian").fit(X, y)
     # the relevant features dominate the learned subspace
-    weight = np.linalg.norm(est.W_, axis=1)
+    weight = np.linalg.norm(est.M_, axis=1)
     assert set(np.argsort(weight)[-2:]) == {0, 1}
 
 

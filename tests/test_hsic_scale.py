@@ -15,8 +15,8 @@ from sklearn.svm import SVC
 import ldr
 from ldr import kernels as K
 from ldr.estimators import SupervisedHSIC
+from ldr.kernels.tiles import BLOCK_BUFFERS, DEFAULT_MEMORY_BUDGET, choose_block_size
 from ldr.objectives.hsic import HSIC, ApproximateHSIC, label_gamma
-from ldr.tiles import BLOCK_BUFFERS, DEFAULT_MEMORY_BUDGET, choose_block_size
 
 
 def _data(n=240, d=7, c=4, seed=0):
@@ -242,9 +242,9 @@ def test_estimator_with_an_approximation_is_seeded_and_accurate():
     b = SupervisedHSIC(n_components=4, approximation="nystroem", n_features=64,
                        random_state=1).fit(X, y)
     exact = SupervisedHSIC(n_components=4).fit(X, y)
-    np.testing.assert_array_equal(a.W_, b.W_)
-    assert isinstance(a.result_.M, np.ndarray) and a.W_.shape == (13, 4)
-    assert ldr.manifolds.sin_largest_angle(a.W_, exact.W_) < 0.1
+    np.testing.assert_array_equal(a.M_, b.M_)
+    assert isinstance(a.result_.M, np.ndarray) and a.M_.shape == (13, 4)
+    assert ldr.manifolds.sin_largest_angle(a.M_, exact.M_) < 0.1
     pipe = make_pipeline(SupervisedHSIC(n_components=4, approximation="rff", n_features=256),
                          SVC())
     cv = StratifiedKFold(10, shuffle=True, random_state=0)
@@ -263,7 +263,7 @@ def test_default_blocks_give_the_one_block_answer(load):
     answers = [SupervisedHSIC(n_components=q, block_size=b, tol=1e-12).fit(X, y) for b in sizes]
     for est in answers[1:]:  # (iteration counts may differ by one: rounding in the last step)
         assert est.result_.converged and answers[0].result_.converged
-        assert ldr.manifolds.sin_largest_angle(est.W_, answers[0].W_) < 1e-8
+        assert ldr.manifolds.sin_largest_angle(est.M_, answers[0].M_) < 1e-8
         assert est.result_.cost == pytest.approx(answers[0].result_.cost, rel=1e-10)
     if load is load_wine:  # the SVM's 10-fold accuracy is then the same
         cv = StratifiedKFold(10, shuffle=True, random_state=0)

@@ -169,7 +169,7 @@ def test_estimator_errors_and_warnings():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         with pytest.raises(ConvergenceWarning, match="did not converge"):
-            est.UndercompleteICA(2, solver_params={"max_iter": 1}).fit(X)
+            est.UndercompleteICA(2, max_iter=1).fit(X)
 
 
 @pytest.mark.parametrize("scale", [1e-7, 1e5])

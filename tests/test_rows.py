@@ -1,9 +1,9 @@
-"""ldr.rows: statistics from chunked rows (ndarray, Dask array, iterator) equal the in-memory
+"""ldr.data.rows: statistics from chunked rows (ndarray, Dask array, iterator) equal the in-memory
 ones, the solvers reach the same optimum, and Dask input is never materialized silently.
 
 The references are written out here with NumPy on rows shifted by their first row (an exact
 shift for data of mean 1e6 and std 1: x − x_0 is a difference of nearby floats), so they do
-not share code with ldr.rows.
+not share code with ldr.data.rows.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import pytest
 
 import ldr
 import ldr.estimators
+from ldr.data.moments import Moments, chunk_moments, merge_all
+from ldr.data.rows import moments
 from ldr.manifolds import sin_largest_angle
 from ldr.objectives import (
     LDA,
@@ -27,7 +29,6 @@ from ldr.objectives import (
     OrthogonalCCA,
     TraditionalCCA,
 )
-from ldr.rows import Moments, chunk_moments, merge_all, moments
 
 da = pytest.importorskip("dask.array")
 
@@ -336,6 +337,6 @@ def test_memmap_read_in_chunks(tmp_path, series):
 
 
 def test_import_ldr_does_not_import_dask():
-    code = ("import sys, ldr, ldr.objectives, ldr.estimators, ldr.cli, ldr.rows; "
+    code = ("import sys, ldr, ldr.objectives, ldr.estimators, ldr.cli, ldr.data.rows; "
             "assert not [m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')]")
     subprocess.run([sys.executable, "-P", "-c", code], check=True)

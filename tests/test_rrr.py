@@ -135,7 +135,7 @@ def test_errors_and_warnings():
         warnings.simplefilter("error")
         with pytest.raises(ConvergenceWarning, match="did not converge"):
             est.ReducedRankRegression(1, alpha=1.0, solver="gradient", start="random",
-                                      solver_params={"max_iter": 1}).fit(X, Y)
+                                      max_iter=1).fit(X, Y)
 
 
 @pytest.mark.parametrize("seed", range(5))

@@ -11,7 +11,7 @@ from sklearn.neighbors import KNeighborsClassifier
 import ldr
 from ldr.estimators import WassersteinDA, WDAClustering
 from ldr.objectives import LDA, WDA, QuotientOfTraces
-from ldr.objectives.wda import sinkhorn, sinkhorn_log
+from ldr.objectives._sinkhorn import sinkhorn, sinkhorn_log
 from ldr.solvers import SCF
 from ldr.solvers.scf import top_generalized
 
@@ -169,7 +169,7 @@ def test_wda_estimator_classifies_the_circles_for_every_reg():
         knn = KNeighborsClassifier(10).fit(est.transform(X), y)
         assert knn.score(est.transform(Xt), yt) >= 0.95
         again = WassersteinDA(n_components=2, reg=reg).fit(X, y)
-        np.testing.assert_array_equal(est.P_, again.P_)
+        np.testing.assert_array_equal(est.M_, again.M_)
 
 
 def test_wda_clustering_finds_the_informative_subspace():
@@ -180,7 +180,7 @@ def test_wda_clustering_finds_the_informative_subspace():
                          2.0 * rng.standard_normal((180, 4))])
     est = WDAClustering(n_clusters=3, n_components=2, reg=1.0).fit(X)
     assert adjusted_rand_score(labels, est.labels_) >= 0.9
-    assert np.linalg.norm(est.P_[:2]) > 0.95 * np.sqrt(2)
+    assert np.linalg.norm(est.M_[:2]) > 0.95 * np.sqrt(2)
 
 
 def test_bad_wda_input(wda_small):
@@ -212,8 +212,8 @@ def test_best_of_starts_ranks_scf_answers_by_the_ratio_trace(wda_small):
     est = WassersteinDA(n_components=2, reg=1.0, start="best", n_starts=3).fit(X, y)
     obj = WDA(X, y, 2, reg=1.0)
     scores = [obj.ratio_trace(res.M) for res in est.results_]
-    assert len(scores) == 6 and obj.ratio_trace(est.P_) == pytest.approx(max(scores))
+    assert len(scores) == 6 and obj.ratio_trace(est.M_) == pytest.approx(max(scores))
     # at an SCF fixed point the ratio trace is the sum of the top-p generalized eigenvalues
-    A, B = obj.pencil(est.P_)
+    A, B = obj.pencil(est.M_)
     _, w = top_generalized(A, B, 2)
-    assert obj.ratio_trace(est.P_) == pytest.approx(w[:2].sum(), rel=1e-4)
+    assert obj.ratio_trace(est.M_) == pytest.approx(w[:2].sum(), rel=1e-4)

@@ -126,7 +126,7 @@ def test_cholesky_check_agrees_with_the_eigenvalue_rule(d, log_cond):
     """check_nonsingular (Cholesky + condition estimate) raises exactly when the smallest
     eigenvalue is ≤ 100·d·ε times the largest — the rule eigh_nonsingular applies — and
     returns the Cholesky factor otherwise; the thresholds straddle the rule's."""
-    from ldr._validation import check_nonsingular, eigh_nonsingular
+    from ldr.data.validation import check_nonsingular, eigh_nonsingular
 
     w = np.logspace(-log_cond, 0, d)
     w[0] = w[0] if log_cond < 20 else 0.0
@@ -148,7 +148,7 @@ def test_cholesky_check_agrees_with_the_eigenvalue_rule(d, log_cond):
 
 
 def test_cholesky_check_reports_the_rank_and_rejects_indefinite():
-    from ldr._validation import check_nonsingular
+    from ldr.data.validation import check_nonsingular
 
     S = _spectrum_matrix(np.r_[np.zeros(3), np.ones(5)])
     with pytest.raises(ValueError, match=r"numerical rank 5 < d = 8\)"):

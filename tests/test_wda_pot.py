@@ -55,7 +55,7 @@ def test_the_data_are_pots():
 def check_pot_assertions(est, xs, p=2):
     """POT's assertions — ``projwda(xs)`` runs and ``np.sum(Pwda**2, 0) == 1`` — and the
     stronger facts behind them: orthonormal columns, the projection is (X − mean) P."""
-    P = est.P_
+    P = est.M_
     np.testing.assert_allclose(np.sum(P**2, 0), np.ones(p))
     np.testing.assert_allclose(P.T @ P, np.eye(p), atol=1e-10)
     Z = est.transform(xs)
@@ -79,7 +79,7 @@ def test_wda():
     assert est.result_.converged
     assert est.ratio_ > start_ratio(est, xs, ys, P0)
     # the subspace holds the classes' discriminative direction (POT's own answer: 0.957)
-    assert np.linalg.norm(est.P_.T @ W_TRUE) > 0.95
+    assert np.linalg.norm(est.M_.T @ W_TRUE) > 0.95
 
 
 def test_wda_low_reg():
@@ -101,7 +101,7 @@ def test_wda_normalized():
     check_pot_assertions(est, xs)
     assert est.result_.converged
     assert est.ratio_ > start_ratio(est, xs, ys, P0)
-    assert np.linalg.norm(est.P_.T @ W_TRUE) > 0.95
+    assert np.linalg.norm(est.M_.T @ W_TRUE) > 0.95
     # POT's definition: reg × the mean squared distance between the two classes' samples
     # projected by P0 as given, within-class pairs included
     Xc = xs - xs.mean(axis=0)
@@ -119,8 +119,8 @@ def test_array_start_is_orthonormalized_and_used():
     assert np.abs(P0.T @ P0 - np.eye(2)).max() > 1.0  # far from orthonormal
     with pytest.warns(ConvergenceWarning):
         est = WassersteinDA(2, start=P0, max_iter=0).fit(xs, ys)
-    np.testing.assert_allclose(est.P_.T @ est.P_, np.eye(2), atol=1e-12)
-    assert sin_largest_angle(orthonormalize(P0), est.P_) < 1e-12
+    np.testing.assert_allclose(est.M_.T @ est.M_, np.eye(2), atol=1e-12)
+    assert sin_largest_angle(orthonormalize(P0), est.M_) < 1e-12
     assert est.ratio_ == pytest.approx(start_ratio(est, xs, ys, P0), rel=1e-12)
 
 

@@ -9,6 +9,8 @@ import numpy as np
 import scipy.linalg
 import scipy.special
 
+from ldr.errors import ParameterError
+
 
 # --- PCA ----------------------------------------------------------------------------------------
 def minka_log_likelihood(spectrum: np.ndarray, rank: int, n_samples: int) -> float:
@@ -29,7 +31,7 @@ def minka_log_likelihood(spectrum: np.ndarray, rank: int, n_samples: int) -> flo
     lam = np.asarray(spectrum, dtype=float)
     d, k = lam.shape[0], int(rank)
     if not 1 <= k < d:
-        raise ValueError(f"rank: must be in [1, n_features - 1] = [1, {d - 1}], got {rank}")
+        raise ParameterError("rank", f"must be in [1, n_features - 1] = [1, {d - 1}], got {rank}")
     eps = 1e-15
     if lam[k - 1] < eps:
         return -np.inf
@@ -56,7 +58,7 @@ def minka_dimension(spectrum: np.ndarray, n_samples: int) -> int:
     """The rank in [1, d − 1] that maximizes :func:`minka_log_likelihood`."""
     d = len(spectrum)
     if d < 2:
-        raise ValueError("n_components: 'mle' needs at least two features (it chooses a "
+        raise ParameterError("n_components", "'mle' needs at least two features (it chooses a "
                          "rank in [1, n_features - 1])")
     ll = [minka_log_likelihood(spectrum, k, n_samples) for k in range(1, d)]
     return int(np.argmax(ll)) + 1
@@ -102,12 +104,13 @@ def check_priors(priors, n_classes: int) -> np.ndarray:
     """Class priors: ``n_classes`` non-negative numbers that sum to 1."""
     p = np.asarray(priors, dtype=float).reshape(-1)
     if p.shape[0] != n_classes:
-        raise ValueError(f"priors: expected {n_classes} values (one per class), got "
+        raise ParameterError("priors", f"expected {n_classes} values (one per class), got "
                          f"{p.shape[0]}")
     if not np.all(np.isfinite(p)) or np.any(p < 0):
-        raise ValueError(f"priors: must be non-negative and finite, got {p.tolist()}")
+        raise ParameterError("priors", f"must be non-negative and finite, got {p.tolist()}")
     if abs(p.sum() - 1.0) > 1e-8:
-        raise ValueError(f"priors: must sum to 1, got a sum of {p.sum():.10g}; divide them by "
+        raise ParameterError(
+            "priors", f"must sum to 1, got a sum of {p.sum():.10g}; divide them by "
                          "their sum")
     return p
 

@@ -7,16 +7,20 @@ objectives, their units and their start are documented in :mod:`ldr.objectives.d
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 
-from ldr.estimators.linear import LinearDR, check_int_components, solve_and_warn
-from ldr.estimators.output import cast_fitted, output_dtype
+from ldr.data.validation import is_lazy, refuse_lazy
+from ldr.errors import ParameterError
+from ldr.estimators._base import FitData, LinearDR, check_int_components
 from ldr.objectives.dml import NCA as NCAObjective
 from ldr.objectives.dml import LargeMarginDML as LargeMarginObjective
-from ldr.rows import is_lazy, refuse_lazy
 
-_STRING_INITS = ("auto", "lda", "pca", "identity", "random")
+__all__ = ["LargeMarginDML", "NCA"]
+
+_STRING_STARTS = ("auto", "lda", "pca", "identity", "random")
 
 
 class _MetricLearner(LinearDR):
@@ -24,48 +28,58 @@ class _MetricLearner(LinearDR):
 
     _pairwise_memory = True  # every evaluation forms n×n arrays
 
+    def _start_spec(self):
+        """``start``, or the deprecated ``init`` when it was given (with a FutureWarning)."""
+        if isinstance(self.init, str) and self.init == "deprecated":
+            return self.start
+        warnings.warn(f"{type(self).__name__}(init=...) is deprecated since ldr 0.2 and will be "
+                      "removed in the next release; pass start=... (the same values)",
+                      FutureWarning, stacklevel=4)
+        return self.init
+
     def _objective_spec(self):
         cls, params = super()._objective_spec()
-        init = params.get("init")
+        start = self.__dict__.get("_resolved_start", params.pop("start", None))
+        params.pop("start", None)
         # "random" and arrays are starts, not heuristics: the objective builds "auto"'s
-        params["init"] = init if isinstance(init, str) and init != "random" else "auto"
+        params["init"] = start if isinstance(start, str) and start != "random" else "auto"
         return cls, params
 
-    def _start(self, obj):
-        init = self.init
-        if isinstance(init, str):
-            if init not in _STRING_INITS:
-                raise ValueError(f"init: expected one of {_STRING_INITS} or an array of shape "
-                                 f"(n_components, n_features), got {init!r}")
-            return "random" if init == "random" else "heuristic"
-        L = np.asarray(init, dtype=float)
-        if L.ndim != 2 or L.shape != (obj.r, obj.shape[0]) or not np.all(np.isfinite(L)):
-            raise ValueError(f"init: an array must be finite with shape (n_components, "
-                             f"n_features) = {(obj.r, obj.shape[0])} (scikit-learn's "
-                             f"components_ layout), got shape {L.shape}")
-        return obj.point(L)
-
-    def fit(self, X, y=None):
-        """Learn the metric from labelled rows (X, y); returns self."""
+    # --- the fit template's hooks (ldr.estimators._base) ------------------------------------
+    def _prepare(self, X, y) -> FitData:
         for arr, name in ((X, "X"), (y, "y")):
             if is_lazy(arr):  # every evaluation forms n×n arrays: state the memory needed
                 refuse_lazy(arr, name, type(self).__name__, pairwise=True)
-        X, y = self._validate(X, y)
-        check_classification_targets(y)  # a continuous y would make every sample a class
-        dtype = output_dtype(X)  # float32 in, float32 out; the fit runs in float64
-        d = X.shape[1]
-        r = check_int_components(d if self.n_components is None else self.n_components, d,
-                                 "n_features")
-        obj = self._make_objective(X, y, r)
-        res = solve_and_warn(self, obj, self._start(obj))
-        self.objective_, self.result_ = obj, res
-        self.M_ = np.asarray(res.M, dtype=float)
-        self.components_ = obj.components(self.M_)
-        self.n_components_ = r
-        self.cost_, self.n_iter_ = float(res.cost), res.n_iter
+        start = self._resolved_start = self._start_spec()
+        if isinstance(start, str) and start not in _STRING_STARTS:
+            raise ParameterError("start", f"expected one of {_STRING_STARTS} or an array of "
+                                 f"shape (n_components, n_features), got {start!r}")
+        data = super()._prepare(X, y)
+        check_classification_targets(data.y)  # a continuous y would make each sample a class
+        return data
+
+    def _n_components(self, data: FitData) -> int:
+        d = data.n_features
+        return check_int_components(d if self.n_components is None else self.n_components, d,
+                                    "n_features")
+
+    def _start(self, obj):
+        start = self._resolved_start
+        if isinstance(start, str):
+            return "random" if start == "random" else "heuristic"
+        L = np.asarray(start, dtype=float)
+        if L.ndim != 2 or L.shape != (obj.r, obj.shape[0]) or not np.all(np.isfinite(L)):
+            raise ParameterError("start", f"an array must be finite with shape (n_components, "
+                                 f"n_features) = {(obj.r, obj.shape[0])} (scikit-learn's "
+                                 f"components_ layout), got shape {L.shape}")
+        return obj.point(L)
+
+    def _finalize(self, obj, M, data: FitData):
         self.classes_ = obj.classes_
-        cast_fitted(self, dtype)
-        return self
+        return M
+
+    def _components(self, obj, M):
+        return obj.components(M)
 
     def transform(self, X) -> np.ndarray:
         """``X @ components_.T`` (uncentered, as scikit-learn's NCA)."""
@@ -86,16 +100,18 @@ class NCA(_MetricLearner):
     ----------
     n_components : int or None, default None
         r, 1 <= r <= n_features; None: n_features (a full-rank metric), as scikit-learn.
-    init : {"auto", "lda", "pca", "identity", "random"} or array (n_components, n_features)
-        The start: scikit-learn's rule and names (:meth:`ldr.objectives.NCA.heuristic`; PCA
-        and the identity in units of the data's scale), a random point seeded by
-        ``random_state``, or a map L in scikit-learn's ``components_`` layout.
+    start : {"auto", "lda", "pca", "identity", "random"} or array (n_components, n_features)
+        The start: scikit-learn's ``init`` rule and names
+        (:meth:`ldr.objectives.NCA.heuristic`; PCA and the identity in units of the data's
+        scale), a random point seeded by ``random_state``, or a map L in scikit-learn's
+        ``components_`` layout.
     solver : str, Solver, list of them or None, default None
         None: the objective's ``default_solver`` ("trust-region").
-    solver_params : dict, optional
-        Stopping rules of :func:`ldr.solve` (``gtol``, ``max_iter``, ``max_time``, ...).
-    random_state : int, RandomState or None
-        Seeds ``init="random"``.
+    tol, max_iter, solver_params : see :class:`~ldr.estimators.LinearDR`
+    random_state : int, RandomState or None, default 0
+        Seeds ``start="random"``.
+    init : deprecated
+        The former name of ``start`` (scikit-learn's); warns, removed in the next release.
 
     Attributes
     ----------
@@ -121,12 +137,13 @@ class NCA(_MetricLearner):
     """
 
     _objective_class = NCAObjective
-    _objective_args = ("init",)
+    _objective_args = ("start",)
 
-    def __init__(self, n_components=None, init="auto", solver=None, solver_params=None,
-                 random_state=None):
-        self.n_components, self.init, self.solver = n_components, init, solver
-        self.solver_params, self.random_state = solver_params, random_state
+    def __init__(self, n_components=None, *, start="auto", solver=None, tol=1e-8,
+                 max_iter=1000, solver_params=None, random_state=0, init="deprecated"):
+        self.n_components, self.start, self.solver = n_components, start, solver
+        self.tol, self.max_iter = tol, max_iter
+        self.solver_params, self.random_state, self.init = solver_params, random_state, init
 
     def fit(self, X, y=None):
         """Learn the metric from labelled rows (X, y); returns self."""
@@ -152,7 +169,7 @@ class LargeMarginDML(_MetricLearner):
         λ, the weight of the margin (impostor) term.
     smoothing : float > 0, default 0.5
         δ, the width of the hinge's quadratic smoothing (the margin is 1).
-    init, solver, solver_params, random_state :
+    start, solver, tol, max_iter, solver_params, random_state, init :
         As :class:`NCA` (the same start rule; solver None: "trust-region").
 
     Attributes
@@ -175,10 +192,11 @@ class LargeMarginDML(_MetricLearner):
     """
 
     _objective_class = LargeMarginObjective
-    _objective_args = ("k", "lam", "smoothing", "init")
+    _objective_args = ("k", "lam", "smoothing", "start")
 
-    def __init__(self, n_components=None, k=3, lam=1.0, smoothing=0.5, init="auto",
-                 solver=None, solver_params=None, random_state=None):
+    def __init__(self, n_components=None, *, k=3, lam=1.0, smoothing=0.5, start="auto",
+                 solver=None, tol=1e-8, max_iter=1000, solver_params=None, random_state=0,
+                 init="deprecated"):
         self.n_components, self.k, self.lam, self.smoothing = n_components, k, lam, smoothing
-        self.init, self.solver = init, solver
-        self.solver_params, self.random_state = solver_params, random_state
+        self.start, self.solver, self.tol, self.max_iter = start, solver, tol, max_iter
+        self.solver_params, self.random_state, self.init = solver_params, random_state, init

@@ -23,7 +23,7 @@ q = n_features − 1 (at q = n_features, K_XW is the kernel of the whole space a
 nothing left to choose).
 
 float32 X gives float32 ``transform`` output and fitted arrays; the W-step and the spectral
-U-step run in float64 on the upcast data (:mod:`ldr.estimators.output`).
+U-step run in float64 on the upcast data (:mod:`ldr.estimators._output`).
 """
 
 from __future__ import annotations
@@ -34,26 +34,31 @@ import numpy as np
 import scipy.linalg
 from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
 from sklearn.cluster import KMeans
-from sklearn.utils import check_random_state
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ldr._validation import check_labels, check_magnitude
+from ldr.data.rows import map_rows
+from ldr.data.validation import check_labels, check_magnitude, is_lazy, refuse_lazy
 from ldr.driver import solve
-from ldr.estimators.linear import converged_alternation, warn_if_unconverged
-from ldr.estimators.output import (
+from ldr.errors import ParameterError
+from ldr.estimators._base import (
     FLOAT_DTYPES,
     OutputMixin,
     as_output,
     cast_fitted,
+    converged_alternation,
+    deprecated_attribute,
     output_dtype,
     preserve_float32,
+    seed_of,
+    solver_options,
+    start_point,
+    warn_if_unconverged,
 )
-from ldr.kernel_features import check_approximation
 from ldr.kernels import Gaussian, make_kernel, median_distance
+from ldr.kernels.features import check_approximation
+from ldr.kernels.tiles import DEFAULT_MEMORY_BUDGET
 from ldr.manifolds import sin_largest_angle
 from ldr.objectives.hsic import HSIC, ApproximateHSIC, label_gamma
-from ldr.rows import is_lazy, map_rows, refuse_lazy
-from ldr.tiles import DEFAULT_MEMORY_BUDGET
 
 
 def _center(F: np.ndarray) -> np.ndarray:
@@ -100,6 +105,8 @@ def cluster_rows(U: np.ndarray, k: int, seed) -> np.ndarray:
 class _HSICBase(OutputMixin, TransformerMixin, BaseEstimator):
     """Shared parameters, scaling, the W-step and ``transform``."""
 
+    W_ = deprecated_attribute("M_", "W_")
+
     def _validate_X(self, X):
         """``validate_data`` keeping float32; returns (X as float64, the output dtype)."""
         refuse_lazy(X, "X", type(self).__name__)
@@ -112,13 +119,13 @@ class _HSICBase(OutputMixin, TransformerMixin, BaseEstimator):
         if not (q is None or (isinstance(q, str) and q == "auto")
                 or (isinstance(q, numbers.Integral) and not isinstance(q, bool)
                     and 1 <= q < d)):
-            raise ValueError(f"n_components: must be None, 'auto' or an integer q with "
+            raise ParameterError("n_components", f"must be None, 'auto' or an integer q with "
                              f"1 <= q < n_features = {d}, got {q!r}")
         if d < 2:
-            raise ValueError(f"n_components: n_features = {d} leaves no proper subspace to "
+            raise ParameterError("n_components", f"n_features = {d} leaves no proper subspace to "
                              f"reduce to: pass data with at least two features")
         if self.sigma is not None and not (np.isscalar(self.sigma) and self.sigma > 0):
-            raise ValueError(f"sigma: must be a positive number, got {self.sigma!r}")
+            raise ParameterError("sigma", f"must be a positive number, got {self.sigma!r}")
 
     def _scale(self, X, fit: bool):
         check_magnitude(X, "X")
@@ -141,18 +148,18 @@ class _HSICBase(OutputMixin, TransformerMixin, BaseEstimator):
             return HSIC(Xs, Gamma, q, kernel=self.kernel_, block_size=self.block_size,
                         memory_budget=self.memory_budget, backend=self.backend)
         check_approximation(self.approximation, self.n_features)
-        seed = check_random_state(self.random_state).randint(2**31 - 1) \
-            if self.random_state is not None else 0
+        seed = seed_of(self.random_state)
         return ApproximateHSIC(Xs, Gamma, q, kernel=self.kernel_,
                                approximation=self.approximation, n_features=self.n_features,
                                random_state=seed, memory_budget=self.memory_budget)
 
     def _w_step(self, Xs, Gamma, q, W0=None):
         obj = self._objective(Xs, Gamma, q)
-        # every solver starts from ISM's spectral start (Φ₀'s minimizing eigenvectors) unless
-        # warm-started: deterministic, and the same start whichever solver is chosen
-        res = solve(obj, self.solver, M0=obj.heuristic() if W0 is None else W0,
-                    seed=self.random_state, gtol=self.tol, max_iter=self.max_iter)
+        # every solver starts from ISM's spectral start (Φ₀'s minimizing eigenvectors,
+        # start="heuristic") unless warm-started: deterministic, and the same start whichever
+        # solver is chosen
+        M0 = W0 if W0 is not None else start_point(self.start, obj)
+        res = solve(obj, self.solver, M0=M0, **solver_options(self))
         warn_if_unconverged(self, res, "raise max_iter, loosen tol, or use "
                             "solver=['ism', 'trust-region']", "the W-step", stacklevel=5)
         return obj, res
@@ -172,17 +179,17 @@ class _HSICBase(OutputMixin, TransformerMixin, BaseEstimator):
         w = np.linalg.eigvalsh(obj.phi(res.M))
         self.eigengap_ = float(w[q] - w[q - 1])
         self.n_components_ = q
-        self.W_, self.result_, self.n_iter_ = res.M, res, res.n_iter
+        self.M_, self.result_, self.n_iter_ = res.M, res, res.n_iter
         self.components_ = res.M.T
         return obj, res
 
     def transform(self, X):
         """Project standardized X onto the learned subspace: ((X − mean)/scale) W."""
-        check_is_fitted(self, "W_")
+        check_is_fitted(self, "M_")
         if is_lazy(X):  # lazy, block by block
-            return map_rows(X, self.transform, self.n_features_in_, self.W_.shape[1])
+            return map_rows(X, self.transform, self.n_features_in_, self.M_.shape[1])
         X = validate_data(self, X, reset=False, dtype=FLOAT_DTYPES)
-        Z = self._scale(np.asarray(X, dtype=np.float64), fit=False) @ self.W_
+        Z = self._scale(np.asarray(X, dtype=np.float64), fit=False) @ self.M_
         return as_output(Z, output_dtype(X))
 
 
@@ -203,8 +210,14 @@ class SupervisedHSIC(_HSICBase):
     solver : solver name, instance or chain; None (default) is the HSIC objective's default,
         ``["ism", "trust-region"]``: ISM's spectral iterations, then a second-order polish
         that certifies the point and repairs an ISM cycle
+    start : "heuristic" (default: ISM's spectral start, the minimizing eigenvectors of Φ₀),
+        "random" or an array (n_features, q): the W-step's start
     tol : relative gradient-norm tolerance of the W-step (``gtol`` of :func:`ldr.solve`)
-    max_iter, random_state, block_size : passed to the W-step
+    max_iter, solver_params : the W-step's iteration budget (per solver stage) and the other
+        options of :func:`ldr.solve`
+    random_state : seed of random starts and of the random features (default 0; None: fresh
+        entropy)
+    block_size : rows per block of the W-step's kernel passes
     memory_budget : bytes for the W-step's b×n working arrays (default 256 MiB); the block
         size is chosen from it, so memory is O(n·(block + d)), never O(n²) (for class labels
         or ``y_kernel="linear"``; ``y_kernel="gaussian"`` forms a dense n×n Γ)
@@ -218,7 +231,8 @@ class SupervisedHSIC(_HSICBase):
 
     Attributes
     ----------
-    W_ (n_features, q), components_, n_components_, eigengap_, result_ (the W-step's
+    M_ (n_features, q; ``W_`` is its deprecated alias), components_, n_components_,
+    eigengap_, result_ (the W-step's
     :class:`ldr.Result`), classes_ (one-hot labels), mean_, scale_
 
     Examples
@@ -231,12 +245,14 @@ class SupervisedHSIC(_HSICBase):
     """
 
     def __init__(self, n_components=None, kernel="gaussian", sigma=None, y_kernel="onehot",
-                 solver=None, tol=1e-8, max_iter=500, random_state=None, block_size=None,
+                 solver=None, start="heuristic", tol=1e-8, max_iter=500, solver_params=None,
+                 random_state=0, block_size=None,
                  memory_budget=DEFAULT_MEMORY_BUDGET, backend="numpy", approximation=None,
                  n_features=512):
         self.n_components, self.kernel, self.sigma, self.y_kernel = (
             n_components, kernel, sigma, y_kernel)
-        self.solver, self.tol, self.max_iter = solver, tol, max_iter
+        self.solver, self.start, self.tol, self.max_iter = solver, start, tol, max_iter
+        self.solver_params = solver_params
         self.random_state, self.block_size = random_state, block_size
         self.memory_budget, self.backend = memory_budget, backend
         self.approximation, self.n_features = approximation, n_features
@@ -247,10 +263,10 @@ class SupervisedHSIC(_HSICBase):
             return Gamma
         y = np.asarray(y, dtype=float)
         if y.shape[0] != n:
-            raise ValueError(f"y: has {y.shape[0]} rows but X has {n} samples")
+            raise ParameterError("y", f"has {y.shape[0]} rows but X has {n} samples")
         Y = y.reshape(n, -1)
         if not np.all(np.isfinite(Y)):
-            raise ValueError("y: contains NaN or infinity")
+            raise ParameterError("y", "contains NaN or infinity")
         sd = Y.std(axis=0)
         Y = (Y - Y.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
         if self.y_kernel == "linear":
@@ -259,7 +275,7 @@ class SupervisedHSIC(_HSICBase):
             KY = Gaussian(median_distance(Y) if n > 1 else 1.0).gram(Y, np.eye(Y.shape[1]))
             KY = KY - KY.mean(axis=0)
             return (KY - KY.mean(axis=1, keepdims=True)) / n**2
-        raise ValueError(f"y_kernel: expected 'onehot', 'linear' or 'gaussian', "
+        raise ParameterError("y_kernel", f"expected 'onehot', 'linear' or 'gaussian', "
                          f"got {self.y_kernel!r}")
 
     def fit(self, X, y):
@@ -288,7 +304,7 @@ class _ClusteringHSIC(ClusterMixin, _HSICBase):
         n, d = Xs.shape
         k = self.n_clusters
         if not (isinstance(k, numbers.Integral) and 2 <= k < n):
-            raise ValueError(f"n_clusters: must be an integer in [2, n_samples), got {k!r}")
+            raise ParameterError("n_clusters", f"must be an integer in [2, n_samples), got {k!r}")
         self.kernel_ = self._kernel(Xs)
         U, dm = spectral_embedding(self.kernel_.gram(Xs, np.eye(d)), k, self.center_u)
         W, history = None, []
@@ -326,20 +342,21 @@ class UnsupervisedHSIC(_ClusteringHSIC):
         As :class:`SupervisedHSIC`.
     n_clusters : int, default 2
         Keyword-only (the first argument is ``n_components``, as in every estimator).
-    kernel, sigma, solver, tol, max_iter, random_state, block_size, memory_budget, backend,
-    approximation, n_features : as SupervisedHSIC (the W-step's; the U-step's spectral
-    embedding needs the n×n kernel)
+    kernel, sigma, solver, start, tol, max_iter, solver_params, random_state, block_size,
+    memory_budget, backend, approximation, n_features : as SupervisedHSIC (the W-step's;
+    the U-step's spectral embedding needs the n×n kernel)
     max_outer : alternations at most;  outer_tol : stop when sin θ(U_k, U_{k+1}) ≤ outer_tol
     """
 
     def __init__(self, n_components=None, *, n_clusters=2, kernel="gaussian", sigma=None,
-                 solver=None, tol=1e-8, max_iter=500, max_outer=20, outer_tol=1e-6,
-                 random_state=None, block_size=None,
+                 solver=None, start="heuristic", tol=1e-8, max_iter=500, solver_params=None,
+                 max_outer=20, outer_tol=1e-6, random_state=0, block_size=None,
                  memory_budget=DEFAULT_MEMORY_BUDGET, backend="numpy", approximation=None,
                  n_features=512):
         self.n_clusters, self.n_components, self.kernel, self.sigma = (
             n_clusters, n_components, kernel, sigma)
-        self.solver, self.tol, self.max_iter = solver, tol, max_iter
+        self.solver, self.start, self.tol, self.max_iter = solver, start, tol, max_iter
+        self.solver_params = solver_params
         self.max_outer, self.outer_tol = max_outer, outer_tol
         self.random_state, self.block_size = random_state, block_size
         self.memory_budget, self.backend = memory_budget, backend
@@ -369,18 +386,21 @@ class SemiSupervisedHSIC(_ClusteringHSIC):
         Keyword-only (the first argument is ``n_components``, as in every estimator).
     mu : float ≥ 0, default 1
         The weight μ of the experts' scores.
-    kernel, sigma, solver, tol, max_iter, max_outer, outer_tol, random_state, block_size,
-    memory_budget, backend, approximation, n_features : as UnsupervisedHSIC
+    kernel, sigma, solver, start, tol, max_iter, solver_params, max_outer, outer_tol,
+    random_state, block_size, memory_budget, backend, approximation, n_features : as
+    UnsupervisedHSIC
     """
 
     def __init__(self, n_components=None, *, n_clusters=2, mu=1.0, kernel="gaussian",
-                 sigma=None, solver=None, tol=1e-8, max_iter=500, max_outer=20, outer_tol=1e-6,
-                 random_state=None, block_size=None,
+                 sigma=None, solver=None, start="heuristic", tol=1e-8, max_iter=500,
+                 solver_params=None, max_outer=20, outer_tol=1e-6, random_state=0,
+                 block_size=None,
                  memory_budget=DEFAULT_MEMORY_BUDGET, backend="numpy", approximation=None,
                  n_features=512):
         self.n_clusters, self.n_components, self.mu = n_clusters, n_components, mu
         self.kernel, self.sigma = kernel, sigma
-        self.solver, self.tol, self.max_iter = solver, tol, max_iter
+        self.solver, self.start, self.tol, self.max_iter = solver, start, tol, max_iter
+        self.solver_params = solver_params
         self.max_outer, self.outer_tol = max_outer, outer_tol
         self.random_state, self.block_size = random_state, block_size
         self.memory_budget, self.backend = memory_budget, backend
@@ -396,16 +416,16 @@ class SemiSupervisedHSIC(_ClusteringHSIC):
         X, self._dtype = self._validate_X(X)
         self._check_params(X)
         if not (np.isscalar(self.mu) and self.mu >= 0):
-            raise ValueError(f"mu: must be a non-negative number, got {self.mu!r}")
+            raise ParameterError("mu", f"must be a non-negative number, got {self.mu!r}")
         n = X.shape[0]
         Y = np.asarray(y)
         if Y.shape[0] != n:
-            raise ValueError(f"y: has {Y.shape[0]} rows but X has {n} samples")
+            raise ParameterError("y", f"has {Y.shape[0]} rows but X has {n} samples")
         if Y.dtype.kind in "OUSb" or Y.ndim == 1 and Y.dtype.kind in "iu":
             Y = _onehot(Y, n)[1]
         Y = np.asarray(Y, dtype=float).reshape(n, -1)
         if not np.all(np.isfinite(Y)):
-            raise ValueError("y: contains NaN or infinity")
+            raise ParameterError("y", "contains NaN or infinity")
         sd = Y.std(axis=0)
         self._scores = _center(Y / np.where(sd > 0, sd, 1.0))
         return self._alternate(self._scale(X, fit=True))
@@ -427,20 +447,23 @@ class KDAC(_ClusteringHSIC):
     lam : float ≥ 0, the weight λ of novelty against the existing clustering (default 0.5;
         on the moon data 0.5 recovers either view from the other for every seed tried, 1.0
         not always)
-    kernel, sigma, solver, tol, max_iter, max_outer, outer_tol, random_state, block_size,
-    memory_budget, backend, approximation, n_features : as UnsupervisedHSIC
+    kernel, sigma, solver, start, tol, max_iter, solver_params, max_outer, outer_tol,
+    random_state, block_size, memory_budget, backend, approximation, n_features : as
+    UnsupervisedHSIC
     """
 
     center_u = True
 
     def __init__(self, n_components=None, *, n_clusters=2, lam=0.5, kernel="gaussian",
-                 sigma=None, solver=None, tol=1e-8, max_iter=500, max_outer=20, outer_tol=1e-6,
-                 random_state=None, block_size=None,
+                 sigma=None, solver=None, start="heuristic", tol=1e-8, max_iter=500,
+                 solver_params=None, max_outer=20, outer_tol=1e-6, random_state=0,
+                 block_size=None,
                  memory_budget=DEFAULT_MEMORY_BUDGET, backend="numpy", approximation=None,
                  n_features=512):
         self.n_clusters, self.n_components, self.lam = n_clusters, n_components, lam
         self.kernel, self.sigma = kernel, sigma
-        self.solver, self.tol, self.max_iter = solver, tol, max_iter
+        self.solver, self.start, self.tol, self.max_iter = solver, start, tol, max_iter
+        self.solver_params = solver_params
         self.max_outer, self.outer_tol = max_outer, outer_tol
         self.random_state, self.block_size = random_state, block_size
         self.memory_budget, self.backend = memory_budget, backend
@@ -456,6 +479,6 @@ class KDAC(_ClusteringHSIC):
         X, self._dtype = self._validate_X(X)
         self._check_params(X)
         if not (np.isscalar(self.lam) and self.lam >= 0):
-            raise ValueError(f"lam: must be a non-negative number, got {self.lam!r}")
+            raise ParameterError("lam", f"must be a non-negative number, got {self.lam!r}")
         self.existing_classes_, self._existing = _onehot(y, X.shape[0])
         return self._alternate(self._scale(X, fit=True))

@@ -17,14 +17,17 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_array
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ldr.estimators.linear import check_int_components, solve_and_warn, start_point
-from ldr.estimators.output import (
+from ldr.errors import ParameterError
+from ldr.estimators._base import (
     FLOAT_DTYPES,
     OutputMixin,
     as_output,
     cast_fitted,
+    check_int_components,
     output_dtype,
     project_centered,
+    solve_and_warn,
+    start_point,
 )
 from ldr.objectives.ica import UndercompleteICA as UndercompleteICAObjective
 
@@ -48,13 +51,14 @@ class UndercompleteICA(OutputMixin, TransformerMixin, BaseEstimator):
     start : "heuristic", "random", None or array, default "heuristic"
         "heuristic": FOBI's eigenvectors (deterministic); "random": a point seeded by
         ``random_state``; or a k×r array in whitened coordinates.
-    solver_params : dict, optional
-        Stopping rules of :func:`ldr.solve` (``gtol``, ``max_iter``, ...).
-    random_state : int, RandomState or None
+    tol, max_iter, solver_params : see :class:`~ldr.estimators.LinearDR`
+        The gradient tolerance, the iteration budget and the other options of
+        :func:`ldr.solve`.
+    random_state : int, RandomState or None, default 0
         Seeds a random start (the only randomness).
 
     float32 X gives float32 fitted arrays and outputs; the fit itself runs in float64
-    (:mod:`ldr.estimators.output`).
+    (:mod:`ldr.estimators._output`).
 
     Attributes
     ----------
@@ -85,10 +89,12 @@ class UndercompleteICA(OutputMixin, TransformerMixin, BaseEstimator):
     True
     """
 
-    def __init__(self, n_components=None, prior="supergaussian", solver="trust-region",
-                 start="heuristic", solver_params=None, random_state=None):
+    def __init__(self, n_components=None, *, prior="supergaussian", solver="trust-region",
+                 start="heuristic", tol=1e-8, max_iter=1000, solver_params=None,
+                 random_state=0):
         self.n_components, self.prior = n_components, prior
         self.solver, self.start = solver, start
+        self.tol, self.max_iter = tol, max_iter
         self.solver_params, self.random_state = solver_params, random_state
 
     def fit(self, X, y=None) -> UndercompleteICA:
@@ -101,10 +107,8 @@ class UndercompleteICA(OutputMixin, TransformerMixin, BaseEstimator):
             r = check_int_components(r, X.shape[1], "n_features")
         try:
             obj = UndercompleteICAObjective(X, r, prior=self.prior)
-        except ValueError as exc:
-            msg = str(exc)
-            raise ValueError("n_components:" + msg[2:] if msg.startswith("r:") else msg) \
-                from None
+        except ParameterError as exc:
+            raise (exc.renamed("n_components") if exc.param == "r" else exc) from None
         res = solve_and_warn(self, obj, start_point(self.start, obj))
         self.objective_, self.result_ = obj, res
         self.M_ = np.asarray(res.M, dtype=float)
@@ -127,6 +131,7 @@ class UndercompleteICA(OutputMixin, TransformerMixin, BaseEstimator):
         check_is_fitted(self, "components_")
         S = check_array(X, dtype=FLOAT_DTYPES, input_name="X")
         if S.shape[1] != self.n_components_:
-            raise ValueError(f"X: expected an array of shape (n_samples, {self.n_components_}) "
+            raise ParameterError(
+                "X", f"expected an array of shape (n_samples, {self.n_components_}) "
                              f"of sources, got shape {S.shape}")
         return as_output(S @ self.mixing_.T + self.mean_, output_dtype(S))

@@ -13,14 +13,16 @@ import numpy as np
 from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ldr.estimators.linear import check_int_components, solve_and_warn, start_point
-from ldr.estimators.output import (
+from ldr.estimators._base import (
     FLOAT_DTYPES,
     OutputMixin,
     as_output,
     cast_fitted,
+    check_int_components,
     output_dtype,
     project_centered,
+    solve_and_warn,
+    start_point,
 )
 from ldr.objectives.rrr import ReducedRankRegression as RRRObjective
 from ldr.objectives.rrr import check_alpha, penalized_cost, ridge_factors
@@ -49,13 +51,14 @@ class ReducedRankRegression(OutputMixin, TransformerMixin, RegressorMixin, Multi
     start : "heuristic", "random", None or array, default None
         None: the solver's own start (ISM: the exact eigenvectors); "heuristic": fit the full
         ridge model, then project its fitted values onto their top-r singular vectors.
-    solver_params : dict, optional
-        Stopping rules of :func:`ldr.solve`.
-    random_state : int, RandomState or None
+    tol, max_iter, solver_params : see :class:`~ldr.estimators.LinearDR`
+        The gradient tolerance, the iteration budget and the other options of
+        :func:`ldr.solve`.
+    random_state : int, RandomState or None, default 0
         Seeds a random start.
 
     float32 X gives float32 fitted arrays, scores and predictions; the fit itself runs in
-    float64 (:mod:`ldr.estimators.output`).
+    float64 (:mod:`ldr.estimators._output`).
 
     Attributes
     ----------
@@ -93,10 +96,12 @@ class ReducedRankRegression(OutputMixin, TransformerMixin, RegressorMixin, Multi
     True
     """
 
-    def __init__(self, n_components=None, alpha=0.0, solver=None, start=None,
-                 solver_params=None, random_state=None):
+    def __init__(self, n_components=None, *, alpha=0.0, solver=None, start=None,
+                 tol=1e-8, max_iter=1000, solver_params=None,
+                 random_state=0):
         self.n_components, self.alpha = n_components, alpha
         self.solver, self.start = solver, start
+        self.tol, self.max_iter = tol, max_iter
         self.solver_params, self.random_state = solver_params, random_state
 
     def __sklearn_tags__(self):

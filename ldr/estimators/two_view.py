@@ -15,7 +15,7 @@ pairs ordered by decreasing (cross-)correlation, each pair positively correlated
 scikit-learn's CCA.
 
 Each view's scores, and the fitted arrays, are float32 for float32 data; the statistics and
-the solve are float64 (:mod:`ldr.estimators.output`).
+the solve are float64 (:mod:`ldr.estimators._output`).
 """
 
 from __future__ import annotations
@@ -27,17 +27,20 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_array, check_consistent_length
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ldr.estimators.linear import solve_and_warn, start_point
-from ldr.estimators.output import (
+from ldr.data.rows import as_dask_array, map_rows
+from ldr.data.validation import is_lazy
+from ldr.errors import ParameterError
+from ldr.estimators._base import (
     FLOAT_DTYPES,
     OutputMixin,
     as_output,
     cast_fitted,
     output_dtype,
+    solve_and_warn,
+    start_point,
 )
 from ldr.objectives.cca import OrthogonalCCA as OrthogonalCCAObjective
 from ldr.objectives.cca import TraditionalCCA as TraditionalCCAObjective
-from ldr.rows import as_dask_array, is_lazy, map_rows
 
 
 class _TwoView(OutputMixin, TransformerMixin, BaseEstimator):
@@ -45,9 +48,11 @@ class _TwoView(OutputMixin, TransformerMixin, BaseEstimator):
 
     _objective_class: type
 
-    def __init__(self, n_components=None, reg=0.0, solver="trust-region", start="heuristic",
-                 solver_params=None, random_state=None):
+    def __init__(self, n_components=None, *, reg=0.0, solver="trust-region", start="heuristic",
+                 tol=1e-8, max_iter=1000, solver_params=None,
+                 random_state=0):
         self.n_components, self.reg, self.solver, self.start = n_components, reg, solver, start
+        self.tol, self.max_iter = tol, max_iter
         self.solver_params, self.random_state = solver_params, random_state
 
     def __sklearn_tags__(self):
@@ -84,7 +89,7 @@ class _TwoView(OutputMixin, TransformerMixin, BaseEstimator):
         r = min(dx, dy) if self.n_components is None else self.n_components
         if isinstance(r, bool) or not isinstance(r, numbers.Integral) \
                 or not 1 <= r <= min(dx, dy):
-            raise ValueError(f"n_components: must be an integer with 1 <= n_components <= "
+            raise ParameterError("n_components", f"must be an integer with 1 <= n_components <= "
                              f"min(n_features, n_targets) = {min(dx, dy)} (X has {dx} "
                              f"features, Y has {dy}), got {r!r}")
         obj = self._objective_class(X, Y, int(r), reg=self.reg)
@@ -99,7 +104,7 @@ class _TwoView(OutputMixin, TransformerMixin, BaseEstimator):
         self.n_components_, self.n_iter_ = int(r), res.n_iter
         self.cost_ = float(obj.cost(self.M_))
         self._scores(obj, self.M_)
-        cast_fitted(self, dtype)  # float32 in, float32 out (ldr.estimators.output)
+        cast_fitted(self, dtype)  # float32 in, float32 out (ldr.estimators._output)
         return self
 
     def _lazy_views(self, X, y):
@@ -162,7 +167,8 @@ class OrthogonalCCA(_TwoView):
     reg : float in [0, 1], default 0
         Shrinkage of Σ_x and Σ_y towards tr(Σ)/d · I (the heuristic start whitens, so a
         singular covariance needs reg > 0).
-    solver, start, solver_params, random_state : see :class:`ldr.estimators.LinearDR`
+    solver, start, tol, max_iter, solver_params, random_state : see
+        :class:`ldr.estimators.LinearDR`
 
     Attributes
     ----------
@@ -216,7 +222,8 @@ class CCA(_TwoView):
         the natural maximum (every canonical pair).
     reg : float in [0, 1], default 0
         Shrinkage of Σ_x and Σ_y (canonical ridge); needed when a covariance is singular.
-    solver, start, solver_params, random_state : see :class:`ldr.estimators.LinearDR`
+    solver, start, tol, max_iter, solver_params, random_state : see
+        :class:`ldr.estimators.LinearDR`
 
     Attributes
     ----------

@@ -34,29 +34,36 @@ from sklearn.cluster import KMeans
 from sklearn.decomposition import PCA as SkPCA
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ldr.driver import solve
+from ldr.data.rows import map_rows
+from ldr.data.validation import is_lazy, refuse_lazy
+from ldr.driver import initial_point, solve
 from ldr.eigen import top_generalized
-from ldr.estimators.linear import (
-    check_n_components,
-    converged_alternation,
-    warn_if_unconverged,
-)
-from ldr.estimators.output import (
+from ldr.errors import ParameterError
+from ldr.estimators._base import (
     FLOAT_DTYPES,
     OutputMixin,
     as_output,
     cast_fitted,
+    check_n_components,
+    converged_alternation,
+    deprecated_attribute,
     output_dtype,
     preserve_float32,
+    seed_of,
+    solver_options,
+    warn_if_unconverged,
 )
-from ldr.manifolds import sin_largest_angle
+from ldr.manifolds import Geometry, sin_largest_angle
 from ldr.objectives.wda import WDA
 from ldr.problem import Problem
-from ldr.rows import is_lazy, map_rows, refuse_lazy
 from ldr.solvers.scf import SCF
 
 
 class _WDABase(OutputMixin, TransformerMixin, BaseEstimator):
+    P_ = deprecated_attribute("M_", "P_")
+    #: SCF converges on its fixed-point residual: the subspace-change tolerance xtol 1e-6
+    _solver_defaults = {"xtol": 1e-6}
+
     def _validate_X(self, X, y=None):
         """``validate_data`` keeping float32: (X as float64, y, the output dtype)."""
         refuse_lazy(X, "X", type(self).__name__, pairwise=True)
@@ -77,16 +84,15 @@ class _WDABase(OutputMixin, TransformerMixin, BaseEstimator):
                    eps=self.eps, normalize_at=normalize_at)
 
     def _solve(self, obj, M0):
-        return solve(obj, self.solver, M0=M0, seed=self.random_state, xtol=self.tol,
-                     max_iter=self.max_iter)
+        return solve(obj, self.solver, M0=M0, **solver_options(self))
 
     def transform(self, X):
-        """Project the centered data: ``(X − mean_) P_`` (in float64; float32 for float32 X)."""
-        check_is_fitted(self, "P_")
+        """Project the centered data: ``(X − mean_) M_`` (in float64; float32 for float32 X)."""
+        check_is_fitted(self, "M_")
         if is_lazy(X):  # lazy, block by block
-            return map_rows(X, self.transform, self.n_features_in_, self.P_.shape[1])
+            return map_rows(X, self.transform, self.n_features_in_, self.M_.shape[1])
         X = validate_data(self, X, reset=False, dtype=FLOAT_DTYPES)
-        return as_output((np.asarray(X, dtype=np.float64) - self.mean_) @ self.P_,
+        return as_output((np.asarray(X, dtype=np.float64) - self.mean_) @ self.M_,
                          output_dtype(X))
 
 
@@ -122,14 +128,19 @@ class WassersteinDA(_WDABase):
         ["scf", solver]); default True.
     n_starts, random_state : for ``start="best"`` (deterministic given random_state)
     sinkhorn_iter, eps : see :class:`ldr.objectives.WDA`
-    tol, max_iter : subspace-change tolerance and iteration budget of the solver
+    tol, max_iter : the gradient tolerance (``gtol`` of :func:`ldr.solve`, for a trace-ratio
+        solver; SCF computes no gradient) and the iteration budget per solver stage
+    solver_params : dict, optional
+        The other options of :func:`ldr.solve`; by default ``{"xtol": 1e-6}``, the
+        subspace-change tolerance on which SCF's fixed-point iteration converges.  (Before
+        ldr 0.2, ``tol`` was this tolerance.)
 
     Attributes
     ----------
-    P_ (n_features, p), components_ (P_ᵀ), n_components_, mean_, result_, ratio_ (trace ratio
-    at P_), n_iter_, pair_reg_ (each pair of classes' regularization, by class codes: ``reg``
-    unless ``normalize``); P_, components_ and mean_ are float32 for float32 X (SCF and the
-    Sinkhorn iterations run in float64)
+    M_ (n_features, p; ``P_`` is its deprecated alias), components_ (M_ᵀ), n_components_,
+    mean_, result_, ratio_ (trace ratio at M_), n_iter_, pair_reg_ (each pair of classes'
+    regularization, by class codes: ``reg`` unless ``normalize``); M_, components_ and mean_
+    are float32 for float32 X (SCF and the Sinkhorn iterations run in float64)
 
     Examples
     --------
@@ -140,14 +151,14 @@ class WassersteinDA(_WDABase):
     (300, 2)
     """
 
-    def __init__(self, n_components=None, reg=1.0, solver="scf", start="auto", scf_first=True,
-                 n_starts=5, sinkhorn_iter=10, eps=1e-8, tol=1e-6, max_iter=1000,
-                 random_state=0, normalize=False):
+    def __init__(self, n_components=None, *, reg=1.0, solver="scf", start="auto",
+                 scf_first=True, n_starts=5, sinkhorn_iter=10, eps=1e-8, tol=1e-8,
+                 max_iter=1000, solver_params=None, random_state=0, normalize=False):
         self.n_components, self.reg, self.solver, self.start = n_components, reg, solver, start
         self.scf_first, self.n_starts = scf_first, n_starts
         self.sinkhorn_iter, self.eps = sinkhorn_iter, eps
         self.tol, self.max_iter, self.random_state = tol, max_iter, random_state
-        self.normalize = normalize
+        self.solver_params, self.normalize = solver_params, normalize
 
     def _natural_n_components(self, n_features: int) -> int | None:
         """``n_components=None`` with an array ``start``: its number of columns (POT's p is
@@ -164,10 +175,10 @@ class WassersteinDA(_WDABase):
         try:
             P0 = np.array(self.start, dtype=float)
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"start: expected a name or a numeric array, got "
+            raise ParameterError("start", f"expected a name or a numeric array, got "
                              f"{self.start!r} ({exc})") from None
         if P0.shape != shape or not np.all(np.isfinite(P0)):
-            raise ValueError(f"start: expected a finite array of shape {shape} "
+            raise ParameterError("start", f"expected a finite array of shape {shape} "
                              f"(n_features, n_components), got shape {P0.shape}")
         return P0
 
@@ -177,7 +188,7 @@ class WassersteinDA(_WDABase):
         if P0 is not None:  # orthonormalized by ldr.solve (orthonormalize=True)
             return [problem.manifold.validate_point(P0, "start", orthonormalize=True)]
         spectral = {
-            "continuation": lambda: SCF().default_start(problem),
+            "continuation": lambda: initial_point(problem, None, solver=SCF()),
             "whole-space": lambda: top_generalized(*obj.whole_space_pencil(),
                                                    obj.shape[1])[0],
             "fda": obj.heuristic}
@@ -185,9 +196,9 @@ class WassersteinDA(_WDABase):
         if self.start in spectral:
             return [spectral[self.start]()]
         if self.start != "best":
-            raise ValueError(f"start: expected 'auto', 'continuation', 'whole-space', 'fda', "
+            raise ParameterError("start", f"expected 'auto', 'continuation', 'whole-space', 'fda', "
                              f"'best' or an array, got {self.start!r}")
-        rng = np.random.default_rng(self.random_state)
+        rng = np.random.default_rng(seed_of(self.random_state))
         return ([spectral[k]() for k in ("continuation", "whole-space", "fda")]
                 + [problem.manifold.random_point(rng) for _ in range(self.n_starts)])
 
@@ -195,13 +206,12 @@ class WassersteinDA(_WDABase):
         solver = self.solver
         if self.scf_first and solver != "scf" and isinstance(solver, str):
             solver = ["scf", solver]
-        return solve(obj, solver, M0=M0, seed=self.random_state, xtol=self.tol,
-                     max_iter=self.max_iter)
+        return solve(obj, solver, M0=M0, **solver_options(self))
 
     def fit(self, X, y):
         X, y, dtype = self._validate_X(X, y)
         if not isinstance(self.normalize, (bool, np.bool_)):
-            raise ValueError(f"normalize: expected True or False, got {self.normalize!r}")
+            raise ParameterError("normalize", f"expected True or False, got {self.normalize!r}")
         normalize_at = None
         if self.normalize:
             normalize_at = self._start_array((X.shape[1], self.n_components_))
@@ -217,12 +227,12 @@ class WassersteinDA(_WDABase):
         best = max(results, key=lambda res: score(res.M))
         warn_if_unconverged(self, best, "raise max_iter or loosen tol", stacklevel=3)
         self.results_ = results
-        self.result_, self.P_ = best, best.M
+        self.result_, self.M_ = best, best.M
         self.components_ = best.M.T
         self.mean_, self.classes_ = obj.mean_, obj.classes_
         self.ratio_, self.n_iter_ = obj.ratio(best.M), best.n_iter
         self.pair_reg_ = obj.pair_reg
-        cast_fitted(self, dtype)  # float32 in, float32 out (ldr.estimators.output)
+        cast_fitted(self, dtype)  # float32 in, float32 out (ldr.estimators._output)
         return self
 
 
@@ -258,16 +268,24 @@ class WDAClustering(ClusterMixin, _WDABase):
         As :class:`WassersteinDA` (None: n_features − 1).
     n_clusters : int ≥ 2, default 3
         Keyword-only (the first argument is ``n_components``, as in every estimator).
-    reg, solver, sinkhorn_iter, eps, tol, max_iter : as WassersteinDA
+    start : "pca" (default: the top principal directions) or an array (n_features, p)
+        The first subspace, where the first k-means runs.
+    reg, solver, sinkhorn_iter, eps, tol, max_iter, solver_params : as WassersteinDA
     max_outer, outer_tol : the alternation's budget and tolerance
     random_state : seeds k-means (deterministic given it)
+
+    Attributes
+    ----------
+    M_ (n_features, p; ``P_`` is its deprecated alias), components_, labels_, mean_,
+    result_ (the last WDA step's), history_, n_outer_, n_iter_, converged_
     """
 
     def __init__(self, n_components=None, *, n_clusters=3, reg=1.0, solver="scf",
-                 sinkhorn_iter=10, eps=1e-8, tol=1e-6, max_iter=1000, max_outer=20, outer_tol=1e-6,
-                 random_state=0):
+                 start="pca", sinkhorn_iter=10, eps=1e-8, tol=1e-8, max_iter=1000,
+                 solver_params=None, max_outer=20, outer_tol=1e-6, random_state=0):
         self.n_clusters, self.n_components, self.reg, self.solver = (
             n_clusters, n_components, reg, solver)
+        self.start, self.solver_params = start, solver_params
         self.sinkhorn_iter, self.eps, self.tol, self.max_iter = sinkhorn_iter, eps, tol, max_iter
         self.max_outer, self.outer_tol, self.random_state = max_outer, outer_tol, random_state
 
@@ -278,9 +296,9 @@ class WDAClustering(ClusterMixin, _WDABase):
         X, _, dtype = self._validate_X(X)
         k = self.n_clusters
         if not (isinstance(k, numbers.Integral) and 2 <= k < X.shape[0]):
-            raise ValueError(f"n_clusters: must be an integer in [2, n_samples), got {k!r}")
+            raise ParameterError("n_clusters", f"must be an integer in [2, n_samples), got {k!r}")
         self.mean_ = X.mean(axis=0)
-        P = SkPCA(self.n_components_).fit(X).components_.T
+        P = self._first_subspace(X)
         history = []
         for it in range(1, self.max_outer + 1):
             Z = (X - self.mean_) @ P
@@ -292,13 +310,26 @@ class WDAClustering(ClusterMixin, _WDABase):
             P = res.M
             if change <= self.outer_tol:
                 break
-        self.P_, self.components_, self.result_ = P, P.T, res
+        self.M_, self.components_, self.result_ = P, P.T, res
         self.labels_ = KMeans(k, n_init=10, random_state=self.random_state).fit_predict(
             (X - self.mean_) @ P)
         self.history_, self.n_outer_, self.n_iter_ = history, it, it
         self.converged_ = converged_alternation(self, change, "P")
-        cast_fitted(self, dtype)  # float32 in, float32 out (ldr.estimators.output)
+        cast_fitted(self, dtype)  # float32 in, float32 out (ldr.estimators._output)
         return self
+
+    def _first_subspace(self, X):
+        """``start``: the top principal directions ("pca") or an orthonormalized array."""
+        if isinstance(self.start, str):
+            if self.start != "pca":
+                raise ParameterError("start", f"expected 'pca' or an array, got {self.start!r}")
+            return SkPCA(self.n_components_).fit(X).components_.T
+        P = np.asarray(self.start, dtype=float)
+        shape = (X.shape[1], self.n_components_)
+        if P.shape != shape or not np.all(np.isfinite(P)):
+            raise ParameterError("start", f"expected a finite array of shape {shape} "
+                                 f"(n_features, n_components), got shape {P.shape}")
+        return Geometry("grassmann", shape).validate_point(P, "start", orthonormalize=True)
 
     def fit_predict(self, X, y=None, **kwargs):
         return self.fit(X, **kwargs).labels_

@@ -32,17 +32,19 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
+from ldr.errors import ParameterError
+
 APPROXIMATIONS = ("rff", "nystroem")
 
 
 def check_approximation(approximation, n_features) -> None:
     """Validate ``approximation`` and ``n_features`` (ValueError naming the argument)."""
     if approximation is not None and approximation not in APPROXIMATIONS:
-        raise ValueError(f"approximation: expected None, 'rff' or 'nystroem', got "
+        raise ParameterError("approximation", f"expected None, 'rff' or 'nystroem', got "
                          f"{approximation!r}")
     if not (isinstance(n_features, (int, np.integer)) and not isinstance(n_features, bool)
             and n_features >= 1):
-        raise ValueError(f"n_features: must be a positive integer, got {n_features!r}")
+        raise ParameterError("n_features", f"must be a positive integer, got {n_features!r}")
 
 
 def _gauss(A: np.ndarray, B: np.ndarray, s2: float) -> np.ndarray:

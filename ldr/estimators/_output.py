@@ -4,7 +4,7 @@
 (declared with its ``preserves_dtype`` tag, so ``check_estimator`` runs
 ``check_transformer_preserve_dtypes``); any other input (float64, integers) gives float64.
 The *computation* stays in float64 throughout: the objectives upcast the data once when they
-are built (:func:`ldr._validation.check_data`), the solvers iterate in float64, and only the
+are built (:func:`ldr.data.validation.check_data`), the solvers iterate in float64, and only the
 answers are rounded to float32 at the end of ``fit`` (:func:`cast_fitted`) and of
 ``transform`` (:func:`as_output`).  So a float32 fit equals the float64 fit on the same
 (float32-rounded) values to float32 precision, at the cost of one float64 copy of X during

@@ -27,6 +27,8 @@ import numpy as np
 from autograd import elementwise_grad
 from scipy.spatial.distance import pdist
 
+from ldr.errors import ParameterError
+
 KINDS = ("difference", "product")
 
 
@@ -109,9 +111,9 @@ class Combination(Kernel):
     def __init__(self, terms: list[tuple[float, Kernel]]):
         for w, k in terms:
             if not (np.isfinite(w) and w >= 0):
-                raise ValueError(f"kernel: combination weights must be >= 0, got {w}")
+                raise ParameterError("kernel", f"combination weights must be >= 0, got {w}")
             if not isinstance(k, Kernel) or isinstance(k, Combination):
-                raise ValueError(f"kernel: expected ISM-family kernels, got {k!r}")
+                raise ParameterError("kernel", f"expected ISM-family kernels, got {k!r}")
         self._terms = list(terms)
 
     def terms(self):
@@ -133,7 +135,7 @@ class Gaussian(Kernel):
 
     def __init__(self, sigma: float | None = None):
         if sigma is not None and not (np.isscalar(sigma) and np.isfinite(sigma) and sigma > 0):
-            raise ValueError(f"sigma: must be a positive number, got {sigma!r}")
+            raise ParameterError("sigma", f"must be a positive number, got {sigma!r}")
         self.sigma = sigma
 
     def fit(self, X):
@@ -187,7 +189,7 @@ class Multiquadric(Kernel):
 
     def __init__(self, c: float = 1.0):
         if not (np.isscalar(c) and np.isfinite(c) and c != 0):
-            raise ValueError(f"c: must be a non-zero number, got {c!r}")
+            raise ParameterError("c", f"must be a non-zero number, got {c!r}")
         self.c = c
 
     def f(self, b):
@@ -213,9 +215,9 @@ class Polynomial(Kernel):
 
     def __init__(self, p: int = 2, c: float = 1.0):
         if not (np.isscalar(p) and p >= 1):
-            raise ValueError(f"p: must be a number >= 1, got {p!r}")
+            raise ParameterError("p", f"must be a number >= 1, got {p!r}")
         if not (np.isscalar(c) and np.isfinite(c)):
-            raise ValueError(f"c: must be a finite number, got {c!r}")
+            raise ParameterError("c", f"must be a finite number, got {c!r}")
         self.p, self.c = p, c
 
     def f(self, b):
@@ -239,9 +241,9 @@ class Custom(Kernel):
 
     def __init__(self, f: Callable, kind: str = "difference"):
         if not callable(f):
-            raise ValueError(f"f: expected a callable f(beta), got {f!r}")
+            raise ParameterError("f", f"expected a callable f(beta), got {f!r}")
         if kind not in KINDS:
-            raise ValueError(f"kind: expected one of {KINDS}, got {kind!r}")
+            raise ParameterError("kind", f"expected one of {KINDS}, got {kind!r}")
         self._f, self.kind = f, kind
 
     def f(self, b):
@@ -263,7 +265,7 @@ def make_kernel(spec) -> Kernel:
         return copy.deepcopy(spec)
     if isinstance(spec, str) and spec in BUILTIN:
         return BUILTIN[spec]()
-    raise ValueError(f"kernel: expected one of {sorted(BUILTIN)} or an ldr.kernels.Kernel, "
+    raise ParameterError("kernel", f"expected one of {sorted(BUILTIN)} or an ldr.kernels.Kernel, "
                      f"got {spec!r}")
 
 
@@ -277,6 +279,6 @@ def median_distance(X: np.ndarray, max_samples: int = 2000, seed: int = 0) -> fl
     dist = pdist(X)
     med = float(np.median(dist)) if dist.size else 0.0
     if not med > 0:
-        raise ValueError("X: the median pairwise distance is 0 (duplicated samples); "
+        raise ParameterError("X", "the median pairwise distance is 0 (duplicated samples); "
                          "pass sigma explicitly")
     return med

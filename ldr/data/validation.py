@@ -13,6 +13,8 @@ import numpy as np
 import scipy.linalg
 from sklearn.utils import check_array
 
+from ldr.errors import ParameterError
+
 #: Data whose largest magnitude lies outside [MIN_MAGNITUDE, MAX_MAGNITUDE] are rejected: their
 #: squares and cross-products (covariances, distances, kernels) over- or underflow float64
 #: (whose range is about 1e±308), silently turning statistics into inf or 0.
@@ -24,8 +26,8 @@ def check_magnitude(X: np.ndarray, name: str = "X") -> None:
     statistics of it over- or underflow (all-zero data pass: they are merely constant)."""
     top = float(np.max(np.abs(X))) if X.size else 0.0
     if top > MAX_MAGNITUDE or 0.0 < top < MIN_MAGNITUDE:
-        raise ValueError(
-            f"{name}: its largest magnitude is {top:.1e}; products of such values "
+        raise ParameterError(name,
+            f"its largest magnitude is {top:.1e}; products of such values "
             f"{'overflow' if top > 1 else 'underflow'} double precision (covariances, distances "
             f"and kernels need |x| in [{MIN_MAGNITUDE:.0e}, {MAX_MAGNITUDE:.0e}]). Rescale it, "
             f"e.g. {name} / np.abs({name}).max(): ldr's methods give the same subspace on "
@@ -36,22 +38,22 @@ def check_data(X, name: str = "X", min_samples: int = 2) -> np.ndarray:
     """Return ``X`` as a new 2-D float64 array with finite entries of a magnitude whose
     products do not over- or underflow (:func:`check_magnitude`), samples as rows."""
     if X is None:
-        raise ValueError(f"{name}: expected a 2-D array of shape (n_samples, n_features), got None")
-    if hasattr(X, "__dask_graph__"):  # never materialize a Dask collection silently
-        from ldr.rows import refuse_lazy
-
+        raise ParameterError(
+            name, "expected a 2-D array of shape (n_samples, n_features), got None")
+    if is_lazy(X):  # never materialize a Dask collection silently
         refuse_lazy(X, name, "this method")
     arr = np.asarray(X) if not hasattr(X, "toarray") else X
     if getattr(arr, "dtype", None) is not None and arr.dtype.kind in "OSUc":
         if arr.dtype.kind == "c":
-            raise ValueError(f"{name}: complex data is not supported, got dtype {arr.dtype}")
+            raise ParameterError(name, f"complex data is not supported, got dtype {arr.dtype}")
         try:
             arr = np.asarray(arr, dtype=np.float64)
         except (TypeError, ValueError) as exc:
-            raise ValueError(f"{name}: must be numeric, got non-numeric entries ({exc})") from None
+            raise ParameterError(
+                name, f"must be numeric, got non-numeric entries ({exc})") from None
     if getattr(arr, "ndim", 2) != 2:
-        raise ValueError(
-            f"{name}: expected a 2-D array of shape (n_samples, n_features), "
+        raise ParameterError(name,
+            f"expected a 2-D array of shape (n_samples, n_features), "
             f"got an array with {arr.ndim} dimension(s) and shape {np.shape(arr)}"
         )
     try:
@@ -64,7 +66,7 @@ def check_data(X, name: str = "X", min_samples: int = 2) -> np.ndarray:
             input_name=name,
         )
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name}: {exc}") from None
+        raise ParameterError(name, f"{exc}") from None
     check_magnitude(out, name)
     return out
 
@@ -72,13 +74,13 @@ def check_data(X, name: str = "X", min_samples: int = 2) -> np.ndarray:
 def check_rank(r, d: int, name: str = "r") -> int:
     """Return ``r`` as an int with ``1 <= r < d``."""
     if isinstance(r, bool) or not isinstance(r, numbers.Integral):
-        raise ValueError(f"{name}: the subspace dimension must be an integer, got {r!r}")
+        raise ParameterError(name, f"the subspace dimension must be an integer, got {r!r}")
     r = int(r)
     if r < 1:
-        raise ValueError(f"{name}: the subspace dimension must be at least 1, got {r}")
+        raise ParameterError(name, f"the subspace dimension must be at least 1, got {r}")
     if r >= d:
-        raise ValueError(
-            f"{name}: the subspace dimension must be smaller than the number of features "
+        raise ParameterError(name,
+            f"the subspace dimension must be smaller than the number of features "
             f"(r < d), got r={r} with d={d}"
         )
     return r
@@ -90,22 +92,22 @@ def check_labels(y, n_samples: int, name: str = "y") -> tuple[np.ndarray, np.nda
     ``codes`` holds, for every sample, the index of its class in ``classes``.
     """
     if y is None:
-        raise ValueError(f"{name}: class labels are required, got None")
+        raise ParameterError(name, "class labels are required, got None")
     y = np.asarray(y)
     if y.ndim == 2 and y.shape[1] == 1:
         y = y[:, 0]
     if y.ndim != 1:
-        raise ValueError(f"{name}: expected a 1-D array of labels, got shape {y.shape}")
+        raise ParameterError(name, f"expected a 1-D array of labels, got shape {y.shape}")
     if y.shape[0] != n_samples:
-        raise ValueError(
-            f"{name}: has {y.shape[0]} labels but X has {n_samples} samples; they must match"
+        raise ParameterError(name,
+            f"has {y.shape[0]} labels but X has {n_samples} samples; they must match"
         )
     if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
-        raise ValueError(f"{name}: labels contain NaN or infinity")
+        raise ParameterError(name, "labels contain NaN or infinity")
     classes, codes = np.unique(y, return_inverse=True)
     if classes.shape[0] < 2:
-        raise ValueError(
-            f"{name}: at least two classes are needed, got {classes.shape[0]} "
+        raise ParameterError(name,
+            f"at least two classes are needed, got {classes.shape[0]} "
             f"({classes.tolist()!r})"
         )
     return classes, codes.reshape(-1)
@@ -116,11 +118,11 @@ def check_point(M, shape: tuple[int, int], name: str = "M0") -> np.ndarray:
     try:
         arr = np.array(M, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name}: must be a numeric array ({exc})") from None
+        raise ParameterError(name, f"must be a numeric array ({exc})") from None
     if arr.shape != tuple(shape):
-        raise ValueError(f"{name}: expected shape {tuple(shape)}, got {arr.shape}")
+        raise ParameterError(name, f"expected shape {tuple(shape)}, got {arr.shape}")
     if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name}: contains NaN or infinity")
+        raise ParameterError(name, "contains NaN or infinity")
     return arr
 
 
@@ -128,8 +130,8 @@ def check_new_data(X, n_features: int, name: str = "X") -> np.ndarray:
     """Validate data to transform: as :func:`check_data`, with ``n_features`` columns."""
     X = check_data(X, name, min_samples=1)
     if X.shape[1] != n_features:
-        raise ValueError(
-            f"{name}: has {X.shape[1]} features, but the objective was built with {n_features}"
+        raise ParameterError(name,
+            f"has {X.shape[1]} features, but the objective was built with {n_features}"
         )
     return X
 
@@ -141,7 +143,7 @@ def shrink(S: np.ndarray, reg, name: str = "reg") -> np.ndarray:
     and Σ_b, LPP's and NPE's S_D).
     """
     if isinstance(reg, bool) or not (isinstance(reg, numbers.Real) and 0.0 <= reg <= 1.0):
-        raise ValueError(f"{name}: must be a number in [0, 1], got {reg!r}")
+        raise ParameterError(name, f"must be a number in [0, 1], got {reg!r}")
     if reg == 0:
         return S
     d = S.shape[0]
@@ -156,8 +158,8 @@ def _singular_error(w: np.ndarray, tol: float, d: int, arg: str, what: str, why:
                     n_samples: int | None, remedy: str) -> ValueError:
     rank = int(np.sum(w > tol))
     samples = "" if n_samples is None else f"; n_samples = {n_samples}"
-    return ValueError(
-        f"{arg}: the {what} is singular (numerical rank {rank} < d = {d}{samples}): {why}. "
+    return ParameterError(arg,
+        f"the {what} is singular (numerical rank {rank} < d = {d}{samples}): {why}. "
         + remedy
     )
 
@@ -213,3 +215,70 @@ def check_nonsingular(S: np.ndarray, arg: str, what: str, why: str,
     if w[-1] <= 0 or w[0] <= tol:
         raise _singular_error(w, tol, d, arg, what, why, n_samples, remedy)
     return np.linalg.cholesky(Ssym)
+
+
+# --- lazy data and chunks -------------------------------------------------------------
+def is_lazy(X) -> bool:
+    """Whether ``X`` is a Dask collection (array or DataFrame); never imports Dask."""
+    return hasattr(X, "__dask_graph__") and not isinstance(X, np.ndarray)
+
+
+def _nbytes(n) -> str:
+    return f"{n / 2**30:.3g} GiB" if n >= 2**30 else f"{n / 2**20:.3g} MiB"
+
+
+def refuse_lazy(X, name: str, method: str, pairwise: bool = False) -> None:
+    """Raise a ValueError, stating the memory needed, when ``X`` is a Dask collection.
+
+    For methods that need the data (and, with ``pairwise``, an n×n matrix) in memory.
+    Nothing is computed: n comes from the known chunk sizes.
+    """
+    if not is_lazy(X):
+        return
+    shape = tuple(getattr(X, "shape", ()))
+    n = shape[0] if shape else float("nan")
+    d = shape[1] if len(shape) > 1 else (len(getattr(X, "columns", ())) or float("nan"))
+    if isinstance(n, numbers.Number) and np.isfinite(n) and np.isfinite(d):
+        data = 8 * int(n) * int(d)
+        need = f"{_nbytes(data)} for the n×d float64 data (n = {int(n)}, d = {int(d)})"
+        if pairwise:
+            need += f" plus {_nbytes(8 * int(n) ** 2)} for each n×n matrix it forms"
+    else:
+        need = (f"8·n·d bytes for the data (d = {d}, n unknown: Dask does not know its chunk "
+                "sizes)" + (" plus 8·n² bytes for each n×n matrix it forms" if pairwise else ""))
+    raise ParameterError(name,
+        f"{method} needs its data in memory and does not accept a Dask array: it "
+        f"would need at least {need}. Compute it first ({name}.compute()) if that fits, or "
+        "subsample; the methods that scale out are PCA, OrthogonalLDA, MAF, SFA, CCA, "
+        "OrthogonalCCA, PPCA and FactorAnalysis.")
+
+
+def check_chunk(X, name: str, start: int | None) -> np.ndarray:
+    """One chunk of rows as float64, checked: two dimensions, numeric, finite, of a safe
+    magnitude; ``start`` (its first row number) goes into the message."""
+    where = "" if start is None else f" (rows {start}..{start + len(X) - 1})"
+    X = np.asarray(X)
+    if X.ndim != 2:
+        raise ParameterError(name, f"expected 2-D chunks of shape (n_rows, n_features), got "
+                         f"shape {X.shape}{where}")
+    if X.dtype.kind not in "biuf":
+        raise ParameterError(name, f"must be numeric, got dtype {X.dtype}{where}")
+    X = np.asarray(X, dtype=np.float64)
+    if not np.all(np.isfinite(X)):
+        raise ParameterError(name, f"Input contains NaN or infinity{where}")
+    check_magnitude(X, name)
+    return X
+
+
+def check_chunk_labels(y, n_rows: int, name: str, start: int | None) -> np.ndarray:
+    """One chunk's labels: one per row, finite."""
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if y.ndim != 1 or y.shape[0] != n_rows:
+        where = "" if start is None else f" at rows {start}..{start + n_rows - 1}"
+        raise ParameterError(name, f"has a chunk of shape {y.shape}{where} where X has "
+                         f"{n_rows} rows; one label per row is needed")
+    if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
+        raise ParameterError(name, "labels contain NaN or infinity")
+    return y

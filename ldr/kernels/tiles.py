@@ -32,7 +32,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ldr.kernels import Gaussian
+from ldr.errors import ParameterError
+from ldr.kernels.family import Gaussian
 
 #: default memory budget (bytes) for the b×n working arrays of one evaluation
 DEFAULT_MEMORY_BUDGET = 256 * 2**20
@@ -49,7 +50,7 @@ def choose_block_size(n: int, memory_budget: int | float = DEFAULT_MEMORY_BUDGET
     """Rows per block: about ``TARGET_BLOCK_BYTES`` per b×n buffer (at least 8 rows), and at
     most what ``BLOCK_BUFFERS`` b×n float64 arrays fit in ``memory_budget`` (at least 1)."""
     if not (np.isscalar(memory_budget) and memory_budget > 0):
-        raise ValueError(f"memory_budget: must be a positive number of bytes, got "
+        raise ParameterError("memory_budget", f"must be a positive number of bytes, got "
                          f"{memory_budget!r}")
     by_budget = max(1, int(memory_budget // (8 * n * BLOCK_BUFFERS)))
     by_cache = max(8, TARGET_BLOCK_BYTES // (8 * n))

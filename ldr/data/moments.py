@@ -1,0 +1,250 @@
+"""The numerics of rows → second-order statistics: :class:`Moments`, one chunk's moments
+and their lossless merge.
+
+**Numerics.**  Each chunk k is shifted by c_k = fl(mean of the chunk) — a difference
+x − c_k of two nearby floats is exact (Sterbenz) — and keeps its count n_k, its exact-mean
+offset u_k = mean(x − c_k) and its centered scatter S_k = Σ (x − c_k − u_k)(x − c_k − u_k)ᵀ.
+Two consecutive segments A, B merge (Chan, Golub & LeVeque 1979) in A's shift:
+
+    Δ = (c_B − c_A + u_B) − u_A,   u = u_A + (n_B/n) Δ,   S = S_A + S_B + (n_A n_B / n) ΔΔᵀ.
+
+Means are only ever formed as c + u at the end, so data with ``|mean| ≫ std`` (say mean 10⁶,
+std 1) keep every digit of their variance: no quantity of size ``|mean|`` is squared or
+subtracted from another one of its size except exactly.  The same holds for
+
+* class statistics (LDA): per class its count and offset u_c; the within-class scatter W
+  merges as S does, class by class, S_w = W/n, S_b = Σ_c n_c (u_c − u)(u_c − u)ᵀ / n;
+* lagged products (MAF) L = Σ_t (x_t − m)(x_{t+δ} − m)ᵀ: a segment carries its first and
+  last δ rows, so the pairs that straddle a chunk boundary are added when two segments
+  merge, and L is moved from a segment's mean m_P to the merged mean m by
+  L_P(m) = L_P + a eᵀ + e bᵀ + p eeᵀ, e = m_P − m, a = −Σ_tail (x − m_P),
+  b = −Σ_head (x − m_P), p = max(n_P − δ, 0) (the pair sums, since Σ (x − m_P) = 0);
+* difference products (SFA) D = Σ_t (x_{t+δ} − x_t)(x_{t+δ} − x_t)ᵀ, shift-free.
+
+Validation runs on each chunk when it is read (finite entries, numeric, two dimensions, as
+many labels as rows) and raises the same ``ValueError`` naming the argument as
+``ldr.data.validation.check_data``, with the rows where the problem is.
+
+The sources of chunks (arrays, memmaps, Dask arrays, iterators) are :mod:`ldr.data.rows`;
+each chunk is validated by :func:`ldr.data.validation.check_chunk` when it is read.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import scipy.sparse
+
+from ldr.data.validation import check_chunk, check_chunk_labels
+from ldr.errors import ParameterError
+
+
+@dataclasses.dataclass
+class Moments:
+    """Counts, means and centered second-order sums of rows, mergeable without loss.
+
+    The mean is ``shift + offset`` (``offset`` small and accurate, see the module docstring).
+
+    Attributes
+    ----------
+    n : number of rows
+    shift, offset : (d,) the mean is shift + offset
+    scatter : (d, d) Σ (x − mean)(x − mean)ᵀ
+    labels, class_counts, class_offsets : classes (sorted), their counts and mean offsets
+        (class mean = shift + class offset), or None without labels
+    within : (d, d) Σ_i (x_i − mean_{c_i})(x_i − mean_{c_i})ᵀ, or None
+    lag : δ of the lagged and difference products, or None
+    lagged : (d, d) Σ_t (x_t − mean)(x_{t+δ} − mean)ᵀ, or None
+    diff : (d, d) Σ_t (x_{t+δ} − x_t)(x_{t+δ} − x_t)ᵀ, or None
+    head, tail : the first and last min(δ, n) rows (raw), for the pairs across a boundary
+    """
+
+    n: int
+    shift: np.ndarray
+    offset: np.ndarray
+    scatter: np.ndarray
+    labels: np.ndarray | None = None
+    class_counts: np.ndarray | None = None
+    class_offsets: np.ndarray | None = None
+    within: np.ndarray | None = None
+    lag: int | None = None
+    lagged: np.ndarray | None = None
+    diff: np.ndarray | None = None
+    head: np.ndarray | None = None
+    tail: np.ndarray | None = None
+
+    @property
+    def d(self) -> int:
+        return self.shift.shape[0]
+
+    @property
+    def mean(self) -> np.ndarray:
+        return self.shift + self.offset
+
+    def covariance(self, ddof: int = 0) -> np.ndarray:
+        """Σ (x − mean)(x − mean)ᵀ / (n − ddof), symmetric."""
+        return _sym(self.scatter) / (self.n - ddof)
+
+    def class_scatter(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(S_w, S_b, class_means)`` of LDA (survey Eq. 5), each scatter divided by n."""
+        if self.labels is None:
+            raise ParameterError("y", "these statistics were computed without class labels")
+        dev = (self.class_offsets - self.offset) * np.sqrt(self.class_counts / self.n)[:, None]
+        return _sym(self.within) / self.n, dev.T @ dev, self.shift + self.class_offsets
+
+    def lagged_covariance(self) -> np.ndarray:
+        """Σ_δ = ½ (C_δ + C_δᵀ), C_δ = Σ_t (x_t − mean)(x_{t+δ} − mean)ᵀ / (n − δ)."""
+        self._need("lagged")
+        return _sym(self.lagged) / (self.n - self.lag)
+
+    def diff_moment(self) -> np.ndarray:
+        """Σ_t (x_{t+δ} − x_t)(x_{t+δ} − x_t)ᵀ / (n − δ), symmetric."""
+        self._need("diff")
+        return _sym(self.diff) / (self.n - self.lag)
+
+    def block(self, rows: slice, cols: slice) -> np.ndarray:
+        """A block of the covariance (divided by n − 1): e.g. CCA's Σ_ab of stacked views."""
+        return self.scatter[rows, cols] / (self.n - 1)
+
+    def _need(self, what: str) -> None:
+        if getattr(self, what) is None:
+            raise ParameterError("X", f"these statistics were computed without the lag-{what} "
+                             "products; compute them with moments(..., lag=δ)")
+
+
+def _sym(S: np.ndarray) -> np.ndarray:
+    return 0.5 * (S + S.T)
+
+
+def chunk_moments(X, y=None, lag: int | None = None, diff: bool = False, name: str = "X",
+                  start: int | None = None, y_name: str = "y") -> Moments:
+    """:class:`Moments` of one chunk of rows (validated); ``start`` is its first row number."""
+    X = check_chunk(X, name, start)
+    n, d = X.shape
+    if n == 0:
+        return Moments(0, np.zeros(d), np.zeros(d), np.zeros((d, d)), lag=lag,
+                       **_empty_extras(d, y is not None, lag, diff))
+    c = X.mean(axis=0)
+    Y = X - c  # exact where |x − c| ≤ |c| (Sterbenz)
+    u = Y.mean(axis=0)
+    Yc = Y - u
+    out = Moments(n, c, u, Yc.T @ Yc, lag=lag)
+    if y is not None:
+        labels, codes = np.unique(check_chunk_labels(y, n, y_name, start),
+                                  return_inverse=True)
+        codes = codes.reshape(-1)
+        counts = np.bincount(codes, minlength=len(labels)).astype(float)
+        onehot = scipy.sparse.csr_matrix((np.ones(n), (codes, np.arange(n))),
+                                         shape=(len(labels), n))
+        offsets = (onehot @ Y) / counts[:, None]
+        Z = Y - offsets[codes]
+        out.labels, out.class_counts, out.class_offsets, out.within = (
+            labels, counts, offsets, Z.T @ Z)
+    if lag is not None:
+        out.lagged = Yc[:-lag].T @ Yc[lag:] if n > lag else np.zeros((d, d))
+        if diff:
+            Dx = Y[lag:] - Y[:-lag] if n > lag else np.zeros((0, d))
+            out.diff = Dx.T @ Dx
+        out.head, out.tail = X[:lag].copy(), X[-lag:].copy()
+    return out
+
+
+def _empty_extras(d, labelled, lag, diff):
+    extras = {}
+    if labelled:
+        extras.update(labels=np.array([]), class_counts=np.zeros(0),
+                      class_offsets=np.zeros((0, d)), within=np.zeros((d, d)))
+    if lag is not None:
+        extras.update(lagged=np.zeros((d, d)), head=np.zeros((0, d)), tail=np.zeros((0, d)))
+        if diff:
+            extras["diff"] = np.zeros((d, d))
+    return extras
+
+
+# --- merging -----------------------------------------------------------------------------------
+def merge(a: Moments, b: Moments) -> Moments:
+    """The :class:`Moments` of the rows of ``a`` followed by those of ``b`` (order matters only
+    for the lagged and difference products)."""
+    if b.n == 0:
+        return a
+    if a.n == 0:
+        return b
+    if a.d != b.d:
+        raise ParameterError("X", f"chunks with different numbers of features ({a.d} and {b.d})")
+    n = a.n + b.n
+    c = a.shift
+    ub = (b.shift - c) + b.offset  # B's mean offset in A's shift
+    delta = ub - a.offset
+    u = a.offset + (b.n / n) * delta
+    out = Moments(n, c, u, a.scatter + b.scatter + (a.n * b.n / n) * np.outer(delta, delta),
+                  lag=a.lag)
+    if a.labels is not None:
+        _merge_classes(out, a, b, (b.shift - c) + b.class_offsets)
+    if a.lag is not None:
+        _merge_lagged(out, a, b, ub)
+    return out
+
+
+def _merge_classes(out: Moments, a: Moments, b: Moments, b_offsets: np.ndarray) -> None:
+    labels = np.union1d(a.labels, b.labels)
+    k, d = len(labels), a.d
+    counts = np.zeros(k)
+    ia, ib = np.searchsorted(labels, a.labels), np.searchsorted(labels, b.labels)
+    counts[ia] += a.class_counts
+    counts[ib] += b.class_counts
+    offsets = np.zeros((k, d))
+    offsets[ia] = a.class_offsets
+    within = a.within + b.within
+    both = np.isin(b.labels, a.labels)
+    # classes seen in both: Chan's merge of their within-class scatter
+    jb = ib[both]
+    na, nb = counts[jb] - b.class_counts[both], b.class_counts[both]
+    delta = b_offsets[both] - offsets[jb]
+    offsets[jb] += (nb / (na + nb))[:, None] * delta
+    weighted = delta * np.sqrt(na * nb / (na + nb))[:, None]
+    within = within + weighted.T @ weighted
+    offsets[ib[~both]] = b_offsets[~both]
+    out.labels, out.class_counts, out.class_offsets, out.within = labels, counts, offsets, within
+
+
+def _moved(L: np.ndarray, head: np.ndarray, tail: np.ndarray, e: np.ndarray, p: int
+           ) -> np.ndarray:
+    """L_P about the merged mean: L + a eᵀ + e bᵀ + p eeᵀ (module docstring); ``head`` and
+    ``tail`` are already relative to the segment's own mean."""
+    a, b = -tail.sum(axis=0), -head.sum(axis=0)
+    return L + np.outer(a, e) + np.outer(e, b) + p * np.outer(e, e)
+
+
+def _merge_lagged(out: Moments, a: Moments, b: Moments, ub: np.ndarray) -> None:
+    lag, c = a.lag, a.shift
+    u = out.offset
+    ta, hb = a.tail - c, b.head - c  # exact differences, in A's shift
+    ha, tb = a.head - c, b.tail - c
+    La = _moved(a.lagged, ha - a.offset, ta - a.offset, a.offset - u, max(a.n - lag, 0))
+    Lb = _moved(b.lagged, hb - ub, tb - ub, ub - u, max(b.n - lag, 0))
+    window = np.vstack([ta, hb])  # rows n_A − len(tail_A) ... n_A + len(head_B) − 1
+    i = np.arange(max(0, min(len(ta), len(window) - lag)))
+    lagged = La + Lb
+    if i.size:
+        Z = window - u
+        lagged = lagged + Z[i].T @ Z[i + lag]
+    out.lagged = lagged
+    if a.diff is not None:
+        dx = window[i + lag] - window[i]
+        out.diff = a.diff + b.diff + dx.T @ dx
+    out.head = np.vstack([a.head, b.head])[:lag]
+    out.tail = np.vstack([a.tail, b.tail])[-lag:]
+
+
+def merge_all(parts) -> Moments:
+    """Merge consecutive :class:`Moments` in order (a balanced tree: rounding grows as log)."""
+    parts = list(parts)
+    if not parts:
+        raise ParameterError("X", "no rows (the iterator of chunks was empty)")
+    while len(parts) > 1:
+        parts = [merge(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]
+                 for i in range(0, len(parts), 2)]
+    return parts[0]
+
+

@@ -1,0 +1,270 @@
+"""Rows in, second-order statistics out: one pass over an ndarray, a Dask array or chunks.
+
+Every second-order objective (PCA, orthogonal LDA, MAF, SFA, CCA, PPCA, factor analysis)
+depends on its data X (n × d, samples as rows) only through d×d statistics.  This module is
+the one place that computes them, from
+
+* a NumPy array (one chunk; an ``np.memmap`` is read in row chunks, never copied whole);
+* a ``dask.array.Array`` (or a Dask DataFrame, through ``to_dask_array(lengths=True)``): one
+  task per row block, merged in a tree of tasks, computed with whatever scheduler is active —
+  Dask's local threads by default, the cluster under a ``dask.distributed.Client``;
+* an iterator of NumPy chunks (rows in order), e.g. read from files one at a time; for
+  labelled data each item is a pair ``(X_chunk, y_chunk)``;
+* a :class:`Moments` already computed (passed through after checking it holds what is asked).
+
+The statistics themselves (:class:`~ldr.data.moments.Moments`, their chunk-wise numerics
+and merge) are :mod:`ldr.data.moments`; every chunk is validated as it is read
+(:func:`ldr.data.validation.check_chunk`: finite, numeric, two dimensions, one label per row),
+with the rows where a problem is.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Iterator
+
+import numpy as np
+
+from ldr.data.moments import Moments, chunk_moments, merge_all
+from ldr.data.validation import check_data, check_labels, is_lazy
+from ldr.errors import ParameterError
+
+#: rows per chunk when a NumPy memmap is read in pieces (about 64 MB of float64 at d = 100)
+MEMMAP_CHUNK_BYTES = 64 * 2**20
+
+
+def is_chunked(X) -> bool:
+    """Whether ``X`` is read in pieces: a Dask collection, an iterator of chunks, a memmap or
+    :class:`Moments` — anything :func:`moments` accepts without an in-memory copy."""
+    return (is_lazy(X) or isinstance(X, (Iterator, np.memmap, Moments)))
+
+
+# --- inputs --------------------------------------------------------------------------------------
+def _check_lag(lag) -> int | None:
+    if lag is None:
+        return None
+    if isinstance(lag, bool) or not isinstance(lag, numbers.Integral) or lag < 1:
+        raise ParameterError("lag", f"the time lag must be a positive integer number of samples, "
+                         f"got {lag!r}")
+    return int(lag)
+
+
+def moments(X, y=None, *, lag: int | None = None, diff: bool = False, name: str = "X",
+            y_name: str = "y", min_samples: int = 2, progress: bool = False,
+            chunk_bytes: int = MEMMAP_CHUNK_BYTES) -> Moments:
+    """One pass over the rows ``X`` (and labels ``y``): their :class:`Moments`.
+
+    Parameters
+    ----------
+    X : ndarray, np.memmap, dask array or DataFrame, iterator of chunks, or Moments
+        Samples as rows (in time order when ``lag`` is given).  An iterator yields NumPy
+        chunks, or pairs ``(X_chunk, y_chunk)`` when labelled (then leave ``y`` None).
+    y : labels (ndarray or dask array), one per row, optional
+    lag : int, optional
+        Also the lagged products at this lag (MAF); with ``diff``, the difference products
+        (SFA).
+    min_samples : the fewest rows accepted (checked after the pass for chunked input)
+    progress : a tqdm bar over the chunks (iterators and the local Dask scheduler)
+    chunk_bytes : size of the row chunks a memmap is read in
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = 1e6 + np.random.default_rng(0).standard_normal((1000, 3))
+    >>> st = moments(iter(np.array_split(X, 7)), lag=1)    # seven chunks, in time order
+    >>> Z = X - X.mean(axis=0)
+    >>> bool(np.allclose(st.covariance(), Z.T @ Z / 1000, rtol=1e-12, atol=0))
+    True
+    >>> L = Z[:-1].T @ Z[1:] / 999
+    >>> bool(np.allclose(st.lagged_covariance(), (L + L.T) / 2, rtol=1e-9, atol=1e-15))
+    True
+    """
+    lag = _check_lag(lag)
+    if isinstance(X, Moments):
+        out = X
+        if y is not None:
+            raise ParameterError(y_name, "pass the labels with the rows, not with precomputed "
+                             "statistics")
+    elif is_lazy(X) or (y is not None and is_lazy(y)):
+        out = _dask_moments(X, y, lag, diff, name, y_name, progress)
+    elif isinstance(X, Iterator):
+        if y is not None:
+            raise ParameterError(y_name, "with an iterator of chunks, yield (X_chunk, y_chunk) "
+                             "pairs instead of passing y")
+        out = _iter_moments(X, lag, diff, name, y_name, progress)
+    elif isinstance(X, np.memmap):
+        out = _iter_moments(_memmap_chunks(X, y, chunk_bytes, name), lag, diff, name, y_name,
+                            progress)
+    else:
+        out = _array_moments(X, y, lag, diff, name, y_name)
+    _check_result(out, y is not None or out.labels is not None, lag, diff, name, min_samples)
+    return out
+
+
+def _array_moments(X, y, lag, diff, name, y_name) -> Moments:
+    X = check_data(X, name, min_samples=1)
+    if y is not None:
+        check_labels(y, X.shape[0], y_name)
+    return chunk_moments(X, y, lag, diff, name, None, y_name)
+
+
+def _check_result(out: Moments, labelled, lag, diff, name, min_samples) -> None:
+    if out.n < min_samples:
+        raise ParameterError(name, f"Found array with {out.n} sample(s) while a minimum of "
+                         f"{min_samples} is required.")
+    if labelled and out.labels is None:
+        raise ParameterError("y", "these statistics were computed without class labels")
+    if labelled and len(out.labels) < 2:
+        raise ParameterError("y", f"at least two classes are needed, got {len(out.labels)} "
+                         f"({out.labels.tolist()!r})")
+    if lag is not None and out.lag != lag:
+        raise ParameterError("lag", f"these statistics hold lag {out.lag}, not {lag}")
+    if diff and out.diff is None:
+        raise ParameterError(name, "these statistics were computed without difference products")
+
+
+def _memmap_chunks(X, y, chunk_bytes, name):
+    if X.ndim != 2:
+        raise ParameterError(name, f"expected a 2-D array, got shape {X.shape}")
+    step = max(1, int(chunk_bytes // max(1, 8 * X.shape[1])))
+    for start in range(0, X.shape[0], step):
+        part = np.array(X[start:start + step], dtype=np.float64)
+        yield part if y is None else (part, np.asarray(y[start:start + step]))
+
+
+def _iter_moments(chunks, lag, diff, name, y_name, progress) -> Moments:
+    if progress:
+        from tqdm.auto import tqdm
+
+        chunks = tqdm(chunks, desc="chunks", unit="chunk")
+    parts, start, labelled = [], 0, None
+    for item in chunks:
+        pair = isinstance(item, tuple)
+        if labelled is None:
+            labelled = pair
+        elif pair != labelled:
+            raise ParameterError(name, "the iterator mixes (X, y) pairs and bare chunks")
+        Xk, yk = item if pair else (item, None)
+        part = chunk_moments(Xk, yk, lag, diff, name, start, y_name)
+        start += part.n
+        parts.append(part)
+        if len(parts) >= 64:  # keep memory bounded: merge as we go, in a balanced way
+            parts = _fold(parts)
+    return merge_all(parts)
+
+
+def _fold(parts):
+    """Merge the oldest pairs so that at most ~log2(n) partial results are held."""
+    head = merge_all(parts[:32])
+    return [head, *parts[32:]]
+
+
+# --- Dask ----------------------------------------------------------------------------------------
+def as_dask_array(X, name):
+    if hasattr(X, "to_dask_array"):  # a Dask DataFrame or Series
+        X = X.to_dask_array(lengths=True)
+    if not hasattr(X, "to_delayed"):
+        import dask.array as da
+
+        X = da.asarray(X)
+    return X
+
+
+def _dask_moments(X, y, lag, diff, name, y_name, progress) -> Moments:
+    import dask
+
+    X = as_dask_array(X, name)
+    if X.ndim != 2:
+        raise ParameterError(name, f"expected a 2-D array of shape (n_samples, n_features), got "
+                         f"a Dask array with shape {X.shape}")
+    if X.dtype.kind not in "biuf":
+        raise ParameterError(name, f"must be numeric, got dtype {X.dtype}")
+    if X.numblocks[1] > 1:
+        X = X.rechunk({1: -1})
+    row_chunks = X.chunks[0]
+    known = all(np.isfinite(c) for c in row_chunks)
+    if y is not None:
+        y = as_dask_array(y, y_name)
+        if y.ndim == 2 and y.shape[1] == 1:
+            y = y[:, 0]
+        if y.ndim != 1:
+            raise ParameterError(y_name, f"expected a 1-D array of labels, got shape {y.shape}")
+        y_known = all(np.isfinite(c) for c in y.chunks[0])
+        if known and y_known:
+            if y.shape[0] != X.shape[0]:
+                raise ParameterError(y_name, f"has {y.shape[0]} labels but {name} has "
+                                 f"{X.shape[0]} samples; they must match")
+            y = y.rechunk((row_chunks,))
+        elif y.numblocks[0] != X.numblocks[0]:  # unknown sizes: blocks must pair one to one
+            raise ParameterError(name, f"the Dask arrays' chunk sizes are unknown and {name}, "
+                             f"{y_name} have different numbers of blocks; build them with "
+                             "to_dask_array(lengths=True) or call compute_chunk_sizes()")
+    starts = np.concatenate([[0], np.cumsum(row_chunks)[:-1]]) if known else \
+        [None] * len(row_chunks)
+    xb = X.to_delayed().ravel()
+    yb = y.to_delayed().ravel() if y is not None else [None] * len(xb)
+    task = dask.delayed(chunk_moments, pure=True)
+    parts = [task(b, c, lag, diff, name, None if s is None else int(s), y_name)
+             for b, c, s in zip(xb, yb, starts)]
+    join = dask.delayed(_merge_many, pure=True)
+    while len(parts) > 1:  # a tree of merges, 8 at a time, in row order
+        parts = [join(*parts[i:i + 8]) for i in range(0, len(parts), 8)]
+    if progress and not _distributed_active():
+        with _TqdmCallback(len(xb)):
+            return dask.compute(parts[0])[0]
+    return dask.compute(parts[0])[0]
+
+
+def _merge_many(*parts) -> Moments:
+    return merge_all(parts)
+
+
+def _distributed_active() -> bool:
+    try:
+        from distributed import default_client
+
+        default_client()
+        return True
+    except (ImportError, ValueError):
+        return False
+
+
+def _TqdmCallback(total: int):
+    """A Dask (local scheduler) callback that advances a tqdm bar per chunk read."""
+    from dask.callbacks import Callback
+    from tqdm.auto import tqdm
+
+    class Bar(Callback):
+        def _start(self, dsk):
+            self.bar = tqdm(total=total, desc="chunks", unit="chunk")
+
+        def _posttask(self, key, result, dsk, state, worker_id):
+            name = key[0] if isinstance(key, tuple) else key
+            if str(name).startswith("chunk_moments"):
+                self.bar.update(1)
+
+        def _finish(self, dsk, state, errored):
+            self.bar.close()
+
+    return Bar()
+
+
+def map_rows(X, fn, n_features: int, n_out: int, name: str = "X"):
+    """``fn`` applied to each row block of the Dask array ``X``: a lazy (n × n_out) Dask array
+    (``map_blocks``), so a pipeline stays out of core.  ``fn`` maps an ndarray block of rows
+    to its n_out columns (e.g. an objective's ``transform``)."""
+    X = as_dask_array(X, name)
+    if X.ndim != 2:
+        raise ParameterError(name, f"expected a 2-D array of shape (n_samples, n_features), got "
+                         f"a Dask array with shape {X.shape}")
+    if X.shape[1] != n_features:
+        raise ParameterError(name, f"has {X.shape[1]} features, but the estimator was fitted "
+                         f"with {n_features}")
+    X = X.rechunk({1: -1})
+    return X.map_blocks(_apply_block, fn, chunks=(X.chunks[0], (n_out,)), dtype=np.float64,
+                        meta=np.empty((0, n_out)))
+
+
+def _apply_block(block, fn):
+    return np.asarray(fn(block), dtype=np.float64)
+

@@ -1,0 +1,42 @@
+"""Errors that carry what they are about as data.
+
+A bad value of one named parameter raises :class:`ParameterError`, a ``ValueError`` whose
+``param`` attribute names the parameter as the raising function calls it (``"r"``, ``"reg"``,
+``"label_column"``) and whose ``reason`` is the message without that name; ``str()`` is
+``"param: reason"``.  A caller that exposes the parameter under another name — an estimator's
+``n_components`` for an objective's ``r``, the command line's ``--reg`` for ``reg`` — catches it
+and re-raises :meth:`ParameterError.renamed`, instead of parsing the message::
+
+    try:
+        objective = LDA(X, y, r)
+    except ParameterError as exc:
+        if exc.param == "r":
+            raise exc.renamed("n_components") from None
+        raise
+"""
+
+from __future__ import annotations
+
+
+class ParameterError(ValueError):
+    """A bad value of the parameter ``param``; ``reason`` says what is wrong and how to fix it.
+
+    Examples
+    --------
+    >>> err = ParameterError("r", "must be an integer with 1 <= r < d = 4, got 7")
+    >>> str(err), err.param
+    ('r: must be an integer with 1 <= r < d = 4, got 7', 'r')
+    >>> str(err.renamed("n_components"))
+    'n_components: must be an integer with 1 <= r < d = 4, got 7'
+    """
+
+    def __init__(self, param: str, reason: str):
+        self.param, self.reason = param, reason
+        super().__init__(f"{param}: {reason}")
+
+    def renamed(self, param: str) -> ParameterError:
+        """The same error about the same value, under the caller's name for the parameter."""
+        return ParameterError(param, self.reason)
+
+    def __reduce__(self):  # pickles (Dask workers, joblib) with both fields
+        return type(self), (self.param, self.reason)

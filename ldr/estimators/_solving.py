@@ -1,0 +1,134 @@
+"""How an estimator runs the driver: its solver settings (``solver``, ``start``, ``tol``,
+``max_iter``, ``solver_params``, ``random_state``) turned into one checked call of
+:func:`ldr.solve`, and a :class:`~sklearn.exceptions.ConvergenceWarning` whenever a fit did not
+converge.  Re-exported by :mod:`ldr.estimators._base`.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.utils import check_random_state
+
+from ldr.driver import solve
+from ldr.errors import ParameterError
+from ldr.objective import Objective
+from ldr.result import Result, Trace
+from ldr.solvers import chain
+from ldr.stopping import StopOptions
+
+#: options of :func:`ldr.solve` that ``solver_params`` may hold (the others have their own
+#: estimator parameter: ``tol`` is gtol, ``max_iter``, ``start`` is M0, ``random_state`` the
+#: seed)
+SOLVER_PARAMS = ("xtol", "ftol", "max_time", "gtol_scale", "certify", "callback",
+                 "orthonormalize")
+_OWN_PARAMETER = {"gtol": "tol", "tol": "tol", "max_iter": "max_iter", "M0": "start",
+                  "seed": "random_state"}
+#: keys that solver_params took before the estimators had tol and max_iter (kept, with a
+#: FutureWarning, for one release)
+_DEPRECATED_PARAMS = {"gtol": "tol", "max_iter": "max_iter"}
+
+
+# --- solver settings ---------------------------------------------------------------------------
+def seed_of(random_state):
+    """An int or None for :func:`ldr.solve` from a scikit-learn ``random_state``."""
+    if random_state is None or isinstance(random_state, numbers.Integral):
+        return random_state
+    return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
+
+
+def solver_options(estimator) -> dict:
+    """The keyword arguments of :func:`ldr.solve` that the estimator's settings give: ``tol``
+    as gtol, ``max_iter``, ``random_state`` as the seed and ``solver_params`` (over the
+    estimator's ``_solver_defaults``), every value checked — a typo or a bad value is a
+    :class:`~ldr.errors.ParameterError` naming it, before any work."""
+    params = estimator.solver_params
+    if params is None:
+        params = {}
+    if not isinstance(params, dict):
+        raise ParameterError("solver_params", f"expected a dict, got {params!r}")
+    own = {"gtol": estimator.tol, "max_iter": estimator.max_iter}
+    for key in params:
+        if key in _DEPRECATED_PARAMS:
+            warnings.warn(f"{type(estimator).__name__}: solver_params[{key!r}] is deprecated "
+                          f"since ldr 0.2; pass {_DEPRECATED_PARAMS[key]}= instead",
+                          FutureWarning, stacklevel=4)
+            own[key] = params[key]
+            continue
+        if key in _OWN_PARAMETER:
+            raise ParameterError("solver_params", f"{key!r} is set by the estimator's own "
+                                 f"parameter {_OWN_PARAMETER[key]}=; pass it there")
+        if key not in SOLVER_PARAMS:
+            raise ParameterError("solver_params", f"unknown option {key!r}; the options are "
+                                 f"{', '.join(SOLVER_PARAMS)} (the gradient tolerance is the "
+                                 "estimator's tol=, the budget its max_iter=)")
+    options = {**getattr(estimator, "_solver_defaults", {}), **params, **own}
+    try:
+        StopOptions(**{k: options[k] for k in ("gtol", "gtol_scale", "xtol", "ftol",
+                                                "max_iter", "max_time") if k in options})
+    except ParameterError as exc:
+        raise exc.renamed({"gtol": "tol"}.get(exc.param, exc.param)) from None
+    if estimator.solver is not None:  # None: the objective's default solver
+        chain(estimator.solver)  # an unknown solver name fails here
+    return {**options, "seed": seed_of(estimator.random_state)}
+
+
+def solve_and_warn(estimator, obj: Objective, M0):
+    """:func:`ldr.solve` with the estimator's settings (:func:`solver_options`); a
+    :class:`~sklearn.exceptions.ConvergenceWarning` when it did not converge."""
+    res = solve(obj, estimator.solver, M0=M0, **solver_options(estimator))
+    warn_if_unconverged(estimator, res, "raise max_iter (or max_time through solver_params), "
+                        "or loosen tol")
+    # autograd's cached gradient closure is rebuilt on demand and cannot be pickled
+    obj.__dict__.pop("_ag_grad", None)
+    return res
+
+
+def warn_if_unconverged(estimator, res, remedy: str, what: str = "the solver",
+                        stacklevel: int = 4) -> None:
+    """A :class:`~sklearn.exceptions.ConvergenceWarning` quoting the driver's reason when
+    ``res`` (an :class:`ldr.Result`) did not converge: no estimator fits silently."""
+    if not res.converged:
+        warnings.warn(f"{type(estimator).__name__}: {what} {res.solver!r} did not converge "
+                      f"({res.reason}); {remedy}", ConvergenceWarning, stacklevel=stacklevel)
+
+
+def converged_alternation(estimator, change: float, what: str, stacklevel: int = 3) -> bool:
+    """Whether an alternation (``max_outer`` rounds, ``outer_tol`` on the change of ``what``)
+    converged; a :class:`~sklearn.exceptions.ConvergenceWarning` when it did not."""
+    converged = change <= estimator.outer_tol
+    if not converged:
+        warnings.warn(f"{type(estimator).__name__}: the alternation did not converge in "
+                      f"max_outer={estimator.max_outer} rounds (last change of {what} "
+                      f"{change:.2e} > outer_tol {estimator.outer_tol:g}); raise max_outer or "
+                      "loosen outer_tol", ConvergenceWarning, stacklevel=stacklevel)
+    return converged
+
+
+def start_point(start, obj: Objective | None):
+    """``start``: "heuristic" (the objective's, else a seeded random point), "random",
+    None (the solver's own default start) or an array."""
+    if isinstance(start, str):
+        if start == "heuristic":
+            return "heuristic" if obj is not None and obj.provides("heuristic") else "random"
+        if start == "random":
+            return "random"
+        raise ParameterError("start", f"expected 'heuristic', 'random', None or an array, "
+                             f"got {start!r}")
+    return start
+
+
+def closed_form_result(estimator, M, cost: float, how: str) -> Result:
+    """The record of a fit with nothing to optimize (n_components = n_features: the whole
+    space is one point of the Grassmannian); the solver settings it does not use are still
+    checked, so a typo never passes silently."""
+    solver_options(estimator)
+    if isinstance(estimator.start, str) and estimator.start not in ("heuristic", "random"):
+        start_point(estimator.start, None)
+    return Result(M=M, cost=float(cost), converged=True, n_iter=0, time=0.0, grad_norm=0.0,
+                  trace=Trace(), solver="closed-form",
+                  reason=f"n_components = n_features: the whole space, nothing to optimize "
+                         f"({how})")

@@ -1,0 +1,125 @@
+"""Graph embeddings as projections: locality preserving projections and neighbourhood
+preserving embedding."""
+
+from __future__ import annotations
+
+from ldr.estimators._base import LinearDR
+from ldr.objectives.graph import LPP as LPPObjective
+from ldr.objectives.graph import NPE as NPEObjective
+
+__all__ = ["LPP", "NPE"]
+
+
+class _Graph(LinearDR):
+    """LPP and NPE: the ratio of neighbour scatter to spread, smaller is better."""
+
+    def _finalize(self, obj, M, data):
+        self.ratio_ = obj.ratio(M)
+        return M
+
+    def _components(self, obj, M):
+        return (obj.whitener_ @ M).T
+
+
+class LPP(_Graph):
+    """Locality preserving projections: keep neighbours close (He & Niyogi; survey Eq. 17–18).
+
+    Minimizes tr(MᵀS_LM)/tr(MᵀS_DM) on a heat-kernel k-nearest-neighbour graph, from the
+    eigenvector recipe (generalized eigenvectors of (S_L, S_D)), which it improves on.
+
+    Parameters
+    ----------
+    n_components : int or None, default None
+        1 <= n_components < n_features; None: n_features − 1, the natural maximum (at
+        n_features the ratio is the constant tr(S_L)/tr(S_D)).
+    n_neighbors : int, optional
+        k of the symmetrized k-nearest-neighbour graph (default 5 when ``radius`` is None).
+    radius : float, optional
+        An ε-ball graph instead (then leave ``n_neighbors`` None).
+    tau : float, optional
+        Heat-kernel width (default the median squared edge length).
+    weight : {"heat", "binary"}
+    reg : float in [0, 1], default 0
+        Shrinkage of S_D (needed when n_samples <= n_features).
+    form : {"ratio", "whitened"}
+        Orthogonal projection, or the survey's whitened Eq. 19 (:class:`ldr.objectives.LPP`,
+        :class:`ldr.objectives.NPE`).
+    solver, start, tol, max_iter, solver_params, random_state : see :class:`LinearDR`
+
+    Attributes
+    ----------
+    M_, n_components_, cost_, n_iter_, result_, objective_, mean_ : see :class:`LinearDR`
+    components_ : (n_components, n_features)
+        The linear map: ``transform(X) == (X − mean_) @ components_.T``; ``M_.T`` for
+        ``form="ratio"``, ``(S_D^{-1/2} M_)ᵀ`` for ``form="whitened"``.
+    ratio_ : float
+        Neighbour scatter over spread at ``M_`` (positive, smaller is better).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.random.default_rng(0).standard_normal((80, 5)) * [3.0, 1.0, 1.0, 1.0, 0.3]
+    >>> est = LPP(n_components=2, n_neighbors=6).fit(X)
+    >>> bool(est.ratio_ <= est.objective_.ratio(est.objective_.heuristic()))
+    True
+    """
+
+    _objective_class = LPPObjective
+    _objective_args = ("n_neighbors", "radius", "tau", "weight", "reg", "form")
+
+    def __init__(self, n_components=None, *, n_neighbors=None, radius=None, tau=None, weight="heat",
+                 reg=0.0, form="ratio", solver="trust-region", start="heuristic",
+                 tol=1e-8, max_iter=1000,
+                 solver_params=None, random_state=0):
+        self.n_components, self.n_neighbors, self.radius = n_components, n_neighbors, radius
+        self.tau, self.weight, self.reg, self.form = tau, weight, reg, form
+        self.solver, self.start = solver, start
+        self.tol, self.max_iter = tol, max_iter
+        self.solver_params, self.random_state = solver_params, random_state
+
+
+class NPE(_Graph):
+    """Neighbourhood preserving embedding: keep LLE's reconstructions (He et al.; survey §3.1.8).
+
+    Minimizes tr(MᵀS_LM)/tr(MᵀS_DM) with S_L the scatter of the barycentric reconstruction
+    errors, from the eigenvector recipe, which it improves on.
+
+    Parameters
+    ----------
+    n_components : int or None, default None
+        1 <= n_components < n_features; None: n_features − 1, as :class:`LPP`.
+    n_neighbors : int, optional
+        Neighbours per reconstruction (default 5 when ``radius`` is None).
+    radius : float, optional
+        Reconstruct from an ε-ball instead.
+    lle_reg : float > 0, default 1e-3
+        Regularization of each local Gram matrix (as in LLE).
+    reg : float in [0, 1], default 0
+        Shrinkage of S_D (needed when n_samples <= n_features).
+    form : {"ratio", "whitened"}
+    solver, start, tol, max_iter, solver_params, random_state : see :class:`LinearDR`
+
+    Attributes
+    ----------
+    M_, components_, ratio_, n_components_, cost_, n_iter_, result_, objective_, mean_ :
+        as in :class:`LPP`
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> X = np.random.default_rng(0).standard_normal((80, 5)) * [3.0, 1.0, 1.0, 1.0, 0.3]
+    >>> NPE(n_components=2, n_neighbors=8).fit_transform(X).shape
+    (80, 2)
+    """
+
+    _objective_class = NPEObjective
+    _objective_args = ("n_neighbors", "radius", "lle_reg", "reg", "form")
+
+    def __init__(self, n_components=None, *, n_neighbors=None, radius=None, lle_reg=1e-3, reg=0.0,
+                 form="ratio", solver="trust-region", start="heuristic", tol=1e-8, max_iter=1000,
+                 solver_params=None, random_state=0):
+        self.n_components, self.n_neighbors, self.radius = n_components, n_neighbors, radius
+        self.lle_reg, self.reg, self.form = lle_reg, reg, form
+        self.solver, self.start = solver, start
+        self.tol, self.max_iter = tol, max_iter
+        self.solver_params, self.random_state = solver_params, random_state

@@ -1,0 +1,230 @@
+"""Orthogonal LDA (the quotient of traces), with scikit-learn's LDA API: a transformer and a
+classifier."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.special
+from sklearn.base import ClassifierMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ldr.data.validation import check_labels, check_nonsingular, shrink
+from ldr.errors import ParameterError
+from ldr.estimators._base import (
+    FitData,
+    LinearDR,
+    ProjectionAPI,
+    check_int_components,
+    closed_form_result,
+    sign_rule,
+)
+from ldr.estimators._gaussian import check_priors, gaussian_linear_rule
+from ldr.objectives.lda import LDA
+
+__all__ = ["OrthogonalLDA"]
+
+
+class OrthogonalLDA(ProjectionAPI, ClassifierMixin, LinearDR):
+    """Orthogonal LDA: maximize the quotient of traces tr(MᵀS_bM)/tr(MᵀS_wM) (survey Eq. 6),
+    and classify in the projected space — scikit-learn's LDA API (transformer and classifier).
+
+    The classical answer (eigenvectors of S_w⁻¹S_b) solves the trace of quotient, not this
+    cost; the default run starts there and the trust-region solver improves on it, so
+    ``ratio_`` is never below the heuristic's ratio.  The basis is then rotated within the
+    subspace to the eigenvectors of MᵀS_bM (most between-class scatter first) with
+    scikit-learn's sign rule.  With r = n_features (one feature, or n_features <
+    n_classes) the subspace is the whole space: no solver runs.
+
+    **The classifier** is the shared-covariance Gaussian model in the projected space: with
+    ``z = Mᵀ(x − mean_)``, class means ``m_k = Mᵀ(μ_k − mean_)``, the pooled within-class covariance
+    Σ = MᵀS_wM (S_w = (1/n) Σ_i (x_i − μ_{y_i})(x_i − μ_{y_i})ᵀ, shrunk by ``reg`` as in the
+    fit — the normalization of scikit-learn's default ``solver="svd"``) and priors π_k (class
+    frequencies unless ``priors`` is given), the posterior is
+
+        p(k | x) ∝ π_k N(z; m_k, Σ),   log-odds δ_k(x) = zᵀΣ⁻¹m_k − ½ m_kᵀΣ⁻¹m_k + log π_k,
+
+    linear in x: ``decision_function(X) == X @ coef_.T + intercept_``.
+
+    **Agreement with** :class:`sklearn.discriminant_analysis.LinearDiscriminantAnalysis`
+    (full-space LDA, same S_w and priors): the projected posterior equals the full one for
+    every x exactly when span(M) ⊇ span{S_w⁻¹(μ_k − μ̄)} (the Gaussian discriminant
+    directions).  That holds (i) for two classes with r = 1, where the trace-ratio optimum is
+    the Rayleigh quotient's maximizer S_w⁻¹(μ₁ − μ₀) — ``predict_proba`` then agrees with
+    scikit-learn's to ~1e-10 — and (ii) for r = n_features.  With three or more classes and
+    r = n_classes − 1 < n_features, the trace-ratio subspace generally differs from the
+    eigen-LDA subspace (that is the point of orthogonal LDA), so predictions agree only
+    mostly.  Measured with r = 2 on standardized data: iris, the training predictions agree
+    with scikit-learn's on 98.0% of the samples (accuracy 0.973 vs 0.980; 5-fold
+    cross-validated 0.967 vs 0.980); wine, 98.9% (accuracy 0.989 vs 1.000; cross-validated
+    0.989 vs 0.994).  On raw wine, whose features differ in scale by 10³, agreement falls to
+    95.5% (accuracy 0.955 vs 1.000): standardize first.  tests/test_sklearn_parity.py keeps
+    lower bounds on these.
+
+    Parameters
+    ----------
+    n_components : int or None, default None
+        r, 1 <= r <= min(n_classes − 1, n_features); None takes that maximum (as
+        scikit-learn's LDA).
+    reg : float in [0, 1], default 0
+        Shrinkage of S_w towards tr(S_w)/d · I (needed when S_w is singular); the classifier
+        uses the same shrunk S_w.
+    priors : array of shape (n_classes,), optional
+        Class priors of the classifier (non-negative, summing to 1); default the class
+        frequencies.  The subspace itself is fitted with the class frequencies.
+    solver, start, tol, max_iter, solver_params, random_state : see :class:`LinearDR`
+
+    Attributes
+    ----------
+    M_, components_, n_components_, cost_, n_iter_, result_, objective_, mean_ :
+        see :class:`LinearDR` (``objective_`` is None when r = n_features)
+    ratio_ : float
+        The trace ratio at ``M_`` on the training data (with the ``reg`` shrinkage).
+    explained_variance_ratio_ : (n_components,)
+        The share of the between-class scatter tr(S_b) kept by each component,
+        m_jᵀS_bm_j / tr(S_b), decreasing.  Its sum is tr(MᵀS_bM)/tr(S_b) <= 1, equal to 1 when
+        span(M) contains every class-mean difference (r = n_features, for instance).  This
+        differs from scikit-learn's LDA, whose ratios are normalized generalized eigenvalues
+        of (S_b, S_w) and sum to 1 at r = n_classes − 1: orthogonal LDA's components are
+        orthonormal in the original metric, so the share of S_b they keep is the natural
+        measure.
+    classes_ : (n_classes,) the class labels
+    priors_ : (n_classes,) the class priors used
+    means_ : (n_classes, n_features) the class means
+    coef_, intercept_ : (n_classes, n_features), (n_classes,)
+        The linear decision rule (one row for two classes: class 1 against class 0, as in
+        scikit-learn).
+
+    Examples
+    --------
+    >>> from sklearn.datasets import load_wine
+    >>> from sklearn.model_selection import cross_val_score
+    >>> from sklearn.pipeline import make_pipeline
+    >>> from sklearn.preprocessing import StandardScaler
+    >>> X, y = load_wine(return_X_y=True)
+    >>> pipe = make_pipeline(StandardScaler(), OrthogonalLDA())
+    >>> bool(cross_val_score(pipe, X, y, cv=3).mean() > 0.95)
+    True
+    >>> pipe.fit(X, y)[-1].n_components_
+    2
+    """
+
+    _objective_class = LDA
+    _objective_args = ("reg",)
+
+    def __init__(self, n_components=None, *, reg=0.0, priors=None, solver="trust-region",
+                 start="heuristic", tol=1e-8, max_iter=1000, solver_params=None,
+                 random_state=0):
+        self.n_components, self.reg, self.priors = n_components, reg, priors
+        self.solver, self.start, self.tol, self.max_iter = solver, start, tol, max_iter
+        self.solver_params, self.random_state = solver_params, random_state
+
+    def _validate(self, X, y):
+        if y is None:
+            raise ParameterError("y", f"{type(self).__name__} requires y to be passed, but the "
+                                      "target y is None: LDA is supervised; call fit(X, y)")
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
+        check_classification_targets(y)
+        check_labels(y, X.shape[0], "y")
+        return X, y
+
+    # --- the fit template's hooks (ldr.estimators._base) ------------------------------------
+    def _n_components(self, data: FitData) -> int:
+        classes, d = data.stats.labels, data.stats.d
+        c = len(classes)
+        if c < 2:
+            raise ParameterError("y", f"at least two classes are needed, got {c} "
+                                      f"({classes.tolist()!r})")
+        upper = min(c - 1, d)
+        q = self.n_components
+        if q is None:
+            return upper
+        if isinstance(q, numbers.Integral) and not isinstance(q, bool) and upper < q:
+            raise ParameterError("n_components", f"LDA's between-class scatter has rank at "
+                                 f"most n_classes - 1 = {c - 1}, so n_components must be <= "
+                                 f"min(n_classes - 1, n_features) = {upper}; got {q}")
+        return check_int_components(q, upper, "min(n_classes - 1, n_features)")
+
+    def _make_objective(self, data: FitData, r: int):
+        return LDA(data.stats, None, r, reg=self.reg) if r < data.stats.d else None
+
+    def _closed_form(self, data: FitData, r: int):
+        Sw, Sb, _ = data.stats.class_scatter()
+        Sw = shrink(Sw, self.reg)
+        check_nonsingular(Sw, "X", "within-class scatter S_w", "the LDA ratio is unbounded",
+                          data.stats.n)
+        M = np.eye(data.stats.d)
+        return M, closed_form_result(self, M, -np.trace(Sb) / np.trace(Sw),
+                                     "every basis has the same trace ratio")
+
+    def _finalize(self, obj, M, data: FitData):
+        """Rotate to the eigenvectors of MᵀS_bM within the span (sign rule), then fit the
+        classifier and the scores."""
+        stats = data.stats
+        if obj is not None:
+            Sw, Sb, means = obj.Sw, obj.Sb, obj.means_
+        else:
+            Sw, Sb, means = stats.class_scatter()
+            Sw = shrink(Sw, self.reg)
+        classes, c = stats.labels, len(stats.labels)
+        priors = (stats.class_counts / stats.n if self.priors is None
+                  else check_priors(self.priors, c))
+        w, V = np.linalg.eigh(M.T @ Sb @ M)
+        M = sign_rule(M @ V[:, ::-1])
+        coef, intercept = gaussian_linear_rule(M, priors @ means, means, Sw, priors)
+        if c == 2:
+            coef, intercept = coef[1:] - coef[:1], intercept[1:] - intercept[:1]
+        tb = float(np.trace(Sb))
+        self.mean_ = np.asarray(stats.mean)
+        self.ratio_ = float(np.sum(M * (Sb @ M)) / np.sum(M * (Sw @ M)))
+        self.explained_variance_ratio_ = (np.maximum(w[::-1], 0.0) / tb if tb > 0
+                                          else np.zeros(M.shape[1]))
+        self.classes_, self.priors_ = classes, np.asarray(priors, dtype=float)
+        self.means_ = np.asarray(means, dtype=float)
+        self.coef_, self.intercept_ = coef, intercept
+        return M
+
+    def decision_function(self, X) -> np.ndarray:
+        """``δ_k(x) = X @ coef_.T + intercept_``, the log-posterior up to a per-sample constant;
+        for two classes the log-odds of class 1 against class 0, shape (n_samples,)."""
+        check_is_fitted(self, "coef_")
+        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        D = X @ self.coef_.T + self.intercept_
+        return D[:, 0] if len(self.classes_) == 2 else D
+
+    def predict(self, X) -> np.ndarray:
+        """The class of largest posterior (``decision_function``'s argmax, or its sign)."""
+        D = self.decision_function(X)
+        idx = (D > 0).astype(int) if D.ndim == 1 else np.argmax(D, axis=1)
+        return self.classes_[idx]
+
+    def predict_proba(self, X) -> np.ndarray:
+        """Posterior probabilities p(k | x) of the Gaussian model, shape (n_samples, n_classes)."""
+        D = self.decision_function(X)
+        if D.ndim == 1:
+            p = scipy.special.expit(D)
+            return np.column_stack([1 - p, p])
+        return scipy.special.softmax(D, axis=1)
+
+    def predict_log_proba(self, X) -> np.ndarray:
+        """log p(k | x), a zero probability mapped to log of the smallest normal (as
+        scikit-learn)."""
+        P = self.predict_proba(X)
+        P[P == 0.0] += np.finfo(P.dtype).smallest_normal
+        return np.log(P)
+
+    def trace_ratio(self, X, y) -> float:
+        """The trace ratio tr(S_b)/tr(S_w) of the projected data ``transform(X)`` with labels
+        ``y`` (no shrinkage): how well the learned subspace separates these classes.
+        (``score`` is the accuracy, as for every scikit-learn classifier.)"""
+        Z = np.asarray(self.transform(X), dtype=float)
+        _, codes = check_labels(y, Z.shape[0], "y")
+        means = np.zeros((codes.max() + 1, Z.shape[1]))
+        np.add.at(means, codes, Z)
+        means /= np.bincount(codes)[:, None]
+        within = np.sum((Z - means[codes]) ** 2)
+        between = np.sum((means[codes] - Z.mean(axis=0)) ** 2)
+        return float(between / within) if within > 0 else float("inf")
+

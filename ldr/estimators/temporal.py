@@ -1,0 +1,116 @@
+"""Time-series methods: maximum autocorrelation factors and slow feature analysis.
+
+**The rows of X are the time order** (equally spaced samples).
+"""
+
+from __future__ import annotations
+
+from ldr.estimators._base import LinearDR
+from ldr.objectives.maf import MAF as MAFObjective
+from ldr.objectives.sfa import SFA as SFAObjective
+
+__all__ = ["MAF", "SFA"]
+
+
+class MAF(LinearDR):
+    """Maximum autocorrelation factors: maximize tr(MᵀΣ_δM)/tr(MᵀΣM) (survey Eq. 11–12).
+
+    **The rows of X are the time order** (equally spaced samples): ``fit`` cannot tell, and
+    shuffled rows give meaningless factors — keep MAF away from shuffling splitters.  The
+    default run starts at the generalized eigenvectors of (Σ_δ, Σ) (the ratio-trace answer)
+    and improves on them.
+
+    Parameters
+    ----------
+    n_components : int or None, default None
+        1 <= n_components < n_features; None: n_features − 1, the natural maximum (at
+        n_features the ratio is the constant tr(Σ_δ)/tr(Σ)).
+    lag : int, default 1
+        The time lag δ in samples, 1 <= lag < n_samples - 1.
+    reg : float in [0, 1], default 0
+        Shrinkage of Σ towards tr(Σ)/d · I (needed when Σ is singular).
+    solver, start, tol, max_iter, solver_params, random_state : see :class:`LinearDR`
+
+    Attributes
+    ----------
+    M_, components_, n_components_, cost_, n_iter_, result_, objective_, mean_ :
+        see :class:`LinearDR`
+    autocorrelation_ : float
+        tr(MᵀΣ_δM)/tr(MᵀΣM) at ``M_`` on the training series.
+
+    Examples
+    --------
+    >>> import ldr
+    >>> X = ldr.datasets.make_maf(300, 6, seed=0)
+    >>> est = MAF(n_components=2).fit(X)
+    >>> heuristic = est.objective_.heuristic()
+    >>> bool(est.autocorrelation_ >= est.objective_.autocorrelation(heuristic))
+    True
+    """
+
+    _objective_class = MAFObjective
+    _objective_args = ("lag", "reg")
+
+    def __init__(self, n_components=None, *, lag=1, reg=0.0, solver="trust-region",
+                 start="heuristic", tol=1e-8, max_iter=1000,
+                 solver_params=None, random_state=0):
+        self.n_components, self.lag, self.reg = n_components, lag, reg
+        self.solver, self.start = solver, start
+        self.tol, self.max_iter = tol, max_iter
+        self.solver_params, self.random_state = solver_params, random_state
+
+    def _finalize(self, obj, M, data):
+        self.autocorrelation_ = obj.autocorrelation(M)
+        return M
+
+
+class SFA(LinearDR):
+    """Linear slow feature analysis: the slowest directions of the whitened series (survey §3.1).
+
+    Minimizes tr(MᵀĊM), Ċ the covariance of the whitened finite differences; the features are
+    ``y = (x − mean_) Σ^{-1/2} M``, with unit covariance.  **The rows of X are the time order.**
+
+    Parameters
+    ----------
+    n_components : int or None, default None
+        1 <= n_components < n_features; None: n_features − 1, the natural maximum (at
+        n_features the slowness is the constant tr(Ċ)).
+    reg : float in [0, 1], default 0
+        Shrinkage of Σ before whitening (needed when Σ is singular).
+    solver, start, tol, max_iter, solver_params, random_state : see :class:`LinearDR`
+
+    Attributes
+    ----------
+    M_ : (n_features, n_components) orthonormal, in whitened coordinates
+    components_ : (n_components, n_features)
+        The slow-feature filters ``(Σ^{-1/2} M_)ᵀ``: ``transform(X) == (X − mean_) @
+        components_.T`` (not orthonormal: SFA whitens first).
+    slowness_ : float
+        ``tr(M_ᵀĊM_)``, the mean squared time derivative of the features (smaller is slower).
+    n_components_, cost_, n_iter_, result_, objective_, mean_ : see :class:`LinearDR`
+
+    Examples
+    --------
+    >>> import numpy as np, ldr
+    >>> X = ldr.datasets.make_maf(300, 6, seed=0)
+    >>> Y = SFA(n_components=2).fit_transform(X)
+    >>> bool(np.allclose(np.cov(Y.T, bias=True), np.eye(2)))
+    True
+    """
+
+    _objective_class = SFAObjective
+    _objective_args = ("reg",)
+
+    def __init__(self, n_components=None, *, reg=0.0, solver="trust-region", start="heuristic",
+                 tol=1e-8, max_iter=1000,
+                 solver_params=None, random_state=0):
+        self.n_components, self.reg, self.solver, self.start = n_components, reg, solver, start
+        self.tol, self.max_iter = tol, max_iter
+        self.solver_params, self.random_state = solver_params, random_state
+
+    def _finalize(self, obj, M, data):
+        self.slowness_ = obj.slowness(M)
+        return M
+
+    def _components(self, obj, M):
+        return obj.filters(M).T

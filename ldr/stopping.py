@@ -1,0 +1,169 @@
+"""The stopping rules of :func:`ldr.solve`: named, frozen options and one fixed order.
+
+The driver checks the rules after every iteration, in this order; the first that holds is the
+run's ``reason``:
+
+1. the ``callback`` returned True                          (not converged)
+2. the iterate's cost is NaN or infinite                   (not converged)
+3. Riemannian gradient norm ``‖grad f(M)‖ ≤ gtol · scale``  (converged)
+4. the solver's own reason (radius collapse, line search failure, eigengap lost, ...)
+5. step ``‖M_k − M_{k−1}‖ ≤ xtol``, measured on the manifold actually solved on: the largest
+   principal-angle sine on a Grassmann factor, the spectral norm of the difference on a
+   Stiefel factor (where rotating inside a fixed span is progress) and the relative Frobenius
+   distance on a Euclidean one — the largest over the factors of a product (accepted steps
+   only; 0 disables the rule, as for gtol and ftol).  For a fixed-point iteration M ← G(M)
+   that reports its residual ``sin θ_max(M_k, G(M_k))`` as ``info["residual"]`` (SCF), that
+   residual instead, so that an extrapolated step that happens to be short is not taken for a
+   fixed point
+6. relative cost change ``|f_k − f_{k−1}| ≤ ftol·max(|f_k|, 1e-300)`` (accepted steps only)
+7. iterations ``≥ max_iter``                                (not converged)
+8. time ``≥ max_time`` seconds                              (not converged)
+
+**Only the gradient rule certifies.**  Rules 5 and 6 say the iterates stopped moving, not that
+they reached a critical point: they report ``converged=True`` only when the gradient norm is
+also within ``1e3 · gtol · scale`` (the default gtol = 1e-8 when gtol = 0 disables the
+gradient rule); otherwise the run stops as *stalled* (not converged), with both numbers in the
+reason.  Solvers that compute no gradient (SCF, whose fixed points are not critical points of
+the cost) converge on their residual alone.
+
+**Scale-invariant tolerance.**  ``scale`` is the problem's typical gradient norm
+(:meth:`ldr.problem.Problem.gradient_scale`), so multiplying the data by a constant changes
+neither where a solver stops nor whether it says it converged.  ``gtol_scale=1.0`` makes
+``gtol`` absolute, as in Manopt and pymanopt.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ldr.errors import ParameterError
+
+STALL_FACTOR = 1e3
+"""A step or cost-change stop counts as converged only within this factor of gtol·scale."""
+
+
+def _non_negative(name: str, value) -> None:
+    if (isinstance(value, bool) or not isinstance(value, numbers.Real) or math.isnan(value)
+            or value < 0):
+        raise ParameterError(name, f"must be a non-negative number, got {value!r}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class StopOptions:
+    """The options of the stopping rules (module docstring), checked when built.
+
+    Attributes
+    ----------
+    gtol : float
+        Relative gradient tolerance (rule 3): converged when ‖grad f‖ ≤ gtol · scale.
+    gtol_scale : "auto" or float
+        ``scale``: "auto" is the problem's gradient scale; a positive number fixes it.
+    xtol, ftol : float
+        Step and relative cost-change tolerances (rules 5, 6); 0 disables a rule.
+    max_iter : int
+        Iterations per stage of a chain.
+    max_time : float
+        Seconds for the whole run.
+    """
+
+    gtol: float = 1e-8
+    gtol_scale: float | str = "auto"
+    xtol: float = 1e-10
+    ftol: float = 0.0
+    max_iter: int = 1000
+    max_time: float = math.inf
+
+    def __post_init__(self):
+        for name in ("gtol", "xtol", "ftol", "max_time"):
+            _non_negative(name, getattr(self, name))
+        it = self.max_iter
+        if isinstance(it, bool) or not isinstance(it, numbers.Integral) or it < 0:
+            raise ParameterError("max_iter", f"must be a non-negative integer, got {it!r}")
+        s = self.gtol_scale
+        if not (isinstance(s, str) and s == "auto") and not (
+                isinstance(s, numbers.Real) and not isinstance(s, bool) and math.isfinite(s)
+                and s > 0):
+            raise ParameterError("gtol_scale", f"expected 'auto' or a positive number (1.0 "
+                                               f"makes gtol absolute), got {s!r}")
+
+
+@dataclass(frozen=True)
+class StageRules:
+    """What one stage of a run compares against: the options, the tolerances in the problem's
+    units (``grad_tol`` = gtol·scale, ``stall_tol`` the same with the default gtol when gtol
+    is 0; NaN while the scale is unknown), the stage's first iteration number and the clock's
+    start."""
+
+    options: StopOptions
+    grad_tol: float
+    stall_tol: float
+    first_iter: int
+    started: float
+    callback: Callable | None = None
+
+    @classmethod
+    def for_stage(cls, options: StopOptions, scale: float | None, first_iter: int,
+                  started: float, callback: Callable | None = None) -> StageRules:
+        if scale is None:
+            return cls(options, math.nan, math.nan, first_iter, started, callback)
+        return cls(options, options.gtol * scale, (options.gtol or 1e-8) * scale, first_iter,
+                   started, callback)
+
+
+def _gnorm(state) -> str:
+    """``(gradient norm …)`` for a reason, or a note that the solver does not compute it."""
+    if math.isnan(state.grad_norm):
+        return "(the solver computes no gradient)"
+    return f"(gradient norm {state.grad_norm:.3e})"
+
+
+def _small_move(what: str, state, stall_tol: float) -> tuple[str, bool]:
+    """A step or cost-change rule fired: converged only near a critical point."""
+    g = state.grad_norm
+    if math.isnan(g):
+        return f"{what} (the solver computes no gradient)", True
+    if g <= STALL_FACTOR * stall_tol:
+        return f"{what} (gradient norm {g:.3e})", True
+    return (f"stalled: {what}, but the gradient norm {g:.3e} is above 1e3·gtol·scale = "
+            f"{STALL_FACTOR * stall_tol:.1e}: not a critical point (try another solver, a chain "
+            "ending in 'trust-region', or xtol=0)"), False
+
+
+def first_rule(state, prev, change: float, rules: StageRules) -> tuple[str, bool]:
+    """The first stopping rule that holds at ``state`` (``prev`` the previous state, None at a
+    stage's start; ``change`` the step measured on the manifold), as ``(reason, converged)``;
+    ``("", False)`` if none holds."""
+    opts = rules.options
+    if rules.callback is not None and rules.callback(state):
+        return "stopped by callback", False
+    if not math.isfinite(state.cost):
+        return (f"the cost is {state.cost} at the current iterate (outside its domain, or an "
+                "overflow)"), False
+    if state.grad_norm <= rules.grad_tol:
+        return f"gradient norm {state.grad_norm:.3e} ≤ gtol·scale {rules.grad_tol:.1e}", True
+    if state.stop_reason:
+        if state.stop_converged:
+            return _small_move(state.stop_reason, state, rules.stall_tol)
+        return state.stop_reason, False
+    if prev is not None and state.accepted:
+        residual = state.info.get("residual")
+        if opts.xtol > 0 and residual is not None:  # a fixed-point iteration's own measure
+            if residual <= opts.xtol:
+                return _small_move(f"fixed-point residual {residual:.3e} ≤ xtol "
+                                   f"{opts.xtol:.1e}", state, rules.stall_tol)
+        elif opts.xtol > 0 and change <= opts.xtol:
+            return _small_move(f"step {change:.3e} ≤ xtol {opts.xtol:.1e}", state,
+                               rules.stall_tol)
+        rel = abs(state.cost - prev.cost) / max(abs(state.cost), 1e-300)
+        if opts.ftol > 0 and rel <= opts.ftol:
+            return _small_move(f"relative cost change {rel:.3e} ≤ ftol {opts.ftol:.1e}", state,
+                               rules.stall_tol)
+    if state.iteration - rules.first_iter >= opts.max_iter:
+        return f"max_iter {opts.max_iter} reached {_gnorm(state)}", False
+    if time.perf_counter() - rules.started >= opts.max_time:
+        return f"max_time {opts.max_time:g}s reached {_gnorm(state)}", False
+    return "", False

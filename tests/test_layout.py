@@ -1,0 +1,167 @@
+"""The house's floors: which package may import which, module sizes, no import cycles.
+
+Every ``import`` of an ldr module anywhere in a file — at the top or inside a function — is
+read from the source (``ast``) and must point to the same floor or a lower one:
+
+0. the ground: the Objective, the Problem, manifolds, results, errors, the stopping rules,
+   ``ldr.data`` (validation, moments, rows, files), ``ldr.kernels``, ``ldr.datasets``;
+1. ``ldr.objectives`` and ``ldr.solvers`` (neither imports the other);
+2. the driver and what runs it: ``ldr.driver``, ``ldr.certificate``, ``ldr.checks``,
+   ``ldr.compare``, ``ldr.answers``, ``ldr.registry``;
+3. ``ldr.estimators`` — each family module imports ``ldr.estimators._base`` (and private
+   helpers) but no sibling family;
+4. the command line and the package's front door (``ldr.cli``, ``ldr/__init__.py``).
+
+A function-local import is fine for laziness (a heavy dependency, a downward arrow) but
+cannot hide an upward one.
+"""
+
+import ast
+import pathlib
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+#: installed module prefix → folder of the checkout
+FOLDERS = {"ldr.objectives": ROOT / "objectives", "ldr.solvers": ROOT / "solvers",
+           "ldr": ROOT / "ldr"}
+GROUND = ("ldr.errors", "ldr.objective", "ldr.problem", "ldr.manifolds", "ldr.result",
+          "ldr.eigen", "ldr.stopping", "ldr.data", "ldr.kernels", "ldr.datasets")
+DRIVER = ("ldr.driver", "ldr.certificate", "ldr.checks", "ldr.compare", "ldr.answers",
+          "ldr.registry")
+MAX_LINES = 520  # "about 500", docstrings included
+
+
+def _modules() -> dict[str, pathlib.Path]:
+    out = {}
+    for prefix, folder in FOLDERS.items():
+        for path in folder.rglob("*.py"):
+            rel = path.relative_to(folder).with_suffix("")
+            parts = [p for p in rel.parts if p != "__init__"]
+            name = ".".join([prefix, *parts])
+            if prefix == "ldr" and parts and parts[0] in ("objectives", "solvers"):
+                continue
+            out[name] = path
+    return out
+
+
+MODULES = _modules()
+
+
+def floor(name: str) -> int:
+    if name == "ldr" or name.startswith("ldr.cli"):
+        return 4
+    if name.startswith("ldr.estimators"):
+        return 3
+    if name.startswith(DRIVER):
+        return 2
+    if name.startswith(("ldr.objectives", "ldr.solvers")):
+        return 1
+    if name.startswith(GROUND):
+        return 0
+    raise AssertionError(f"{name} is on no floor: add it to tests/test_layout.py")
+
+
+def _resolve(module: str, node: ast.AST, is_package: bool) -> list[str]:
+    """The ldr modules an import statement reads (``from ldr import x`` names module x when
+    it is one)."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names if a.name.split(".")[0] == "ldr"]
+    assert isinstance(node, ast.ImportFrom)
+    if node.level:  # relative imports are not used in ldr; resolve them anyway
+        base = module.split(".")[: len(module.split(".")) - node.level + (1 if is_package else 0)]
+        target = ".".join(base + ([node.module] if node.module else []))
+    else:
+        target = node.module or ""
+    if target.split(".")[0] != "ldr":
+        return []
+    out = []
+    for alias in node.names:
+        sub = f"{target}.{alias.name}"
+        out.append(sub if sub in MODULES else target)
+    return out
+
+
+def imports(name: str, top_level_only: bool = False) -> set[str]:
+    path = MODULES[name]
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    nodes = tree.body if top_level_only else list(ast.walk(tree))
+    found = set()
+    for node in nodes:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            found.update(_resolve(name, node, path.name == "__init__.py"))
+    found.discard(name)
+    return found
+
+
+def test_every_module_has_a_floor():
+    for name in MODULES:
+        floor(name)
+    assert "ldr.estimators._base" in MODULES and "ldr.registry" in MODULES
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_imports_point_down(name):
+    """No module imports one on a higher floor, at the top or inside a function."""
+    up = sorted(m for m in imports(name) if floor(m) > floor(name))
+    assert not up, f"{name} (floor {floor(name)}) imports {up} from above"
+
+
+def test_objectives_and_solvers_do_not_import_each_other():
+    for name in MODULES:
+        if name.startswith("ldr.objectives"):
+            assert not [m for m in imports(name) if m.startswith("ldr.solvers")], name
+        if name.startswith("ldr.solvers"):
+            assert not [m for m in imports(name) if m.startswith("ldr.objectives")], name
+
+
+def test_estimator_families_import_only_the_base():
+    """A family module (ldr/estimators/pca.py, ...) imports ``_base`` and private helpers,
+    never a sibling family."""
+    for name in MODULES:
+        if not name.startswith("ldr.estimators.") or name.split(".")[-1].startswith("_"):
+            continue
+        siblings = [m for m in imports(name) if m.startswith("ldr.estimators.")
+                    and not m.split(".")[-1].startswith("_")]
+        assert not siblings, f"{name} imports the families {siblings}"
+
+
+def test_no_import_cycles():
+    """The graph of top-level imports between ldr's modules has no cycle (package
+    ``__init__`` files aside: they import their own modules by design)."""
+    graph = {n: {m for m in imports(n, top_level_only=True) if m in MODULES
+                 and not MODULES[m].name == "__init__.py"}
+             for n in MODULES if MODULES[n].name != "__init__.py"}
+    state: dict[str, int] = {}
+
+    def visit(node, path):
+        state[node] = 1
+        for nxt in graph.get(node, ()):
+            if state.get(nxt) == 1:
+                raise AssertionError("import cycle: " + " → ".join(path + [node, nxt]))
+            if nxt not in state:
+                visit(nxt, path + [node])
+        state[node] = 2
+
+    for node in graph:
+        if node not in state:
+            visit(node, [])
+
+
+@pytest.mark.parametrize("name", sorted(MODULES))
+def test_modules_are_small(name):
+    n = len(MODULES[name].read_text(encoding="utf-8").splitlines())
+    assert n <= MAX_LINES, f"{name} has {n} lines (> {MAX_LINES}): split it by what it holds"
+
+
+def test_no_file_cites_a_path_outside_the_repository():
+    """Every file a user's clone holds is self-contained: none cites ../shared/ or a path
+    above the repository."""
+    tracked = [p for p in ROOT.rglob("*") if p.is_file() and p.suffix in (
+        ".py", ".md", ".rst", ".ipynb", ".cfg", ".toml", ".txt")
+        and not any(part.startswith(".") or part in ("_build", "generated", "auto_examples")
+                    for part in p.relative_to(ROOT).parts)]
+    offenders = [str(p.relative_to(ROOT)) for p in tracked
+                 if "../shared" in p.read_text(encoding="utf-8", errors="replace")
+                 and p.name != "test_layout.py"]
+    assert not offenders, offenders
