@@ -39,7 +39,7 @@ def hessian_operator(problem: Problem, M):
     return dim, matvec
 
 
-def certificate(objective: Objective | Problem, M, *, gtol: float = 1e-6, gtol_scale=None,
+def certificate(objective: Objective | Problem, M, *, gtol: float = 1e-8, gtol_scale=None,
                 tol: float = 1e-8, global_tol: float = 1e-8,
                 dense_max: int = 200) -> Certificate:
     """Riemannian gradient norm, extreme Hessian eigenvalues and, where the objective has a
@@ -49,7 +49,8 @@ def certificate(objective: Objective | Problem, M, *, gtol: float = 1e-6, gtol_s
     ----------
     objective : Objective (or Problem)
     M : point on the objective's manifold
-    gtol : relative gradient-norm tolerance for ``is_local_min`` (as in :func:`ldr.solve`)
+    gtol : relative gradient-norm tolerance for ``is_local_min``; default 1e-8, as
+        :func:`ldr.solve`'s
     gtol_scale : float or None
         What ``gtol`` is relative to; None: the problem's gradient scale
         (:meth:`~ldr.problem.Problem.gradient_scale` at M), 1.0 for an absolute ``gtol``.

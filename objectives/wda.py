@@ -50,6 +50,7 @@ rejected with the same error as LDA's, as a quotient of traces would be.
 from __future__ import annotations
 
 import copy
+import warnings
 
 import autograd.numpy as anp
 import numpy as np
@@ -77,12 +78,12 @@ __all__ = ["WDA"]
 
 
 class WDA(Objective):
-    """Wasserstein discriminant analysis on Grassmann(d, p).
+    """Wasserstein discriminant analysis on Grassmann(d, r).
 
     Parameters
     ----------
     X : (n, d) data; y : (n,) labels, at least two classes of at least two samples each
-    p : subspace dimension, 1 ≤ p < d
+    r : subspace dimension, 1 ≤ r < d (the papers' p; ``p=`` is a deprecated alias)
     reg : entropic regularization > 0, as in POT (K = exp(−M/reg); the WDA papers' λ = 1/reg)
     sinkhorn_iter : fixed number of Sinkhorn iterations (POT's ``wda`` uses 10)
     eps : the pencil's C_w + εI uses ε = eps · tr(C_w)/d (relative, so scale-free)
@@ -99,7 +100,7 @@ class WDA(Objective):
     --------
     >>> import ldr
     >>> X, y = ldr.datasets.make_wda(300, seed=0)
-    >>> wda = WDA(X, y, p=2, reg=1.0)
+    >>> wda = WDA(X, y, r=2, reg=1.0)
     >>> res = ldr.solve(wda, "scf", M0="heuristic")
     >>> res.converged
     True
@@ -111,9 +112,18 @@ class WDA(Objective):
     method = Method("wda", "Wasserstein discriminant analysis (trace ratio; pencil for SCF)",
                     supervised=True, options={"reg": "reg"})
 
-    def __init__(self, X, y, p: int, reg: float = 1.0, sinkhorn_iter: int = 10,
+    def __init__(self, X, y, r: int | None = None, reg: float = 1.0, sinkhorn_iter: int = 10,
                  eps: float = 1e-8, continuation: float = 10.0, manifold: str = "grassmann",
-                 normalize_at=None):
+                 normalize_at=None, *, p: int | None = None):
+        if p is not None:  # the WDA paper's and POT's name for r
+            warnings.warn("WDA(p=...) is deprecated since ldr 0.2 and will be removed in the "
+                          "next release; pass r=... (every objective's dimension is r)",
+                          FutureWarning, stacklevel=2)
+            if r is not None:
+                raise ParameterError("p", "pass r (p is its deprecated alias), not both")
+            r = p
+        if r is None:
+            raise ParameterError("r", "the subspace dimension is required")
         X = check_data(X, "X")
         classes, codes = check_labels(y, X.shape[0], "y")
         counts = np.bincount(codes)
@@ -122,7 +132,7 @@ class WDA(Objective):
             raise ParameterError(
                 "y", f"every class needs at least two samples for a transport plan; "
                              f"class(es) {small} have one")
-        p = check_rank(p, X.shape[1], "p")
+        r = check_rank(r, X.shape[1], "r")
         if not (np.isscalar(reg) and np.isfinite(reg) and reg > 0):
             raise ParameterError("reg", f"the entropic regularization must be > 0, got {reg!r}")
         if not (isinstance(sinkhorn_iter, (int, np.integer)) and sinkhorn_iter >= 1):
@@ -146,7 +156,7 @@ class WDA(Objective):
         self.classes_, self.codes_ = classes, codes
         self.groups = [Xc[codes == c] for c in range(len(classes))]
         self.reg, self.sinkhorn_iter, self.eps = float(reg), int(sinkhorn_iter), float(eps)
-        self.shape, self.manifold = (X.shape[1], p), manifold
+        self.shape, self.manifold = (X.shape[1], r), manifold
         self._key = None
         self._pair_scale = {pair: 1.0 for pair in self._pairs()}
         if normalize_at is not None:

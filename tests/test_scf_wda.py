@@ -194,8 +194,10 @@ def test_bad_wda_input(wda_small):
     for reg in [0.0, -1.0, np.nan]:
         with pytest.raises(ValueError, match="reg"):
             WDA(X, y, 2, reg=reg)
-    with pytest.raises(ValueError, match="p: the subspace dimension"):
+    with pytest.raises(ValueError, match="r: the subspace dimension"):
         WDA(X, y, 10)
+    with pytest.warns(FutureWarning, match=r"WDA\(p=...\) is deprecated"):
+        assert WDA(X, y, p=2).shape == WDA(X, y, r=2).shape
     with pytest.raises(ValueError, match="y: has"):
         WDA(X, y[:-1], 2)
     with pytest.raises(ValueError, match="start"):

@@ -244,7 +244,7 @@ class SupervisedHSIC(_HSICBase):
     (178, 2)
     """
 
-    def __init__(self, n_components=None, kernel="gaussian", sigma=None, y_kernel="onehot",
+    def __init__(self, n_components=None, *, kernel="gaussian", sigma=None, y_kernel="onehot",
                  solver=None, start="heuristic", tol=1e-8, max_iter=500, solver_params=None,
                  random_state=0, block_size=None,
                  memory_budget=DEFAULT_MEMORY_BUDGET, backend="numpy", approximation=None,
@@ -256,6 +256,11 @@ class SupervisedHSIC(_HSICBase):
         self.random_state, self.block_size = random_state, block_size
         self.memory_budget, self.backend = memory_budget, backend
         self.approximation, self.n_features = approximation, n_features
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        return tags
 
     def _gamma(self, y, n):
         if self.y_kernel == "onehot":
@@ -279,6 +284,9 @@ class SupervisedHSIC(_HSICBase):
                          f"got {self.y_kernel!r}")
 
     def fit(self, X, y):
+        if y is None:
+            raise ParameterError("y", f"{type(self).__name__} requires y to be passed, but the "
+                                      "target y is None: HSIC(XW, y) needs the targets")
         X, dtype = self._validate_X(X)
         self._check_params(X)
         Xs = self._scale(X, fit=True)

@@ -160,6 +160,11 @@ class WassersteinDA(_WDABase):
         self.tol, self.max_iter, self.random_state = tol, max_iter, random_state
         self.solver_params, self.normalize = solver_params, normalize
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.target_tags.required = True
+        return tags
+
     def _natural_n_components(self, n_features: int) -> int | None:
         """``n_components=None`` with an array ``start``: its number of columns (POT's p is
         P0's); else n_features − 1."""
@@ -209,6 +214,9 @@ class WassersteinDA(_WDABase):
         return solve(obj, solver, M0=M0, **solver_options(self))
 
     def fit(self, X, y):
+        if y is None:
+            raise ParameterError("y", f"{type(self).__name__} requires y to be passed, but the "
+                                      "target y is None: WDA separates labelled classes")
         X, y, dtype = self._validate_X(X, y)
         if not isinstance(self.normalize, (bool, np.bool_)):
             raise ParameterError("normalize", f"expected True or False, got {self.normalize!r}")

@@ -1,0 +1,53 @@
+"""Errors carry the parameter they concern as data (ldr.errors.ParameterError), and callers
+that expose a parameter under another name rename it by that attribute, not by parsing the
+message."""
+
+import pickle
+
+import numpy as np
+import pytest
+
+import ldr
+import ldr.estimators as est
+from ldr import cli
+from ldr.errors import ParameterError
+from ldr.objectives import LDA, ReducedRankRegression
+
+
+def test_a_parameter_error_is_a_value_error_with_its_parameter():
+    X, y = ldr.datasets.load("wine")
+    with pytest.raises(ParameterError) as exc:
+        LDA(X, y, r=20)
+    assert isinstance(exc.value, ValueError) and exc.value.param == "r"
+    assert str(exc.value) == f"r: {exc.value.reason}"
+    again = pickle.loads(pickle.dumps(exc.value))  # crosses process boundaries (Dask, joblib)
+    assert (again.param, again.reason) == (exc.value.param, exc.value.reason)
+
+
+def test_estimators_rename_the_objectives_r_to_n_components():
+    X, y = ldr.datasets.load("wine")
+    with pytest.raises(ParameterError, match=r"^n_components: ") as exc:
+        est.LinearDR("lda", n_components=15).fit(X, y)
+    assert exc.value.param == "n_components"
+
+
+def test_the_command_line_renames_by_the_registry(capsys):
+    """RRR's alpha is set by --reg: its error names --reg, whatever the objective's wording."""
+    with pytest.raises(ParameterError) as exc:
+        ReducedRankRegression(np.eye(5), np.eye(5), 1, alpha=-1.0)
+    assert exc.value.param == "alpha"
+    rrr = ldr.registry.get("rrr").method
+    assert cli._option_error(exc.value, rrr).param == "--reg"
+    # an objective's reg error reaches the user as --reg (LPP's shrinkage lies in [0, 1])
+    assert cli.main(["compare", "--method", "lpp", "--data", "wine", "--reg", "2"]) == 2
+    assert capsys.readouterr().err.startswith("ldr: error: --reg: must be a number in [0, 1]")
+
+
+def test_the_loader_names_its_parameter_and_the_cli_its_option(tmp_path, capsys):
+    bad = tmp_path / "t.csv"
+    bad.write_text("a,b,c\n1,2,x\n3,4,y\n")
+    with pytest.raises(ParameterError) as exc:
+        ldr.data.load_table(str(bad), label_column="nope")
+    assert exc.value.param == "label_column"
+    assert cli.main(["compare", "--data", str(bad), "--label-column", "nope"]) == 2
+    assert capsys.readouterr().err.startswith("ldr: error: --label-column: no column named")
