@@ -42,11 +42,11 @@ def label_of(i: int) -> str:
 
 
 def verdict(converged: bool, cert=None) -> str:
-    """One word for a run (the ``verdict`` column, :data:`LEGEND`): ``"NOT conv."``, else
-    from the certificate ``cert`` (None: ``"converged"``): ``"global min"`` / ``"not global"``
-    where the objective has a global test, else ``"local min"``, ``"saddle"`` (gradient ≈ 0,
-    Hessian not ⪰ 0) or ``"not critical"`` (gradient not ≈ 0: a solver that converged on its
-    own rule, such as SCF's fixed-point residual)."""
+    """One word for a run (the ``verdict`` column, ``ldr.compare.LEGEND``): ``"NOT conv."``,
+    else from the certificate ``cert`` (None: ``"converged"``): ``"global min"`` / ``"not
+    global"`` where the objective has a global test, else ``"local min"``, ``"saddle"``
+    (gradient ≈ 0, Hessian not ⪰ 0) or ``"not critical"`` (gradient not ≈ 0: a solver that
+    converged on its own rule, such as SCF's fixed-point residual)."""
     if not converged:
         return "NOT conv."
     if cert is None:
@@ -59,7 +59,7 @@ def verdict(converged: bool, cert=None) -> str:
 
 
 def distance_kind(geom) -> str:
-    """How :func:`compare` tells answers apart on the manifold ``geom``
+    """How :func:`ldr.compare` tells answers apart on the manifold ``geom``
     (:class:`~ldr.manifolds.Geometry`): ``"sin"`` when every factor is Grassmann, ``"cost"``
     when a factor is Euclidean, else ``"norm"`` (Stiefel factors)."""
     kinds = {p.kind for p in geom.parts}
@@ -93,7 +93,7 @@ def answer_distance(geom, a: tuple, b: tuple, kind: str | None = None,
     spans — many costs on Stiefel are invariant to M → MQ (LDA's ratio, CCA's joint
     rotation), and rotated bases of one span at one cost are one answer — else the spectral
     norm ‖N − M‖₂ (:meth:`~ldr.manifolds.Geometry.change`).  ``"cost"`` (a Euclidean factor):
-    the relative cost difference |f_a − f_b| / max(|f_a|, |f_b|), because a Euclidean
+    the relative cost difference ``|f_a − f_b| / max(|f_a|, |f_b|)``, because a Euclidean
     factor's parameters are identified only up to the model's symmetries (the PPCA and FA
     likelihoods are invariant to W → WR), so the distance between the matrices says nothing
     about whether two runs found the same model.

@@ -68,7 +68,7 @@ import numpy as np
 
 from ldr import datasets, registry
 from ldr.data.files import load_table
-from ldr.data.moments import Moments
+from ldr.data.statistics import Moments
 from ldr.errors import ParameterError
 
 #: a parameter of :func:`ldr.data.files.load_table` → the option that sets it

@@ -52,8 +52,8 @@ import autograd.numpy as anp
 import numpy as np
 import scipy.linalg
 
-from ldr.data.moments import Moments
 from ldr.data.rows import as_dask_array, moments
+from ldr.data.statistics import Moments
 from ldr.data.validation import (
     check_chunk,
     check_data,

@@ -66,7 +66,7 @@ from ldr.data.validation import check_data, check_new_data
 from ldr.errors import ParameterError
 from ldr.objective import Method, Objective
 
-__all__ = ["UndercompleteICA"]
+__all__ = ["UndercompleteICA", "amari_distance", "source_correlations"]
 
 PRIORS = ("supergaussian", "subgaussian")
 _LOG_PI = float(np.log(np.pi))

@@ -16,8 +16,8 @@ import pytest
 
 import ldr
 import ldr.estimators
-from ldr.data.moments import Moments, chunk_moments, merge_all
 from ldr.data.rows import moments
+from ldr.data.statistics import Moments, chunk_moments, merge_all
 from ldr.manifolds import sin_largest_angle
 from ldr.objectives import (
     LDA,

@@ -10,7 +10,7 @@
   default the last for a supervised method, none otherwise).
 * **.npy**: memory-mapped; with ``chunked`` (the statistics a chunk-reading method needs:
   ``lag``, ``diff``) it is read in one pass over row chunks and X is the
-  :class:`~ldr.data.moments.Moments` of the rows.
+  :class:`~ldr.data.statistics.Moments` of the rows.
 * **a glob** (``'logs/*.parquet'``, ``'parts/*.csv'``): read with Dask, the same way.
 * one of scikit-learn's bundled datasets by name (:func:`ldr.datasets.load`).
 
@@ -150,7 +150,7 @@ def load_table(source: str, supervised: bool = False, label_column: int | str | 
     Parameters
     ----------
     source : str
-        A bundled dataset (:data:`ldr.datasets.BUNDLED`), a ``.csv`` or ``.npy`` path, or a
+        A bundled dataset (``ldr.datasets.BUNDLED``), a ``.csv`` or ``.npy`` path, or a
         glob of ``.parquet`` / ``.csv`` files.
     supervised : bool
         Whether the method needs labels: then ``label_column`` defaults to the last column.
@@ -160,7 +160,7 @@ def load_table(source: str, supervised: bool = False, label_column: int | str | 
     chunked : dict, optional
         For a method that reads its rows in chunks, the statistics it needs (the keywords
         ``lag``, ``diff`` of :func:`ldr.data.rows.moments`): a .npy file or a glob is then
-        read in one pass and X is their :class:`~ldr.data.moments.Moments` (y None: the
+        read in one pass and X is their :class:`~ldr.data.statistics.Moments` (y None: the
         labels are inside).
     memory_limit : int, optional
         Bytes for the data: chunks of an eighth of it; a table loaded whole must fit.

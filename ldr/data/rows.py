@@ -10,10 +10,11 @@ the one place that computes them, from
   Dask's local threads by default, the cluster under a ``dask.distributed.Client``;
 * an iterator of NumPy chunks (rows in order), e.g. read from files one at a time; for
   labelled data each item is a pair ``(X_chunk, y_chunk)``;
-* a :class:`Moments` already computed (passed through after checking it holds what is asked).
+* a :class:`~ldr.data.statistics.Moments` already computed (passed through after checking it
+  holds what is asked).
 
-The statistics themselves (:class:`~ldr.data.moments.Moments`, their chunk-wise numerics
-and merge) are :mod:`ldr.data.moments`; every chunk is validated as it is read
+The statistics themselves (:class:`~ldr.data.statistics.Moments`, their chunk-wise numerics
+and merge) are :mod:`ldr.data.statistics`; every chunk is validated as it is read
 (:func:`ldr.data.validation.check_chunk`: finite, numeric, two dimensions, one label per row),
 with the rows where a problem is.
 """
@@ -25,7 +26,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ldr.data.moments import Moments, chunk_moments, merge_all
+from ldr.data.statistics import Moments, chunk_moments, merge_all
 from ldr.data.validation import check_data, check_labels, is_lazy
 from ldr.errors import ParameterError
 
@@ -35,7 +36,8 @@ MEMMAP_CHUNK_BYTES = 64 * 2**20
 
 def is_chunked(X) -> bool:
     """Whether ``X`` is read in pieces: a Dask collection, an iterator of chunks, a memmap or
-    :class:`Moments` — anything :func:`moments` accepts without an in-memory copy."""
+    :class:`~ldr.data.statistics.Moments` — anything :func:`moments` accepts without an
+    in-memory copy."""
     return (is_lazy(X) or isinstance(X, (Iterator, np.memmap, Moments)))
 
 
@@ -52,7 +54,7 @@ def _check_lag(lag) -> int | None:
 def moments(X, y=None, *, lag: int | None = None, diff: bool = False, name: str = "X",
             y_name: str = "y", min_samples: int = 2, progress: bool = False,
             chunk_bytes: int = MEMMAP_CHUNK_BYTES) -> Moments:
-    """One pass over the rows ``X`` (and labels ``y``): their :class:`Moments`.
+    """One pass over the rows ``X`` (and labels ``y``): their :class:`~ldr.data.statistics.Moments`.
 
     Parameters
     ----------

@@ -1,5 +1,5 @@
-"""What every estimator shares: the generic :class:`LinearDR`, its fit template, the solver
-settings and the projection API.
+"""What every estimator shares: the generic :class:`~ldr.estimators.LinearDR`, its fit
+template, the solver settings and the projection API.
 
 Every estimator speaks one vocabulary (``tests/test_vocabulary.py`` walks them all):
 
@@ -21,11 +21,11 @@ Every estimator speaks one vocabulary (``tests/test_vocabulary.py`` walks them a
 ``components_``     scikit-learn's layout: one component per row
 ==================  ==================================================================
 
-:class:`LinearDR` wraps **any** method: a registered one by name (``LinearDR("lda")``,
-:mod:`ldr.registry`), an :class:`~ldr.Objective` subclass built as ``cls(X, [y,] r,
-**objective_params)``, or a factory ``f(X, y, r) -> Objective`` — so a user's own objective
-can be cross-validated like any scikit-learn transformer.  ``fit`` follows one template, which
-the concrete estimators specialize through hooks instead of rewriting it:
+:class:`~ldr.estimators.LinearDR` wraps **any** method: a registered one by name
+(``LinearDR("lda")``, :mod:`ldr.registry`), an :class:`~ldr.Objective` subclass built as
+``cls(X, [y,] r, **objective_params)``, or a factory ``f(X, y, r) -> Objective`` — so a user's
+own objective can be cross-validated like any scikit-learn transformer. ``fit`` follows one
+template, which the concrete estimators specialize through hooks instead of rewriting it:
 
 1. ``_prepare(X, y)`` — validate the data (:class:`FitData`: X, y, output dtype, statistics);
 2. ``_n_components(data)`` — resolve r;
@@ -443,7 +443,7 @@ class ProjectionAPI(TransformerMixin):
         return tags
 
     def _prepare(self, X, y) -> FitData:
-        """The validated data and their :class:`~ldr.data.moments.Moments` (one pass over
+        """The validated data and their :class:`~ldr.data.statistics.Moments` (one pass over
         chunks for a Dask array or memmap)."""
         dtype = output_dtype(X)
         chunked = is_lazy(X) or is_lazy(y) or isinstance(X, np.memmap)

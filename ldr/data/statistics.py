@@ -1,5 +1,5 @@
-"""The numerics of rows → second-order statistics: :class:`Moments`, one chunk's moments
-and their lossless merge.
+"""The numerics of rows → second-order statistics: :class:`~ldr.data.statistics.Moments`,
+one chunk's moments and their lossless merge.
 
 **Numerics.**  Each chunk k is shifted by c_k = fl(mean of the chunk) — a difference
 x − c_k of two nearby floats is exact (Sterbenz) — and keeps its count n_k, its exact-mean
