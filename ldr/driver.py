@@ -107,6 +107,7 @@ def solve(
     ftol: float = 0.0,
     max_iter: int = 1000,
     max_time: float = float("inf"),
+    floor_patience: int = 10,
     callback: Callable | None = None,
     certify: bool = False,
 ) -> Result:
@@ -141,14 +142,17 @@ def solve(
         ``scale`` above: "auto" (default) is the problem's typical gradient norm
         (:meth:`~ldr.problem.Problem.gradient_scale`), which makes the stopping point
         independent of the data's units; a number fixes it (1.0: an absolute ``gtol``).
-    xtol, ftol, max_iter, max_time :
-        Stopping rules (module docstring); ``max_iter`` is per stage, ``max_time`` in all.
+    xtol, ftol, max_iter, max_time, floor_patience :
+        Stopping rules (:mod:`ldr.stopping`); ``max_iter`` is per stage, ``max_time`` in all;
+        ``floor_patience`` iterations at the rounding floor stop a run that can no longer
+        reduce its gradient (0 disables the rule).
     callback : callable(state) -> bool, optional
         Called with the solver's State at the start and after every iteration; returning
         True stops the run.
     certify : bool
         Attach a :class:`~ldr.result.Certificate` (second-order, and global where the
-        objective has a global test) to the result.
+        objective has a global test) to the result; a run stopped at the rounding floor
+        always gets one.
 
     Returns
     -------
@@ -167,7 +171,7 @@ def solve(
         run (not converged) with the message as its reason.
     """
     options = StopOptions(gtol=gtol, gtol_scale=gtol_scale, xtol=xtol, ftol=ftol,
-                          max_iter=max_iter, max_time=max_time)
+                          max_iter=max_iter, max_time=max_time, floor_patience=floor_patience)
     if not isinstance(orthonormalize, bool):
         raise ParameterError("orthonormalize", f"expected True or False, got {orthonormalize!r}")
     if callback is not None and not callable(callback):
@@ -185,6 +189,7 @@ def solve(
     state = None
     reason, converged = "", False
     scale = None if gtol_scale == "auto" else float(gtol_scale)
+    at_floor = False
 
     for stage, s in enumerate(solvers):
         state = s.init(problem, M)
@@ -222,6 +227,7 @@ def solve(
             if final is not state:
                 reason += f"; returned the best iterate seen (cost {final.cost:.10g})"
                 state = final
+        at_floor = bool(floor_patience) and rules.floor.flat >= floor_patience
         stages.append(StageSummary(s.name, state.iteration - rules.first_iter, reason,
                                    converged))
         M = state.M
@@ -234,6 +240,6 @@ def solve(
                     n_iter=n_total, time=elapsed, grad_norm=state.grad_norm, trace=trace,
                     solver=names, stages=stages, counts=dict(problem.counts),
                     grad_scale=np.nan if scale is None else scale)
-    if certify:
+    if certify or at_floor:
         result.certificate = certificate(problem, state.M, gtol=gtol, gtol_scale=scale)
     return result

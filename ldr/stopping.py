@@ -16,10 +16,17 @@ run's ``reason``:
    residual instead, so that an extrapolated step that happens to be short is not taken for a
    fixed point
 6. relative cost change ``|f_k − f_{k−1}| ≤ ftol·max(|f_k|, 1e-300)`` (accepted steps only)
-7. iterations ``≥ max_iter``                                (not converged)
-8. time ``≥ max_time`` seconds                              (not converged)
+7. the rounding floor: for ``floor_patience`` iterations (default 10) the cost has stayed
+   within rounding of its best value (``|f − f_best| ≤ 100·eps·|f_best|``) while the gradient
+   norm has not fallen below 0.9 × its best value: the solver can no longer reduce the
+   gradient in floating point (a tolerance below what rounding allows), and more iterations
+   would only wander at noise level (a trust region at 1e-8 relative gradient took 1000 of
+   them on a real table).  The run is *stalled at rounding level*, converged only within
+   1e3·gtol·scale of a critical point, like rules 5 and 6
+8. iterations ``≥ max_iter``                                (not converged)
+9. time ``≥ max_time`` seconds                              (not converged)
 
-**Only the gradient rule certifies.**  Rules 5 and 6 say the iterates stopped moving, not that
+**Only the gradient rule certifies.**  Rules 5, 6 and 7 say the iterates stopped moving, not that
 they reached a critical point: they report ``converged=True`` only when the gradient norm is
 also within ``1e3 · gtol · scale`` (the default gtol = 1e-8 when gtol = 0 disables the
 gradient rule); otherwise the run stops as *stalled* (not converged), with both numbers in the
@@ -38,12 +45,18 @@ import math
 import numbers
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ldr.errors import ParameterError
 
 STALL_FACTOR = 1e3
 """A step or cost-change stop counts as converged only within this factor of gtol·scale."""
+
+#: the rounding floor (rule 7): the cost is at rounding level when within this many eps of
+#: its best value, and the gradient norm has improved when it falls below this share of its
+#: best value
+FLOOR_COST_EPS, FLOOR_GRAD_SHARE = 100.0, 0.9
+_EPS = 2.0**-52
 
 
 def _non_negative(name: str, value) -> None:
@@ -66,6 +79,8 @@ class StopOptions:
         Step and relative cost-change tolerances (rules 5, 6); 0 disables a rule.
     max_iter : int
         Iterations per stage of a chain.
+    floor_patience : int
+        Iterations at the rounding floor (rule 7) before a run stops; 0 disables the rule.
     max_time : float
         Seconds for the whole run.
     """
@@ -76,6 +91,7 @@ class StopOptions:
     ftol: float = 0.0
     max_iter: int = 1000
     max_time: float = math.inf
+    floor_patience: int = 10
 
     def __post_init__(self):
         for name in ("gtol", "xtol", "ftol", "max_time"):
@@ -83,12 +99,39 @@ class StopOptions:
         it = self.max_iter
         if isinstance(it, bool) or not isinstance(it, numbers.Integral) or it < 0:
             raise ParameterError("max_iter", f"must be a non-negative integer, got {it!r}")
+        k = self.floor_patience
+        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 0:
+            raise ParameterError("floor_patience", f"must be a non-negative integer (0 "
+                                                   f"disables the rounding-floor rule), got {k!r}")
         s = self.gtol_scale
         if not (isinstance(s, str) and s == "auto") and not (
                 isinstance(s, numbers.Real) and not isinstance(s, bool) and math.isfinite(s)
                 and s > 0):
             raise ParameterError("gtol_scale", f"expected 'auto' or a positive number (1.0 "
                                                f"makes gtol absolute), got {s!r}")
+
+
+@dataclass
+class RoundingFloor:
+    """Rule 7's memory over one stage: the best cost and gradient norm seen and for how many
+    iterations neither has improved beyond rounding."""
+
+    best_cost: float = math.inf
+    best_grad: float = math.inf
+    flat: int = 0
+
+    def update(self, state) -> int:
+        """Count ``state`` in; the number of consecutive flat iterations."""
+        f, g = state.cost, state.grad_norm
+        if not (math.isfinite(f) and math.isfinite(g)):
+            self.flat = 0
+            return 0
+        at_rounding = abs(f - self.best_cost) <= FLOOR_COST_EPS * _EPS * max(abs(f), 1e-300)
+        improved = g < FLOOR_GRAD_SHARE * self.best_grad
+        self.flat = self.flat + 1 if at_rounding and not improved else 0
+        self.best_cost = min(self.best_cost, f)
+        self.best_grad = min(self.best_grad, g)
+        return self.flat
 
 
 @dataclass(frozen=True)
@@ -104,6 +147,7 @@ class StageRules:
     first_iter: int
     started: float
     callback: Callable | None = None
+    floor: RoundingFloor = field(default_factory=RoundingFloor)
 
     @classmethod
     def for_stage(cls, options: StopOptions, scale: float | None, first_iter: int,
@@ -131,6 +175,18 @@ def _small_move(what: str, state, stall_tol: float) -> tuple[str, bool]:
     return (f"stalled: {what}, but the gradient norm {g:.3e} is above 1e3·gtol·scale = "
             f"{STALL_FACTOR * stall_tol:.1e}: not a critical point (try another solver, a chain "
             "ending in 'trust-region', or xtol=0)"), False
+
+
+def _at_rounding_floor(state, flat: int, rules: StageRules) -> tuple[str, bool]:
+    """Rule 7 fired: converged only within 1e3·gtol·scale of a critical point."""
+    g, tol = state.grad_norm, STALL_FACTOR * rules.stall_tol
+    what = (f"stalled at rounding level: for {flat} iterations the cost stayed within "
+            f"{FLOOR_COST_EPS:g}·eps of its best and the gradient norm {g:.3e} did not fall "
+            f"below {FLOOR_GRAD_SHARE:g} × its best ({rules.floor.best_grad:.3e})")
+    if g <= tol:
+        return f"{what}; within 1e3·gtol·scale = {tol:.1e} of a critical point", True
+    return (f"{what}, and it is above 1e3·gtol·scale = {tol:.1e}: not a critical point (try "
+            "another solver or a chain ending in 'trust-region')"), False
 
 
 def first_rule(state, prev, change: float, rules: StageRules) -> tuple[str, bool]:
@@ -162,6 +218,9 @@ def first_rule(state, prev, change: float, rules: StageRules) -> tuple[str, bool
         if opts.ftol > 0 and rel <= opts.ftol:
             return _small_move(f"relative cost change {rel:.3e} ≤ ftol {opts.ftol:.1e}", state,
                                rules.stall_tol)
+    flat = rules.floor.update(state)
+    if opts.floor_patience and flat >= opts.floor_patience:
+        return _at_rounding_floor(state, flat, rules)
     if state.iteration - rules.first_iter >= opts.max_iter:
         return f"max_iter {opts.max_iter} reached {_gnorm(state)}", False
     if time.perf_counter() - rules.started >= opts.max_time:

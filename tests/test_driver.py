@@ -122,3 +122,41 @@ def test_result_reports_counts_and_certificate(pca_data):
     assert "converged" in repr(res)
     with pytest.raises(KeyError, match="columns"):
         res.trace["nonexistent"]
+
+
+def _noisy_gradient_pca(noise: float):
+    """PCA on Grassmann(6, 2) whose gradient carries a deterministic error of relative size
+    ``noise`` (a floor no solver can go below, as rounding is on a real table)."""
+    import autograd.numpy as anp
+
+    C = np.diag([6.0, 5.0, 3.0, 2.0, 1.0, 0.5])
+
+    def egrad(M):
+        G = -2.0 * C @ M
+        seed = int(np.frombuffer(np.round(M, 6).tobytes(), dtype=np.uint8).sum())
+        E = np.random.default_rng(seed).standard_normal(M.shape)
+        return G + noise * np.linalg.norm(G) * E / np.linalg.norm(E)
+
+    return ldr.objective(lambda M: -anp.trace(M.T @ C @ M), shape=(6, 2),
+                         manifold="grassmann", egrad=egrad,
+                         ehvp=lambda M, V: -2.0 * C @ V)
+
+
+def test_a_run_at_the_rounding_floor_stops_within_a_few_iterations():
+    """A gradient that cannot fall below its floor: the trust region stops after
+    floor_patience flat iterations with 'stalled at rounding level' and a certificate, not
+    at max_iter; converged only when the floor lies within 1e3·gtol·scale."""
+    obj = _noisy_gradient_pca(1e-6)
+    tight = ldr.solve(obj, "trust-region", M0="random", gtol=1e-10)  # floor above 1e3·gtol
+    assert tight.reason.startswith("stalled at rounding level") and not tight.converged
+    assert tight.n_iter < 60 and tight.certificate is not None
+    assert tight.certificate.psd  # a minimum: the floor, not the landscape, stopped it
+    loose = ldr.solve(obj, "trust-region", M0="random", gtol=1e-8)  # floor within 1e3·gtol
+    assert loose.converged and loose.n_iter < 60
+    assert loose.reason.startswith(("stalled at rounding level", "gradient norm"))
+    # the rule can be switched off: then the run goes on to its budget
+    off = ldr.solve(obj, "trust-region", M0="random", gtol=1e-10, floor_patience=0,
+                    max_iter=80)
+    assert off.reason.startswith("max_iter 80 reached")
+    with pytest.raises(ValueError, match="floor_patience: must be a non-negative integer"):
+        ldr.solve(obj, floor_patience=-1)

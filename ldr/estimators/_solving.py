@@ -23,8 +23,8 @@ from ldr.stopping import StopOptions
 #: options of :func:`ldr.solve` that ``solver_params`` may hold (the others have their own
 #: estimator parameter: ``tol`` is gtol, ``max_iter``, ``start`` is M0, ``random_state`` the
 #: seed)
-SOLVER_PARAMS = ("xtol", "ftol", "max_time", "gtol_scale", "certify", "callback",
-                 "orthonormalize")
+SOLVER_PARAMS = ("xtol", "ftol", "max_time", "gtol_scale", "floor_patience", "certify",
+                 "callback", "orthonormalize")
 _OWN_PARAMETER = {"gtol": "tol", "tol": "tol", "max_iter": "max_iter", "M0": "start",
                   "seed": "random_state"}
 #: keys that solver_params took before the estimators had tol and max_iter (kept, with a
@@ -68,7 +68,8 @@ def solver_options(estimator) -> dict:
     options = {**getattr(estimator, "_solver_defaults", {}), **params, **own}
     try:
         StopOptions(**{k: options[k] for k in ("gtol", "gtol_scale", "xtol", "ftol",
-                                                "max_iter", "max_time") if k in options})
+                                                "max_iter", "max_time", "floor_patience")
+                       if k in options})
     except ParameterError as exc:
         raise exc.renamed({"gtol": "tol"}.get(exc.param, exc.param)) from None
     if estimator.solver is not None:  # None: the objective's default solver
