@@ -6,8 +6,6 @@ Nothing here downloads anything: bundled data come from scikit-learn's package.
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import special_ortho_group
-from sklearn import datasets as _skd
 
 from ldr.errors import ParameterError
 
@@ -24,6 +22,8 @@ def random_covariance_factor(d: int, mean_scale: float, rng: np.random.Generator
     e = rng.exponential(mean_scale, size=d)
     if d == 1:
         return e.reshape(1, 1)
+    from scipy.stats import special_ortho_group  # scipy.stats costs 0.3-1.6 s to import
+
     Q = special_ortho_group.rvs(d, random_state=rng)
     return Q * e
 
@@ -65,6 +65,8 @@ def make_pca(n: int, d: int, eccentricity: float = 2.0, seed=None) -> np.ndarray
 
 def load(name: str) -> tuple[np.ndarray, np.ndarray]:
     """A dataset bundled with scikit-learn, standardized per feature: ``(X, y)``."""
+    from sklearn import datasets as _skd  # scikit-learn and pandas: only when data are loaded
+
     loaders = {"iris": _skd.load_iris, "wine": _skd.load_wine,
                "breast_cancer": _skd.load_breast_cancer, "digits": _skd.load_digits}
     if name not in loaders:

@@ -71,8 +71,6 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
-from sklearn.neighbors import NearestNeighbors
 
 from ldr.data.validation import check_data, check_labels, check_new_data
 from ldr.errors import ParameterError
@@ -183,6 +181,8 @@ class _MetricLearning(Objective):
             else:
                 init = "identity"
         if init == "lda":
+            from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+
             lda = LinearDiscriminantAnalysis(n_components=r).fit(self._Xs, self.codes_)
             return np.array(lda.scalings_[:, :r], dtype=float)
         if init == "pca":  # scikit-learn's PCA: right singular vectors of the centered data
@@ -349,6 +349,8 @@ class LargeMarginDML(_MetricLearning):
             m = min(self.k, idx.shape[0] - 1)
             if m < 1:
                 continue
+            from sklearn.neighbors import NearestNeighbors
+
             nn = NearestNeighbors(n_neighbors=m + 1).fit(self._Xs[idx])
             _, nbr = nn.kneighbors(self._Xs[idx])
             # drop each sample itself (the first neighbour, or wherever a duplicate put it)

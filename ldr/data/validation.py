@@ -11,7 +11,6 @@ import numbers
 
 import numpy as np
 import scipy.linalg
-from sklearn.utils import check_array
 
 from ldr.errors import ParameterError
 
@@ -57,6 +56,8 @@ def check_data(X, name: str = "X", min_samples: int = 2) -> np.ndarray:
             f"got an array with {arr.ndim} dimension(s) and shape {np.shape(arr)}"
         )
     try:
+        from sklearn.utils import check_array  # imports pandas: only when data arrive
+
         out = check_array(
             arr,
             dtype=np.float64,
