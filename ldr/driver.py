@@ -227,9 +227,11 @@ def solve(
             if final is not state:
                 reason += f"; returned the best iterate seen (cost {final.cost:.10g})"
                 state = final
+        iterations = state.iteration - rules.first_iter
         at_floor = bool(floor_patience) and rules.floor.flat >= floor_patience
-        stages.append(StageSummary(s.name, state.iteration - rules.first_iter, reason,
-                                   converged))
+        if at_floor and rules.floor.best_state is not None:  # the best gradient at the floor
+            state = rules.floor.best_state
+        stages.append(StageSummary(s.name, iterations, reason, converged))
         M = state.M
 
     elapsed = time.perf_counter() - start

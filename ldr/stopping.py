@@ -21,8 +21,9 @@ run's ``reason``:
    norm has not fallen below 0.9 × its best value: the solver can no longer reduce the
    gradient in floating point (a tolerance below what rounding allows), and more iterations
    would only wander at noise level (a trust region at 1e-8 relative gradient took 1000 of
-   them on a real table).  The run is *stalled at rounding level*, converged only within
-   1e3·gtol·scale of a critical point, like rules 5 and 6
+   them on a real table).  The run is *stalled at rounding level* and returns the iterate
+   with the smallest gradient norm seen, converged only within 1e3·gtol·scale of a critical
+   point, like rules 5 and 6
 8. iterations ``≥ max_iter``                                (not converged)
 9. time ``≥ max_time`` seconds                              (not converged)
 
@@ -119,6 +120,9 @@ class RoundingFloor:
     best_cost: float = math.inf
     best_grad: float = math.inf
     flat: int = 0
+    #: the state with the smallest gradient norm seen: returned when the rule fires (the
+    #: iterates at the floor all have the best cost to rounding, this one the best gradient)
+    best_state: object = None
 
     def update(self, state) -> int:
         """Count ``state`` in; the number of consecutive flat iterations."""
@@ -130,7 +134,8 @@ class RoundingFloor:
         improved = g < FLOOR_GRAD_SHARE * self.best_grad
         self.flat = self.flat + 1 if at_rounding and not improved else 0
         self.best_cost = min(self.best_cost, f)
-        self.best_grad = min(self.best_grad, g)
+        if g <= self.best_grad:
+            self.best_grad, self.best_state = g, state
         return self.flat
 
 
@@ -178,11 +183,12 @@ def _small_move(what: str, state, stall_tol: float) -> tuple[str, bool]:
 
 
 def _at_rounding_floor(state, flat: int, rules: StageRules) -> tuple[str, bool]:
-    """Rule 7 fired: converged only within 1e3·gtol·scale of a critical point."""
-    g, tol = state.grad_norm, STALL_FACTOR * rules.stall_tol
+    """Rule 7 fired: the driver returns the iterate with the smallest gradient norm seen
+    (``rules.floor.best_state``), converged only within 1e3·gtol·scale of a critical point."""
+    g, tol = rules.floor.best_grad, STALL_FACTOR * rules.stall_tol
     what = (f"stalled at rounding level: for {flat} iterations the cost stayed within "
-            f"{FLOOR_COST_EPS:g}·eps of its best and the gradient norm {g:.3e} did not fall "
-            f"below {FLOOR_GRAD_SHARE:g} × its best ({rules.floor.best_grad:.3e})")
+            f"{FLOOR_COST_EPS:g}·eps of its best and the gradient norm did not fall below "
+            f"{FLOOR_GRAD_SHARE:g} × its best, {g:.3e} (the iterate returned)")
     if g <= tol:
         return f"{what}; within 1e3·gtol·scale = {tol:.1e} of a critical point", True
     return (f"{what}, and it is above 1e3·gtol·scale = {tol:.1e}: not a critical point (try "
