@@ -93,10 +93,12 @@ class Moments:
         dev = (self.class_offsets - self.offset) * np.sqrt(self.class_counts / self.n)[:, None]
         return _sym(self.within) / self.n, dev.T @ dev, self.shift + self.class_offsets
 
-    def lagged_covariance(self) -> np.ndarray:
-        """Σ_δ = ½ (C_δ + C_δᵀ), C_δ = Σ_t (x_t − mean)(x_{t+δ} − mean)ᵀ / (n − δ)."""
+    def lagged_covariance(self, adjusted: bool = True) -> np.ndarray:
+        """Σ_δ = ½ (C_δ + C_δᵀ), C_δ = Σ_t (x_t − mean)(x_{t+δ} − mean)ᵀ / (n − δ), or divided
+        by n when not ``adjusted`` (statsmodels' ``acovf(adjusted=False)``, the divisor that
+        keeps every autocorrelation vᵀΣ_δv / vᵀΣv in [−1, 1]; MAF's)."""
         self._need("lagged")
-        return _sym(self.lagged) / (self.n - self.lag)
+        return _sym(self.lagged) / (self.n - self.lag if adjusted else self.n)
 
     def diff_moment(self) -> np.ndarray:
         """Σ_t (x_{t+δ} − x_t)(x_{t+δ} − x_t)ᵀ / (n − δ), symmetric."""

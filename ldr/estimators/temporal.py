@@ -36,7 +36,9 @@ class MAF(LinearDR):
     M_, components_, n_components_, cost_, n_iter_, result_, objective_, mean_ :
         see :class:`LinearDR`
     autocorrelation_ : float
-        tr(MᵀΣ_δM)/tr(MᵀΣM) at ``M_`` on the training series.
+        tr(MᵀΣ_δM)/tr(MᵀΣM) at ``M_`` on the training series: the variance-weighted mean of
+        the lag-δ sample autocorrelations of the components (each lagged sum divided by n,
+        as statsmodels' ``acf``), so it lies in [−1, 1].
 
     Examples
     --------
