@@ -11,8 +11,11 @@ M_xᵀ Σ_xy M_y = U S Vᵀ (Σ_xy the cross-covariance, whitened for traditiona
 (M_x U, M_y V).  The spans are unchanged and tr(M_xᵀ Σ_xy M_y) becomes tr(S), which is never
 smaller (von Neumann's trace inequality); both costs see M_x and M_y only through that trace
 and rotation-invariant norms, so the cost is never worse.  The columns are then canonical
-pairs ordered by decreasing (cross-)correlation, each pair positively correlated, as in
-scikit-learn's CCA.
+pairs, each positively correlated, and they are ordered by decreasing correlation of the pair
+of score columns (``canonical_correlations_``), as in scikit-learn's CCA.  For traditional CCA
+that is the order of S; for orthogonal CCA the columns are not whitened, so the correlation
+of pair j, s_j / √(m_xjᵀΣ_x m_xj · m_yjᵀΣ_y m_yj), need not follow s_j and the pairs are
+sorted by it.
 
 Each view's scores, and the fitted arrays, are float32 for float32 data; the statistics and
 the solve are float64 (:mod:`ldr.estimators._output`).
@@ -96,7 +99,10 @@ class _TwoView(OutputMixin, TransformerMixin, BaseEstimator):
         res = solve_and_warn(self, obj, start_point(self.start, obj))
         Mx, My = (np.asarray(m, dtype=float) for m in res.M)
         U, _, Vt = np.linalg.svd(Mx.T @ self._cross(obj) @ My)
-        self.M_ = (Mx @ U, My @ Vt.T)
+        Mx, My = Mx @ U, My @ Vt.T
+        order = np.argsort(-self._pair_correlations(obj, Mx, My), kind="stable")
+        self.M_ = (Mx[:, order], My[:, order])
+        self.canonical_correlations_ = self._pair_correlations(obj, *self.M_)
         self.x_weights_, self.y_weights_ = self.M_
         self.x_rotations_, self.y_rotations_ = self._rotations(obj, self.M_)
         self.x_mean_, self.y_mean_ = obj.mean_a_, obj.mean_b_
@@ -106,6 +112,9 @@ class _TwoView(OutputMixin, TransformerMixin, BaseEstimator):
         self._scores(obj, self.M_)
         cast_fitted(self, dtype)  # float32 in, float32 out (ldr.estimators._output)
         return self
+
+    def _scores(self, obj, M):
+        """Hook: scores beyond ``canonical_correlations_`` (none by default)."""
 
     def _lazy_views(self, X, y):
         if y is None:
@@ -180,6 +189,10 @@ class OrthogonalCCA(_TwoView):
     x_mean_, y_mean_ : per-feature means
     correlation_ : float
         ρ at ``M_`` on the training data.
+    canonical_correlations_ : (n_components,)
+        The correlation of each pair of score columns (with the ``reg``-shrunk covariances;
+        with reg = 0, ``np.corrcoef`` of the columns of ``transform(X, Y)``), decreasing:
+        the pairs are sorted by it (module docstring).
     n_components_, cost_, n_iter_, result_ (the driver's Result, before the canonical
     rotation), objective_, n_features_in_, n_features_y_
 
@@ -199,6 +212,12 @@ class OrthogonalCCA(_TwoView):
 
     def _cross(self, obj):
         return obj.Sab
+
+    @staticmethod
+    def _pair_correlations(obj, Mx, My):
+        """The correlation of each pair of score columns (X − x̄)m_xj, (Y − ȳ)m_yj."""
+        sx, sy = np.sum(Mx * (obj.Sa @ Mx), axis=0), np.sum(My * (obj.Sb @ My), axis=0)
+        return np.sum(Mx * (obj.Sab @ My), axis=0) / np.sqrt(sx * sy)
 
     def _rotations(self, obj, M):
         return M
@@ -252,8 +271,10 @@ class CCA(_TwoView):
     def _cross(self, obj):
         return obj.K
 
+    @staticmethod
+    def _pair_correlations(obj, Mx, My):
+        return obj.canonical_correlations((Mx, My))
+
     def _rotations(self, obj, M):
         return obj.mappings(M)
 
-    def _scores(self, obj, M):
-        self.canonical_correlations_ = obj.canonical_correlations(M)
