@@ -34,6 +34,42 @@ def check_magnitude(X: np.ndarray, name: str = "X") -> None:
             "rescaled data (for WDA, scale reg by the square of the factor).")
 
 
+def non_numeric_column(X) -> tuple[int, object, Exception] | None:
+    """``(index, name, error)`` of the first column of the table ``X`` (a DataFrame or a 2-D
+    array) whose values cannot be read as floats (name None for an array), or None."""
+    columns = getattr(X, "columns", None)
+    if columns is not None and hasattr(X, "iloc"):
+        cols = ((j, name, X.iloc[:, j]) for j, name in enumerate(columns))
+    else:
+        try:
+            arr = np.asarray(X)
+        except (TypeError, ValueError):  # ragged rows: not a table, nothing to name
+            return None
+        if arr.ndim != 2 or arr.dtype.kind not in "OSU":
+            return None
+        cols = ((j, None, arr[:, j]) for j in range(arr.shape[1]))
+    for j, name, values in cols:
+        try:
+            np.asarray(values, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            return j, name, exc
+    return None
+
+
+def non_numeric_error(X, name: str = "X") -> ParameterError | None:
+    """The ParameterError naming the first non-numeric column of ``X`` (by index, and by name
+    for a DataFrame) and how to encode it; None when every column is numeric."""
+    found = non_numeric_column(X)
+    if found is None:
+        return None
+    j, col, exc = found
+    where = f"column {j}" if col is None else f"column {j} ({col!r})"
+    return ParameterError(name,
+        f"{where} is not numeric ({exc}): {name} must be numeric. Encode categorical "
+        "columns first, e.g. with sklearn.preprocessing.OneHotEncoder (in a "
+        "sklearn.compose.ColumnTransformer) or pandas.get_dummies")
+
+
 def check_data(X, name: str = "X", min_samples: int = 2) -> np.ndarray:
     """Return ``X`` as a new 2-D float64 array with finite entries of a magnitude whose
     products do not over- or underflow (:func:`check_magnitude`), samples as rows."""
@@ -49,8 +85,8 @@ def check_data(X, name: str = "X", min_samples: int = 2) -> np.ndarray:
         try:
             arr = np.asarray(arr, dtype=np.float64)
         except (TypeError, ValueError) as exc:
-            raise ParameterError(
-                name, f"must be numeric, got non-numeric entries ({exc})") from None
+            raise (non_numeric_error(arr, name) or ParameterError(
+                name, f"must be numeric, got non-numeric entries ({exc})")) from None
     if getattr(arr, "ndim", 2) != 2:
         raise ParameterError(name,
             f"expected a 2-D array of shape (n_samples, n_features), "

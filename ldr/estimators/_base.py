@@ -54,7 +54,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ldr import registry
 from ldr.data.rows import as_dask_array, map_rows, moments
@@ -68,6 +68,7 @@ from ldr.estimators._output import (
     output_dtype,
     preserve_float32,
     project_centered,
+    validate_data,
 )
 from ldr.estimators._solving import (
     SOLVER_PARAMS,

@@ -35,7 +35,7 @@ import scipy.linalg
 from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
 from sklearn.cluster import KMeans
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ldr.data.rows import map_rows
 from ldr.data.validation import check_labels, check_magnitude, is_lazy, refuse_lazy
@@ -55,6 +55,7 @@ from ldr.estimators._base import (
     start_point,
     warn_if_unconverged,
 )
+from ldr.estimators._output import validate_data
 from ldr.kernels import Gaussian, make_kernel, median_distance
 from ldr.kernels.features import check_approximation
 from ldr.kernels.tiles import DEFAULT_MEMORY_BUDGET

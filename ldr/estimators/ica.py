@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_array
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ldr.errors import ParameterError
 from ldr.estimators._base import (
@@ -29,6 +29,7 @@ from ldr.estimators._base import (
     solve_and_warn,
     start_point,
 )
+from ldr.estimators._output import validate_data
 from ldr.objectives.ica import UndercompleteICA as UndercompleteICAObjective
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import scipy.special
 from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ldr.data.validation import check_labels, check_nonsingular, shrink
 from ldr.errors import ParameterError
@@ -22,6 +22,7 @@ from ldr.estimators._base import (
     sign_rule,
 )
 from ldr.estimators._gaussian import check_priors, gaussian_linear_rule
+from ldr.estimators._output import validate_data
 from ldr.objectives.lda import LDA
 
 __all__ = ["OrthogonalLDA"]

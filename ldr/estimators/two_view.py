@@ -28,10 +28,10 @@ import numbers
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_array, check_consistent_length
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ldr.data.rows import as_dask_array, map_rows
-from ldr.data.validation import is_lazy
+from ldr.data.validation import is_lazy, non_numeric_error
 from ldr.errors import ParameterError
 from ldr.estimators._base import (
     FLOAT_DTYPES,
@@ -42,6 +42,7 @@ from ldr.estimators._base import (
     solve_and_warn,
     start_point,
 )
+from ldr.estimators._output import validate_data
 from ldr.objectives.cca import OrthogonalCCA as OrthogonalCCAObjective
 from ldr.objectives.cca import TraditionalCCA as TraditionalCCAObjective
 
@@ -68,8 +69,14 @@ class _TwoView(OutputMixin, TransformerMixin, BaseEstimator):
         if Y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y "
                              f"is None: CCA needs the second view, fit(X, Y)")
-        Y = check_array(Y, input_name="Y", dtype=FLOAT_DTYPES, ensure_2d=False,
-                        ensure_min_samples=2 if reset else 1)
+        try:
+            Y = check_array(Y, input_name="Y", dtype=FLOAT_DTYPES, ensure_2d=False,
+                            ensure_min_samples=2 if reset else 1)
+        except ValueError:
+            better = non_numeric_error(Y if np.ndim(Y) == 2 else np.reshape(Y, (-1, 1)), "y")
+            if better is None:
+                raise
+            raise better from None
         if Y.ndim == 1:
             Y = Y.reshape(-1, 1)
         check_consistent_length(np.empty(n_samples), Y)

@@ -32,7 +32,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
 from sklearn.cluster import KMeans
 from sklearn.decomposition import PCA as SkPCA
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ldr.data.rows import map_rows
 from ldr.data.validation import is_lazy, refuse_lazy
@@ -53,6 +53,7 @@ from ldr.estimators._base import (
     solver_options,
     warn_if_unconverged,
 )
+from ldr.estimators._output import validate_data
 from ldr.manifolds import Geometry, sin_largest_angle
 from ldr.objectives.wda import WDA
 from ldr.problem import Problem
