@@ -109,6 +109,25 @@ class Moments:
         """A block of the covariance (divided by n − 1): e.g. CCA's Σ_ab of stacked views."""
         return self.scatter[rows, cols] / (self.n - 1)
 
+    def project(self, U: np.ndarray) -> Moments:
+        """The moments of the projected rows ``x ↦ Uᵀx`` (U: d×k), exactly: every statistic
+        is linear or quadratic in the rows, so each is mapped by U (no pass over the rows)."""
+        U = np.asarray(U, dtype=float)
+        if U.ndim != 2 or U.shape[0] != self.d:
+            raise ParameterError("U", f"expected a basis of shape ({self.d}, k), got {U.shape}")
+
+        def quad(S):
+            return None if S is None else U.T @ S @ U
+
+        def rows(A):
+            return None if A is None else A @ U
+
+        return dataclasses.replace(
+            self, shift=self.shift @ U, offset=self.offset @ U, scatter=quad(self.scatter),
+            class_offsets=rows(self.class_offsets), within=quad(self.within),
+            lagged=quad(self.lagged), diff=quad(self.diff), head=rows(self.head),
+            tail=rows(self.tail))
+
     def _need(self, what: str) -> None:
         if getattr(self, what) is None:
             raise ParameterError("X", f"these statistics were computed without the lag-{what} "

@@ -253,6 +253,46 @@ def check_nonsingular(S: np.ndarray, arg: str, what: str, why: str,
     return np.linalg.cholesky(Ssym)
 
 
+def span_basis(S: np.ndarray) -> np.ndarray | None:
+    """An orthonormal basis (d×k, as columns) of the span of the symmetric positive
+    semi-definite ``S`` — its eigenvectors whose eigenvalues exceed 100·d·ε times the largest,
+    :func:`check_nonsingular`'s rule — or None when ``S`` is non-singular by that rule (the
+    common case, decided by a Cholesky factorization without an eigendecomposition).
+
+    For a covariance, the directions left out are those in which the data do not vary at
+    all (constant features, features that are linear combinations of others, or all but
+    n − 1 directions when n ≤ d): every row has the same coordinate along them.
+    """
+    try:
+        check_nonsingular(S, "S", "matrix", "")
+        return None
+    except ValueError:
+        pass
+    d = S.shape[0]
+    w, Q = scipy.linalg.eigh(0.5 * (S + S.T))
+    keep = w > _rank_tol(w, d)
+    return Q[:, keep][:, ::-1].copy()
+
+
+def oas_shrinkage(S: np.ndarray, n_samples: float) -> float:
+    """The Oracle Approximating Shrinkage coefficient ρ ∈ [0, 1] of a sample covariance ``S``
+    (p×p) from ``n_samples`` observations (Chen, Wiesel, Eldar & Hero 2010, Eq. 23, in
+    scikit-learn's form, :func:`sklearn.covariance.oas`): with μ = tr(S)/p and
+    α = ‖S‖²_F/p²,
+
+        ρ = min(1, (α + μ²) / ((n + 1)(α − μ²/p))),
+
+    for :func:`shrink`'s (1 − ρ) S + ρ μ I.  It needs S alone (no fourth moments of the rows,
+    unlike Ledoit–Wolf), so it is computed from one-pass statistics."""
+    p = S.shape[0]
+    if p < 2:
+        return 0.0
+    alpha = float(np.mean(S * S))
+    mu = float(np.trace(S)) / p
+    den = (float(n_samples) + 1.0) * (alpha - mu * mu / p)
+    return 1.0 if den <= 0 else float(min((alpha + mu * mu) / den, 1.0))
+
+
 # --- lazy data and chunks -------------------------------------------------------------
 def is_lazy(X) -> bool:
     """Whether ``X`` is a Dask collection (array or DataFrame); never imports Dask."""

@@ -30,8 +30,8 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_array, check_consistent_length
 from sklearn.utils.validation import check_is_fitted
 
-from ldr.data.rows import as_dask_array, map_rows
-from ldr.data.validation import is_lazy, non_numeric_error
+from ldr.data.rows import as_dask_array, map_rows, moments
+from ldr.data.validation import is_lazy, non_numeric_error, span_basis
 from ldr.errors import ParameterError
 from ldr.estimators._base import (
     FLOAT_DTYPES,
@@ -95,33 +95,54 @@ class _TwoView(OutputMixin, TransformerMixin, BaseEstimator):
             X = validate_data(self, X, dtype=FLOAT_DTYPES, ensure_min_samples=2)
             Y = self._check_Y(y, X.shape[0], reset=True)
         dtype = output_dtype(X)
+        (X, Ux, mx), (Y, Uy, my) = self._span(X, "X"), self._span(Y, "Y")
+        self.x_subspace_, self.y_subspace_ = Ux, Uy
         dx, dy = X.shape[1], Y.shape[1]
         r = min(dx, dy) if self.n_components is None else self.n_components
         if isinstance(r, bool) or not isinstance(r, numbers.Integral) \
                 or not 1 <= r <= min(dx, dy):
+            rank = "" if Ux is None and Uy is None else (
+                " — the ranks of the views: they span only these many dimensions, and the "
+                "fit works in those spans (x_subspace_, y_subspace_)")
             raise ParameterError("n_components", f"must be an integer with 1 <= n_components <= "
                              f"min(n_features, n_targets) = {min(dx, dy)} (X has {dx} "
-                             f"features, Y has {dy}), got {r!r}")
+                             f"features, Y has {dy}{rank}), got {r!r}")
         obj = self._objective_class(X, Y, int(r), reg=self.reg)
         res = solve_and_warn(self, obj, start_point(self.start, obj))
         Mx, My = (np.asarray(m, dtype=float) for m in res.M)
         U, _, Vt = np.linalg.svd(Mx.T @ self._cross(obj) @ My)
         Mx, My = Mx @ U, My @ Vt.T
         order = np.argsort(-self._pair_correlations(obj, Mx, My), kind="stable")
-        self.M_ = (Mx[:, order], My[:, order])
-        self.canonical_correlations_ = self._pair_correlations(obj, *self.M_)
-        self.x_weights_, self.y_weights_ = self.M_
-        self.x_rotations_, self.y_rotations_ = self._rotations(obj, self.M_)
-        self.x_mean_, self.y_mean_ = obj.mean_a_, obj.mean_b_
+        M = (Mx[:, order], My[:, order])
+        self.canonical_correlations_ = self._pair_correlations(obj, *M)
         self.objective_, self.result_ = obj, res
         self.n_components_, self.n_iter_ = int(r), res.n_iter
-        self.cost_ = float(obj.cost(self.M_))
-        self._scores(obj, self.M_)
+        self.cost_ = float(obj.cost(M))
+        self._scores(obj, M)
+        rotations = self._rotations(obj, M)
+        self.M_ = tuple(m if B is None else B @ m for m, B in zip(M, (Ux, Uy)))
+        self.x_weights_, self.y_weights_ = self.M_
+        self.x_rotations_, self.y_rotations_ = (
+            m if B is None else B @ m for m, B in zip(rotations, (Ux, Uy)))
+        self.x_mean_ = obj.mean_a_ if mx is None else mx
+        self.y_mean_ = obj.mean_b_ if my is None else my
         cast_fitted(self, dtype)  # float32 in, float32 out (ldr.estimators._output)
         return self
 
     def _scores(self, obj, M):
         """Hook: scores beyond ``canonical_correlations_`` (none by default)."""
+
+    def _span(self, V, name: str):
+        """``(rows to fit, span, mean)``: with reg = 0 and a singular covariance of the view
+        ``V`` (constant or collinear columns, fewer samples than columns), its rows in the
+        coordinates of its span (``x_subspace_``/``y_subspace_``) and its mean; else
+        ``(V, None, None)``, the view as it is."""
+        if not (isinstance(self.reg, numbers.Real) and not isinstance(self.reg, bool)
+                and self.reg == 0):
+            return V, None, None
+        stats = moments(V, name=name)
+        U = span_basis(stats.covariance())
+        return (V, None, None) if U is None else (V @ U, U, np.asarray(stats.mean))
 
     def _lazy_views(self, X, y):
         if y is None:
@@ -160,8 +181,8 @@ class _TwoView(OutputMixin, TransformerMixin, BaseEstimator):
         if y is None:
             return as_output(self._x_block(np.asarray(X, dtype=np.float64)), output_dtype(X))
         Y = self._check_Y(y, X.shape[0], reset=False)
-        M = tuple(np.asarray(m, dtype=np.float64) for m in self.M_)
-        Xc, Yc = self.objective_.transform((X, Y), M)
+        Xc = self._x_block(np.asarray(X, dtype=np.float64))
+        Yc = self._y_block(np.asarray(Y, dtype=np.float64))
         return as_output(Xc, output_dtype(X)), as_output(Yc, output_dtype(Y))
 
     def fit_transform(self, X, y=None) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
@@ -181,8 +202,9 @@ class OrthogonalCCA(_TwoView):
         1 <= n_components <= min(n_features, n_targets); None: min(n_features, n_targets),
         the natural maximum (every canonical pair).
     reg : float in [0, 1], default 0
-        Shrinkage of Σ_x and Σ_y towards tr(Σ)/d · I (the heuristic start whitens, so a
-        singular covariance needs reg > 0).
+        Shrinkage of Σ_x and Σ_y towards tr(Σ)/d · I.  With 0, a view whose covariance is
+        singular (constant or collinear columns, fewer samples than columns) is fitted in
+        the span of its rows (``x_subspace_``, ``y_subspace_``).
     solver, start, tol, max_iter, solver_params, random_state : see
         :class:`ldr.estimators.LinearDR`
 
@@ -194,6 +216,10 @@ class OrthogonalCCA(_TwoView):
     x_rotations_, y_rotations_ : the maps, ``transform(X) == (X − x_mean_) @ x_rotations_``
         (here the weights themselves)
     x_mean_, y_mean_ : per-feature means
+    x_subspace_, y_subspace_ : (n_features, k) or None
+        The span of each view's centered rows when its covariance is singular and reg = 0
+        (the objective was fitted on ``X @ x_subspace_``; ``M_`` and the rotations are mapped
+        back by it); None for a view of full rank (or reg > 0).
     correlation_ : float
         ρ at ``M_`` on the training data.
     canonical_correlations_ : (n_components,)
@@ -247,7 +273,11 @@ class CCA(_TwoView):
         1 <= n_components <= min(n_features, n_targets); None: min(n_features, n_targets),
         the natural maximum (every canonical pair).
     reg : float in [0, 1], default 0
-        Shrinkage of Σ_x and Σ_y (canonical ridge); needed when a covariance is singular.
+        Shrinkage of Σ_x and Σ_y (canonical ridge).  With 0, a view with a singular
+        covariance is fitted in the span of its rows (``x_subspace_``, ``y_subspace_``):
+        CCA is invariant to an invertible change of coordinates of each view, so the
+        answer is the one on the view without its constant or redundant columns (with
+        fewer samples than columns, the canonical correlations approach 1: shrink then).
     solver, start, tol, max_iter, solver_params, random_state : see
         :class:`ldr.estimators.LinearDR`
 
@@ -258,6 +288,7 @@ class CCA(_TwoView):
     x_rotations_, y_rotations_ : Σ_x^{-1/2} M_x, Σ_y^{-1/2} M_y:
         ``transform(X) == (X − x_mean_) @ x_rotations_``
     x_mean_, y_mean_ : per-feature means
+    x_subspace_, y_subspace_ : as in :class:`OrthogonalCCA`
     canonical_correlations_ : (n_components,)
         The correlation of each pair of score columns, decreasing.
     n_components_, cost_, n_iter_, result_, objective_, n_features_in_, n_features_y_
