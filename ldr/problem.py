@@ -17,7 +17,7 @@ stops a run whose iterate has one.
 A declared ``shape`` that does not fit the cost (``ldr.objective(cost, shape=(12, 2))`` for
 a cost that multiplies M by a 13×13 matrix) surfaces as NumPy's matmul or broadcasting
 error from deep inside autograd.  Until the first cost or gradient has been evaluated, such
-an error is re-raised as a :class:`~ldr.errors.ParameterError` that names ``shape`` (the
+an error is re-raised as a ``ParameterError`` that names ``shape`` (the
 NumPy error chained to it).
 """
 

@@ -18,16 +18,17 @@ with normalized source priors p_k ("experts"):
 
 **Choosing the priors from the data** (``prior="auto"``).  One prior for every source loses
 the sources of the other kind: with Laplace and uniform sources mixed in one model, the
-super-Gaussian prior alone recovered none of the uniform ones (best |corr| 0.003–0.29 on 20
-seeds).  "auto" gives each source its own prior: at construction, the sign of the FOBI
-kurtosis of the r directions of largest |kurtosis| (the start's directions, below); then
+super-Gaussian prior alone lost a source on every one of 20 seeds (the worst-recovered
+source's absolute correlation 0.008–0.28, ``benchmarks/bench_uica.py``).  "auto" gives each
+source its own prior: at construction, the sign of the FOBI kurtosis of the r directions of
+largest absolute kurtosis (the start's directions, below); then
 :meth:`UndercompleteICA.preferred_priors` evaluates extended infomax's switching statistic
 on each source y = Z m,
 
     k = E[sech² y] E[y²] − E[y tanh y]      (> 0: super-Gaussian, < 0: sub-Gaussian),
 
 the condition under which each of the two densities is a stable fixed point for a source
-(Lee et al. 1999, Eq. 13).  The estimator (:class:`ldr.estimators.UndercompleteICA`)
+(Lee et al. 1999).  The estimator (:class:`ldr.estimators.UndercompleteICA`)
 evaluates it at the start — before a column can drift away from its source under the wrong
 prior — and after each solve, and refits with the priors preferred until they no longer
 change.  The kurtosis can mislead where the statistic does not: a bimodal source with 1%
@@ -207,7 +208,7 @@ class UndercompleteICA(Objective):
         self.n_samples_ = n
         self.shape = (k, int(r))
         if isinstance(prior, str) and prior == "auto":
-            w = scipy.linalg.eigvalsh(self.fobi_matrix())
+            w = self._fobi_eigh()[0]
             top = w[np.argsort(-np.abs(w))[:int(r)]]   # the start's directions' kurtoses
             prior = tuple("subgaussian" if v < 0 else "supergaussian" for v in top)
         self.priors = check_priors(prior, int(r))
@@ -242,12 +243,19 @@ class UndercompleteICA(Objective):
         k = Z.shape[1]
         return (Z * q[:, None]).T @ Z / Z.shape[0] - (k + 2) * np.eye(k)
 
+    def _fobi_eigh(self) -> tuple[np.ndarray, np.ndarray]:
+        """The eigendecomposition of :meth:`fobi_matrix`, computed once (shared by copies
+        with other priors)."""
+        if getattr(self, "_fobi", None) is None:
+            self._fobi = scipy.linalg.eigh(self.fobi_matrix())
+        return self._fobi
+
     def heuristic(self) -> np.ndarray:
         """FOBI's start: eigenvectors of :meth:`fobi_matrix` with the largest eigenvalues for
         the super-Gaussian sources and the smallest for the sub-Gaussian ones (module
         docstring), each column scaled to the best scale of its prior along it."""
         k, r = self.shape
-        _, E = scipy.linalg.eigh(self.fobi_matrix())
+        _, E = self._fobi_eigh()
         n_sub = int(self._sub.sum())
         M = np.empty((k, r))
         M[:, ~self._sub] = E[:, ::-1][:, :r - n_sub]
@@ -272,7 +280,7 @@ class UndercompleteICA(Objective):
 
     def preferred_priors(self, M) -> tuple[str, ...]:
         """The prior each fitted source y = Z m_j prefers: by the sign of
-        :func:`switching_statistic` (module docstring)."""
+        ``switching_statistic`` (module docstring)."""
         k = switching_statistic(self.Z @ np.asarray(M, float))
         return tuple("subgaussian" if v < 0 else "supergaussian" for v in k)
 

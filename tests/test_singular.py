@@ -58,6 +58,8 @@ def test_lda_agrees_with_sklearn_in_the_span_of_collinear_data(kind):
     np.testing.assert_allclose(fit.decision_function(Xs), Xs @ fit.coef_[0] + fit.intercept_[0],
                                atol=1e-9)
     np.testing.assert_allclose(fit.mean_, Xs.mean(axis=0), atol=1e-12)
+    # reg=0.0 (no shrinkage) takes the same span: nothing here needs shrinking
+    np.testing.assert_allclose(est.OrthogonalLDA(reg=0.0).fit(Xs, y).M_, fit.M_, atol=1e-12)
 
 
 def test_lda_on_statsmodels_survey_table_with_every_dummy():

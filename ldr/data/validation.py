@@ -187,7 +187,8 @@ def shrink(S: np.ndarray, reg, name: str = "reg") -> np.ndarray:
 
 
 _SHRINK_REMEDY = ("Pass reg > 0 (shrinkage, e.g. reg=1e-3), or reduce the dimension first (PCA) "
-                  "and drop constant or duplicated features.")
+                  "and drop constant or duplicated features; the estimators of ldr.estimators "
+                  "fit such data as they are, in the span of the rows (subspace_).")
 
 
 def _singular_error(w: np.ndarray, tol: float, d: int, arg: str, what: str, why: str,

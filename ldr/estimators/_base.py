@@ -27,10 +27,11 @@ Every estimator speaks one vocabulary (``tests/test_vocabulary.py`` walks them a
 can be cross-validated like any scikit-learn transformer.  ``fit`` follows one template, which
 the concrete estimators specialize through hooks instead of rewriting it:
 
-1. ``_prepare(X, y)`` — validate the data (:class:`FitData`: X, y, output dtype, statistics);
+1. ``_prepare(X, y)`` — validate the data (:class:`FitData`: X, y, output dtype, statistics),
+   then ``_reduce(data)`` — for estimators whose objective would refuse singular statistics,
+   the span of the data to fit in (``subspace_``; :mod:`ldr.estimators._span`; ``M_`` and
+   ``components_`` are mapped back to the original features);
 2. ``_n_components(data)`` — resolve r;
-   ``_reduce(data)`` — for estimators whose objective would refuse singular statistics, the
-   span of the data to fit in (``subspace_``; :mod:`ldr.estimators._span`);
 3. ``_make_objective(data, r)`` — the objective, or None when there is nothing to optimize
    (r = n_features: the whole space), then ``_closed_form(data, r)`` gives the point;
 4. :func:`solve_and_warn` — :func:`ldr.solve` with the estimator's settings, a
@@ -370,8 +371,8 @@ class LinearDR(OutputMixin, TransformerMixin, BaseEstimator):
 
     def _reduce(self, data: FitData) -> None:
         """Hook: reduce ``data`` to the span of the rows where the objective would refuse a
-        singular covariance (:mod:`ldr.estimators._span`); sets ``subspace_``.  None here."""
-        self.subspace_ = None
+        singular covariance (:mod:`ldr.estimators._span`), setting ``subspace_``; nothing
+        here (a generic objective's structure is unknown)."""
 
     def _n_components(self, data: FitData) -> int:
         """Hook: r from ``n_components`` (None: :meth:`_natural_n_components`)."""
@@ -453,7 +454,8 @@ class LinearDR(OutputMixin, TransformerMixin, BaseEstimator):
 
     def _transform_block(self, X):
         if getattr(self, "subspace_", None) is not None:  # the objective is the span's
-            return (np.asarray(X, dtype=float) - self.mean_) @ self.components_.T
+            return ((np.asarray(X, dtype=float) - np.asarray(self.mean_, dtype=float))
+                    @ np.asarray(self.components_, dtype=float).T)
         return self.objective_.transform(X, self.M_)
 
 

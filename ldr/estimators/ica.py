@@ -134,9 +134,7 @@ class UndercompleteICA(OutputMixin, TransformerMixin, BaseEstimator):
         if auto and (isinstance(M0, str) and M0 == "heuristic" or np.shape(M0) == obj.shape):
             # the start's own preferences first, so that a column keeps its direction
             start = obj.heuristic() if isinstance(M0, str) else np.asarray(M0, dtype=float)
-            switched, M, rounds = self._switch(obj, start, rounds)
-            if switched is not obj:
-                obj, M0 = switched, M
+            obj, M0, rounds = self._switch(obj, start, rounds)
         res = solve_and_warn(self, obj, M0)
         while auto:
             switched, M0, rounds = self._switch(obj, res.M, rounds)
