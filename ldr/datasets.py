@@ -221,7 +221,9 @@ def make_uica(n: int, d: int, r: int, noise_std: float = 1.5, source_std=(0.5, 2
 
     The latents L (n × d) are the r sources (unit
     variance: Laplace for ``sources="laplace"``, super-Gaussian; uniform for ``"uniform"``,
-    sub-Gaussian) followed by d − r standard normal components.  The latent mixing
+    sub-Gaussian; ``"mixed"``: Laplace for the sources of even index 0, 2, …, uniform for the
+    odd ones, so both kinds span the range of standard deviations) followed by d − r
+    standard normal components.  The latent mixing
     ``A = N diag(σ)`` has columns of random direction (N with iid normal entries, columns
     scaled to unit norm, so not orthogonal) and standard deviations σ: the sources' spread
     evenly over ``source_std`` = (low, high), the Gaussian components' ``noise_std`` — by
@@ -245,17 +247,19 @@ def make_uica(n: int, d: int, r: int, noise_std: float = 1.5, source_std=(0.5, 2
             and isinstance(r, (int, np.integer)) and n >= 2 and 1 <= r < d):
         raise ValueError(f"make_uica: need integers n >= 2 and 1 <= r < d, got n={n!r}, "
                          f"d={d!r}, r={r!r}")
-    if sources not in ("laplace", "uniform"):
-        raise ValueError(f"make_uica: sources must be 'laplace' or 'uniform', got {sources!r}")
+    if sources not in ("laplace", "uniform", "mixed"):
+        raise ValueError(f"make_uica: sources must be 'laplace', 'uniform' or 'mixed', got "
+                         f"{sources!r}")
     if not (noise_std > 0 and sensor_noise >= 0 and 0 < source_std[0] <= source_std[1]):
         raise ValueError("make_uica: need noise_std > 0, sensor_noise >= 0 and "
                          f"0 < source_std[0] <= source_std[1]; got {noise_std!r}, "
                          f"{sensor_noise!r}, {source_std!r}")
     rng = np.random.default_rng(seed)
-    if sources == "laplace":
+    if sources != "uniform":
         S = rng.laplace(scale=1.0 / np.sqrt(2.0), size=(n, r))
-    else:
-        S = rng.uniform(-np.sqrt(3.0), np.sqrt(3.0), size=(n, r))
+    if sources != "laplace":
+        uniform = rng.uniform(-np.sqrt(3.0), np.sqrt(3.0), size=(n, r))
+        S = uniform if sources == "uniform" else np.where(np.arange(r) % 2 == 0, S, uniform)
     L = np.hstack([S, rng.standard_normal((n, d - r))])
     N = rng.standard_normal((d, d))
     N /= np.linalg.norm(N, axis=0)
