@@ -29,7 +29,7 @@ template, which the concrete estimators specialize through hooks instead of rewr
 
 1. ``_prepare(X, y)`` — validate the data (:class:`FitData`: X, y, output dtype, statistics),
    then ``_reduce(data)`` — for estimators whose objective would refuse singular statistics,
-   the span of the data to fit in (``subspace_``; :mod:`ldr.estimators._span`; ``M_`` and
+   the span of the data to fit in (``subspace_``; ``ldr.estimators._span``; ``M_`` and
    ``components_`` are mapped back to the original features);
 2. ``_n_components(data)`` — resolve r;
 3. ``_make_objective(data, r)`` — the objective, or None when there is nothing to optimize
@@ -371,7 +371,7 @@ class LinearDR(OutputMixin, TransformerMixin, BaseEstimator):
 
     def _reduce(self, data: FitData) -> None:
         """Hook: reduce ``data`` to the span of the rows where the objective would refuse a
-        singular covariance (:mod:`ldr.estimators._span`), setting ``subspace_``; nothing
+        singular covariance (``ldr.estimators._span``), setting ``subspace_``; nothing
         here (a generic objective's structure is unknown)."""
 
     def _n_components(self, data: FitData) -> int:
