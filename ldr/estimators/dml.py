@@ -138,8 +138,9 @@ class NCA(_MetricLearner):
 
     _objective_class = NCAObjective
     _objective_args = ("start",)
+    _solver_defaults = {"ftol": 1e-6, "fwindow": 5}
 
-    def __init__(self, n_components=None, *, start="auto", solver=None, tol=1e-8,
+    def __init__(self, n_components=None, *, start="auto", solver=None, tol=1e-6,
                  max_iter=1000, solver_params=None, random_state=0, init="deprecated"):
         self.n_components, self.start, self.solver = n_components, start, solver
         self.tol, self.max_iter = tol, max_iter
