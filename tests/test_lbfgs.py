@@ -56,7 +56,8 @@ def _iterations_to(norms, tol):
 def test_plain_lbfgs_matches_scipy_on_rosenbrock(seed):
     obj, cost, egrad = _rosenbrock()
     x0 = 0.5 * np.random.default_rng(seed).standard_normal((10, 2))
-    ours = ldr.solve(obj, "lbfgs", M0=x0, gtol=1e-9, gtol_scale=1.0, xtol=0, max_iter=5000)
+    ours = ldr.solve(obj, "lbfgs", M0=x0, gtol=1e-9, gtol_scale=1.0, xtol=0,
+                     floor_patience=0, max_iter=5000)
     theirs, norms = _scipy(cost, egrad, x0)
     assert ours.converged, ours.reason
     np.testing.assert_allclose(ours.M, np.ones((10, 2)), atol=1e-8)
@@ -76,14 +77,18 @@ def test_plain_lbfgs_on_an_ill_conditioned_quadratic():
     B = rng.standard_normal((40, 3))
 
     def cost(M):
-        return float(0.5 * np.sum(M * (A @ M)) - np.sum(B * M))
+        return 0.5 * np.sum(M * (A @ M)) - np.sum(B * M)
 
     def egrad(M):
         return A @ M - B
 
-    obj = ldr.objective(cost, shape=(40, 3), manifold="euclidean", egrad=egrad)
+    obj = ldr.objective(cost, shape=(40, 3), manifold="euclidean", egrad=egrad,
+                        ehvp=lambda M, V: A @ V)
     x0 = np.zeros((40, 3))
-    ours = ldr.solve(obj, "lbfgs", M0=x0, gtol=1e-9, gtol_scale=1.0, xtol=0, max_iter=5000)
+    # the rounding-floor rule off: the approximate Wolfe test takes the gradient below
+    # scipy's floor (its ftol=0 stop, at ‖g‖ ≈ 3e-6 here), with non-monotone gradient norms
+    ours = ldr.solve(obj, "lbfgs", M0=x0, gtol=1e-9, gtol_scale=1.0, xtol=0,
+                     floor_patience=0, max_iter=5000)
     theirs, norms = _scipy(cost, egrad, x0)
     assert ours.converged, ours.reason
     np.testing.assert_allclose(ours.M, np.linalg.solve(A, B), atol=1e-10)
