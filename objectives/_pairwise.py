@@ -141,10 +141,30 @@ def class_blocks(codes: np.ndarray) -> tuple[np.ndarray, list[slice]]:
 
 def nca_softmax(U: np.ndarray, blocks: list[slice]) -> dict:
     """K, w, s, p and whether K is symmetric, for U = X M with rows sorted by class (P1)."""
+    n = U.shape[0]
     sq = np.einsum("ij,ij->i", U, U)
-    h = 0.5 * nearest_sqdist(U, sq)
-    symmetric = bool(np.ptp(h) <= SPREAD) if h.size else True
-    K = softmax_kernel(U, sq, h, symmetric)
+    if strip_rows(n) >= n:   # one strip: form D once, then K in place
+        K = _strip(U, sq, 0, n, 0, np.empty((n, n)))
+        np.fill_diagonal(K, np.inf)
+        h = 0.5 * K.min(axis=1)
+        symmetric = bool(np.ptp(h) <= SPREAD)
+        K -= h[:, None]
+        K -= h if symmetric else h[:, None]
+        np.minimum(K, CLIP, out=K)
+        np.negative(K, out=K)
+        if symmetric:  # the upper triangle by four strips, mirrored
+            step = -(-n // 4)
+            for i0 in range(0, n, step):
+                i1 = min(i0 + step, n)
+                np.exp(K[i0:i1, i0:], out=K[i0:i1, i0:])
+                K[i1:, i0:i1] = K[i0:i1, i1:].T
+        else:
+            np.exp(K, out=K)
+        np.fill_diagonal(K, 0.0)
+    else:
+        h = 0.5 * nearest_sqdist(U, sq)
+        symmetric = bool(np.ptp(h) <= SPREAD)
+        K = softmax_kernel(U, sq, h, symmetric)
     w = np.exp(h.min() - h) if symmetric else np.ones_like(h)
     same, other = _split_products(K, w[:, None], w[:, None], blocks)
     same, other = same[:, 0], other[:, 0]

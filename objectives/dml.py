@@ -298,7 +298,7 @@ class LargeMarginDML(_MetricLearning):
     method = Method("lmnn", "large-margin DML (LMNN, smoothed hinge, 3 target neighbours) on "
                     "R^{d×r}", supervised=True)
 
-    default_solver = "trust-region"
+    default_solver = "lbfgs"
 
     def __init__(self, X, y, r, k=3, lam=1.0, smoothing=0.5, init="auto"):
         super().__init__(X, y, r, init)

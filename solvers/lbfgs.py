@@ -65,6 +65,32 @@ from ldr.solvers.base import Solver, State
 _EPS = np.finfo(float).eps
 
 
+def _interpolate(lo: float, f_lo: float, g_lo: float, hi: float, f_hi: float,
+                 g_hi: float) -> float:
+    """The next trial in the bracket (lo, hi): the minimizer of the cubic through both ends'
+    values and slopes (Nocedal & Wright, Eq. 3.59), or of the quadratic through f_lo, g_lo and
+    f_hi when g_hi is unknown, kept in [lo + 0.1 w, hi − 0.1 w] (w = hi − lo); the midpoint
+    when neither exists (a non-finite f_hi)."""
+    w = hi - lo
+    step = math.nan
+    if math.isfinite(f_hi):
+        if math.isfinite(g_hi):
+            d1 = g_lo + g_hi - 3.0 * (f_lo - f_hi) / (lo - hi)
+            rad = d1 * d1 - g_lo * g_hi
+            if rad >= 0.0:
+                d2 = math.sqrt(rad)
+                denom = g_hi - g_lo + 2.0 * d2
+                if denom != 0.0:
+                    step = hi - w * (g_hi + d2 - d1) / denom
+        if not math.isfinite(step):
+            curv = 2.0 * (f_hi - f_lo - g_lo * w)
+            if curv > 0.0:
+                step = lo - g_lo * w * w / curv
+    if not math.isfinite(step):
+        return lo + 0.5 * w
+    return min(max(step, lo + 0.1 * w), hi - 0.1 * w)
+
+
 def _check_fraction(name: str, value, low: float = 0.0, high: float = 1.0) -> float:
     if (isinstance(value, bool) or not isinstance(value, numbers.Real)
             or not low < value < high):
@@ -99,7 +125,7 @@ class LBFGS(Solver):
     def __init__(self, memory: int = 10, c1: float = 1e-4, c2: float = 0.9,
                  max_evals: int = 25, cautious: float = 1e-10, angle: float = 1e-8,
                  retraction: str = "polar", precision_factor: float = 100.0,
-                 max_step: float | None = 0.25):
+                 max_step: float | None = 0.25, strong: bool = False):
         if isinstance(memory, bool) or not isinstance(memory, numbers.Integral) or memory < 0:
             raise ParameterError("memory", f"must be a non-negative integer, got {memory!r}")
         self.c1 = _check_fraction("c1", c1)
@@ -125,6 +151,9 @@ class LBFGS(Solver):
                                              f"{max_step!r}")
         self.memory, self.max_evals = int(memory), int(max_evals)
         self.max_step = None if max_step is None else float(max_step)
+        if not isinstance(strong, bool):
+            raise ParameterError("strong", f"expected True or False, got {strong!r}")
+        self.strong = strong
         self.retraction, self.precision_factor = retraction, float(precision_factor)
 
     def init(self, problem: Problem, M0) -> State:
@@ -159,12 +188,13 @@ class LBFGS(Solver):
     # -- line search -------------------------------------------------------------------------
     def _line_search(self, problem: Problem, state: State, eta, slope: float, alpha: float,
                      alpha_max: float = math.inf):
-        """Weak Wolfe search (L2) from ``alpha``.  Returns ``(trial State or None, alpha,
-        trials, wolfe met, last trial cost)``: the State meets (L2), or Armijo only (wolfe
-        False) when no trial met both."""
+        """Wolfe search (L2) from ``alpha``.  Returns ``(trial State or None, alpha, trials,
+        Wolfe met, last trial cost)``: the State meets (L2), or Armijo only (Wolfe False) when
+        no trial met both within ``max_evals`` or at the longest step allowed."""
         geom, M, f0 = problem.manifold, state.M, state.cost
         rounding = self.precision_factor * _EPS * max(abs(f0), 1e-300)
-        lo, hi = 0.0, math.inf
+        lo, f_lo, g_lo = 0.0, f0, slope        # the bracket's left end: Armijo, descending
+        hi, f_hi, g_hi = math.inf, math.nan, math.nan
         alpha = min(alpha, alpha_max)
         best, best_alpha = None, 0.0
         f = f0
@@ -173,28 +203,27 @@ class LBFGS(Solver):
             f = problem.cost(M_new)
             armijo = math.isfinite(f) and f <= f0 + self.c1 * alpha * slope
             noise = math.isfinite(f) and not armijo and abs(f - f0) <= rounding
+            g = math.nan
             if armijo or noise:
                 trial = self.evaluate(problem, M_new, cost=f)
-                new_slope = geom.inner(trial.grad, geom.transport(M, M_new, eta))
-                if noise and new_slope > (2.0 * self.c1 - 1.0) * slope:
-                    armijo = False   # the approximate Wolfe test's decrease half fails too
-                elif new_slope >= self.c2 * slope:
+                g = geom.inner(trial.grad, geom.transport(M, M_new, eta))
+                if noise and g > (2.0 * self.c1 - 1.0) * slope:
+                    pass             # the approximate Wolfe test's decrease half fails too
+                elif g >= self.c2 * slope and (not self.strong or g <= -self.c2 * slope):
                     return trial, alpha, k, True, f
-                elif alpha >= alpha_max:   # the longest step allowed: Armijo suffices
-                    return trial, alpha, k, False, f
-                else:                # still descending steeply: the step is too short
-                    if armijo:           # (a rounding-level trial is never a fallback)
+                elif g < self.c2 * slope:   # still descending steeply: the step is too short
+                    if alpha >= alpha_max:  # the longest step allowed: Armijo suffices
+                        return trial, alpha, k, False, f
+                    if armijo:              # (a rounding-level trial is never a fallback)
                         best, best_alpha = trial, alpha
-                    lo = alpha
-                    alpha = min(2.0 * alpha, alpha_max) if math.isinf(hi) else 0.5 * (lo + hi)
+                    lo, f_lo, g_lo = alpha, f, g
+                    alpha = (min(2.0 * alpha, alpha_max) if math.isinf(hi)
+                             else _interpolate(lo, f_lo, g_lo, hi, f_hi, g_hi))
                     continue
-            hi = alpha
-            if lo == 0.0 and math.isfinite(f):   # quadratic through f0, slope and f(α)
-                denom = 2.0 * (f - f0 - slope * alpha)
-                step = -slope * alpha * alpha / denom if denom > 0 else 0.5 * alpha
-                alpha = min(max(step, 0.1 * alpha), 0.5 * alpha)
-            else:
-                alpha = lo + 0.5 * (hi - lo)
+                elif armijo:                # (strong) past the 1-D minimum: a right end
+                    best, best_alpha = trial, alpha
+            hi, f_hi, g_hi = alpha, f, g
+            alpha = _interpolate(lo, f_lo, g_lo, hi, f_hi, g_hi)
         return best, best_alpha, self.max_evals, False, f
 
     def _alpha_max(self, problem: Problem, state: State, eta_norm: float) -> float:

@@ -80,19 +80,19 @@ def test_nca_default_reaches_scikit_learns_default_objective(loader, seed):
 
 def test_nca_plateau_rule_stops_near_the_supremum_with_its_reason():
     """On separable data Σ p_i → n only as ‖L‖ → ∞: with the gradient rule off, the plateau
-    rule (relative progress over 5 steps ≤ 1e-6) stops the run — not max_iter — within 1e-5
-    of n, and says so."""
+    rule (relative progress over 5 steps ≤ 1e-5) stops the run — not max_iter — within
+    1e-6·n of n, and says so."""
     X, y = _subsample(load_wine, 20)
     n = X.shape[0]
     model = est.NCA(2, tol=0.0).fit(X, y)
     res = model.result_
     assert res.reason.startswith("relative cost change") and "over the last 5 steps" in \
         res.reason, res.reason
-    assert res.n_iter < 100 and n - model.objective_value_ <= 1e-5
-    assert float(res.reason.split()[3]) <= 1e-6
+    assert res.n_iter < 100 and n - model.objective_value_ <= 1e-6 * n
+    assert float(res.reason.split()[3]) <= 1e-5
     costs = res.trace["cost"]
-    assert abs(costs[-1] - costs[-6]) <= 1e-6 * abs(costs[-1])
-    assert abs(costs[-2] - costs[-7]) > 1e-6 * abs(costs[-2])   # it fired at the first chance
+    assert abs(costs[-1] - costs[-6]) <= 1e-5 * abs(costs[-1])
+    assert abs(costs[-2] - costs[-7]) > 1e-5 * abs(costs[-2])   # it fired at the first chance
     # one step's progress is a noisy measure: with a window of 1 the same ftol fires early,
     # lower, while the gradient is still large (reported as stalled, with a warning)
     with pytest.warns(ConvergenceWarning, match="stalled: relative cost change"):

@@ -138,7 +138,7 @@ class NCA(_MetricLearner):
 
     _objective_class = NCAObjective
     _objective_args = ("start",)
-    _solver_defaults = {"ftol": 1e-6, "fwindow": 5}
+    _solver_defaults = {"ftol": 1e-5, "fwindow": 5}
 
     def __init__(self, n_components=None, *, start="auto", solver=None, tol=1e-6,
                  max_iter=1000, solver_params=None, random_state=0, init="deprecated"):
