@@ -118,8 +118,8 @@ def solve(
     ----------
     objective : ldr.Objective
     solver : str, Solver, list of them, or None
-        ``"gradient"``, ``"conjugate-gradient"``, ``"trust-region"``, ``"pymanopt"``,
-        ``"ism"``, ``"scf"``; a list chains them, each stage starting where the last
+        ``"gradient"``, ``"conjugate-gradient"``, ``"lbfgs"``, ``"trust-region"``,
+        ``"pymanopt"``, ``"ism"``, ``"scf"``; a list chains them, each stage starting where the last
         stopped.  None (default): the objective's default
         (:func:`~ldr.driver.default_solver`; each objective's docstring names it).
     M0 : array, tuple of arrays, "random", "heuristic" or None

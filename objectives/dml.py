@@ -59,11 +59,12 @@ r ≤ min(d, C − 1), else PCA when r < min(d, n), else the identity — in uni
 scalings are scale-equivariant and equal scikit-learn's start exactly; PCA and the identity
 are orthonormal in M (scikit-learn's are orthonormal in L: the same when c = 1).
 
-**Memory and time.**  Every evaluation forms n×n arrays (distances, p_ij or hinge
-arguments): O(n²) memory, a few n×n float64 arrays at once (about 26 MB each for n = 1797,
-scikit-learn's digits; LargeMarginDML keeps k + 2 of them per point, h″ for each target slot
-for its Hessian), and O(n²(r + k)) time per cost, gradient or Hessian-vector product.
-Fine to a few thousand samples, as scikit-learn's NCA (which has the same O(n²) footprint).
+**Memory and time.**  NCA keeps one n×n float64 array per point (the kernel K of
+``objectives/_pairwise.py``, about 26 MB for n = 1797, scikit-learn's digits; the
+Hessian-vector product forms three more), and an evaluation costs n²/2 exponentials (K is
+symmetric) and a few passes over K; the large-margin cost, gradient and Hessian go by strips
+of rows (``objectives/_lmnn.py``) and keep no n×n array, at O(n²(r + k)) time.  Fine to
+several thousand samples: scikit-learn's NCA holds several n×n arrays at once.
 """
 
 from __future__ import annotations

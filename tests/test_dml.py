@@ -169,6 +169,20 @@ def test_large_margin_cost_equals_eq27_by_a_triple_loop():
     assert ldr.check(obj, M, seed=0)
 
 
+@pytest.mark.parametrize("loader", [load_iris, load_wine])
+def test_large_margin_default_solver_reaches_the_trust_regions_minimum(loader):
+    """The default L-BFGS and the trust region stop at the same minimizer from the same start:
+    the same cost and the same metric LᵀL (the cost is invariant to L → RL)."""
+    X, y = _subsample(loader, 15)
+    obj = LargeMarginDML(X, y, 2)
+    assert LargeMarginDML.default_solver == "lbfgs"
+    ours = ldr.solve(obj, M0="heuristic", gtol=1e-9)
+    tr = ldr.solve(obj, "trust-region", M0="heuristic", gtol=1e-9)
+    assert ours.converged and tr.converged, (ours.reason, tr.reason)
+    assert ours.cost == pytest.approx(tr.cost, rel=1e-10)
+    np.testing.assert_allclose(ours.M @ ours.M.T, tr.M @ tr.M.T, rtol=1e-5, atol=1e-7)
+
+
 def test_large_margin_with_a_tiny_class_and_the_checks():
     X, y = _subsample(load_iris, 10)
     y = y.copy()
