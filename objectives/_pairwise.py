@@ -37,6 +37,9 @@ import numpy as np
 #: largest spread max h − min h (in squared-distance units) for the symmetric form (P1):
 #: e^−600 ≈ 1e−261 keeps every row sum a normal double
 SPREAD = 600.0
+#: from this many columns of U on, D is formed by one product and the gradient by one product
+#: with S = A + Aᵀ (the products, not the passes over n×n arrays, dominate there)
+WIDE = 8
 #: entries per strip of rows (512 KB: a strip stays in cache while it is worked on)
 STRIP_ENTRIES = 2**16
 
@@ -141,9 +144,9 @@ def class_blocks(codes: np.ndarray) -> tuple[np.ndarray, list[slice]]:
 
 def nca_softmax(U: np.ndarray, blocks: list[slice]) -> dict:
     """K, w, s, p and whether K is symmetric, for U = X M with rows sorted by class (P1)."""
-    n = U.shape[0]
+    n, r = U.shape
     sq = np.einsum("ij,ij->i", U, U)
-    if strip_rows(n) >= n:   # one strip: form D once, then K in place
+    if strip_rows(n) >= n or r >= WIDE:   # form D once (one product), then K in place
         K = _strip(U, sq, 0, n, 0, np.empty((n, n)))
         np.fill_diagonal(K, np.inf)
         h = 0.5 * K.min(axis=1)
@@ -152,8 +155,8 @@ def nca_softmax(U: np.ndarray, blocks: list[slice]) -> dict:
         K -= h if symmetric else h[:, None]
         np.minimum(K, CLIP, out=K)
         np.negative(K, out=K)
-        if symmetric:  # the upper triangle by four strips, mirrored
-            step = -(-n // 4)
+        if symmetric:  # the upper triangle by strips (at least four), mirrored
+            step = min(strip_rows(n), -(-n // 4))
             for i0 in range(0, n, step):
                 i1 = min(i0 + step, n)
                 np.exp(K[i0:i1, i0:], out=K[i0:i1, i0:])
@@ -190,6 +193,9 @@ def nca_laplacian_times(st: dict, V: np.ndarray, blocks: list[slice]) -> np.ndar
     ∂(Σ_i p_i)/∂U is twice this at V = U."""
     K, w, s, p, q = st["K"], st["w"], st["s"], st["p"], st["q"]
     r = V.shape[1]
+    if r >= WIDE:   # many columns: S = A + Aᵀ formed once, then one product with V
+        S = _symmetrized_weights(st, blocks)
+        return S.sum(axis=1)[:, None] * V - S @ V
     a, b = (p / s)[:, None], (q / s)[:, None]
     wV = w[:, None] * V
     if st["symmetric"]:   # one pass: K_blk (wV, b∘V, b) and K_off (wV, a∘V, a)
@@ -203,6 +209,21 @@ def nca_laplacian_times(st: dict, V: np.ndarray, blocks: list[slice]) -> np.ndar
     AV = a * off_w - b * blk_w
     AtV = w[:, None] * (off_t - blk_t)          # (AᵀV, Aᵀ1)
     return AtV[:, r:] * V - AV - AtV[:, :r]
+
+
+def _symmetrized_weights(st: dict, blocks: list[slice]) -> np.ndarray:
+    """S = A + Aᵀ, A_ij = p_ij p_i off the class blocks and −p_ij q_i in them (P2), formed once
+    per point (cached in ``st``)."""
+    if "S" not in st:
+        K, w = st["K"], st["w"]
+        a, b = st["p"] / st["s"], st["q"] / st["s"]
+        A = K * a[:, None]
+        A *= w
+        for c in blocks:
+            A[c, c] = K[c, c] * (-b[c, None] * w[c])
+        A += A.T
+        st["S"] = A
+    return st["S"]
 
 
 def nca_probabilities(st: dict) -> np.ndarray:

@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.special
-from sklearn.datasets import load_iris, load_wine
+from sklearn.datasets import load_breast_cancer, load_iris, load_wine
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import train_test_split
 from sklearn.neighbors import KNeighborsClassifier
@@ -100,6 +100,23 @@ def test_nca_plateau_rule_stops_near_the_supremum_with_its_reason():
     assert one.n_iter_ < model.n_iter_ and one.objective_value_ < model.objective_value_
     with pytest.raises(ValueError, match="fwindow: must be a positive integer"):
         est.NCA(2, solver_params={"fwindow": 0}).fit(X, y)
+
+
+@pytest.mark.parametrize("r, n_per_class, scale", [(2, 150, 1.0), (2, 150, 25.0), (9, 20, 1.0),
+                                                    (9, 150, 6.0)])
+def test_nca_kernels_against_the_dense_formulas(r, n_per_class, scale):
+    """Every evaluation path — one block or strips of rows (n = 300 > 256), the symmetric
+    softmax or the row-stabilized one (a large map: nearest distances spread over > 1200),
+    r < 8 or the wide path (S formed once) — gives scikit-learn's objective, and gradients
+    and Hessian-vector products that match finite differences."""
+    X, y = _subsample(load_breast_cancer, n_per_class)
+    X = X[:, :12]
+    obj = NCA(X, y, r)
+    M = scale * np.random.default_rng(0).standard_normal((12, r)) / np.sqrt(r)
+    st = obj._state(M)
+    assert st["symmetric"] == (scale < 10)
+    assert -obj.cost(M) == pytest.approx(_nca_objective(obj.components(M), X, y), rel=1e-12)
+    assert ldr.check(obj, M, seed=1)
 
 
 def test_nca_start_is_scikit_learns_auto_init():
