@@ -6,13 +6,14 @@ import pytest
 
 import ldr
 from ldr.objectives import LDA, PCA
-from ldr.solvers import ConjugateGradient, GradientDescent, Pymanopt, TrustRegion
+from ldr.solvers import LBFGS, ConjugateGradient, GradientDescent, Pymanopt, TrustRegion
 
 SOLVERS = {
     "gradient": lambda: GradientDescent(),
     "gradient-armijo": lambda: GradientDescent(step="armijo"),
     "gradient-qr": lambda: GradientDescent(retraction="qr"),
     "conjugate-gradient": lambda: ConjugateGradient(),
+    "lbfgs": lambda: LBFGS(),
     "trust-region": lambda: TrustRegion(),
     "trust-region-qr": lambda: TrustRegion(retraction="qr"),
     "pymanopt": lambda: Pymanopt(pymanopt.optimizers.TrustRegions(verbosity=0)),

@@ -13,7 +13,8 @@ Every estimator speaks one vocabulary (``tests/test_vocabulary.py`` walks them a
                     the problem's gradient scale
 ``max_iter``        the solver's iteration budget (per stage of a chain)
 ``solver_params``   every other option of :func:`ldr.solve` (``xtol``, ``ftol``,
-                    ``max_time``, ``gtol_scale``, ``certify``, ``callback``), as a dict
+                    ``fwindow``, ``max_time``, ``gtol_scale``, ``certify``, ``callback``),
+                    as a dict
 ``random_state``    the seed of every random choice of ``fit`` (random starts, k-means,
                     random features); default 0, so two fits give the same answer; None
                     draws fresh entropy
@@ -239,8 +240,8 @@ class LinearDR(OutputMixin, TransformerMixin, BaseEstimator):
     objective_params : dict, optional
         Keyword arguments of the objective's constructor.
     solver_params : dict, optional
-        The other options of :func:`ldr.solve`: ``xtol``, ``ftol``, ``max_time``,
-        ``gtol_scale``, ``certify``, ``callback``.
+        The other options of :func:`ldr.solve`: ``xtol``, ``ftol``, ``fwindow``,
+        ``max_time``, ``gtol_scale``, ``certify``, ``callback``.
     random_state : int, RandomState or None, default 0
         Seeds random starts (the only randomness); None draws fresh entropy.
 
