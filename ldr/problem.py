@@ -13,16 +13,26 @@ non-finite values are raised at the start and end the run (not converged) past i
 checks cost O(size of the answer), far below the oracle itself.  Costs are not checked
 here: a non-finite cost at a trial point is a rejected trial for the solver, and the driver
 stops a run whose iterate has one.
+
+**Deadline.**  :attr:`Problem.deadline` (a ``time.perf_counter()`` value; infinite unless the
+driver or :func:`ldr.certificate` sets one from a time budget) is checked before every oracle
+call: a call is not started when the time left is less than the last call of the same oracle
+took (or, for its first call, the slowest oracle call so far), and
+:class:`~ldr.errors.BudgetExceeded` is raised instead.  So a budget holds to within one oracle
+call's time misjudged, not one solver step's (a trust-region step at large n makes many
+Hessian-vector products), and an objective is never interrupted inside a call.
 """
 
 from __future__ import annotations
 
 import functools
+import math
+import time
 from collections import Counter
 
 import numpy as np
 
-from ldr.errors import ParameterError
+from ldr.errors import BudgetExceeded, ParameterError
 from ldr.manifolds import Geometry
 from ldr.objective import Objective
 
@@ -80,6 +90,24 @@ class Problem:
         self.manifold = Geometry(objective.manifold, objective.shape)
         self.counts: Counter = Counter()
         self._name = type(objective).__name__
+        #: ``time.perf_counter()`` after which no oracle call starts (module docstring)
+        self.deadline = math.inf
+        self._seconds: dict[str, float] = {}  # the last call's duration, per oracle
+
+    def _timed(self, kind: str, call, *args):
+        """``call(*args)``, unless it would overrun :attr:`deadline` (module docstring)."""
+        if self.deadline == math.inf:
+            return call(*args)
+        now = time.perf_counter()
+        expected = self._seconds.get(kind, max(self._seconds.values(), default=0.0))
+        if now + expected > self.deadline:
+            left = max(self.deadline - now, 0.0)
+            raise BudgetExceeded(
+                f"the time budget ran out: {left:.3g} s were left, less than the "
+                f"{expected:.3g} s that a call of {self._name}.{kind} takes")
+        out = call(*args)
+        self._seconds[kind] = time.perf_counter() - now
+        return out
 
     def _tangent_like(self, value, what: str):
         geom = self.manifold
@@ -94,7 +122,7 @@ class Problem:
 
     def cost(self, M) -> float:
         self.counts["cost"] += 1
-        value = self.objective.cost(M)
+        value = self._timed("cost", self.objective.cost, M)
         if isinstance(value, float):  # a Python float or np.float64: nothing to check
             return float(value)
         value = np.asarray(value, dtype=float)
@@ -105,20 +133,21 @@ class Problem:
 
     def egrad(self, M):
         self.counts["grad"] += 1
-        return self._tangent_like(self.objective.egrad(M), "egrad")
+        return self._tangent_like(self._timed("egrad", self.objective.egrad, M), "egrad")
 
     def ehvp(self, M, V):
         self.counts["hvp"] += 1
-        return self._tangent_like(self.objective.ehvp(M, V), "ehvp")
+        return self._tangent_like(self._timed("ehvp", self.objective.ehvp, M, V), "ehvp")
 
     def phi(self, M) -> np.ndarray:
         self.counts["phi"] += 1
         d = self.manifold.shape[0]
-        return _check_array(self.objective.phi(M), (d, d), f"{self._name}.phi")
+        return _check_array(self._timed("phi", self.objective.phi, M), (d, d),
+                            f"{self._name}.phi")
 
     def pencil(self, M) -> tuple[np.ndarray, np.ndarray]:
         self.counts["pencil"] += 1
-        out = self.objective.pencil(M)
+        out = self._timed("pencil", self.objective.pencil, M)
         if not isinstance(out, (tuple, list)) or len(out) != 2:
             raise OracleError(f"{self._name}.pencil returned {type(out).__name__}; expected "
                               "a pair (A, B)")
@@ -145,7 +174,8 @@ class Problem:
 
         def hess(V):
             self.counts["hvp"] += 1
-            return geom.rhess(M, G, self._tangent_like(ehvp(V), "ehvp"), V, S)
+            return geom.rhess(M, G, self._tangent_like(self._timed("ehvp", ehvp, V), "ehvp"),
+                              V, S)
 
         return hess
 
