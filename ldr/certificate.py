@@ -85,13 +85,14 @@ def certificate(objective: Objective | Problem, M, *, gtol: float = 1e-8, gtol_s
         out["dim"], matvec = hessian_operator(problem, M)
 
         def counted(c):
+            out = matvec(c)
             products[0] += 1
-            return matvec(c)
+            return out
 
         out["hess_min"], out["hess_max"], method = _extremes(out["dim"], counted, dense_max)
-    except BudgetExceeded as exc:
-        method = (f"not computed: {exc} (after {products[0]} of {out['dim'] or '?'} "
-                  "Hessian-vector products)")
+    except BudgetExceeded:
+        method = (f"not computed: the time budget ran out after {products[0]} of "
+                  f"{out['dim'] or '?'} Hessian-vector products")
     finally:
         problem.deadline = saved
     return Certificate(grad_norm=out["grad_norm"], hess_min=out["hess_min"],

@@ -133,6 +133,9 @@ class Comparison:
         if len(self.answers) < 2:
             return ""
         labels = list(self.answers)
+        if len(labels) > 4:  # their distances to A are in the table
+            return (f"{len(labels)} distinct answers (the {DISTANCES[self.distance][1]} of "
+                    "each run to A is in the table)")
         pairs = ", ".join(f"{a}–{b}: {self.answer_distances[i, j]:.2e}"
                           for i, a in enumerate(labels) for j, b in enumerate(labels) if i < j)
         return f"distinct answers ({DISTANCES[self.distance][1]} between them): {pairs}"
@@ -403,12 +406,11 @@ def compare(objective: Objective, solvers: Sequence = ("trust-region", "gradient
             res: Result = solve(objective, solver, M0=M0, seed=seed, max_time=budget,
                                 callback=callback, **stopping)
             results[(name, label)] = res
-            cert = None
-            if certify:
+            cert, left = None, budget - (time.perf_counter() - t0)
+            if certify and left > 0:  # within the run's budget
                 report("certificate", {**info, "elapsed": time.perf_counter() - t0})
                 scale = res.grad_scale if np.isfinite(res.grad_scale) else None
-                cert = certificate(problem, res.M, gtol_scale=scale,
-                                   max_time=max(budget - (time.perf_counter() - t0), 0.0))
+                cert = certificate(problem, res.M, gtol_scale=scale, max_time=left)
             rows.append({"solver": name, "start": label, "cost": res.cost,
                          "converged": res.converged, "reason": res.reason,
                          "n_iter": res.n_iter, "time": res.time, "counts": res.counts,
@@ -420,6 +422,8 @@ def compare(objective: Objective, solvers: Sequence = ("trust-region", "gradient
                          else -(res.cost - f_heur) / max(abs(f_heur), 1e-300)})
             if cert is not None and cert.method.startswith("not computed"):
                 rows[-1]["reason"] += f"; certificate {cert.method}"
+            elif certify and cert is None:
+                rows[-1]["reason"] += "; certificate not computed: no time left"
             report("done", {**info, "row": rows[-1], "elapsed": time.perf_counter() - t0})
     report("close", {})
     measure = distance_kind(problem.manifold)

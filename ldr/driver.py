@@ -205,7 +205,7 @@ def solve(
         try:
             state = s.init(problem, M)
         except BudgetExceeded as exc:
-            reason, converged, budget = (f"max_time {max_time:g}s reached before {s.name} "
+            reason, converged, budget = (f"max_time {max_time:.3g}s reached before {s.name} "
                                          f"started: {exc}"), False, "max_time"
             stages.append(StageSummary(s.name, 0, reason, False))
             break
@@ -238,7 +238,7 @@ def solve(
                 break
             except BudgetExceeded as exc:  # a step that would overrun max_time: not taken
                 state, converged = prev, False
-                reason = (f"max_time {max_time:g}s reached inside a step: {exc} (gradient norm "
+                reason = (f"max_time {max_time:.3g}s reached inside a step: {exc} (gradient norm "
                           f"{prev.grad_norm:.3e})")
                 break
             state.grad_scale = scale

@@ -96,11 +96,9 @@ class Problem:
 
     def _timed(self, kind: str, call, *args):
         """``call(*args)``, unless it would overrun :attr:`deadline` (module docstring)."""
-        if self.deadline == math.inf:
-            return call(*args)
         now = time.perf_counter()
         expected = self._seconds.get(kind, max(self._seconds.values(), default=0.0))
-        if now + expected > self.deadline:
+        if self.deadline < math.inf and now + expected > self.deadline:
             left = max(self.deadline - now, 0.0)
             raise BudgetExceeded(
                 f"the time budget ran out: {left:.3g} s were left, less than the "

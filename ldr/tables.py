@@ -40,6 +40,24 @@ SUMMARY_COLUMNS = (
     ("time", "time [s]", "{:.4f}"),
 )
 
+#: What each verdict means; the legend lists those in the table.
+VERDICTS = {
+    "global min": "certified global optimum",
+    "not global": "the objective's global test fails there",
+    "local min": "gradient ≈ 0 and Hessian ⪰ 0",
+    "local min (flat)": "gradient ≈ 0 and the Hessian's negative eigenvalues within √gtol of 0 "
+                        "relative to its largest: flat directions, not a saddle",
+    "plateau": "gradient ≈ 0 and every Hessian eigenvalue within √gtol of 0 relative to the "
+               "problem's gradient scale: the cost is flat there, the second-order test "
+               "cannot tell",
+    "saddle": "gradient ≈ 0 and a clearly negative Hessian eigenvalue",
+    "not critical": "the solver converged on its own rule (e.g. SCF's fixed point) where "
+                    "the gradient is not 0",
+    "converged": "converged; its certificate was not computed (out of time)",
+    "budget": "stopped by its time or iteration budget, or not run for want of time (the "
+              "reason: --wide, table(wide=True))",
+    "NOT conv.": "stalled or met a non-finite value (the reason: --wide, table(wide=True))",
+}
 #: What each column means (the legend of :meth:`ldr.Comparison.legend`).
 LEGEND = {
     "solver": "the solver; a → b is a chain, b starting where a stopped",
@@ -51,16 +69,7 @@ LEGEND = {
     "answer": "which distinct answer the run reached: A has the lowest cost, then B, …",
     "n_iter": "iterations, all stages of a chain together",
     "time": "wall-clock seconds of the run",
-    "verdict": "global min: certified global optimum; not global: the objective's global "
-               "test fails there; local min: gradient ≈ 0 and Hessian ⪰ 0; local min "
-               "(flat): gradient ≈ 0 and the Hessian's negative eigenvalues within √gtol of "
-               "0 relative to its largest (flat directions, not a saddle); plateau: gradient "
-               "≈ 0 and every Hessian eigenvalue ≈ 0 (√gtol of the problem's gradient scale): "
-               "the cost is flat there; saddle: gradient ≈ 0 and a clearly negative Hessian "
-               "eigenvalue; not critical: the solver converged on its own rule (e.g. SCF's "
-               "fixed point) where the gradient is not 0; converged: the certificate ran out "
-               "of time; budget: stopped by the time or iteration budget, or not run; NOT "
-               "conv.: stalled or a non-finite value (the reason: --wide, table(wide=True))",
+    "verdict": "a word from the run's convergence and its certificate:",
     "grad_norm": "Riemannian gradient norm at the answer",
     "hess_min": "smallest eigenvalue of the Riemannian Hessian at the answer (≥ 0 at a "
                 "local minimum)",
@@ -133,7 +142,10 @@ def legend_text(cmp, pers, columns, wide: bool, width: int) -> str:
     tol = cmp.meta.get("cost_tol" if cmp.distance == "cost" else "same_tol", 1e-4)
     to_A = DISTANCES[cmp.distance][2].format(tol=tol,
                                              manifold=cmp.meta.get("manifold", "the manifold"))
-    texts = {"run": dict(LEGEND, to_A=to_A), "solver": dict(LEGEND, **SUMMARY_LEGEND)}
+    seen = [v for v in VERDICTS if any(row["verdict"] == v for row in cmp.rows)]
+    verdicts = LEGEND["verdict"] + " " + "; ".join(f"{v}: {VERDICTS[v]}" for v in seen)
+    texts = {"run": dict(LEGEND, to_A=to_A, verdict=verdicts),
+             "solver": dict(LEGEND, **SUMMARY_LEGEND)}
     entries: dict[str, str] = {}
     for one in pers:
         for key, header, _ in columns(one, wide):

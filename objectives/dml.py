@@ -227,7 +227,7 @@ class NCA(_MetricLearning):
     """
 
     method = Method("nca", "neighbourhood components analysis, −Σ_i p_i on R^{d×r}",
-                    supervised=True)
+                    supervised=True, memory=lambda n, sizes: 8 * 6.2 * n**2)
 
     default_solver = "trust-region"
 
@@ -321,7 +321,7 @@ class LargeMarginDML(_MetricLearning):
     """
 
     method = Method("lmnn", "large-margin DML (LMNN, smoothed hinge, 3 target neighbours) on "
-                    "R^{d×r}", supervised=True)
+                    "R^{d×r}", supervised=True, memory=lambda n, sizes: 8 * 13.6 * n**2)
 
     default_solver = "trust-region"
 
