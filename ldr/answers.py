@@ -43,7 +43,7 @@ def label_of(i: int) -> str:
 
 
 #: the ``verdict`` of a converged run whose gradient is ≈ 0, by the Hessian's spectrum
-#: (:attr:`ldr.result.Certificate.second_order`)
+#: (:attr:`ldr.Certificate.second_order`)
 SECOND_ORDER = {"positive": "local min", "flat": "local min (flat)", "plateau": "plateau",
                 "negative": "saddle", "unknown": "converged"}
 

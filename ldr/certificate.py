@@ -63,8 +63,8 @@ def certificate(objective: Objective | Problem, M, *, gtol: float = 1e-8, gtol_s
         the relative suboptimality) is at most this
     dense_max : tangent dimensions up to this use a dense ``eigh``; larger ones use Lanczos.
     max_time : seconds for the whole certificate; no oracle call starts that would overrun
-        it (:attr:`ldr.problem.Problem.deadline`).  When they run out, what was not computed
-        is NaN and ``method`` says so (:attr:`~ldr.result.Certificate.second_order` is then
+        it (``ldr.problem.Problem.deadline``).  When they run out, what was not computed
+        is NaN and ``method`` says so (:attr:`~ldr.Certificate.second_order` is then
         ``"unknown"``).
     """
     problem = objective if isinstance(objective, Problem) else Problem(objective)

@@ -390,7 +390,7 @@ def compare(objective: Objective, solvers: Sequence = ("trust-region", "gradient
             budget = min(max_time, left / (total - len(rows)))
             info = {"solver": name, "start": label, "index": len(rows) + 1, "total": total,
                     "budget": budget}
-            if budget <= 0:
+            if left <= 0:  # the comparison's budget is spent
                 rows.append(_not_run(name, label, f"not run: the time budget of "
                                                   f"{time_budget:g} s was spent"))
                 report("done", {**info, "row": rows[-1]})

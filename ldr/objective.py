@@ -92,7 +92,7 @@ class Method:
         Hessian-vector product) hold at ``n`` rows, beyond the data themselves (its n×n
         arrays: distances, kernels, transport plans); ``class_sizes`` is the rows per class
         of a supervised method, else None.  Measured with ``tracemalloc`` (an upper bound,
-        checked against a measurement by ``tests/test_cli_files.py``); the command line
+        checked against a measurement by ``tests/test_budgets.py``); the command line
         refuses a table whose estimate exceeds ``--memory-limit``.  None: no more than
         O(n·d) (or the method reads its rows in chunks).
     """

@@ -14,7 +14,7 @@ checks cost O(size of the answer), far below the oracle itself.  Costs are not c
 here: a non-finite cost at a trial point is a rejected trial for the solver, and the driver
 stops a run whose iterate has one.
 
-**Deadline.**  :attr:`Problem.deadline` (a ``time.perf_counter()`` value; infinite unless the
+**Deadline.**  ``Problem.deadline`` (a ``time.perf_counter()`` value; infinite unless the
 driver or :func:`ldr.certificate` sets one from a time budget) is checked before every oracle
 call: a call is not started when the time left is less than the last call of the same oracle
 took (or, for its first call, the slowest oracle call so far), and

@@ -63,7 +63,7 @@ class Certificate:
     :attr:`second_order` reads the spectrum where the gradient is ≈ 0 without calling a
     rounding-level or flat negative curvature a saddle: curvatures within √gtol (1e-4 at the
     default gtol = 1e-8: the ε_H = √ε_g of approximate second-order stationarity) of the
-    curvature scale — the Hessian's largest |eigenvalue|, or the problem's gradient scale
+    curvature scale — the Hessian's largest absolute eigenvalue, or the problem's gradient scale
     where the whole spectrum is smaller (a plateau) — count as 0.
 
     ``global_optimum`` is True/False where the objective has a global optimality test
@@ -100,7 +100,7 @@ class Certificate:
 
     @property
     def second_order(self) -> str:
-        """The Hessian's spectrum in one word: ``"positive"`` (⪰ 0, :attr:`psd`),
+        """The Hessian's spectrum in one word: ``"positive"`` (⪰ 0, ``psd``),
         ``"flat"`` (a negative eigenvalue within :attr:`flat_tol` of 0 while others are
         not: a minimum along flat directions, to the precision the gradient allows),
         ``"plateau"`` (every eigenvalue within √gtol · grad_scale of 0: the cost is flat
