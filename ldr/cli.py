@@ -329,8 +329,9 @@ def _parser() -> cli_options.Parser:
     the docstring stays reStructuredText for the docs)."""
     width = _width() - 2
     title, literal, examples, *manual = __doc__.split("\n\n")
-    methods = textwrap.fill("methods: " + "; ".join(f"{k}: {c.method.summary}" for k, c in
-                                                    registry.METHODS.items()), width)
+    pad = max(map(len, registry.METHODS)) + 2
+    methods = "methods (--method):\n" + "\n".join(f"  {k:<{pad}}{c.method.summary}" for k, c
+                                                  in registry.METHODS.items())
     raw = argparse.RawDescriptionHelpFormatter
     parser = cli_options.Parser(
         prog="ldr", formatter_class=raw, epilog=methods,
