@@ -15,8 +15,8 @@ for the chunked methods and the in-memory ones that take seconds there.
 
 Per comparison (every solver the command line picks, 3 seeded random starts, each run capped
 at ``--cap`` seconds, 120 by default, so that an unbounded method such as NCA on a separable
-table ends): the whole ``ldr compare`` wall time (runs and certificates), its slowest run,
-and how many runs reached the cap.  The command line's default, a budget shared by the runs
+table ends): the whole ``ldr compare`` wall time (loading, runs and certificates), its
+slowest run, and how many runs a budget stopped (the cap, or ``max_iter``).  The command line's default, a budget shared by the runs
 of one comparison (``ldr.cli_budget.TIME_BUDGET``), cuts a comparison when its total exceeds
 it: the last column says whether it would.
 """
@@ -63,7 +63,7 @@ def main() -> None:
 
     methods = args.methods.split(",") if args.methods else registry.names()
     print(f"{'data':<14} {'method':<6} {'runs':>4} {'total [s]':>9} {'slowest':>8} "
-          f"{'at cap':>6}  cut by the {cli_budget.TIME_BUDGET:g} s default?")
+          f"{'budget':>6}  cut by the {cli_budget.TIME_BUDGET:g} s default?")
     with tempfile.TemporaryDirectory() as tmp:
         folder = pathlib.Path(tmp)
         for name, data, label in _tables(args.check, folder):
