@@ -30,9 +30,10 @@ DISTANCES = {
              "the orthonormal points (0 to 2); the largest over the factors; runs within "
              "{tol:g} share a letter"),
     "cost": ("Δcost to A", "relative cost difference",
-             "relative cost difference |f − f_A| / max(|f|, |f_A|): on a Euclidean factor the "
-             "parameters are identified only up to the model's symmetries (W → WR for PPCA "
-             "and FA), so runs whose costs agree within {tol:g} are one answer"),
+             "relative cost difference |f − f_A| / max(|f|, |f_A|): on {manifold}, with a "
+             "Euclidean factor, a cost is often invariant to symmetries of its parameters "
+             "(rotations M → MQ, for one), so two matrices far apart can be one answer; runs "
+             "whose costs agree within {tol:g} share a letter"),
 }
 
 
@@ -41,21 +42,33 @@ def label_of(i: int) -> str:
     return chr(ord("A") + i) if i < 26 else f"A{i}"
 
 
-def verdict(converged: bool, cert=None) -> str:
-    """One word for a run (the ``verdict`` column, ``ldr.compare.LEGEND``): ``"NOT conv."``,
-    else from the certificate ``cert`` (None: ``"converged"``): ``"global min"`` / ``"not
-    global"`` where the objective has a global test, else ``"local min"``, ``"saddle"``
-    (gradient ≈ 0, Hessian not ⪰ 0) or ``"not critical"`` (gradient not ≈ 0: a solver that
-    converged on its own rule, such as SCF's fixed-point residual)."""
+#: the ``verdict`` of a converged run whose gradient is ≈ 0, by the Hessian's spectrum
+#: (:attr:`ldr.Certificate.second_order`)
+SECOND_ORDER = {"positive": "local min", "flat": "local min (flat)", "plateau": "plateau",
+                "negative": "saddle", "unknown": "converged"}
+
+
+def verdict(converged: bool, cert=None, budget: str = "") -> str:
+    """One word for a run (the ``verdict`` column, ``ldr.compare.LEGEND``): ``"budget"``
+    when a budget (``budget``: ``Result.budget``, max_time or max_iter) stopped it, else
+    ``"NOT conv."`` (stalled, non-finite) if it did not converge; else from the certificate
+    ``cert`` (None: ``"converged"``): ``"global min"`` / ``"not global"`` where the
+    objective has a global test; ``"not critical"`` (gradient not ≈ 0: a solver that
+    converged on its own rule, such as SCF's fixed-point residual); else by the Hessian's
+    spectrum (:data:`SECOND_ORDER`): ``"local min"``, ``"local min (flat)"`` (a negative
+    curvature within the precision the gradient allows), ``"plateau"`` (every curvature ≈ 0),
+    ``"saddle"``, or ``"converged"`` when the Hessian was not computed (out of time)."""
     if not converged:
-        return "NOT conv."
+        return "budget" if budget else "NOT conv."
     if cert is None:
         return "converged"
     if cert.global_optimum is not None:
         return "global min" if cert.global_optimum else "not global"
+    if not np.isfinite(cert.grad_norm):
+        return "converged"
     if cert.grad_norm > cert.gtol * cert.grad_scale:
         return "not critical"
-    return "local min" if cert.psd else "saddle"
+    return SECOND_ORDER[cert.second_order]
 
 
 def distance_kind(geom) -> str:

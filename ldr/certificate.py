@@ -16,10 +16,14 @@ then reports ``global_optimum`` True/False; None where no global test is known.
 
 from __future__ import annotations
 
+import math
+import time
+
 import numpy as np
 import scipy.linalg
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
+from ldr.errors import BudgetExceeded
 from ldr.objective import Objective
 from ldr.problem import Problem
 from ldr.result import Certificate
@@ -41,7 +45,7 @@ def hessian_operator(problem: Problem, M):
 
 def certificate(objective: Objective | Problem, M, *, gtol: float = 1e-8, gtol_scale=None,
                 tol: float = 1e-8, global_tol: float = 1e-8,
-                dense_max: int = 200) -> Certificate:
+                dense_max: int = 200, max_time: float = math.inf) -> Certificate:
     """Riemannian gradient norm, extreme Hessian eigenvalues and, where the objective has a
     global test, global optimality at ``M``.
 
@@ -58,35 +62,60 @@ def certificate(objective: Objective | Problem, M, *, gtol: float = 1e-8, gtol_s
     global_tol : ``global_optimum`` holds when the objective's ``global_gap(M)`` (a bound on
         the relative suboptimality) is at most this
     dense_max : tangent dimensions up to this use a dense ``eigh``; larger ones use Lanczos.
+    max_time : seconds for the whole certificate; no oracle call starts that would overrun
+        it (``ldr.problem.Problem.deadline``).  When they run out, what was not computed
+        is NaN and ``method`` says so (:attr:`~ldr.Certificate.second_order` is then
+        ``"unknown"``).
     """
     problem = objective if isinstance(objective, Problem) else Problem(objective)
     M = problem.manifold.validate_point(M, "M")
-    G = problem.egrad(M)
-    grad_norm = problem.manifold.norm(problem.rgrad(M, G))
-    if gtol_scale is None:
-        gtol_scale = problem.gradient_scale(grad_norm=grad_norm)
-    gap = None
-    if problem.provides("global_gap"):
-        gap = float(problem.objective.global_gap(M))
-    dim, matvec = hessian_operator(problem, M)
+    saved = problem.deadline
+    problem.deadline = min(saved, time.perf_counter() + max_time)
+    out = {"grad_norm": np.nan, "hess_min": np.nan, "hess_max": np.nan, "dim": 0,
+           "grad_scale": np.nan if gtol_scale is None else float(gtol_scale),
+           "global_gap": None}
+    products = [0]
+    try:
+        G = problem.egrad(M)
+        out["grad_norm"] = grad_norm = problem.manifold.norm(problem.rgrad(M, G))
+        if gtol_scale is None:
+            out["grad_scale"] = problem.gradient_scale(grad_norm=grad_norm)
+        if problem.provides("global_gap"):
+            out["global_gap"] = float(problem.objective.global_gap(M))
+        out["dim"], matvec = hessian_operator(problem, M)
+
+        def counted(c):
+            out = matvec(c)
+            products[0] += 1
+            return out
+
+        out["hess_min"], out["hess_max"], method = _extremes(out["dim"], counted, dense_max)
+    except BudgetExceeded:
+        method = (f"not computed: the time budget ran out after {products[0]} of "
+                  f"{out['dim'] or '?'} Hessian-vector products")
+    finally:
+        problem.deadline = saved
+    return Certificate(grad_norm=out["grad_norm"], hess_min=out["hess_min"],
+                       hess_max=out["hess_max"], dim=out["dim"], gtol=gtol, tol=tol,
+                       method=method, grad_scale=float(out["grad_scale"]),
+                       global_gap=out["global_gap"], global_tol=global_tol)
+
+
+def _extremes(dim: int, matvec, dense_max: int) -> tuple[float, float, str]:
+    """The smallest and largest eigenvalue of the symmetric operator ``matvec`` on R^dim,
+    and how they were computed."""
     if dim <= dense_max:
         H = np.column_stack([matvec(e) for e in np.eye(dim)])
         w = scipy.linalg.eigvalsh(0.5 * (H + H.T))
-        lo, hi, method = float(w[0]), float(w[-1]), "dense eigh"
-    else:
-        op = LinearOperator((dim, dim), matvec=matvec, dtype=float)
-        v0 = np.ones(dim) / np.sqrt(dim)
-        try:
-            hi = float(eigsh(op, k=1, which="LA", tol=1e-10, v0=v0,
-                             return_eigenvectors=False)[0])
-            lo = float(eigsh(op, k=1, which="SA", tol=1e-10, v0=v0,
-                             return_eigenvectors=False)[0])
-            method = "Lanczos (eigsh)"
-        except ArpackNoConvergence as exc:
-            vals = exc.eigenvalues
-            lo = float(np.min(vals)) if len(vals) else np.nan
-            hi = float(np.max(vals)) if len(vals) else np.nan
-            method = "Lanczos (eigsh, NOT converged)"
-    return Certificate(grad_norm=grad_norm, hess_min=lo, hess_max=hi, dim=dim, gtol=gtol,
-                       tol=tol, method=method, grad_scale=float(gtol_scale), global_gap=gap,
-                       global_tol=global_tol)
+        return float(w[0]), float(w[-1]), "dense eigh"
+    op = LinearOperator((dim, dim), matvec=matvec, dtype=float)
+    v0 = np.ones(dim) / np.sqrt(dim)
+    try:
+        hi = float(eigsh(op, k=1, which="LA", tol=1e-10, v0=v0, return_eigenvectors=False)[0])
+        lo = float(eigsh(op, k=1, which="SA", tol=1e-10, v0=v0, return_eigenvectors=False)[0])
+        return lo, hi, "Lanczos (eigsh)"
+    except ArpackNoConvergence as exc:
+        vals = exc.eigenvalues
+        lo = float(np.min(vals)) if len(vals) else np.nan
+        hi = float(np.max(vals)) if len(vals) else np.nan
+        return lo, hi, "Lanczos (eigsh, NOT converged)"

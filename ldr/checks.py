@@ -11,6 +11,10 @@ At a (random) point M, with unit random directions E:
 * **invariance** — ``f(MR) = f(M)`` for a random orthogonal R: required on Grassmann, and
   reported on Stiefel (an invariant cost can move to the cheaper Grassmann manifold).
 
+Every row of the printed report says what it means: a test that passed or failed with its
+error against its tolerance, an oracle the objective does not provide (and which solver would
+need it), or a fact that cannot fail (a Stiefel cost that depends on the basis, as declared).
+
 A deliberately wrong gradient (a factor, a sign, a missing term) gives a relative error of
 order one, eight orders above the default tolerance.
 """
@@ -24,14 +28,31 @@ import numpy as np
 from ldr.objective import Objective
 from ldr.problem import Problem
 
+#: how the report names each check
+LABELS = {"egrad": "gradient", "ehvp": "Hessian", "phi": "Φ-oracle", "pencil": "pencil",
+          "invariance": "invariance"}
+
 
 @dataclass
 class CheckItem:
+    """One row of a :class:`CheckReport`: ``kind`` is ``"test"`` (passed or failed:
+    ``error`` against ``tol``), ``"info"`` (a fact reported, which cannot fail) or
+    ``"absent"`` (an optional oracle the objective does not provide)."""
+
     name: str
     ok: bool
     error: float
     tol: float
     message: str
+    kind: str = "test"
+
+    def __str__(self) -> str:
+        status = {"info": "info", "absent": " -- "}.get(self.kind, "ok  " if self.ok else "FAIL")
+        text = self.message
+        if self.kind == "test":
+            text = (f"error {self.error:.1e} {'≤' if self.ok else '>'} tol {self.tol:.0e}: "
+                    f"{text}")
+        return f"[{status}] {LABELS.get(self.name, self.name):<10} {text}"
 
 
 @dataclass
@@ -56,11 +77,7 @@ class CheckReport:
 
     def __str__(self) -> str:
         lines = [f"ldr.check({self.objective}): {'PASS' if self.ok else 'FAIL'}"]
-        for it in self.items:
-            status = "ok  " if it.ok else "FAIL"
-            lines.append(f"  [{status}] {it.name:<11} error {it.error:9.2e} (tol {it.tol:.0e})"
-                         f"  {it.message}")
-        return "\n".join(lines)
+        return "\n".join(lines + [f"  {item}" for item in self.items])
 
 
 _STEPS = (1e-3, 1e-4, 1e-5, 1e-6, 1e-7)
@@ -79,8 +96,12 @@ def _check_egrad(problem: Problem, M, rng, n_dirs: int, rtol: float) -> CheckIte
                      - problem.cost(geom.lincomb(1.0, M, -t, E))) / (2 * t)
                     - exact) / scale for t in _STEPS]
         worst = max(worst, min(errs))
-    return CheckItem("egrad", worst <= rtol, worst, rtol,
-                     "directional derivative vs central differences of cost")
+    ok = worst <= rtol
+    source = "hand-written" if problem.provides("egrad") else "autograd"
+    return CheckItem("egrad", ok, worst, rtol, (
+        f"egrad ({source}) agrees with central differences of the cost" if ok else
+        f"egrad ({source}) disagrees with central differences of the cost: the gradient is "
+        "wrong (a factor, a sign or a missing term?)"))
 
 
 def _check_ehvp(problem: Problem, M, rng, n_dirs: int, rtol: float) -> CheckItem:
@@ -98,8 +119,12 @@ def _check_ehvp(problem: Problem, M, rng, n_dirs: int, rtol: float) -> CheckItem
             errs.append(geom.norm(diff) / max(geom.norm(exact), geom.norm(problem.egrad(M)),
                                               1e-12))
         worst = max(worst, min(errs))
-    return CheckItem("ehvp", worst <= rtol, worst, rtol,
-                     "Hessian-vector product vs central differences of egrad")
+    ok = worst <= rtol
+    source = "hand-written" if problem.provides("ehvp") else "autograd"
+    return CheckItem("ehvp", ok, worst, rtol, (
+        f"ehvp ({source}) agrees with central differences of egrad" if ok else
+        f"ehvp ({source}) disagrees with central differences of egrad: the Hessian-vector "
+        "product is wrong (or egrad is)"))
 
 
 def _check_phi(problem: Problem, M, rtol: float) -> CheckItem:
@@ -112,7 +137,9 @@ def _check_phi(problem: Problem, M, rtol: float) -> CheckItem:
     err = np.linalg.norm(G - 2 * Phi @ M) / max(np.linalg.norm(G), np.linalg.norm(Phi), 1e-300)
     ok = err <= rtol and asym <= rtol
     return CheckItem("phi", ok, max(err, asym), rtol,
-                     f"egrad(M) = 2 Φ(M) M (Φ asymmetry {asym:.1e})")
+                     f"egrad(M) = 2 Φ(M) M {'holds' if err <= rtol else 'FAILS'} and Φ is "
+                     f"{'symmetric' if asym <= rtol else 'NOT symmetric'} (asymmetry "
+                     f"{asym:.1e}): ISM can use it")
 
 
 def _check_pencil(problem: Problem, M, rtol: float) -> CheckItem:
@@ -121,7 +148,10 @@ def _check_pencil(problem: Problem, M, rtol: float) -> CheckItem:
                np.linalg.norm(B - B.T) / max(np.linalg.norm(B), 1e-300))
     lmin = float(np.linalg.eigvalsh(0.5 * (B + B.T))[0])
     ok = asym <= rtol and lmin > 0
-    return CheckItem("pencil", ok, asym, rtol, f"A, B symmetric; λ_min(B) = {lmin:.3e} (> 0)")
+    return CheckItem("pencil", ok, asym, rtol,
+                     f"A, B {'symmetric' if asym <= rtol else 'NOT symmetric'}, λ_min(B) = "
+                     f"{lmin:.3e} ({'> 0' if lmin > 0 else 'B is NOT positive definite'}): "
+                     f"{'SCF can use it' if ok else 'SCF cannot use it'}")
 
 
 def _check_invariance(problem: Problem, M, rng, rtol: float) -> CheckItem:
@@ -139,16 +169,23 @@ def _check_invariance(problem: Problem, M, rng, rtol: float) -> CheckItem:
     f, fR = problem.cost(M), problem.cost(MR)
     err = abs(f - fR) / max(abs(f), 1e-300)
     invariant = err <= rtol
-    needs = [p.kind == "grassmann" for p in parts]
-    if any(needs):
-        msg = "cost(MR) = cost(M), as Grassmann requires" if invariant else \
-            "cost changes under M → MR: it is NOT a Grassmann cost; use 'stiefel'"
+    found = (f"to M → MR: {'invariant' if invariant else 'not invariant'} (error {err:.1e}, "
+             f"tol {rtol:.0e})")
+    if any(p.kind == "grassmann" for p in parts):
+        msg = ("cost(MR) = cost(M), as a Grassmann cost must be" if invariant else
+               "cost(MR) ≠ cost(M): NOT a Grassmann cost; declare manifold='stiefel'")
         return CheckItem("invariance", invariant, err, rtol, msg)
     if all(p.kind == "euclidean" for p in parts):
-        return CheckItem("invariance", True, err, rtol, "not applicable (Euclidean)")
-    msg = "cost is invariant to M → MR: 'grassmann' would also do" if invariant else \
-        "cost depends on the basis, Stiefel is the right manifold"
-    return CheckItem("invariance", True, err, rtol, msg)
+        return CheckItem("invariance", True, err, rtol,
+                         f"{found}: nothing to check on a Euclidean manifold", kind="info")
+    msg = (f"{found}: a Grassmann cost, so manifold='grassmann' would also do (and is cheaper)"
+           if invariant else f"{found}: a Stiefel cost, as declared — fine")
+    return CheckItem("invariance", True, err, rtol, msg, kind="info")
+
+
+def _absent(name: str, who: str) -> CheckItem:
+    return CheckItem(name, True, float("nan"), float("nan"), f"not provided ({who})",
+                     kind="absent")
 
 
 def check(objective: Objective, M=None, *, seed=0, n_dirs: int = 3, rtol: float = 1e-6
@@ -164,9 +201,10 @@ def check(objective: Objective, M=None, *, seed=0, n_dirs: int = 3, rtol: float 
     report = CheckReport(repr(objective))
     report.items.append(_check_egrad(problem, M, rng, n_dirs, rtol))
     report.items.append(_check_ehvp(problem, M, rng, n_dirs, rtol))
-    if problem.provides("phi"):
-        report.items.append(_check_phi(problem, M, 1e-10))
-    if problem.provides("pencil"):
-        report.items.append(_check_pencil(problem, M, 1e-10))
+    report.items.append(_check_phi(problem, M, 1e-10) if problem.provides("phi") else _absent(
+        "phi", "ISM needs one: a symmetric Φ(M) with egrad(M) = 2 Φ(M) M"))
+    report.items.append(_check_pencil(problem, M, 1e-10) if problem.provides("pencil") else
+                        _absent("pencil", "SCF needs one: (A(M), B(M)) with B positive "
+                                "definite"))
     report.items.append(_check_invariance(problem, M, rng, 1e-10))
     return report

@@ -1,31 +1,44 @@
 """The ``ldr`` command line: compare solvers on a method and a dataset.
 
+::
+
     ldr demo                                  # orthogonal LDA on wine: every solver, 3 starts
     ldr compare --method lda --data wine --components 2 \\
                 --solvers gradient,trust-region,ism --plot out.png
-    ldr compare --data iris.csv --label-column species    # a header and string labels
-    ldr compare --method pca --data my.csv --components 3 --markdown
+    ldr compare --data iris.csv                           # a header and string labels
+    ldr compare --method pca --data iris.csv              # the species column set aside
+    ldr compare --method nca --data big.csv --max-time 120 --memory-limit 4GB
     ldr compare --method wda --data wine --components 2 --wide
 
 ``--data`` is one of scikit-learn's bundled datasets (wine, breast_cancer, digits, iris;
 standardized per feature), a ``.csv`` / ``.npy`` file of rows, or a glob of Parquet or CSV
-files (``'logs/*.parquet'``, read with Dask).  For a supervised method the file's label column
-(``--label-column``: an index, negative from the end, or a CSV header's column name; default
-the last) holds the classes, numbers or strings; for an unsupervised one every column is a
-feature unless ``--label-column`` is given.  A CSV's first line is a header when ``--header
-yes``, or (``auto``, the default) when some column's first cell is not a number and its other
-cells are.  Every feature column must hold numbers (the error names the first that does not);
-complex ``.npy`` data are refused, not truncated to their real part.
+files (``'logs/*.parquet'``, read with Dask).  A CSV's delimiter is ``,`` ``;`` tab or ``|``,
+detected on its first lines (``--delimiter`` sets it); its first line is a header when
+``--header yes``, or (``auto``, the default) when some column's first cell is not a number and
+its other cells are.  For a supervised method the file's label column (``--label-column``: an
+index, negative from the end, or a CSV header's column name; default the last) holds the
+classes, numbers or strings; for an unsupervised one every column is a feature, except a last
+column of text with repeated values (class names), which is set aside with a note on stderr.
+Every feature column must hold numbers: the error names the first that does not, and a
+missing value (an empty cell, NA, NaN, ...) by its row and column; complex ``.npy`` data are
+refused, not truncated to their real part.
+
+Budgets.  ``--memory-limit`` (e.g. ``256MB``; default half of the memory the machine has
+available, :mod:`ldr.cli_budget`) bounds the data and, for the methods that hold n×n arrays
+(nca, lmnn, mds, ksdr, hsic, wda), those arrays as the method declares them
+(:attr:`ldr.objective.Method.memory`): a table whose estimate exceeds it is refused before
+anything is computed, with the memory needed.  ``--max-time`` is each run's time budget, its
+certificate included; by default the whole comparison has 45 seconds, shared equally among the
+runs not yet done.  A run that hits a budget says "budget" in the verdict column (the reason
+with ``--wide``); none runs unbounded.  While it works, the command prints on stderr one line
+per run: on a terminal rewritten in place with the solver, start, elapsed time and cost, then
+its final line; elsewhere only the final line.
 
 Data larger than memory: a ``.npy`` file is memory-mapped and a glob is read by Dask, and
 the methods whose objective depends on the data only through d×d statistics (lda, pca, maf,
-sfa, ppca, fa) read them in one pass over row chunks (:mod:`ldr.data.rows`), with a progress
-bar
-over the chunks on stderr.  ``--memory-limit`` (e.g. ``256MB``) bounds that pass: chunks are
-an eighth of it (a chunk and its few temporaries fit), Dask's CSV blocks the same; Parquet
-partitions are the files' row groups.  The other methods need all rows in memory: they
-load the data, or, when it would exceed ``--memory-limit``, stop with an error that states
-the memory needed.
+sfa, ppca, fa, cca, tcca) read them in one pass over row chunks (:mod:`ldr.data.rows`) of an
+eighth of ``--memory-limit`` (at most 64 MiB), with a progress bar over the chunks on stderr;
+Dask's CSV blocks are the same size, Parquet partitions are the files' row groups.
 
 ``--solvers`` is a comma-separated list; ``a+b`` chains two solvers (``ism+trust-region``:
 ISM, then the trust region from where it stopped).  Its default, ``auto``, is the solvers
@@ -38,13 +51,13 @@ Output (:meth:`ldr.compare.Comparison.table`): per run, the cost, the improvemen
 eigenvector heuristic (survey Eq. 28, positive is better), which answer the run reached (A
 has the lowest cost), its distance to A and a one-word verdict from the optimality
 certificate; then per solver how many runs converged and reached A, with median iterations
-and time; then a legend of the columns (``--no-legend`` leaves it out).  The default tables
-fit 80 columns; ``--wide`` adds per run the iterations, time, gradient norm, smallest
-Hessian eigenvalue, global verdict and stopping reason.  Answers are told apart as fits the
-manifold (:func:`ldr.answers.answer_distance`): by the largest principal-angle sine on
-Grassmann, the spectral norm of the difference on Stiefel, and the relative cost difference
-on Euclidean factors (PPCA, factor analysis), whose matrices are identified only up to
-rotations.
+and time; then a legend of the columns (``--no-legend`` leaves it out); last, one conclusion:
+the best answer, how many runs reached it, whether it is certified and how it compares with
+the heuristic.  The default tables fit 80 columns; ``--wide`` adds per run the iterations,
+time, gradient norm, smallest Hessian eigenvalue, global verdict and stopping reason.
+Answers are told apart as fits the manifold (:func:`ldr.answers.answer_distance`): by the
+largest principal-angle sine on Grassmann, the spectral norm of the difference on Stiefel,
+and the relative cost difference on a manifold with a Euclidean factor.
 
 Every option value is checked (a bad one is an error, never replaced by a default), and every
 error — a bad option, unreadable data, or one raised deep inside a method (an overflow, an
@@ -66,78 +79,17 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ldr import datasets, registry
+from ldr import cli_budget, cli_options, registry
 from ldr.data.files import load_table
 from ldr.data.statistics import Moments
+from ldr.data.text import DataNote
 from ldr.errors import ParameterError
 
 #: a parameter of :func:`ldr.data.files.load_table` → the option that sets it
 _LOAD_OPTIONS = {"source": "--data", "label_column": "--label-column", "header": "--header",
-                 "memory_limit": "--memory-limit"}
+                 "memory_limit": "--memory-limit", "delimiter": "--delimiter"}
 #: options that only some methods take (``Method.options``)
 _METHOD_OPTIONS = ("reg",)
-
-
-class _Parser(argparse.ArgumentParser):
-    """argparse with one-line errors."""
-
-    def error(self, message: str):  # noqa: D102
-        self.exit(2, f"ldr: error: {message} (see `{self.prog} --help`)\n")
-
-
-def parse_bytes(text: str) -> int:
-    """``"256MB"``, ``"1.5GiB"``, ``"1e9"`` → bytes (K, M, G, T; with or without B/iB)."""
-    t = text.strip().upper().replace("IB", "").rstrip("B").strip()
-    scale = 1
-    if t and t[-1] in "KMGT":
-        scale, t = 1024 ** ("KMGT".index(t[-1]) + 1), t[:-1]
-    try:
-        value = float(t) * scale
-    except ValueError:
-        value = -1.0
-    if not (np.isfinite(value) and value >= 1):
-        raise ParameterError("--memory-limit",
-                             f"expected a size such as 256MB or 2GiB, got {text!r}")
-    return int(value)
-
-
-# --- option values: argparse types (their errors are argparse's one line, exit status 2) --
-def _number(kind, low=None, high=None, low_open=False, what=""):
-    def convert(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"expected {'an integer' if kind is int else 'a number'}{what}, got {text!r}"
-            ) from None
-        bad = not np.isfinite(value)
-        bad |= low is not None and (value <= low if low_open else value < low)
-        bad |= high is not None and value > high
-        if bad:
-            rng = (f"> {low:g}" if low_open else f">= {low:g}") if low is not None else ""
-            rng += (" and " if rng and high is not None else "") + (
-                f"<= {high:g}" if high is not None else "")
-            kind_name = "an integer" if kind is int else "a finite number"
-            raise argparse.ArgumentTypeError(f"must be {kind_name} {rng}{what}, got {text!r}")
-        return value
-    convert.__name__ = kind.__name__
-    return convert
-
-
-def _memory(text: str) -> int:
-    try:
-        return parse_bytes(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a size such as 256MB or 2GiB, got {text!r}") from None
-
-
-def _column(text: str) -> int | str:
-    """``--label-column``: an index (negative counts from the end) or a header name."""
-    try:
-        return int(text)
-    except ValueError:
-        return text
 
 
 # --- solvers -----------------------------------------------------------------------------
@@ -205,9 +157,18 @@ def _option_error(exc: ParameterError, method) -> ParameterError:
     return exc if option is None else exc.renamed(option)
 
 
+def _memory_limit(args) -> tuple[int | None, str]:
+    """``--memory-limit`` in bytes, and how it was chosen."""
+    if args.memory_limit != "auto":
+        return args.memory_limit, "--memory-limit"
+    return cli_budget.default_memory_limit()
+
+
 def build_objective(args):
     """The objective of ``--method`` on ``--data`` with the options given
-    (:func:`ldr.registry.from_table`); ``(objective, n, d, name)``."""
+    (:func:`ldr.registry.from_table`), after the memory check
+    (:func:`ldr.cli_budget.check_memory`); ``(objective, n, d, name, memory)``, ``memory``
+    a line on the memory needed and the limit."""
     cls = registry.get(args.method)
     method = cls.method
     given = {o: getattr(args, o) for o in _METHOD_OPTIONS if getattr(args, o) is not None}
@@ -216,20 +177,27 @@ def build_objective(args):
             raise ParameterError(f"--{option}", f"the {args.method} method does not use it; "
                                                 "leave it out")
     chunked = dict(method.chunks) if method.chunked and method.labels is None else None
+    limit, how = _memory_limit(args)
     try:
         X, y, name = load_table(args.data, method.supervised, args.label_column, chunked,
-                                args.memory_limit, args.header)
+                                limit, args.header, args.delimiter)
     except ParameterError as exc:
         raise _option_error(exc, method) from None
     n, d = (X.n, X.d) if isinstance(X, Moments) else X.shape
     if args.components >= d:
         raise ParameterError("--components", f"need 1 <= r < d = {d} (the number of "
                                              f"features of {name}), got {args.components}")
+    memory = f"memory limit {cli_budget.size(limit)} ({how})" if limit else how
+    if not isinstance(X, Moments):
+        need = cli_budget.check_memory(args.method, method.memory, n, X.nbytes,
+                                       y if method.supervised else None, limit, how,
+                                       registry.names(chunked=True))
+        memory = f"about {cli_budget.size(need)} needed, {memory}"
     try:
         obj = registry.from_table(args.method, X, y, args.components, **given)
     except ParameterError as exc:
         raise _option_error(exc, method) from None
-    return obj, n, d, name
+    return obj, n, d, name, memory
 
 
 def run_compare(args) -> tuple:
@@ -244,7 +212,7 @@ def run_compare(args) -> tuple:
                 if part not in REGISTRY:
                     raise ParameterError("--solvers", f"unknown solver {part!r}; choose from "
                                          f"{', '.join(sorted(REGISTRY))} (or auto)")
-    obj, n, d, name = build_objective(args)
+    obj, n, d, name, memory = build_objective(args)
     if args.solvers == "auto":
         candidates = AUTO.get(args.command, AUTO["compare"])
         solvers = supported_solvers(obj, _demo_order() if candidates is None else candidates)
@@ -259,8 +227,18 @@ def run_compare(args) -> tuple:
                                      f"{why}; the solvers that can: {ok} (--solvers auto picks "
                                      "them)")
     starts = ["heuristic"] if args.starts == 0 else args.starts
+    n_runs = len(solvers) * (1 if args.starts == 0 else args.starts)
+    if args.max_time == "auto":
+        budget = {"time_budget": cli_budget.TIME_BUDGET}
+        timing = (f"time budget {cli_budget.TIME_BUDGET:g} s shared among the runs "
+                  "(--max-time sets one per run)")
+    else:
+        budget = {"max_time": args.max_time}
+        timing = f"time budget {args.max_time:g} s per run"
+    print(f"ldr: {args.method} on {name}: {n_runs} run(s); {timing}; {memory}",
+          file=sys.stderr)
     cmp = compare(obj, solvers, starts, seed=args.seed, gtol=args.gtol,
-                  max_iter=args.max_iter, progress=None)
+                  max_iter=args.max_iter, progress=cli_budget.ProgressLines(), **budget)
     header = (f"{args.method.upper()} on {name} (n={n}, d={d}, "
               f"r={args.components}): {obj.method.summary}; "
               f"{len(cmp.meta['starts'])} start(s), seed {args.seed}")
@@ -288,6 +266,8 @@ def _report(cmp, header: str, args) -> None:
     if args.legend:
         legend = cmp.legend(wide=args.wide, width=width)
         print("\n" + (legend if not md else "```\n" + legend + "\n```"))
+    conclusion = cmp.conclusion(budget_hint="--max-time or --max-iter")
+    print("\n" + (conclusion if md else textwrap.fill(conclusion, width)))
     if args.plot:
         import matplotlib
 
@@ -305,61 +285,6 @@ def _report(cmp, header: str, args) -> None:
             {"header": header, "heuristic_cost": cmp.heuristic_cost, "runs": rows,
              "summary": cmp.summary()}, indent=2, default=_json_default), encoding="utf-8")
         print(f"table written to {args.json}")
-
-
-def _add_compare_options(p: argparse.ArgumentParser, method: str, data: str,
-                         starts: int) -> None:
-    p.add_argument("--method", default=method, choices=registry.names(),
-                   help=f"objective (default {method})")
-    p.add_argument("--data", default=data,
-                   help=f"bundled dataset ({', '.join(datasets.BUNDLED)}), a .csv/.npy "
-                        f"file (.npy is memory-mapped) or a quoted glob of .parquet/.csv files "
-                        f"read with Dask (default {data})")
-    p.add_argument("--components", "-r", type=_number(int, 1), default=2,
-                   help="subspace dimension r, 1 <= r < d (default 2)")
-    p.add_argument("--solvers", default="auto",
-                   help="comma-separated solver names; a+b chains (b starts where a stopped); "
-                        "auto (default): " + (
-                            "every solver" if AUTO.get(p.prog.split()[-1], 0) is None
-                            else ", ".join(AUTO["compare"]))
-                        + " — those the method supports — and the method's default solver")
-    p.add_argument("--starts", type=_number(int, 0), default=starts,
-                   help=f"random starts per solver; 0 = the heuristic (default {starts})")
-    p.add_argument("--seed", type=_number(int, 0), default=0,
-                   help="seed of the starts, >= 0 (default 0)")
-    p.add_argument("--reg", type=_number(float, 0), default=None,
-                   help="WDA: Sinkhorn regularization > 0 (default 1.0); LDA, MAF, SFA, LPP, "
-                        "NPE, CCA: shrinkage of the denominator's scatter, in [0, 1] (default "
-                        "0); RRR: the ridge penalty α >= 0 (default 0); an error for a method "
-                        "without one (methods: "
-                        + ", ".join(m for m in registry.names()
-                                    if "reg" in registry.METHODS[m].method.options) + ")")
-    p.add_argument("--label-column", type=_column, default=None, metavar="COLUMN",
-                   help="the labels' column in a file: an index (negative from the end) or, "
-                        "for a CSV with a header, its name (default: the last, for "
-                        "supervised methods; none for unsupervised ones)")
-    p.add_argument("--header", choices=("auto", "yes", "no"), default="auto",
-                   help="whether a CSV's first line names the columns (default auto: it does "
-                        "when a column's first cell is not a number and the others are)")
-    p.add_argument("--memory-limit", metavar="SIZE", type=_memory, default=None,
-                   help="memory for the data, e.g. 256MB: chunked methods read .npy files and "
-                        "globs in chunks of an eighth of it; other methods refuse data larger "
-                        "than it (default: chunks of 64 MiB, no limit)")
-    p.add_argument("--gtol", type=_number(float, 0), default=1e-8,
-                   help="gradient-norm tolerance >= 0, relative to the problem's gradient "
-                        "scale (ldr.solve; default 1e-8)")
-    p.add_argument("--max-iter", type=_number(int, 1), default=1000,
-                   help="iterations per run, >= 1 (default 1000)")
-    p.add_argument("--plot", metavar="PNG", help="write the cost-gap plot (survey Fig. 4)")
-    p.add_argument("--json", metavar="FILE", help="also write the table as JSON")
-    p.add_argument("--markdown", action="store_true", help="print Markdown tables")
-    p.add_argument("--wide", action="store_true",
-                   help="add per run the iterations, time, gradient norm, smallest Hessian "
-                        "eigenvalue, global verdict and stopping reason (wider than a terminal)")
-    p.add_argument("--no-legend", dest="legend", action="store_false",
-                   help="leave out the legend explaining the columns")
-    p.add_argument("--debug", action="store_true",
-                   help="on an error, show the Python traceback and warnings in full")
 
 
 def _one_line(exc: BaseException) -> str:
@@ -383,7 +308,10 @@ def _one_line(exc: BaseException) -> str:
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):
     text = " ".join(str(message).split())
-    print(f"ldr: warning: {category.__name__}: {text}", file=sys.stderr)
+    if issubclass(category, DataNote):  # what the reader decided, not a problem
+        print(f"ldr: note: {text}", file=sys.stderr)
+    else:
+        print(f"ldr: warning: {category.__name__}: {text}", file=sys.stderr)
 
 
 def _silence_stdout() -> None:
@@ -395,17 +323,29 @@ def _silence_stdout() -> None:
         pass
 
 
-def _parser() -> _Parser:
-    """The argument parser; its methods and their summaries come from :mod:`ldr.registry`."""
-    parser = _Parser(prog="ldr", description=__doc__.split("\n")[0],
-                     epilog="methods: " + "; ".join(f"{k}: {c.method.summary}"
-                                                    for k, c in registry.METHODS.items()))
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    p = sub.add_parser("compare", help="run several solvers from the same starts and compare")
-    _add_compare_options(p, "lda", "wine", 3)
-    p = sub.add_parser("demo", help="orthogonal LDA on wine with every solver (the README's "
-                                    "first command)")
-    _add_compare_options(p, "lda", "wine", 3)
+def _parser() -> cli_options.Parser:
+    """The argument parser; its methods and their summaries come from :mod:`ldr.registry`,
+    its help texts from this module's docstring, as plain text (:func:`ldr.cli_options.plain`;
+    the docstring stays reStructuredText for the docs)."""
+    width = _width() - 2
+    title, literal, examples, *manual = __doc__.split("\n\n")
+    pad = max(map(len, registry.METHODS)) + 2
+    methods = "methods (--method):\n" + "\n".join(f"  {k:<{pad}}{c.method.summary}" for k, c
+                                                  in registry.METHODS.items())
+    raw = argparse.RawDescriptionHelpFormatter
+    parser = cli_options.Parser(
+        prog="ldr", formatter_class=raw, epilog=methods,
+        description=cli_options.plain(title + "\n\n" + examples, width)
+        + "\n\n`ldr compare --help`: the data it reads, its budgets, its output and options.")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=cli_options.Parser)
+    manual = cli_options.plain("\n\n".join([examples, *manual]), width)
+    for name, text in (("compare", "run several solvers from the same starts and compare"),
+                       ("demo", "orthogonal LDA on wine with every solver (the README's first "
+                                "command)")):
+        p = sub.add_parser(name, help=text, description=text + ".\n\n" + manual,
+                           epilog=methods, formatter_class=raw)
+        auto = "every solver" if AUTO[name] is None else ", ".join(AUTO[name])
+        cli_options.add_compare_options(p, "lda", "wine", 3, auto)
     return parser
 
 
@@ -433,11 +373,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"ldr: error: {_one_line(exc)}", file=sys.stderr)
         return 2
-    if args.command == "demo" and cmp.heuristic_cost is not None:
-        best = min(cmp.rows, key=lambda row: row["cost"])
-        print("\n" + textwrap.fill(
-            f"The best answer ({best['solver']}) improves on the eigenvector heuristic by "
-            f"{best['improvement']:.2%} of its cost (survey Eq. 28).", _width()))
     return 0
 
 

@@ -25,6 +25,16 @@ every solver) under the driver's one set of stopping rules, and returns a
   are one answer however far apart their matrices are;
 * ``verdict``: one word from the run's convergence and certificate (see :data:`LEGEND`).
 
+**Budgets.**  ``max_time`` (a stopping option) bounds each run, its certificate included;
+``time_budget`` bounds all runs together: each run gets the time left shared equally among
+the runs not yet done, and a run with no time left is not started (its row says so, with
+verdict "budget").  A solver that cannot solve the objective (ISM without a Φ-oracle, SCF
+without a pencil, a manifold it does not handle) is skipped, with the reason in
+``meta["skipped"]`` and a note under the table.  ``progress`` may be a callable
+``progress(event, info)``, called with ``"start"``, ``"iteration"``, ``"certificate"`` and
+``"done"`` per run and ``"skipped"`` per solver skipped (``info``: solver, start, run index,
+number of runs, budget, elapsed seconds, iteration, cost; the finished row at ``"done"``).
+
 The table comes as text (``str``), Markdown (:meth:`Comparison.to_markdown`) or a pandas
 DataFrame (:meth:`Comparison.to_pandas`), per run or summarized per solver
 (:meth:`Comparison.summary`); :meth:`Comparison.plot` draws the cost gap to the best answer
@@ -33,13 +43,16 @@ against time and against iteration, median and spread over starts (survey Figure
 
 from __future__ import annotations
 
+import math
 import sys
 import textwrap
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from ldr import tables
 from ldr.answers import DISTANCES, distance_kind, group_answers, label_of, verdict
 from ldr.certificate import certificate
 from ldr.driver import solve
@@ -48,88 +61,9 @@ from ldr.objective import Objective
 from ldr.problem import Problem
 from ldr.result import Result
 
-#: Columns of :meth:`Comparison.table`, as (key, header, format): the first ``_NARROW`` are
-#: the default table, which answers "which answer did each run reach, and is it optimal" in
-#: 80 columns (solver names up to 18 characters); ``wide=True`` adds iterations, time, the
-#: certificate's numbers and the stopping reason.  The header of ``to_A`` depends on how
-#: answers are compared (``ldr.answers.DISTANCES``).
-RUN_COLUMNS = (
-    ("solver", "solver", "{}"), ("start", "start", "{}"), ("cost", "cost", "{:.10g}"),
-    ("improvement", "vs heur.", "{:+.3%}"), ("answer", "answer", "{}"),
-    ("to_A", "to A", "{:.1e}"), ("verdict", "verdict", "{}"), ("n_iter", "iters", "{:d}"),
-    ("time", "time [s]", "{:.4f}"), ("grad_norm", "‖grad‖", "{:.1e}"),
-    ("hess_min", "λmin(Hess)", "{:.2e}"), ("global", "global opt.", "{}"),
-    ("converged", "converged", "{}"), ("reason", "reason", "{}"),
-)
-_NARROW = 7
-#: Columns of the per-solver summary (:meth:`Comparison.summary`): how fast each solver is
-#: (medians over its runs) and how often it reached the best answer A.
-SUMMARY_COLUMNS = (
-    ("solver", "solver", "{}"), ("runs", "runs", "{:d}"), ("converged", "conv.", "{}"),
-    ("at_A", "at A", "{}"), ("best_cost", "best cost", "{:.10g}"),
-    ("improvement", "vs heur.", "{:+.3%}"), ("n_iter", "iters", "{:g}"),
-    ("time", "time [s]", "{:.4f}"),
-)
-
-#: What each column means (the legend of :meth:`Comparison.legend`).
-LEGEND = {
-    "solver": "the solver; a → b is a chain, b starting where a stopped",
-    "start": "the start point: randN is the N-th seeded random point (the same for every "
-             "solver), heuristic the eigenvector answer, None the solver's own start",
-    "cost": "the objective's value at the end of the run (costs are minimized)",
-    "improvement": "improvement over the eigenvector heuristic's cost f_heur, "
-                   "−(f−f_heur)/|f_heur| (survey Eq. 28): positive is better",
-    "answer": "which distinct answer the run reached: A has the lowest cost, then B, …",
-    "n_iter": "iterations, all stages of a chain together",
-    "time": "wall-clock seconds of the run",
-    "verdict": "global min: certified global optimum; not global: the objective's global "
-               "test fails there; local min: gradient ≈ 0 and Hessian ⪰ 0; saddle: "
-               "gradient ≈ 0, Hessian not ⪰ 0; not critical: the solver converged on its "
-               "own rule (e.g. SCF's fixed point) where the gradient is not 0; NOT conv.: "
-               "stopped by a budget or stalled (the reason: --wide, table(wide=True))",
-    "grad_norm": "Riemannian gradient norm at the answer",
-    "hess_min": "smallest eigenvalue of the Riemannian Hessian at the answer (≥ 0 at a "
-                "local minimum)",
-    "global": "whether the objective's global test (quotients of traces, PCA) certifies "
-              "the global optimum; – where no test is known",
-    "converged": "whether a convergence rule, not a budget, stopped the run",
-    "reason": "the stopping rule that fired",
-}
-#: The per-solver summary's columns (:meth:`Comparison.summary`); its "vs heur.", "iters"
-#: and "time [s]" are the medians over the solver's runs.
-SUMMARY_LEGEND = {
-    "runs": "the solver's runs (one per start)",
-    "converged": "how many of its runs converged",
-    "at_A": "how many of its runs reached answer A",
-    "best_cost": "the solver's lowest cost",
-}
-_MEDIAN = "; per solver: the median over its runs"
-
-
-def _cell(value, fmt: str) -> str:
-    if value is None or (isinstance(value, float) and np.isnan(value)):
-        return "–"
-    if isinstance(value, bool) or isinstance(value, np.bool_):
-        return "yes" if value else "NO"
-    if "%" in fmt and abs(value) < 5e-6:  # rounding noise, not a sign
-        value = 0.0
-    return fmt.format(value)
-
-
-def _render(records: list[dict], columns, markdown: bool) -> str:
-    header = [h for _, h, _ in columns]
-    body = [[_cell(rec.get(k), f) for k, _, f in columns] for rec in records]
-    if markdown:
-        lines = ["| " + " | ".join(header) + " |",
-                 "|" + "|".join("---" for _ in header) + "|"]
-        lines += ["| " + " | ".join(row) + " |" for row in body]
-        return "\n".join(lines)
-    widths = [max(len(h), *(len(row[i]) for row in body)) for i, h in enumerate(header)]
-    left = [k in ("solver", "start", "verdict", "reason") for k, _, _ in columns]
-    fmt_row = lambda cells: "  ".join(  # noqa: E731
-        c.ljust(w) if left[i] else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
-    lines = [fmt_row(header).rstrip(), "  ".join("-" * w for w in widths)]
-    return "\n".join(lines + [fmt_row(row).rstrip() for row in body])
+#: The tables' columns and legend live in :mod:`ldr.tables`; named here as before.
+RUN_COLUMNS, SUMMARY_COLUMNS = tables.RUN_COLUMNS, tables.SUMMARY_COLUMNS
+LEGEND, SUMMARY_LEGEND = tables.LEGEND, tables.SUMMARY_LEGEND
 
 
 @dataclass
@@ -137,11 +71,13 @@ class Comparison:
     """Results of :func:`compare`.
 
     ``rows``: one dict per run (keys as in ``ldr.compare.RUN_COLUMNS``, plus ``counts`` and
-    ``sin_to_A``, the same as ``to_A`` where answers are compared by sin θ, else None);
-    ``results[(solver, start)]`` the :class:`~ldr.Result`; ``answers``: one representative
-    point per distinct answer (label → point), ``answer_distances``: the distances between
-    them (``meta["distance"]`` says which: a key of ``ldr.answers.DISTANCES``);
-    ``heuristic_cost``: the heuristic's cost, or None when the objective has none.
+    ``sin_to_A``, the same as ``to_A`` where answers are compared by sin θ, else None; a run
+    that was not started for want of time has ``cost`` None); ``results[(solver, start)]``
+    the :class:`~ldr.Result` of each run made; ``answers``: one representative point per
+    distinct answer (label → point), ``answer_distances``: the distances between them
+    (``meta["distance"]`` says which: a key of ``ldr.answers.DISTANCES``); ``heuristic_cost``:
+    the heuristic's cost, or None when the objective has none; ``meta["skipped"]``: solver →
+    why it could not solve the objective.
     """
 
     rows: list[dict]
@@ -157,7 +93,7 @@ class Comparison:
 
     @property
     def best_cost(self) -> float:
-        return min(row["cost"] for row in self.rows)
+        return min(row["cost"] for row in self.rows if row["cost"] is not None)
 
     @property
     def distance(self) -> str:
@@ -168,24 +104,25 @@ class Comparison:
     # --- tables ---------------------------------------------------------------------------
     def summary(self) -> list[dict]:
         """One record per solver: runs, converged share, share at answer A, best cost, medians
-        of improvement, iterations and time."""
+        of improvement, iterations and time (over the runs made)."""
         out = []
         for name in self.solvers:
             rows = [r for r in self.rows if r["solver"] == name]
-            imps = [r["improvement"] for r in rows if r["improvement"] is not None]
+            made = [r for r in rows if r["cost"] is not None]
+            imps = [r["improvement"] for r in made if r["improvement"] is not None]
             out.append({
                 "solver": name, "runs": len(rows),
                 "converged": f"{sum(r['converged'] for r in rows)}/{len(rows)}",
                 "at_A": f"{sum(r['answer'] == 'A' for r in rows)}/{len(rows)}",
-                "best_cost": min(r["cost"] for r in rows),
+                "best_cost": min((r["cost"] for r in made), default=None),
                 "improvement": float(np.median(imps)) if imps else None,
-                "n_iter": float(np.median([r["n_iter"] for r in rows])),
-                "time": float(np.median([r["time"] for r in rows])),
+                "n_iter": float(np.median([r["n_iter"] for r in made])) if made else None,
+                "time": float(np.median([r["time"] for r in made])) if made else None,
             })
         return out
 
     def _columns(self, per: str, wide: bool) -> list[tuple[str, str, str]]:
-        cols = list(RUN_COLUMNS if wide else RUN_COLUMNS[:_NARROW]) if per == "run" \
+        cols = list(RUN_COLUMNS if wide else RUN_COLUMNS[:tables.NARROW]) if per == "run" \
             else list(SUMMARY_COLUMNS)
         if self.heuristic_cost is None:  # no heuristic: no improvement to show
             cols = [c for c in cols if c[0] != "improvement"]
@@ -196,6 +133,9 @@ class Comparison:
         if len(self.answers) < 2:
             return ""
         labels = list(self.answers)
+        if len(labels) > 4:  # their distances to A are in the table
+            return (f"{len(labels)} distinct answers (the {DISTANCES[self.distance][1]} of "
+                    "each run to A is in the table)")
         pairs = ", ".join(f"{a}–{b}: {self.answer_distances[i, j]:.2e}"
                           for i, a in enumerate(labels) for j, b in enumerate(labels) if i < j)
         return f"distinct answers ({DISTANCES[self.distance][1]} between them): {pairs}"
@@ -210,7 +150,8 @@ class Comparison:
         markdown : bool
             A Markdown table instead of aligned text.
         notes : bool
-            Add the distances between distinct answers and the heuristic's cost.
+            Add the distances between distinct answers, the heuristic's cost and the
+            solvers skipped (with the reason).
         wide : bool
             Per run, add iterations, time, the gradient norm, the smallest Hessian
             eigenvalue, the global verdict, ``converged`` and the stopping reason (the
@@ -222,44 +163,38 @@ class Comparison:
         Returns
         -------
         str
-            The table; :meth:`legend` explains its columns.
+            The table; :meth:`legend` explains its columns, :meth:`conclusion` sums it up.
         """
         if per not in ("run", "solver"):
             raise ParameterError("per", f"expected 'run' or 'solver', got {per!r}")
         records = self.rows if per == "run" else self.summary()
-        text = _render(records, self._columns(per, wide), markdown)
+        text = tables.render(records, self._columns(per, wide), markdown) if records else ""
         extra = [self._distinct()] if notes else []
         if notes and self.heuristic_cost is not None:
             extra.append(f"eigenvector heuristic: cost {self.heuristic_cost:.10g}")
+        if notes:
+            extra += [f"skipped {name}: {why}" for name, why in
+                      self.meta.get("skipped", {}).items()]
         extra = [e for e in extra if e]
         if not markdown:
             extra = [textwrap.fill(e, width, subsequent_indent="  ") for e in extra]
         sep = "\n\n" if markdown else "\n"
-        return text + (sep + sep.join(extra) if extra else "")
+        return sep.join(([text] if text else []) + extra)
 
     def legend(self, per: str | Sequence[str] = ("run", "solver"), wide: bool = False,
                width: int = 100) -> str:
         """What each column of :meth:`table` means (``per``: one table or both, ``wide`` or
-        not), one entry per column, wrapped to ``width``."""
+        not), one entry per column, in the words of the manifold compared on, then what a
+        solver computes where that is not the cost's minimum (SCF: the ratio trace), wrapped
+        to ``width``."""
         pers = [per] if isinstance(per, str) else list(per)
-        tol = self.meta.get("cost_tol" if self.distance == "cost" else "same_tol", 1e-4)
-        texts = {"run": dict(LEGEND, to_A=DISTANCES[self.distance][2].format(tol=tol)),
-                 "solver": dict(LEGEND, **SUMMARY_LEGEND)}
-        entries: dict[str, str] = {}
-        for one in pers:
-            for key, header, _ in self._columns(one, wide):
-                text = texts[one][key]
-                if one == "solver" and key in ("improvement", "n_iter", "time"):
-                    if header in entries:
-                        entries[header] += _MEDIAN
-                        continue
-                    text += _MEDIAN
-                entries.setdefault(header, text)
-        pad = max(len(h) for h in entries) + 2
-        lines = [textwrap.fill(text, width, initial_indent=f"  {header:<{pad}}",
-                               subsequent_indent=" " * (pad + 2))
-                 for header, text in entries.items()]
-        return "columns:\n" + "\n".join(lines)
+        return tables.legend_text(self, pers, self._columns, wide, width)
+
+    def conclusion(self, budget_hint: str = "max_time or max_iter") -> str:
+        """One paragraph: the best answer, how many runs reached it, whether it is certified,
+        and how it compares with the eigenvector heuristic (or that there is none);
+        ``budget_hint`` names what to raise when runs hit a budget."""
+        return tables.conclusion(self, budget_hint)
 
     def to_markdown(self, per: str = "run", wide: bool = False) -> str:
         return self.table(per, markdown=True, wide=wide)
@@ -310,6 +245,8 @@ class Comparison:
             _, axes = plt.subplots(1, 2, figsize=(10, 3.6), constrained_layout=True)
         for k, name in enumerate(self.solvers):
             runs = self.gaps(name, best)
+            if not runs:  # no run made (skipped for want of time)
+                continue
             color = f"C{(k + colors) % 10}"
             t_max = max(t[-1] for t, _, _ in runs)
             grid_t = np.linspace(0.0, t_max, 200)
@@ -341,16 +278,51 @@ def _solver_name(solver) -> str:
     return getattr(solver, "name", type(solver).__name__)
 
 
+def _cannot(solver, problem: Problem) -> str | None:
+    """Why ``solver`` (a name, an instance or a chain) cannot solve ``problem``, or None."""
+    from ldr.solvers import chain
+
+    try:
+        for s in chain(solver):
+            s.check_problem(problem)
+    except ValueError as exc:
+        return str(exc)
+    return None
+
+
+def _starts(problem: Problem, starts, n_starts: int, rng) -> list[tuple[str, object]]:
+    """The starts as ``(label, start)``: seeded random points drawn in order, the named
+    starts ("heuristic", None) numbered when repeated, arrays as given."""
+    if starts is None:
+        starts = n_starts
+    if isinstance(starts, (int, np.integer)) and not isinstance(starts, bool):
+        if starts < 1:
+            raise ParameterError("starts", f"need at least one start, got {starts}")
+        starts = ["random"] * int(starts)
+    named = []
+    for i, s in enumerate(starts):
+        if isinstance(s, str) and s == "random":
+            named.append((f"rand{i}", problem.manifold.random_point(rng)))
+        elif s is None or isinstance(s, str):
+            repeat = sum(label.split("#")[0] == str(s) for label, _ in named)
+            named.append((f"{s}#{repeat + 1}" if repeat else str(s), s))  # each run its key
+        else:
+            named.append((f"M0#{i}", s))
+    return named
+
+
 def compare(objective: Objective, solvers: Sequence = ("trust-region", "gradient"),
             starts=None, *, n_starts: int = 3, seed=0, same_tol: float = 1e-4,
-            cost_tol: float = 1e-6, certify: bool = True, progress: bool | None = None,
+            cost_tol: float = 1e-6, certify: bool = True,
+            progress: bool | Callable | None = None, time_budget: float | None = None,
             **stopping) -> Comparison:
     """Solve ``objective`` with each solver from each start.
 
     Parameters
     ----------
     objective : ldr.Objective
-    solvers : names, Solver instances or chains (a list inside the list is one chain)
+    solvers : names, Solver instances or chains (a list inside the list is one chain); one
+        that cannot solve the objective is skipped, with the reason in ``meta["skipped"]``
     starts : list or int, optional
         Items are arrays (tuples on a product), ``"random"`` (drawn from ``seed``),
         ``"heuristic"`` or None (each solver's own start); an int means that many random
@@ -363,8 +335,12 @@ def compare(objective: Objective, solvers: Sequence = ("trust-region", "gradient
     cost_tol : on a manifold with a Euclidean factor, two answers whose relative cost
         difference is at most this are the same answer (``ldr.answers.answer_distance``)
     certify : compute the gradient norm and smallest Hessian eigenvalue at every answer
-    progress : show a tqdm progress bar; None (default) shows it only on a terminal
-    stopping : passed to :func:`ldr.solve` (gtol, xtol, max_iter, max_time, ...)
+        (within the run's time budget: ``max_time`` less the run's time)
+    progress : a tqdm progress bar (True; None, the default, shows it only on a terminal)
+        or a callable ``progress(event, info)`` (module docstring)
+    time_budget : seconds for all runs together, shared among the runs not yet done (module
+        docstring); None: no such budget
+    stopping : passed to :func:`ldr.solve` (gtol, xtol, max_iter, max_time — per run —, ...)
 
     Examples
     --------
@@ -376,68 +352,123 @@ def compare(objective: Objective, solvers: Sequence = ("trust-region", "gradient
     >>> all(row["improvement"] > 0.05 for row in cmp.rows)   # beats the eigenvector recipe
     True
     """
-    from tqdm.auto import tqdm
-
     problem = Problem(objective)
-    rng = np.random.default_rng(seed)
-    if starts is None:
-        starts = n_starts
-    if isinstance(starts, (int, np.integer)) and not isinstance(starts, bool):
-        if starts < 1:
-            raise ParameterError("starts", f"need at least one start, got {starts}")
-        starts = ["random"] * int(starts)
     if isinstance(solvers, str):
         solvers = [solvers]
     if not len(solvers):
         raise ParameterError("solvers", "need at least one solver")
-    named = []
-    for i, s in enumerate(starts):
-        if isinstance(s, str) and s == "random":
-            named.append((f"rand{i}", problem.manifold.random_point(rng)))
-        elif s is None or isinstance(s, str):
-            repeat = sum(label.split("#")[0] == str(s) for label, _ in named)
-            named.append((f"{s}#{repeat + 1}" if repeat else str(s), s))  # each run its key
+    if time_budget is not None and not (isinstance(time_budget, (int, float)) and
+                                        not isinstance(time_budget, bool) and time_budget > 0):
+        raise ParameterError("time_budget", f"must be a positive number of seconds or None, "
+                                            f"got {time_budget!r}")
+    named = _starts(problem, starts, n_starts, np.random.default_rng(seed))
+    skipped: dict[str, str] = {}
+    runnable = []
+    for k, solver in enumerate(solvers):
+        name = _solver_name(solver)
+        if any(n == name for n, _ in runnable) or name in skipped:  # the same one twice
+            name = f"{name} #{k + 1}"
+        why = _cannot(solver, problem)
+        if why is None:
+            runnable.append((name, solver))
         else:
-            named.append((f"M0#{i}", s))
+            skipped[name] = why
+    report = _reporter(progress, len(runnable) * len(named))
+    for name, why in skipped.items():
+        report("skipped", {"solver": name, "reason": why})
     f_heur = None
     if problem.provides("heuristic"):
         f_heur = float(objective.cost(objective.heuristic()))
-    disable = (not sys.stderr.isatty()) if progress is None else not progress
-    bar = tqdm(total=len(solvers) * len(named), desc="ldr.compare", disable=disable,
-               leave=False)
+    max_time = stopping.pop("max_time", math.inf)
+    user_callback = stopping.pop("callback", None)
+    total, began = len(runnable) * len(named), time.perf_counter()
     results, rows = {}, []
-    for k, solver in enumerate(solvers):
-        name = _solver_name(solver)
-        if any(key[0] == name for key in results):  # the same solver twice, other settings
-            name = f"{name} #{k + 1}"
+    for name, solver in runnable:
         for label, M0 in named:
-            bar.set_postfix_str(f"{name}, {label}")
-            res: Result = solve(objective, solver, M0=M0, seed=seed, **stopping)
+            left = math.inf if time_budget is None else \
+                time_budget - (time.perf_counter() - began)
+            budget = min(max_time, left / (total - len(rows)))
+            info = {"solver": name, "start": label, "index": len(rows) + 1, "total": total,
+                    "budget": budget}
+            if left <= 0:  # the comparison's budget is spent
+                rows.append(_not_run(name, label, f"not run: the time budget of "
+                                                  f"{time_budget:g} s was spent"))
+                report("done", {**info, "row": rows[-1]})
+                continue
+            report("start", info)
+            t0 = time.perf_counter()
+
+            def callback(state, info=info, t0=t0):
+                report("iteration", {**info, "iteration": state.iteration, "cost": state.cost,
+                                     "elapsed": time.perf_counter() - t0})
+                return bool(user_callback(state)) if user_callback is not None else False
+
+            res: Result = solve(objective, solver, M0=M0, seed=seed, max_time=budget,
+                                callback=callback, **stopping)
             results[(name, label)] = res
-            grad_norm, hess_min, is_global, cert = res.grad_norm, None, None, None
-            if certify:
+            cert, left = None, budget - (time.perf_counter() - t0)
+            if certify and left > 0:  # within the run's budget
+                report("certificate", {**info, "elapsed": time.perf_counter() - t0})
                 scale = res.grad_scale if np.isfinite(res.grad_scale) else None
-                cert = certificate(problem, res.M, gtol_scale=scale)
-                grad_norm, hess_min = cert.grad_norm, cert.hess_min
-                is_global = cert.global_optimum
+                cert = certificate(problem, res.M, gtol_scale=scale, max_time=left)
             rows.append({"solver": name, "start": label, "cost": res.cost,
                          "converged": res.converged, "reason": res.reason,
                          "n_iter": res.n_iter, "time": res.time, "counts": res.counts,
-                         "grad_norm": grad_norm, "hess_min": hess_min, "global": is_global,
-                         "verdict": verdict(res.converged, cert),
+                         "grad_norm": res.grad_norm if cert is None else cert.grad_norm,
+                         "hess_min": None if cert is None else cert.hess_min,
+                         "global": None if cert is None else cert.global_optimum,
+                         "verdict": verdict(res.converged, cert, res.budget),
                          "improvement": None if f_heur is None
                          else -(res.cost - f_heur) / max(abs(f_heur), 1e-300)})
-            bar.update()
-    bar.close()
+            if cert is not None and cert.method.startswith("not computed"):
+                rows[-1]["reason"] += f"; certificate {cert.method}"
+            elif certify and cert is None:
+                rows[-1]["reason"] += "; certificate not computed: no time left"
+            report("done", {**info, "row": rows[-1], "elapsed": time.perf_counter() - t0})
+    report("close", {})
     measure = distance_kind(problem.manifold)
-    points = [(results[key].M, rows[i]["cost"]) for i, key in enumerate(results)]
-    labels, to_A, reps, dist = group_answers(problem.manifold, points, same_tol, cost_tol)
-    for row, label, d in zip(rows, labels, to_A):
-        row["answer"], row["to_A"] = label, d
-        row["sin_to_A"] = d if measure == "sin" else None
+    made = [i for i, row in enumerate(rows) if row["cost"] is not None]
+    points = [(results[(rows[i]["solver"], rows[i]["start"])].M, rows[i]["cost"])
+              for i in made]
+    labels, to_A, reps, dist = group_answers(problem.manifold, points, same_tol, cost_tol) \
+        if points else ([], [], [], np.zeros((0, 0)))
+    for i, label, d in zip(made, labels, to_A):
+        rows[i]["answer"], rows[i]["to_A"] = label, d
+        rows[i]["sin_to_A"] = d if measure == "sin" else None
     return Comparison(rows=rows, results=results,
                       answers={label_of(j): rep[0] for j, rep in enumerate(reps)},
                       answer_distances=dist, heuristic_cost=f_heur,
                       meta={"objective": repr(objective), "starts": [s for s, _ in named],
-                            "seed": seed, "stopping": stopping, "distance": measure,
-                            "same_tol": same_tol, "cost_tol": cost_tol})
+                            "seed": seed, "stopping": dict(stopping, max_time=max_time),
+                            "distance": measure, "same_tol": same_tol, "cost_tol": cost_tol,
+                            "skipped": skipped, "time_budget": time_budget,
+                            "manifold": tables.manifold_words(problem.manifold)})
+
+
+def _not_run(solver: str, start: str, reason: str) -> dict:
+    """The row of a run that was not started."""
+    return {"solver": solver, "start": start, "cost": None, "converged": False,
+            "reason": reason, "n_iter": 0, "time": 0.0, "counts": {}, "grad_norm": None,
+            "hess_min": None, "global": None, "verdict": "budget", "improvement": None,
+            "answer": None, "to_A": None, "sin_to_A": None}
+
+
+def _reporter(progress, total: int) -> Callable:
+    """``progress`` as a callable ``(event, info)``: itself, or a tqdm bar over the runs
+    (True; None: on a terminal only), or nothing."""
+    if callable(progress):
+        return progress
+    from tqdm.auto import tqdm
+
+    disable = (not sys.stderr.isatty()) if progress is None else not progress
+    bar = tqdm(total=total, desc="ldr.compare", disable=disable, leave=False)
+
+    def report(event: str, info: dict) -> None:
+        if event == "start":
+            bar.set_postfix_str(f"{info['solver']}, {info['start']}")
+        elif event == "done":
+            bar.update()
+        elif event == "close":
+            bar.close()
+
+    return report

@@ -30,13 +30,14 @@ results.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 
 import numpy as np
 
 from ldr.certificate import certificate
-from ldr.errors import ParameterError
+from ldr.errors import BudgetExceeded, ParameterError
 from ldr.objective import Objective
 from ldr.problem import OracleError, Problem
 from ldr.result import Result, StageSummary, Trace
@@ -60,20 +61,21 @@ def default_solver(objective: Objective | type[Objective]):
     return ["ism", "trust-region"] if has_phi else "trust-region"
 
 
-def initial_point(problem: Problem, M0=None, seed=0, solver=None, orthonormalize=False):
+def initial_point(problem: Problem, M0=None, seed=0, solver=None, orthonormalize=False, *,
+                  max_time: float = float("inf")):
     """Resolve ``M0``: an array (tuple on a product), ``"random"``, ``"heuristic"``, or None —
     the solver's own default start (ISM: the eigenvectors of Φ₀; SCF: those of ``pencil0``,
     or of the pencil at the answer of the objective's ``coarse_problem()`` when it has one),
     else the objective's ``heuristic()``, else a random point from ``seed``.  An array must
     have orthonormal columns unless ``orthonormalize`` (then the nearest such matrix, same
-    span, is used)."""
+    span, is used).  ``max_time`` bounds the coarse problem's solve."""
     geom = problem.manifold
     if M0 is None and solver is not None and hasattr(solver, "default_start"):
         at = None
         coarse = problem.objective.coarse_problem() if problem.provides("coarse_problem") \
             else None
         if coarse is not None:
-            at = solve(coarse, solver, xtol=COARSE_XTOL).M
+            at = solve(coarse, solver, xtol=COARSE_XTOL, max_time=max_time).M
         start = solver.default_start(problem) if at is None else solver.default_start(problem, at)
         if start is not None:
             return geom.validate_point(start, f"{solver.name} default start")
@@ -144,9 +146,12 @@ def solve(
         (:meth:`~ldr.problem.Problem.gradient_scale`), which makes the stopping point
         independent of the data's units; a number fixes it (1.0: an absolute ``gtol``).
     xtol, ftol, max_iter, max_time, floor_patience :
-        Stopping rules (:mod:`ldr.stopping`); ``max_iter`` is per stage, ``max_time`` in all;
-        ``floor_patience`` iterations at the rounding floor stop a run that can no longer
-        reduce its gradient (0 disables the rule).
+        Stopping rules (:mod:`ldr.stopping`); ``max_iter`` is per stage, ``max_time`` in all,
+        the start point and the certificate included; ``floor_patience`` iterations at the
+        rounding floor stop a run that can no longer reduce its gradient (0 disables the
+        rule).  ``max_time`` holds inside a step too: no oracle call starts that would
+        overrun it (``ldr.problem.Problem.deadline``), and the run ends at its last iterate.
+        The start point is always evaluated (a run with ``max_time=0`` returns it).
     fwindow : int
         The ``ftol`` rule compares the cost with the one ``fwindow`` accepted steps back
         (default 1: the last step).
@@ -186,7 +191,8 @@ def solve(
     for s in solvers:
         s.check_problem(problem)
     start = time.perf_counter()  # the start point (e.g. ISM's Φ₀ eigenvectors) is timed too
-    M = initial_point(problem, M0, seed, solvers[0], orthonormalize)
+    problem.deadline = start + max_time  # no oracle call starts that would overrun it
+    M = initial_point(problem, M0, seed, solvers[0], orthonormalize, max_time=max_time)
     geom = problem.manifold
     trace = Trace()
     stages: list[StageSummary] = []
@@ -196,13 +202,27 @@ def solve(
     scale = None if gtol_scale == "auto" else float(gtol_scale)
     at_floor = False
 
+    budget = ""
     for stage, s in enumerate(solvers):
-        state = s.init(problem, M)
+        # the first iterate is always evaluated (its cost, gradient and the gradient scale),
+        # whatever the budget: a run returns at least its start point
+        problem.deadline = math.inf if stage == 0 else start + max_time
+        try:
+            state = s.init(problem, M)
+        except BudgetExceeded as exc:
+            reason, converged, budget = (f"max_time {max_time:.3g}s reached before {s.name} "
+                                         f"started: {exc}"), False, "max_time"
+            stages.append(StageSummary(s.name, 0, reason, False))
+            break
         if stage == 0 and not np.isfinite(state.cost):
             raise ValueError(f"cost(M0) is {state.cost}: the start point lies outside the "
                              "cost's domain (or the cost overflows there); pass another M0")
         if scale is None and np.isfinite(state.grad_norm):
-            scale = problem.gradient_scale(grad_norm=state.grad_norm)
+            try:
+                scale = problem.gradient_scale(grad_norm=state.grad_norm)
+            except BudgetExceeded:  # a later stage out of time: the start's gradient
+                scale = max(state.grad_norm, 1e-300)
+        problem.deadline = start + max_time
         state.grad_scale = scale
         rules = StageRules.for_stage(options, scale, state.iteration, start, callback)
         row = {"iteration": n_total, "time": time.perf_counter() - start, "cost": state.cost,
@@ -221,6 +241,11 @@ def solve(
                     raise
                 state, reason, converged = prev, f"stopped: {exc}", False
                 break
+            except BudgetExceeded as exc:  # a step that would overrun max_time: not taken
+                state, converged = prev, False
+                reason = (f"max_time {max_time:.3g}s reached inside a step: {exc} (gradient norm "
+                          f"{prev.grad_norm:.3e})")
+                break
             state.grad_scale = scale
             change = geom.change(prev.M, state.M) if state.accepted else 0.0
             n_total += state.iteration - prev.iteration
@@ -228,7 +253,10 @@ def solve(
                           "cost": state.cost, "grad_norm": state.grad_norm, "change": change,
                           "stage": stage, **state.info})
         if not converged and hasattr(s, "finalize"):  # a converged run keeps its point
-            final = s.finalize(problem, state)
+            try:
+                final = s.finalize(problem, state)
+            except BudgetExceeded:
+                final = state
             if final is not state:
                 reason += f"; returned the best iterate seen (cost {final.cost:.10g})"
                 state = final
@@ -236,17 +264,21 @@ def solve(
         at_floor = bool(floor_patience) and rules.floor.flat >= floor_patience
         if at_floor and rules.floor.best_state is not None:  # the best gradient at the floor
             state = rules.floor.best_state
+        budget = next((b for b in ("max_time", "max_iter") if not converged
+                       and reason.startswith(b)), "")
         stages.append(StageSummary(s.name, iterations, reason, converged))
         M = state.M
 
     elapsed = time.perf_counter() - start
     names = " → ".join(s.name for s in solvers)
     if len(solvers) > 1:
-        reason = f"{solvers[-1].name}: {reason}"
+        reason = f"{stages[-1].solver}: {reason}"
     result = Result(M=state.M, cost=state.cost, converged=converged, reason=reason,
                     n_iter=n_total, time=elapsed, grad_norm=state.grad_norm, trace=trace,
                     solver=names, stages=stages, counts=dict(problem.counts),
-                    grad_scale=np.nan if scale is None else scale)
+                    grad_scale=np.nan if scale is None else scale, budget=budget)
     if certify or at_floor:
-        result.certificate = certificate(problem, state.M, gtol=gtol, gtol_scale=scale)
+        result.certificate = certificate(problem, state.M, gtol=gtol, gtol_scale=scale,
+                                         max_time=max(start + max_time - time.perf_counter(),
+                                                      0.0))
     return result

@@ -40,3 +40,11 @@ class ParameterError(ValueError):
 
     def __reduce__(self):  # pickles (Dask workers, joblib) with both fields
         return type(self), (self.param, self.reason)
+
+
+class BudgetExceeded(RuntimeError):
+    """A run's time budget (``max_time`` of :func:`ldr.solve`) ran out before an oracle call
+    that would have overrun it (``ldr.problem.Problem.deadline``).  Inside a run the
+    driver catches it and ends the run, not converged, at its last iterate; it reaches the
+    caller only when the budget ran out before the first iterate existed (computing the start
+    point took it all)."""

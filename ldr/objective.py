@@ -44,7 +44,7 @@ Members (DESIGN.md's table):
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -87,6 +87,14 @@ class Method:
         Keywords of :func:`ldr.data.rows.moments` (``lag``, ``diff``) when the objective reads
         its rows in one pass over chunks (a Dask array, a memmap, an iterator of chunks);
         None when it needs all rows in memory.
+    memory : callable or None
+        ``memory(n, class_sizes)``: the peak bytes its oracles (cost, gradient,
+        Hessian-vector product) hold at ``n`` rows, beyond the data themselves (its n×n
+        arrays: distances, kernels, transport plans); ``class_sizes`` is the rows per class
+        of a supervised method, else None.  Measured with ``tracemalloc`` (an upper bound,
+        checked against a measurement by ``tests/test_budgets.py``); the command line
+        refuses a table whose estimate exceeds ``--memory-limit``.  None: no more than
+        O(n·d) (or the method reads its rows in chunks).
     """
 
     name: str
@@ -97,6 +105,7 @@ class Method:
     preset: Mapping[str, object] = field(default_factory=dict)
     labels: str | None = None
     chunks: Mapping[str, object] | None = None
+    memory: Callable[[int, Sequence[int] | None], float] | None = None
 
     def __post_init__(self):
         for name in ("options", "preset", "chunks"):  # frozen all the way down

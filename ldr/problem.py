@@ -19,17 +19,27 @@ a cost that multiplies M by a 13×13 matrix) surfaces as NumPy's matmul or broad
 error from deep inside autograd.  Until the first cost or gradient has been evaluated, such
 an error is re-raised as a ``ParameterError`` that names ``shape`` (the
 NumPy error chained to it).
+
+**Deadline.**  ``Problem.deadline`` (a ``time.perf_counter()`` value; infinite unless the
+driver or :func:`ldr.certificate` sets one from a time budget) is checked before every oracle
+call: a call is not started when the time left is less than the last call of the same oracle
+took (or, for its first call, the slowest oracle call so far), and
+:class:`~ldr.errors.BudgetExceeded` is raised instead.  So a budget holds to within one oracle
+call's time misjudged, not one solver step's (a trust-region step at large n makes many
+Hessian-vector products), and an objective is never interrupted inside a call.
 """
 
 from __future__ import annotations
 
 import functools
+import math
 import re
+import time
 from collections import Counter
 
 import numpy as np
 
-from ldr.errors import ParameterError
+from ldr.errors import BudgetExceeded, ParameterError
 from ldr.manifolds import Geometry
 from ldr.objective import Objective
 
@@ -113,6 +123,9 @@ class Problem:
         self.counts: Counter = Counter()
         self._name = type(objective).__name__
         self._evaluated = False  # until the first cost or gradient: shape errors name shape
+        #: ``time.perf_counter()`` after which no oracle call starts (module docstring)
+        self.deadline = math.inf
+        self._seconds: dict[str, float] = {}  # the last call's duration, per oracle
 
     def _first(self, oracle, *args):
         """``oracle(*args)``, with a NumPy shape error at the first evaluation re-raised as a
@@ -125,6 +138,19 @@ class Problem:
                 raise
             raise better from exc
         self._evaluated = True
+        return out
+
+    def _timed(self, kind: str, call, *args):
+        """``call(*args)``, unless it would overrun :attr:`deadline` (module docstring)."""
+        now = time.perf_counter()
+        expected = self._seconds.get(kind, max(self._seconds.values(), default=0.0))
+        if self.deadline < math.inf and now + expected > self.deadline:
+            left = max(self.deadline - now, 0.0)
+            raise BudgetExceeded(
+                f"the time budget ran out: {left:.3g} s were left, less than the "
+                f"{expected:.3g} s that a call of {self._name}.{kind} takes")
+        out = call(*args) if self._evaluated else self._first(call, *args)
+        self._seconds[kind] = time.perf_counter() - now
         return out
 
     def _tangent_like(self, value, what: str):
@@ -140,8 +166,7 @@ class Problem:
 
     def cost(self, M) -> float:
         self.counts["cost"] += 1
-        value = (self.objective.cost(M) if self._evaluated
-                 else self._first(self.objective.cost, M))
+        value = self._timed("cost", self.objective.cost, M)
         if isinstance(value, float):  # a Python float or np.float64: nothing to check
             return float(value)
         value = np.asarray(value, dtype=float)
@@ -152,21 +177,21 @@ class Problem:
 
     def egrad(self, M):
         self.counts["grad"] += 1
-        G = self.objective.egrad(M) if self._evaluated else self._first(self.objective.egrad, M)
-        return self._tangent_like(G, "egrad")
+        return self._tangent_like(self._timed("egrad", self.objective.egrad, M), "egrad")
 
     def ehvp(self, M, V):
         self.counts["hvp"] += 1
-        return self._tangent_like(self.objective.ehvp(M, V), "ehvp")
+        return self._tangent_like(self._timed("ehvp", self.objective.ehvp, M, V), "ehvp")
 
     def phi(self, M) -> np.ndarray:
         self.counts["phi"] += 1
         d = self.manifold.shape[0]
-        return _check_array(self.objective.phi(M), (d, d), f"{self._name}.phi")
+        return _check_array(self._timed("phi", self.objective.phi, M), (d, d),
+                            f"{self._name}.phi")
 
     def pencil(self, M) -> tuple[np.ndarray, np.ndarray]:
         self.counts["pencil"] += 1
-        out = self.objective.pencil(M)
+        out = self._timed("pencil", self.objective.pencil, M)
         if not isinstance(out, (tuple, list)) or len(out) != 2:
             raise OracleError(f"{self._name}.pencil returned {type(out).__name__}; expected "
                               "a pair (A, B)")
@@ -193,7 +218,8 @@ class Problem:
 
         def hess(V):
             self.counts["hvp"] += 1
-            return geom.rhess(M, G, self._tangent_like(ehvp(V), "ehvp"), V, S)
+            return geom.rhess(M, G, self._tangent_like(self._timed("ehvp", ehvp, V), "ehvp"),
+                              V, S)
 
         return hess
 

@@ -60,6 +60,12 @@ class Certificate:
     ``gtol · grad_scale`` and ``hess_min ≥ −tol · max(|hess_max|, |hess_min|)`` (relative, so
     the verdict does not depend on the data's units).
 
+    :attr:`second_order` reads the spectrum where the gradient is ≈ 0 without calling a
+    rounding-level or flat negative curvature a saddle: curvatures within √gtol (1e-4 at the
+    default gtol = 1e-8: the ε_H = √ε_g of approximate second-order stationarity) of the
+    curvature scale — the Hessian's largest absolute eigenvalue, or the problem's gradient scale
+    where the whole spectrum is smaller (a plateau) — count as 0.
+
     ``global_optimum`` is True/False where the objective has a global optimality test
     (``global_gap``: a quotient of traces, PCA), decided on ``global_gap ≤ global_tol``, and
     None where no global test is known.  ``global_gap`` is an upper bound on the relative
@@ -85,6 +91,29 @@ class Certificate:
     @property
     def is_local_min(self) -> bool:
         return self.grad_norm <= self.gtol * self.grad_scale and self.psd
+
+    @property
+    def flat_tol(self) -> float:
+        """Curvatures below this (absolute) count as 0 (class docstring)."""
+        size = max(abs(self.hess_max), abs(self.hess_min), self.grad_scale, 1e-300)
+        return float(np.sqrt(self.gtol or 1e-8)) * size
+
+    @property
+    def second_order(self) -> str:
+        """The Hessian's spectrum in one word: ``"positive"`` (⪰ 0, ``psd``),
+        ``"flat"`` (a negative eigenvalue within :attr:`flat_tol` of 0 while others are
+        not: a minimum along flat directions, to the precision the gradient allows),
+        ``"plateau"`` (every eigenvalue within √gtol · grad_scale of 0: the cost is flat
+        here in every direction), ``"negative"`` (a saddle) or ``"unknown"`` (not
+        computed)."""
+        if not (np.isfinite(self.hess_min) and np.isfinite(self.hess_max)):
+            return "unknown"
+        if max(abs(self.hess_max), abs(self.hess_min)) <= float(
+                np.sqrt(self.gtol or 1e-8)) * self.grad_scale:
+            return "plateau"
+        if self.psd:
+            return "positive"
+        return "flat" if -self.hess_min <= self.flat_tol else "negative"
 
     @property
     def global_optimum(self) -> bool | None:
@@ -131,6 +160,8 @@ class Result:
     certificate : a :class:`Certificate` when requested (``certify=True``)
     grad_scale : the gradient scale that ``gtol`` was relative to (NaN for a run that
         computed no gradient); the run's absolute gradient tolerance is ``gtol · grad_scale``
+    budget : the budget that stopped the run, ``"max_time"`` or ``"max_iter"``; ``""`` when a
+        convergence rule, a stall or a non-finite value stopped it
     """
 
     M: Any
@@ -146,6 +177,7 @@ class Result:
     counts: dict = field(default_factory=dict)
     certificate: Certificate | None = None
     grad_scale: float = float("nan")
+    budget: str = ""
 
     def __repr__(self) -> str:
         status = "converged" if self.converged else "NOT converged"

@@ -245,5 +245,5 @@ def first_rule(state, prev, change: float, rules: StageRules) -> tuple[str, bool
     if state.iteration - rules.first_iter >= opts.max_iter:
         return f"max_iter {opts.max_iter} reached {_gnorm(state)}", False
     if time.perf_counter() - rules.started >= opts.max_time:
-        return f"max_time {opts.max_time:g}s reached {_gnorm(state)}", False
+        return f"max_time {opts.max_time:.3g}s reached {_gnorm(state)}", False
     return "", False

@@ -86,7 +86,8 @@ class HSIC(Objective):
     """
 
     method = Method("hsic", "supervised HSIC with a Gaussian kernel, −tr(Γ K_XM)",
-                    supervised=True, build="supervised")
+                    supervised=True, build="supervised",  # row tiles within the budget
+                    memory=lambda n, sizes: min(8 * 6.1 * n**2, 2 * DEFAULT_MEMORY_BUDGET))
 
     def __init__(self, X, Gamma, r: int, kernel="gaussian", block_size: int | None = None,
                  manifold: str = "grassmann", memory_budget: float = DEFAULT_MEMORY_BUDGET,

@@ -144,7 +144,7 @@ class KernelSDR(Objective):
     """
 
     method = Method("ksdr", "kernel sufficient dimension reduction, tr(K̄_Y (K̄_XM + nεI)⁻¹)",
-                    supervised=True)
+                    supervised=True, memory=lambda n, sizes: 8 * 10.1 * n**2)
 
     default_solver = "trust-region"
 

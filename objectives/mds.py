@@ -98,7 +98,8 @@ class MDS(Objective):
     local minima than the trust region alone (``benchmarks/bench_defaults.py``).
     """
 
-    method = Method("mds", "metric MDS: Kruskal-Shepard stress of the projection")
+    method = Method("mds", "metric MDS: Kruskal-Shepard stress of the projection",
+                    memory=lambda n, sizes: 8 * 3.1 * n**2 + 2**27)  # n×n, then blocks
 
     default_solver = "trust-region"
 

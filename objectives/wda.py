@@ -110,7 +110,8 @@ class WDA(Objective):
     """
 
     method = Method("wda", "Wasserstein discriminant analysis (trace ratio; pencil for SCF)",
-                    supervised=True, options={"reg": "reg"})
+                    supervised=True, options={"reg": "reg"},  # plans per pair of classes
+                    memory=lambda n, sizes: 8 * 16 * max(sizes) ** 2)
 
     def __init__(self, X, y, r: int | None = None, reg: float = 1.0, sinkhorn_iter: int = 10,
                  eps: float = 1e-8, continuation: float = 10.0, manifold: str = "grassmann",

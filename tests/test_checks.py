@@ -74,3 +74,44 @@ def test_check_at_a_given_point_and_bad_point(pca_data):
     assert ldr.check(obj, M=obj.heuristic()).ok
     with pytest.raises(ValueError, match="orthonormal"):
         ldr.check(obj, M=np.ones((12, 2)))
+
+
+def test_every_row_of_the_readme_sparse_pca_check_says_what_it_means():
+    """The README's sparse PCA (issue 23): the invariance row used to read "[ok] invariance
+    error 3.48e-03 (tol 1e-10)" and there was no Φ-oracle row although the README's comment
+    promises one."""
+    X, _ = ldr.datasets.load("wine")
+    C = X.T @ X / len(X)
+
+    @ldr.objective(shape=(13, 2), manifold="stiefel")
+    def sparse_pca(M):
+        return -anp.trace(M.T @ C @ M) + 0.1 * anp.sum(anp.sqrt(M**2 + 1e-6))
+
+    report = ldr.check(sparse_pca)
+    lines = str(report).split("\n")
+    assert lines[0].endswith("PASS") and len(lines) == 6
+    rows = {line.split("]")[1].split()[0]: line for line in lines[1:]}
+    assert rows["gradient"].startswith("  [ok  ] gradient   error ")
+    assert "≤ tol 1e-06: egrad (autograd) agrees with central differences of the cost" in \
+        rows["gradient"]
+    assert "ehvp (autograd) agrees with central differences of egrad" in rows["Hessian"]
+    assert rows["Φ-oracle"] == ("  [ -- ] Φ-oracle   not provided (ISM needs one: a symmetric "
+                                "Φ(M) with egrad(M) = 2 Φ(M) M)")
+    assert rows["pencil"].startswith("  [ -- ] pencil     not provided (SCF needs one")
+    err = report["invariance"].error
+    assert 1e-4 < err < 1e-1  # the L1 term depends on the basis
+    assert rows["invariance"] == (f"  [info] invariance to M → MR: not invariant (error "
+                                  f"{err:.1e}, tol 1e-10): a Stiefel cost, as declared — fine")
+    assert report["phi"].kind == "absent" and report["invariance"].kind == "info"
+
+
+def test_a_failing_row_says_so_and_why(lda_data):
+    class Buggy(LDA):
+        def egrad(self, M):
+            return -super().egrad(M)
+
+    row = str(ldr.check(Buggy(*lda_data, 2))["egrad"])
+    assert row.startswith("[FAIL] gradient   error ") and "> tol 1e-06" in row
+    assert "the gradient is wrong" in row
+    ok = str(ldr.check(LDA(*lda_data, 2))["invariance"])
+    assert ok.startswith("[ok  ] invariance error ") and "as a Grassmann cost must be" in ok

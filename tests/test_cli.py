@@ -171,9 +171,13 @@ def _run(argv, capsys):
 
 
 def _one_error_line(status, err, message):
+    """The error is one line, the last on stderr; any line before it is a progress line
+    (the comparison's first line, one per run finished: issue 23)."""
     assert status == 2, err
-    assert message in err, err
-    assert err.startswith("ldr: error: ") and err.count("\n") == 1 and "Traceback" not in err
+    *progress, last = err.rstrip("\n").split("\n")
+    assert message in last, err
+    assert last.startswith("ldr: error: ") and "Traceback" not in err
+    assert all(line.startswith("ldr: ") and "error" not in line for line in progress), err
 
 
 @pytest.mark.parametrize("method, data, solvers", [
@@ -291,18 +295,18 @@ def test_iris_csv_with_a_header_and_species_names(tmp_path, capsys):
         assert status == 0, err
         assert "LDA on iris" in text and "(n=150, d=4, r=2)" in text  # header line dropped
         assert json.loads(out.read_text())["runs"][0]["cost"] == pytest.approx(truth, rel=1e-10)
-    # unsupervised: the species column must be named as the labels, or it is refused
-    status, _, err = _run(["compare", "--method", "pca", "--data", str(tmp_path / "iris.csv")],
-                          capsys)
-    _one_error_line(status, err, "column 'species' (index 4) is not numeric: data row 1 holds "
-                                 "'setosa'")
-    assert "--label-column" in err
-    out = tmp_path / "pca.json"
-    assert _run(["compare", "--method", "pca", "--data", str(tmp_path / "iris.csv"),
-                 "--label-column", "species", "--solvers", "trust-region", "--starts", "0",
-                 "--json", str(out)], capsys)[0] == 0
-    assert json.loads(out.read_text())["runs"][0]["cost"] == pytest.approx(
-        _by_hand(PCA(X, 2)), rel=1e-10)
+    # unsupervised: the last column of species names is set aside as the labels, with a
+    # note on stderr (issue 23; it used to be refused until --label-column named it)
+    for named in ([], ["--label-column", "species"]):
+        out = tmp_path / "pca.json"
+        status, text, err = _run(["compare", "--method", "pca", "--data",
+                                  str(tmp_path / "iris.csv"), "--solvers", "trust-region",
+                                  "--starts", "0", "--json", str(out), *named], capsys)
+        assert status == 0, err
+        assert "(n=150, d=4, r=2)" in text
+        assert ("set aside as the class labels" in err) is not bool(named)
+        assert json.loads(out.read_text())["runs"][0]["cost"] == pytest.approx(
+            _by_hand(PCA(X, 2)), rel=1e-10)
     # a wrong name lists the columns; --header no reads the header line as data
     status, _, err = _run(["compare", "--data", str(tmp_path / "iris.csv"), "--label-column",
                            "Species"], capsys)
@@ -332,7 +336,8 @@ def test_a_non_numeric_feature_column_is_named(tmp_path, capsys):
     missing = tmp_path / "missing.csv"
     missing.write_text("a,b,label\n1,2,0\n3,,1\n5,6,0\n")
     status, _, err = _run(["compare", "--data", str(missing)], capsys)
-    _one_error_line(status, err, "column 'b' (index 1) is not numeric: data row 2 holds ''")
+    _one_error_line(status, err, "column 'b' (index 1): data row 2 is empty (a missing value, "
+                                 "line 3 of the file); ldr needs complete rows")  # issue 23
     ragged = tmp_path / "ragged.csv"
     ragged.write_text("1,2,0\n3,4\n")
     status, _, err = _run(["compare", "--data", str(ragged)], capsys)
@@ -498,9 +503,9 @@ def test_an_hsic_overflow_is_one_line_in_a_real_process(tmp_path):
             "--label-column", "-1", "--solvers", "trust-region", "--starts", "1"]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
     assert done.returncode == 2, done.stderr
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("ldr: error: OverflowError")
-    assert "rescale the data" in lines[0] and "Traceback" not in done.stderr
+    *progress, last = done.stderr.strip().splitlines()  # progress lines, then the error
+    assert last.startswith("ldr: error: OverflowError") and "error" not in "".join(progress)
+    assert "rescale the data" in last and "Traceback" not in done.stderr
     debug = subprocess.run(argv + ["--debug"], capture_output=True, text=True, timeout=120)
     assert debug.returncode == 1 and "Traceback" in debug.stderr
 

@@ -144,3 +144,99 @@ def test_verdict_and_legend():
     narrow = cmp.table()
     assert max(map(len, narrow.split("\n"))) <= 80 and "reason" not in narrow
     assert "reason" in cmp.table(wide=True)
+
+
+# --- issue 23 -------------------------------------------------------------------------
+def test_a_solver_that_cannot_run_the_objective_is_skipped_with_a_note():
+    """ISM needs a Φ-oracle, SCF a pencil: on PPCA (neither) they are skipped, the others
+    run, and the table says why (it used to abort the whole comparison)."""
+    from ldr.objectives import PPCA
+
+    X, _ = ldr.datasets.load("wine")
+    events = []
+    cmp = ldr.compare(PPCA(X, 2), ["ism", "trust-region", ["scf", "trust-region"]], starts=1,
+                      progress=lambda event, info: events.append((event, info)))
+    assert [row["solver"] for row in cmp.rows] == ["trust-region"]
+    assert set(cmp.meta["skipped"]) == {"ism", "scf → trust-region"}
+    assert "phi" in cmp.meta["skipped"]["ism"] and "pencil" in cmp.meta["skipped"][
+        "scf → trust-region"]
+    text = " ".join(cmp.table().split())
+    assert "skipped ism: solver 'ism' needs the objective to define phi" in text
+    assert [e for e, _ in events].count("skipped") == 2
+    with pytest.raises(ValueError, match="needs the objective to define phi"):
+        ldr.solve(PPCA(X, 2), "ism")  # ldr.solve itself still refuses
+
+
+def test_nca_at_its_plateau_is_not_called_a_saddle():
+    """NCA's supremum lies at ‖L‖ → ∞: a converged run sits on a plateau where every
+    Hessian eigenvalue is ≈ 0 (λmin ≈ −1e-8 against a gradient scale of 77); it used to be
+    "saddle" on every run."""
+    from ldr.objectives import NCA
+
+    X, y = ldr.datasets.load("iris")
+    cmp = ldr.compare(NCA(X, y, 2), ["trust-region"], starts=2)
+    assert all(row["converged"] for row in cmp.rows)
+    assert {row["verdict"] for row in cmp.rows} == {"plateau"}
+    assert all(row["hess_min"] < 0 for row in cmp.rows)  # negative at rounding level
+    legend = " ".join(cmp.legend().split())
+    assert "plateau: gradient ≈ 0 and every Hessian eigenvalue within √gtol" in legend
+    assert "saddle:" not in legend  # only the verdicts in the table are explained
+    # the cost-distance entry speaks of this manifold, not of PPCA's and FA's symmetries
+    assert "on R^{4×2}, with a Euclidean factor" in legend
+    assert "PPCA" not in legend and "FA" not in legend
+
+
+def test_a_real_saddle_is_still_a_saddle(pca_data):
+    """PCA at the span of eigenvectors 1, 2 and 4: a critical point with a clearly negative
+    curvature (the gap λ3 − λ4), not flat."""
+    obj = PCA(pca_data, 3)
+    w, V = np.linalg.eigh(obj.C)
+    saddle = V[:, [-1, -2, -4]]
+    cmp = ldr.compare(obj, ["trust-region"], starts=[saddle], max_iter=1, gtol=1e-6)
+    cert = ldr.certificate(obj, saddle)
+    assert cert.second_order == "negative"
+    assert cert.hess_min == pytest.approx(-2 * (w[-3] - w[-4]), rel=1e-6)
+    from ldr.answers import verdict
+
+    assert verdict(True, cert) == "not global"  # PCA's global test first
+    import dataclasses
+
+    assert verdict(True, dataclasses.replace(cert, global_gap=None)) == "saddle"
+    assert cmp.rows[0]["converged"] and cmp.rows[0]["verdict"] == "not global"
+
+
+@pytest.mark.parametrize("hess_min, hess_max, grad_scale, word", [
+    (-9.3e-9, 3.4e-5, 77.0, "plateau"),     # NCA on iris: everything ≈ 0
+    (-1e-6, 40.0, 3.8, "flat"),             # a negative curvature 2.5e-8 of the largest
+    (-0.2, 40.0, 3.8, "negative"),          # a saddle
+    (1e-3, 40.0, 3.8, "positive"),
+    (-1e-12, 40.0, 3.8, "positive"),        # rounding: psd's relative tolerance 1e-8
+    (float("nan"), float("nan"), 3.8, "unknown"),
+])
+def test_second_order_reading_of_the_spectrum(hess_min, hess_max, grad_scale, word):
+    from ldr.answers import SECOND_ORDER
+    from ldr.result import Certificate
+
+    cert = Certificate(grad_norm=1e-9, hess_min=hess_min, hess_max=hess_max, dim=8,
+                       gtol=1e-8, tol=1e-8, method="dense eigh", grad_scale=grad_scale)
+    assert cert.second_order == word
+    assert SECOND_ORDER[word] in ("local min", "local min (flat)", "plateau", "saddle",
+                                  "converged")
+
+
+def test_conclusion_without_a_heuristic_says_so():
+    import autograd.numpy as anp
+
+    D = np.diag(np.arange(1.0, 7.0))
+
+    @ldr.objective(shape=(6, 2), manifold="stiefel")
+    def brockett(M):
+        return anp.trace(M.T @ D @ M @ np.diag([1.0, 2.0]))
+
+    cmp = ldr.compare(brockett, ["trust-region"], starts=2)
+    text = cmp.conclusion()
+    assert text.startswith(f"Best answer: A, cost {cmp.best_cost:.10g} (trust-region from "
+                           "rand")
+    assert "reached by 2 of 2 runs: a certified local minimum (no global test is known" in text
+    assert text.endswith("The method has no eigenvector heuristic to compare with.")
+    assert cmp.best_cost == pytest.approx(2 * 1 + 1 * 2, rel=1e-8)  # weights on λ1, λ2

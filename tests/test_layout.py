@@ -7,7 +7,7 @@ read from the source (``ast``) and must point to the same floor or a lower one:
    ``ldr.data`` (validation, moments, rows, files), ``ldr.kernels``, ``ldr.datasets``;
 1. ``ldr.objectives`` and ``ldr.solvers`` (neither imports the other);
 2. the driver and what runs it: ``ldr.driver``, ``ldr.certificate``, ``ldr.checks``,
-   ``ldr.compare``, ``ldr.answers``, ``ldr.registry``;
+   ``ldr.compare``, ``ldr.answers``, ``ldr.tables``, ``ldr.registry``;
 3. ``ldr.estimators`` — each family module imports ``ldr.estimators._base`` (and private
    helpers) but no sibling family;
 4. the command line and the package's front door (``ldr.cli``, ``ldr/__init__.py``).
@@ -28,7 +28,7 @@ FOLDERS = {"ldr.objectives": ROOT / "objectives", "ldr.solvers": ROOT / "solvers
 GROUND = ("ldr.errors", "ldr.objective", "ldr.problem", "ldr.manifolds", "ldr.result",
           "ldr.eigen", "ldr.stopping", "ldr.data", "ldr.kernels", "ldr.datasets")
 DRIVER = ("ldr.driver", "ldr.certificate", "ldr.checks", "ldr.compare", "ldr.answers",
-          "ldr.registry")
+          "ldr.tables", "ldr.registry")
 MAX_LINES = 520  # "about 500", docstrings included
 
 

@@ -4,31 +4,34 @@
 
     X, y, name = ldr.data.load_table("iris.csv", supervised=True)     # header, string labels
 
-* **CSV**: an optional header line (``header="auto"`` detects it: some column's first cell is
-  a name while its other cells are numbers), numeric feature columns and a label column of
+* **CSV** (:mod:`ldr.data.text`): the delimiter ``,`` ``;`` tab or ``|`` (``delimiter``, or
+  detected), an optional header line (``header="auto"`` detects it: some column's first cell
+  is a name while its other cells are numbers), numeric feature columns and a label column of
   numbers or strings (``label_column``: an index, negative from the end, or a header name;
-  default the last for a supervised method, none otherwise).
+  default the last for a supervised method; for an unsupervised one, a last column of class
+  names is set aside with a :class:`~ldr.data.text.DataNote`).  A missing value is an error
+  naming its row and column.
 * **.npy**: memory-mapped; with ``chunked`` (the statistics a chunk-reading method needs:
   ``lag``, ``diff``) it is read in one pass over row chunks and X is the
   :class:`~ldr.data.statistics.Moments` of the rows.
 * **a glob** (``'logs/*.parquet'``, ``'parts/*.csv'``): read with Dask, the same way.
 * one of scikit-learn's bundled datasets by name (:func:`ldr.datasets.load`).
 
-``memory_limit`` (bytes) bounds the pass: chunks are an eighth of it, and a table that must be
-loaded whole and is larger is refused.  Every problem is a
+``memory_limit`` (bytes) bounds the pass: chunks are an eighth of it (at most 64 MiB), and a
+table that must be loaded whole and is larger is refused.  Every problem is a
 :class:`~ldr.errors.ParameterError` naming the parameter (``source``, ``label_column``,
 ``header``, ``memory_limit``) and the row or column at fault.
 """
 
 from __future__ import annotations
 
-import collections
-import csv
 import pathlib
+import warnings
 
 import numpy as np
 
 from ldr import datasets
+from ldr.data import text
 from ldr.data.rows import MEMMAP_CHUNK_BYTES, moments
 from ldr.errors import ParameterError
 
@@ -39,112 +42,14 @@ def _is_glob(source: str) -> bool:
     return bool(_GLOB & set(source)) or source.lower().endswith((".parquet", ".pq"))
 
 
-def _is_number(cell: str) -> bool:
-    try:
-        float(cell)
-    except ValueError:
-        return False
-    return True
-
-
-#: cells that mark a missing value, not a column name, when a header is looked for
-_MISSING = frozenset({"", "na", "n/a", "nan", "null", "none", "?", "-"})
-
-
-def _detect_header(rows: list[list[str]], header: str) -> bool:
-    """Whether the first row is a header: ``header`` "yes"/"no", or "auto": some column's
-    first cell is a name (not a number, not a missing-value mark such as NA) while all its
-    other cells are numbers (with only one row: every cell of it is a name)."""
-    if header != "auto":
-        return header == "yes"
-    first = rows[0]
-    rest = [r for r in rows[1:] if len(r) == len(first)]  # a ragged row is reported later
-    if not rest:
-        return not any(_is_number(c) or c.lower() in _MISSING for c in first)
-    return any(not _is_number(first[j]) and first[j].lower() not in _MISSING
-               and all(_is_number(r[j]) for r in rest) for j in range(len(first)))
-
-
-def _resolve_column(label_column, supervised: bool, names: list[str]) -> int | None:
-    """The index of the label column: ``label_column`` an index or a header name (None: the
-    last for a supervised method, none otherwise)."""
-    n_columns = len(names)
-    if label_column is None:
-        return n_columns - 1 if supervised else None
-    if isinstance(label_column, int) and str(label_column) in names \
-            and names != [str(j) for j in range(n_columns)]:
-        label_column = str(label_column)  # a header's numeric name, e.g. "700"
-    if isinstance(label_column, str):
-        if label_column not in names:
-            raise ParameterError("label_column", f"no column named {label_column!r}; the columns "
-                             f"are {', '.join(map(repr, names))}")
-        return names.index(label_column)
-    if not -n_columns <= label_column < n_columns:
-        raise ParameterError("label_column", f"{label_column} is out of range for "
-                         f"{n_columns} columns")
-    return label_column % n_columns
-
-
-def _column_name(names: list[str], j: int) -> str:
-    return f"column {names[j]!r} (index {j})" if names[j] != str(j) else f"column {j}"
-
-
-def _read_csv(path: pathlib.Path, supervised: bool, label_column, header: str):
-    """``(X, y, names)`` from a CSV file: an optional header line (``header``), numeric
-    feature columns, a label column of numbers or strings."""
-    with open(path, newline="", encoding="utf-8-sig") as fh:
-        rows = [[c.strip() for c in row] for row in csv.reader(fh)
-                if any(c.strip() for c in row)]
-    if not rows:
-        raise ParameterError("source", f"{path.name} is empty")
-    width = len(rows[0])
-    for i, row in enumerate(rows):
-        if len(row) != width:
-            raise ParameterError("source", f"{path.name}: row {i + 1} has {len(row)} fields, the "
-                             f"first has {width}")
-    names = [str(j) for j in range(width)]
-    if _detect_header(rows, header):
-        names, rows = [c or str(j) for j, c in enumerate(rows[0])], rows[1:]
-        if not rows:
-            raise ParameterError("source", f"{path.name} has a header line and no data")
-    if width < 2:
-        raise ParameterError("source", f"expected a table with at least two columns, {path.name} "
-                         f"has {width}")
-    label = _resolve_column(label_column, supervised, names)
-    columns = []
-    for j in range(width):
-        if j == label:
-            continue
-        bad = next(((i, r[j]) for i, r in enumerate(rows) if not _is_number(r[j])), None)
-        if bad is not None:
-            i, cell = bad
-            hint = (" (name the label column with label_column / --label-column if it holds "
-                    "the labels)"
-                    if not any(_is_number(r[j]) for r in rows) else "")
-            raise ParameterError("source", f"{path.name}: {_column_name(names, j)} is not numeric: "
-                             f"data row {i + 1} holds {cell!r}; every feature column must "
-                             f"hold numbers{hint}")
-        columns.append([float(r[j]) for r in rows])
-    X = np.array(columns, dtype=float).T
-    if label is None:
-        return X, None, names
-    y = [r[label] for r in rows]
-    counts = collections.Counter(y)
-    if (header == "auto" and names == [str(j) for j in range(width)] and len(counts) > 1
-            and counts[y[0]] == 1 and min(counts[v] for v in counts if v != y[0]) > 1):
-        # a header whose feature names are numbers is indistinguishable from data, except
-        # that its "label" would be a class of one sample: ask instead of guessing
-        raise ParameterError(
-            "source", f"{path.name}: the first row's label {y[0]!r} occurs in no other row; if "
-            "the first line names the columns pass header=\"yes\" (--header yes), else "
-            "header=\"no\"")
-    y = np.array([float(v) for v in y]) if all(_is_number(v) for v in y) else np.array(y)
-    return X, y, names
+#: the reader's helpers, under their former names
+_is_number, _detect_header = text.is_number, text.detect_header
+_resolve_column, _column_name = text.resolve_column, text.column_name
 
 
 def load_table(source: str, supervised: bool = False, label_column: int | str | None = None,
                chunked: dict | None = None, memory_limit: int | None = None,
-               header: str = "auto") -> tuple:
+               header: str = "auto", delimiter: str | None = None) -> tuple:
     """``(X, y, name)`` from a bundled dataset's name, a .csv / .npy file or a glob.
 
     Parameters
@@ -166,6 +71,9 @@ def load_table(source: str, supervised: bool = False, label_column: int | str | 
         Bytes for the data: chunks of an eighth of it; a table loaded whole must fit.
     header : {"auto", "yes", "no"}
         Whether a CSV's first line names the columns (auto: detected).
+    delimiter : str, optional
+        A CSV's delimiter, one character; None (default): detected among ``,`` ``;`` tab
+        and ``|`` (:func:`ldr.data.text.sniff_delimiter`).
 
     Returns
     -------
@@ -178,6 +86,8 @@ def load_table(source: str, supervised: bool = False, label_column: int | str | 
         (".parquet", ".pq")))
     if header != "auto" and not csv_data:
         raise ParameterError("header", f"applies to CSV files; {source} is not one")
+    if text.check_delimiter(delimiter) is not None and not csv_data:
+        raise ParameterError("delimiter", f"applies to CSV files; {source} is not one")
     if source in datasets.BUNDLED:
         if label_column is not None:
             raise ParameterError("label_column", f"the bundled dataset {source} comes with its "
@@ -185,7 +95,8 @@ def load_table(source: str, supervised: bool = False, label_column: int | str | 
         X, y = datasets.load(source)
         return X, y, source
     if _is_glob(source):
-        return _load_dask(source, supervised, label_column, chunked, memory_limit, header)
+        return _load_dask(source, supervised, label_column, chunked, memory_limit, header,
+                          delimiter)
     path = pathlib.Path(source)
     if path.suffix.lower() not in (".csv", ".npy"):
         raise ParameterError("source", f"{source!r} is neither a bundled dataset "
@@ -194,7 +105,8 @@ def load_table(source: str, supervised: bool = False, label_column: int | str | 
     if not path.is_file():
         raise ParameterError("source", f"no such file: {source}")
     if path.suffix.lower() == ".csv":
-        X, y, _ = _read_csv(path, supervised, label_column, header)
+        X, y, _ = text.read_csv(path, supervised, label_column, header, delimiter,
+                                lambda nbytes, what: _check_fits(nbytes, memory_limit, what))
         _check_fits(X.nbytes, memory_limit, f"{X.shape[0]} rows × {X.shape[1]} columns")
         return X, y, path.name
     try:
@@ -232,7 +144,10 @@ def load_table(source: str, supervised: bool = False, label_column: int | str | 
 
 
 def _chunk_bytes(memory_limit):
-    return MEMMAP_CHUNK_BYTES if memory_limit is None else max(1, memory_limit // 8)
+    """Chunks of an eighth of ``memory_limit`` (a chunk and its few temporaries fit), at
+    most ``MEMMAP_CHUNK_BYTES``: larger ones are no faster."""
+    return MEMMAP_CHUNK_BYTES if memory_limit is None else \
+        max(1, min(MEMMAP_CHUNK_BYTES, memory_limit // 8))
 
 
 def _check_fits(nbytes, memory_limit, what):
@@ -254,7 +169,8 @@ def _npy_chunks(data, label_column, chunk_bytes):
                                                            block[:, label_column])
 
 
-def _load_dask(source, supervised, label_column, chunked, memory_limit, header="auto"):
+def _load_dask(source, supervised, label_column, chunked, memory_limit, header="auto",
+               delimiter=None):
     import glob
 
     files = sorted(glob.glob(source))
@@ -268,12 +184,9 @@ def _load_dask(source, supervised, label_column, chunked, memory_limit, header="
     if all(f.lower().endswith((".parquet", ".pq")) for f in files):
         ddf = dd.read_parquet(files)
     elif all(f.lower().endswith(".csv") for f in files):
-        with open(files[0], newline="", encoding="utf-8-sig") as fh:
-            head = [[c.strip() for c in row] for _, row in zip(range(100), csv.reader(fh))
-                    if any(c.strip() for c in row)]  # blank lines skipped, as pandas does
-        has_header = _detect_header(head, header) if head else False
+        sep, _, has_header = text.head(pathlib.Path(files[0]), header, delimiter)
         ddf = dd.read_csv(files, header=0 if has_header else None, skipinitialspace=True,
-                          blocksize=_chunk_bytes(memory_limit))
+                          sep=sep, blocksize=_chunk_bytes(memory_limit))
         # string column names (a headerless file's are integers), stripped as in one file
         ddf = ddf.rename(columns={c: str(c).strip() for c in ddf.columns})
     else:
@@ -282,6 +195,13 @@ def _load_dask(source, supervised, label_column, chunked, memory_limit, header="
     if len(columns) < 2:
         raise ParameterError("source", f"expected at least two columns, got {len(columns)}")
     label_column = _resolve_column(label_column, supervised, columns)
+    text_columns = [i for i in range(len(columns)) if ddf.dtypes.iloc[i].kind not in "biuf"]
+    if label_column is None and not supervised and text_columns == [len(columns) - 1]:
+        label_column = len(columns) - 1  # a last column of class names: the labels
+        warnings.warn(text.DataNote(
+            f"{_column_name(columns, label_column)} of {source}, the last, holds text: set "
+            "aside as the class labels, which an unsupervised method does not use "
+            "(label_column / --label-column names the labels' column)"), stacklevel=3)
     features = [i for i in range(len(columns)) if i != label_column]
     for i in features:
         if ddf.dtypes.iloc[i].kind not in "biuf":

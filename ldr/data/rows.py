@@ -138,7 +138,7 @@ def _iter_moments(chunks, lag, diff, name, y_name, progress) -> Moments:
     if progress:
         from tqdm.auto import tqdm
 
-        chunks = tqdm(chunks, desc="chunks", unit="chunk")
+        chunks = tqdm(chunks, desc="chunks", unit="chunk", mininterval=_bar_interval())
     parts, start, labelled = [], 0, None
     for item in chunks:
         pair = isinstance(item, tuple)
@@ -231,6 +231,14 @@ def _distributed_active() -> bool:
         return False
 
 
+def _bar_interval() -> float:
+    """Seconds between a bar's updates: a terminal redraws one line, a log file gets a line
+    per update (every 30 s)."""
+    import sys
+
+    return 0.1 if sys.stderr.isatty() else 30.0
+
+
 def _TqdmCallback(total: int):
     """A Dask (local scheduler) callback that advances a tqdm bar per chunk read."""
     from dask.callbacks import Callback
@@ -238,7 +246,8 @@ def _TqdmCallback(total: int):
 
     class Bar(Callback):
         def _start(self, dsk):
-            self.bar = tqdm(total=total, desc="chunks", unit="chunk")
+            self.bar = tqdm(total=total, desc="chunks", unit="chunk",
+                            mininterval=_bar_interval())
 
         def _posttask(self, key, result, dsk, state, worker_id):
             name = key[0] if isinstance(key, tuple) else key
