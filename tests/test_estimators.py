@@ -181,7 +181,8 @@ def test_pca_matches_sklearn():
 
 def test_non_convergence_warns():
     X = ldr.datasets.make_pca(100, 8, seed=0)
-    pca = est.PCA(2, start="random", random_state=0, max_iter=1)
+    # the trust region (ISM, the default's first stage, solves PCA in one step from anywhere)
+    pca = est.PCA(2, solver="trust-region", start="random", random_state=0, max_iter=1)
     with pytest.warns(ConvergenceWarning, match="did not converge .*max_iter 1 reached"):
         pca.fit(X)
     assert not pca.result_.converged
@@ -192,7 +193,7 @@ def test_non_convergence_warns():
 
 def test_random_state_makes_random_starts_reproducible(wine):
     X, y = wine
-    kw = {"n_components": 2, "start": "random", "solver_params": {"max_iter": 3}}
+    kw = {"n_components": 2, "solver": "trust-region", "start": "random", "max_iter": 3}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         a = est.OrthogonalLDA(random_state=1, **kw).fit(X, y)
