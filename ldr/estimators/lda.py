@@ -43,9 +43,9 @@ class OrthogonalLDA(ProjectionAPI, ClassifierMixin, LinearDR):
     iteration from the eigenvectors of Φ₀, then the trust region, which certifies the point
     (the global test of a quotient of traces) — and ``ratio_`` is never below the heuristic's
     ratio (``benchmarks/bench_estimator_defaults.py``: on 14 tables the same ratio as the trust
-    region from the heuristic, to 1e-15, in a median 0.57× its time).  The basis is then rotated within the
-    subspace to the eigenvectors of MᵀS_bM (most between-class scatter first) with
-    scikit-learn's sign rule.  With r = n_features (one feature, or n_features <
+    region from the heuristic, to 1e-15, in a median 0.68× its time).  The basis is then
+    rotated within the subspace to the eigenvectors of MᵀS_bM (most between-class scatter
+    first) with scikit-learn's sign rule.  With r = n_features (one feature, or n_features <
     n_classes) the subspace is the whole space: no solver runs.
 
     **The classifier** is the shared-covariance Gaussian model in the projected space: with
