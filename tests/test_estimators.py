@@ -91,6 +91,10 @@ def test_every_estimator_is_checked():
     assert set(CHECKED) == set(est.__all__)
 
 
+# the checks fit the clustering estimators with a few alternation rounds (max_outer=3), which
+# warn that the alternation did not converge: the point of the checks is the API, not that
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.SkipTestWarning")  # array API check
 @parametrize_with_checks(list(CHECKED.values()),
                          expected_failed_checks=lambda e: EXPECTED_FAILURES.get(
                              type(e).__name__, {}))
@@ -167,8 +171,7 @@ def test_pca_matches_sklearn():
     X = ldr.datasets.make_pca(200, 12, seed=3)
     sk = SkPCA(3).fit(X)
     for kwargs in [{}, {"start": "random", "random_state": 0},
-                   {"solver": "gradient", "start": "random", "random_state": 0,
-                    "solver_params": {"gtol": 1e-10}},
+                   {"solver": "gradient", "start": "random", "random_state": 0, "tol": 1e-10},
                    {"solver": "ism", "start": None}]:
         ours = est.PCA(n_components=3, **kwargs).fit(X)
         assert sin_largest_angle(ours.M_, sk.components_.T) < 1e-8  # measured ≤ 8e-10
