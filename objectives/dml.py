@@ -167,7 +167,11 @@ class _MetricLearning(Objective):
             from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 
             lda = LinearDiscriminantAnalysis(n_components=r).fit(self._Xs, self.codes_)
-            return np.array(lda.scalings_[:, :r], dtype=float)
+            if lda.scalings_.shape[1] >= r:
+                return np.array(lda.scalings_[:, :r], dtype=float)
+            # the within-class scatter has fewer than r directions (scikit-learn's SVD solver
+            # keeps its numerical rank): the next rule of "auto" instead
+            init = "pca" if r < min(d, n) else "identity"
         if init == "pca":  # scikit-learn's PCA: right singular vectors of the centered data
             _, _, Vt = np.linalg.svd(self._Xs, full_matrices=False)
             V = Vt[:r].T

@@ -264,3 +264,16 @@ def test_a_continuous_target_is_refused(cls):
     X = rng.standard_normal((50, 4))
     with pytest.raises(ValueError, match="continuous"):
         cls(2, start="pca").fit(X, X[:, 0] + 0.1 * rng.standard_normal(50))
+
+
+@pytest.mark.parametrize("make", [est.NCA, est.LargeMarginDML])
+def test_auto_start_when_lda_has_fewer_directions_than_components(make):
+    """init="auto" picks LDA for r <= C − 1, but scikit-learn's LDA keeps only the numerical
+    rank of the within-class scatter: a feature constant within each class (grunfeld's firm
+    data) leaves it 3 directions for r = 4.  The start falls through to the next rule."""
+    rng = np.random.default_rng(0)
+    y = np.repeat(np.arange(6), 20)
+    X = np.column_stack([rng.standard_normal((120, 3)) + y[:, None], 0.5 * y])
+    fitted = make().fit(X, y)
+    assert fitted.components_.shape == (4, 4)
+    assert np.isfinite(fitted.result_.cost)
