@@ -26,7 +26,9 @@ class KernelSDR(LinearDR):
     sigma, sigma_y, sigma_full : float, optional
         Kernel widths on XM, on y and on X for the heuristic (defaults: median distances).
     y_type : {"auto", "continuous", "classes"}
-        "auto": floating-point y is continuous, anything else class labels.
+        "auto": real-valued y (floats not all integer-valued) is continuous, anything else —
+        integer-valued floats included, as statsmodels' tables store class codes — class
+        labels (scikit-learn's ``type_of_target``).
     solver, start, tol, max_iter, solver_params, random_state : see :class:`LinearDR`
 
     Attributes
