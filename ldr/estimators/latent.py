@@ -57,8 +57,9 @@ class PPCA(_LatentGaussian):
     Parameters
     ----------
     n_components : int or None, default None
-        1 <= n_components < n_features; None: n_features − 1, the largest q that leaves a noise
-        variance to estimate.
+        1 <= n_components < n_features; None: the largest q that leaves a noise variance to
+        estimate — n_features − 1, or k − 1 on data of numerical rank k < n_features
+        (:meth:`ldr.objectives.PPCA.max_rank`).
     noise_variance : float > 0, optional
         A fixed σ²; estimated when None (default).
     solver, start, tol, max_iter, solver_params, random_state : see :class:`LinearDR`
