@@ -8,7 +8,7 @@
 (True, True)
 """
 
-from ldr import datasets, kernels, manifolds, objectives, solvers  # noqa: E402,I001  (subpackages import the core above)
+from ldr import manifolds, solvers
 from ldr.certificate import certificate
 from ldr.checks import CheckReport, check
 from ldr.compare import Comparison, compare
@@ -18,19 +18,25 @@ from ldr.result import Certificate, Result, Trace
 
 __version__ = "0.1.0"
 
+#: subpackages loaded on first use (PEP 562): ``import ldr`` costs little more than NumPy and
+#: SciPy's linear algebra — no scikit-learn, pandas, pymanopt (nor, through it, PyTorch or
+#: JAX), matplotlib or Dask until something needs them
+_LAZY = ("data", "datasets", "estimators", "kernels", "objectives", "registry")
+
 __all__ = [
     "Certificate", "CheckReport", "Comparison", "Objective", "Result", "Trace", "certificate",
-    "check", "compare",
-    "datasets", "kernels", "manifolds", "objective", "objectives", "solve", "solvers",
+    "check", "compare", "manifolds", "objective", "solve", "solvers", *_LAZY,
 ]
-__all__ += ["estimators"]  # a lazy attribute (below)
 
 
 def __getattr__(name: str):
-    """``ldr.estimators`` on first use (PEP 562): ``import ldr`` stays free of the
-    scikit-learn estimator layer until it is asked for."""
-    if name == "estimators":
+    """``ldr.objectives``, ``ldr.estimators``, ``ldr.datasets``, ... on first use."""
+    if name in _LAZY:
         import importlib
 
-        return importlib.import_module("ldr.estimators")
+        return importlib.import_module(f"ldr.{name}")
     raise AttributeError(f"module 'ldr' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -6,8 +6,6 @@ Nothing here downloads anything: bundled data come from scikit-learn's package.
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import special_ortho_group
-from sklearn import datasets as _skd
 
 from ldr.errors import ParameterError
 
@@ -24,6 +22,8 @@ def random_covariance_factor(d: int, mean_scale: float, rng: np.random.Generator
     e = rng.exponential(mean_scale, size=d)
     if d == 1:
         return e.reshape(1, 1)
+    from scipy.stats import special_ortho_group  # scipy.stats costs 0.3-1.6 s to import
+
     Q = special_ortho_group.rvs(d, random_state=rng)
     return Q * e
 
@@ -65,6 +65,8 @@ def make_pca(n: int, d: int, eccentricity: float = 2.0, seed=None) -> np.ndarray
 
 def load(name: str) -> tuple[np.ndarray, np.ndarray]:
     """A dataset bundled with scikit-learn, standardized per feature: ``(X, y)``."""
+    from sklearn import datasets as _skd  # scikit-learn and pandas: only when data are loaded
+
     loaders = {"iris": _skd.load_iris, "wine": _skd.load_wine,
                "breast_cancer": _skd.load_breast_cancer, "digits": _skd.load_digits}
     if name not in loaders:
@@ -258,7 +260,9 @@ def make_uica(n: int, d: int, r: int, noise_std: float = 1.5, source_std=(0.5, 2
 
     The latents L (n × d) are the r sources (unit
     variance: Laplace for ``sources="laplace"``, super-Gaussian; uniform for ``"uniform"``,
-    sub-Gaussian) followed by d − r standard normal components.  The latent mixing
+    sub-Gaussian; ``"mixed"``: Laplace for the sources of even index 0, 2, …, uniform for the
+    odd ones, so both kinds span the range of standard deviations) followed by d − r
+    standard normal components.  The latent mixing
     ``A = N diag(σ)`` has columns of random direction (N with iid normal entries, columns
     scaled to unit norm, so not orthogonal) and standard deviations σ: the sources' spread
     evenly over ``source_std`` = (low, high), the Gaussian components' ``noise_std`` — by
@@ -282,17 +286,19 @@ def make_uica(n: int, d: int, r: int, noise_std: float = 1.5, source_std=(0.5, 2
             and isinstance(r, (int, np.integer)) and n >= 2 and 1 <= r < d):
         raise ValueError(f"make_uica: need integers n >= 2 and 1 <= r < d, got n={n!r}, "
                          f"d={d!r}, r={r!r}")
-    if sources not in ("laplace", "uniform"):
-        raise ValueError(f"make_uica: sources must be 'laplace' or 'uniform', got {sources!r}")
+    if sources not in ("laplace", "uniform", "mixed"):
+        raise ValueError(f"make_uica: sources must be 'laplace', 'uniform' or 'mixed', got "
+                         f"{sources!r}")
     if not (noise_std > 0 and sensor_noise >= 0 and 0 < source_std[0] <= source_std[1]):
         raise ValueError("make_uica: need noise_std > 0, sensor_noise >= 0 and "
                          f"0 < source_std[0] <= source_std[1]; got {noise_std!r}, "
                          f"{sensor_noise!r}, {source_std!r}")
     rng = np.random.default_rng(seed)
-    if sources == "laplace":
+    if sources != "uniform":
         S = rng.laplace(scale=1.0 / np.sqrt(2.0), size=(n, r))
-    else:
-        S = rng.uniform(-np.sqrt(3.0), np.sqrt(3.0), size=(n, r))
+    if sources != "laplace":
+        uniform = rng.uniform(-np.sqrt(3.0), np.sqrt(3.0), size=(n, r))
+        S = uniform if sources == "uniform" else np.where(np.arange(r) % 2 == 0, S, uniform)
     L = np.hstack([S, rng.standard_normal((n, d - r))])
     N = rng.standard_normal((d, d))
     N /= np.linalg.norm(N, axis=0)

@@ -105,6 +105,7 @@ def solve(
     gtol_scale="auto",
     xtol: float = 1e-10,
     ftol: float = 0.0,
+    fwindow: int = 1,
     max_iter: int = 1000,
     max_time: float = float("inf"),
     floor_patience: int = 10,
@@ -117,8 +118,8 @@ def solve(
     ----------
     objective : ldr.Objective
     solver : str, Solver, list of them, or None
-        ``"gradient"``, ``"conjugate-gradient"``, ``"trust-region"``, ``"pymanopt"``,
-        ``"ism"``, ``"scf"``; a list chains them, each stage starting where the last
+        ``"gradient"``, ``"conjugate-gradient"``, ``"lbfgs"``, ``"trust-region"``,
+        ``"pymanopt"``, ``"ism"``, ``"scf"``; a list chains them, each stage starting where the last
         stopped.  None (default): the objective's default
         (:func:`~ldr.driver.default_solver`; each objective's docstring names it).
     M0 : array, tuple of arrays, "random", "heuristic" or None
@@ -146,6 +147,9 @@ def solve(
         Stopping rules (:mod:`ldr.stopping`); ``max_iter`` is per stage, ``max_time`` in all;
         ``floor_patience`` iterations at the rounding floor stop a run that can no longer
         reduce its gradient (0 disables the rule).
+    fwindow : int
+        The ``ftol`` rule compares the cost with the one ``fwindow`` accepted steps back
+        (default 1: the last step).
     callback : callable(state) -> bool, optional
         Called with the solver's State at the start and after every iteration; returning
         True stops the run.
@@ -171,7 +175,8 @@ def solve(
         run (not converged) with the message as its reason.
     """
     options = StopOptions(gtol=gtol, gtol_scale=gtol_scale, xtol=xtol, ftol=ftol,
-                          max_iter=max_iter, max_time=max_time, floor_patience=floor_patience)
+                          fwindow=fwindow, max_iter=max_iter, max_time=max_time,
+                          floor_patience=floor_patience)
     if not isinstance(orthonormalize, bool):
         raise ParameterError("orthonormalize", f"expected True or False, got {orthonormalize!r}")
     if callback is not None and not callable(callback):
@@ -227,9 +232,11 @@ def solve(
             if final is not state:
                 reason += f"; returned the best iterate seen (cost {final.cost:.10g})"
                 state = final
+        iterations = state.iteration - rules.first_iter
         at_floor = bool(floor_patience) and rules.floor.flat >= floor_patience
-        stages.append(StageSummary(s.name, state.iteration - rules.first_iter, reason,
-                                   converged))
+        if at_floor and rules.floor.best_state is not None:  # the best gradient at the floor
+            state = rules.floor.best_state
+        stages.append(StageSummary(s.name, iterations, reason, converged))
         M = state.M
 
     elapsed = time.perf_counter() - start

@@ -19,7 +19,6 @@ import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
-import pymanopt.manifolds as pm
 from scipy.linalg.lapack import dgeqrf as _geqrf
 from scipy.linalg.lapack import dgesdd as _gesdd
 from scipy.linalg.lapack import dorgqr as _orgqr
@@ -134,6 +133,9 @@ class _Part:
     def pymanopt(self):
         """The equivalent pymanopt manifold (built on first use)."""
         if "_pymanopt" not in self.__dict__:
+            import pymanopt.manifolds as pm  # only for the adapter and cross-checks
+
+
             k, (d, r) = self.k, self.shape[-2:]
             if self.kind == "stiefel":
                 self._pymanopt = pm.Stiefel(d, r, k=k)
@@ -351,6 +353,8 @@ class Geometry:
     def pymanopt(self):
         """The equivalent pymanopt manifold (a ``Product`` for several factors)."""
         if self.is_product:
+            import pymanopt.manifolds as pm
+
             return pm.Product([p.pymanopt for p in self.parts])
         return self.parts[0].pymanopt
 

@@ -13,11 +13,18 @@ non-finite values are raised at the start and end the run (not converged) past i
 checks cost O(size of the answer), far below the oracle itself.  Costs are not checked
 here: a non-finite cost at a trial point is a rejected trial for the solver, and the driver
 stops a run whose iterate has one.
+
+A declared ``shape`` that does not fit the cost (``ldr.objective(cost, shape=(12, 2))`` for
+a cost that multiplies M by a 13×13 matrix) surfaces as NumPy's matmul or broadcasting
+error from deep inside autograd.  Until the first cost or gradient has been evaluated, such
+an error is re-raised as a ``ParameterError`` that names ``shape`` (the
+NumPy error chained to it).
 """
 
 from __future__ import annotations
 
 import functools
+import re
 from collections import Counter
 
 import numpy as np
@@ -46,6 +53,31 @@ def _check_array(value, shape, what: str) -> np.ndarray:
         bad = "NaN" if np.isnan(arr).any() else "infinite"
         raise OracleError(f"{what} returned {bad} entries", wrong_shape=False)
     return arr
+
+
+#: NumPy's messages for operands whose shapes do not fit (matmul, dot, broadcasting)
+_SHAPE_ERROR = re.compile(r"core dimension|not aligned|could not be broadcast|shapes? .*"
+                          r"(mismatch|incompatible)|size \d+ is different from \d+")
+
+
+def _shape_error(exc: ValueError, name: str, shape) -> ParameterError | None:
+    """The ParameterError about ``shape`` that a NumPy shape error at the first evaluation
+    means, or None for any other error."""
+    message = str(exc)
+    if not _SHAPE_ERROR.search(message):
+        return None
+    d = shape[0] if shape and not isinstance(shape[0], (tuple, list)) else None
+    sizes = {int(v) for v in re.findall(r"\b(\d+)\b", " ".join(
+        re.findall(r"size \d+ is different from \d+|\d+ \(dim \d\) != \d+", message)))}
+    hint = ""
+    if d is not None and len(sizes - {d}) == 1:
+        hint = f" (it meets a dimension of {(sizes - {d}).pop()} where M has {d} rows)"
+    return ParameterError("shape",
+        f"{tuple(shape)} does not match what the cost of {name} multiplies M by{hint}: "
+        f"evaluating it at a point of that shape failed with NumPy's error ({message}). "
+        "Declare shape=(d, r) with d the number of rows of M the cost's matrices act on "
+        "(for a cost built on data X, usually X.shape[1], the number of features) and r "
+        "the number of columns")
 
 
 @functools.lru_cache(maxsize=64)
@@ -80,6 +112,20 @@ class Problem:
         self.manifold = Geometry(objective.manifold, objective.shape)
         self.counts: Counter = Counter()
         self._name = type(objective).__name__
+        self._evaluated = False  # until the first cost or gradient: shape errors name shape
+
+    def _first(self, oracle, *args):
+        """``oracle(*args)``, with a NumPy shape error at the first evaluation re-raised as a
+        ParameterError about ``shape`` (module docstring)."""
+        try:
+            out = oracle(*args)
+        except ValueError as exc:
+            better = _shape_error(exc, self._name, self.objective.shape)
+            if better is None:
+                raise
+            raise better from exc
+        self._evaluated = True
+        return out
 
     def _tangent_like(self, value, what: str):
         geom = self.manifold
@@ -94,7 +140,8 @@ class Problem:
 
     def cost(self, M) -> float:
         self.counts["cost"] += 1
-        value = self.objective.cost(M)
+        value = (self.objective.cost(M) if self._evaluated
+                 else self._first(self.objective.cost, M))
         if isinstance(value, float):  # a Python float or np.float64: nothing to check
             return float(value)
         value = np.asarray(value, dtype=float)
@@ -105,7 +152,8 @@ class Problem:
 
     def egrad(self, M):
         self.counts["grad"] += 1
-        return self._tangent_like(self.objective.egrad(M), "egrad")
+        G = self.objective.egrad(M) if self._evaluated else self._first(self.objective.egrad, M)
+        return self._tangent_like(G, "egrad")
 
     def ehvp(self, M, V):
         self.counts["hvp"] += 1

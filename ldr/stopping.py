@@ -15,14 +15,17 @@ run's ``reason``:
    that reports its residual ``sin θ_max(M_k, G(M_k))`` as ``info["residual"]`` (SCF), that
    residual instead, so that an extrapolated step that happens to be short is not taken for a
    fixed point
-6. relative cost change ``|f_k − f_{k−1}| ≤ ftol·max(|f_k|, 1e-300)`` (accepted steps only)
+6. relative cost change ``|f_k − f_{k−w}| ≤ ftol·max(|f_k|, 1e-300)`` over the last
+   w = ``fwindow`` accepted steps (default 1: the last step; a window does not stop on one
+   short step amid progress)
 7. the rounding floor: for ``floor_patience`` iterations (default 10) the cost has stayed
    within rounding of its best value (``|f − f_best| ≤ 100·eps·|f_best|``) while the gradient
    norm has not fallen below 0.9 × its best value: the solver can no longer reduce the
    gradient in floating point (a tolerance below what rounding allows), and more iterations
    would only wander at noise level (a trust region at 1e-8 relative gradient took 1000 of
-   them on a real table).  The run is *stalled at rounding level*, converged only within
-   1e3·gtol·scale of a critical point, like rules 5 and 6
+   them on a real table).  The run is *stalled at rounding level* and returns the iterate
+   with the smallest gradient norm seen, converged only within 1e3·gtol·scale of a critical
+   point, like rules 5 and 6
 8. iterations ``≥ max_iter``                                (not converged)
 9. time ``≥ max_time`` seconds                              (not converged)
 
@@ -77,6 +80,8 @@ class StopOptions:
         ``scale``: "auto" is the problem's gradient scale; a positive number fixes it.
     xtol, ftol : float
         Step and relative cost-change tolerances (rules 5, 6); 0 disables a rule.
+    fwindow : int
+        The number of accepted steps the cost change of rule 6 is measured over (≥ 1).
     max_iter : int
         Iterations per stage of a chain.
     floor_patience : int
@@ -89,6 +94,7 @@ class StopOptions:
     gtol_scale: float | str = "auto"
     xtol: float = 1e-10
     ftol: float = 0.0
+    fwindow: int = 1
     max_iter: int = 1000
     max_time: float = math.inf
     floor_patience: int = 10
@@ -99,6 +105,9 @@ class StopOptions:
         it = self.max_iter
         if isinstance(it, bool) or not isinstance(it, numbers.Integral) or it < 0:
             raise ParameterError("max_iter", f"must be a non-negative integer, got {it!r}")
+        w = self.fwindow
+        if isinstance(w, bool) or not isinstance(w, numbers.Integral) or w < 1:
+            raise ParameterError("fwindow", f"must be a positive integer, got {w!r}")
         k = self.floor_patience
         if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 0:
             raise ParameterError("floor_patience", f"must be a non-negative integer (0 "
@@ -119,6 +128,9 @@ class RoundingFloor:
     best_cost: float = math.inf
     best_grad: float = math.inf
     flat: int = 0
+    #: the state with the smallest gradient norm seen: returned when the rule fires (the
+    #: iterates at the floor all have the best cost to rounding, this one the best gradient)
+    best_state: object = None
 
     def update(self, state) -> int:
         """Count ``state`` in; the number of consecutive flat iterations."""
@@ -130,7 +142,8 @@ class RoundingFloor:
         improved = g < FLOOR_GRAD_SHARE * self.best_grad
         self.flat = self.flat + 1 if at_rounding and not improved else 0
         self.best_cost = min(self.best_cost, f)
-        self.best_grad = min(self.best_grad, g)
+        if g <= self.best_grad:
+            self.best_grad, self.best_state = g, state
         return self.flat
 
 
@@ -148,6 +161,8 @@ class StageRules:
     started: float
     callback: Callable | None = None
     floor: RoundingFloor = field(default_factory=RoundingFloor)
+    #: the costs of the stage's accepted iterates, the start's first (rule 6's window)
+    costs: list = field(default_factory=list)
 
     @classmethod
     def for_stage(cls, options: StopOptions, scale: float | None, first_iter: int,
@@ -178,11 +193,12 @@ def _small_move(what: str, state, stall_tol: float) -> tuple[str, bool]:
 
 
 def _at_rounding_floor(state, flat: int, rules: StageRules) -> tuple[str, bool]:
-    """Rule 7 fired: converged only within 1e3·gtol·scale of a critical point."""
-    g, tol = state.grad_norm, STALL_FACTOR * rules.stall_tol
+    """Rule 7 fired: the driver returns the iterate with the smallest gradient norm seen
+    (``rules.floor.best_state``), converged only within 1e3·gtol·scale of a critical point."""
+    g, tol = rules.floor.best_grad, STALL_FACTOR * rules.stall_tol
     what = (f"stalled at rounding level: for {flat} iterations the cost stayed within "
-            f"{FLOOR_COST_EPS:g}·eps of its best and the gradient norm {g:.3e} did not fall "
-            f"below {FLOOR_GRAD_SHARE:g} × its best ({rules.floor.best_grad:.3e})")
+            f"{FLOOR_COST_EPS:g}·eps of its best and the gradient norm did not fall below "
+            f"{FLOOR_GRAD_SHARE:g} × its best, {g:.3e} (the iterate returned)")
     if g <= tol:
         return f"{what}; within 1e3·gtol·scale = {tol:.1e} of a critical point", True
     return (f"{what}, and it is above 1e3·gtol·scale = {tol:.1e}: not a critical point (try "
@@ -194,6 +210,8 @@ def first_rule(state, prev, change: float, rules: StageRules) -> tuple[str, bool
     stage's start; ``change`` the step measured on the manifold), as ``(reason, converged)``;
     ``("", False)`` if none holds."""
     opts = rules.options
+    if prev is None or state.accepted:
+        rules.costs.append(state.cost)
     if rules.callback is not None and rules.callback(state):
         return "stopped by callback", False
     if not math.isfinite(state.cost):
@@ -214,10 +232,13 @@ def first_rule(state, prev, change: float, rules: StageRules) -> tuple[str, bool
         elif opts.xtol > 0 and change <= opts.xtol:
             return _small_move(f"step {change:.3e} ≤ xtol {opts.xtol:.1e}", state,
                                rules.stall_tol)
-        rel = abs(state.cost - prev.cost) / max(abs(state.cost), 1e-300)
-        if opts.ftol > 0 and rel <= opts.ftol:
-            return _small_move(f"relative cost change {rel:.3e} ≤ ftol {opts.ftol:.1e}", state,
-                               rules.stall_tol)
+        w, costs = opts.fwindow, rules.costs
+        if opts.ftol > 0 and len(costs) > w:
+            rel = abs(state.cost - costs[-1 - w]) / max(abs(state.cost), 1e-300)
+            if rel <= opts.ftol:
+                over = "" if w == 1 else f" over the last {w} steps"
+                return _small_move(f"relative cost change {rel:.3e}{over} ≤ ftol "
+                                   f"{opts.ftol:.1e}", state, rules.stall_tol)
     flat = rules.floor.update(state)
     if opts.floor_patience and flat >= opts.floor_patience:
         return _at_rounding_floor(state, flat, rules)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import autograd.numpy as anp
 import numpy as np
-from autograd.scipy.special import logsumexp
 
 from ldr.kernels import beta
 
@@ -56,6 +55,8 @@ def _moderate(u: np.ndarray, v: np.ndarray) -> bool:
 def sinkhorn_log(M, reg: float, n_iter: int):
     """Entropic transport plan with uniform marginals by ``n_iter`` log-domain Sinkhorn
     iterations (autograd-traceable): T = diag(e^f) exp(−M/reg) diag(e^g)."""
+    from autograd.scipy.special import logsumexp  # imports scipy.stats: only when needed
+
     n, m = M.shape
     S = -M / reg
     loga, logb = -np.log(n), -np.log(m)

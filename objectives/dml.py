@@ -59,11 +59,12 @@ r ≤ min(d, C − 1), else PCA when r < min(d, n), else the identity — in uni
 scalings are scale-equivariant and equal scikit-learn's start exactly; PCA and the identity
 are orthonormal in M (scikit-learn's are orthonormal in L: the same when c = 1).
 
-**Memory and time.**  Every evaluation forms n×n arrays (distances, p_ij or hinge
-arguments): O(n²) memory, a few n×n float64 arrays at once (about 26 MB each for n = 1797,
-scikit-learn's digits; LargeMarginDML keeps k + 2 of them per point, h″ for each target slot
-for its Hessian), and O(n²(r + k)) time per cost, gradient or Hessian-vector product.
-Fine to a few thousand samples, as scikit-learn's NCA (which has the same O(n²) footprint).
+**Memory and time.**  NCA keeps one n×n float64 array per point (the kernel K of
+``objectives/_pairwise.py``, about 26 MB for n = 1797, scikit-learn's digits; the
+Hessian-vector product forms three more), and an evaluation costs n²/2 exponentials (K is
+symmetric) and a few passes over K; the large-margin cost, gradient and Hessian go by strips
+of rows (``objectives/_lmnn.py``) and keep no n×n array, at O(n²(r + k)) time.  Fine to
+several thousand samples: scikit-learn's NCA holds several n×n arrays at once.
 """
 
 from __future__ import annotations
@@ -71,12 +72,19 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
-from sklearn.neighbors import NearestNeighbors
 
 from ldr.data.validation import check_data, check_labels, check_new_data
 from ldr.errors import ParameterError
 from ldr.objective import Method, Objective
+from ldr.objectives._lmnn import large_margin
+from ldr.objectives._pairwise import (
+    class_blocks,
+    ddist,
+    nca_laplacian_times,
+    nca_probabilities,
+    nca_softmax,
+    sym_laplacian_times,
+)
 
 __all__ = ["LargeMarginDML", "NCA"]
 
@@ -88,37 +96,6 @@ def _check_r(r, d: int) -> int:
         raise ParameterError("r", f"the embedding dimension must be an integer with 1 <= r <= "
                          f"n_features = {d}, got {r!r}")
     return int(r)
-
-
-def _laplacian_times(S: np.ndarray, U: np.ndarray) -> np.ndarray:
-    """Lap(S) U = diag(S1) U − S U for a symmetric S."""
-    return S.sum(axis=1)[:, None] * U - S @ U
-
-
-def _sym_laplacian_times(A: np.ndarray, U: np.ndarray) -> np.ndarray:
-    """Lap(A + Aᵀ) U without forming A + Aᵀ (two products with A instead of a transpose)."""
-    return (A.sum(axis=1) + A.sum(axis=0))[:, None] * U - A @ U - A.T @ U
-
-
-def _sqdist(U: np.ndarray) -> np.ndarray:
-    """Squared Euclidean distances between the rows of U (clipped at 0), in place."""
-    sq = np.sum(U * U, axis=1)
-    D = U @ U.T
-    D *= -2.0
-    D += sq[:, None]
-    D += sq[None, :]
-    np.maximum(D, 0.0, out=D)
-    return D
-
-
-def _ddist(U: np.ndarray, dU: np.ndarray) -> np.ndarray:
-    """dD_ij = 2 (u_i − u_j)ᵀ(du_i − du_j), the directional derivative of _sqdist."""
-    a = np.sum(U * dU, axis=1)
-    dD = np.hstack([U, dU]) @ np.hstack([dU, U]).T  # B + Bᵀ, B = U dUᵀ, in one product
-    dD -= a[:, None]
-    dD -= a[None, :]
-    dD *= -2.0
-    return dD
 
 
 class _MetricLearning(Objective):
@@ -144,7 +121,6 @@ class _MetricLearning(Objective):
         self.unit_ = float(np.sqrt(scale2))
         self._Xs = Xc / self.unit_
         self.same_class_ = self.codes_[:, None] == self.codes_[None, :]
-        self._same = self.same_class_.astype(float)
         self._cache_key: bytes | None = None
         self._cache: dict = {}
 
@@ -183,6 +159,8 @@ class _MetricLearning(Objective):
             else:
                 init = "identity"
         if init == "lda":
+            from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+
             lda = LinearDiscriminantAnalysis(n_components=r).fit(self._Xs, self.codes_)
             return np.array(lda.scalings_[:, :r], dtype=float)
         if init == "pca":  # scikit-learn's PCA: right singular vectors of the centered data
@@ -229,21 +207,19 @@ class NCA(_MetricLearning):
     method = Method("nca", "neighbourhood components analysis, −Σ_i p_i on R^{d×r}",
                     supervised=True)
 
-    default_solver = "trust-region"
+    default_solver = "lbfgs"
+
+    def __init__(self, X, y, r, init="auto"):
+        super().__init__(X, y, r, init)
+        # rows sorted by class: the same-class pairs are the diagonal blocks (_pairwise, P1)
+        order, self._blocks = class_blocks(self.codes_)
+        self._Xo = self._Xs[order]
 
     def _state(self, M) -> dict:
         key = self._point_key(M)
         if key == self._cache_key:
             return self._cache
-        U = self._Xs @ M
-        P = _sqdist(U)
-        np.fill_diagonal(P, np.inf)
-        P -= P.min(axis=1, keepdims=True)  # row-wise stable softmax of −D, p_ii = 0
-        np.negative(P, out=P)
-        np.exp(P, out=P)
-        P /= P.sum(axis=1, keepdims=True)
-        p = np.einsum("ij,ij->i", P, self._same)
-        self._cache_key, self._cache = key, {"U": U, "P": P, "p": p}
+        self._cache_key, self._cache = key, nca_softmax(self._Xo @ M, self._blocks)
         return self._cache
 
     def objective_value(self, M) -> float:
@@ -253,31 +229,31 @@ class NCA(_MetricLearning):
     def cost(self, M) -> float:
         return -self.objective_value(M)
 
-    def _A(self, st: dict) -> np.ndarray:
-        """A_ij = p_ij (p_i − 1[z_i = z_j]) (module docstring), cached with the point."""
-        if "A" not in st:
-            A = st["P"] * st["p"][:, None]
-            A -= st["P"] * self._same
-            st["A"] = A
-        return st["A"]
-
     def egrad(self, M) -> np.ndarray:
         st = self._state(M)
-        return -2.0 * self._Xs.T @ _sym_laplacian_times(self._A(st), st["U"])
+        if "egrad" not in st:
+            st["egrad"] = -2.0 * self._Xo.T @ nca_laplacian_times(st, st["U"], self._blocks)
+        return st["egrad"].copy()
 
     def ehvp(self, M, V) -> np.ndarray:
         st = self._state(M)
-        U, P, p = st["U"], st["P"], st["p"]
-        dU = self._Xs @ V
-        dP = _ddist(U, dU)  # dD, then dp_ij = p_ij (Σ_k p_ik dD_ik − dD_ij), in place
+        U, p = st["U"], st["p"]
+        P = nca_probabilities(st)
+        dU = self._Xo @ V
+        dP = ddist(U, dU)  # dD, then dp_ij = p_ij (Σ_k p_ik dD_ik − dD_ij), in place
         q = np.einsum("ij,ij->i", P, dP)
         np.subtract(q[:, None], dP, out=dP)
         dP *= P
-        dp = np.einsum("ij,ij->i", dP, self._same)
-        dA = dP * (p[:, None] - self._same)
+        dp = np.empty_like(p)
+        for b in self._blocks:
+            dp[b] = dP[b, b].sum(axis=1)
+        # dA_ij = dp_ij (p_i − 1[z_i = z_j]) + p_ij dp_i, with p_i − 1 = −q_i in the blocks
+        dA = dP * p[:, None]
+        for b in self._blocks:
+            dA[b, b] = dP[b, b] * -st["q"][b, None]
         dA += P * dp[:, None]
-        return -2.0 * self._Xs.T @ (_sym_laplacian_times(dA, U)
-                                    + _sym_laplacian_times(self._A(st), dU))
+        return -2.0 * self._Xo.T @ (sym_laplacian_times(dA, U)
+                                    + nca_laplacian_times(st, dU, self._blocks))
 
 
 def huber_hinge(z: np.ndarray, delta: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -323,7 +299,7 @@ class LargeMarginDML(_MetricLearning):
     method = Method("lmnn", "large-margin DML (LMNN, smoothed hinge, 3 target neighbours) on "
                     "R^{d×r}", supervised=True)
 
-    default_solver = "trust-region"
+    default_solver = "lbfgs"
 
     def __init__(self, X, y, r, k=3, lam=1.0, smoothing=0.5, init="auto"):
         super().__init__(X, y, r, init)
@@ -349,6 +325,8 @@ class LargeMarginDML(_MetricLearning):
             m = min(self.k, idx.shape[0] - 1)
             if m < 1:
                 continue
+            from sklearn.neighbors import NearestNeighbors
+
             nn = NearestNeighbors(n_neighbors=m + 1).fit(self._Xs[idx])
             _, nbr = nn.kneighbors(self._Xs[idx])
             # drop each sample itself (the first neighbour, or wherever a duplicate put it)
@@ -358,52 +336,34 @@ class LargeMarginDML(_MetricLearning):
             valid[idx, :m] = True
         return T, valid
 
+    def _sorted(self) -> tuple:
+        """X, targets and their validity with the rows sorted by class (built once)."""
+        if "_Xo" not in self.__dict__:
+            order, self._blocks = class_blocks(self.codes_)
+            position = np.empty_like(order)
+            position[order] = np.arange(order.shape[0])
+            self._Xo = self._Xs[order]
+            self._To = position[self.targets_[order]]
+            self._vo = self.target_mask_[order].astype(float)
+        return self._Xo, self._To, self._vo
+
     def _state(self, M) -> dict:
         key = self._point_key(M)
         if key == self._cache_key:
             return self._cache
-        U = self._Xs @ M
-        D = _sqdist(U)
-        rows = np.arange(self.n_samples)
-        n = self.n_samples
-        W = np.zeros((n, n))
-        cost = 0.0
-        d2hs = []
-        for t in range(self.k):
-            valid = self.target_mask_[:, t]
-            j = self.targets_[:, t]
-            Dt = D[rows, j]
-            Z = 1.0 + Dt[:, None] - D
-            h, dh, d2h = huber_hinge(Z, self.smoothing)
-            act = self.impostor_mask_ & valid[:, None]
-            h, dh = h * act, dh * act
-            cost += float(np.sum(Dt[valid])) + self.lam * float(np.sum(h))
-            pull = valid + self.lam * dh.sum(axis=1)
-            W -= self.lam * dh
-            W[rows, j] += pull
-            d2hs.append(d2h * act)
-        self._cache_key = key
-        self._cache = {"U": U, "D": D, "cost": cost, "W": W + W.T, "d2h": d2hs}
+        X, T, v = self._sorted()
+        cost, GU = large_margin(X @ M, T, v, self._blocks, self.lam, self.smoothing)
+        self._cache_key, self._cache = key, {"cost": cost, "GU": GU}
         return self._cache
 
     def cost(self, M) -> float:
         return self._state(M)["cost"]
 
     def egrad(self, M) -> np.ndarray:
-        st = self._state(M)
-        return 2.0 * self._Xs.T @ _laplacian_times(st["W"], st["U"])
+        GU = self._state(M)["GU"]
+        return self._Xo.T @ GU
 
     def ehvp(self, M, V) -> np.ndarray:
-        st = self._state(M)
-        U = st["U"]
-        dU = self._Xs @ V
-        dD = _ddist(U, dU)
-        rows = np.arange(self.n_samples)
-        W2 = np.zeros_like(dD)
-        for t in range(self.k):
-            j = self.targets_[:, t]
-            G = st["d2h"][t] * (dD[rows, j][:, None] - dD)
-            W2 -= self.lam * G
-            W2[rows, j] += self.lam * G.sum(axis=1)
-        return 2.0 * self._Xs.T @ (_laplacian_times(W2 + W2.T, U)
-                                   + _laplacian_times(st["W"], dU))
+        X, T, v = self._sorted()
+        return X.T @ large_margin(X @ M, T, v, self._blocks, self.lam, self.smoothing,
+                                  dU=X @ V)

@@ -57,7 +57,6 @@ import numbers
 import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
-from sklearn.neighbors import kneighbors_graph, radius_neighbors_graph
 
 from ldr.data.validation import (
     check_data,
@@ -98,11 +97,15 @@ def neighbor_graph(X: np.ndarray, n_neighbors: int | None = None, radius: float 
             raise ParameterError(
                 "n_neighbors", f"must be smaller than n_samples = {n} (a sample is "
                              f"not its own neighbour), got {n_neighbors}")
+        from sklearn.neighbors import kneighbors_graph
+
         G = kneighbors_graph(X, int(n_neighbors), mode="connectivity", include_self=False)
     else:
         if isinstance(radius, bool) or not isinstance(radius, numbers.Real) \
                 or not np.isfinite(radius) or radius <= 0:
             raise ParameterError("radius", f"must be a positive number, got {radius!r}")
+        from sklearn.neighbors import radius_neighbors_graph
+
         G = radius_neighbors_graph(X, float(radius), mode="connectivity", include_self=False)
     G = sp.csr_matrix(G, dtype=float)
     if symmetric:

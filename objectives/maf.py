@@ -3,7 +3,7 @@
 Rows x_1, …, x_n of X are samples **in time order**, centered by their mean.  For a lag δ:
 
     Σ   = (1/n) Σ_t x_t x_tᵀ,
-    C_δ = (1/(n − δ)) Σ_{t=1}^{n−δ} x_t x_{t+δ}ᵀ,     Σ_δ = ½ (C_δ + C_δᵀ),
+    C_δ = (1/n) Σ_{t=1}^{n−δ} x_t x_{t+δ}ᵀ,           Σ_δ = ½ (C_δ + C_δᵀ),
 
     minimize  f(M) = −tr(MᵀΣ_δM) / tr(MᵀΣM)  over orthonormal d×r M      (Eq. 12)
 
@@ -18,8 +18,15 @@ B = Σ (:class:`~ldr.objectives.quotient.QuotientOfTraces`):
   (survey §3.1.5); for r > 1 it solves the trace of quotient, not Eq. 12.
 
 Σ_δ may be indefinite (negative autocorrelation); Σ must be positive definite, or be shrunk
-with ``reg``.  The survey's code (cunni/ldr ``run_maf.m``) uses the same normalizations
-(1/n for Σ, 1/(n − 1) for the lag-1 cross-covariance); with them |ρ| ≤ n/(n − δ), not 1.
+with ``reg``.
+
+**Why 1/n for C_δ.**  With both sums divided by n, ρ(M) is the standard (biased) sample
+autocorrelation — statsmodels' ``acf(adjusted=False)`` of y_t = mᵀx_t for r = 1 — and, for
+every M, a trace-weighted mean of such autocorrelations, so −1 ≤ ρ(M) ≤ 1 (Cauchy–Schwarz:
+|Σ_{t≤n−δ} y_t y_{t+δ}| ≤ Σ_t y_t²).  The survey's code (cunni/ldr ``run_maf.m``) divides the
+lagged sum by n − 1 instead, which lets the score exceed 1 by up to n/(n − δ) (1.002 on
+statsmodels' macrodata in levels); the two differ by the constant factor (n − δ)/n, so they
+have the same maximizers.
 """
 
 from __future__ import annotations
@@ -58,7 +65,9 @@ def check_lag(lag, n_samples: int, name: str = "lag") -> int:
 
 
 def lagged_covariance(X, lag: int = 1) -> np.ndarray:
-    """Σ_δ = ½ (C_δ + C_δᵀ), C_δ = (1/(n − δ)) Σ_t x_t x_{t+δ}ᵀ, of the mean-centered rows of X.
+    """Σ_δ = ½ (C_δ + C_δᵀ), C_δ = (1/n) Σ_t x_t x_{t+δ}ᵀ, of the mean-centered rows of X
+    (MAF's lagged covariance; divided by n, so vᵀΣ_δv / vᵀΣv is the sample autocorrelation
+    of Xv and lies in [−1, 1]).
 
     The rows of ``X`` must be in time order; ``lag`` is δ, in samples.  ``X`` may be anything
     :func:`ldr.data.rows.moments` reads (pairs across chunk boundaries are counted).
@@ -67,7 +76,7 @@ def lagged_covariance(X, lag: int = 1) -> np.ndarray:
         check_lag(lag, 3)
     stats = moments(X, lag=max(int(lag), 1), name="X", min_samples=3)
     check_lag(lag, stats.n)
-    return stats.lagged_covariance()
+    return stats.lagged_covariance(adjusted=False)
 
 
 class MAF(QuotientOfTraces):
@@ -98,7 +107,7 @@ class MAF(QuotientOfTraces):
     ----------
     mean_ : (n_features,) per-feature mean
     Sigma : (n_features, n_features) covariance Σ (divided by n; shrunk when reg > 0)
-    Sigma_lag : (n_features, n_features) symmetrized lag-δ cross-covariance Σ_δ
+    Sigma_lag : (n_features, n_features) symmetrized lag-δ cross-covariance Σ_δ (divided by n)
     lag : int
 
     Examples
@@ -128,11 +137,12 @@ class MAF(QuotientOfTraces):
         Sigma = shrink(stats.covariance(), reg)
         check_nonsingular(Sigma, "X", "covariance Σ", "the autocorrelation ratio is unbounded",
                           n)
-        super().__init__(stats.lagged_covariance(), Sigma, r, manifold)
+        super().__init__(stats.lagged_covariance(adjusted=False), Sigma, r, manifold)
         self.Sigma_lag, self.Sigma, self.lag = self.A, self.B, lag
 
     def autocorrelation(self, M) -> float:
-        """ρ(M) = tr(MᵀΣ_δM)/tr(MᵀΣM), the lag-δ autocorrelation of X M (Eq. 11)."""
+        """ρ(M) = tr(MᵀΣ_δM)/tr(MᵀΣM), the lag-δ autocorrelation of X M (Eq. 11), in [−1, 1]
+        (for r = 1, statsmodels' ``acf(X @ m, adjusted=False)[δ]``)."""
         return self.ratio(M)
 
     def transform(self, X, M):

@@ -37,7 +37,6 @@ import numbers
 import autograd.numpy as anp
 import numpy as np
 import scipy.linalg
-from sklearn.metrics import pairwise_distances
 
 from ldr.data.validation import check_data, check_new_data, check_rank
 from ldr.errors import ParameterError
@@ -111,6 +110,8 @@ class MDS(Objective):
         r = check_rank(r, d)
         if dissimilarity is None:
             try:
+                from sklearn.metrics import pairwise_distances
+
                 delta = pairwise_distances(X, metric=metric)
             except (TypeError, ValueError) as exc:
                 raise ParameterError("metric", f"{exc}") from None

@@ -5,6 +5,7 @@ name                      class (in ``ldr.solvers``)          needs
 ========================  ==================================  =====================
 ``"gradient"``            :class:`GradientDescent`            cost (+ egrad)
 ``"conjugate-gradient"``  :class:`ConjugateGradient`          cost (+ egrad)
+``"lbfgs"``               :class:`LBFGS`                      cost (+ egrad)
 ``"trust-region"``        :class:`TrustRegion`                cost, egrad, ehvp
 ``"pymanopt"``            :class:`Pymanopt`                   cost (+ egrad, ehvp)
 ``"ism"``                 :class:`ISM`                        phi (+ phi0)
@@ -21,6 +22,7 @@ from ldr.solvers.base import Solver, State
 from ldr.solvers.conjugate_gradient import ConjugateGradient
 from ldr.solvers.gradient import GradientDescent
 from ldr.solvers.ism import ISM
+from ldr.solvers.lbfgs import LBFGS
 from ldr.solvers.pymanopt_adapter import Pymanopt
 from ldr.solvers.scf import SCF
 from ldr.solvers.trust_region import TrustRegion
@@ -28,6 +30,7 @@ from ldr.solvers.trust_region import TrustRegion
 REGISTRY: dict[str, type[Solver]] = {
     "gradient": GradientDescent,
     "conjugate-gradient": ConjugateGradient,
+    "lbfgs": LBFGS,
     "trust-region": TrustRegion,
     "pymanopt": Pymanopt,
     "ism": ISM,
@@ -61,5 +64,5 @@ def chain(spec) -> list[Solver]:
     return [get_solver(s) for s in specs]
 
 
-__all__ = ["ISM", "REGISTRY", "SCF", "ConjugateGradient", "GradientDescent", "Pymanopt", "Solver",
-           "State", "TrustRegion", "chain", "get_solver", "register"]
+__all__ = ["ISM", "LBFGS", "REGISTRY", "SCF", "ConjugateGradient", "GradientDescent", "Pymanopt",
+           "Solver", "State", "TrustRegion", "chain", "get_solver", "register"]

@@ -16,13 +16,17 @@ Configure the optimizer's stopping rules on the optimizer.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import pymanopt
 
 from ldr.errors import ParameterError
 from ldr.objective import Objective
 from ldr.problem import Problem
 from ldr.solvers.base import Solver, State
+
+if TYPE_CHECKING:  # pymanopt imports every autodiff backend it finds: only when used
+    import pymanopt
 
 
 def pymanopt_problem(problem: Problem | Objective, backend: str = "oracles") -> pymanopt.Problem:
@@ -34,6 +38,8 @@ def pymanopt_problem(problem: Problem | Objective, backend: str = "oracles") -> 
         ``"oracles"`` uses the objective's cost/egrad/ehvp; ``"autograd"`` gives pymanopt only
         the cost and lets its autograd backend derive the rest.
     """
+    import pymanopt
+
     if isinstance(problem, Objective):
         problem = Problem(problem)
     if backend not in ("oracles", "autograd"):
@@ -88,6 +94,8 @@ class Pymanopt(Solver):
 
     def __init__(self, optimizer=None, backend: str = "oracles"):
         if optimizer is None:
+            import pymanopt.optimizers
+
             optimizer = pymanopt.optimizers.TrustRegions(verbosity=0)
         if not hasattr(optimizer, "run"):
             raise ParameterError("optimizer", f"expected a pymanopt optimizer, got {optimizer!r}")

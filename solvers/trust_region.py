@@ -120,9 +120,12 @@ class TrustRegion(Solver):
             e_Pe = e_Pe_new
             eta = geom.lincomb(1.0, eta, alpha, delta)
             Heta = geom.lincomb(1.0, Heta, alpha, Hdelta)
-            # Hδ is tangent (the Riemannian Hessian maps the tangent space into itself), so
-            # r stays tangent without a projection, as in Manopt's and pymanopt's tCG
-            r = geom.lincomb(1.0, r, alpha, Hdelta)
+            # Hδ is tangent in exact arithmetic, but computed as proj(ehvp) − VS it carries a
+            # normal part of relative size up to 1e-8 (cancellation), which CG amplifies
+            # geometrically: near convergence the residual left the tangent space within 20
+            # inner iterations and CG reported negative curvature on a positive-definite
+            # Hessian (wine, LDA r = 2: 10 rejected steps).  Re-tangentialize r, as Manopt's tCG
+            r = geom.project(M, geom.lincomb(1.0, r, alpha, Hdelta))
             r_r = geom.inner(r, r)
             norm_r = math.sqrt(r_r)
             if j >= self.min_inner and norm_r <= norm_r0 * min((norm_r0 / gscale)**self.theta,

@@ -7,6 +7,7 @@ import warnings
 import autograd.numpy as anp
 import numpy as np
 import pytest
+from sklearn.decomposition import PCA
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.neighbors import KNeighborsClassifier
 
@@ -14,6 +15,7 @@ import ldr
 from ldr import estimators as est
 from ldr import objectives as o
 from ldr.manifolds import orthonormalize, sin_largest_angle
+from ldr.objectives.lda import scatter_matrices
 
 
 def _spans(M):
@@ -138,13 +140,25 @@ def test_a_gradient_turning_nan_mid_run_stops_the_run_with_the_reason():
 
 
 # --- WDA: singular scatter and the default start ----------------------------------------------
-def test_wda_rejects_a_singular_within_class_scatter_like_lda():
+def test_wda_objective_rejects_a_singular_within_class_scatter_the_estimator_fits():
     rng = np.random.default_rng(0)
     X, y = rng.standard_normal((12, 20)), np.repeat([0, 1, 2], 4)      # n < d
-    for build in (lambda: o.WDA(X, y, 2), lambda: o.LDA(X, y, 2),
-                  lambda: est.WassersteinDA(2).fit(X, y)):
+    for build in (lambda: o.WDA(X, y, 2), lambda: o.LDA(X, y, 2)):
         with pytest.raises(ValueError, match="within-class scatter S_w is singular"):
             build()
+    # the estimator fits where S_w is non-singular: the top n - n_classes = 9 principal
+    # directions of the data (Fisherfaces' recipe; benchmarks/bench_singular.py)
+    fit = est.WassersteinDA(2).fit(X, y)
+    assert fit.subspace_.shape == (20, 9) and np.isfinite(fit.ratio_)
+    top = PCA(9).fit(X).components_.T
+    assert sin_largest_angle(fit.subspace_, top) < 1e-8
+    Xc = X - X.mean(axis=0)
+    Sw, _, _ = scatter_matrices(Xc, y, 3)
+    w = np.linalg.eigvalsh(fit.subspace_.T @ Sw @ fit.subspace_)
+    assert w[0] > 1e-6 * w[-1]
+    np.testing.assert_allclose(fit.subspace_ @ (fit.subspace_.T @ fit.M_), fit.M_, atol=1e-12)
+    np.testing.assert_allclose(fit.M_.T @ fit.M_, np.eye(2), atol=1e-12)
+    np.testing.assert_allclose(fit.transform(X), Xc @ fit.M_, atol=1e-12)
 
 
 @pytest.mark.parametrize("reg,seed", [(0.1, 5000), (1.0, 5000), (5.0, 5005)])

@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 import scipy.special
-from sklearn.datasets import load_iris, load_wine
+from sklearn.datasets import load_breast_cancer, load_iris, load_wine
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import train_test_split
 from sklearn.neighbors import KNeighborsClassifier
@@ -59,6 +59,66 @@ def test_nca_reaches_scikit_learns_objective_from_the_same_start(loader):
     assert abs(-res.cost - f_sk) <= 1e-6 * f_sk
 
 
+@pytest.mark.parametrize("loader", [load_iris, load_wine])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_nca_default_reaches_scikit_learns_default_objective(loader, seed):
+    """The estimator's default fit (L-BFGS, its plateau rule) ends at least as high as
+    scikit-learn's default fit (L-BFGS-B, tol 1e-5, max_iter 50) from the same start, and
+    silently: its stop is the gradient rule or the plateau rule, never a budget."""
+    X, y = _subsample(loader, 20, seed)
+    L0 = NCA(X, y, 2).components(NCA(X, y, 2).heuristic())
+    f_sk = _nca_objective(SkNCA(2, init=L0).fit(X, y).components_, X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")       # no ConvergenceWarning
+        model = est.NCA(2, start=L0).fit(X, y)
+    assert model.result_.converged, model.result_.reason
+    assert model.result_.reason.startswith(("gradient norm", "relative cost change"))
+    assert model.objective_value_ == pytest.approx(_nca_objective(model.components_, X, y),
+                                                   rel=1e-12)
+    assert model.objective_value_ >= f_sk * (1 - 1e-6), (model.objective_value_, f_sk)
+
+
+def test_nca_plateau_rule_stops_near_the_supremum_with_its_reason():
+    """On separable data Σ p_i → n only as ‖L‖ → ∞: with the gradient rule off, the plateau
+    rule (relative progress over 5 steps ≤ 1e-5) stops the run — not max_iter — within
+    1e-6·n of n, and says so."""
+    X, y = _subsample(load_wine, 20)
+    n = X.shape[0]
+    model = est.NCA(2, tol=0.0).fit(X, y)
+    res = model.result_
+    assert res.reason.startswith("relative cost change") and "over the last 5 steps" in \
+        res.reason, res.reason
+    assert res.n_iter < 100 and n - model.objective_value_ <= 1e-6 * n
+    assert float(res.reason.split()[3]) <= 1e-5
+    costs = res.trace["cost"]
+    assert abs(costs[-1] - costs[-6]) <= 1e-5 * abs(costs[-1])
+    assert abs(costs[-2] - costs[-7]) > 1e-5 * abs(costs[-2])   # it fired at the first chance
+    # one step's progress is a noisy measure: with a window of 1 the same ftol fires early,
+    # lower, while the gradient is still large (reported as stalled, with a warning)
+    with pytest.warns(ConvergenceWarning, match="stalled: relative cost change"):
+        one = est.NCA(2, tol=0.0, solver_params={"fwindow": 1}).fit(X, y)
+    assert one.n_iter_ < model.n_iter_ and one.objective_value_ < model.objective_value_
+    with pytest.raises(ValueError, match="fwindow: must be a positive integer"):
+        est.NCA(2, solver_params={"fwindow": 0}).fit(X, y)
+
+
+@pytest.mark.parametrize("r, n_per_class, scale", [(2, 150, 1.0), (2, 150, 25.0), (9, 20, 1.0),
+                                                    (9, 150, 6.0)])
+def test_nca_kernels_against_the_dense_formulas(r, n_per_class, scale):
+    """Every evaluation path — one block or strips of rows (n = 300 > 256), the symmetric
+    softmax or the row-stabilized one (a large map: nearest distances spread over > 1200),
+    r < 8 or the wide path (S formed once) — gives scikit-learn's objective, and gradients
+    and Hessian-vector products that match finite differences."""
+    X, y = _subsample(load_breast_cancer, n_per_class)
+    X = X[:, :12]
+    obj = NCA(X, y, r)
+    M = scale * np.random.default_rng(0).standard_normal((12, r)) / np.sqrt(r)
+    st = obj._state(M)
+    assert st["symmetric"] == (scale < 10)
+    assert -obj.cost(M) == pytest.approx(_nca_objective(obj.components(M), X, y), rel=1e-12)
+    assert ldr.check(obj, M, seed=1)
+
+
 def test_nca_start_is_scikit_learns_auto_init():
     """scikit-learn's init="auto": LDA's scalings for r <= C − 1, else PCA's components."""
     from sklearn.decomposition import PCA as SkPCA
@@ -106,7 +166,7 @@ def test_large_margin_cost_equals_eq27_by_a_triple_loop():
     L = obj.components(M)
     n = X.shape[0]
     Dx = np.sum((X[:, None] - X[None]) ** 2, axis=2)
-    total = 0.0
+    total, zs = 0.0, []
     for i in range(n):
         mates = [j for j in np.argsort(Dx[i], kind="stable") if j != i and y[j] == y[i]][:k]
         assert set(mates) == set(obj.targets_[i][obj.target_mask_[i]])
@@ -117,9 +177,27 @@ def test_large_margin_cost_equals_eq27_by_a_triple_loop():
                 if y[m] != y[i]:
                     z = 1 + dij - np.sum((L @ (X[i] - X[m])) ** 2)
                     total += lam * huber_hinge(np.array(z), delta)[0]
+                    zs.append(z)
     assert obj.cost(M) == pytest.approx(total, rel=1e-12)
-    # some triples are active, some in the quadratic band: the test exercises every piece
-    assert obj._state(M)["d2h"][0].any()
+    # triples on every piece of the hinge (inactive, quadratic band, linear): the test
+    # exercises each, and the gradient and Hessian match finite differences there
+    zs = np.array(zs)
+    assert (zs <= 0).any() and ((zs > 0) & (zs < delta)).any() and (zs >= delta).any()
+    assert ldr.check(obj, M, seed=0)
+
+
+@pytest.mark.parametrize("loader", [load_iris, load_wine])
+def test_large_margin_default_solver_reaches_the_trust_regions_minimum(loader):
+    """The default L-BFGS and the trust region stop at the same minimizer from the same start:
+    the same cost and the same metric LᵀL (the cost is invariant to L → RL)."""
+    X, y = _subsample(loader, 15)
+    obj = LargeMarginDML(X, y, 2)
+    assert LargeMarginDML.default_solver == "lbfgs"
+    ours = ldr.solve(obj, M0="heuristic", gtol=1e-9)
+    tr = ldr.solve(obj, "trust-region", M0="heuristic", gtol=1e-9)
+    assert ours.converged and tr.converged, (ours.reason, tr.reason)
+    assert ours.cost == pytest.approx(tr.cost, rel=1e-10)
+    np.testing.assert_allclose(ours.M @ ours.M.T, tr.M @ tr.M.T, rtol=1e-5, atol=1e-7)
 
 
 def test_large_margin_with_a_tiny_class_and_the_checks():

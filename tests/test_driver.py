@@ -160,3 +160,26 @@ def test_a_run_at_the_rounding_floor_stops_within_a_few_iterations():
     assert off.reason.startswith("max_iter 80 reached")
     with pytest.raises(ValueError, match="floor_patience: must be a non-negative integer"):
         ldr.solve(obj, floor_patience=-1)
+
+
+@pytest.mark.parametrize("solver", ["trust-region", "gradient", "conjugate-gradient"])
+def test_a_shape_that_does_not_fit_the_cost_names_shape(solver):
+    """ldr.objective(cost, shape=(12, 2)) on 13-feature data: the first evaluation's NumPy
+    matmul error (from inside autograd) becomes a ValueError about shape=, with the sizes."""
+    import autograd.numpy as anp
+
+    X = np.random.default_rng(0).standard_normal((50, 13))
+    C = X.T @ X
+    costs = [lambda M: -anp.trace(M.T @ C @ M), lambda M: -anp.sum((X @ M) ** 2)]
+    for cost in costs:
+        with pytest.raises(ValueError, match=r"^shape: \(12, 2\) does not match what the cost "
+                           r"of FunctionObjective multiplies M by \(it meets a dimension of 13 "
+                           r"where M has 12 rows\).*matmul.*shape=\(d, r\)") as info:
+            ldr.solve(ldr.objective(cost, shape=(12, 2)), solver)
+        assert info.value.param == "shape" and "matmul" in str(info.value.__cause__)
+        assert ldr.solve(ldr.objective(cost, shape=(13, 2)), solver).converged
+    # an error that is not about shapes is left as it is
+    def broken(M):
+        raise ValueError("the data are bad")
+    with pytest.raises(ValueError, match="^the data are bad$"):
+        ldr.solve(ldr.objective(broken, shape=(13, 2)), solver)

@@ -51,3 +51,48 @@ def test_the_loader_names_its_parameter_and_the_cli_its_option(tmp_path, capsys)
     assert exc.value.param == "label_column"
     assert cli.main(["compare", "--data", str(bad), "--label-column", "nope"]) == 2
     assert capsys.readouterr().err.startswith("ldr: error: --label-column: no column named")
+
+
+# --- errors that name the fix -------------------------------------------------------------------
+_NOT_NUMERIC = (r"^X: column 2 \('party'\) is not numeric \(could not convert string to "
+                r"float: 'rep'\): X must be numeric\. Encode categorical columns first")
+
+
+@pytest.mark.parametrize("estimator", [est.OrthogonalLDA(), est.PCA(2), est.MAF(2),
+                                       est.WassersteinDA(1), est.SupervisedHSIC(1),
+                                       est.ReducedRankRegression(1), est.UndercompleteICA(2),
+                                       est.OrthogonalCCA(1), est.LinearDR("pca", 1), est.NCA(1),
+                                       est.LPP(1, n_neighbors=5)],
+                         ids=lambda e: type(e).__name__)
+def test_a_string_column_is_named_with_the_fix(estimator):
+    """scikit-learn says "could not convert string to float: 'rep'"; ldr names the column
+    (index and DataFrame name) and says to encode categories first."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.standard_normal((30, 4)), columns=["age", "income", "party", "x"])
+    X["party"] = ["rep", "dem", "ind"] * 10
+    y = np.arange(30) % 2 if not isinstance(estimator, est.OrthogonalCCA) else X[["x"]]
+    with pytest.raises(ParameterError, match=_NOT_NUMERIC) as info:
+        estimator.fit(X, y)
+    assert info.value.param == "X"
+    # an object array (no column names) gets the index; so do the objectives
+    A = X.to_numpy()
+    with pytest.raises(ParameterError, match=r"^X: column 2 is not numeric .*'rep'"):
+        estimator.fit(A, y)
+    with pytest.raises(ParameterError, match=r"^X: column 2 is not numeric .*'rep'"):
+        LDA(A, np.arange(30) % 2, 1)
+
+
+def test_string_targets_of_a_regressor_say_y_must_be_numeric():
+    X = np.random.default_rng(0).standard_normal((30, 3))
+    for y in (np.array(["a", "b", "c"] * 10), ["a", "b", "c"] * 10,
+              np.array([["a", "b"]] * 30, dtype=object)):
+        with pytest.raises(ParameterError, match=r"^y: must be numeric targets \(could not "
+                           r"convert string to float: .*\)\. For class labels, one-hot encode "
+                           r"them first, e\.g\. with sklearn\.preprocessing\.LabelBinarizer"):
+            est.ReducedRankRegression(1).fit(X, y)
+    # the fix it names works: one-hot labels are numeric targets
+    from sklearn.preprocessing import LabelBinarizer
+
+    Y = LabelBinarizer().fit_transform(["a", "b", "c"] * 10)
+    assert est.ReducedRankRegression(1).fit(X, Y).coef_.shape == (3, 3)

@@ -368,8 +368,14 @@ def test_two_view_bad_input(views):
         est.CCA().fit(X, Y_nan)
     with pytest.raises(ValueError, match="Y has 5 features, but CCA is expecting 6"):
         est.CCA().fit(X, Y).transform(X, Y[:, 1:])
-    with pytest.raises(ValueError, match="Xa: the covariance"):
-        est.CCA().fit(np.column_stack([X, X[:, 0]]), Y)  # singular: asks for reg > 0
+    # a singular view (a duplicated column) is fitted in its span, no longer refused:
+    # traditional CCA does not depend on a view's coordinates, so the answer is the one
+    # without the duplicate
+    a, b = est.CCA().fit(X, Y), est.CCA().fit(np.column_stack([X, X[:, 0]]), Y)
+    assert b.x_subspace_.shape == (X.shape[1] + 1, X.shape[1]) and b.y_subspace_ is None
+    np.testing.assert_allclose(b.canonical_correlations_, a.canonical_correlations_, rtol=1e-9)
+    np.testing.assert_allclose(np.abs(b.transform(np.column_stack([X, X[:, 0]]))),
+                               np.abs(a.transform(X)), atol=1e-8)
 
 
 # --- any objective of the form cls(X, [y,] r): a user's own, through autograd -----------------

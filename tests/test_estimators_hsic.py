@@ -44,6 +44,16 @@ def test_supervised_continuous_targets():
     # the relevant features dominate the learned subspace
     weight = np.linalg.norm(est.M_, axis=1)
     assert set(np.argsort(weight)[-2:]) == {0, 1}
+    # with the default y_kernel="onehot" a continuous y was 120 one-sample "classes"; now it
+    # is refused with the two kernels that take it (scikit-learn's "continuous" rule, as
+    # OrthogonalLDA and NCA refuse it)
+    for target in (y, np.column_stack([y, -y])):
+        with pytest.raises(ValueError, match=r"^y: is continuous .*'continuous.*y_kernel="
+                                             r"'linear' or y_kernel='gaussian'"):
+            SupervisedHSIC(n_components=2).fit(X, target)
+    # float labels that are whole numbers are classes, as for scikit-learn's classifiers
+    labels = (y > np.median(y)).astype(float)
+    assert SupervisedHSIC(n_components=2).fit(X, labels).classes_.tolist() == [0.0, 1.0]
 
 
 def test_unsupervised_hsic_clusters_wine(wine):

@@ -31,7 +31,7 @@ def test_lagged_covariance_matches_a_loop_over_the_definition(maf_data, lag):
     C = np.zeros((5, 5))
     for t in range(n - lag):
         C += np.outer(X[t] - mu, X[t + lag] - mu)
-    C /= n - lag
+    C /= n  # the biased (statsmodels acf) normalization: autocorrelations lie in [-1, 1]
     np.testing.assert_allclose(lagged_covariance(X, lag), 0.5 * (C + C.T), atol=1e-13)
     obj = MAF(X, 2, lag=lag)
     np.testing.assert_allclose(obj.Sigma_lag, 0.5 * (C + C.T), atol=1e-13)
@@ -57,7 +57,7 @@ def test_maf_cost_is_eq12_and_matches_autograd(maf_data):
     assert obj.autocorrelation(M) == pytest.approx(rho, rel=1e-13)
     # Eq. 11: the same number as the lagged correlation of the projected series
     Y = obj.transform(maf_data, M)
-    direct = np.sum(Y[:-2] * Y[2:]) / (len(Y) - 2) / (np.sum(Y * Y) / len(Y))
+    direct = np.sum(Y[:-2] * Y[2:]) / np.sum(Y * Y)
     assert obj.autocorrelation(M) == pytest.approx(direct, rel=1e-12)
     auto = ldr.objective(lambda X: -anp.trace(X.T @ Sd @ X) / anp.trace(X.T @ S @ X),
                          shape=(10, 3))
@@ -248,3 +248,45 @@ def test_make_maf_is_seeded_smooth_and_mixed():
                           ({"noise": -1.0}, "noise must be"), ({"n": 1}, "n must be")]:
         with pytest.raises(ValueError, match=match):
             ldr.datasets.make_maf(**{"n": 50, "d": 8, **kwargs})
+
+
+def _series(kind: str, seed: int, n: int = 150, d: int = 5) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    if kind == "random walk":
+        return np.cumsum(rng.standard_normal((n, d)), axis=0)
+    t = np.arange(n)[:, None]  # trends (linear, quadratic, exponential) plus a little noise
+    trend = np.hstack([t, t**2 / n, np.exp(t / 40.0), -3.0 * t, np.sqrt(t)])[:, :d]
+    return trend + 0.01 * rng.standard_normal((n, d))
+
+
+@pytest.mark.parametrize("kind", ["random walk", "trend"])
+@pytest.mark.parametrize("lag", [1, 3])
+def test_maf_autocorrelation_is_a_sample_autocorrelation_in_minus_one_one(kind, lag):
+    """Random walks and trends have autocorrelations near 1: the adjusted (n − δ) divisor
+    pushed the score above 1 (1.002 on macrodata in levels); the n divisor is the sample
+    autocorrelation, which Cauchy–Schwarz bounds by 1, and for r = 1 it equals statsmodels'
+    acf."""
+    from statsmodels.tsa.stattools import acf
+
+    from ldr.estimators import MAF as MAFEstimator
+
+    for seed in range(5):
+        X = _series(kind, seed)
+        for r in (1, 2, 4):
+            est = MAFEstimator(r, lag=lag).fit(X)
+            assert -1.0 <= est.autocorrelation_ <= 1.0
+        m = MAFEstimator(1, lag=lag).fit(X)
+        assert m.autocorrelation_ > 0.9  # these series are very autocorrelated
+        y = (X - X.mean(axis=0)) @ m.M_[:, 0]
+        assert m.autocorrelation_ == pytest.approx(acf(y, nlags=lag, adjusted=False)[lag],
+                                                   rel=1e-10)
+
+
+def test_maf_autocorrelation_on_macrodata_in_levels_is_at_most_one():
+    import statsmodels.api as sm
+
+    from ldr.estimators import MAF as MAFEstimator
+
+    X = sm.datasets.macrodata.load_pandas().data.to_numpy(float)
+    est = MAFEstimator(2).fit(X)
+    assert 0.99 < est.autocorrelation_ <= 1.0

@@ -206,7 +206,9 @@ def test_statistics_against_independent_reference(series, labels):
     lda = LDA(X, y, 2)
     rSw, rSb = _ref_lda(X, y)
     assert _relerr(lda.Sw, rSw) < 1e-12 and _relerr(lda.Sb, rSb) < 1e-12
-    assert _relerr(MAF(X, 2, lag=2).Sigma_lag, _ref_lagged(X, 2)) < 1e-12
+    # MAF divides the lagged sum by n (its autocorrelations lie in [-1, 1]), not n - lag
+    ref = _ref_lagged(X, 2) * (len(X) - 2) / len(X)
+    assert _relerr(MAF(X, 2, lag=2).Sigma_lag, ref) < 1e-12
 
 
 # --- a Dask cluster --------------------------------------------------------------------------
@@ -340,3 +342,21 @@ def test_import_ldr_does_not_import_dask():
     code = ("import sys, ldr, ldr.objectives, ldr.estimators, ldr.cli, ldr.data.rows; "
             "assert not [m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')]")
     subprocess.run([sys.executable, "-P", "-c", code], check=True)
+
+
+def test_projected_moments_are_the_moments_of_the_projected_rows():
+    """Moments.project(U): every statistic (class, lagged, difference) of the rows Uᵀx,
+    without a pass over the rows."""
+    rng = np.random.default_rng(2)
+    X = 1e3 + rng.standard_normal((120, 6))
+    y = np.arange(120) % 3
+    U = np.linalg.qr(rng.standard_normal((6, 4)))[0]
+    a = moments(X, y, lag=2, diff=True).project(U)
+    b = moments(X @ U, y, lag=2, diff=True)
+    for name in ("scatter", "within", "lagged", "diff"):
+        assert _relerr(getattr(a, name), getattr(b, name)) < 1e-10
+    np.testing.assert_allclose(a.mean, b.mean, rtol=1e-13)
+    for sa, sb in zip(a.class_scatter(), b.class_scatter()):
+        assert _relerr(sa, sb) < 1e-10
+    with pytest.raises(ValueError, match=r"^U: expected a basis of shape \(6, k\)"):
+        moments(X).project(U.T)

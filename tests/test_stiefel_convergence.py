@@ -13,7 +13,7 @@ import pytest
 
 import ldr
 
-SOLVERS = ["gradient", "conjugate-gradient", "trust-region", "pymanopt"]
+SOLVERS = ["gradient", "conjugate-gradient", "lbfgs", "trust-region", "pymanopt"]
 
 
 def optimal_rotations(k: int = 10, n: int = 3, m: int = 10, seed: int = 0):

@@ -72,7 +72,7 @@ def test_one_class_and_label_mismatch(data):
 
 def test_non_numeric_input(data):
     X, y = data
-    with pytest.raises(ValueError, match="X: must be numeric"):
+    with pytest.raises(ValueError, match=r"X: column 0 is not numeric .*: X must be numeric"):
         PCA(np.array([["a", "b"], ["c", "d"], ["e", "f"]]), 1)
     with pytest.raises(ValueError, match="X: complex"):
         PCA(X.astype(complex), 1)
@@ -157,3 +157,27 @@ def test_cholesky_check_reports_the_rank_and_rejects_indefinite():
         check_nonsingular(_spectrum_matrix(np.r_[-1.0, 1, 2, 3, 4]), "X", "scatter", "because")
     with pytest.raises(ValueError, match=r"numerical rank 0 < d = 2"):
         check_nonsingular(-np.eye(2), "X", "scatter", "because")
+
+
+def test_span_basis_and_oas_shrinkage():
+    """span_basis: None for a non-singular matrix (the Cholesky path), else an orthonormal
+    basis of the range, by check_nonsingular's rank rule; oas_shrinkage: scikit-learn's OAS
+    coefficient, from the covariance alone."""
+    from sklearn.covariance import OAS
+
+    from ldr.data.validation import oas_shrinkage, span_basis
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 5))
+    C = np.cov(X.T, bias=True)
+    assert span_basis(C) is None
+    Xs = np.column_stack([X, X[:, 0] - X[:, 3], np.full(40, 2.0)])
+    S = np.cov(Xs.T, bias=True)
+    U = span_basis(S)
+    assert U.shape == (7, 5)
+    np.testing.assert_allclose(U.T @ U, np.eye(5), atol=1e-12)
+    np.testing.assert_allclose(U @ U.T @ S, S, atol=1e-12)         # the range of S
+    for n, p in [(300, 8), (50, 20), (20, 30)]:
+        Z = rng.standard_normal((n, p)) @ rng.standard_normal((p, p))
+        assert oas_shrinkage(np.cov(Z.T, bias=True), n) == pytest.approx(
+            OAS().fit(Z).shrinkage_, rel=1e-10)

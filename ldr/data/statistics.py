@@ -93,10 +93,12 @@ class Moments:
         dev = (self.class_offsets - self.offset) * np.sqrt(self.class_counts / self.n)[:, None]
         return _sym(self.within) / self.n, dev.T @ dev, self.shift + self.class_offsets
 
-    def lagged_covariance(self) -> np.ndarray:
-        """Σ_δ = ½ (C_δ + C_δᵀ), C_δ = Σ_t (x_t − mean)(x_{t+δ} − mean)ᵀ / (n − δ)."""
+    def lagged_covariance(self, adjusted: bool = True) -> np.ndarray:
+        """Σ_δ = ½ (C_δ + C_δᵀ), C_δ = Σ_t (x_t − mean)(x_{t+δ} − mean)ᵀ / (n − δ), or divided
+        by n when not ``adjusted`` (statsmodels' ``acovf(adjusted=False)``, the divisor that
+        keeps every autocorrelation vᵀΣ_δv / vᵀΣv in [−1, 1]; MAF's)."""
         self._need("lagged")
-        return _sym(self.lagged) / (self.n - self.lag)
+        return _sym(self.lagged) / (self.n - self.lag if adjusted else self.n)
 
     def diff_moment(self) -> np.ndarray:
         """Σ_t (x_{t+δ} − x_t)(x_{t+δ} − x_t)ᵀ / (n − δ), symmetric."""
@@ -106,6 +108,25 @@ class Moments:
     def block(self, rows: slice, cols: slice) -> np.ndarray:
         """A block of the covariance (divided by n − 1): e.g. CCA's Σ_ab of stacked views."""
         return self.scatter[rows, cols] / (self.n - 1)
+
+    def project(self, U: np.ndarray) -> Moments:
+        """The moments of the projected rows ``x ↦ Uᵀx`` (U: d×k), exactly: every statistic
+        is linear or quadratic in the rows, so each is mapped by U (no pass over the rows)."""
+        U = np.asarray(U, dtype=float)
+        if U.ndim != 2 or U.shape[0] != self.d:
+            raise ParameterError("U", f"expected a basis of shape ({self.d}, k), got {U.shape}")
+
+        def quad(S):
+            return None if S is None else U.T @ S @ U
+
+        def rows(A):
+            return None if A is None else A @ U
+
+        return dataclasses.replace(
+            self, shift=self.shift @ U, offset=self.offset @ U, scatter=quad(self.scatter),
+            class_offsets=rows(self.class_offsets), within=quad(self.within),
+            lagged=quad(self.lagged), diff=quad(self.diff), head=rows(self.head),
+            tail=rows(self.tail))
 
     def _need(self, what: str) -> None:
         if getattr(self, what) is None:

@@ -11,7 +11,6 @@ import numbers
 
 import numpy as np
 import scipy.linalg
-from sklearn.utils import check_array
 
 from ldr.errors import ParameterError
 
@@ -34,6 +33,42 @@ def check_magnitude(X: np.ndarray, name: str = "X") -> None:
             "rescaled data (for WDA, scale reg by the square of the factor).")
 
 
+def non_numeric_column(X) -> tuple[int, object, Exception] | None:
+    """``(index, name, error)`` of the first column of the table ``X`` (a DataFrame or a 2-D
+    array) whose values cannot be read as floats (name None for an array), or None."""
+    columns = getattr(X, "columns", None)
+    if columns is not None and hasattr(X, "iloc"):
+        cols = ((j, name, X.iloc[:, j]) for j, name in enumerate(columns))
+    else:
+        try:
+            arr = np.asarray(X)
+        except (TypeError, ValueError):  # ragged rows: not a table, nothing to name
+            return None
+        if arr.ndim != 2 or arr.dtype.kind not in "OSU":
+            return None
+        cols = ((j, None, arr[:, j]) for j in range(arr.shape[1]))
+    for j, name, values in cols:
+        try:
+            np.asarray(values, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            return j, name, exc
+    return None
+
+
+def non_numeric_error(X, name: str = "X") -> ParameterError | None:
+    """The ParameterError naming the first non-numeric column of ``X`` (by index, and by name
+    for a DataFrame) and how to encode it; None when every column is numeric."""
+    found = non_numeric_column(X)
+    if found is None:
+        return None
+    j, col, exc = found
+    where = f"column {j}" if col is None else f"column {j} ({col!r})"
+    return ParameterError(name,
+        f"{where} is not numeric ({exc}): {name} must be numeric. Encode categorical "
+        "columns first, e.g. with sklearn.preprocessing.OneHotEncoder (in a "
+        "sklearn.compose.ColumnTransformer) or pandas.get_dummies")
+
+
 def check_data(X, name: str = "X", min_samples: int = 2) -> np.ndarray:
     """Return ``X`` as a new 2-D float64 array with finite entries of a magnitude whose
     products do not over- or underflow (:func:`check_magnitude`), samples as rows."""
@@ -49,14 +84,16 @@ def check_data(X, name: str = "X", min_samples: int = 2) -> np.ndarray:
         try:
             arr = np.asarray(arr, dtype=np.float64)
         except (TypeError, ValueError) as exc:
-            raise ParameterError(
-                name, f"must be numeric, got non-numeric entries ({exc})") from None
+            raise (non_numeric_error(arr, name) or ParameterError(
+                name, f"must be numeric, got non-numeric entries ({exc})")) from None
     if getattr(arr, "ndim", 2) != 2:
         raise ParameterError(name,
             f"expected a 2-D array of shape (n_samples, n_features), "
             f"got an array with {arr.ndim} dimension(s) and shape {np.shape(arr)}"
         )
     try:
+        from sklearn.utils import check_array  # imports pandas: only when data arrive
+
         out = check_array(
             arr,
             dtype=np.float64,
@@ -151,7 +188,8 @@ def shrink(S: np.ndarray, reg, name: str = "reg") -> np.ndarray:
 
 
 _SHRINK_REMEDY = ("Pass reg > 0 (shrinkage, e.g. reg=1e-3), or reduce the dimension first (PCA) "
-                  "and drop constant or duplicated features.")
+                  "and drop constant or duplicated features; the estimators of ldr.estimators "
+                  "fit such data as they are, in the span of the rows (subspace_).")
 
 
 def _singular_error(w: np.ndarray, tol: float, d: int, arg: str, what: str, why: str,
@@ -215,6 +253,46 @@ def check_nonsingular(S: np.ndarray, arg: str, what: str, why: str,
     if w[-1] <= 0 or w[0] <= tol:
         raise _singular_error(w, tol, d, arg, what, why, n_samples, remedy)
     return np.linalg.cholesky(Ssym)
+
+
+def span_basis(S: np.ndarray) -> np.ndarray | None:
+    """An orthonormal basis (d×k, as columns) of the span of the symmetric positive
+    semi-definite ``S`` — its eigenvectors whose eigenvalues exceed 100·d·ε times the largest,
+    :func:`check_nonsingular`'s rule — or None when ``S`` is non-singular by that rule (the
+    common case, decided by a Cholesky factorization without an eigendecomposition).
+
+    For a covariance, the directions left out are those in which the data do not vary at
+    all (constant features, features that are linear combinations of others, or all but
+    n − 1 directions when n ≤ d): every row has the same coordinate along them.
+    """
+    try:
+        check_nonsingular(S, "S", "matrix", "")
+        return None
+    except ValueError:
+        pass
+    d = S.shape[0]
+    w, Q = scipy.linalg.eigh(0.5 * (S + S.T))
+    keep = w > _rank_tol(w, d)
+    return Q[:, keep][:, ::-1].copy()
+
+
+def oas_shrinkage(S: np.ndarray, n_samples: float) -> float:
+    """The Oracle Approximating Shrinkage coefficient ρ ∈ [0, 1] of a sample covariance ``S``
+    (p×p) from ``n_samples`` observations (Chen, Wiesel, Eldar & Hero 2010, Eq. 23, in
+    scikit-learn's form, :func:`sklearn.covariance.oas`): with μ = tr(S)/p and
+    α = ‖S‖²_F/p²,
+
+        ρ = min(1, (α + μ²) / ((n + 1)(α − μ²/p))),
+
+    for :func:`shrink`'s (1 − ρ) S + ρ μ I.  It needs S alone (no fourth moments of the rows,
+    unlike Ledoit–Wolf), so it is computed from one-pass statistics."""
+    p = S.shape[0]
+    if p < 2:
+        return 0.0
+    alpha = float(np.mean(S * S))
+    mu = float(np.trace(S)) / p
+    den = (float(n_samples) + 1.0) * (alpha - mu * mu / p)
+    return 1.0 if den <= 0 else float(min((alpha + mu * mu) / den, 1.0))
 
 
 # --- lazy data and chunks -------------------------------------------------------------

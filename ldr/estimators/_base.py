@@ -13,7 +13,8 @@ Every estimator speaks one vocabulary (``tests/test_vocabulary.py`` walks them a
                     the problem's gradient scale
 ``max_iter``        the solver's iteration budget (per stage of a chain)
 ``solver_params``   every other option of :func:`ldr.solve` (``xtol``, ``ftol``,
-                    ``max_time``, ``gtol_scale``, ``certify``, ``callback``), as a dict
+                    ``fwindow``, ``max_time``, ``gtol_scale``, ``certify``, ``callback``),
+                    as a dict
 ``random_state``    the seed of every random choice of ``fit`` (random starts, k-means,
                     random features); default 0, so two fits give the same answer; None
                     draws fresh entropy
@@ -27,7 +28,10 @@ Every estimator speaks one vocabulary (``tests/test_vocabulary.py`` walks them a
 own objective can be cross-validated like any scikit-learn transformer. ``fit`` follows one
 template, which the concrete estimators specialize through hooks instead of rewriting it:
 
-1. ``_prepare(X, y)`` — validate the data (:class:`FitData`: X, y, output dtype, statistics);
+1. ``_prepare(X, y)`` — validate the data (:class:`FitData`: X, y, output dtype, statistics),
+   then ``_reduce(data)`` — for estimators whose objective would refuse singular statistics,
+   the span of the data to fit in (``subspace_``; ``ldr.estimators._span``; ``M_`` and
+   ``components_`` are mapped back to the original features);
 2. ``_n_components(data)`` — resolve r;
 3. ``_make_objective(data, r)`` — the objective, or None when there is nothing to optimize
    (r = n_features: the whole space), then ``_closed_form(data, r)`` gives the point;
@@ -54,10 +58,11 @@ from dataclasses import dataclass
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ldr import registry
 from ldr.data.rows import as_dask_array, map_rows, moments
+from ldr.data.statistics import Moments
 from ldr.data.validation import is_lazy, refuse_lazy
 from ldr.errors import ParameterError
 from ldr.estimators._output import (
@@ -68,6 +73,7 @@ from ldr.estimators._output import (
     output_dtype,
     preserve_float32,
     project_centered,
+    validate_data,
 )
 from ldr.estimators._solving import (
     SOLVER_PARAMS,
@@ -79,6 +85,7 @@ from ldr.estimators._solving import (
     start_point,
     warn_if_unconverged,
 )
+from ldr.estimators._span import check_span_components
 from ldr.objective import Objective
 
 __all__ = ["FLOAT_DTYPES", "SOLVER_PARAMS", "FitData", "LinearDR", "OutputMixin",
@@ -193,10 +200,14 @@ class FitData:
     dtype: type
     chunked: bool = False
     stats: object = None
+    #: the span the fit works in (d×k, ``subspace_``) and the original features' mean, when
+    #: the data were reduced to it (X then holds the reduced rows or their Moments)
+    basis: object = None
+    mean: object = None
 
     @property
     def n_features(self) -> int:
-        return int(self.X.shape[1])
+        return int(self.X.d if isinstance(self.X, Moments) else self.X.shape[1])
 
 
 class LinearDR(OutputMixin, TransformerMixin, BaseEstimator):
@@ -229,8 +240,8 @@ class LinearDR(OutputMixin, TransformerMixin, BaseEstimator):
     objective_params : dict, optional
         Keyword arguments of the objective's constructor.
     solver_params : dict, optional
-        The other options of :func:`ldr.solve`: ``xtol``, ``ftol``, ``max_time``,
-        ``gtol_scale``, ``certify``, ``callback``.
+        The other options of :func:`ldr.solve`: ``xtol``, ``ftol``, ``fwindow``,
+        ``max_time``, ``gtol_scale``, ``certify``, ``callback``.
     random_state : int, RandomState or None, default 0
         Seeds random starts (the only randomness); None draws fresh entropy.
 
@@ -359,8 +370,16 @@ class LinearDR(OutputMixin, TransformerMixin, BaseEstimator):
         X, y = self._validate_lazy(X, y) if chunked else self._validate(X, y)
         return FitData(X, y, dtype, chunked)
 
+    def _reduce(self, data: FitData) -> None:
+        """Hook: reduce ``data`` to the span of the rows where the objective would refuse a
+        singular covariance (``ldr.estimators._span``), setting ``subspace_``; nothing
+        here (a generic objective's structure is unknown)."""
+
     def _n_components(self, data: FitData) -> int:
         """Hook: r from ``n_components`` (None: :meth:`_natural_n_components`)."""
+        if data.basis is not None:
+            return check_span_components(self.n_components, data.n_features,
+                                         data.basis.shape[0], self._natural_n_components(data))
         return check_n_components(self.n_components, data.n_features,
                                   self._natural_n_components(data))
 
@@ -398,6 +417,7 @@ class LinearDR(OutputMixin, TransformerMixin, BaseEstimator):
         raise a ValueError stating the memory they would need (Dask) or load the memmap.
         """
         data = self._prepare(X, y)
+        self._reduce(data)
         r = self._n_components(data)
         obj = self._make_objective(data, r)
         if obj is None:
@@ -408,12 +428,17 @@ class LinearDR(OutputMixin, TransformerMixin, BaseEstimator):
         self.objective_, self.result_ = obj, res
         self.M_ = self._finalize(obj, M, data)
         components = self._components(obj, self.M_)
+        if data.basis is not None:  # back from the span's coordinates z = Uᵀx
+            self.M_ = data.basis @ self.M_
+            components = None if components is None else components @ data.basis.T
         if components is not None:
             self.components_ = components
         self.n_components_ = r
         self.cost_, self.n_iter_ = float(res.cost), res.n_iter
         mean = getattr(obj, "mean_", None) if obj is not None else None
-        if mean is not None:
+        if data.mean is not None:
+            self.mean_ = np.asarray(data.mean)
+        elif mean is not None:
             self.mean_ = np.asarray(mean)
         cast_fitted(self, data.dtype)  # float32 in, float32 out (ldr.estimators._output)
         return self
@@ -426,9 +451,12 @@ class LinearDR(OutputMixin, TransformerMixin, BaseEstimator):
             return map_rows(X, self._transform_block, self.n_features_in_,
                             self.n_components_)
         X = validate_data(self, X, reset=False, dtype=FLOAT_DTYPES)
-        return as_output(self.objective_.transform(X, self.M_), output_dtype(X))
+        return as_output(self._transform_block(X), output_dtype(X))
 
     def _transform_block(self, X):
+        if getattr(self, "subspace_", None) is not None:  # the objective is the span's
+            return ((np.asarray(X, dtype=float) - np.asarray(self.mean_, dtype=float))
+                    @ np.asarray(self.components_, dtype=float).T)
         return self.objective_.transform(X, self.M_)
 
 

@@ -22,13 +22,51 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import ClassNamePrefixFeaturesOutMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
+from sklearn.utils.validation import validate_data as _sk_validate_data
+
+from ldr.data.validation import non_numeric_error
+from ldr.errors import ParameterError
 
 #: The dtypes ``validate_data`` keeps (others are converted to the first, float64).
 FLOAT_DTYPES = (np.float64, np.float32)
 
 #: Fitted attributes that are labels, not numbers computed from X: never cast.
 _LABELS = frozenset({"classes_", "existing_classes_", "labels_", "feature_names_in_"})
+
+
+def validate_data(estimator, X="no_validation", y="no_validation", **kwargs):
+    """scikit-learn's ``validate_data``, with errors that name the fix when X or y is not
+    numeric: the first non-numeric column of X, by index and DataFrame column name ("encode
+    categorical columns first"), and, for ``y_numeric=True`` (regressors), that y must be
+    numeric targets (one-hot encode class labels)."""
+    try:
+        out = _sk_validate_data(estimator, X, y, **kwargs)
+    except ValueError as exc:  # (a TypeError, e.g. a dict entry, stays scikit-learn's)
+        if isinstance(exc, ParameterError):
+            raise
+        if not isinstance(X, str):
+            better = non_numeric_error(X, "X")
+            if better is not None:
+                raise better from None
+        if kwargs.get("y_numeric") and not isinstance(y, str):
+            _check_numeric_targets(y)
+        raise
+    if kwargs.get("y_numeric") and not isinstance(y, str):
+        _check_numeric_targets(out[1])  # string labels pass scikit-learn's multi-output path
+    return out
+
+
+def _check_numeric_targets(y) -> None:
+    try:
+        if np.asarray(y).dtype.kind in "biufc":  # numbers (complex: scikit-learn's error)
+            return
+        np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ParameterError(
+            "y", f"must be numeric targets ({exc}). For class labels, one-hot encode them "
+            "first, e.g. with sklearn.preprocessing.LabelBinarizer (or OneHotEncoder for "
+            "several label columns)") from None
 
 
 def output_dtype(X) -> type:

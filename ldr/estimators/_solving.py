@@ -23,8 +23,8 @@ from ldr.stopping import StopOptions
 #: options of :func:`ldr.solve` that ``solver_params`` may hold (the others have their own
 #: estimator parameter: ``tol`` is gtol, ``max_iter``, ``start`` is M0, ``random_state`` the
 #: seed)
-SOLVER_PARAMS = ("xtol", "ftol", "max_time", "gtol_scale", "floor_patience", "certify",
-                 "callback", "orthonormalize")
+SOLVER_PARAMS = ("xtol", "ftol", "fwindow", "max_time", "gtol_scale", "floor_patience",
+                 "certify", "callback", "orthonormalize")
 _OWN_PARAMETER = {"gtol": "tol", "tol": "tol", "max_iter": "max_iter", "M0": "start",
                   "seed": "random_state"}
 #: keys that solver_params took before the estimators had tol and max_iter (kept, with a
@@ -67,7 +67,7 @@ def solver_options(estimator) -> dict:
                                  "estimator's tol=, the budget its max_iter=)")
     options = {**getattr(estimator, "_solver_defaults", {}), **params, **own}
     try:
-        StopOptions(**{k: options[k] for k in ("gtol", "gtol_scale", "xtol", "ftol",
+        StopOptions(**{k: options[k] for k in ("gtol", "gtol_scale", "xtol", "ftol", "fwindow",
                                                 "max_iter", "max_time", "floor_patience")
                        if k in options})
     except ParameterError as exc:

@@ -93,8 +93,21 @@ class NCA(_MetricLearner):
     successes under the softmax of −‖L(x_i − x_j)‖²) over L ∈ R^{r×d}
     (:class:`ldr.objectives.NCA`).  Same objective, layout, start (``init="auto"``) and
     transform as ``sklearn.neighbors.NeighborhoodComponentsAnalysis``; the default solver is
-    the objective's (the Riemannian trust region on R^{d×r}), run to a relative gradient
-    tolerance.
+    the objective's (L-BFGS on R^{d×r}, :class:`ldr.solvers.LBFGS`).
+
+    **When it stops.**  On data whose classes the map can separate, the supremum of Σ_i p_i
+    (n, or the leave-one-out 1-NN count of some map) is approached only as ‖L‖ → ∞: there is
+    no maximizer to converge to.  The run stops at the first of (1) the gradient rule,
+    ‖grad‖ ≤ ``tol`` · scale (default 1e-6: as the p_ij saturate to 0 or 1 the gradient
+    vanishes exponentially), or (2) the plateau rule, the objective rising by less than a
+    relative 1e-5 over the last 5 iterations (``solver_params`` ``ftol=1e-5, fwindow=5``;
+    about 1e-6 of a sample per iteration when Σ_i p_i ≈ n).  ``result_.reason`` says which
+    and with what gradient norm; a plateau stop counts as converged only within
+    1e3 · tol · scale of a critical point, as every cost-change stop (:mod:`ldr.stopping`),
+    else the fit warns.  Where the plateau is reached is path dependent: two solvers (or
+    scikit-learn's L-BFGS-B with another BLAS thread count) stop at different counts on the
+    same data; ``benchmarks/bench_dml.py`` measures how often ldr's is at least
+    scikit-learn's.
 
     Parameters
     ----------
@@ -106,8 +119,12 @@ class NCA(_MetricLearner):
         scale), a random point seeded by ``random_state``, or a map L in scikit-learn's
         ``components_`` layout.
     solver : str, Solver, list of them or None, default None
-        None: the objective's ``default_solver`` ("trust-region").
-    tol, max_iter, solver_params : see :class:`~ldr.estimators.LinearDR`
+        None: the objective's ``default_solver`` ("lbfgs").
+    tol : float, default 1e-6
+        The gradient tolerance, relative to the problem's gradient scale ("When it stops").
+    max_iter, solver_params : see :class:`~ldr.estimators.LinearDR`
+        ``solver_params`` defaults to ``{"ftol": 1e-5, "fwindow": 5}`` (the plateau rule;
+        ``{"ftol": 0}`` turns it off); what it holds replaces those keys.
     random_state : int, RandomState or None, default 0
         Seeds ``start="random"``.
     init : deprecated
@@ -138,8 +155,9 @@ class NCA(_MetricLearner):
 
     _objective_class = NCAObjective
     _objective_args = ("start",)
+    _solver_defaults = {"ftol": 1e-5, "fwindow": 5}
 
-    def __init__(self, n_components=None, *, start="auto", solver=None, tol=1e-8,
+    def __init__(self, n_components=None, *, start="auto", solver=None, tol=1e-6,
                  max_iter=1000, solver_params=None, random_state=0, init="deprecated"):
         self.n_components, self.start, self.solver = n_components, start, solver
         self.tol, self.max_iter = tol, max_iter
@@ -169,8 +187,11 @@ class LargeMarginDML(_MetricLearner):
         λ, the weight of the margin (impostor) term.
     smoothing : float > 0, default 0.5
         δ, the width of the hinge's quadratic smoothing (the margin is 1).
-    start, solver, tol, max_iter, solver_params, random_state, init :
-        As :class:`NCA` (the same start rule; solver None: "trust-region").
+    tol : float, default 1e-6
+        The gradient tolerance, relative to the problem's gradient scale (the cost has a
+        minimizer: the fit converges by the gradient rule).
+    start, solver, max_iter, solver_params, random_state, init :
+        As :class:`NCA` (the same start rule; solver None: "lbfgs"; no plateau rule).
 
     Attributes
     ----------
@@ -195,7 +216,7 @@ class LargeMarginDML(_MetricLearner):
     _objective_args = ("k", "lam", "smoothing", "start")
 
     def __init__(self, n_components=None, *, k=3, lam=1.0, smoothing=0.5, start="auto",
-                 solver=None, tol=1e-8, max_iter=1000, solver_params=None, random_state=0,
+                 solver=None, tol=1e-6, max_iter=1000, solver_params=None, random_state=0,
                  init="deprecated"):
         self.n_components, self.k, self.lam, self.smoothing = n_components, k, lam, smoothing
         self.start, self.solver, self.tol, self.max_iter = start, solver, tol, max_iter

@@ -4,6 +4,7 @@ preserving embedding."""
 from __future__ import annotations
 
 from ldr.estimators._base import LinearDR
+from ldr.estimators._span import reduce_rows
 from ldr.objectives.graph import LPP as LPPObjective
 from ldr.objectives.graph import NPE as NPEObjective
 
@@ -12,6 +13,11 @@ __all__ = ["LPP", "NPE"]
 
 class _Graph(LinearDR):
     """LPP and NPE: the ratio of neighbour scatter to spread, smaller is better."""
+
+    def _reduce(self, data):
+        """With reg = 0 and a singular S_D (a singular covariance), fit in the span of the rows
+        (``subspace_``; distances, hence the graph, are unchanged)."""
+        self.subspace_ = reduce_rows(data, self.reg, None, rows=True)
 
     def _finalize(self, obj, M, data):
         self.ratio_ = obj.ratio(M)
@@ -40,7 +46,8 @@ class LPP(_Graph):
         Heat-kernel width (default the median squared edge length).
     weight : {"heat", "binary"}
     reg : float in [0, 1], default 0
-        Shrinkage of S_D (needed when n_samples <= n_features).
+        Shrinkage of S_D.  With 0 and a singular S_D (constant or collinear features, or
+        n_samples <= n_features) the fit works in the span of the rows (``subspace_``).
     form : {"ratio", "whitened"}
         Orthogonal projection, or the survey's whitened Eq. 19 (:class:`ldr.objectives.LPP`,
         :class:`ldr.objectives.NPE`).
@@ -54,6 +61,9 @@ class LPP(_Graph):
         ``form="ratio"``, ``(S_D^{-1/2} M_)ᵀ`` for ``form="whitened"``.
     ratio_ : float
         Neighbour scatter over spread at ``M_`` (positive, smaller is better).
+    subspace_ : (n_features, k) or None
+        The span of the centered rows when S_D is singular and reg = 0 (the fit ran on
+        ``X @ subspace_``; ``M_ = subspace_ @`` its point); None otherwise.
 
     Examples
     --------
@@ -95,14 +105,15 @@ class NPE(_Graph):
     lle_reg : float > 0, default 1e-3
         Regularization of each local Gram matrix (as in LLE).
     reg : float in [0, 1], default 0
-        Shrinkage of S_D (needed when n_samples <= n_features).
+        Shrinkage of S_D.  With 0 and a singular S_D (constant or collinear features, or
+        n_samples <= n_features) the fit works in the span of the rows (``subspace_``).
     form : {"ratio", "whitened"}
     solver, start, tol, max_iter, solver_params, random_state : see :class:`LinearDR`
 
     Attributes
     ----------
-    M_, components_, ratio_, n_components_, cost_, n_iter_, result_, objective_, mean_ :
-        as in :class:`LPP`
+    M_, components_, ratio_, subspace_, n_components_, cost_, n_iter_, result_, objective_,
+    mean_ : as in :class:`LPP`
 
     Examples
     --------

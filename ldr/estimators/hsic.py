@@ -34,7 +34,8 @@ import numpy as np
 import scipy.linalg
 from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
 from sklearn.cluster import KMeans
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.multiclass import type_of_target
+from sklearn.utils.validation import check_is_fitted
 
 from ldr.data.rows import map_rows
 from ldr.data.validation import check_labels, check_magnitude, is_lazy, refuse_lazy
@@ -54,6 +55,7 @@ from ldr.estimators._base import (
     start_point,
     warn_if_unconverged,
 )
+from ldr.estimators._output import validate_data
 from ldr.kernels import Gaussian, make_kernel, median_distance
 from ldr.kernels.features import check_approximation
 from ldr.kernels.tiles import DEFAULT_MEMORY_BUDGET
@@ -206,7 +208,8 @@ class SupervisedHSIC(_HSICBase):
         Gaussian width; default the median pairwise distance of the standardized data.
     y_kernel : {"onehot", "linear", "gaussian"}
         K_Y = YYᵀ with one-hot labels (classification), or a linear / Gaussian kernel on
-        standardized continuous targets.
+        standardized continuous targets.  A continuous y (scikit-learn's ``type_of_target``
+        "continuous") with "onehot" is a ValueError that names the other two.
     solver : solver name, instance or chain; None (default) is the HSIC objective's default,
         ``["ism", "trust-region"]``: ISM's spectral iterations, then a second-order polish
         that certifies the point and repairs an ISM cycle
@@ -264,6 +267,7 @@ class SupervisedHSIC(_HSICBase):
 
     def _gamma(self, y, n):
         if self.y_kernel == "onehot":
+            _refuse_continuous(y)
             self.classes_, Gamma = label_gamma(y, n)
             return Gamma
         y = np.asarray(y, dtype=float)
@@ -295,6 +299,24 @@ class SupervisedHSIC(_HSICBase):
         self._fit_w(Xs, Gamma)
         cast_fitted(self, dtype)
         return self
+
+
+def _refuse_continuous(y) -> None:
+    """Class labels only: a continuous y (scikit-learn's ``type_of_target``: "continuous" or
+    "continuous-multioutput", i.e. floats that are not whole numbers) would otherwise become
+    one class per distinct value."""
+    try:
+        kind = type_of_target(y, input_name="y")
+    except ValueError:  # not array-like, mixed types: check_labels says what is wrong
+        return
+    if kind.startswith("continuous"):
+        values = np.asarray(y)
+        raise ParameterError(
+            "y", f"is continuous (type_of_target: {kind!r}, {len(np.unique(values))} distinct "
+            f"values in {values.shape[0]} samples), but y_kernel='onehot' (the default) "
+            "treats y as class labels and would make one class per distinct value. For "
+            "continuous targets pass y_kernel='linear' or y_kernel='gaussian'; for class "
+            "labels stored as floats, cast them to int")
 
 
 class _ClusteringHSIC(ClusterMixin, _HSICBase):

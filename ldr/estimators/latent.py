@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.stats
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ldr.estimators._base import LinearDR
+from ldr.estimators._output import validate_data
 from ldr.objectives.latent import PPCA as PPCAObjective
 from ldr.objectives.latent import FactorAnalysis as FactorAnalysisObjective
 

@@ -7,7 +7,7 @@ import numbers
 import numpy as np
 import scipy.linalg
 from sklearn.utils import check_array
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ldr.errors import ParameterError
 from ldr.estimators._base import (
@@ -19,6 +19,7 @@ from ldr.estimators._base import (
     sign_rule,
 )
 from ldr.estimators._gaussian import minka_dimension, ppca_covariance, ppca_precision
+from ldr.estimators._output import validate_data
 from ldr.objectives.pca import PCA as PCAObjective
 
 __all__ = ["PCA"]

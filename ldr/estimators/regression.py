@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin, TransformerMixin
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
 from ldr.estimators._base import (
     FLOAT_DTYPES,
@@ -24,6 +24,7 @@ from ldr.estimators._base import (
     solve_and_warn,
     start_point,
 )
+from ldr.estimators._output import validate_data
 from ldr.objectives.rrr import ReducedRankRegression as RRRObjective
 from ldr.objectives.rrr import check_alpha, penalized_cost, ridge_factors
 

@@ -5,8 +5,12 @@
 
 from __future__ import annotations
 
+import numbers
+
 from ldr.estimators._base import LinearDR
+from ldr.estimators._span import reduce_rows
 from ldr.objectives.maf import MAF as MAFObjective
+from ldr.objectives.maf import check_lag
 from ldr.objectives.sfa import SFA as SFAObjective
 
 __all__ = ["MAF", "SFA"]
@@ -28,15 +32,24 @@ class MAF(LinearDR):
     lag : int, default 1
         The time lag δ in samples, 1 <= lag < n_samples - 1.
     reg : float in [0, 1], default 0
-        Shrinkage of Σ towards tr(Σ)/d · I (needed when Σ is singular).
+        Shrinkage of Σ towards tr(Σ)/d · I.  With 0 and a singular Σ (constant or collinear
+        features, fewer samples than features) the fit works in the span of the series
+        (``subspace_``): the directions dropped carry no variance, and the ratio is bounded
+        on the others.
     solver, start, tol, max_iter, solver_params, random_state : see :class:`LinearDR`
 
     Attributes
     ----------
     M_, components_, n_components_, cost_, n_iter_, result_, objective_, mean_ :
         see :class:`LinearDR`
+    subspace_ : (n_features, k) or None
+        The span of the centered rows (k = the rank of Σ) when Σ is singular and reg = 0:
+        the fit ran on the coordinates ``X @ subspace_`` (``objective_`` is that fit's, and
+        ``M_ = subspace_ @`` its point); None when Σ is non-singular (or reg > 0).
     autocorrelation_ : float
-        tr(MᵀΣ_δM)/tr(MᵀΣM) at ``M_`` on the training series.
+        tr(MᵀΣ_δM)/tr(MᵀΣM) at ``M_`` on the training series: the variance-weighted mean of
+        the lag-δ sample autocorrelations of the components (each lagged sum divided by n,
+        as statsmodels' ``acf``), so it lies in [−1, 1].
 
     Examples
     --------
@@ -59,6 +72,12 @@ class MAF(LinearDR):
         self.tol, self.max_iter = tol, max_iter
         self.solver_params, self.random_state = solver_params, random_state
 
+    def _reduce(self, data):
+        lag = self.lag
+        if isinstance(lag, bool) or not isinstance(lag, numbers.Integral):
+            check_lag(lag, 3)  # the objective's message, before any pass over the rows
+        self.subspace_ = reduce_rows(data, self.reg, {"lag": max(int(lag), 1)})
+
     def _finalize(self, obj, M, data):
         self.autocorrelation_ = obj.autocorrelation(M)
         return M
@@ -76,7 +95,9 @@ class SFA(LinearDR):
         1 <= n_components < n_features; None: n_features − 1, the natural maximum (at
         n_features the slowness is the constant tr(Ċ)).
     reg : float in [0, 1], default 0
-        Shrinkage of Σ before whitening (needed when Σ is singular).
+        Shrinkage of Σ before whitening.  With 0 and a singular Σ the fit works in the span
+        of the series (``subspace_``, as in :class:`MAF`): whitening is defined there, and
+        the directions dropped carry no variance (they would be "infinitely slow").
     solver, start, tol, max_iter, solver_params, random_state : see :class:`LinearDR`
 
     Attributes
@@ -87,6 +108,9 @@ class SFA(LinearDR):
         components_.T`` (not orthonormal: SFA whitens first).
     slowness_ : float
         ``tr(M_ᵀĊM_)``, the mean squared time derivative of the features (smaller is slower).
+    subspace_ : (n_features, k) or None
+        As in :class:`MAF`; then ``M_`` is in the whitened coordinates of the span, mapped
+        back by ``subspace_`` (``components_`` stays the filters in the original features).
     n_components_, cost_, n_iter_, result_, objective_, mean_ : see :class:`LinearDR`
 
     Examples
@@ -107,6 +131,9 @@ class SFA(LinearDR):
         self.n_components, self.reg, self.solver, self.start = n_components, reg, solver, start
         self.tol, self.max_iter = tol, max_iter
         self.solver_params, self.random_state = solver_params, random_state
+
+    def _reduce(self, data):
+        self.subspace_ = reduce_rows(data, self.reg, {"lag": 1, "diff": True})
 
     def _finalize(self, obj, M, data):
         self.slowness_ = obj.slowness(M)

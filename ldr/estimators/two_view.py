@@ -11,8 +11,11 @@ M_xᵀ Σ_xy M_y = U S Vᵀ (Σ_xy the cross-covariance, whitened for traditiona
 (M_x U, M_y V).  The spans are unchanged and tr(M_xᵀ Σ_xy M_y) becomes tr(S), which is never
 smaller (von Neumann's trace inequality); both costs see M_x and M_y only through that trace
 and rotation-invariant norms, so the cost is never worse.  The columns are then canonical
-pairs ordered by decreasing (cross-)correlation, each pair positively correlated, as in
-scikit-learn's CCA.
+pairs, each positively correlated, and they are ordered by decreasing correlation of the pair
+of score columns (``canonical_correlations_``), as in scikit-learn's CCA.  For traditional CCA
+that is the order of S; for orthogonal CCA the columns are not whitened, so the correlation
+of pair j, s_j / √(m_xjᵀΣ_x m_xj · m_yjᵀΣ_y m_yj), need not follow s_j and the pairs are
+sorted by it.
 
 Each view's scores, and the fitted arrays, are float32 for float32 data; the statistics and
 the solve are float64 (:mod:`ldr.estimators._output`).
@@ -25,10 +28,10 @@ import numbers
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils import check_array, check_consistent_length
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import check_is_fitted
 
-from ldr.data.rows import as_dask_array, map_rows
-from ldr.data.validation import is_lazy
+from ldr.data.rows import as_dask_array, map_rows, moments
+from ldr.data.validation import is_lazy, non_numeric_error, span_basis
 from ldr.errors import ParameterError
 from ldr.estimators._base import (
     FLOAT_DTYPES,
@@ -39,6 +42,7 @@ from ldr.estimators._base import (
     solve_and_warn,
     start_point,
 )
+from ldr.estimators._output import validate_data
 from ldr.objectives.cca import OrthogonalCCA as OrthogonalCCAObjective
 from ldr.objectives.cca import TraditionalCCA as TraditionalCCAObjective
 
@@ -65,8 +69,14 @@ class _TwoView(OutputMixin, TransformerMixin, BaseEstimator):
         if Y is None:
             raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y "
                              f"is None: CCA needs the second view, fit(X, Y)")
-        Y = check_array(Y, input_name="Y", dtype=FLOAT_DTYPES, ensure_2d=False,
-                        ensure_min_samples=2 if reset else 1)
+        try:
+            Y = check_array(Y, input_name="Y", dtype=FLOAT_DTYPES, ensure_2d=False,
+                            ensure_min_samples=2 if reset else 1)
+        except ValueError:
+            better = non_numeric_error(Y if np.ndim(Y) == 2 else np.reshape(Y, (-1, 1)), "y")
+            if better is None:
+                raise
+            raise better from None
         if Y.ndim == 1:
             Y = Y.reshape(-1, 1)
         check_consistent_length(np.empty(n_samples), Y)
@@ -85,27 +95,54 @@ class _TwoView(OutputMixin, TransformerMixin, BaseEstimator):
             X = validate_data(self, X, dtype=FLOAT_DTYPES, ensure_min_samples=2)
             Y = self._check_Y(y, X.shape[0], reset=True)
         dtype = output_dtype(X)
+        (X, Ux, mx), (Y, Uy, my) = self._span(X, "X"), self._span(Y, "Y")
+        self.x_subspace_, self.y_subspace_ = Ux, Uy
         dx, dy = X.shape[1], Y.shape[1]
         r = min(dx, dy) if self.n_components is None else self.n_components
         if isinstance(r, bool) or not isinstance(r, numbers.Integral) \
                 or not 1 <= r <= min(dx, dy):
+            rank = "" if Ux is None and Uy is None else (
+                " — the ranks of the views: they span only these many dimensions, and the "
+                "fit works in those spans (x_subspace_, y_subspace_)")
             raise ParameterError("n_components", f"must be an integer with 1 <= n_components <= "
                              f"min(n_features, n_targets) = {min(dx, dy)} (X has {dx} "
-                             f"features, Y has {dy}), got {r!r}")
+                             f"features, Y has {dy}{rank}), got {r!r}")
         obj = self._objective_class(X, Y, int(r), reg=self.reg)
         res = solve_and_warn(self, obj, start_point(self.start, obj))
         Mx, My = (np.asarray(m, dtype=float) for m in res.M)
         U, _, Vt = np.linalg.svd(Mx.T @ self._cross(obj) @ My)
-        self.M_ = (Mx @ U, My @ Vt.T)
-        self.x_weights_, self.y_weights_ = self.M_
-        self.x_rotations_, self.y_rotations_ = self._rotations(obj, self.M_)
-        self.x_mean_, self.y_mean_ = obj.mean_a_, obj.mean_b_
+        Mx, My = Mx @ U, My @ Vt.T
+        order = np.argsort(-self._pair_correlations(obj, Mx, My), kind="stable")
+        M = (Mx[:, order], My[:, order])
+        self.canonical_correlations_ = self._pair_correlations(obj, *M)
         self.objective_, self.result_ = obj, res
         self.n_components_, self.n_iter_ = int(r), res.n_iter
-        self.cost_ = float(obj.cost(self.M_))
-        self._scores(obj, self.M_)
+        self.cost_ = float(obj.cost(M))
+        self._scores(obj, M)
+        rotations = self._rotations(obj, M)
+        self.M_ = tuple(m if B is None else B @ m for m, B in zip(M, (Ux, Uy)))
+        self.x_weights_, self.y_weights_ = self.M_
+        self.x_rotations_, self.y_rotations_ = (
+            m if B is None else B @ m for m, B in zip(rotations, (Ux, Uy)))
+        self.x_mean_ = obj.mean_a_ if mx is None else mx
+        self.y_mean_ = obj.mean_b_ if my is None else my
         cast_fitted(self, dtype)  # float32 in, float32 out (ldr.estimators._output)
         return self
+
+    def _scores(self, obj, M):
+        """Hook: scores beyond ``canonical_correlations_`` (none by default)."""
+
+    def _span(self, V, name: str):
+        """``(rows to fit, span, mean)``: with reg = 0 and a singular covariance of the view
+        ``V`` (constant or collinear columns, fewer samples than columns), its rows in the
+        coordinates of its span (``x_subspace_``/``y_subspace_``) and its mean; else
+        ``(V, None, None)``, the view as it is."""
+        if not (isinstance(self.reg, numbers.Real) and not isinstance(self.reg, bool)
+                and self.reg == 0):
+            return V, None, None
+        stats = moments(V, name=name)
+        U = span_basis(stats.covariance())
+        return (V, None, None) if U is None else (V @ U, U, np.asarray(stats.mean))
 
     def _lazy_views(self, X, y):
         if y is None:
@@ -144,8 +181,8 @@ class _TwoView(OutputMixin, TransformerMixin, BaseEstimator):
         if y is None:
             return as_output(self._x_block(np.asarray(X, dtype=np.float64)), output_dtype(X))
         Y = self._check_Y(y, X.shape[0], reset=False)
-        M = tuple(np.asarray(m, dtype=np.float64) for m in self.M_)
-        Xc, Yc = self.objective_.transform((X, Y), M)
+        Xc = self._x_block(np.asarray(X, dtype=np.float64))
+        Yc = self._y_block(np.asarray(Y, dtype=np.float64))
         return as_output(Xc, output_dtype(X)), as_output(Yc, output_dtype(Y))
 
     def fit_transform(self, X, y=None) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
@@ -165,8 +202,9 @@ class OrthogonalCCA(_TwoView):
         1 <= n_components <= min(n_features, n_targets); None: min(n_features, n_targets),
         the natural maximum (every canonical pair).
     reg : float in [0, 1], default 0
-        Shrinkage of Σ_x and Σ_y towards tr(Σ)/d · I (the heuristic start whitens, so a
-        singular covariance needs reg > 0).
+        Shrinkage of Σ_x and Σ_y towards tr(Σ)/d · I.  With 0, a view whose covariance is
+        singular (constant or collinear columns, fewer samples than columns) is fitted in
+        the span of its rows (``x_subspace_``, ``y_subspace_``).
     solver, start, tol, max_iter, solver_params, random_state : see
         :class:`ldr.estimators.LinearDR`
 
@@ -178,8 +216,16 @@ class OrthogonalCCA(_TwoView):
     x_rotations_, y_rotations_ : the maps, ``transform(X) == (X − x_mean_) @ x_rotations_``
         (here the weights themselves)
     x_mean_, y_mean_ : per-feature means
+    x_subspace_, y_subspace_ : (n_features, k) or None
+        The span of each view's centered rows when its covariance is singular and reg = 0
+        (the objective was fitted on ``X @ x_subspace_``; ``M_`` and the rotations are mapped
+        back by it); None for a view of full rank (or reg > 0).
     correlation_ : float
         ρ at ``M_`` on the training data.
+    canonical_correlations_ : (n_components,)
+        The correlation of each pair of score columns (with the ``reg``-shrunk covariances;
+        with reg = 0, ``np.corrcoef`` of the columns of ``transform(X, Y)``), decreasing:
+        the pairs are sorted by it (module docstring).
     n_components_, cost_, n_iter_, result_ (the driver's Result, before the canonical
     rotation), objective_, n_features_in_, n_features_y_
 
@@ -199,6 +245,12 @@ class OrthogonalCCA(_TwoView):
 
     def _cross(self, obj):
         return obj.Sab
+
+    @staticmethod
+    def _pair_correlations(obj, Mx, My):
+        """The correlation of each pair of score columns (X − x̄)m_xj, (Y − ȳ)m_yj."""
+        sx, sy = np.sum(Mx * (obj.Sa @ Mx), axis=0), np.sum(My * (obj.Sb @ My), axis=0)
+        return np.sum(Mx * (obj.Sab @ My), axis=0) / np.sqrt(sx * sy)
 
     def _rotations(self, obj, M):
         return M
@@ -221,7 +273,11 @@ class CCA(_TwoView):
         1 <= n_components <= min(n_features, n_targets); None: min(n_features, n_targets),
         the natural maximum (every canonical pair).
     reg : float in [0, 1], default 0
-        Shrinkage of Σ_x and Σ_y (canonical ridge); needed when a covariance is singular.
+        Shrinkage of Σ_x and Σ_y (canonical ridge).  With 0, a view with a singular
+        covariance is fitted in the span of its rows (``x_subspace_``, ``y_subspace_``):
+        CCA is invariant to an invertible change of coordinates of each view, so the
+        answer is the one on the view without its constant or redundant columns (with
+        fewer samples than columns, the canonical correlations approach 1: shrink then).
     solver, start, tol, max_iter, solver_params, random_state : see
         :class:`ldr.estimators.LinearDR`
 
@@ -232,6 +288,7 @@ class CCA(_TwoView):
     x_rotations_, y_rotations_ : Σ_x^{-1/2} M_x, Σ_y^{-1/2} M_y:
         ``transform(X) == (X − x_mean_) @ x_rotations_``
     x_mean_, y_mean_ : per-feature means
+    x_subspace_, y_subspace_ : as in :class:`OrthogonalCCA`
     canonical_correlations_ : (n_components,)
         The correlation of each pair of score columns, decreasing.
     n_components_, cost_, n_iter_, result_, objective_, n_features_in_, n_features_y_
@@ -252,8 +309,10 @@ class CCA(_TwoView):
     def _cross(self, obj):
         return obj.K
 
+    @staticmethod
+    def _pair_correlations(obj, Mx, My):
+        return obj.canonical_correlations((Mx, My))
+
     def _rotations(self, obj, M):
         return obj.mappings(M)
 
-    def _scores(self, obj, M):
-        self.canonical_correlations_ = obj.canonical_correlations(M)

@@ -25,7 +25,6 @@ from collections.abc import Callable
 import autograd.numpy as anp
 import numpy as np
 from autograd import elementwise_grad
-from scipy.spatial.distance import pdist
 
 from ldr.errors import ParameterError
 
@@ -276,6 +275,8 @@ def median_distance(X: np.ndarray, max_samples: int = 2000, seed: int = 0) -> fl
     if X.shape[0] > max_samples:
         idx = np.random.default_rng(seed).choice(X.shape[0], max_samples, replace=False)
         X = X[idx]
+    from scipy.spatial.distance import pdist
+
     dist = pdist(X)
     med = float(np.median(dist)) if dist.size else 0.0
     if not med > 0:

@@ -1,0 +1,418 @@
+"""Every estimator at its defaults on real tables nobody tuned it to.
+
+For each estimator of ``ldr.estimators`` and each suitable table of ``_tables.py``
+(scikit-learn's and statsmodels' bundled datasets: classification tables for the supervised
+and unsupervised methods, multivariate series for MAF/SFA, two-view tables for CCA), on
+standardized features:
+
+* **finished** within ``--budget`` seconds (a fit that runs over is stopped and counted);
+* **converged** without a ``ConvergenceWarning``;
+* **fit time** (median of repeats for fits under a second, one BLAS thread) and its **ratio**
+  to the counterpart a user would otherwise pick, measured in the same run: scikit-learn's
+  ``PCA``, ``LinearDiscriminantAnalysis``, ``NeighborhoodComponentsAnalysis``,
+  ``FactorAnalysis``, ``FastICA``, ``CCA``, ``PLSRegression``, ``SpectralClustering``,
+  ``KMeans``; POT's ``ot.dr.wda`` (where installed) and metric-learn's ``LMNN`` (where
+  installed);
+* the **objective** where both optimize one (NCA's Σ p_i; LDA's trace ratio; PCA's variance);
+* **3-NN accuracy**, 5-fold stratified cross-validation of StandardScaler → method → 3-NN
+  (supervised and unsupervised projections), or the adjusted Rand index of the clustering
+  estimators' labels against the classes.
+
+Tables are in two sets (``_tables.DEVELOPMENT``: defaults may be chosen there; the rest are
+held out); the summary reports both.  Methods with a documented size limit run on a seeded
+stratified subsample of a larger table (``LIMITS``), said so in the row.
+
+    python -P benchmarks/bench_real.py                      # everything (about an hour)
+    python -P benchmarks/bench_real.py --only NCA,PCA --tables iris,anes96/PID
+    python -P benchmarks/bench_real.py --no-cv              # fits and ratios only
+
+Timings must not overlap other measurements: on a shared machine run it under a lock
+(``flock /tmp/ldr-bench.lock python -P benchmarks/bench_real.py``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import signal
+import statistics
+import sys
+import time
+import warnings
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.metrics import adjusted_rand_score
+from sklearn.model_selection import StratifiedKFold, cross_val_score
+from sklearn.neighbors import KNeighborsClassifier
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+import ldr.estimators as est
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # `python -P` leaves it out
+import _common  # noqa: E402
+import _tables  # noqa: E402
+
+#: documented size limits: the method runs on a stratified subsample of this many rows
+LIMITS = {"KernelSDR": 1000, "MDS": 2000, "UnsupervisedHSIC": 1500, "SemiSupervisedHSIC": 1500,
+          "KDAC": 1500, "WDAClustering": 3000}
+
+
+@dataclass
+class Spec:
+    """One estimator in the benchmark: which tables, how to fit it, its counterpart."""
+
+    name: str
+    kinds: tuple[str, ...]
+    make: Callable  # (table) -> estimator at its defaults
+    counterpart: Callable | None = None  # (table) -> (label, estimator) or None
+    score: str = "knn"  # "knn", "ari" (clustering) or "none"
+    value: Callable | None = None  # (fitted, table, Xs) -> objective value, to compare
+    supervised: bool = True
+
+
+def _n_classes(t):
+    return len(np.unique(t.y))
+
+
+# --- counterparts -----------------------------------------------------------------------------
+def _sk(name, kw):
+    def make(t):
+        import sklearn.cluster as cl
+        import sklearn.cross_decomposition as cd
+        import sklearn.decomposition as de
+        import sklearn.discriminant_analysis as da
+        import sklearn.neighbors as ne
+
+        for module in (de, da, ne, cd, cl):
+            if hasattr(module, name):
+                return f"sklearn {name}", getattr(module, name)(**kw(t) if callable(kw) else kw)
+        raise KeyError(name)
+    return make
+
+
+def _pot_wda(t):
+    try:
+        import ot.dr  # noqa: F401
+    except ImportError:
+        return None
+
+    class PotWDA:
+        def __init__(self, r):
+            self.r = r
+
+        def fit(self, X, y):
+            from ot.dr import wda
+
+            self.P_, self.proj_ = wda(X, y, p=self.r, reg=1.0, k=10, maxiter=100)
+            return self
+
+        def transform(self, X):
+            return X @ self.P_
+
+        def get_params(self, deep=True):
+            return {"r": self.r}
+
+        def set_params(self, **p):
+            self.r = p.get("r", self.r)
+            return self
+
+    return "POT wda", PotWDA(t.X.shape[1] - 1)
+
+
+def _metric_learn_lmnn(t):
+    try:
+        from metric_learn import LMNN
+    except ImportError:
+        return None
+    return "metric-learn LMNN", LMNN(n_neighbors=3, random_state=0)
+
+
+# --- objective values -------------------------------------------------------------------------
+def _nca_value(fitted, t, Xs):
+    """scikit-learn's NCA objective Σ_i p_i of the map ``components_`` on the training data."""
+    Z = Xs @ fitted.components_.T
+    D = np.sum((Z[:, None, :] - Z[None, :, :]) ** 2, axis=-1)
+    np.fill_diagonal(D, np.inf)
+    P = np.exp(-(D - D.min(axis=1, keepdims=True)))
+    P /= P.sum(axis=1, keepdims=True)
+    return float(np.sum(P * (t.y[:, None] == t.y[None, :])))
+
+
+def _lda_ratio(fitted, t, Xs):
+    """The trace ratio tr(MᵀS_bM)/tr(MᵀS_wM) of the fitted span (orthonormalized)."""
+    from ldr.objectives import LDA
+
+    W = getattr(fitted, "components_", None)
+    if W is None or not hasattr(fitted, "components_"):
+        W = fitted.scalings_[:, : _n_classes(t) - 1].T
+    W = np.atleast_2d(W)
+    if W.shape[0] >= Xs.shape[1]:
+        return math.nan
+    Q = np.linalg.qr(W.T)[0]
+    return float(LDA(Xs, t.y, Q.shape[1], reg=1e-9).ratio(Q))
+
+
+def _pca_variance(fitted, t, Xs):
+    return float(np.sum(fitted.explained_variance_[:2]))
+
+
+SPECS = [
+    Spec("PCA", ("classes",), lambda t: est.PCA(), _sk("PCA", {}), supervised=False,
+         value=_pca_variance),
+    Spec("OrthogonalLDA", ("classes",), lambda t: est.OrthogonalLDA(),
+         _sk("LinearDiscriminantAnalysis", {}), value=_lda_ratio),
+    Spec("NCA", ("classes",), lambda t: est.NCA(),
+         _sk("NeighborhoodComponentsAnalysis", {"random_state": 0}), value=_nca_value),
+    Spec("LargeMarginDML", ("classes",), lambda t: est.LargeMarginDML(), _metric_learn_lmnn),
+    Spec("WassersteinDA", ("classes",), lambda t: est.WassersteinDA(), _pot_wda),
+    Spec("SupervisedHSIC", ("classes",), lambda t: est.SupervisedHSIC()),
+    Spec("KernelSDR", ("classes",), lambda t: est.KernelSDR()),
+    Spec("ReducedRankRegression", ("classes",), lambda t: est.ReducedRankRegression(),
+         _sk("PLSRegression", lambda t: {"n_components": min(_n_classes(t), t.X.shape[1])})),
+    Spec("MDS", ("classes",), lambda t: est.MDS(), supervised=False),
+    Spec("LPP", ("classes",), lambda t: est.LPP(), supervised=False),
+    Spec("NPE", ("classes",), lambda t: est.NPE(), supervised=False),
+    Spec("PPCA", ("classes",), lambda t: est.PPCA(), _sk("PCA", {}), supervised=False),
+    Spec("FactorAnalysis", ("classes",), lambda t: est.FactorAnalysis(),
+         _sk("FactorAnalysis", {}), supervised=False),
+    Spec("UndercompleteICA", ("classes",), lambda t: est.UndercompleteICA(),
+         _sk("FastICA", {"random_state": 0}), supervised=False),
+    Spec("UnsupervisedHSIC", ("classes",),
+         lambda t: est.UnsupervisedHSIC(n_clusters=_n_classes(t)),
+         _sk("SpectralClustering", lambda t: {"n_clusters": _n_classes(t), "random_state": 0}),
+         score="ari", supervised=False),
+    Spec("WDAClustering", ("classes",), lambda t: est.WDAClustering(n_clusters=_n_classes(t)),
+         _sk("KMeans", lambda t: {"n_clusters": _n_classes(t), "random_state": 0}),
+         score="ari", supervised=False),
+    Spec("MAF", ("series",), lambda t: est.MAF(), score="none", supervised=False),
+    Spec("SFA", ("series",), lambda t: est.SFA(), score="none", supervised=False),
+    Spec("CCA", ("two-view",), lambda t: est.CCA(),
+         _sk("CCA", lambda t: {"n_components": min(t.X.shape[1], t.y.shape[1])}),
+         score="none"),
+    Spec("OrthogonalCCA", ("two-view",), lambda t: est.OrthogonalCCA(),
+         _sk("CCA", lambda t: {"n_components": min(t.X.shape[1], t.y.shape[1])}),
+         score="none"),
+]
+
+
+# --- running one fit --------------------------------------------------------------------------
+class _Budget(Exception):
+    pass
+
+
+def _alarm(signum, frame):
+    raise _Budget()
+
+
+@dataclass
+class Run:
+    finished: bool = False
+    converged: bool = False
+    seconds: float = math.nan
+    value: float = math.nan
+    score: float = math.nan
+    error: str = ""
+    warnings: list = field(default_factory=list)
+
+
+def _fit(make_est, X, y, supervised, budget) -> tuple[Run, object]:
+    run = Run()
+    signal.signal(signal.SIGALRM, _alarm)
+    signal.setitimer(signal.ITIMER_REAL, budget)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            start = time.perf_counter()
+            model = make_est()
+            model.fit(X, y) if supervised else model.fit(X)
+            run.seconds = time.perf_counter() - start
+        run.finished = True
+        run.warnings = [str(w.message)[:160] for w in caught
+                        if issubclass(w.category, ConvergenceWarning)]
+        run.converged = not run.warnings
+        return run, model
+    except _Budget:
+        run.error = f"over the {budget:g} s budget"
+    except Exception as exc:  # noqa: BLE001 - reported in the table
+        run.error = f"{type(exc).__name__}: {str(exc)[:140]}"
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    return run, None
+
+
+def _timed(make_est, X, y, supervised, budget, repeats) -> tuple[Run, object]:
+    run, model = _fit(make_est, X, y, supervised, budget)
+    if run.finished and run.seconds < 1.0 and repeats > 1:
+        times = [run.seconds]
+        for _ in range(repeats - 1):
+            again, _ = _fit(make_est, X, y, supervised, budget)
+            times.append(again.seconds)
+        run.seconds = statistics.median(times)
+    return run, model
+
+
+def _cv_score(make_est, t, Xs, spec, folds) -> float:
+    if spec.score == "knn":
+        pipe = make_pipeline(StandardScaler(), make_est(), KNeighborsClassifier(3))
+        cv = StratifiedKFold(folds, shuffle=True, random_state=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return float(np.mean(cross_val_score(pipe, t.X, t.y, cv=cv)))
+    return math.nan
+
+
+def _limit(spec, t):
+    n = LIMITS.get(spec.name)
+    if n is None or t.X.shape[0] <= n:
+        return t, ""
+    X, y = _tables._subsample(t.X, t.y, n)
+    return _tables.Table(t.name, t.kind, X, y, t.note), f"{n} of {t.X.shape[0]} rows"
+
+
+def run_one(spec, t, args) -> dict:
+    t, limited = _limit(spec, t)
+    Xs = StandardScaler().fit_transform(t.X)
+    ys = StandardScaler().fit_transform(t.y) if t.kind == "two-view" else t.y
+    # a one-hot target for RRR and PLS (a regression onto the classes)
+    yfit = (np.eye(_n_classes(t))[np.unique(t.y, return_inverse=True)[1]]
+            if spec.name == "ReducedRankRegression" else ys)
+    supervised = spec.supervised or t.kind == "two-view"
+    row = {"method": spec.name, "table": t.name, "shape": t.shape, "note": limited,
+           "development": t.name in _tables.DEVELOPMENT}
+    ours, model = _timed(lambda: spec.make(t), Xs, yfit, supervised, args.budget, args.repeats)
+    row["ours"] = ours
+    if ours.finished:
+        if spec.value is not None:
+            ours.value = spec.value(model, t, Xs)
+        if spec.score == "ari":
+            ours.score = adjusted_rand_score(t.y, model.labels_)
+        elif args.cv and t.kind == "classes":
+            ours.score = _cv_score(lambda: spec.make(t), t, Xs, spec, args.folds)
+    other = spec.counterpart(t) if spec.counterpart is not None else None
+    if other is not None:
+        label, proto = other
+        from sklearn.base import clone
+
+        def fresh():
+            try:
+                return clone(proto)
+            except TypeError:
+                return type(proto)(**proto.get_params())
+        theirs, fitted = _timed(fresh, Xs, yfit, supervised and spec.score != "ari",
+                                args.budget, args.repeats)
+        theirs.error = theirs.error or ""
+        row["counterpart"], row["theirs"] = label, theirs
+        if theirs.finished:
+            if spec.value is not None:
+                try:
+                    theirs.value = spec.value(fitted, t, Xs)
+                except Exception:  # noqa: BLE001 - a counterpart without that attribute
+                    pass
+            if spec.score == "ari":
+                theirs.score = adjusted_rand_score(t.y, fitted.labels_)
+            elif args.cv and t.kind == "classes":
+                theirs.score = _cv_score(fresh, t, Xs, spec, args.folds)
+    return row
+
+
+# --- report -----------------------------------------------------------------------------------
+def _cell(run, what):
+    if run is None:
+        return "—"
+    if not run.finished:
+        return "FAIL"
+    value = getattr(run, what)
+    if what == "seconds":
+        return _common.fmt_time(value)
+    return "—" if not math.isfinite(value) else f"{value:.4g}"
+
+
+def report(rows) -> None:
+    by_method = defaultdict(list)
+    for row in rows:
+        by_method[row["method"]].append(row)
+    for method, items in by_method.items():
+        print(f"\n{method}")
+        table = []
+        for r in items:
+            ours, theirs = r["ours"], r.get("theirs")
+            ratio = (ours.seconds / theirs.seconds if theirs is not None and ours.finished
+                     and theirs.finished and theirs.seconds > 0 else math.nan)
+            table.append([r["table"] + ("" if r["development"] else " *"), r["shape"],
+                          "yes" if ours.finished else "NO",
+                          "yes" if ours.converged else ("—" if not ours.finished else "WARN"),
+                          _cell(ours, "seconds"), _cell(theirs, "seconds"),
+                          _common.fmt_ratio(ratio), _cell(ours, "value"),
+                          _cell(theirs, "value"), _cell(ours, "score"), _cell(theirs, "score"),
+                          (r["note"] + " " + (ours.error or "; ".join(ours.warnings))[:90]
+                           ).strip()])
+        _common.print_table(["table (* held out)", "n×d", "done", "conv", "ldr", "other",
+                             "ratio", "value", "other's", "score", "other's", "note"], table,
+                            left=2)
+    print("\nsummary (development | held out): finished, converged without warning, median "
+          "time ratio, mean score difference (ldr − counterpart)")
+    summary = []
+    for method, items in by_method.items():
+        cells = [method]
+        for dev in (True, False):
+            part = [r for r in items if r["development"] == dev]
+            if not part:
+                cells += ["—"] * 4
+                continue
+            done = sum(r["ours"].finished for r in part)
+            conv = sum(r["ours"].converged for r in part)
+            ratios = [r["ours"].seconds / r["theirs"].seconds for r in part
+                      if r.get("theirs") and r["ours"].finished and r["theirs"].finished]
+            diffs = [r["ours"].score - r["theirs"].score for r in part
+                     if r.get("theirs") and math.isfinite(r["ours"].score)
+                     and math.isfinite(r["theirs"].score)]
+            cells += [f"{done}/{len(part)}", f"{conv}/{len(part)}",
+                      _common.fmt_ratio(_common.median(ratios)) if ratios else "—",
+                      f"{np.mean(diffs):+.3f}" if diffs else "—"]
+        summary.append(cells)
+    _common.print_table(["method", "dev done", "conv", "ratio", "Δscore", "held done", "conv",
+                         "ratio", "Δscore"], summary)
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--only", help="comma-separated estimator names")
+    p.add_argument("--tables", help="comma-separated table names")
+    p.add_argument("--budget", type=float, default=60.0, help="seconds per fit (default 60)")
+    p.add_argument("--repeats", type=int, default=3, help="repeats of fits under 1 s")
+    p.add_argument("--folds", type=int, default=5)
+    p.add_argument("--no-cv", dest="cv", action="store_false",
+                   help="skip the cross-validated scores")
+    args = p.parse_args(argv)
+    only = set(args.only.split(",")) if args.only else None
+    wanted = set(args.tables.split(",")) if args.tables else None
+    tables = [t for t in _tables.all_tables() if wanted is None or t.name in wanted]
+    specs = [s for s in SPECS if only is None or s.name in only]
+    _common.print_header("ldr at its defaults on real tables", [
+        f"{len(specs)} estimators × their tables ({len(tables)} tables; * held out: never used "
+        f"to choose a default); budget {args.budget:g} s per fit; standardized features; "
+        f"{args.folds}-fold 3-NN accuracy" if args.cv else "no cross-validation"])
+    rows = []
+    with _common.single_threaded():
+        for spec in specs:
+            for t in tables:
+                if t.kind not in spec.kinds:
+                    continue
+                if t.kind == "classes" and t.X.shape[1] < 2:
+                    continue
+                row = run_one(spec, t, args)
+                rows.append(row)
+                o = row["ours"]
+                print(f"  {spec.name:22s} {t.name:26s} {'ok' if o.finished else 'FAIL':4s} "
+                      f"{_common.fmt_time(o.seconds):>9s} {o.error[:60]}", flush=True)
+    report(rows)
+
+
+if __name__ == "__main__":
+    main()

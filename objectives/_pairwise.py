@@ -1,0 +1,233 @@
+"""Pairwise kernels of the metric-learning objectives (:mod:`ldr.objectives.dml`).
+
+Every evaluation of NCA or the large-margin cost works on n×n arrays; these helpers make each
+evaluation a few passes over one such array.
+
+**NCA's softmax without P** (:func:`nca_softmax`, :func:`nca_laplacian_times`).  With the
+rows sorted by class (so that the same-class pairs are the diagonal blocks), D_ij =
+‖u_i − u_j‖² (D_ii = ∞) and m_i = min_j D_ij, write h_i = m_i/2 and
+
+    K_ij = exp(−(D_ij − h_i − h_j)),   w_j = exp(−(h_j − min_k h_k)),   s = K w,
+    p_ij = K_ij w_j / s_i                                                         (P1)
+
+which is the row-wise softmax of −D (the factors exp(−h_i) cancel in each row).  K is
+**symmetric** and ≤ 1 (D_ij ≥ max(m_i, m_j) ≥ h_i + h_j), so only its upper triangle is
+exponentiated — the exponential is most of an evaluation's time — and the row sums never
+overflow; the smallest s_i is exp(−(max h − min h)), so this form is used while that spread
+is below :data:`SPREAD` and the plain row-stabilized softmax K_ij = exp(−(D_ij − m_i)), w = 1
+otherwise.  Splitting each row into its own class's block (blk) and the rest (off),
+
+    p_i = (K_blk w)_i / s_i,   q_i = 1 − p_i = (K_off w)_i / s_i,   s = K_blk w + K_off w
+
+with q summed directly (not as 1 − p, which cancels where p_i ≈ 1, as on separable data).  The
+gradient of f = Σ_i p_i needs no n×n product either: with A_ij = p_ij (p_i − 1[z_i = z_j]),
+whose rows sum to 0, a = p/s and b = q/s,
+
+    A V   = a ∘ K_off(w ∘ V) − b ∘ K_blk(w ∘ V)
+    AᵀV   = w ∘ (K_offᵀ(a ∘ V) − K_blkᵀ(b ∘ V))                                  (P2)
+    ∂f/∂U = 2 (diag(Aᵀ1) U − A U − AᵀU)
+
+which reads each entry of K once (for a symmetric K, against 2r + 1 columns).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: largest spread max h − min h (in squared-distance units) for the symmetric form (P1):
+#: e^−600 ≈ 1e−261 keeps every row sum a normal double
+SPREAD = 600.0
+#: from this many columns of U on, D is formed by one product and the gradient by one product
+#: with S = A + Aᵀ (the products, not the passes over n×n arrays, dominate there)
+WIDE = 8
+#: entries per strip of rows (512 KB: a strip stays in cache while it is worked on)
+STRIP_ENTRIES = 2**16
+
+
+def strip_rows(n: int) -> int:
+    """Rows per strip of an n-column array: :data:`STRIP_ENTRIES` / n, at least 32 (one strip
+    for small n, where the Python overhead of many strips would dominate)."""
+    return max(32, STRIP_ENTRIES // max(n, 1))
+#: exponents are clipped at −CLIP: e^−700 ≈ 1e−304 is still a normal double, while results
+#: that underflow take the exponential's slow path (5× slower); an entry changes by less than
+#: 1e−304 (×e^SPREAD in the symmetric form), far below the rounding of any p_i
+CLIP = 700.0
+
+
+def laplacian_times(S: np.ndarray, U: np.ndarray) -> np.ndarray:
+    """Lap(S) U = diag(S1) U − S U for a symmetric S."""
+    return S.sum(axis=1)[:, None] * U - S @ U
+
+
+def sym_laplacian_times(A: np.ndarray, U: np.ndarray) -> np.ndarray:
+    """Lap(A + Aᵀ) U without forming A + Aᵀ (two products with A instead of a transpose)."""
+    return (A.sum(axis=1) + A.sum(axis=0))[:, None] * U - A @ U - A.T @ U
+
+
+def sqdist(U: np.ndarray) -> np.ndarray:
+    """Squared Euclidean distances between the rows of U (clipped at 0), in place."""
+    sq = np.sum(U * U, axis=1)
+    D = U @ U.T
+    D *= -2.0
+    D += sq[:, None]
+    D += sq[None, :]
+    np.maximum(D, 0.0, out=D)
+    return D
+
+
+def ddist(U: np.ndarray, dU: np.ndarray) -> np.ndarray:
+    """dD_ij = 2 (u_i − u_j)ᵀ(du_i − du_j), the directional derivative of :func:`sqdist`."""
+    a = np.sum(U * dU, axis=1)
+    dD = np.hstack([U, dU]) @ np.hstack([dU, U]).T  # B + Bᵀ, B = U dUᵀ, in one product
+    dD -= a[:, None]
+    dD -= a[None, :]
+    dD *= -2.0
+    return dD
+
+
+def _strip(U: np.ndarray, c: np.ndarray, i0: int, i1: int, j0: int, out: np.ndarray):
+    """out ← c_i + c_j − 2⟨u_i, u_j⟩ for i in [i0, i1), j ≥ j0 (D_ij when c = ‖u‖²)."""
+    np.matmul(U[i0:i1], U[j0:].T, out=out)
+    out *= -2.0
+    out += c[j0:]
+    out += c[i0:i1, None]
+    return out
+
+
+def nearest_sqdist(U: np.ndarray, sq: np.ndarray) -> np.ndarray:
+    """m_i = min_{j≠i} ‖u_i − u_j‖², by strips of rows (no n×n array)."""
+    n = U.shape[0]
+    m = np.empty(n)
+    step = strip_rows(n)
+    buf = np.empty((min(step, n), n))
+    for i0 in range(0, n, step):
+        i1 = min(i0 + step, n)
+        S = _strip(U, sq, i0, i1, 0, buf[: i1 - i0])
+        S[np.arange(i1 - i0), np.arange(i0, i1)] = np.inf
+        S.min(axis=1, out=m[i0:i1])
+    return m
+
+
+def softmax_kernel(U: np.ndarray, sq: np.ndarray, h: np.ndarray, symmetric: bool):
+    """K of (P1), by strips of :func:`strip_rows` rows, each formed and exponentiated while it
+    is in cache: symmetric, K_ij = exp(−min(D_ij − h_i − h_j, CLIP)) on the upper triangle only,
+    mirrored into the lower one; else K_ij = exp(−min(D_ij − 2h_i, CLIP)).  K_ii = 0."""
+    n = U.shape[0]
+    K = np.empty((n, n))
+    c = sq - h if symmetric else sq
+    step = strip_rows(n)
+    for i0 in range(0, n, step):
+        i1 = min(i0 + step, n)
+        j0 = i0 if symmetric else 0
+        S = _strip(U, c, i0, i1, j0, K[i0:i1, j0:])
+        if symmetric:
+            S[np.arange(i1 - i0), np.arange(i1 - i0)] = CLIP
+        else:
+            S -= 2.0 * h[i0:i1, None]
+            S[np.arange(i1 - i0), np.arange(i0, i1)] = CLIP
+        np.minimum(S, CLIP, out=S)
+        np.negative(S, out=S)
+        np.exp(S, out=S)
+        if symmetric:
+            K[i1:, i0:i1] = K[i0:i1, i1:].T
+    np.fill_diagonal(K, 0.0)  # p_ii = 0
+    return K
+
+
+def class_blocks(codes: np.ndarray) -> tuple[np.ndarray, list[slice]]:
+    """The permutation sorting ``codes`` (stable) and the slice of each class in that order."""
+    order = np.argsort(codes, kind="stable")
+    counts = np.bincount(codes)
+    ends = np.cumsum(counts)
+    return order, [slice(int(e - c), int(e)) for c, e in zip(counts, ends) if c > 0]
+
+
+def nca_softmax(U: np.ndarray, blocks: list[slice]) -> dict:
+    """K, w, s, p and whether K is symmetric, for U = X M with rows sorted by class (P1)."""
+    n, r = U.shape
+    sq = np.einsum("ij,ij->i", U, U)
+    if strip_rows(n) >= n or r >= WIDE:   # form D once (one product), then K in place
+        K = _strip(U, sq, 0, n, 0, np.empty((n, n)))
+        np.fill_diagonal(K, np.inf)
+        h = 0.5 * K.min(axis=1)
+        symmetric = bool(np.ptp(h) <= SPREAD)
+        K -= h[:, None]
+        K -= h if symmetric else h[:, None]
+        np.minimum(K, CLIP, out=K)
+        np.negative(K, out=K)
+        if symmetric:  # the upper triangle by strips (at least four), mirrored
+            step = min(strip_rows(n), -(-n // 4))
+            for i0 in range(0, n, step):
+                i1 = min(i0 + step, n)
+                np.exp(K[i0:i1, i0:], out=K[i0:i1, i0:])
+                K[i1:, i0:i1] = K[i0:i1, i1:].T
+        else:
+            np.exp(K, out=K)
+        np.fill_diagonal(K, 0.0)
+    else:
+        h = 0.5 * nearest_sqdist(U, sq)
+        symmetric = bool(np.ptp(h) <= SPREAD)
+        K = softmax_kernel(U, sq, h, symmetric)
+    w = np.exp(h.min() - h) if symmetric else np.ones_like(h)
+    same, other = _split_products(K, w[:, None], w[:, None], blocks)
+    same, other = same[:, 0], other[:, 0]
+    s = same + other
+    return {"U": U, "K": K, "w": w, "s": s, "p": same / s, "q": other / s,
+            "symmetric": symmetric}
+
+
+def _split_products(K: np.ndarray, R_same: np.ndarray, R_other: np.ndarray,
+                    blocks: list[slice]) -> tuple[np.ndarray, np.ndarray]:
+    """(K_blk R_same, K_off R_other): K's diagonal blocks and the rest, each entry of K read
+    once, the off-block part summed directly (not as a difference, which would cancel)."""
+    same = np.empty((K.shape[0], R_same.shape[1]))
+    other = np.empty((K.shape[0], R_other.shape[1]))
+    for b in blocks:
+        same[b] = K[b, b] @ R_same[b]
+        other[b] = K[b, :b.start] @ R_other[:b.start] + K[b, b.stop:] @ R_other[b.stop:]
+    return same, other
+
+
+def nca_laplacian_times(st: dict, V: np.ndarray, blocks: list[slice]) -> np.ndarray:
+    """Lap(A + Aᵀ) V = diag(Aᵀ1) V − A V − AᵀV at the state of :func:`nca_softmax` (P2);
+    ∂(Σ_i p_i)/∂U is twice this at V = U."""
+    K, w, s, p, q = st["K"], st["w"], st["s"], st["p"], st["q"]
+    r = V.shape[1]
+    if r >= WIDE:   # many columns: S = A + Aᵀ formed once, then one product with V
+        S = _symmetrized_weights(st, blocks)
+        return S.sum(axis=1)[:, None] * V - S @ V
+    a, b = (p / s)[:, None], (q / s)[:, None]
+    wV = w[:, None] * V
+    if st["symmetric"]:   # one pass: K_blk (wV, b∘V, b) and K_off (wV, a∘V, a)
+        blk, off = _split_products(K, np.hstack([wV, b * V, b]), np.hstack([wV, a * V, a]),
+                                   blocks)
+        blk_w, off_w, blk_t, off_t = blk[:, :r], off[:, :r], blk[:, r:], off[:, r:]
+    else:
+        blk_w, off_w = _split_products(K, wV, wV, blocks)
+        blk_t, off_t = _split_products(K.T, np.hstack([b * V, b]), np.hstack([a * V, a]),
+                                       blocks)
+    AV = a * off_w - b * blk_w
+    AtV = w[:, None] * (off_t - blk_t)          # (AᵀV, Aᵀ1)
+    return AtV[:, r:] * V - AV - AtV[:, :r]
+
+
+def _symmetrized_weights(st: dict, blocks: list[slice]) -> np.ndarray:
+    """S = A + Aᵀ, A_ij = p_ij p_i off the class blocks and −p_ij q_i in them (P2), formed once
+    per point (cached in ``st``)."""
+    if "S" not in st:
+        K, w = st["K"], st["w"]
+        a, b = st["p"] / st["s"], st["q"] / st["s"]
+        A = K * a[:, None]
+        A *= w
+        for c in blocks:
+            A[c, c] = K[c, c] * (-b[c, None] * w[c])
+        A += A.T
+        st["S"] = A
+    return st["S"]
+
+
+def nca_probabilities(st: dict) -> np.ndarray:
+    """P = (p_ij), formed from the state of :func:`nca_softmax` (for the Hessian)."""
+    if "P" not in st:
+        st["P"] = st["K"] * st["w"][None, :] / st["s"][:, None]
+    return st["P"]

@@ -1,0 +1,53 @@
+"""``import ldr`` and ``ldr --help`` stay light: the heavy dependencies load when used.
+
+pymanopt's package init imports every autodiff backend it finds (PyTorch alone took 3.2 s and
+hundreds of MB where installed), scikit-learn's estimator layer imports pandas, scipy.stats
+takes up to a second and a half: none of them is needed to import ldr, to solve an objective
+or to print the command line's help.  Each check runs in a fresh interpreter.
+"""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+HEAVY = ("pymanopt", "torch", "jax", "tensorflow", "matplotlib", "dask", "distributed",
+         "pandas", "sklearn", "scipy.stats", "tqdm")
+
+
+def _loaded(code: str) -> list[str]:
+    probe = (code + "\nimport json, sys\nprint(json.dumps(sorted(m for m in "
+             f"{list(HEAVY)!r} if m in sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_import_ldr_loads_none_of_the_heavy_dependencies():
+    assert _loaded("import ldr") == []
+
+
+def test_solving_an_objective_loads_no_optional_backend():
+    """Data validation uses scikit-learn's check_array (which imports pandas and scipy.stats);
+    nothing else heavy."""
+    code = ("import numpy as np, ldr\n"
+            "from ldr.objectives.pca import PCA\n"
+            "X = np.random.default_rng(0).standard_normal((50, 4))\n"
+            "assert ldr.solve(PCA(X, 2)).converged")
+    assert set(_loaded(code)) <= {"sklearn", "pandas", "scipy.stats"}
+
+
+def test_the_command_lines_help_loads_none_of_them():
+    code = ("from ldr import cli\n"
+            "try:\n    cli.main(['compare', '--help'])\nexcept SystemExit:\n    pass")
+    assert _loaded(code) == []
+
+
+@pytest.mark.parametrize("name", ["objectives", "registry", "estimators", "kernels"])
+def test_lazy_subpackages_load_on_first_use(name):
+    code = f"import ldr, sys\nassert 'ldr.{name}' not in sys.modules\nldr.{name}"
+    loaded = _loaded(code)
+    # the estimators are scikit-learn estimators; the others need no heavy dependency
+    assert set(loaded) <= ({"sklearn", "pandas", "scipy.stats"} if name == "estimators"
+                           else set())
