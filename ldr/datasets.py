@@ -78,14 +78,20 @@ def load(name: str) -> tuple[np.ndarray, np.ndarray]:
     return X, y
 
 
-def make_moons4d(n: int = 400, noise_dims: int = 0, noise: float = 0.05, seed=None
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def make_moons4d(n: int = 400, noise_dims: int = 0, noise: float = 0.05, seed=None,
+                 intertwined: bool = False) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """KDAC's four-dimensional moon data (alternative-clustering paper, Fig. 1).
 
-    Dimensions 1–2 hold two intertwining parabolas (clustering A), dimensions 3–4 two
-    Gaussian clusters (clustering B); the two labelings are drawn independently, so a point's
-    parabola says nothing about its Gaussian cluster.  ``noise_dims`` appends uniform noise
-    dimensions on [−1, 1] (the paper's MoonN has three).
+    Dimensions 1–2 hold two parabolas (clustering A), dimensions 3–4 two Gaussian clusters
+    (clustering B); the two labelings are drawn independently, so a point's parabola says
+    nothing about its Gaussian cluster.  ``noise_dims`` appends uniform noise dimensions on
+    [−1, 1] (the paper's MoonN has three).
+
+    ``intertwined=True`` draws the paper's "intertwining parabolas": the cup y = t² and the
+    cap y = 1.5 − t² shifted right by 1, whose arms reach into each other as two moons do, so
+    no line separates them.  The default (False, as in earlier versions) draws the cap
+    y = −t² instead, which the line y = 0 separates.  Either way the curves never come
+    closer than 0.5 vertically where they overlap.
 
     Returns ``X`` (n, 4 + noise_dims), ``labels_parabola`` and ``labels_gaussian``.
     """
@@ -93,10 +99,10 @@ def make_moons4d(n: int = 400, noise_dims: int = 0, noise: float = 0.05, seed=No
     a = rng.integers(0, 2, size=n)
     b = rng.integers(0, 2, size=n)
     t = rng.uniform(-1.0, 1.0, size=n)
-    # parabola 0: y = t² opening up; parabola 1: y = −t² shifted right by 1, opening down;
-    # they interleave like two moons without crossing (vertical gap ≥ 0.5)
+    # parabola 0: the cup y = t²; parabola 1: a cap shifted right by 1, y = 1.5 − t²
+    # (intertwined: the cup's right arm reaches into the cap) or y = −t² (below y = 0)
     x1 = np.where(a == 0, t, t + 1.0)
-    x2 = np.where(a == 0, t**2, -(t**2))
+    x2 = np.where(a == 0, t**2, (1.5 if intertwined else 0.0) - t**2)
     parab = np.column_stack([x1, x2]) + noise * rng.standard_normal((n, 2))
     centers = np.array([[-1.0, -1.0], [1.0, 1.0]])
     gauss = centers[b] + 0.25 * rng.standard_normal((n, 2))
@@ -122,6 +128,39 @@ def make_gaussian_clusters(n_per_cluster: int = 100, spread: float = 3.0, std: f
     X = spread * cells[idx] + std * rng.standard_normal((idx.size, 2))
     if noise_dims:
         X = np.column_stack([X, rng.uniform(-spread, spread, size=(idx.size, int(noise_dims)))])
+    return X, cells[idx, 0], cells[idx, 1]
+
+
+def make_rotated_gaussian_clusters(n: int = 1000, spread: float = 3.0, std: float = 0.5,
+                                   angle: float = 45.0, seed=None
+                                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """KDAC's "Large Gaussian" data (alternative-clustering paper, §4): four Gaussian clusters
+    in four dimensions, "rotated by 45 degrees to reside in 3D", the fourth dimension uniform
+    noise.
+
+    The four clusters (n/4 samples each, isotropic, standard deviation ``std`` in all three
+    dimensions) sit on a 2×2 grid of side ``spread`` in the plane of the first two axes; the
+    grid is then rotated by ``angle`` degrees about the first axis, so its plane is spanned by
+    e₁ and (0, cos angle, sin angle).  The fourth column is uniform on [−spread, spread].  The
+    two alternative 2-clusterings are the grid's columns (``labels_a``, first coordinate) and
+    rows (``labels_b``).  The paper's text says 1000 samples (its Appendix L lists 200 for
+    the experiment); it gives no scales, so ``spread`` and ``std`` are those of
+    :func:`make_gaussian_clusters`.
+
+    Returns ``X`` (n, 4), ``labels_a``, ``labels_b``.
+    """
+    if not (isinstance(n, (int, np.integer)) and n >= 4 and n % 4 == 0):
+        raise ParameterError("n", f"must be a positive multiple of 4 (four equal clusters), "
+                                  f"got {n!r}")
+    rng = np.random.default_rng(seed)
+    cells = np.array([[0, 0], [0, 1], [1, 0], [1, 1]])
+    idx = np.repeat(np.arange(4), n // 4)
+    plane = np.column_stack([spread * cells[idx], np.zeros(n)])
+    a = np.deg2rad(angle)
+    rotation = np.array([[1.0, 0.0, 0.0], [0.0, np.cos(a), -np.sin(a)],
+                         [0.0, np.sin(a), np.cos(a)]])
+    points = plane @ rotation.T + std * rng.standard_normal((n, 3))
+    X = np.column_stack([points, rng.uniform(-spread, spread, size=n)])
     return X, cells[idx, 0], cells[idx, 1]
 
 

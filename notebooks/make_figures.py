@@ -29,7 +29,8 @@ def execute(path: pathlib.Path, paper: bool, figures: pathlib.Path | None) -> fl
         os.environ["LDR_SAVE_FIGURES"] = str(figures)
     nb = nbformat.read(path, as_version=4)
     start = time.perf_counter()
-    nbclient.NotebookClient(nb, timeout=1800, kernel_name="python3",
+    # per cell: notebook 07's cells of POT runs take up to ~25 minutes at the papers' sizes
+    nbclient.NotebookClient(nb, timeout=3600, kernel_name="python3",
                             resources={"metadata": {"path": str(path.parent)}}).execute()
     nbformat.write(nb, path)
     return time.perf_counter() - start
