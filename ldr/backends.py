@@ -13,8 +13,10 @@ backend       the cost is written with                              egrad, ehvp
                                                                     of it (forward over
                                                                     reverse); compiled once
                                                                     with ``jax.jit``
-"torch"       PyTorch (``torch.*`` functions and tensor methods)    ``torch.func.grad``;
-                                                                    ``torch.func.jvp`` of it
+"torch"       PyTorch (``torch.*`` functions and tensor methods)    ``torch.autograd.grad``;
+                                                                    the Hessian reverse over
+                                                                    reverse, its graph built
+                                                                    once per point
 "numpy"       anything: nothing is differentiated                   hand-written only
 ============  ====================================================  ========================
 
@@ -24,11 +26,12 @@ manifold — and the objective's ``cost(M)`` called with NumPy arrays returns a 
 so solvers, :func:`ldr.check`, certificates and estimators see what they see for autograd.
 JAX computes in float32 unless 64-bit mode is on: the JAX backend turns it on
 (``jax.config.update("jax_enable_x64", True)``, as pymanopt does) when its first objective
-is made, so create the cost's arrays after that (or enable it yourself first).  Costs whose
+is made, so create the cost's arrays after that or, better, enable it yourself first (a
+cost that closes over float32 arrays gets a warning).  Costs whose
 Python control flow depends on values cannot be traced by ``jax.jit``; they run uncompiled
-(a :class:`UserWarning` says so).  ``torch.compile`` is not applied: on the CPU it made no
-oracle faster than ``torch.func`` in eager mode and costs seconds per shape
-(``benchmarks/bench_backends.py``).
+(a :class:`UserWarning` says so).  For PyTorch, eager ``torch.autograd`` measured faster than
+``torch.func`` on the CPU, and ``torch.compile`` costs tens of seconds per objective
+(:class:`TorchDerivatives`; ``benchmarks/bench_backends.py``).
 
 JAX and PyTorch are optional (``pip install "ldr-manifold[jax]"``, ``"ldr-manifold[torch]"``)
 and imported only when an objective asks for them; ``import ldr`` imports neither.
@@ -122,10 +125,29 @@ class JaxDerivatives(Derivatives):
         first = M[0] if isinstance(M, (tuple, list)) else M
         return isinstance(first, self._jax.Array)  # tracers are jax.Arrays too
 
+    def _check_precision(self, M):
+        """Warn, once, when the cost closes over arrays of less than float64 (made before
+        64-bit mode was on): its answers would be float32's."""
+        self._checked = True
+        try:
+            consts = self._jax.make_jaxpr(self.raw_cost)(M).consts
+        except Exception:  # noqa: BLE001 - untraceable costs are reported by _call
+            return
+        low = sorted({str(c.dtype) for c in consts if hasattr(c, "dtype")
+                      and np.issubdtype(c.dtype, np.floating) and c.dtype.itemsize < 8})
+        if low:
+            warnings.warn(
+                f"the cost's arrays include {', '.join(low)} ones (made before JAX's 64-bit "
+                "mode was on?): its answers will be accurate to about 1e-7.  Call "
+                'jax.config.update("jax_enable_x64", True) before creating them',
+                UserWarning, stacklevel=5)
+
     def _call(self, name, *args):
         if self._is_native(args[0]):
             return self._plain[name](*args)
         args = tuple(tuple(a) if isinstance(a, list) else a for a in args)
+        if not getattr(self, "_checked", False):
+            self._check_precision(args[0])
         try:
             out = self._fns[name](*args)
         except self._jax.errors.JAXTypeError as exc:  # value-dependent Python control flow
@@ -146,21 +168,24 @@ class JaxDerivatives(Derivatives):
 
 
 class TorchDerivatives(Derivatives):
-    """``torch.func.grad`` of the cost, and ``torch.func.jvp`` of that gradient (forward over
-    reverse); NumPy points become float64 tensors on the CPU without a copy."""
+    """PyTorch's reverse-mode gradient of the cost (``torch.autograd.grad``) and its
+    Hessian-vector products by differentiating that gradient once more; NumPy points become
+    float64 tensors on the CPU without a copy.
+
+    Measured on the CPU (``benchmarks/bench_backends.py``), eager ``torch.autograd`` beats
+    ``torch.func``: ``torch.func.grad`` took 1.6–4× the time of ``torch.autograd.grad``,
+    and ``torch.func.jvp`` of it (forward over reverse) 3–6× the time of the double backward
+    pass, whose gradient graph :meth:`ehvp_at` builds once per point for all the products
+    of an inner solve (``torch.func.linearize``, forward over reverse traced once, took a
+    second per point to trace).  ``torch.compile`` is not applied: tens of seconds to
+    compile for a gradient 2× faster at d = 13.
+    """
 
     def __init__(self, backend, cost, egrad=None, ehvp=None):
         super().__init__(backend, cost, egrad, ehvp)
         import torch
-        import torch.func
 
         self._torch = torch
-        grad = egrad if egrad is not None else torch.func.grad(cost)
-
-        def hvp(M, V):
-            return torch.func.jvp(grad, (M,), (V,))[1]
-
-        self._fns = {"cost": cost, "egrad": grad, "ehvp": ehvp if ehvp is not None else hvp}
 
     def _tensor(self, M):
         if isinstance(M, (tuple, list)):
@@ -169,29 +194,78 @@ class TorchDerivatives(Derivatives):
             return M
         M = np.asarray(M, dtype=float)
         if not (M.flags.writeable and M.flags.c_contiguous):
-            M = np.ascontiguousarray(M).copy()
+            M = np.array(M, order="C")
         return self._torch.from_numpy(M)
 
-    def _call(self, name, *args):
-        first = args[0][0] if isinstance(args[0], (tuple, list)) else args[0]
-        if isinstance(first, self._torch.Tensor):
-            return self._fns[name](*args)
-        out = self._fns[name](*(self._tensor(a) for a in args))
-        if name == "cost":
-            return float(out)
-        if isinstance(out, (tuple, list)):
-            return tuple(o.detach().numpy() if isinstance(o, self._torch.Tensor) else
-                         _numpy(o) for o in out)
-        return out.detach().numpy() if isinstance(out, self._torch.Tensor) else _numpy(out)
+    def _leaves(self, M):
+        """``M`` detached, requiring a gradient (a tuple on a product)."""
+        if isinstance(M, tuple):
+            return tuple(m.detach().requires_grad_(True) for m in M)
+        return M.detach().requires_grad_(True)
+
+    def _grad(self, M, create_graph=False):
+        """``(leaves, gradient)`` of the cost at tensor(s) ``M``."""
+        torch = self._torch
+        with torch.enable_grad():
+            X = self._leaves(M)
+            if self.raw_egrad is not None:
+                return X, self.raw_egrad(X)
+            inputs = X if isinstance(X, tuple) else (X,)
+            G = torch.autograd.grad(self.raw_cost(X), inputs, create_graph=create_graph,
+                                    allow_unused=True)
+            G = tuple(torch.zeros_like(x) if g is None else g for g, x in zip(G, inputs))
+            return X, (G if isinstance(X, tuple) else G[0])
+
+    def _hvp_from(self, X, G, V):
+        """H V from the gradient ``G`` with its graph at leaves ``X``."""
+        torch = self._torch
+        inputs = X if isinstance(X, tuple) else (X,)
+        outs = G if isinstance(G, tuple) else (G,)
+        vs = V if isinstance(V, tuple) else (V,)
+        HV = torch.autograd.grad(outs, inputs, vs, retain_graph=True, allow_unused=True)
+        HV = tuple(torch.zeros_like(x) if h is None else h for h, x in zip(HV, inputs))
+        return HV if isinstance(X, tuple) else HV[0]
+
+    def _out(self, value):
+        if isinstance(value, (tuple, list)):
+            return tuple(self._out(v) for v in value)
+        if isinstance(value, self._torch.Tensor):
+            return value.detach().numpy()
+        return _numpy(value)
+
+    def _native(self, M) -> bool:
+        first = M[0] if isinstance(M, (tuple, list)) else M
+        return isinstance(first, self._torch.Tensor)
 
     def cost(self, M):
-        return self._call("cost", M)
+        if self._native(M):
+            return self.raw_cost(M)
+        with self._torch.no_grad():
+            return float(self.raw_cost(self._tensor(M)))
 
     def egrad(self, M):
-        return self._call("egrad", M)
+        if self._native(M):
+            return self.raw_egrad(M) if self.raw_egrad is not None else self._grad(M)[1]
+        if self.raw_egrad is not None:
+            return self._out(self.raw_egrad(self._tensor(M)))
+        return self._out(self._grad(self._tensor(M))[1])
 
     def ehvp(self, M, V):
-        return self._call("ehvp", M, V)
+        if self._native(M):
+            return self._ehvp(M, V)
+        return self._out(self._ehvp(self._tensor(M), self._tensor(V)))
+
+    def _ehvp(self, M, V):
+        if self.raw_ehvp is not None:
+            return self.raw_ehvp(M, V)
+        X, G = self._grad(M, create_graph=True)
+        return self._hvp_from(X, G, V)
+
+    def ehvp_at(self, M):
+        if self.raw_ehvp is not None or self._native(M):
+            return super().ehvp_at(M)
+        X, G = self._grad(self._tensor(M), create_graph=True)  # the graph, once per point
+        return lambda V: self._out(self._hvp_from(X, G, self._tensor(V)))
 
 
 def derivatives(backend: str, cost: Callable, egrad: Callable | None = None,

@@ -244,11 +244,13 @@ class Objective:
 
         With autograd's Hessian the gradient's graph is traced once at ``M``
         (``autograd.make_vjp`` of the gradient; its VJP with V is H V, H being symmetric) and
-        each product is one backward pass over it; a hand-written ``ehvp`` and the JAX and
-        PyTorch backends' (compiled once per objective) are called as they are."""
-        if (type(self).ehvp is not Objective.ehvp or "ehvp" in self.__dict__
-                or self.backend != "autograd"):
+        each product is one backward pass over it (PyTorch's likewise); a hand-written ``ehvp``
+        and JAX's (compiled once per objective) are called as they are."""
+        if type(self).ehvp is not Objective.ehvp or "ehvp" in self.__dict__:
             return lambda V: self.ehvp(M, V)
+        if self.backend != "autograd":
+            return (self.derivatives().ehvp_at(M) if self.backend != "numpy"
+                    else lambda V: self.ehvp(M, V))
         if "_ag_grad" not in self.__dict__:
             self._ag_grad = autograd.grad(self.cost)
         vjp, _ = autograd.make_vjp(self._ag_grad)(M)
