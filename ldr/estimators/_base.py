@@ -65,6 +65,7 @@ from ldr.data.rows import as_dask_array, map_rows, moments
 from ldr.data.statistics import Moments
 from ldr.data.validation import is_lazy, refuse_lazy
 from ldr.errors import ParameterError
+from ldr.estimators._namespace import matching, namespace_of, to_namespace, to_numpy
 from ldr.estimators._output import (
     FLOAT_DTYPES,
     OutputMixin,
@@ -293,6 +294,10 @@ class LinearDR(OutputMixin, TransformerMixin, BaseEstimator):
         self.random_state = random_state
 
     # --- the objective ----------------------------------------------------------------------
+    #: fitted arrays and outputs in the input's array namespace under scikit-learn's
+    #: ``array_api_dispatch`` (:mod:`ldr.estimators._namespace`)
+    _array_api_support = False
+
     def _objective_spec(self) -> tuple:
         if self._objective_class is not None:
             return self._objective_class, {k: getattr(self, k) for k in self._objective_args}
@@ -324,6 +329,7 @@ class LinearDR(OutputMixin, TransformerMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
+        tags.array_api_support = self._array_api_support
         try:
             tags.target_tags.required = self._requires_y()
         except ValueError:  # an invalid objective is reported by fit, not by the tags
@@ -416,6 +422,8 @@ class LinearDR(OutputMixin, TransformerMixin, BaseEstimator):
         OrthogonalLDA, MAF, SFA, PPCA, FactorAnalysis): nothing is materialized; the others
         raise a ValueError stating the memory they would need (Dask) or load the memmap.
         """
+        space = namespace_of(X) if self._array_api_support else None
+        X, y = to_numpy(X), to_numpy(y)  # scikit-learn's array API dispatch (_namespace)
         data = self._prepare(X, y)
         self._reduce(data)
         r = self._n_components(data)
@@ -441,6 +449,8 @@ class LinearDR(OutputMixin, TransformerMixin, BaseEstimator):
         elif mean is not None:
             self.mean_ = np.asarray(mean)
         cast_fitted(self, data.dtype)  # float32 in, float32 out (ldr.estimators._output)
+        if space is not None:  # the input's namespace and device (ldr.estimators._namespace)
+            to_namespace(self, *space)
         return self
 
     def transform(self, X) -> np.ndarray:
@@ -450,7 +460,7 @@ class LinearDR(OutputMixin, TransformerMixin, BaseEstimator):
         if is_lazy(X):  # a lazy Dask array, block by block (map_blocks)
             return map_rows(X, self._transform_block, self.n_features_in_,
                             self.n_components_)
-        X = validate_data(self, X, reset=False, dtype=FLOAT_DTYPES)
+        X = validate_data(self, to_numpy(X), reset=False, dtype=FLOAT_DTYPES)
         return as_output(self._transform_block(X), output_dtype(X))
 
     def _transform_block(self, X):
@@ -485,8 +495,20 @@ class ProjectionAPI(TransformerMixin):
         if is_lazy(X):
             return map_rows(X, self._transform_block, self.n_features_in_,
                             self.n_components_)
-        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        space = namespace_of(X)
+        if space is not None:  # computed in X's namespace, on its device
+            xp, device = space
+            X = validate_data(self, X, reset=False, dtype=[xp.float64, xp.float32])
+            Z = (X - matching(self, "mean_", xp, device)) @ \
+                matching(self, "components_", xp, device).T
+            return xp.astype(self._scale(Z, xp, device), X.dtype)
+        X = validate_data(self, to_numpy(X), reset=False, dtype=[np.float64, np.float32])
         return self._transform_block(X)
+
+    def _scale(self, Z, xp, device):
+        """Hook: the projection ``Z`` of :meth:`transform` in namespace ``xp`` finished (PCA
+        whitens it); as it is here."""
+        return Z
 
     def _transform_block(self, X):
         return (X - self.mean_) @ self.components_.T
