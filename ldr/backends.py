@@ -33,6 +33,13 @@ Python control flow depends on values cannot be traced by ``jax.jit``; they run 
 ``torch.func`` on the CPU, and ``torch.compile`` costs tens of seconds per objective
 (:class:`TorchDerivatives`; ``benchmarks/bench_backends.py``).
 
+**Devices.**  JAX computes on its default device (a GPU where jaxlib has one).  PyTorch
+computes on the CPU unless the objective names a ``device`` (``ldr.objective(...,
+backend="torch", device="cuda")``, or ``device = "cuda"`` in the class body), where its
+tensors live: each point is sent there and each gradient brought back.  The solver's own
+geometry (d×r matrices) runs in NumPy on the host; an oracle's scalars and d×r results are
+the only transfers.
+
 JAX and PyTorch are optional (``pip install "ldr-manifold[jax]"``, ``"ldr-manifold[torch]"``)
 and imported only when an objective asks for them; ``import ldr`` imports neither.
 """
@@ -85,9 +92,10 @@ class Derivatives:
     backend's."""
 
     def __init__(self, backend: str, cost: Callable, egrad: Callable | None = None,
-                 ehvp: Callable | None = None):
+                 ehvp: Callable | None = None, device=None):
         self.backend, self.raw_cost = backend, cost
         self.raw_egrad, self.raw_ehvp = egrad, ehvp
+        self.device = device
 
     def cost(self, M):
         raise NotImplementedError
@@ -107,8 +115,8 @@ class JaxDerivatives(Derivatives):
     """``jax.grad`` of the cost, and ``jax.jvp`` of that gradient (forward over reverse),
     each compiled once by ``jax.jit`` (retraced only for a new shape)."""
 
-    def __init__(self, backend, cost, egrad=None, ehvp=None):
-        super().__init__(backend, cost, egrad, ehvp)
+    def __init__(self, backend, cost, egrad=None, ehvp=None, device=None):
+        super().__init__(backend, cost, egrad, ehvp, device)
         import jax
 
         jax.config.update("jax_enable_x64", True)
@@ -181,11 +189,14 @@ class TorchDerivatives(Derivatives):
     compile for a gradient 2× faster at d = 13.
     """
 
-    def __init__(self, backend, cost, egrad=None, ehvp=None):
-        super().__init__(backend, cost, egrad, ehvp)
+    def __init__(self, backend, cost, egrad=None, ehvp=None, device=None):
+        super().__init__(backend, cost, egrad, ehvp, device)
         import torch
 
         self._torch = torch
+        self._device = None if device is None else torch.device(device)
+        if self._device is not None and self._device.type == "cpu":
+            self._device = None
 
     def _tensor(self, M):
         if isinstance(M, (tuple, list)):
@@ -195,7 +206,8 @@ class TorchDerivatives(Derivatives):
         M = np.asarray(M, dtype=float)
         if not (M.flags.writeable and M.flags.c_contiguous):
             M = np.array(M, order="C")
-        return self._torch.from_numpy(M)
+        T = self._torch.from_numpy(M)
+        return T if self._device is None else T.to(self._device)
 
     def _leaves(self, M):
         """``M`` detached, requiring a gradient (a tuple on a product)."""
@@ -230,7 +242,7 @@ class TorchDerivatives(Derivatives):
         if isinstance(value, (tuple, list)):
             return tuple(self._out(v) for v in value)
         if isinstance(value, self._torch.Tensor):
-            return value.detach().numpy()
+            return value.detach().cpu().numpy()
         return _numpy(value)
 
     def _native(self, M) -> bool:
@@ -269,12 +281,18 @@ class TorchDerivatives(Derivatives):
 
 
 def derivatives(backend: str, cost: Callable, egrad: Callable | None = None,
-                ehvp: Callable | None = None) -> Derivatives:
-    """The :class:`Derivatives` of ``cost`` in ``backend`` ("jax" or "torch")."""
+                ehvp: Callable | None = None, device=None) -> Derivatives:
+    """The :class:`Derivatives` of ``cost`` in ``backend`` ("jax" or "torch"); ``device``
+    (PyTorch only: "cuda", "cuda:1", a ``torch.device``) is where the cost's tensors live and
+    the points are sent (None: the CPU)."""
     validate(backend)
+    if device is not None and backend != "torch":
+        raise ParameterError("device", f"only backend='torch' places the points on a device; "
+                                       f"got device={device!r} with backend={backend!r} (JAX "
+                                       "computes on its default device)")
     if backend == "jax":
         return JaxDerivatives(backend, cost, egrad, ehvp)
     if backend == "torch":
-        return TorchDerivatives(backend, cost, egrad, ehvp)
+        return TorchDerivatives(backend, cost, egrad, ehvp, device)
     raise ParameterError("backend", f"{backend!r} converts no arrays: only 'jax' and 'torch' "
                                     "have Derivatives")

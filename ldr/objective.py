@@ -170,6 +170,8 @@ class Objective:
     method: Method | None = None
     #: where egrad and ehvp come from (:mod:`ldr.backends`); a class attribute
     backend: str = "autograd"
+    #: with ``backend = "torch"``: the device of the cost's tensors ("cuda"; None: the CPU)
+    device = None
 
     def __init_subclass__(cls, **kwargs):
         """Check a declared ``backend``; for "jax" and "torch", let the methods written for
@@ -207,7 +209,8 @@ class Objective:
                 raw[name] = fn
             if raw["cost"] is None:
                 raise NotImplementedError(f"{type(self).__name__} must define cost(M)")
-            found = backends.derivatives(self.backend, raw["cost"], raw["egrad"], raw["ehvp"])
+            found = backends.derivatives(self.backend, raw["cost"], raw["egrad"], raw["ehvp"],
+                                         self.device)
             self._ldr_derivatives = found
         return found
 
@@ -319,10 +322,15 @@ class FunctionObjective(Objective):
 
     def __init__(self, cost: Callable, shape, manifold="stiefel", *, egrad=None, ehvp=None,
                  phi=None, phi0=None, pencil=None, pencil0=None, heuristic=None,
-                 transform=None, global_gap=None, name=None, backend: str = "autograd"):
+                 transform=None, global_gap=None, name=None, backend: str = "autograd",
+                 device=None):
         if not callable(cost):
             raise ParameterError("cost", f"expected a callable, got {cost!r}")
         self.backend = backends.validate(backend)
+        if device is not None and backend != "torch":
+            raise ParameterError("device", f"only backend='torch' places the points on a "
+                                           f"device; got backend={backend!r}")
+        self.device = device
         if backend == "numpy" and egrad is None:
             raise ParameterError("egrad", "backend='numpy' differentiates nothing: pass "
                                           "egrad= (and ehvp= for the trust region), or name an "
@@ -354,6 +362,8 @@ def objective(cost: Callable | None = None, *, shape, manifold="stiefel",
     hand-written ``egrad``/``ehvp``) is written with ``jax.numpy`` or PyTorch and receives
     their arrays, and the derivatives are theirs; ``"numpy"``: nothing is differentiated,
     ``egrad`` (and, for the trust region, ``ehvp``) must be given (:mod:`ldr.backends`).
+    ``device="cuda"`` (with ``backend="torch"``, in ``oracles``): where the cost's tensors
+    live; points are sent there.
     A backend that is not installed is a :class:`~ldr.errors.ParameterError` naming
     ``backend`` and the pip command.
 

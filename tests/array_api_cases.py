@@ -129,3 +129,20 @@ def test_without_dispatch_a_tensor_gives_numpy_as_before(wine):
     assert isinstance(est.components_, np.ndarray)
     assert isinstance(est.transform(torch.as_tensor(X)), np.ndarray)
     assert isinstance(PCA(2).fit(torch.as_tensor(X)).transform(torch.as_tensor(X)), np.ndarray)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None
+                    or not __import__("torch").cuda.is_available(), reason="needs CUDA")
+def test_cuda_tensors_give_cuda_answers(wine):
+    import torch
+
+    X, y = wine
+    Xc, yc = torch.as_tensor(X, device="cuda"), torch.as_tensor(y, device="cuda")
+    with sklearn.config_context(array_api_dispatch=True):
+        est = OrthogonalLDA(2).fit(Xc, yc)
+        Z = est.transform(Xc)
+        pred = est.predict(Xc)
+    assert est.components_.device.type == Z.device.type == pred.device.type == "cuda"
+    np.testing.assert_allclose(Z.cpu().numpy(), OrthogonalLDA(2).fit(X, y).transform(X),
+                               atol=1e-10)

@@ -272,3 +272,32 @@ def test_a_jax_cost_over_float32_arrays_gets_a_warning(C):
     obj = ldr.objective(lambda M: -jnp.trace(M.T @ C32 @ M), shape=(13, 2), backend="jax")
     with pytest.warns(UserWarning, match="float32.*jax_enable_x64"):
         obj.cost(np.eye(13, 2))
+
+
+def test_only_torch_places_points_on_a_device():
+    with pytest.raises(ParameterError) as info:
+        ldr.objective(lambda M: 0.0, shape=(3, 1), device="cuda")
+    assert info.value.param == "device"
+
+
+def _cuda() -> bool:
+    if not HAS["torch"]:
+        return False
+    import torch
+
+    return torch.cuda.is_available()
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not _cuda(), reason="needs PyTorch with a CUDA device")
+def test_a_torch_objective_on_the_gpu_gives_the_cpus_answer(C):
+    import torch
+
+    Ct = torch.as_tensor(C, device="cuda")
+    obj = ldr.objective(lambda M: -torch.trace(M.T @ Ct @ M)
+                        + LAM * torch.sum(torch.sqrt(M**2 + EPS)), shape=(13, 2),
+                        backend="torch", device="cuda")
+    assert ldr.check(obj).ok
+    res = ldr.solve(obj, "trust-region", seed=0)
+    ref = ldr.solve(sparse_pca(C, "autograd"), "trust-region", seed=0)
+    np.testing.assert_allclose(res.M, ref.M, atol=1e-9)
