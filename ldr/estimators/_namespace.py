@@ -13,8 +13,9 @@ driver's NumPy record.
 
 The *fit* itself — the data's statistics and the solver's iterations — runs in NumPy on the
 host: the rows are copied there once (:func:`to_numpy`) and the answers copied back
-(:func:`to_namespace`).  Every other estimator converts such an input to NumPy and answers in
-NumPy, as without the setting.
+(:func:`to_namespace`).  The other estimators built on :class:`~ldr.estimators.LinearDR`'s
+``fit`` and ``transform`` convert such an input to NumPy there and answer in NumPy, as
+without the setting (their tag ``array_api_support`` is False).
 """
 
 from __future__ import annotations
@@ -38,7 +39,8 @@ def namespace_of(X):
         import array_api_compat
     except ImportError:  # scikit-learn's dispatch needs it: without it, there is none
         return None
-    if not array_api_compat.is_array_api_obj(X) or array_api_compat.is_numpy_array(X):
+    if (not array_api_compat.is_array_api_obj(X) or array_api_compat.is_numpy_array(X)
+            or array_api_compat.is_dask_array(X)):  # Dask: read lazily, in chunks
         return None
     return array_api_compat.array_namespace(X), array_api_compat.device(X)
 
@@ -50,7 +52,7 @@ def to_numpy(X):
         return X
     import array_api_compat as compat
 
-    if not compat.is_array_api_obj(X):
+    if not compat.is_array_api_obj(X) or compat.is_dask_array(X):  # Dask stays lazy
         return X
     if compat.is_torch_array(X):
         return X.detach().cpu().numpy()
