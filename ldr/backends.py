@@ -97,6 +97,10 @@ class Derivatives:
         self.raw_egrad, self.raw_ehvp = egrad, ehvp
         self.device = device
 
+    def __reduce__(self):  # pickles (joblib, Dask) as what it is built from, rebuilt there
+        return derivatives, (self.backend, self.raw_cost, self.raw_egrad, self.raw_ehvp,
+                             self.device)
+
     def cost(self, M):
         raise NotImplementedError
 

@@ -301,3 +301,16 @@ def test_a_torch_objective_on_the_gpu_gives_the_cpus_answer(C):
     res = ldr.solve(obj, "trust-region", seed=0)
     ref = ldr.solve(sparse_pca(C, "autograd"), "trust-region", seed=0)
     np.testing.assert_allclose(res.M, ref.M, atol=1e-9)
+
+
+@pytest.mark.parametrize("backend", [pytest.param("jax", marks=needs["jax"]),
+                                     pytest.param("torch", marks=needs["torch"])])
+def test_an_objective_pickles_with_cloudpickle_and_is_rebuilt(C, backend):
+    cloudpickle = pytest.importorskip("cloudpickle")
+    obj = sparse_pca(C, backend)
+    M = np.linalg.qr(np.random.default_rng(1).standard_normal((13, 2)))[0]
+    G = obj.egrad(M)
+    copy = cloudpickle.loads(cloudpickle.dumps(obj))
+    assert copy.backend == backend
+    np.testing.assert_array_equal(copy.egrad(M), G)
+    assert copy.cost(M) == obj.cost(M)
