@@ -87,8 +87,8 @@ class PPCA(_LatentGaussian):
     _objective_class = PPCAObjective
     _objective_args = ("noise_variance",)
 
-    def __init__(self, n_components=None, *, noise_variance=None, solver="trust-region",
-                 start="heuristic", tol=1e-8, max_iter=1000,
+    def __init__(self, n_components=None, *, noise_variance=None, solver=None,
+                 start=None, tol=1e-8, max_iter=1000,
                  solver_params=None, random_state=0):
         self.n_components, self.noise_variance = n_components, noise_variance
         self.solver, self.start = solver, start
@@ -133,7 +133,7 @@ class FactorAnalysis(_LatentGaussian):
 
     _objective_class = FactorAnalysisObjective
 
-    def __init__(self, n_components=None, *, solver="trust-region", start="heuristic",
+    def __init__(self, n_components=None, *, solver=None, start=None,
                  tol=1e-8, max_iter=1000,
                  solver_params=None, random_state=0):
         self.n_components, self.solver, self.start = n_components, solver, start
