@@ -65,7 +65,7 @@ from ldr.data.rows import as_dask_array, map_rows, moments
 from ldr.data.statistics import Moments
 from ldr.data.validation import is_lazy, refuse_lazy
 from ldr.errors import ParameterError
-from ldr.estimators._namespace import matching, namespace_of, to_namespace, to_numpy
+from ldr.estimators._namespace import namespace_of, project_in, to_namespace, to_numpy
 from ldr.estimators._output import (
     FLOAT_DTYPES,
     OutputMixin,
@@ -303,8 +303,7 @@ class LinearDR(OutputMixin, TransformerMixin, BaseEstimator):
         self.random_state = random_state
 
     # --- the objective ----------------------------------------------------------------------
-    #: fitted arrays and outputs in the input's array namespace under scikit-learn's
-    #: ``array_api_dispatch`` (:mod:`ldr.estimators._namespace`)
+    #: answers in the input's array namespace under array_api_dispatch (``_namespace``)
     _array_api_support = False
 
     def _objective_spec(self) -> tuple:
@@ -507,17 +506,12 @@ class ProjectionAPI(TransformerMixin):
                             self.n_components_)
         space = namespace_of(X)
         if space is not None:  # computed in X's namespace, on its device
-            xp, device = space
-            X = validate_data(self, X, reset=False, dtype=[xp.float64, xp.float32])
-            Z = (X - matching(self, "mean_", xp, device)) @ \
-                matching(self, "components_", xp, device).T
-            return xp.astype(self._scale(Z, xp, device), X.dtype)
+            return project_in(self, X, *space)
         X = validate_data(self, to_numpy(X), reset=False, dtype=[np.float64, np.float32])
         return self._transform_block(X)
 
     def _scale(self, Z, xp, device):
-        """Hook: the projection ``Z`` of :meth:`transform` in namespace ``xp`` finished (PCA
-        whitens it); as it is here."""
+        """Hook: :meth:`transform`'s ``Z`` in namespace ``xp``, finished (PCA whitens)."""
         return Z
 
     def _transform_block(self, X):

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ldr.estimators._output import validate_data
+
 #: fitted attributes that are not arrays computed from the data, never converted
 _SKIP = frozenset({"feature_names_in_", "n_features_in_", "result_", "objective_"})
 
@@ -101,3 +103,12 @@ def matching(estimator, name: str, xp, device):
                 array_api_compat.device(value) == device:
             return value
     return xp.asarray(np.ascontiguousarray(to_numpy(value)), device=device)
+
+
+def project_in(estimator, X, xp, device):
+    """``(X − mean_) @ components_.T`` of a projection estimator in ``xp`` on ``device``,
+    finished by its ``_scale`` (PCA's whitening), in X's float dtype."""
+    X = validate_data(estimator, X, reset=False, dtype=[xp.float64, xp.float32])
+    Z = (X - matching(estimator, "mean_", xp, device)) @ \
+        matching(estimator, "components_", xp, device).T
+    return xp.astype(estimator._scale(Z, xp, device), X.dtype)
