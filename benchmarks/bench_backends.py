@@ -2,15 +2,15 @@
 
 Run from the checkout root (JAX and PyTorch rows appear where they are installed)::
 
-    flock /tmp/ldr-bench.lock .venv/bin/python -P benchmarks/bench_backends.py   # ~3 minutes
+    flock /tmp/ldr-bench.lock .venv/bin/python -P benchmarks/bench_backends.py   # ~4 minutes
     .venv/bin/python -P benchmarks/bench_backends.py --quick                      # smoke run
 
 The README's custom objective, sparse PCA ``−tr(MᵀCM) + λ Σ √(M² + ε)`` on Stiefel(d, r),
 written four times — ``autograd.numpy`` (the default backend), ``jax.numpy``
 (``backend="jax"``), PyTorch (``backend="torch"``) and NumPy with a hand-written gradient and
 Hessian (``backend="numpy"``) — at d × r = 13 × 2 (wine's covariance, the README's) and
-200 × 5 and 1000 × 10 (covariances of seeded Gaussian data).  BLAS, PyTorch and XLA on
-one thread; medians over repeats; wall time.
+200 × 5 (``--large``: also 1000 × 10; covariances of seeded Gaussian data).  BLAS, PyTorch
+and XLA on one thread; medians over repeats; wall time.
 
 1. **Oracles.**  One ``egrad`` and one ``ehvp`` call at a random point (NumPy in, NumPy out,
    as the solvers call them), and the products of one inner solve (``ehvp_at``: 20 products
@@ -198,6 +198,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="one small size, few repeats")
     parser.add_argument("--compile", action="store_true", help="also time torch.compile")
+    parser.add_argument("--compile-only", action="store_true", help="only time torch.compile")
+    parser.add_argument("--large", action="store_true", help="also d × r = 1000 × 10 (slow)")
     args = parser.parse_args()
     repeats, number = (3, 20) if args.quick else (7, 100)
     backends = ["autograd"] + [b for b in ("jax", "torch") if HAS[b]] + ["numpy"]
@@ -220,16 +222,16 @@ def main():
     X, _ = ldr.datasets.load("wine")
     problems = [(X.T @ X / len(X), 2)]
     if not args.quick:
-        for d, r in ((200, 5), (1000, 10)):
+        for d, r in ((200, 5), (1000, 10)) if args.large else ((200, 5),):
             Z = np.random.default_rng(0).standard_normal((2 * d, d))
             problems.append((Z.T @ Z / len(Z), r))
     head = ["backend", "first", "egrad", "÷ag", "÷pymanopt", "ehvp", "÷ag", "÷pymanopt",
             "20 HVPs at M", "÷ag", "solve", "÷ag", "cost"]
     with single_threaded():
-        for C, r in problems:
-            print(f"\nd × r = {C.shape[0]} × {r}")
+        for C, r in [] if args.compile_only else problems:
+            print(f"\nd × r = {C.shape[0]} × {r}", flush=True)
             print_table(head, measure(C, r, backends, repeats, number))
-        if args.compile and HAS["torch"]:
+        if (args.compile or args.compile_only) and HAS["torch"]:
             print("\nldr's PyTorch oracles (torch.autograd, eager) against torch.func.grad "
                   "and its torch.func.jvp (forward over reverse), eager and under "
                   "torch.compile (inductor)")
