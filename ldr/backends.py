@@ -30,8 +30,8 @@ is made, so create the cost's arrays after that or, better, enable it yourself f
 cost that closes over float32 arrays gets a warning).  Costs whose
 Python control flow depends on values cannot be traced by ``jax.jit``; they run uncompiled
 (a :class:`UserWarning` says so).  For PyTorch, eager ``torch.autograd`` measured faster than
-``torch.func`` on the CPU, and ``torch.compile`` costs tens of seconds per objective
-(:class:`TorchDerivatives`; ``benchmarks/bench_backends.py``).
+``torch.func`` on the CPU, and ``torch.compile`` costs seconds to tens of seconds per
+objective (:class:`TorchDerivatives`; ``benchmarks/bench_backends.py``).
 
 **Devices.**  JAX computes on its default device (a GPU where jaxlib has one).  PyTorch
 computes on the CPU unless the objective names a ``device`` (``ldr.objective(...,
@@ -184,13 +184,14 @@ class TorchDerivatives(Derivatives):
     Hessian-vector products by differentiating that gradient once more; NumPy points become
     float64 tensors on the CPU without a copy.
 
-    Measured on the CPU (``benchmarks/bench_backends.py``), eager ``torch.autograd`` beats
-    ``torch.func``: ``torch.func.grad`` took 1.6–4× the time of ``torch.autograd.grad``,
-    and ``torch.func.jvp`` of it (forward over reverse) 3–6× the time of the double backward
-    pass, whose gradient graph :meth:`ehvp_at` builds once per point for all the products
-    of an inner solve (``torch.func.linearize``, forward over reverse traced once, took a
-    second per point to trace).  ``torch.compile`` is not applied: tens of seconds to
-    compile for a gradient 2× faster at d = 13.
+    Measured on the CPU (``benchmarks/bench_backends.py --compile``), eager
+    ``torch.autograd`` beats eager ``torch.func``: ``torch.func.grad`` and ``torch.func.jvp``
+    of it (forward over reverse) took several times as long as ``torch.autograd.grad`` and
+    the double backward pass, whose gradient graph :meth:`ehvp_at` builds once per point
+    for all the products of an inner solve (``torch.func.linearize``, forward over reverse
+    traced once, took about a second per point to trace).  ``torch.compile`` is not
+    applied: it costs seconds to tens of seconds per objective before the first call, which
+    a solve of a few hundred products does not win back.
     """
 
     def __init__(self, backend, cost, egrad=None, ehvp=None, device=None):
