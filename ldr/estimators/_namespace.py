@@ -52,8 +52,10 @@ def to_numpy(X):
     the host."""
     if X is None or isinstance(X, np.ndarray):
         return X
-    import array_api_compat as compat
-
+    try:
+        import array_api_compat as compat
+    except ImportError:  # then scikit-learn has no array API dispatch either
+        return X
     if not compat.is_array_api_obj(X) or compat.is_dask_array(X):  # Dask stays lazy
         return X
     if compat.is_torch_array(X):
