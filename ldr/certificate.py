@@ -82,14 +82,18 @@ def certificate(objective: Objective | Problem, M, *, gtol: float = 1e-8, gtol_s
             out["grad_scale"] = problem.gradient_scale(grad_norm=grad_norm)
         if problem.provides("global_gap"):
             out["global_gap"] = float(problem.objective.global_gap(M))
-        out["dim"], matvec = hessian_operator(problem, M)
+        if not problem.objective.available("ehvp"):
+            method = "not computed: the objective has no ehvp (backend='numpy')"
+        else:
+            out["dim"], matvec = hessian_operator(problem, M)
 
-        def counted(c):
-            out = matvec(c)
-            products[0] += 1
-            return out
+            def counted(c):
+                out = matvec(c)
+                products[0] += 1
+                return out
 
-        out["hess_min"], out["hess_max"], method = _extremes(out["dim"], counted, dense_max)
+            out["hess_min"], out["hess_max"], method = _extremes(out["dim"], counted,
+                                                                 dense_max)
     except BudgetExceeded:
         method = (f"not computed: the time budget ran out after {products[0]} of "
                   f"{out['dim'] or '?'} Hessian-vector products")

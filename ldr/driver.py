@@ -51,14 +51,17 @@ COARSE_XTOL = 1e-6
 def default_solver(objective: Objective | type[Objective]):
     """The solver :func:`ldr.solve` uses when none is given: ``objective.default_solver`` if set,
     else ``["ism", "trust-region"]`` with a Φ-oracle (ISM's spectral steps, then a
-    second-order polish that certifies), else ``"trust-region"``.  ``objective`` may be an
-    instance or a class (the docs' method table)."""
+    second-order polish that certifies), else ``"trust-region"`` — ``"lbfgs"`` in place of
+    the trust region for a ``backend="numpy"`` objective without a hand-written ``ehvp``.
+    ``objective`` may be an instance or a class (the docs' method table)."""
     chosen = getattr(objective, "default_solver", None)
     if chosen is not None:
         return chosen
     has_phi = (objective.provides("phi") if isinstance(objective, Objective)
                else objective.phi is not Objective.phi)
-    return ["ism", "trust-region"] if has_phi else "trust-region"
+    second = ("trust-region" if not isinstance(objective, Objective)
+              or objective.available("ehvp") else "lbfgs")
+    return ["ism", second] if has_phi else second
 
 
 def initial_point(problem: Problem, M0=None, seed=0, solver=None, orthonormalize=False, *,

@@ -14,15 +14,20 @@ A new method takes a few lines::
             return -anp.trace(M.T @ self.C @ M) + self.lam * anp.sum(anp.sqrt(M**2 + 1e-8))
 
 or, for a plain function, ``ldr.objective(cost, shape=(d, r))``.  ``egrad`` and ``ehvp`` then
-come from autograd; a subclass that defines them by hand is used as written.
+come from autograd; a subclass that defines them by hand is used as written.  A cost written
+with JAX or PyTorch says so: ``backend = "jax"`` in the class body (a class attribute: it is
+read when the class is made), ``ldr.objective(cost, shape=(d, r), backend="torch")``
+(:mod:`ldr.backends`).
 
 Members (DESIGN.md's table):
 
 ``manifold``   "stiefel", "grassmann" (cost invariant to M → MR), "euclidean" or a tuple (product)
 ``shape``      (d, r), or a tuple of them on a product
+``backend``    where egrad and ehvp come from: "autograd" (default), "jax", "torch" or "numpy"
+               (hand-written only); :mod:`ldr.backends`
 ``cost(M)``    scalar to minimize
-``egrad(M)``   Euclidean gradient (default: autograd)
-``ehvp(M, V)`` Euclidean Hessian-vector product (default: autograd)
+``egrad(M)``   Euclidean gradient (default: the backend's)
+``ehvp(M, V)`` Euclidean Hessian-vector product (default: the backend's)
 ``phi(M)``     Φ-oracle: symmetric d×d with ``egrad(M) == 2 Φ(M) M``
 ``phi0()``     Φ at the second-order Taylor point (ISM's spectral start)
 ``pencil(M)``  SCF oracle ``(A, B)``: the subspace is spanned by the top-r generalized
@@ -51,6 +56,7 @@ from types import MappingProxyType
 import autograd
 import numpy as np
 
+from ldr import backends
 from ldr.errors import ParameterError
 
 OPTIONAL = ("phi", "phi0", "pencil", "pencil0", "heuristic", "global_gap", "coarse_problem")
@@ -136,6 +142,20 @@ def _inner(a, b):
     return anp.sum(a * b)
 
 
+def _native(backend: str, name: str, raw: Callable) -> Callable:
+    """The method that replaces a jax/torch subclass's own ``cost``/``egrad``/``ehvp``: NumPy
+    arguments are converted for ``raw`` (the method as written) and its answer converted
+    back (:class:`ldr.backends.Derivatives`); the backend's arrays pass straight through."""
+
+    def method(self, *args):
+        return getattr(self.derivatives(), name)(*args)
+
+    method.__name__, method.__qualname__ = raw.__name__, getattr(raw, "__qualname__", name)
+    method.__doc__ = raw.__doc__
+    method._ldr_raw = raw  # type: ignore[attr-defined]
+    return method
+
+
 class Objective:
     """Base class for a cost to minimize over a matrix manifold.
 
@@ -148,21 +168,75 @@ class Objective:
     name: str | None = None
     default_solver = None
     method: Method | None = None
+    #: where egrad and ehvp come from (:mod:`ldr.backends`); a class attribute
+    backend: str = "autograd"
+    #: with ``backend = "torch"``: the device of the cost's tensors ("cuda"; None: the CPU)
+    device = None
+
+    def __init_subclass__(cls, **kwargs):
+        """Check a declared ``backend``; for "jax" and "torch", let the methods written for
+        the backend's arrays (``cost``, a hand-written ``egrad``/``ehvp``) take NumPy too."""
+        super().__init_subclass__(**kwargs)
+        if "backend" in cls.__dict__:
+            backends.validate(cls.backend)
+        if cls.backend in backends.OPTIONAL:
+            for name in ("cost", "egrad", "ehvp"):
+                raw = cls.__dict__.get(name)
+                if callable(raw) and not hasattr(raw, "_ldr_raw"):
+                    setattr(cls, name, _native(cls.backend, name, raw))
 
     # --- required ---------------------------------------------------------------------------
     def cost(self, M) -> float:
         """The scalar cost f(M) to minimize."""
         raise NotImplementedError(f"{type(self).__name__} must define cost(M)")
 
-    # --- derivatives (autograd unless overridden) -------------------------------------------
+    # --- derivatives (the backend's unless overridden) --------------------------------------
+    def derivatives(self) -> backends.Derivatives:
+        """The jax/torch :class:`~ldr.backends.Derivatives` of this objective, built (and
+        compiled) on first use."""
+        found = self.__dict__.get("_ldr_derivatives")
+        if found is None:
+            if self.backend not in backends.OPTIONAL:
+                raise ParameterError("backend", f"{self.backend!r} has no Derivatives; only "
+                                                f"{sorted(backends.OPTIONAL)} do")
+            raw = {}
+            for name in ("cost", "egrad", "ehvp"):
+                fn = self.__dict__.get(f"_raw_{name}")  # FunctionObjective's
+                if fn is None:
+                    method = getattr(type(self), name)
+                    if hasattr(method, "_ldr_raw"):
+                        fn = method._ldr_raw.__get__(self)
+                raw[name] = fn
+            if raw["cost"] is None:
+                raise NotImplementedError(f"{type(self).__name__} must define cost(M)")
+            found = backends.derivatives(self.backend, raw["cost"], raw["egrad"], raw["ehvp"],
+                                         self.device)
+            self._ldr_derivatives = found
+        return found
+
+    def _no_derivative(self, name: str, what: str):
+        return ParameterError("backend", (
+            f"{type(self).__name__} has backend='numpy', which differentiates nothing, and "
+            f"defines no {name}: write {name}({what}), or name an autodiff backend "
+            f"({', '.join(repr(b) for b in backends.AUTODIFF)})"))
+
     def egrad(self, M):
-        """Euclidean gradient ∇f(M) (autograd of ``cost`` unless overridden)."""
+        """Euclidean gradient ∇f(M) (the backend's derivative of ``cost`` unless overridden)."""
+        if self.backend != "autograd":
+            if self.backend == "numpy":
+                raise self._no_derivative("egrad", "M")
+            return self.derivatives().egrad(M)
         if "_ag_grad" not in self.__dict__:
             self._ag_grad = autograd.grad(self.cost)
         return self._ag_grad(M)
 
     def ehvp(self, M, V):
-        """Euclidean Hessian-vector product D∇f(M)[V] (autograd of ``cost``, twice)."""
+        """Euclidean Hessian-vector product D∇f(M)[V] (autograd of ``cost``, twice; JAX and
+        PyTorch: the forward derivative of the reverse gradient)."""
+        if self.backend != "autograd":
+            if self.backend == "numpy":
+                raise self._no_derivative("ehvp", "M, V")
+            return self.derivatives().ehvp(M, V)
         if "_ag_grad" not in self.__dict__:
             self._ag_grad = autograd.grad(self.cost)
         grad = self._ag_grad
@@ -173,13 +247,24 @@ class Objective:
 
         With autograd's Hessian the gradient's graph is traced once at ``M``
         (``autograd.make_vjp`` of the gradient; its VJP with V is H V, H being symmetric) and
-        each product is one backward pass over it; a hand-written ``ehvp`` is called as is."""
+        each product is one backward pass over it (PyTorch's likewise); a hand-written ``ehvp``
+        and JAX's (compiled once per objective) are called as they are."""
         if type(self).ehvp is not Objective.ehvp or "ehvp" in self.__dict__:
             return lambda V: self.ehvp(M, V)
+        if self.backend != "autograd":
+            return (self.derivatives().ehvp_at(M) if self.backend != "numpy"
+                    else lambda V: self.ehvp(M, V))
         if "_ag_grad" not in self.__dict__:
             self._ag_grad = autograd.grad(self.cost)
         vjp, _ = autograd.make_vjp(self._ag_grad)(M)
         return vjp
+
+    def available(self, member: str) -> bool:
+        """Whether ``member`` can be evaluated: ``egrad`` and ``ehvp`` by any autodiff
+        backend or by hand (a "numpy" objective), the rest when :meth:`provides` says so."""
+        if member in ("egrad", "ehvp") and self.backend in backends.AUTODIFF:
+            return True
+        return self.provides(member)
 
     # --- optional oracles -------------------------------------------------------------------
     def phi(self, M) -> np.ndarray:
@@ -221,6 +306,8 @@ class Objective:
         """Whether an optional oracle (or a hand-written egrad/ehvp) is defined."""
         if member in ("cost",):
             return type(self).cost is not Objective.cost or "cost" in self.__dict__
+        if member in ("egrad", "ehvp") and f"_raw_{member}" in self.__dict__:
+            return self.__dict__[f"_raw_{member}"] is not None
         if member in self.__dict__:
             return self.__dict__[member] is not None
         return getattr(type(self), member) is not getattr(Objective, member)
@@ -235,9 +322,19 @@ class FunctionObjective(Objective):
 
     def __init__(self, cost: Callable, shape, manifold="stiefel", *, egrad=None, ehvp=None,
                  phi=None, phi0=None, pencil=None, pencil0=None, heuristic=None,
-                 transform=None, global_gap=None, name=None):
+                 transform=None, global_gap=None, name=None, backend: str = "autograd",
+                 device=None):
         if not callable(cost):
             raise ParameterError("cost", f"expected a callable, got {cost!r}")
+        self.backend = backends.validate(backend)
+        if device is not None and backend != "torch":
+            raise ParameterError("device", f"only backend='torch' places the points on a "
+                                           f"device; got backend={backend!r}")
+        self.device = device
+        if backend == "numpy" and egrad is None:
+            raise ParameterError("egrad", "backend='numpy' differentiates nothing: pass "
+                                          "egrad= (and ehvp= for the trust region), or name an "
+                                          "autodiff backend ('autograd', 'jax', 'torch')")
         self.cost = cost  # type: ignore[method-assign]
         self.shape, self.manifold = shape, manifold
         self.name = name or getattr(cost, "__name__", None)
@@ -248,14 +345,27 @@ class FunctionObjective(Objective):
                 if not callable(fn):
                     raise ParameterError(member, f"expected a callable, got {fn!r}")
                 setattr(self, member, fn)
+        if backend in backends.OPTIONAL:  # written for the backend's arrays: convert NumPy's
+            self._raw_cost, self._raw_egrad, self._raw_ehvp = cost, egrad, ehvp
+            ad = self.derivatives()
+            self.cost = ad.cost  # type: ignore[method-assign]
+            self.__dict__.pop("egrad", None), self.__dict__.pop("ehvp", None)
 
 
-def objective(cost: Callable | None = None, *, shape, manifold="stiefel", **oracles):
+def objective(cost: Callable | None = None, *, shape, manifold="stiefel",
+              backend: str = "autograd", **oracles):
     """Make an :class:`Objective` from a cost function (usable as a decorator).
 
     ``cost`` is written with ``autograd.numpy``; ``egrad`` and ``ehvp`` come from autograd
     unless given in ``oracles`` (which may also hold ``phi``, ``phi0``, ``pencil``,
-    ``heuristic`` and ``transform``).
+    ``heuristic`` and ``transform``).  ``backend="jax"`` or ``"torch"``: the cost (and a
+    hand-written ``egrad``/``ehvp``) is written with ``jax.numpy`` or PyTorch and receives
+    their arrays, and the derivatives are theirs; ``"numpy"``: nothing is differentiated,
+    ``egrad`` (and, for the trust region, ``ehvp``) must be given (:mod:`ldr.backends`).
+    ``device="cuda"`` (with ``backend="torch"``, in ``oracles``): where the cost's tensors
+    live; points are sent there.
+    A backend that is not installed is a :class:`~ldr.errors.ParameterError` naming
+    ``backend`` and the pip command.
 
     Examples
     --------
@@ -268,5 +378,5 @@ def objective(cost: Callable | None = None, *, shape, manifold="stiefel", **orac
     -3.0
     """
     if cost is None:
-        return lambda fn: FunctionObjective(fn, shape, manifold, **oracles)
-    return FunctionObjective(cost, shape, manifold, **oracles)
+        return lambda fn: FunctionObjective(fn, shape, manifold, backend=backend, **oracles)
+    return FunctionObjective(cost, shape, manifold, backend=backend, **oracles)

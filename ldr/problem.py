@@ -39,6 +39,7 @@ from collections import Counter
 
 import numpy as np
 
+from ldr.backends import validate as validate_backend
 from ldr.errors import BudgetExceeded, ParameterError
 from ldr.manifolds import Geometry
 from ldr.objective import Objective
@@ -118,6 +119,8 @@ class Problem:
             raise ParameterError("objective",
                 f"{type(objective).__name__} has no shape; set self.shape = (d, r)"
             )
+        if objective.backend != "autograd":  # set on an instance, never checked before
+            validate_backend(objective.backend)
         self.objective = objective
         self.manifold = Geometry(objective.manifold, objective.shape)
         self.counts: Counter = Counter()

@@ -79,7 +79,8 @@ class HSIC(Objective):
         outlives one block and peak memory is O(n·(block_size + d))
     backend : "numpy" (the in-process block loop, default) or "dask" (the row blocks as
         Dask tasks on the current scheduler, e.g. a ``dask.distributed`` client; needs the
-        ``dask`` extra)
+        ``dask`` extra); kept as ``block_backend`` (``backend`` is every objective's
+        autodiff backend, :mod:`ldr.backends`: here "autograd")
 
     Default solver: ``["ism", "trust-region"]`` (ISM's spectral steps from Φ₀, then a
     second-order polish that certifies the point and repairs an ISM cycle).
@@ -105,7 +106,8 @@ class HSIC(Objective):
         self.X = X
         self.kernel: Kernel = make_kernel(kernel).fit(X)
         self.block_size = min(int(block_size), n) if block_size else auto
-        self.memory_budget, self.backend = memory_budget, backend
+        # ``backend`` is the Objective's autodiff backend (ldr.backends): not this one
+        self.memory_budget, self.block_backend = memory_budget, backend
         self.shape, self.manifold = (d, r), manifold
         self.tiles = Tiles(X, self._dense, self._factor, self.kernel.terms(), self.block_size)
         self._cache_key: bytes | None = None
@@ -133,7 +135,7 @@ class HSIC(Objective):
         key = W.tobytes()
         if key == self._cache_key and (not need_phi or "phi" in self._cache):
             return self._cache
-        if self.backend == "dask":
+        if self.block_backend == "dask":
             cost, S, self._dask_handle = dask_sums(self.tiles, W, need_phi,
                                                    handle=self._dask_handle)
         else:

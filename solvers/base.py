@@ -49,11 +49,13 @@ class Solver:
     def check_problem(self, problem: Problem) -> None:
         """Raise a clear error when the objective lacks an oracle this solver needs, or lives
         on a manifold it cannot handle (``single_orthonormal_factor``)."""
-        missing = [m for m in self.needs if not problem.provides(m)]
+        missing = [m for m in self.needs if not problem.objective.available(m)]
         if missing:
             raise ValueError(
                 f"solver {self.name!r} needs the objective to define {', '.join(missing)}; "
                 f"{type(problem.objective).__name__} does not"
+                + (" (backend='numpy' differentiates nothing: write it, or name an autodiff "
+                   "backend)" if problem.objective.backend == "numpy" else "")
             )
         geom = problem.manifold
         if self.single_orthonormal_factor and (geom.is_product or geom.batched

@@ -2,9 +2,9 @@
 
 :func:`pymanopt_problem` turns an objective into a ``pymanopt.Problem`` on the same manifold,
 either with the objective's own oracles (``backend="oracles"``: cost, egrad, ehvp as
-written, hand-written or autograd) or by letting pymanopt differentiate the cost itself
-(``backend="autograd"``, the cost must be written with ``autograd.numpy``), which is what a
-pymanopt user would do.
+written, hand-written or from the objective's backend) or by letting pymanopt differentiate
+the cost itself (``backend="autograd"``: with its autograd backend, or its JAX or PyTorch
+backend for a cost written for them), which is what a pymanopt user would do.
 
 :class:`Pymanopt` is a solver for the driver.  pymanopt's optimizers own their loop, so the
 adapter runs the whole optimization as **one driver step** and reports pymanopt's own
@@ -36,7 +36,8 @@ def pymanopt_problem(problem: Problem | Objective, backend: str = "oracles") -> 
     ----------
     backend : {"oracles", "autograd"}
         ``"oracles"`` uses the objective's cost/egrad/ehvp; ``"autograd"`` gives pymanopt only
-        the cost and lets its autograd backend derive the rest.
+        the cost and lets its own backend derive the rest: its autograd backend, or its JAX
+        or PyTorch backend for an objective with ``backend="jax"`` or ``"torch"``.
     """
     import pymanopt
 
@@ -56,11 +57,16 @@ def pymanopt_problem(problem: Problem | Objective, backend: str = "oracles") -> 
 
     if backend == "autograd":
         objective = problem.objective
+        # pymanopt's own backend for the objective's: autograd, jax or pytorch
+        decorate = {"jax": pymanopt.function.jax, "torch": pymanopt.function.pytorch}.get(
+            objective.backend, pymanopt.function.autograd)
+        raw = objective.derivatives().raw_cost if objective.backend in ("jax", "torch") \
+            else objective.cost
 
-        @pymanopt.function.autograd(manifold)
+        @decorate(manifold)
         def ag_cost(*args):
             problem.counts["cost"] += 1
-            return objective.cost(point(args))
+            return raw(point(args))
 
         return pymanopt.Problem(manifold, ag_cost)
 

@@ -54,6 +54,7 @@ class TrustRegion(Solver):
     """
 
     name = "trust-region"
+    needs = ("ehvp",)
 
     def __init__(self, radius0: float | None = None, max_radius: float | None = None,
                  min_radius_ratio: float = 1e-12, max_inner: int | None = None,

@@ -51,3 +51,28 @@ def test_lazy_subpackages_load_on_first_use(name):
     # the estimators are scikit-learn estimators; the others need no heavy dependency
     assert set(loaded) <= ({"sklearn", "pandas", "scipy.stats"} if name == "estimators"
                            else set())
+
+
+def test_a_custom_objective_imports_only_the_backend_it_names():
+    """JAX and PyTorch are optional extras: imported by the objective that asks for one, the
+    other never; autograd and hand-written ("numpy") objectives import neither."""
+    base = ("import numpy as np, ldr, autograd.numpy as anp\n"
+            "C = np.diag([3.0, 2.0, 1.0])\n")
+    code = base + ("o = ldr.objective(lambda M: -anp.trace(M.T @ C @ M), shape=(3, 1))\n"
+                   "n = ldr.objective(lambda M: -np.trace(M.T @ C @ M), shape=(3, 1), "
+                   "backend='numpy', egrad=lambda M: -2 * C @ M)\n"
+                   "assert ldr.check(o) and ldr.check(n)")
+    assert not {"torch", "jax"} & set(_loaded(code))
+    for backend, other in (("jax", "torch"), ("torch", "jax")):
+        try:
+            __import__(backend)
+        except ImportError:
+            continue
+        xp = "jax.numpy" if backend == "jax" else "torch"
+        code = base + (f"import {xp} as xp\n"
+                       "C = xp.asarray(C) if hasattr(xp, 'asarray') else xp.tensor(C)\n"
+                       "o = ldr.objective(lambda M: -xp.trace(M.T @ C @ M), shape=(3, 1), "
+                       f"backend={backend!r})\n"
+                       "assert round(ldr.solve(o).cost, 8) == -3.0")
+        loaded = set(_loaded(code))
+        assert backend in loaded and other not in loaded

@@ -65,6 +65,7 @@ from ldr.data.rows import as_dask_array, map_rows, moments
 from ldr.data.statistics import Moments
 from ldr.data.validation import is_lazy, refuse_lazy
 from ldr.errors import ParameterError
+from ldr.estimators._namespace import namespace_of, project_in, to_namespace, to_numpy
 from ldr.estimators._output import (
     FLOAT_DTYPES,
     OutputMixin,
@@ -302,6 +303,9 @@ class LinearDR(OutputMixin, TransformerMixin, BaseEstimator):
         self.random_state = random_state
 
     # --- the objective ----------------------------------------------------------------------
+    #: answers in the input's array namespace under array_api_dispatch (``_namespace``)
+    _array_api_support = False
+
     def _objective_spec(self) -> tuple:
         if self._objective_class is not None:
             return self._objective_class, {k: getattr(self, k) for k in self._objective_args}
@@ -334,6 +338,7 @@ class LinearDR(OutputMixin, TransformerMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
+        tags.array_api_support = self._array_api_support
         try:
             tags.target_tags.required = self._requires_y()
         except ValueError:  # an invalid objective is reported by fit, not by the tags
@@ -426,6 +431,8 @@ class LinearDR(OutputMixin, TransformerMixin, BaseEstimator):
         OrthogonalLDA, MAF, SFA, PPCA, FactorAnalysis): nothing is materialized; the others
         raise a ValueError stating the memory they would need (Dask) or load the memmap.
         """
+        space = namespace_of(X) if self._array_api_support else None
+        X, y = to_numpy(X), to_numpy(y)  # scikit-learn's array API dispatch (_namespace)
         data = self._prepare(X, y)
         self._reduce(data)
         r = self._n_components(data)
@@ -451,6 +458,8 @@ class LinearDR(OutputMixin, TransformerMixin, BaseEstimator):
         elif mean is not None:
             self.mean_ = np.asarray(mean)
         cast_fitted(self, data.dtype)  # float32 in, float32 out (ldr.estimators._output)
+        if space is not None:  # the input's namespace and device (ldr.estimators._namespace)
+            to_namespace(self, *space)
         return self
 
     def transform(self, X) -> np.ndarray:
@@ -460,7 +469,7 @@ class LinearDR(OutputMixin, TransformerMixin, BaseEstimator):
         if is_lazy(X):  # a lazy Dask array, block by block (map_blocks)
             return map_rows(X, self._transform_block, self.n_features_in_,
                             self.n_components_)
-        X = validate_data(self, X, reset=False, dtype=FLOAT_DTYPES)
+        X = validate_data(self, to_numpy(X), reset=False, dtype=FLOAT_DTYPES)
         return as_output(self._transform_block(X), output_dtype(X))
 
     def _transform_block(self, X):
@@ -495,8 +504,15 @@ class ProjectionAPI(TransformerMixin):
         if is_lazy(X):
             return map_rows(X, self._transform_block, self.n_features_in_,
                             self.n_components_)
-        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
+        space = namespace_of(X)
+        if space is not None:  # computed in X's namespace, on its device
+            return project_in(self, X, *space)
+        X = validate_data(self, to_numpy(X), reset=False, dtype=[np.float64, np.float32])
         return self._transform_block(X)
+
+    def _scale(self, Z, xp, device):
+        """Hook: :meth:`transform`'s ``Z`` in namespace ``xp``, finished (PCA whitens)."""
+        return Z
 
     def _transform_block(self, X):
         return (X - self.mean_) @ self.components_.T

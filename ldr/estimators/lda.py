@@ -28,6 +28,7 @@ from ldr.estimators._base import (
     sign_rule,
 )
 from ldr.estimators._gaussian import check_priors, gaussian_linear_rule
+from ldr.estimators._namespace import matching, namespace_of, to_numpy
 from ldr.estimators._output import validate_data
 from ldr.objectives.lda import LDA
 
@@ -164,6 +165,7 @@ class OrthogonalLDA(ProjectionAPI, ClassifierMixin, LinearDR):
     """
 
     _objective_class = LDA
+    _array_api_support = True
     _objective_args = ("reg",)
 
     def __init__(self, n_components=None, *, reg=None, priors=None, solver=None,
@@ -281,19 +283,41 @@ class OrthogonalLDA(ProjectionAPI, ClassifierMixin, LinearDR):
         """``δ_k(x) = X @ coef_.T + intercept_``, the log-posterior up to a per-sample constant;
         for two classes the log-odds of class 1 against class 0, shape (n_samples,)."""
         check_is_fitted(self, "coef_")
-        X = validate_data(self, X, reset=False, dtype=[np.float64, np.float32])
-        D = X @ self.coef_.T + self.intercept_
-        return D[:, 0] if len(self.classes_) == 2 else D
+        space = namespace_of(X)
+        if space is not None:  # in X's namespace, on its device (ldr.estimators._namespace)
+            xp, device = space
+            X = validate_data(self, X, reset=False, dtype=[xp.float64, xp.float32])
+            D = X @ matching(self, "coef_", xp, device).T + \
+                matching(self, "intercept_", xp, device)
+        else:
+            X = validate_data(self, to_numpy(X), reset=False, dtype=[np.float64, np.float32])
+            D = X @ self.coef_.T + self.intercept_
+        return D[:, 0] if self.classes_.shape[0] == 2 else D
 
     def predict(self, X) -> np.ndarray:
         """The class of largest posterior (``decision_function``'s argmax, or its sign)."""
         D = self.decision_function(X)
-        idx = (D > 0).astype(int) if D.ndim == 1 else np.argmax(D, axis=1)
-        return self.classes_[idx]
+        space = namespace_of(D)
+        if space is None:
+            idx = (D > 0).astype(int) if D.ndim == 1 else np.argmax(D, axis=1)
+            return to_numpy(self.classes_)[idx]
+        xp, device = space
+        idx = xp.astype(D > 0, xp.int64) if D.ndim == 1 else xp.argmax(D, axis=1)
+        if namespace_of(self.classes_) is None:  # labels that are not numbers
+            return np.asarray(self.classes_)[to_numpy(idx)]
+        return xp.take(matching(self, "classes_", xp, device), idx)
 
     def predict_proba(self, X) -> np.ndarray:
         """Posterior probabilities p(k | x) of the Gaussian model, shape (n_samples, n_classes)."""
         D = self.decision_function(X)
+        space = namespace_of(D)
+        if space is not None:
+            xp = space[0]
+            if D.ndim == 1:
+                p = 1.0 / (1.0 + xp.exp(-D))
+                return xp.stack([1 - p, p], axis=1)
+            E = xp.exp(D - xp.max(D, axis=1, keepdims=True))
+            return E / xp.sum(E, axis=1, keepdims=True)
         if D.ndim == 1:
             p = scipy.special.expit(D)
             return np.column_stack([1 - p, p])
@@ -303,6 +327,10 @@ class OrthogonalLDA(ProjectionAPI, ClassifierMixin, LinearDR):
         """log p(k | x), a zero probability mapped to log of the smallest normal (as
         scikit-learn)."""
         P = self.predict_proba(X)
+        space = namespace_of(P)
+        if space is not None:
+            xp = space[0]
+            return xp.log(xp.where(P == 0.0, xp.finfo(P.dtype).smallest_normal, P))
         P[P == 0.0] += np.finfo(P.dtype).smallest_normal
         return np.log(P)
 
@@ -310,8 +338,8 @@ class OrthogonalLDA(ProjectionAPI, ClassifierMixin, LinearDR):
         """The trace ratio tr(S_b)/tr(S_w) of the projected data ``transform(X)`` with labels
         ``y`` (no shrinkage): how well the learned subspace separates these classes.
         (``score`` is the accuracy, as for every scikit-learn classifier.)"""
-        Z = np.asarray(self.transform(X), dtype=float)
-        _, codes = check_labels(y, Z.shape[0], "y")
+        Z = np.asarray(to_numpy(self.transform(X)), dtype=float)
+        _, codes = check_labels(to_numpy(y), Z.shape[0], "y")
         means = np.zeros((codes.max() + 1, Z.shape[1]))
         np.add.at(means, codes, Z)
         means /= np.bincount(codes)[:, None]

@@ -19,6 +19,7 @@ from ldr.estimators._base import (
     sign_rule,
 )
 from ldr.estimators._gaussian import minka_dimension, ppca_covariance, ppca_precision
+from ldr.estimators._namespace import fitted_numpy, from_numpy, namespace_of, to_numpy
 from ldr.estimators._output import validate_data
 from ldr.objectives.pca import PCA as PCAObjective
 
@@ -93,6 +94,7 @@ class PCA(ProjectionAPI, LinearDR):
     """
 
     _objective_class = PCAObjective
+    _array_api_support = True
 
     def __init__(self, n_components=None, *, whiten=False, solver=None,
                  start=None, tol=1e-8, max_iter=1000, solver_params=None,
@@ -190,6 +192,20 @@ class PCA(ProjectionAPI, LinearDR):
         del self._C, self._total, self._eig
         return M
 
+    def _scale(self, Z, xp, device):
+        if not self.whiten:
+            return Z
+        scale = xp.sqrt(xp.asarray(fitted_numpy(self, "explained_variance_"), device=device))
+        return Z / xp.clip(scale, min=float(np.finfo(np.float32 if scale.dtype == xp.float32
+                                                        else np.float64).eps))
+
+    def _like_components(self, value):
+        """A NumPy result in the namespace (and dtype) of ``components_``."""
+        space = namespace_of(self.components_)
+        dtype = to_numpy(self.components_[:1, :1]).dtype
+        value = np.asarray(value).astype(dtype, copy=False)
+        return value if space is None else from_numpy(value, *space)
+
     def _transform_block(self, X):
         Z = (X - self.mean_) @ self.components_.T
         if self.whiten:  # as scikit-learn: a zero variance is clipped to the dtype's eps
@@ -201,44 +217,51 @@ class PCA(ProjectionAPI, LinearDR):
         """Back to the feature space: ``X @ components_ + mean_`` (× ``√explained_variance_`` per
         component first when ``whiten``) — exact for data in the principal subspace."""
         check_is_fitted(self, "M_")
-        X = check_array(X, dtype=[np.float64, np.float32], input_name="X")
+        space = namespace_of(X)
+        X = check_array(to_numpy(X), dtype=[np.float64, np.float32], input_name="X")
         if X.shape[1] != self.n_components_:
             raise ParameterError("X", f"has {X.shape[1]} columns, but {type(self).__name__} has "
                              f"n_components_ = {self.n_components_}")
-        V = self.components_
+        V = fitted_numpy(self, "components_")
         if self.whiten:
-            V = np.sqrt(self.explained_variance_)[:, None] * V
-        return X @ V + self.mean_
+            V = np.sqrt(fitted_numpy(self, "explained_variance_"))[:, None] * V
+        out = X @ V + fitted_numpy(self, "mean_")
+        return out if space is None else from_numpy(out, *space)
 
     def get_covariance(self) -> np.ndarray:
         """The probabilistic-PCA covariance Vᵀ diag(max(λ − σ², 0)) V + σ² I of the data
         (V = ``components_``, λ = ``explained_variance_``, σ² = ``noise_variance_``)."""
         check_is_fitted(self, "M_")
-        C = ppca_covariance(np.asarray(self.components_, float),
-                            np.asarray(self.explained_variance_, float), self.noise_variance_)
-        return C.astype(self.components_.dtype)
+        C = ppca_covariance(np.asarray(fitted_numpy(self, "components_"), float),
+                            np.asarray(fitted_numpy(self, "explained_variance_"), float),
+                            self.noise_variance_)
+        return self._like_components(C)
 
     def get_precision(self) -> np.ndarray:
         """The inverse of :meth:`get_covariance`, by the matrix inversion lemma (σ² > 0)."""
         check_is_fitted(self, "M_")
-        P = ppca_precision(np.asarray(self.components_, float),
-                           np.asarray(self.explained_variance_, float), self.noise_variance_)
-        return P.astype(self.components_.dtype)
+        P = ppca_precision(np.asarray(fitted_numpy(self, "components_"), float),
+                           np.asarray(fitted_numpy(self, "explained_variance_"), float),
+                           self.noise_variance_)
+        return self._like_components(P)
 
     def score_samples(self, X) -> np.ndarray:
         """Log-likelihood of each row of X under ``N(mean_, get_covariance())``."""
         check_is_fitted(self, "M_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        Xr = X - self.mean_
+        space = namespace_of(X)
+        X = validate_data(self, to_numpy(X), reset=False, dtype=np.float64)
+        Xr = X - fitted_numpy(self, "mean_")
         # a singular covariance (rank-deficient data, all its directions kept) has no
         # density: ppca_precision says so (scikit-learn raises a LinAlgError there)
-        P = ppca_precision(np.asarray(self.components_, float),
-                           np.asarray(self.explained_variance_, float), self.noise_variance_)
+        P = ppca_precision(np.asarray(fitted_numpy(self, "components_"), float),
+                           np.asarray(fitted_numpy(self, "explained_variance_"), float),
+                           self.noise_variance_)
         _, logdet = np.linalg.slogdet(P)
-        return -0.5 * np.sum(Xr * (Xr @ P), axis=1) - 0.5 * (X.shape[1] * np.log(2 * np.pi)
-                                                              - logdet)
+        out = -0.5 * np.sum(Xr * (Xr @ P), axis=1) - 0.5 * (X.shape[1] * np.log(2 * np.pi)
+                                                             - logdet)
+        return out if space is None else from_numpy(out, *space)
 
     def score(self, X, y=None) -> float:
         """Mean log-likelihood of the rows of X (scikit-learn's ``PCA.score``)."""
-        return float(np.mean(self.score_samples(X)))
+        return float(np.mean(to_numpy(self.score_samples(X))))
 

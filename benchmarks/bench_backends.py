@@ -1,0 +1,249 @@
+"""Benchmark: the autodiff backends of a custom objective (``ldr.backends``).
+
+Run from the checkout root (JAX and PyTorch rows appear where they are installed)::
+
+    flock /tmp/ldr-bench.lock .venv/bin/python -P benchmarks/bench_backends.py   # ~4 minutes
+    .venv/bin/python -P benchmarks/bench_backends.py --quick                      # smoke run
+
+The README's custom objective, sparse PCA ``−tr(MᵀCM) + λ Σ √(M² + ε)`` on Stiefel(d, r),
+written four times — ``autograd.numpy`` (the default backend), ``jax.numpy``
+(``backend="jax"``), PyTorch (``backend="torch"``) and NumPy with a hand-written gradient and
+Hessian (``backend="numpy"``) — at d × r = 13 × 2 (wine's covariance, the README's) and
+200 × 5 (``--large``: also 1000 × 10; covariances of seeded Gaussian data).  BLAS, PyTorch
+and XLA on one thread; medians over repeats; wall time.
+
+1. **Oracles.**  One ``egrad`` and one ``ehvp`` call at a random point (NumPy in, NumPy out,
+   as the solvers call them), and the products of one inner solve (``ehvp_at``: 20 products
+   at one point).  Ratios against ldr's autograd, and against pymanopt 2.2's backend of the
+   same name (``pymanopt.function.jax`` / ``pytorch`` / ``autograd``: its
+   ``euclidean_gradient`` and ``euclidean_hessian``), measured in the same run.
+   ``first`` is the first gradient and Hessian-vector product of a fresh objective (JAX's
+   compilation).
+2. **Solve.**  ``ldr.solve(objective, "trust-region", seed=0)`` on a fresh objective,
+   compilation included; its ratio against autograd, its cost and iterations.  At 13 × 2
+   every backend reaches the same cost (the tests hold it to 1e-10); at 200 × 5 the smoothed
+   ℓ1 term (ε = 1e-6) makes the trust region take about 1000 iterations, and a backend whose
+   rounding differs may end elsewhere or at ``max_iter`` (the column says so).
+3. **PyTorch's alternatives** (``--compile``): ldr's PyTorch oracles (``torch.autograd``:
+   reverse mode, the Hessian reverse over reverse) against ``torch.func.grad`` and
+   ``torch.func.jvp`` of it (forward over reverse), eager and under ``torch.compile``, with
+   the time to compile — why ldr uses neither.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false "
+                                   "intra_op_parallelism_threads=1")
+
+import autograd.numpy as anp  # noqa: E402
+import numpy as np  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # `python -P` leaves it out
+from _common import (  # noqa: E402
+    fmt_ratio,
+    fmt_time,
+    median_time,
+    print_header,
+    print_table,
+    single_threaded,
+    timed,
+)
+
+import ldr  # noqa: E402
+
+LAM, EPS = 0.1, 1e-6
+HAS = {name: importlib.util.find_spec(name) is not None for name in ("jax", "torch")}
+
+
+def sparse_pca(C, r, backend):
+    d = C.shape[0]
+    if backend == "autograd":
+        return ldr.objective(lambda M: -anp.trace(M.T @ C @ M)
+                             + LAM * anp.sum(anp.sqrt(M**2 + EPS)), shape=(d, r))
+    if backend == "jax":
+        import jax.numpy as jnp
+
+        Cj = jnp.asarray(C)
+        return ldr.objective(lambda M: -jnp.trace(M.T @ Cj @ M)
+                             + LAM * jnp.sum(jnp.sqrt(M**2 + EPS)), shape=(d, r),
+                             backend="jax")
+    if backend == "torch":
+        import torch
+
+        Ct = torch.as_tensor(C)
+        return ldr.objective(lambda M: -torch.trace(M.T @ Ct @ M)
+                             + LAM * torch.sum(torch.sqrt(M**2 + EPS)), shape=(d, r),
+                             backend="torch")
+    return ldr.objective(lambda M: -np.trace(M.T @ C @ M) + LAM * np.sum(np.sqrt(M**2 + EPS)),
+                         shape=(d, r), backend="numpy",
+                         egrad=lambda M: -2 * C @ M + LAM * M / np.sqrt(M**2 + EPS),
+                         ehvp=lambda M, V: -2 * C @ V + LAM * EPS * V / (M**2 + EPS) ** 1.5)
+
+
+def pymanopt_oracles(C, r, backend):
+    """pymanopt's (egrad, ehess) for the same cost through its backend of that name."""
+    import pymanopt
+
+    manifold = pymanopt.manifolds.Stiefel(C.shape[0], r)
+    if backend == "jax":
+        import jax.numpy as xp
+
+        Cx = xp.asarray(C)
+        decorate = pymanopt.function.jax
+    elif backend == "torch":
+        import torch as xp
+
+        Cx = xp.as_tensor(C)
+        decorate = pymanopt.function.pytorch
+    else:
+        xp, Cx, decorate = anp, C, pymanopt.function.autograd
+
+    @decorate(manifold)
+    def cost(M):
+        return -xp.trace(M.T @ Cx @ M) + LAM * xp.sum(xp.sqrt(M**2 + EPS))
+
+    problem = pymanopt.Problem(manifold, cost)
+    return problem.euclidean_gradient, problem.euclidean_hessian
+
+
+def per_call(fn, repeats, number):
+    seconds, _ = median_time(timed(lambda: [fn() for _ in range(number)]), repeats)
+    return seconds / number
+
+
+def one_backend(C, r, backend, M, V, repeats, number):
+    """(first, egrad, ehvp, 20 HVPs, pymanopt egrad, pymanopt ehvp, solve, cost) times."""
+    t0 = time.perf_counter()
+    obj = sparse_pca(C, r, backend)
+    obj.egrad(M), obj.ehvp(M, V)
+    first = time.perf_counter() - t0
+    g = per_call(lambda: obj.egrad(M), repeats, number)
+    h = per_call(lambda: obj.ehvp(M, V), repeats, number)
+
+    def inner():
+        hvp = obj.ehvp_at(M)
+        for _ in range(20):
+            hvp(V)
+
+    h20 = per_call(inner, repeats, max(1, number // 10))
+    pm_g = pm_h = np.nan
+    if backend != "numpy":
+        pg, ph = pymanopt_oracles(C, r, backend)
+        pg(M), ph(M, V)
+        pm_g = per_call(lambda: pg(M), repeats, max(1, number // 5))
+        pm_h = per_call(lambda: ph(M, V), repeats, max(1, number // 5))
+    solve_t, res = median_time(timed(lambda: ldr.solve(sparse_pca(C, r, backend),
+                                                       "trust-region", seed=0)), repeats)
+    status = f"{res[0].n_iter}{'' if res[0].converged else ' (not converged)'}"
+    return first, g, h, h20, pm_g, pm_h, solve_t, res[0].cost, status
+
+
+def measure(C, r, backends, repeats, number):
+    rng = np.random.default_rng(1)
+    d = C.shape[0]
+    M = np.linalg.qr(rng.standard_normal((d, r)))[0]
+    V = rng.standard_normal((d, r))
+    rows, base = [], {}
+    for backend in backends:
+        first, g, h, h20, pm_g, pm_h, solve_t, cost, status = one_backend(
+            C, r, backend, M, V, repeats, number)
+        if backend == "autograd":
+            base = {"g": g, "h": h, "h20": h20, "solve": solve_t}
+        rows.append([backend, fmt_time(first), fmt_time(g), fmt_ratio(g / base["g"]),
+                     fmt_ratio(g / pm_g), fmt_time(h), fmt_ratio(h / base["h"]),
+                     fmt_ratio(h / pm_h), fmt_time(h20), fmt_ratio(h20 / base["h20"]),
+                     fmt_time(solve_t), fmt_ratio(solve_t / base["solve"]), f"{cost:.12g}",
+                     status])
+    return rows
+
+
+def compile_rows(C, r, repeats, number):
+    import torch
+    import torch.func
+
+    Ct = torch.as_tensor(C)
+
+    def f(M):
+        return -torch.trace(M.T @ Ct @ M) + LAM * torch.sum(torch.sqrt(M**2 + EPS))
+
+    rng = np.random.default_rng(1)
+    M = torch.as_tensor(np.linalg.qr(rng.standard_normal((C.shape[0], r)))[0])
+    V = torch.as_tensor(rng.standard_normal((C.shape[0], r)))
+    grad = torch.func.grad(f)
+
+    def hvp(M, V):
+        return torch.func.jvp(grad, (M,), (V,))[1]
+
+    obj = sparse_pca(C, r, "torch")
+    out = []
+    for name, eager, fn, args in (("egrad", lambda: obj.egrad(M.numpy()), grad, (M,)),
+                                  ("ehvp", lambda: obj.ehvp(M.numpy(), V.numpy()), hvp,
+                                   (M, V))):
+        e = per_call(eager, repeats, number)
+        f = per_call(lambda fn=fn, args=args: fn(*args), repeats, number)
+        t0 = time.perf_counter()
+        compiled = torch.compile(fn)
+        compiled(*args)
+        setup = time.perf_counter() - t0
+        c = per_call(lambda compiled=compiled, args=args: compiled(*args), repeats, number)
+        out.append([f"{C.shape[0]}×{r} {name}", fmt_time(e), fmt_time(f), fmt_ratio(f / e),
+                    fmt_time(setup), fmt_time(c), fmt_ratio(c / e)])
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="one small size, few repeats")
+    parser.add_argument("--compile", action="store_true", help="also time torch.compile")
+    parser.add_argument("--compile-only", action="store_true", help="only time torch.compile")
+    parser.add_argument("--large", action="store_true", help="also d × r = 1000 × 10 (slow)")
+    args = parser.parse_args()
+    repeats, number = (3, 20) if args.quick else (7, 100)
+    backends = ["autograd"] + [b for b in ("jax", "torch") if HAS[b]] + ["numpy"]
+    if HAS["torch"]:
+        import torch
+
+        torch.set_num_threads(1)
+    if HAS["jax"]:
+        import jax
+
+        jax.config.update("jax_enable_x64", True)
+    versions = []
+    for name in ("jax", "torch"):
+        if HAS[name]:
+            versions.append(f"{name} {__import__(name).__version__}")
+    print_header("custom-objective backends: sparse PCA on Stiefel(d, r)",
+                 [f"backends: {', '.join(backends)} ({', '.join(versions) or 'none optional'});"
+                  f" medians of {repeats} repeats; ÷ag: ratio to ldr's autograd, ÷pymanopt: "
+                  "to pymanopt's backend of the same name (< 1: faster)"])
+    X, _ = ldr.datasets.load("wine")
+    problems = [(X.T @ X / len(X), 2)]
+    if not args.quick:
+        for d, r in ((200, 5), (1000, 10)) if args.large else ((200, 5),):
+            Z = np.random.default_rng(0).standard_normal((2 * d, d))
+            problems.append((Z.T @ Z / len(Z), r))
+    head = ["backend", "first", "egrad", "÷ag", "÷pymanopt", "ehvp", "÷ag", "÷pymanopt",
+            "20 HVPs at M", "÷ag", "solve", "÷ag", "cost", "iterations"]
+    with single_threaded():
+        for C, r in [] if args.compile_only else problems:
+            print(f"\nd × r = {C.shape[0]} × {r}", flush=True)
+            print_table(head, measure(C, r, backends, repeats, number))
+        if (args.compile or args.compile_only) and HAS["torch"]:
+            print("\nldr's PyTorch oracles (torch.autograd, eager) against torch.func.grad "
+                  "and its torch.func.jvp (forward over reverse), eager and under "
+                  "torch.compile (inductor)")
+            print_table(["oracle", "ldr (autograd)", "torch.func", "÷ldr", "compile",
+                         "compiled call", "÷ldr"],
+                        [row for C, r in problems[:2] for row in compile_rows(C, r, repeats,
+                                                                              number)])
+
+
+if __name__ == "__main__":
+    main()

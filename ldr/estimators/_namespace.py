@@ -1,0 +1,116 @@
+"""scikit-learn's array API convention for the estimators that declare it (PCA, OrthogonalLDA).
+
+Under ``sklearn.config_context(array_api_dispatch=True)`` (which scikit-learn allows only with
+``SCIPY_ARRAY_API=1`` set before SciPy is imported), an input of another array namespace than
+NumPy — a PyTorch tensor, a CuPy or JAX array, an array-api-strict array — gives the fitted
+arrays (``components_``, ``M_``, ``mean_``, ``explained_variance_``, ``coef_``, ...; numeric
+``classes_``) and every output (``transform``, ``inverse_transform``, ``decision_function``,
+``predict``, ``predict_proba``) in that namespace and on that device, as scikit-learn's PCA and
+LinearDiscriminantAnalysis do; ``transform`` and the linear decision rule are computed there.
+Without the setting, or for NumPy input, nothing changes.  Scalar scores (``cost_``,
+``noise_variance_``, ``ratio_``) stay Python floats, and ``result_`` and ``objective_`` the
+driver's NumPy record.
+
+The *fit* itself — the data's statistics and the solver's iterations — runs in NumPy on the
+host: the rows are copied there once (:func:`to_numpy`) and the answers copied back
+(:func:`to_namespace`).  The other estimators built on :class:`~ldr.estimators.LinearDR`'s
+``fit`` and ``transform`` convert such an input to NumPy there and answer in NumPy, as
+without the setting (their tag ``array_api_support`` is False).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ldr.estimators._output import validate_data
+
+#: fitted attributes that are not arrays computed from the data, never converted
+_SKIP = frozenset({"feature_names_in_", "n_features_in_", "result_", "objective_"})
+
+
+def namespace_of(X):
+    """``(xp, device)`` of ``X`` when scikit-learn's ``array_api_dispatch`` is on and ``X`` is
+    an array of another namespace than NumPy, else None."""
+    if X is None or isinstance(X, np.ndarray):
+        return None
+    import sklearn
+
+    if not sklearn.get_config().get("array_api_dispatch", False):
+        return None
+    try:
+        import array_api_compat
+    except ImportError:  # scikit-learn's dispatch needs it: without it, there is none
+        return None
+    if (not array_api_compat.is_array_api_obj(X) or array_api_compat.is_numpy_array(X)
+            or array_api_compat.is_dask_array(X)):  # Dask: read lazily, in chunks
+        return None
+    return array_api_compat.array_namespace(X), array_api_compat.device(X)
+
+
+def to_numpy(X):
+    """``X`` (any array API array; anything else is returned as it is) as a NumPy array on
+    the host."""
+    if X is None or isinstance(X, np.ndarray):
+        return X
+    try:
+        import array_api_compat as compat
+    except ImportError:  # then scikit-learn has no array API dispatch either
+        return X
+    if not compat.is_array_api_obj(X) or compat.is_dask_array(X):  # Dask stays lazy
+        return X
+    if compat.is_torch_array(X):
+        return X.detach().cpu().numpy()
+    if compat.is_cupy_array(X):
+        return X.get()
+    try:
+        return np.asarray(X)
+    except (TypeError, ValueError, RuntimeError):
+        return np.from_dlpack(X)
+
+
+def from_numpy(value, xp, device):
+    """A NumPy array of numbers as an array of ``xp`` on ``device`` (other values as they
+    are; a tuple element-wise)."""
+    if isinstance(value, tuple):
+        return tuple(from_numpy(v, xp, device) for v in value)
+    if isinstance(value, np.ndarray) and value.dtype.kind in "biuf":
+        return xp.asarray(np.ascontiguousarray(value), device=device)
+    return value
+
+
+def to_namespace(estimator, xp, device) -> None:
+    """Convert the fitted NumPy arrays of ``estimator`` (public names ending in ``_``) to
+    ``xp`` on ``device`` (module docstring)."""
+    for name, value in list(vars(estimator).items()):
+        if name.startswith("_") or not name.endswith("_") or name in _SKIP:
+            continue
+        converted = from_numpy(value, xp, device)
+        if converted is not value:
+            setattr(estimator, name, converted)
+
+
+def fitted_numpy(estimator, name: str):
+    """A fitted attribute as NumPy (the host copy of one converted by :func:`to_namespace`)."""
+    return to_numpy(getattr(estimator, name))
+
+
+def matching(estimator, name: str, xp, device):
+    """A fitted attribute in ``xp`` on ``device`` (converted when it is in another namespace:
+    fitted on NumPy, transformed from PyTorch)."""
+    value = getattr(estimator, name)
+    import array_api_compat
+
+    if array_api_compat.is_array_api_obj(value) and not isinstance(value, np.ndarray):
+        if array_api_compat.array_namespace(value) is xp and \
+                array_api_compat.device(value) == device:
+            return value
+    return xp.asarray(np.ascontiguousarray(to_numpy(value)), device=device)
+
+
+def project_in(estimator, X, xp, device):
+    """``(X − mean_) @ components_.T`` of a projection estimator in ``xp`` on ``device``,
+    finished by its ``_scale`` (PCA's whitening), in X's float dtype."""
+    X = validate_data(estimator, X, reset=False, dtype=[xp.float64, xp.float32])
+    Z = (X - matching(estimator, "mean_", xp, device)) @ \
+        matching(estimator, "components_", xp, device).T
+    return xp.astype(estimator._scale(Z, xp, device), X.dtype)

@@ -1,0 +1,148 @@
+"""scikit-learn's array API convention for ldr's PCA and OrthogonalLDA (run by
+tests/test_array_api.py in a fresh interpreter with ``SCIPY_ARRAY_API=1``, which scikit-learn's
+dispatch requires before SciPy is imported; collected alone, it skips).
+
+For NumPy, array-api-strict and PyTorch on the CPU: under ``array_api_dispatch=True`` the
+fitted arrays and every output are in the input's namespace, on its device, and equal the
+NumPy fit's to 1e-10 (float64); float32 PyTorch data give float32 answers within 1e-5 of
+them (the computation is float64 on the host, rounded at the end).  Without the setting, a
+tensor in gives NumPy out, as before.
+"""
+
+import importlib.util
+import os
+
+import numpy as np
+import pytest
+
+if os.environ.get("SCIPY_ARRAY_API") != "1":
+    pytest.skip("needs SCIPY_ARRAY_API=1 before SciPy is imported (tests/test_array_api.py "
+                "runs this file so)", allow_module_level=True)
+
+import array_api_compat  # noqa: E402
+import sklearn  # noqa: E402
+
+import ldr  # noqa: E402
+from ldr.estimators import PCA, OrthogonalLDA  # noqa: E402
+
+NAMESPACES = ["array_api_strict",
+              pytest.param("torch", marks=pytest.mark.skipif(
+                  importlib.util.find_spec("torch") is None, reason="torch is not installed"))]
+
+
+def _as(name, a, dtype=None):
+    if name == "torch":
+        import torch
+
+        return torch.as_tensor(np.ascontiguousarray(a), dtype=dtype)
+    xp = pytest.importorskip(name)
+    return xp.asarray(a) if dtype is None else xp.asarray(a, dtype=dtype)
+
+
+def _host(a):
+    return np.asarray(a.cpu()) if hasattr(a, "cpu") else np.from_dlpack(a)
+
+
+def _same_space(a, ref):
+    assert array_api_compat.array_namespace(a) is array_api_compat.array_namespace(ref)
+    assert array_api_compat.device(a) == array_api_compat.device(ref)
+
+
+@pytest.fixture(scope="module")
+def wine():
+    X, y = ldr.datasets.load("wine")
+    return X, y
+
+
+@pytest.mark.parametrize("name", NAMESPACES)
+@pytest.mark.parametrize("whiten", [False, True])
+def test_pca_answers_in_the_inputs_namespace_equal_to_numpys(wine, name, whiten):
+    X, _ = wine
+    ref = PCA(3, whiten=whiten).fit(X)
+    Xa = _as(name, X)
+    with sklearn.config_context(array_api_dispatch=True):
+        est = PCA(3, whiten=whiten).fit(Xa)
+        Z = est.transform(Xa)
+        back = est.inverse_transform(Z)
+        cov = est.get_covariance()
+        ll = est.score_samples(Xa)
+        assert est.score(Xa) == pytest.approx(ref.score(X), rel=1e-12)
+    for attr in ("components_", "M_", "mean_", "explained_variance_",
+                 "explained_variance_ratio_", "singular_values_"):
+        value = getattr(est, attr)
+        _same_space(value, Xa)
+        np.testing.assert_allclose(_host(value), getattr(ref, attr), rtol=1e-10, atol=1e-10)
+    assert isinstance(est.noise_variance_, float)
+    for out, expected in ((Z, ref.transform(X)), (back, ref.inverse_transform(ref.transform(X))),
+                          (cov, ref.get_covariance()), (ll, ref.score_samples(X))):
+        _same_space(out, Xa)
+        np.testing.assert_allclose(_host(out), expected, rtol=1e-10, atol=1e-10)
+    assert sklearn.base.clone(est).__sklearn_tags__().array_api_support
+
+
+@pytest.mark.parametrize("name", NAMESPACES)
+def test_orthogonal_lda_answers_in_the_inputs_namespace_equal_to_numpys(wine, name):
+    X, y = wine
+    ref = OrthogonalLDA(2).fit(X, y)
+    Xa, ya = _as(name, X), _as(name, y)
+    with sklearn.config_context(array_api_dispatch=True):
+        est = OrthogonalLDA(2).fit(Xa, ya)
+        outputs = {"transform": est.transform(Xa), "decision_function": est.decision_function(Xa),
+                   "predict": est.predict(Xa), "predict_proba": est.predict_proba(Xa),
+                   "predict_log_proba": est.predict_log_proba(Xa)}
+        # scikit-learn averages in the default float dtype (float32 for PyTorch)
+        assert est.score(Xa, ya) == pytest.approx(ref.score(X, y), rel=1e-6)
+    for attr in ("components_", "M_", "mean_", "coef_", "intercept_", "means_", "classes_",
+                 "explained_variance_ratio_", "priors_"):
+        value = getattr(est, attr)
+        _same_space(value, Xa)
+        np.testing.assert_allclose(_host(value), getattr(ref, attr), rtol=1e-10, atol=1e-10)
+    assert est.ratio_ == pytest.approx(ref.ratio_, rel=1e-12)
+    for method, out in outputs.items():
+        _same_space(out, Xa)
+        np.testing.assert_allclose(_host(out), getattr(ref, method)(X), rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
+def test_float32_torch_gives_float32_within_1e_5_of_the_float64_answer(wine):
+    import torch
+
+    X, y = wine
+    ref = OrthogonalLDA(2).fit(X, y)
+    X32 = torch.as_tensor(X, dtype=torch.float32)
+    with sklearn.config_context(array_api_dispatch=True):
+        est = OrthogonalLDA(2).fit(X32, torch.as_tensor(y))
+        Z = est.transform(X32)
+        pca = PCA(3).fit(X32)
+    assert est.components_.dtype == Z.dtype == pca.components_.dtype == torch.float32
+    # the data rounded to float32 move the answer by about their rounding, 6e-8 relative
+    np.testing.assert_allclose(Z.numpy(), ref.transform(X), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(pca.components_.numpy(), PCA(3).fit(X).components_, atol=1e-5)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
+def test_without_dispatch_a_tensor_gives_numpy_as_before(wine):
+    import torch
+
+    X, y = wine
+    est = OrthogonalLDA(2).fit(torch.as_tensor(X), torch.as_tensor(y))
+    assert isinstance(est.components_, np.ndarray)
+    assert isinstance(est.transform(torch.as_tensor(X)), np.ndarray)
+    assert isinstance(PCA(2).fit(torch.as_tensor(X)).transform(torch.as_tensor(X)), np.ndarray)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None
+                    or not __import__("torch").cuda.is_available(), reason="needs CUDA")
+def test_cuda_tensors_give_cuda_answers(wine):
+    import torch
+
+    X, y = wine
+    Xc, yc = torch.as_tensor(X, device="cuda"), torch.as_tensor(y, device="cuda")
+    with sklearn.config_context(array_api_dispatch=True):
+        est = OrthogonalLDA(2).fit(Xc, yc)
+        Z = est.transform(Xc)
+        pred = est.predict(Xc)
+    assert est.components_.device.type == Z.device.type == pred.device.type == "cuda"
+    np.testing.assert_allclose(Z.cpu().numpy(), OrthogonalLDA(2).fit(X, y).transform(X),
+                               atol=1e-10)
