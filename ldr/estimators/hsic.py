@@ -50,6 +50,7 @@ from ldr.estimators._base import (
     deprecated_attribute,
     output_dtype,
     preserve_float32,
+    reraise_interrupt,
     seed_of,
     solver_options,
     start_point,
@@ -162,6 +163,7 @@ class _HSICBase(OutputMixin, TransformerMixin, BaseEstimator):
         # solver is chosen
         M0 = W0 if W0 is not None else start_point(self.start, obj)
         res = solve(obj, self.solver, M0=M0, **solver_options(self))
+        reraise_interrupt(res)
         warn_if_unconverged(self, res, "raise max_iter, loosen tol, or use "
                             "solver=['ism', 'trust-region']", "the W-step", stacklevel=5)
         return obj, res
