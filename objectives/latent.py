@@ -97,17 +97,21 @@ class _LatentGaussian(Objective):
         self.n_samples_ = stats.n
         self.mean_ = stats.mean
         self.S = stats.covariance()
-        self._diag_S = np.diag(self.S).copy()
-        evals, evecs = scipy.linalg.eigh(self.S)
-        self.eigenvalues_ = np.maximum(evals[::-1], 0.0)  # decreasing
-        # the unit of M (module docstring): loadings in units of c, log-variances minus 2 log c
-        self.unit_ = float(np.sqrt(max(self.eigenvalues_.mean(), np.finfo(float).tiny)))
+        # the unit of M (module docstring): loadings in units of c, log-variances minus 2 log c;
+        # the model is evaluated in these units (S/c²), so that data at 1e-90 or 1e90 neither
+        # underflow nor overflow (Ψ⁻² would be 1e364 at 1e-91)
+        self.unit_ = float(np.sqrt(max(np.trace(self.S) / self.S.shape[0],
+                                       np.finfo(float).tiny)))
         self._log_unit2 = 2.0 * np.log(self.unit_)
+        self._S_unit = self.S / self.unit_**2
+        self._diag_S = np.diag(self._S_unit).copy()
+        evals, evecs = scipy.linalg.eigh(self._S_unit)
+        self.eigenvalues_ = np.maximum(evals[::-1], 0.0) * self.unit_**2  # decreasing
         self._evecs = evecs[:, ::-1]
         self._cache_key: bytes | None = None
         self._cache: dict = {}
 
-    # --- the model in terms of (W, ℓ) -----------------------------------------------------
+    # --- the model in terms of (W, ℓ), in units of c (S/c², W/c, ℓ − 2 log c) -----------------
     def _cost_wl(self, W, ell):
         d, r = W.shape
         psi = anp.exp(ell)
@@ -115,8 +119,9 @@ class _LatentGaussian(Objective):
         Kinv = anp.eye(r) + anp.dot(W.T, L)
         _, logdet_k = anp.linalg.slogdet(Kinv)
         trace = anp.sum(self._diag_S / psi) - anp.trace(
-            anp.linalg.solve(Kinv, anp.dot(L.T, anp.dot(self.S, L))))
-        return 0.5 * (d * _LOG_2PI + anp.sum(ell) + logdet_k + trace)
+            anp.linalg.solve(Kinv, anp.dot(L.T, anp.dot(self._S_unit, L))))
+        # + d log c: the cost in the units of the data (Σℓ counts 2 log c per feature)
+        return 0.5 * (d * _LOG_2PI + anp.sum(ell) + logdet_k + trace) + d * 0.5 * self._log_unit2
 
     def _factors(self, W: np.ndarray, ell: np.ndarray) -> dict:
         """Woodbury factors at (W, ℓ), cached (gradient and Hessian come at one point)."""
@@ -129,7 +134,7 @@ class _LatentGaussian(Objective):
         Kinv = np.eye(W.shape[1]) + W.T @ L
         K = scipy.linalg.cho_solve(scipy.linalg.cho_factor(Kinv), np.eye(W.shape[1]))
         Y = L @ K  # P W
-        SY = self.S @ Y
+        SY = self._S_unit @ Y
         PSY = D[:, None] * SY - Y @ (L.T @ SY)  # P S P W
         diag_P = D - np.sum(Y * L, axis=1)
         # diag(PSP) = D² diag(S) − 2 D ⊙ rowsum(SY ⊙ L) + rowsum(L (YᵀSY) ⊙ L)
@@ -149,7 +154,7 @@ class _LatentGaussian(Objective):
         if "P" not in F:  # O(d³) once per point, then O(d²r) per product
             P = np.diag(F["D"]) - F["Y"] @ F["L"].T
             P = 0.5 * (P + P.T)
-            Q = P @ self.S @ P
+            Q = P @ self._S_unit @ P
             F["P"], F["Q"] = P, 0.5 * (Q + Q.T)
         P, Q, Y, Z, psi = F["P"], F["Q"], F["Y"], F["Z"], F["psi"]
         dpsi = psi * eta
@@ -166,9 +171,11 @@ class _LatentGaussian(Objective):
         return hW, h_ell
 
     def _posterior(self, X, W, ell) -> np.ndarray:
+        """E[z | x] for (W, ℓ) in the units of the data."""
         X = check_new_data(X, self.S.shape[0])
-        F = self._factors(np.asarray(W, float), np.asarray(ell, float))
-        return (X - self.mean_) @ F["Y"]  # (x − μ)ᵀ Ψ⁻¹W (I + WᵀΨ⁻¹W)⁻¹
+        c = self.unit_
+        F = self._factors(np.asarray(W, float) / c, np.asarray(ell, float) - self._log_unit2)
+        return (X - self.mean_) @ (F["Y"] / c)  # (x − μ)ᵀ Ψ⁻¹W (I + WᵀΨ⁻¹W)⁻¹
 
     def _validate_loadings(self, W, name: str = "W") -> np.ndarray:
         W = np.array(W, dtype=float)
@@ -288,13 +295,13 @@ class PPCA(_LatentGaussian):
         return W, np.array([[np.log(noise_variance) - self._log_unit2]])
 
     def _split(self, M):
-        """(W, ℓ) in the units of the data from the point M (in units of c)."""
+        """(W, ℓ) in units of c (the model's own units) from the point M."""
         d = self.shape[0] if self.noise_variance is not None else self.shape[0][0]
         if self.noise_variance is not None:
-            return self.unit_ * M, np.full(d, np.log(self.noise_variance))
-        return self.unit_ * M[0], (M[1][0, 0] + self._log_unit2) * anp.ones(d)
+            return M, np.full(d, np.log(self.noise_variance) - self._log_unit2)
+        return M[0], M[1][0, 0] * anp.ones(d)
 
-    # --- oracles (chain rule through W = c·M_W, ℓ = M_ℓ + 2 log c) ------------------------
+    # --- oracles (the model in units of c: M is (W/c, ℓ − 2 log c) itself) ------------------
     def cost(self, M):
         W, ell = self._split(M)
         return self._cost_wl(W, ell)
@@ -303,19 +310,19 @@ class PPCA(_LatentGaussian):
         W, ell = self._split(M)
         gW, g_ell = self._grad_wl(np.asarray(W, float), np.asarray(ell, float))
         if self.noise_variance is not None:
-            return self.unit_ * gW
-        return self.unit_ * gW, np.array([[g_ell.sum()]])
+            return gW
+        return gW, np.array([[g_ell.sum()]])
 
     def ehvp(self, M, V):
         W, ell = self._split(M)
         d = W.shape[0]
-        c = self.unit_
         if self.noise_variance is not None:
-            return c * self._hvp_wl(W, ell, c * np.asarray(V, float), np.zeros(d))[0]
+            return self._hvp_wl(np.asarray(W, float), ell, np.asarray(V, float),
+                                np.zeros(d))[0]
         eta = np.full(d, float(np.asarray(V[1]).ravel()[0]))
         hW, h_ell = self._hvp_wl(np.asarray(W, float), np.asarray(ell, float),
-                                 c * np.asarray(V[0], float), eta)
-        return c * hW, np.array([[h_ell.sum()]])
+                                 np.asarray(V[0], float), eta)
+        return hW, np.array([[h_ell.sum()]])
 
     def closed_form(self):
         """Tipping & Bishop's maximum-likelihood point (R = I).
@@ -430,8 +437,8 @@ class FactorAnalysis(_LatentGaussian):
         return W / self.unit_, np.log(psi)[:, None] - self._log_unit2
 
     def _split(self, M):
-        """(W, ℓ) in the units of the data from the point M (in units of c)."""
-        return self.unit_ * M[0], M[1][:, 0] + self._log_unit2
+        """(W, ℓ) in units of c (the model's own units): the point M itself."""
+        return M[0], M[1][:, 0]
 
     def cost(self, M):
         return self._cost_wl(*self._split(M))
@@ -439,14 +446,13 @@ class FactorAnalysis(_LatentGaussian):
     def egrad(self, M):
         W, ell = self._split(M)
         gW, g_ell = self._grad_wl(np.asarray(W, float), np.asarray(ell, float))
-        return self.unit_ * gW, g_ell[:, None]
+        return gW, g_ell[:, None]
 
     def ehvp(self, M, V):
         W, ell = self._split(M)
         hW, h_ell = self._hvp_wl(np.asarray(W, float), np.asarray(ell, float),
-                                 self.unit_ * np.asarray(V[0], float),
-                                 np.asarray(V[1], float)[:, 0])
-        return self.unit_ * hW, h_ell[:, None]
+                                 np.asarray(V[0], float), np.asarray(V[1], float)[:, 0])
+        return hW, h_ell[:, None]
 
     def heuristic(self):
         """PPCA's closed form as an FA point (ψ_j = σ² for all j).

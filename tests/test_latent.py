@@ -193,3 +193,22 @@ def test_caller_data_is_not_modified(data):
     PPCA(X, 2).transform(X, PPCA(X, 2).closed_form())
     FactorAnalysis(X, 2)
     np.testing.assert_array_equal(X, data)
+
+
+# soak counterexample (benchmarks/soak.py): data at 1e-91 made Ψ⁻² overflow (1e364) and the
+# start's gradient infinite — an OracleError naming no argument; the model is now evaluated in
+# units of the data's scale, so every scale gives the same point
+SOAK_X = [[1.257302210933933e-91, -1.321048632913019e-91],
+          [6.404226504432821e-91, 1.0490011715303971e-91],
+          [-5.35669373161111e-91, 3.615950549094847e-91]]
+
+
+@pytest.mark.parametrize("scale", [1e-90, 1.0, 1e90])
+def test_latent_models_at_extreme_scales_give_the_unit_scale_answer(scale):
+    X = np.asarray(SOAK_X) * 1e91 * scale
+    unit = np.asarray(SOAK_X) * 1e91
+    for Est in (ldr.estimators.PPCA, ldr.estimators.FactorAnalysis):
+        a, b = Est(1).fit(X), Est(1).fit(unit)
+        assert a.result_.converged and np.all(np.isfinite(a.transform(X)))
+        np.testing.assert_allclose(a.transform(X), b.transform(unit), rtol=1e-6, atol=1e-9)
+        assert a.cost_ == pytest.approx(b.cost_ + 2 * np.log(scale), rel=1e-9, abs=1e-9)

@@ -219,3 +219,11 @@ def test_best_of_starts_ranks_scf_answers_by_the_ratio_trace(wda_small):
     A, B = obj.pencil(est.M_)
     _, w = top_generalized(A, B, 2)
     assert obj.ratio_trace(est.M_) == pytest.approx(w[:2].sum(), rel=1e-4)
+
+
+def test_wda_on_identical_rows_is_an_error_naming_X():
+    # soak counterexample: seven identical rows gave an IndexError from the span's rank test
+    X = np.tile([[1.257302210933933, -1.321048632913019]], (7, 1))
+    with pytest.raises(ValueError) as err:
+        WassersteinDA(1).fit(X, [0, 0, 0, 0, 0, 0, 1])
+    assert err.value.param == "X"

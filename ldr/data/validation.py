@@ -204,7 +204,7 @@ def _singular_error(w: np.ndarray, tol: float, d: int, arg: str, what: str, why:
 
 def _rank_tol(w: np.ndarray, d: int) -> float:
     """Eigenvalues at or below this (relative to the largest) count as zero."""
-    return 100 * d * np.finfo(float).eps * max(w[-1], 0.0)
+    return 100 * d * np.finfo(float).eps * max(w[-1], 0.0) if w.size else 0.0
 
 
 def eigh_nonsingular(S: np.ndarray, arg: str, what: str, why: str,

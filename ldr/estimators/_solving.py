@@ -36,8 +36,14 @@ _DEPRECATED_PARAMS = {"gtol": "tol", "max_iter": "max_iter"}
 # --- solver settings ---------------------------------------------------------------------------
 def seed_of(random_state):
     """An int or None for :func:`ldr.solve` from a scikit-learn ``random_state``."""
-    if random_state is None or isinstance(random_state, numbers.Integral):
+    if random_state is None or (isinstance(random_state, numbers.Integral)
+                                and not isinstance(random_state, bool) and random_state >= 0):
         return random_state
+    if not isinstance(random_state, np.random.RandomState | np.random.Generator):
+        raise ParameterError("random_state", f"expected None, a non-negative integer, a "
+                             f"numpy RandomState or Generator, got {random_state!r}")
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(np.iinfo(np.int32).max))
     return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
 
 

@@ -101,6 +101,9 @@ class _WDABase(OutputMixin, TransformerMixin, BaseEstimator):
                 return None
             U = span_basis(Sw + Sb)
             U = np.eye(X.shape[1]) if U is None else U
+            if U.shape[1] == 0:
+                raise ParameterError("X", "every row is the same point (the data do not vary "
+                                          "in any direction): there is nothing to separate")
             V = span_basis(U.T @ Sw @ U)
             if V is not None:
                 _, P = np.linalg.eigh(U.T @ (Sw + Sb) @ U)
