@@ -241,7 +241,8 @@ class KernelSDR(Objective):
         P = (G @ F) * G
         GFG = np.einsum("ij,ji->i", G @ F, G)
         Q = (G @ G) * F - P - P.T + np.diag(GFG)
-        out = X.T @ Q @ X / (n * s**4)
+        Xs = X / s  # Xᵀ Q X / s⁴ as (X/s)ᵀ Q (X/s) / s²: s⁴ overflows for data at 1e90
+        out = Xs.T @ Q @ Xs / (n * s**2)
         return 0.5 * (out + out.T)
 
     def transform(self, X, M):

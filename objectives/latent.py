@@ -19,9 +19,13 @@ tr(C⁻¹S) — checked here against ``scipy.stats.multivariate_normal.logpdf``.
 
 Noise variances are parameterized by their logarithms, ``ℓ = log ψ`` (``log σ²`` for PPCA),
 so they live on a Euclidean factor and stay positive.  The point M holds both **in units of
-the data's scale** c = √(tr S / d): ``M = (W / c, ℓ − 2 log c)``, so that M, the gradient and
-every solver's iterates are the same whatever the units of X (multiplying X by s changes the
-cost by the constant d·log s and nothing else).  :meth:`unpack` and :meth:`point` convert.
+the data's scale**: for PPCA c = √(tr S / d), ``M = (W / c, ℓ − 2 log c)``; for FA, which is
+equivariant to each feature's units, each feature's standard deviation u_j,
+``M = (W_j / u_j, ℓ_j − 2 log u_j)`` row by row.  So M, the gradient and every solver's
+iterates are the same whatever the units of X (multiplying X by s changes the cost by the
+constant d·log s and nothing else), and the model is evaluated in those units (S/uuᵀ), so
+that data at 1e-90 or 1e90, or features at 1 and 1e-30 side by side, neither underflow nor
+overflow.  :meth:`unpack` and :meth:`point` convert.
 Below, W and ℓ are in the units of the data.  With ``D = Ψ⁻¹``, ``L = DW``,
 ``K = (I_r + WᵀDW)⁻¹`` (r×r), the matrix determinant lemma and Woodbury give
 
@@ -103,16 +107,32 @@ class _LatentGaussian(Objective):
         self.unit_ = float(np.sqrt(max(np.trace(self.S) / self.S.shape[0],
                                        np.finfo(float).tiny)))
         self._log_unit2 = 2.0 * np.log(self.unit_)
-        self._S_unit = self.S / self.unit_**2
-        self._diag_S = np.diag(self._S_unit).copy()
-        evals, evecs = scipy.linalg.eigh(self._S_unit)
+        evals, evecs = scipy.linalg.eigh(self.S / self.unit_**2)
         self.eigenvalues_ = np.maximum(evals[::-1], 0.0) * self.unit_**2  # decreasing
+        self._set_units(np.full(self.S.shape[0], self.unit_))
         self._evecs = evecs[:, ::-1]
         self._cache_key: bytes | None = None
         self._cache: dict = {}
 
-    # --- the model in terms of (W, ℓ), in units of c (S/c², W/c, ℓ − 2 log c) -----------------
+    def _set_units(self, u: np.ndarray) -> None:
+        """Evaluate the model in units u (one per feature): S_jk/(u_j u_k), loadings W_j/u_j,
+        log-variances ℓ_j − 2 log u_j (PPCA: u = c for every feature; FA: each feature's
+        standard deviation)."""
+        self._u = np.asarray(u, dtype=float)
+        self._log_u2 = 2.0 * np.log(self._u)
+        self._S_unit = self.S / np.outer(self._u, self._u)
+        self._diag_S = np.diag(self._S_unit).copy()
+
+    # --- the model in terms of (W, ℓ), in units u (S/uuᵀ, W/u, ℓ − 2 log u) -------------------
     def _cost_wl(self, W, ell):
+        """The cost at (W, ℓ); +inf where I + WᵀΨ⁻¹W is numerically singular (a trial point
+        far into a Heywood case, ψ_j → 0): a rejected trial for the solver, not an error."""
+        try:
+            return self._cost_wl_raw(W, ell)
+        except np.linalg.LinAlgError:
+            return np.inf
+
+    def _cost_wl_raw(self, W, ell):
         d, r = W.shape
         psi = anp.exp(ell)
         L = W / psi[:, None]
@@ -120,8 +140,8 @@ class _LatentGaussian(Objective):
         _, logdet_k = anp.linalg.slogdet(Kinv)
         trace = anp.sum(self._diag_S / psi) - anp.trace(
             anp.linalg.solve(Kinv, anp.dot(L.T, anp.dot(self._S_unit, L))))
-        # + d log c: the cost in the units of the data (Σℓ counts 2 log c per feature)
-        return 0.5 * (d * _LOG_2PI + anp.sum(ell) + logdet_k + trace) + d * 0.5 * self._log_unit2
+        # + Σ log u_j: the cost in the units of the data (Σℓ counts 2 log u_j per feature)
+        return 0.5 * (d * _LOG_2PI + anp.sum(ell) + logdet_k + trace + np.sum(self._log_u2))
 
     def _factors(self, W: np.ndarray, ell: np.ndarray) -> dict:
         """Woodbury factors at (W, ℓ), cached (gradient and Hessian come at one point)."""
@@ -173,9 +193,9 @@ class _LatentGaussian(Objective):
     def _posterior(self, X, W, ell) -> np.ndarray:
         """E[z | x] for (W, ℓ) in the units of the data."""
         X = check_new_data(X, self.S.shape[0])
-        c = self.unit_
-        F = self._factors(np.asarray(W, float) / c, np.asarray(ell, float) - self._log_unit2)
-        return (X - self.mean_) @ (F["Y"] / c)  # (x − μ)ᵀ Ψ⁻¹W (I + WᵀΨ⁻¹W)⁻¹
+        u = self._u[:, None]
+        F = self._factors(np.asarray(W, float) / u, np.asarray(ell, float) - self._log_u2)
+        return (X - self.mean_) @ (F["Y"] / u)  # (x − μ)ᵀ Ψ⁻¹W (I + WᵀΨ⁻¹W)⁻¹
 
     def _validate_loadings(self, W, name: str = "W") -> np.ndarray:
         W = np.array(W, dtype=float)
@@ -414,13 +434,18 @@ class FactorAnalysis(_LatentGaussian):
                 "their noise variance ψ_j to 0 (log ψ_j → −∞, unbounded likelihood). Drop "
                 "constant features before fitting.")
         self._init_data(stats)
+        # FA is equivariant to each feature's units (W_j → s_j W_j, ψ_j → s_j² ψ_j): M is in
+        # units of each feature's standard deviation, so features at 1 and 1e-30 side by side
+        # give a well-scaled model (Ψ⁻¹ would otherwise span 1e60)
+        self.feature_unit_ = np.sqrt(np.maximum(np.diag(self.S), np.finfo(float).tiny))
+        self._set_units(self.feature_unit_)
         self.shape, self.manifold = ((d, r), (d, 1)), ("euclidean", "euclidean")
 
     def unpack(self, M) -> tuple[np.ndarray, np.ndarray]:
         """``(W, ψ)`` of a point M: loadings (d×r) and noise variances (d,), in the units of
         the data."""
-        return (self.unit_ * np.asarray(M[0], float),
-                np.exp(np.asarray(M[1], float).ravel() + self._log_unit2))
+        return (self._u[:, None] * np.asarray(M[0], float),
+                np.exp(np.asarray(M[1], float).ravel() + self._log_u2))
 
     def point(self, W, noise_variance) -> tuple[np.ndarray, np.ndarray]:
         """The point M for loadings ``W`` (d×r) and noise variances ψ (d,).
@@ -434,10 +459,11 @@ class FactorAnalysis(_LatentGaussian):
             raise ParameterError("noise_variance",
                 f"expected {W.shape[0]} positive finite variances, got "
                 f"shape {psi.shape}")
-        return W / self.unit_, np.log(psi)[:, None] - self._log_unit2
+        return W / self._u[:, None], (np.log(psi) - self._log_u2)[:, None]
 
     def _split(self, M):
-        """(W, ℓ) in units of c (the model's own units): the point M itself."""
+        """(W, ℓ) in units of each feature's standard deviation (the model's own units): the
+        point M itself."""
         return M[0], M[1][:, 0]
 
     def cost(self, M):
@@ -455,16 +481,28 @@ class FactorAnalysis(_LatentGaussian):
         return hW, h_ell[:, None]
 
     def heuristic(self):
-        """PPCA's closed form as an FA point (ψ_j = σ² for all j).
+        """PPCA's closed form as an FA point (ψ_j = σ² for all j), on the data as given or on
+        the standardized data (each feature divided by its standard deviation), whichever
+        has the higher likelihood.
 
         FA contains PPCA, so the optimum is never worse; the normalized improvement over this
-        point measures what per-feature noise buys.
+        point measures what per-feature noise buys.  The standardized candidate keeps the
+        start (and so the fit) independent of each feature's units where the features'
+        scales differ by many orders of magnitude.
         """
         r = self._rank
         ev = self.eigenvalues_
         sigma2 = float(ev[r:].mean())
         W = self._evecs[:, :r] * np.sqrt(np.maximum(ev[:r] - sigma2, 0.0))
-        return self.point(W, np.full(self.S.shape[0], sigma2))
+        candidates = []
+        if sigma2 > 0 and np.isfinite(sigma2):
+            candidates.append(self.point(W, np.full(self.S.shape[0], sigma2)))
+        w, V = scipy.linalg.eigh(self._S_unit)  # PPCA in the model's units (M directly)
+        w, V = np.maximum(w[::-1], 0.0), V[:, ::-1]
+        s2 = max(float(w[r:].mean()), np.finfo(float).tiny)
+        candidates.append((V[:, :r] * np.sqrt(np.maximum(w[:r] - s2, 0.0)),
+                           np.full((self.S.shape[0], 1), np.log(s2))))
+        return min(candidates, key=self.cost)
 
     def start_like_sklearn(self):
         """The point where ``sklearn.decomposition.FactorAnalysis`` starts.
@@ -493,7 +531,7 @@ class FactorAnalysis(_LatentGaussian):
                 "saddle point gradient-based solvers cannot leave; consider heuristic()",
                 RuntimeWarning, stacklevel=2)
         W = self._evecs[:, :r] * np.sqrt(np.maximum(ev - 1.0, 0.0))
-        return W / self.unit_, np.full((self.S.shape[0], 1), -self._log_unit2)
+        return self.point(W, np.ones(self.S.shape[0]))
 
     def covariance(self, M) -> np.ndarray:
         """The model covariance WWᵀ + Ψ."""

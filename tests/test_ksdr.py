@@ -135,3 +135,17 @@ def test_bad_inputs_raise():
         KernelSDR(X, np.ones(20), 1)
     with pytest.raises(ValueError, match="y: the responses are required"):
         KernelSDR(X, None, 1)
+
+
+def test_gkdr_start_with_a_feature_at_1e89():
+    # soak counterexample: sigma_full⁴ = (1e89)⁴ overflowed in the gKDR matrix (OverflowError)
+    X = np.array([[0.1257302210933933, -1.321048632913019e+89],
+                  [0.6404226504432821, 1.049001171530397e+89]])
+    obj = KernelSDR(X, np.array([0, 1]), 1)
+    G = obj.gkdr_matrix()
+    assert np.all(np.isfinite(G))
+    res = ldr.solve(obj, max_iter=100)
+    assert np.isfinite(res.cost) and np.all(np.isfinite(res.M))
+    # G(cX) = G(X)/c² (Xᵀ Q X / s⁴ with Q scale-free): the same matrix as at 1e-80 × X
+    small = KernelSDR(X * 1e-80, np.array([0, 1]), 1).gkdr_matrix()
+    np.testing.assert_allclose(small / np.abs(small).max(), G / np.abs(G).max(), atol=1e-12)

@@ -207,8 +207,21 @@ SOAK_X = [[1.257302210933933e-91, -1.321048632913019e-91],
 def test_latent_models_at_extreme_scales_give_the_unit_scale_answer(scale):
     X = np.asarray(SOAK_X) * 1e91 * scale
     unit = np.asarray(SOAK_X) * 1e91
-    for Est in (ldr.estimators.PPCA, ldr.estimators.FactorAnalysis):
-        a, b = Est(1).fit(X), Est(1).fit(unit)
-        assert a.result_.converged and np.all(np.isfinite(a.transform(X)))
-        np.testing.assert_allclose(a.transform(X), b.transform(unit), rtol=1e-6, atol=1e-9)
-        assert a.cost_ == pytest.approx(b.cost_ + 2 * np.log(scale), rel=1e-9, abs=1e-9)
+    a, b = ldr.estimators.PPCA(1).fit(X), ldr.estimators.PPCA(1).fit(unit)
+    assert a.result_.converged and np.all(np.isfinite(a.transform(X)))
+    np.testing.assert_allclose(a.transform(X), b.transform(unit), rtol=1e-6, atol=1e-9)
+    assert a.cost_ == pytest.approx(b.cost_ + 2 * np.log(scale), rel=1e-9, abs=1e-9)
+
+
+# soak counterexample: features at 1 and 1e-30 side by side made I + WᵀΨ⁻¹W singular in FA
+# (LinAlgError); FA is now evaluated in each feature's units, its start standardized
+@pytest.mark.parametrize("scales", [[1e-90] * 6, [1e90] * 6, [1, 1e-30, 1e-30, 1, 1e8, 1]])
+def test_factor_analysis_is_equivariant_to_each_features_units(scales):
+    rng = np.random.default_rng(0)
+    F = rng.standard_normal((300, 2)) @ rng.standard_normal((2, 6)) * 2
+    F += rng.standard_normal((300, 6)) * [0.5, 1.0, 1.5, 0.5, 1.0, 2.0]
+    a = ldr.estimators.FactorAnalysis(2).fit(F * scales)
+    b = ldr.estimators.FactorAnalysis(2).fit(F)
+    assert a.result_.converged and b.result_.converged
+    np.testing.assert_allclose(a.transform(F * scales), b.transform(F), rtol=1e-6, atol=1e-8)
+    assert a.cost_ == pytest.approx(b.cost_ + np.sum(np.log(scales)), rel=1e-9, abs=1e-8)
