@@ -221,6 +221,16 @@ class WDA(Objective):
                     Cw += C
                 else:
                     Cb += C
+            uniform = sum(2.0 * float(np.sum((G - G.mean(axis=0)) ** 2)) / len(G)
+                          for G in self.groups)  # tr C_w of uniform plans (reg → ∞)
+            if not np.trace(Cw) > 1e-12 * uniform:
+                spread = uniform / (2 * len(self.groups))
+                raise ParameterError("reg", f"{self.reg:g} is too small for these data: the "
+                                     "within-class plans are (numerically) the identity, so the "
+                                     "within-class scatter vanishes and the ratio is unbounded; "
+                                     f"the within-class squared distances are about "
+                                     f"{spread:.3g}: pass a reg of that order (reg is in "
+                                     "squared-distance units; WassersteinDA: or normalize=True)")
             self._key, self._scatter = key, (0.5 * (Cb + Cb.T), 0.5 * (Cw + Cw.T))
         return self._scatter
 

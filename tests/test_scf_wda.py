@@ -227,3 +227,17 @@ def test_wda_on_identical_rows_is_an_error_naming_X():
     with pytest.raises(ValueError) as err:
         WassersteinDA(1).fit(X, [0, 0, 0, 0, 0, 0, 1])
     assert err.value.param == "X"
+
+
+def test_wda_clustering_with_reg_far_below_the_squared_distances_names_reg():
+    # soak counterexample: a feature at scale 1e3 with reg = 1 made every within-cluster plan
+    # the identity, C_w = 0, and the pencil's eigenproblem failed (LinAlgError, IndexError)
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((10, 5)) * [1, 1, 1, 1000, 1]
+    for reg in (1.0, 0.1):
+        with pytest.raises(ValueError) as err:
+            WDAClustering(1, reg=reg, max_iter=50, max_outer=2).fit(X)
+        assert err.value.param == "reg" and "squared distances" in str(err.value)
+    # a reg of the order of the squared distances fits
+    model = WDAClustering(1, reg=1e6, max_iter=50, max_outer=2).fit(X)
+    assert np.all(np.isfinite(model.transform(X)))

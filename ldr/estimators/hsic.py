@@ -272,7 +272,15 @@ class SupervisedHSIC(_HSICBase):
             _refuse_continuous(y)
             self.classes_, Gamma = label_gamma(y, n)
             return Gamma
-        y = np.asarray(y, dtype=float)
+        if self.y_kernel not in ("linear", "gaussian"):
+            raise ParameterError("y_kernel", f"expected 'onehot', 'linear' or 'gaussian', "
+                                 f"got {self.y_kernel!r}")
+        try:
+            y = np.asarray(y, dtype=float)
+        except (TypeError, ValueError):
+            raise ParameterError("y", f"y_kernel={self.y_kernel!r} needs numeric responses, got "
+                                 f"values such as {np.asarray(y).ravel()[:1].tolist()}; class "
+                                 "labels take y_kernel='onehot'") from None
         if y.shape[0] != n:
             raise ParameterError("y", f"has {y.shape[0]} rows but X has {n} samples")
         Y = y.reshape(n, -1)
