@@ -141,7 +141,7 @@ class _TwoView(OutputMixin, TransformerMixin, BaseEstimator):
                 and self.reg == 0):
             return V, None, None
         stats = moments(V, name=name)
-        U = span_basis(stats.covariance())
+        U = span_basis(stats.covariance(), name)
         return (V, None, None) if U is None else (V @ U, U, np.asarray(stats.mean))
 
     def _lazy_views(self, X, y):

@@ -93,17 +93,14 @@ class _WDABase(OutputMixin, TransformerMixin, BaseEstimator):
         Without labels (clustering) only the span of the data."""
         Xc = X - X.mean(axis=0)
         if y is None:
-            U = span_basis(Xc.T @ Xc / len(X))
+            U = span_basis(Xc.T @ Xc / len(X), "X")
         else:
             classes, codes = check_labels(y, X.shape[0], "y")
             Sw, Sb, _ = scatter_matrices(Xc, codes, len(classes))
             if span_basis(Sw) is None:
                 return None
-            U = span_basis(Sw + Sb)
+            U = span_basis(Sw + Sb, "X")
             U = np.eye(X.shape[1]) if U is None else U
-            if U.shape[1] == 0:
-                raise ParameterError("X", "every row is the same point (the data do not vary "
-                                          "in any direction): there is nothing to separate")
             V = span_basis(U.T @ Sw @ U)
             if V is not None:
                 _, P = np.linalg.eigh(U.T @ (Sw + Sb) @ U)

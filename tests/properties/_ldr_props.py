@@ -89,8 +89,8 @@ def _as_dtype(values: np.ndarray, dtype: str):
 
 
 def _labels(codes: np.ndarray, kind: str):
-    if kind == "float":
-        return codes.astype(float) + 0.5
+    if kind == "float":  # integral floats: scikit-learn's classes (0.5 would be continuous)
+        return codes.astype(float)
     if kind == "str":
         return np.array([f"class-{c}" for c in codes])
     if kind == "bool":
@@ -138,7 +138,7 @@ def datasets(draw, max_n: int = 14, max_d: int = 6, labels: bool = True,
     if not np.all(scales == 1.0):
         notes.append(f"scales={scales.tolist()}")
     finite = True
-    if nonfinite and draw(st.integers(0, 7)) == 0:
+    if nonfinite and draw(st.integers(0, 11)) == 0:
         bad = draw(st.sampled_from((np.nan, np.inf, -np.inf)))
         if dtype == "int":
             dtype = "float64"
