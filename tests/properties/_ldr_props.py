@@ -146,7 +146,8 @@ def datasets(draw, max_n: int = 14, max_d: int = 6, labels: bool = True,
         values[i, j] = bad
         notes.append(f"{bad}@({i},{j})")
         finite = False
-    X = _as_dtype(values, dtype)
+    with np.errstate(over="ignore", invalid="ignore"):  # float32(1e90) = inf: on purpose
+        X = _as_dtype(values, dtype)
     as_given = np.asarray(X.to_numpy(dtype=float, na_value=np.nan) if hasattr(X, "to_numpy")
                           else X, dtype=float)  # float32 rounding and overflow included
     finite = finite and bool(np.all(np.isfinite(as_given)))

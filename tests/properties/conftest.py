@@ -11,7 +11,7 @@ import os
 from hypothesis import HealthCheck, settings
 
 _QUIET = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much]
-settings.register_profile("ci", derandomize=True, max_examples=6, deadline=None,
+settings.register_profile("ci", derandomize=True, max_examples=15, deadline=None,
                           suppress_health_check=_QUIET, database=None, print_blob=True)
 settings.register_profile("soak", max_examples=250, deadline=None,
                           suppress_health_check=_QUIET, database=None, print_blob=True)
