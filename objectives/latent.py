@@ -152,7 +152,11 @@ class _LatentGaussian(Objective):
         D = 1.0 / psi
         L = W * D[:, None]
         Kinv = np.eye(W.shape[1]) + W.T @ L
-        K = scipy.linalg.cho_solve(scipy.linalg.cho_factor(Kinv), np.eye(W.shape[1]))
+        try:
+            K = scipy.linalg.cho_solve(scipy.linalg.cho_factor(Kinv), np.eye(W.shape[1]))
+        except np.linalg.LinAlgError:  # K⁻¹ = I + WᵀΨ⁻¹W ⪰ I, lost to rounding (ψ_j → 0)
+            w, Q = scipy.linalg.eigh(0.5 * (Kinv + Kinv.T))
+            K = (Q / np.maximum(w, 1.0)) @ Q.T
         Y = L @ K  # P W
         SY = self._S_unit @ Y
         PSY = D[:, None] * SY - Y @ (L.T @ SY)  # P S P W

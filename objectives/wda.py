@@ -225,7 +225,8 @@ class WDA(Objective):
                           for G in self.groups)  # tr C_w of uniform plans (reg → ∞)
             if not np.trace(Cw) > 1e-12 * uniform:
                 spread = uniform / (2 * len(self.groups))
-                raise ParameterError("reg", f"{self.reg:g} is too small for these data: the "
+                reg = self.__dict__.get("_asked_reg", self.reg)  # the user's, not a coarse one
+                raise ParameterError("reg", f"{reg:g} is too small for these data: the "
                                      "within-class plans are (numerically) the identity, so the "
                                      "within-class scatter vanishes and the ratio is unbounded; "
                                      f"the within-class squared distances are about "
@@ -323,6 +324,7 @@ class WDA(Objective):
         """The same data and p with reg × ``factor`` (no continuation of its own)."""
         other = copy.copy(self)
         other.reg, other.continuation, other._key = self.reg * factor, 1.0, None
+        other._asked_reg = self.__dict__.get("_asked_reg", self.reg)
         return other
 
     def pencil0(self) -> tuple[np.ndarray, np.ndarray]:

@@ -5,6 +5,7 @@ import pytest
 from scipy.stats import multivariate_normal
 from sklearn.decomposition import PCA as SkPCA
 from sklearn.decomposition import FactorAnalysis as SkFA
+from sklearn.exceptions import ConvergenceWarning
 
 import ldr
 from ldr.manifolds import Geometry, orthonormalize, sin_largest_angle
@@ -225,3 +226,19 @@ def test_factor_analysis_is_equivariant_to_each_features_units(scales):
     assert a.result_.converged and b.result_.converged
     np.testing.assert_allclose(a.transform(F * scales), b.transform(F), rtol=1e-6, atol=1e-8)
     assert a.cost_ == pytest.approx(b.cost_ + np.sum(np.log(scales)), rel=1e-9, abs=1e-8)
+
+
+def test_factor_analysis_with_a_feature_at_1e30_is_honest():
+    # soak counterexample: n = 5, d = 4, r = 2 with one feature at 1e30 — a Heywood case whose
+    # trial points made I + WᵀΨ⁻¹W lose positive definiteness to rounding (LinAlgError); the
+    # fit now runs and says whether it converged, its gradient certifying it if so
+    X = np.array([[0.1257302210933933, -0.1321048632913019, 0.6404226504432821, 1.049e+29],
+                  [-0.535669373161111, 0.36159505490948474, 1.3040000451301372, 9.4708e+29],
+                  [-0.7037352358069926, -1.2654214710460525, -0.6232744625373522, 4.1326e+28],
+                  [-2.3250307746388343, -0.21879166393254573, -1.2459109472530652, -7.3227e+29],
+                  [-0.5442589828573099, -0.31630015636915454, 0.4116305363741328, 1.0425e+30]])
+    with pytest.warns(ConvergenceWarning):
+        model = ldr.estimators.FactorAnalysis(2).fit(X)
+    res = model.result_
+    assert not res.converged and np.all(np.isfinite(model.transform(X)))
+    assert res.grad_norm > 1e3 * 1e-8 * res.grad_scale  # the reason is true
