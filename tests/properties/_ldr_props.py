@@ -106,7 +106,9 @@ def _labels(codes: np.ndarray, kind: str):
 def datasets(draw, max_n: int = 14, max_d: int = 6, labels: bool = True,
              targets: bool = False, min_n: int = 2, nonfinite: bool = True) -> Data:
     """A drawn :class:`Data` (module docstring)."""
-    n = draw(st.integers(min_n, max_n))
+    # mostly enough rows for a fit (n < d and n = 2 still drawn, 1 in 4)
+    n = draw(st.integers(min_n, max_n) if draw(st.integers(0, 3)) == 0
+             else st.integers(max(min_n, max_n // 2 + 1), max_n))
     d = draw(st.integers(1, max_d))
     seed = draw(st.integers(0, 2**16 - 1))
     rng = np.random.default_rng(seed)
@@ -122,8 +124,8 @@ def datasets(draw, max_n: int = 14, max_d: int = 6, labels: bool = True,
             values[:, j] = values[:, (j + 1) % d]
         elif kind == "collinear" and d > 2:
             values[:, j] = values[:, (j + 1) % d] - 2.0 * values[:, (j + 2) % d]
-        elif kind == "identical-rows":  # all rows, or the second half, equal to the first
-            values[1 if draw(st.booleans()) else max(n // 2, 1):] = values[0]
+        elif kind == "identical-rows":  # all rows (1 in 4), or the second half, as the first
+            values[1 if draw(st.integers(0, 3)) == 0 else max(n // 2, 1):] = values[0]
         notes.append(f"{kind}@{j}")
     dtype = draw(st.sampled_from(DTYPES))
     if draw(st.booleans()):  # one scale for all features, or one per feature
@@ -153,10 +155,12 @@ def datasets(draw, max_n: int = 14, max_d: int = 6, labels: bool = True,
     finite = finite and bool(np.all(np.isfinite(as_given)))
     data = Data(X, as_given, dtype=dtype, notes=notes, finite=finite)
     if labels:
-        k = draw(st.integers(1, min(n, 4)))
-        codes = np.array(draw(st.lists(st.integers(0, k - 1), min_size=n, max_size=n)))
-        if draw(st.booleans()):  # every class present, at least once (balanced-ish)
-            codes = np.arange(n) % k
+        # two or more classes mostly (one class: 1 in 8); every class present, balanced and
+        # shuffled, or (1 in 3) any assignment, one-sample and empty classes included
+        k = min(n, draw(st.sampled_from((2, 2, 3, 3, 4, 2, 3, 1))))
+        codes = rng.permutation(np.arange(n) % k)
+        if draw(st.integers(0, 2)) == 0:
+            codes = np.array(draw(st.lists(st.integers(0, k - 1), min_size=n, max_size=n)))
         kind = draw(st.sampled_from(LABEL_TYPES))
         if kind == "bool" and np.unique(codes).size > 2:
             kind = "int"
@@ -175,7 +179,7 @@ def components(d: int, upper: int | None = None):
     """``n_components`` at and past its bounds: 1, 2, d − 1, d, d + 1, 0, −1, None, a float,
     a bool, a string (``upper``: the largest valid value, where it is not d − 1)."""
     valid = sorted({1, 2, max(d - 1, 1), upper or 1} - {0})
-    return st.one_of(st.sampled_from(valid), st.sampled_from(valid),
+    return st.one_of(st.sampled_from(valid), st.sampled_from(valid), st.sampled_from(valid),
                      st.sampled_from((None, 0, -1, d, d + 1, 1.5, True, "2")))
 
 
