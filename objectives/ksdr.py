@@ -158,8 +158,13 @@ class KernelSDR(Objective):
         sigma, sigma_y = _positive(sigma, "sigma"), _positive(sigma_y, "sigma_y")
         self.sigma_full = _positive(sigma_full, "sigma_full")
         Kz, self.y_type_, self.sigma_y = response_gram(y, n, y_type, sigma_y)
-        self.mean_ = X.mean(axis=0)
-        self.X = X - self.mean_
+        # centred about the first row first: a constant feature (1e30 in every row) is then
+        # exactly 0, not the rounding of its mean (1e14), which the kernel would read as
+        # a direction of huge, cancelling distances
+        shifted = X - X[0]
+        offset = shifted.mean(axis=0)
+        self.mean_ = X[0] + offset
+        self.X = shifted - offset
         if sigma is None:
             sigma = median_distance(self.X) * np.sqrt(r / d)
         self.sigma, self.eps = sigma, eps
