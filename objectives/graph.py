@@ -251,20 +251,33 @@ class LPP(_GraphQuotient):
         form = _check_form(form)
         if weight not in ("heat", "binary"):
             raise ParameterError("weight", f"expected 'heat' or 'binary', got {weight!r}")
-        if n_neighbors is None and radius is None:
-            n_neighbors = 5
-        G = neighbor_graph(X, n_neighbors, radius, symmetric=True)
-        if weight == "heat":
-            W, self.tau_ = heat_weights(X, G, tau)
-        else:
-            W, self.tau_ = G, None
-        self.W_ = W
-        deg = np.asarray(W.sum(axis=1)).ravel()
-        self.mean_ = deg @ X / deg.sum()
-        Xc = X - self.mean_
-        S_L = Xc.T @ (deg[:, None] * Xc - W @ Xc)           # XᵀLX (L1 = 0: centering is free)
-        S_D = Xc.T @ (deg[:, None] * Xc)
+        S_L, S_D, self.W_, self.tau_, self.mean_ = lpp_scatters(X, n_neighbors, radius, tau,
+                                                                weight)
         self._finish(S_L, S_D, r, reg, form, manifold, "degree-weighted scatter XᵀDX")
+
+
+def lpp_scatters(X: np.ndarray, n_neighbors: int | None = None, radius: float | None = None,
+                 tau: float | None = None, weight: str = "heat"):
+    """LPP's statistics of rows X (Eq. 17–18): (S_L, S_D, W, τ, mean) with W the symmetrized
+    graph's weights (heat kernel e^{−‖xᵢ−xⱼ‖²/τ}, or binary), D = diag(W1), the D-weighted
+    mean m, S_L = (X − m)ᵀ(D − W)(X − m) and S_D = (X − m)ᵀD(X − m).
+
+    S_D can be singular where the covariance is not: a row whose heat weights underflow (an
+    outlier far from its neighbours, degree ≈ 1e−50) drops out of it, and with it any
+    direction only such rows span."""
+    if n_neighbors is None and radius is None:
+        n_neighbors = 5
+    G = neighbor_graph(X, n_neighbors, radius, symmetric=True)
+    if weight == "heat":
+        W, tau_ = heat_weights(X, G, tau)
+    else:
+        W, tau_ = G, None
+    deg = np.asarray(W.sum(axis=1)).ravel()
+    mean = deg @ X / deg.sum()
+    Xc = X - mean
+    S_L = Xc.T @ (deg[:, None] * Xc - W @ Xc)           # XᵀLX (L1 = 0: centering is free)
+    S_D = Xc.T @ (deg[:, None] * Xc)
+    return S_L, S_D, W, tau_, mean
 
 
 class NPE(_GraphQuotient):

@@ -71,8 +71,10 @@ def response_gram(y, n: int, y_type: str = "auto", sigma_y: float | None = None
                   ) -> tuple[np.ndarray, str, float | None]:
     """``(K_Z, kind, σ_y)``: the response Gram matrix (uncentered) for ``y`` of n samples.
 
-    ``y_type="auto"`` treats floating-point ``y`` as continuous and anything else (integers,
-    strings, booleans) as class labels.
+    ``y_type="auto"`` follows scikit-learn's :func:`~sklearn.utils.multiclass.type_of_target`:
+    real values (floats that are not all integers, or 2-D float targets) are continuous, and
+    anything else — integers, strings, booleans, and floats that are all integer-valued, as
+    statsmodels' tables store class codes (``1.0``, ``2.0``) — class labels.
     """
     if y_type not in Y_TYPES:
         raise ParameterError("y_type", f"expected one of {Y_TYPES}, got {y_type!r}")
@@ -84,7 +86,12 @@ def response_gram(y, n: int, y_type: str = "auto", sigma_y: float | None = None
                          f"(n, n_targets)), got shape {arr.shape}")
     kind = y_type
     if kind == "auto":
-        kind = "continuous" if arr.dtype.kind == "f" else "classes"
+        from sklearn.utils.multiclass import type_of_target
+
+        if arr.dtype.kind == "f":
+            check_data(arr.reshape(n, -1), "y")  # NaN/inf named before the target's type
+        real = arr.dtype.kind == "f" and type_of_target(arr).startswith("continuous")
+        kind = "continuous" if real else "classes"
     if kind == "classes":
         _, codes = check_labels(arr, n, "y")
         return (codes[:, None] == codes[None, :]).astype(float), kind, None

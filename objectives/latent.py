@@ -122,6 +122,24 @@ class PPCA(_LatentGaussian):
 
     method = Method("ppca", "probabilistic PCA, negative log-likelihood on R^{d×r}", chunks={})
 
+    @staticmethod
+    def max_rank(X, y=None) -> int:
+        """The largest r whose discarded eigenvalues of the covariance are not all zero
+        (σ² > 0, the rule ``__init__`` checks), at most n_features − 1: the estimators'
+        ``n_components=None``.  On data of numerical rank k < n_features (constant or
+        collinear features: 61 of digits' 64) that is k − 1.  A lazy X (Dask, memmap) is not
+        read for it: n_features − 1."""
+        d = int(X.shape[1])
+        if type(X) is not np.ndarray:  # Dask, memmap, Moments: no extra pass over the rows
+            return d - 1
+        ev = np.linalg.eigvalsh(np.cov(np.asarray(X, dtype=float), rowvar=False).reshape(d, d))
+        ev = np.clip(ev[::-1], 0.0, None)
+        tol = 1e3 * d * _EPS * max(ev[0], np.finfo(float).tiny)
+        r = d - 1
+        while r > 1 and ev[r:].mean() <= tol:
+            r -= 1
+        return r
+
     def __init__(self, X, r: int, noise_variance: float | None = None):
         stats = moments(X, name="X")
         d = stats.d

@@ -187,7 +187,8 @@ def test_wda_trace_ratio_default_ends_above_its_fda_local_maximum():
 # --- every estimator warns when its fit did not converge --------------------------------------
 def _unconverged_fits():
     X, y = ldr.datasets.make_wda(120, seed=0)
-    yield "PCA", lambda: est.PCA(2, start="random", max_iter=1).fit(X)
+    yield "PCA", lambda: est.PCA(2, solver="trust-region", start="random",
+                                           max_iter=1).fit(X)
     yield "SupervisedHSIC", lambda: est.SupervisedHSIC(2, max_iter=1).fit(X, y)
     yield "UnsupervisedHSIC", lambda: est.UnsupervisedHSIC(3, n_clusters=2, max_outer=1).fit(X)
     yield "KDAC", lambda: est.KDAC(3, n_clusters=2, max_outer=1).fit(X, y)

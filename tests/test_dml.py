@@ -280,3 +280,16 @@ def test_lda_start_without_within_class_spread_falls_back_to_pca():
         assert start.shape == (5, 1) and np.all(np.isfinite(start))
         res = ldr.solve(obj, max_iter=50)
         assert np.isfinite(res.cost) and np.all(np.isfinite(res.M))
+
+
+@pytest.mark.parametrize("make", [est.NCA, est.LargeMarginDML])
+def test_auto_start_when_lda_has_fewer_directions_than_components(make):
+    """init="auto" picks LDA for r <= C − 1, but scikit-learn's LDA keeps only the numerical
+    rank of the within-class scatter: a feature constant within each class (grunfeld's firm
+    data) leaves it 3 directions for r = 4.  The start falls through to the next rule."""
+    rng = np.random.default_rng(0)
+    y = np.repeat(np.arange(6), 20)
+    X = np.column_stack([rng.standard_normal((120, 3)) + y[:, None], 0.5 * y])
+    fitted = make().fit(X, y)
+    assert fitted.components_.shape == (4, 4)
+    assert np.isfinite(fitted.result_.cost)

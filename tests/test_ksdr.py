@@ -132,6 +132,8 @@ def test_bad_inputs_raise():
     with pytest.raises(ValueError, match="y: at least two classes"):
         KernelSDR(X, np.zeros(20, dtype=int), 1)
     with pytest.raises(ValueError, match="y: the median pairwise distance .* is 0"):
+        KernelSDR(X, np.full(20, 0.5), 1)
+    with pytest.raises(ValueError, match="y: at least two classes"):  # integer-valued floats
         KernelSDR(X, np.ones(20), 1)
     with pytest.raises(ValueError, match="y: the responses are required"):
         KernelSDR(X, None, 1)
@@ -164,3 +166,18 @@ def test_a_constant_feature_at_1e30_is_exactly_centered():
     model = ldr.estimators.KernelSDR(1).fit(X, y)
     assert np.all(np.isfinite(model.transform(X)))
     assert ldr.manifolds.sin_largest_angle(model.M_, np.array([[0.0], [1.0]])) < 1e-8
+
+
+def test_auto_y_type_reads_integer_valued_floats_as_classes():
+    """statsmodels stores class codes as floats (anes96's vote: 0.0/1.0): "auto" follows
+    scikit-learn's type_of_target, so a binary float y is two classes — as a Gaussian kernel
+    on it it had a median distance of 0 and was refused — while real values stay continuous."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 4))
+    vote = (X[:, 0] > -0.8).astype(float)  # mostly 1: the median distance of y is 0
+    fitted = KernelSDR(X, vote, 1)
+    assert fitted.y_type_ == "classes"
+    np.testing.assert_array_equal(fitted.Kz, KernelSDR(X, vote.astype(int), 1).Kz)
+    assert KernelSDR(X, X[:, 0] + 0.1 * X[:, 1], 1).y_type_ == "continuous"
+    with pytest.raises(ValueError, match="median pairwise distance"):
+        KernelSDR(X, vote, 1, y_type="continuous")

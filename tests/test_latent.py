@@ -242,3 +242,23 @@ def test_factor_analysis_with_a_feature_at_1e30_is_honest():
     res = model.result_
     assert not res.converged and np.all(np.isfinite(model.transform(X)))
     assert res.grad_norm > 1e3 * 1e-8 * res.grad_scale  # the reason is true
+
+
+def test_ppca_default_components_fit_data_of_lower_rank():
+    """digits has 3 constant pixels: rank 61 < 64 features.  n_components=None is then
+    61 − 1 = 60 (σ² > 0), where n_features − 1 = 63 was refused, and the fit is
+    scikit-learn's PCA(60) model."""
+    from sklearn.datasets import load_digits
+
+    import ldr.estimators as est
+
+    X = load_digits().data[:400]
+    rank = np.linalg.matrix_rank(X - X.mean(axis=0))
+    fitted = est.PPCA().fit(X)
+    assert fitted.n_components_ == rank - 1 < X.shape[1] - 1
+    sk = SkPCA(rank - 1).fit(X)
+    n = X.shape[0]  # maximum likelihood: the covariance over n, scikit-learn's over n − 1
+    assert fitted.noise_variance_ == pytest.approx(sk.noise_variance_ * (n - 1) / n, rel=1e-6)
+    assert fitted.score(X) == pytest.approx(sk.score(X), rel=1e-3)
+    with pytest.raises(ValueError, match="subspace of dimension"):
+        est.PPCA(X.shape[1] - 1).fit(X)

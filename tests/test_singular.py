@@ -214,3 +214,28 @@ def test_two_view_and_wda_fit_singular_views():
     assert b.subspace_.shape == (X.shape[1] + 1, X.shape[1])
     assert b.ratio_ == pytest.approx(a.ratio_, rel=1e-6)
     np.testing.assert_allclose(np.abs(b.transform(Xc)), np.abs(a.transform(X)), atol=1e-6)
+
+
+def test_lpp_fits_where_an_outliers_heat_weights_underflow():
+    """A row far from all others has heat weights e^{-‖x−x'‖²/τ} = 0: it drops out of S_D with
+    the one direction only it spans, so S_D is singular although the covariance is not.  The
+    estimator fits in the span of S_D, and the answer is the fit without that row (which
+    contributes nothing to S_L or S_D)."""
+    rng = np.random.default_rng(3)
+    X = np.zeros((61, 4))
+    X[:60, :3] = rng.standard_normal((60, 3)) * [3.0, 1.0, 0.5]
+    X[60] = [0.0, 0.0, 0.0, 1e3]
+    assert np.linalg.matrix_rank(np.cov(X.T)) == 4
+    with pytest.raises(ValueError, match="S_D is singular"):
+        ldr.objectives.LPP(X, 2, n_neighbors=6, tau=2.0)
+    fitted = est.LPP(2, n_neighbors=6, tau=2.0).fit(X)
+    assert fitted.subspace_.shape == (4, 3) and fitted.result_.converged
+    assert fitted.far_rows_.tolist() == [60]
+    assert np.allclose(fitted.M_[3], 0.0, atol=1e-12)    # no weight along the outlier's axis
+    inliers = est.LPP(2, n_neighbors=6, tau=2.0).fit(X[:60, :3])
+    assert fitted.ratio_ == pytest.approx(inliers.ratio_, rel=1e-8)
+    # the default τ is the median squared edge length of all the rows, the outlier's included
+    tau = ldr.objectives.graph.lpp_scatters(X, 6)[3]
+    assert est.LPP(2, n_neighbors=6).fit(X).ratio_ == pytest.approx(
+        est.LPP(2, n_neighbors=6, tau=tau).fit(X[:60, :3]).ratio_, rel=1e-8)
+    assert est.LPP(2, n_neighbors=6).fit(X[:60]).far_rows_.size == 0

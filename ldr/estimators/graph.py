@@ -3,12 +3,20 @@ preserving embedding."""
 
 from __future__ import annotations
 
+import numpy as np
+
+from ldr.data.validation import span_basis
 from ldr.estimators._base import LinearDR
 from ldr.estimators._span import reduce_rows
 from ldr.objectives.graph import LPP as LPPObjective
 from ldr.objectives.graph import NPE as NPEObjective
+from ldr.objectives.graph import lpp_scatters
 
 __all__ = ["LPP", "NPE"]
+
+#: a row whose graph degree is at most this share of the largest is absent from S_D to
+#: rounding (its heat weights underflow)
+FAR_DEGREE = 1e-14
 
 
 class _Graph(LinearDR):
@@ -62,8 +70,11 @@ class LPP(_Graph):
     ratio_ : float
         Neighbour scatter over spread at ``M_`` (positive, smaller is better).
     subspace_ : (n_features, k) or None
-        The span of the centered rows when S_D is singular and reg = 0 (the fit ran on
-        ``X @ subspace_``; ``M_ = subspace_ @`` its point); None otherwise.
+        The span of the centered rows (of the rows kept) when S_D is singular and reg = 0
+        (the fit ran on ``X @ subspace_``; ``M_ = subspace_ @`` its point); None otherwise.
+    far_rows_ : array of int
+        Rows set aside because their heat weights underflow (empty unless S_D was singular
+        with reg = 0 because of them; ``transform`` maps them like any row).
 
     Examples
     --------
@@ -77,8 +88,42 @@ class LPP(_Graph):
     _objective_class = LPPObjective
     _objective_args = ("n_neighbors", "radius", "tau", "weight", "reg", "form")
 
+    def _reduce(self, data):
+        """The span of the rows; then, with reg = 0 and S_D still singular, the rows whose heat
+        weights underflow are set aside (``far_rows_``): a row far from all its neighbours
+        (degree ≈ 1e−50 for 5 of digits' 1797 standardized rows) is absent from S_L and S_D
+        already, and so are the directions only it spans, which make S_D singular
+        (:func:`ldr.objectives.graph.lpp_scatters`).  The fit on the other rows, with the
+        heat-kernel width τ of all of them, has the same S_L and S_D to rounding."""
+        super()._reduce(data)
+        self.far_rows_ = np.zeros(0, dtype=int)
+        if self.reg != 0:
+            return
+        X = np.asarray(data.X, dtype=float)
+        try:
+            _, S_D, W, tau, _ = lpp_scatters(X, self.n_neighbors, self.radius, self.tau,
+                                             self.weight)
+        except ValueError:  # bad graph parameters: the objective says which, with its message
+            return
+        if span_basis(S_D) is None:
+            return
+        deg = np.asarray(W.sum(axis=1)).ravel()
+        far = deg <= FAR_DEGREE * deg.max()
+        if not far.any() or far.sum() > X.shape[0] - 3:
+            return  # not that: the objective's own error says what is singular
+        self.far_rows_ = np.flatnonzero(far)
+        basis, mean = data.basis, data.mean
+        data.X, data.basis = X[~far], None
+        U = reduce_rows(data, self.reg, None, rows=True)  # the span of the rows kept
+        if U is not None:
+            basis = U if basis is None else basis @ U
+            mean = data.mean if mean is None else mean
+        data.basis, data.mean, self.subspace_ = basis, mean, basis
+        if tau is not None:
+            data.params = {"tau": tau}
+
     def __init__(self, n_components=None, *, n_neighbors=None, radius=None, tau=None, weight="heat",
-                 reg=0.0, form="ratio", solver="trust-region", start="heuristic",
+                 reg=0.0, form="ratio", solver=None, start=None,
                  tol=1e-8, max_iter=1000,
                  solver_params=None, random_state=0):
         self.n_components, self.n_neighbors, self.radius = n_components, n_neighbors, radius
@@ -127,7 +172,7 @@ class NPE(_Graph):
     _objective_args = ("n_neighbors", "radius", "lle_reg", "reg", "form")
 
     def __init__(self, n_components=None, *, n_neighbors=None, radius=None, lle_reg=1e-3, reg=0.0,
-                 form="ratio", solver="trust-region", start="heuristic", tol=1e-8, max_iter=1000,
+                 form="ratio", solver=None, start=None, tol=1e-8, max_iter=1000,
                  solver_params=None, random_state=0):
         self.n_components, self.n_neighbors, self.radius = n_components, n_neighbors, radius
         self.lle_reg, self.reg, self.form = lle_reg, reg, form

@@ -26,7 +26,9 @@ class KernelSDR(LinearDR):
     sigma, sigma_y, sigma_full : float, optional
         Kernel widths on XM, on y and on X for the heuristic (defaults: median distances).
     y_type : {"auto", "continuous", "classes"}
-        "auto": floating-point y is continuous, anything else class labels.
+        "auto": real-valued y (floats not all integer-valued) is continuous, anything else —
+        integer-valued floats included, as statsmodels' tables store class codes — class
+        labels (scikit-learn's ``type_of_target``).
     solver, start, tol, max_iter, solver_params, random_state : see :class:`LinearDR`
 
     Attributes
@@ -51,7 +53,7 @@ class KernelSDR(LinearDR):
     _objective_args = ("eps", "sigma", "sigma_y", "sigma_full", "y_type")
 
     def __init__(self, n_components=None, *, eps=1e-3, sigma=None, sigma_y=None, sigma_full=None,
-                 y_type="auto", solver="trust-region", start="heuristic", tol=1e-8, max_iter=1000,
+                 y_type="auto", solver=None, start=None, tol=1e-8, max_iter=1000,
                  solver_params=None, random_state=0):
         self.n_components, self.eps, self.sigma = n_components, eps, sigma
         self.sigma_y, self.sigma_full, self.y_type = sigma_y, sigma_full, y_type

@@ -57,8 +57,9 @@ class PPCA(_LatentGaussian):
     Parameters
     ----------
     n_components : int or None, default None
-        1 <= n_components < n_features; None: n_features − 1, the largest q that leaves a noise
-        variance to estimate.
+        1 <= n_components < n_features; None: the largest q that leaves a noise variance to
+        estimate — n_features − 1, or k − 1 on data of numerical rank k < n_features
+        (:meth:`ldr.objectives.PPCA.max_rank`).
     noise_variance : float > 0, optional
         A fixed σ²; estimated when None (default).
     solver, start, tol, max_iter, solver_params, random_state : see :class:`LinearDR`
@@ -87,8 +88,8 @@ class PPCA(_LatentGaussian):
     _objective_class = PPCAObjective
     _objective_args = ("noise_variance",)
 
-    def __init__(self, n_components=None, *, noise_variance=None, solver="trust-region",
-                 start="heuristic", tol=1e-8, max_iter=1000,
+    def __init__(self, n_components=None, *, noise_variance=None, solver=None,
+                 start=None, tol=1e-8, max_iter=1000,
                  solver_params=None, random_state=0):
         self.n_components, self.noise_variance = n_components, noise_variance
         self.solver, self.start = solver, start
@@ -133,7 +134,7 @@ class FactorAnalysis(_LatentGaussian):
 
     _objective_class = FactorAnalysisObjective
 
-    def __init__(self, n_components=None, *, solver="trust-region", start="heuristic",
+    def __init__(self, n_components=None, *, solver=None, start=None,
                  tol=1e-8, max_iter=1000,
                  solver_params=None, random_state=0):
         self.n_components, self.solver, self.start = n_components, solver, start

@@ -50,7 +50,7 @@ class MDS(LinearDR):
     _objective_args = ("metric", "eps", "block_size")
 
     def __init__(self, n_components=None, *, metric="euclidean", eps=None, block_size=None,
-                 solver="trust-region", start="heuristic", tol=1e-8, max_iter=1000,
+                 solver=None, start=None, tol=1e-8, max_iter=1000,
                  solver_params=None, random_state=0):
         self.n_components, self.metric, self.eps = n_components, metric, eps
         self.block_size, self.solver, self.start = block_size, solver, start

@@ -30,8 +30,9 @@ class PCA(ProjectionAPI, LinearDR):
     :class:`sklearn.decomposition.PCA`.
 
     Minimizes −tr(MᵀCM) over orthonormal d×r M (:class:`ldr.objectives.PCA`, C the sample
-    covariance divided by n − 1).  The heuristic start is the exact answer, so the default run
-    stops at iteration 0; other solvers and starts reach the same subspace.  The basis is then
+    covariance divided by n − 1).  The default run is :func:`ldr.solve`'s (ISM from the
+    eigenvectors of Φ₀ = −C, the exact answer, then the trust region, which certifies it at
+    iteration 0); other solvers and starts reach the same subspace.  The basis is then
     rotated to the principal axes within it (eigenvectors of MᵀCM, largest variance first)
     with scikit-learn's sign rule (the largest entry of each component is positive), so
     ``components_`` matches ``sklearn.decomposition.PCA`` up to rounding where the
@@ -93,8 +94,8 @@ class PCA(ProjectionAPI, LinearDR):
 
     _objective_class = PCAObjective
 
-    def __init__(self, n_components=None, *, whiten=False, solver="trust-region",
-                 start="heuristic", tol=1e-8, max_iter=1000, solver_params=None,
+    def __init__(self, n_components=None, *, whiten=False, solver=None,
+                 start=None, tol=1e-8, max_iter=1000, solver_params=None,
                  random_state=0):
         self.n_components, self.whiten = n_components, whiten
         self.solver, self.start, self.tol, self.max_iter = solver, start, tol, max_iter

@@ -64,8 +64,8 @@ class MAF(LinearDR):
     _objective_class = MAFObjective
     _objective_args = ("lag", "reg")
 
-    def __init__(self, n_components=None, *, lag=1, reg=0.0, solver="trust-region",
-                 start="heuristic", tol=1e-8, max_iter=1000,
+    def __init__(self, n_components=None, *, lag=1, reg=0.0, solver=None,
+                 start=None, tol=1e-8, max_iter=1000,
                  solver_params=None, random_state=0):
         self.n_components, self.lag, self.reg = n_components, lag, reg
         self.solver, self.start = solver, start
@@ -125,7 +125,7 @@ class SFA(LinearDR):
     _objective_class = SFAObjective
     _objective_args = ("reg",)
 
-    def __init__(self, n_components=None, *, reg=0.0, solver="trust-region", start="heuristic",
+    def __init__(self, n_components=None, *, reg=0.0, solver=None, start=None,
                  tol=1e-8, max_iter=1000,
                  solver_params=None, random_state=0):
         self.n_components, self.reg, self.solver, self.start = n_components, reg, solver, start

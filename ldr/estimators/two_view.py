@@ -52,7 +52,7 @@ class _TwoView(OutputMixin, TransformerMixin, BaseEstimator):
 
     _objective_class: type
 
-    def __init__(self, n_components=None, *, reg=0.0, solver="trust-region", start="heuristic",
+    def __init__(self, n_components=None, *, reg=0.0, solver=None, start=None,
                  tol=1e-8, max_iter=1000, solver_params=None,
                  random_state=0):
         self.n_components, self.reg, self.solver, self.start = n_components, reg, solver, start
