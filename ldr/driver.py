@@ -20,6 +20,15 @@ same shape whose answer starts this one (WDA: reg × 10) — gets, when ``M0`` i
 first solver's own start taken at the coarse problem's answer, which the driver solves first
 with that solver (``xtol=1e-6``).  No objective calls the driver.
 
+**Interrupt and resume.**  A ``KeyboardInterrupt`` (Ctrl-C) raised inside a step (an oracle)
+or inside the ``callback`` ends the run at its last evaluated iterate — the step under way is
+not taken — with ``reason`` starting ``"interrupted"`` and ``converged=False``: the best point
+so far is never lost (only an interrupt before the start point was evaluated propagates).
+``solve(obj, M0=result)`` resumes from a previous :class:`~ldr.result.Result`: it starts at
+``result.M`` and continues its trace, the iterations numbered on from ``result.n_iter`` (the
+resumed start is one more row with that number, marked ``resumed``), its time and oracle
+counts added to the new run's.
+
 **Defaults.**  ``solver=None`` picks the objective's ``default_solver`` (each objective's
 docstring says which, and why) or, failing that, ``["ism", "trust-region"]`` for an objective
 with a Φ-oracle and ``"trust-region"`` otherwise.  ``M0=None`` starts from the first solver's
@@ -64,6 +73,15 @@ def default_solver(objective: Objective | type[Objective]):
     return ["ism", second] if has_phi else second
 
 
+INTERRUPTED = "interrupted"
+
+
+def _interrupted(state, where: str) -> str:
+    return (f"{INTERRUPTED} (KeyboardInterrupt {where}); returned the last evaluated iterate "
+            f"(cost {state.cost:.10g}, gradient norm {state.grad_norm:.3e}): pass this Result "
+            "as M0 to resume")
+
+
 def initial_point(problem: Problem, M0=None, seed=0, solver=None, orthonormalize=False, *,
                   max_time: float = float("inf")):
     """Resolve ``M0``: an array (tuple on a product), ``"random"``, ``"heuristic"``, or None —
@@ -78,7 +96,10 @@ def initial_point(problem: Problem, M0=None, seed=0, solver=None, orthonormalize
         coarse = problem.objective.coarse_problem() if problem.provides("coarse_problem") \
             else None
         if coarse is not None:
-            at = solve(coarse, solver, xtol=COARSE_XTOL, max_time=max_time).M
+            coarse_result = solve(coarse, solver, xtol=COARSE_XTOL, max_time=max_time)
+            if coarse_result.interrupted:  # Ctrl-C before this run had a point
+                raise KeyboardInterrupt(coarse_result.reason)
+            at = coarse_result.M
         start = solver.default_start(problem) if at is None else solver.default_start(problem, at)
         if start is not None:
             return geom.validate_point(start, f"{solver.name} default start")
@@ -127,10 +148,12 @@ def solve(
         ``"pymanopt"``, ``"ism"``, ``"scf"``; a list chains them, each stage starting where the last
         stopped.  None (default): the objective's default
         (:func:`~ldr.driver.default_solver`; each objective's docstring names it).
-    M0 : array, tuple of arrays, "random", "heuristic" or None
+    M0 : array, tuple of arrays, Result, "random", "heuristic" or None
         Start point (orthonormal); ``"random"`` draws one from ``seed``; None (default) is
         the first solver's own start where it has one (ISM: the minimizing eigenvectors of
-        Φ₀), else the objective's ``heuristic()``, else a random point from ``seed``.
+        Φ₀), else the objective's ``heuristic()``, else a random point from ``seed``.  A
+        :class:`~ldr.result.Result` resumes that run (module docstring): its point, its
+        trace continued.
     orthonormalize : bool, default False
         For an array ``M0``: replace each Stiefel or Grassmann factor by the nearest matrix
         with orthonormal columns (the polar factor UVᵀ of M0 = USVᵀ, which spans the same
@@ -160,7 +183,8 @@ def solve(
         (default 1: the last step).
     callback : callable(state) -> bool, optional
         Called with the solver's State at the start and after every iteration; returning
-        True stops the run.
+        True stops the run; raising ``KeyboardInterrupt`` ends it as interrupted (module
+        docstring).
     certify : bool
         Attach a :class:`~ldr.result.Certificate` (second-order, and global where the
         objective has a global test) to the result; a run stopped at the rounding floor
@@ -171,7 +195,8 @@ def solve(
     Result
         ``converged`` is True only when the gradient rule fired, or a step/cost-change rule
         fired within ``1e3 · gtol · scale`` of it (module docstring); a run that stalled, hit
-        a budget, met a non-finite cost or an oracle error says so in ``reason``.
+        a budget, met a non-finite cost or an oracle error, or was interrupted, says so in
+        ``reason``.
 
     Raises
     ------
@@ -190,6 +215,9 @@ def solve(
     if callback is not None and not callable(callback):
         raise ParameterError("callback", f"expected a callable, got {callback!r}")
     problem = Problem(objective)
+    previous = M0 if isinstance(M0, Result) else None
+    if previous is not None:
+        M0 = previous.M
     solvers = chain(default_solver(objective) if solver is None else solver)
     for s in solvers:
         s.check_problem(problem)
@@ -197,9 +225,11 @@ def solve(
     problem.deadline = start + max_time  # no oracle call starts that would overrun it
     M = initial_point(problem, M0, seed, solvers[0], orthonormalize, max_time=max_time)
     geom = problem.manifold
-    trace = Trace()
+    trace = Trace([dict(row) for row in previous.trace] if previous is not None else None)
     stages: list[StageSummary] = []
-    n_total = 0
+    n_total = 0 if previous is None else int(previous.n_iter)
+    t_before = 0.0 if previous is None else float(previous.time)
+    interrupted = False
     state = None
     reason, converged = "", False
     scale = None if gtol_scale == "auto" else float(gtol_scale)
@@ -212,6 +242,13 @@ def solve(
         problem.deadline = math.inf if stage == 0 else start + max_time
         try:
             state = s.init(problem, M)
+        except KeyboardInterrupt:
+            if state is None:  # no point evaluated yet: nothing to return
+                raise
+            reason, converged, interrupted = _interrupted(state, f"as {s.name} started"), \
+                False, True
+            stages.append(StageSummary(s.name, 0, reason, False))
+            break
         except BudgetExceeded as exc:
             reason, converged, budget = (f"max_time {max_time:.3g}s reached before {s.name} "
                                          f"started: {exc}"), False, "max_time"
@@ -225,20 +262,36 @@ def solve(
                 scale = problem.gradient_scale(grad_norm=state.grad_norm)
             except BudgetExceeded:  # a later stage out of time: the start's gradient
                 scale = max(state.grad_norm, 1e-300)
+            except KeyboardInterrupt:  # the start is evaluated: return it
+                scale, interrupted = max(state.grad_norm, 1e-300), True
         problem.deadline = start + max_time
         state.grad_scale = scale
         rules = StageRules.for_stage(options, scale, state.iteration, start, callback)
-        row = {"iteration": n_total, "time": time.perf_counter() - start, "cost": state.cost,
-               "grad_norm": state.grad_norm, "change": np.nan, "stage": stage, **state.info}
+        row = {"iteration": n_total, "time": t_before + time.perf_counter() - start,
+               "cost": state.cost, "grad_norm": state.grad_norm, "change": np.nan,
+               "stage": stage, **state.info}
+        if previous is not None and stage == 0:
+            row["resumed"] = True
         trace.append(row)
         prev, change = None, np.nan
         while True:
-            reason, converged = first_rule(state, prev, change, rules)
+            if interrupted:  # while the start's gradient scale was computed
+                reason, converged = _interrupted(state, f"as {s.name} started"), False
+                break
+            try:
+                reason, converged = first_rule(state, prev, change, rules)
+            except KeyboardInterrupt:  # inside the callback: state is evaluated
+                reason, converged, interrupted = _interrupted(state, "in the callback"), \
+                    False, True
             if reason:
                 break
             prev = state
             try:
                 state = s.step(problem, prev)
+            except KeyboardInterrupt:  # the step under way is not taken
+                state, converged, interrupted = prev, False, True
+                reason = _interrupted(prev, f"inside a {s.name} step")
+                break
             except OracleError as exc:
                 if exc.wrong_shape:
                     raise
@@ -252,35 +305,42 @@ def solve(
             state.grad_scale = scale
             change = geom.change(prev.M, state.M) if state.accepted else 0.0
             n_total += state.iteration - prev.iteration
-            trace.append({"iteration": n_total, "time": time.perf_counter() - start,
+            trace.append({"iteration": n_total, "time": t_before + time.perf_counter() - start,
                           "cost": state.cost, "grad_norm": state.grad_norm, "change": change,
                           "stage": stage, **state.info})
         if not converged and hasattr(s, "finalize"):  # a converged run keeps its point
             try:
                 final = s.finalize(problem, state)
-            except BudgetExceeded:
+            except (BudgetExceeded, KeyboardInterrupt):
                 final = state
             if final is not state:
                 reason += f"; returned the best iterate seen (cost {final.cost:.10g})"
                 state = final
         iterations = state.iteration - rules.first_iter
-        at_floor = bool(floor_patience) and rules.floor.flat >= floor_patience
+        at_floor = (bool(floor_patience) and rules.floor.flat >= floor_patience
+                    and not interrupted)
         if at_floor and rules.floor.best_state is not None:  # the best gradient at the floor
             state = rules.floor.best_state
         budget = next((b for b in ("max_time", "max_iter") if not converged
                        and reason.startswith(b)), "")
         stages.append(StageSummary(s.name, iterations, reason, converged))
         M = state.M
+        if interrupted:
+            break
 
     elapsed = time.perf_counter() - start
     names = " → ".join(s.name for s in solvers)
-    if len(solvers) > 1:
+    if len(solvers) > 1 and not interrupted:
         reason = f"{stages[-1].solver}: {reason}"
+    counts = dict(problem.counts)
+    if previous is not None:
+        for key, value in previous.counts.items():
+            counts[key] = counts.get(key, 0) + value
     result = Result(M=state.M, cost=state.cost, converged=converged, reason=reason,
-                    n_iter=n_total, time=elapsed, grad_norm=state.grad_norm, trace=trace,
-                    solver=names, stages=stages, counts=dict(problem.counts),
+                    n_iter=n_total, time=t_before + elapsed, grad_norm=state.grad_norm,
+                    trace=trace, solver=names, stages=stages, counts=counts,
                     grad_scale=np.nan if scale is None else scale, budget=budget)
-    if certify or at_floor:
+    if (certify or at_floor) and not interrupted:
         result.certificate = certificate(problem, state.M, gtol=gtol, gtol_scale=scale,
                                          max_time=max(start + max_time - time.perf_counter(),
                                                       0.0))

@@ -13,6 +13,25 @@ def top_generalized(A: np.ndarray, B: np.ndarray, r: int) -> tuple[np.ndarray, n
     largest eigenvalues (B positive definite), and the r + 1 largest eigenvalues, decreasing
     (the (r+1)-th gives the eigengap)."""
     d = A.shape[0]
-    w, V = scipy.linalg.eigh(A, B, subset_by_index=[max(d - r - 1, 0), d - 1])
+    try:
+        w, V = scipy.linalg.eigh(A, B, subset_by_index=[max(d - r - 1, 0), d - 1])
+    except np.linalg.LinAlgError:  # B positive definite only up to rounding
+        w, V = np.zeros(0), np.zeros((d, 0))
+    if V.shape[1] < min(r + 1, d) or not (np.all(np.isfinite(w)) and np.all(np.isfinite(V))):
+        w, V = _top_by_whitening(A, B, r)
     w, V = w[::-1], V[:, ::-1]
     return orthonormalize(V[:, :r]), w
+
+
+def _top_by_whitening(A: np.ndarray, B: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarray]:
+    """The r + 1 top eigenpairs (increasing) of (A, B) through B = QΛQᵀ with Λ floored at
+    d·ε·λ_max — for a B that LAPACK's Cholesky refuses (singular to rounding, e.g. a scatter
+    that collapsed along a direction): the pencil (A, B + the floor along those directions)."""
+    d = A.shape[0]
+    lam, Q = scipy.linalg.eigh(0.5 * (B + B.T))
+    top = float(np.max(np.abs(lam))) if lam.size else 0.0
+    lam = np.maximum(lam, max(d * np.finfo(float).eps * top, np.finfo(float).tiny))
+    T = Q / np.sqrt(lam)  # B^{-1/2} up to the rotation Q
+    C = T.T @ A @ T
+    w, U = scipy.linalg.eigh(0.5 * (C + C.T), subset_by_index=[max(d - r - 1, 0), d - 1])
+    return w, T @ U

@@ -42,6 +42,26 @@ class ParameterError(ValueError):
         return type(self), (self.param, self.reason)
 
 
+class ChunkError(RuntimeError):
+    """Computing one chunk of a chunked input (a block of a Dask array) failed: ``param``
+    names the input, ``chunk`` the block's index along the rows and ``rows`` its first and
+    last row (None where the chunk sizes are unknown); the chunk's own exception is chained
+    (``__cause__``) and quoted.
+
+    >>> err = ChunkError("X", 3, (30, 39), "OSError: disk gone")
+    >>> str(err)
+    'X: chunk 3 (rows 30..39) failed: OSError: disk gone'
+    """
+
+    def __init__(self, param: str, chunk: int, rows: tuple[int, int] | None, what: str):
+        self.param, self.chunk, self.rows, self.what = param, chunk, rows, what
+        where = "" if rows is None else f" (rows {rows[0]}..{rows[1]})"
+        super().__init__(f"{param}: chunk {chunk}{where} failed: {what}")
+
+    def __reduce__(self):
+        return type(self), (self.param, self.chunk, self.rows, self.what)
+
+
 class BudgetExceeded(RuntimeError):
     """A run's time budget (``max_time`` of :func:`ldr.solve`) ran out before an oracle call
     that would have overrun it (``ldr.problem.Problem.deadline``).  Inside a run the

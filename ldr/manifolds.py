@@ -365,7 +365,17 @@ class Geometry:
         return float(np.vdot(U, V))
 
     def norm(self, V) -> float:
-        return math.sqrt(max(self.inner(V, V), 0.0))
+        """‖V‖; where ⟨V, V⟩ under- or overflows (entries below ~1e-154 or above ~1e154, e.g.
+        a gradient at data of 1e-90), computed from V scaled by its largest entry — a
+        gradient of 1e-180 is not 0."""
+        sq = self.inner(V, V)
+        if 1e-280 < sq < 1e280:
+            return math.sqrt(sq)
+        parts = V if self.is_product else (V,)
+        big = max((float(np.max(np.abs(p))) for p in parts if np.size(p)), default=0.0)
+        if big == 0.0 or not math.isfinite(big):
+            return big if big == 0.0 or math.isinf(big) else math.nan
+        return big * math.sqrt(sum(float(np.vdot(p / big, p / big)) for p in parts))
 
     def lincomb(self, a: float, U, b: float = 0.0, V=None):
         """``a U + b V`` (``V`` may be omitted)."""

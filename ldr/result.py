@@ -162,6 +162,9 @@ class Result:
         computed no gradient); the run's absolute gradient tolerance is ``gtol · grad_scale``
     budget : the budget that stopped the run, ``"max_time"`` or ``"max_iter"``; ``""`` when a
         convergence rule, a stall or a non-finite value stopped it
+    interrupted : whether a ``KeyboardInterrupt`` ended the run (``reason`` starts
+        ``"interrupted"``; ``M`` is the last evaluated iterate: pass the Result as ``M0`` of
+        :func:`ldr.solve` to resume)
     """
 
     M: Any
@@ -178,6 +181,10 @@ class Result:
     certificate: Certificate | None = None
     grad_scale: float = float("nan")
     budget: str = ""
+
+    @property
+    def interrupted(self) -> bool:
+        return self.reason.startswith("interrupted")
 
     def __repr__(self) -> str:
         status = "converged" if self.converged else "NOT converged"

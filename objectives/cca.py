@@ -180,6 +180,13 @@ class _CCABase(Objective):
         Sa, Sb, Sab = _covariances(stats, da)
         Sa, Sb = shrink(Sa, reg), shrink(Sb, reg)
         self.Sa, self.Sb, self.Sab, self.reg = Sa, Sb, Sab, float(reg)
+        # the oracles use the covariances times powers of two (exact) that bring Σ_a and Σ_b
+        # to about 1: the correlation and its derivatives do not change, but a·b no longer
+        # underflows for data at 1e-90 (nor overflows at 1e90)
+        ka, kb = (float(np.round(np.log2(max(float(np.max(np.abs(S))), 1e-300)) / 2))
+                  if np.all(np.isfinite(S)) else 0.0 for S in (Sa, Sb))
+        self._Sa, self._Sb = Sa * 2.0 ** (-2 * ka), Sb * 2.0 ** (-2 * kb)
+        self._Sab = Sab * 2.0 ** (-ka - kb)
         self.whiten_a_ = _inverse_sqrt(Sa, "Xa", "Σ_a", n)
         self.whiten_b_ = _inverse_sqrt(Sb, "Xb", "Σ_b", n)
         self.K = self.whiten_a_ @ Sab @ self.whiten_b_
@@ -340,7 +347,7 @@ class OrthogonalCCA(_CCABase):
         cached = self.__dict__.get("_cache")
         if cached is not None and np.array_equal(cached[0], Ma) and np.array_equal(cached[1], Mb):
             return cached[2]
-        SaMa, SbMb, SabMb, SbaMa = self.Sa @ Ma, self.Sb @ Mb, self.Sab @ Mb, self.Sab.T @ Ma
+        SaMa, SbMb, SabMb, SbaMa = self._Sa @ Ma, self._Sb @ Mb, self._Sab @ Mb, self._Sab.T @ Ma
         a, b, c = np.vdot(Ma, SaMa), np.vdot(Mb, SbMb), np.vdot(Ma, SabMb)
         s = np.sqrt(a * b)
         Ga, Gb = (-SabMb + (c / a) * SaMa) / s, (-SbaMa + (c / b) * SbMb) / s
@@ -350,9 +357,9 @@ class OrthogonalCCA(_CCABase):
 
     def cost(self, M):
         Ma, Mb = M
-        a = anp.sum(Ma * (self.Sa @ Ma))
-        b = anp.sum(Mb * (self.Sb @ Mb))
-        return -anp.sum(Ma * (self.Sab @ Mb)) / anp.sqrt(a * b)
+        a = anp.sum(Ma * (self._Sa @ Ma))
+        b = anp.sum(Mb * (self._Sb @ Mb))
+        return -anp.sum(Ma * (self._Sab @ Mb)) / anp.sqrt(a * b)
 
     def egrad(self, M):
         Ga, Gb = self._parts(*M)[-2:]
@@ -364,10 +371,10 @@ class OrthogonalCCA(_CCABase):
         da, db = 2.0 * np.vdot(Va, SaMa), 2.0 * np.vdot(Vb, SbMb)
         dc = np.vdot(Va, SabMb) + np.vdot(Vb, SbaMa)
         ds_s = 0.5 * (da / a + db / b)
-        Ha = -ds_s * Ga + (-(self.Sab @ Vb) + (dc / a - c * da / a**2) * SaMa
-                           + (c / a) * (self.Sa @ Va)) / s
-        Hb = -ds_s * Gb + (-(self.Sab.T @ Va) + (dc / b - c * db / b**2) * SbMb
-                           + (c / b) * (self.Sb @ Vb)) / s
+        Ha = -ds_s * Ga + (-(self._Sab @ Vb) + (dc / a - c * da / a**2) * SaMa
+                           + (c / a) * (self._Sa @ Va)) / s
+        Hb = -ds_s * Gb + (-(self._Sab.T @ Va) + (dc / b - c * db / b**2) * SbMb
+                           + (c / b) * (self._Sb @ Vb)) / s
         return Ha, Hb
 
     def correlation(self, M) -> float:

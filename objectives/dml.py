@@ -166,11 +166,15 @@ class _MetricLearning(Objective):
         if init == "lda":
             from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 
-            lda = LinearDiscriminantAnalysis(n_components=r).fit(self._Xs, self.codes_)
-            if lda.scalings_.shape[1] >= r:
-                return np.array(lda.scalings_[:, :r], dtype=float)
-            # the within-class scatter has fewer than r directions (scikit-learn's SVD solver
-            # keeps its numerical rank): the next rule of "auto" instead
+            try:
+                lda = LinearDiscriminantAnalysis(n_components=r).fit(self._Xs, self.codes_)
+                L = np.array(lda.scalings_[:, :r], dtype=float)
+            except (IndexError, ValueError):  # no within-class spread at all: LDA's SVD is empty
+                L = np.zeros((d, 0))
+            if L.shape == (d, r) and np.all(np.isfinite(L)):
+                return L
+            # the classes span fewer than r directions (identical rows, one-sample classes):
+            # scikit-learn's LDA fails or returns fewer scalings; start as "pca" would
             init = "pca" if r < min(d, n) else "identity"
         if init == "pca":  # scikit-learn's PCA: right singular vectors of the centered data
             _, _, Vt = np.linalg.svd(self._Xs, full_matrices=False)

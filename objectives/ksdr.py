@@ -165,8 +165,13 @@ class KernelSDR(Objective):
         sigma, sigma_y = _positive(sigma, "sigma"), _positive(sigma_y, "sigma_y")
         self.sigma_full = _positive(sigma_full, "sigma_full")
         Kz, self.y_type_, self.sigma_y = response_gram(y, n, y_type, sigma_y)
-        self.mean_ = X.mean(axis=0)
-        self.X = X - self.mean_
+        # centred about the first row first: a constant feature (1e30 in every row) is then
+        # exactly 0, not the rounding of its mean (1e14), which the kernel would read as
+        # a direction of huge, cancelling distances
+        shifted = X - X[0]
+        offset = shifted.mean(axis=0)
+        self.mean_ = X[0] + offset
+        self.X = shifted - offset
         if sigma is None:
             sigma = median_distance(self.X) * np.sqrt(r / d)
         self.sigma, self.eps = sigma, eps
@@ -248,7 +253,8 @@ class KernelSDR(Objective):
         P = (G @ F) * G
         GFG = np.einsum("ij,ji->i", G @ F, G)
         Q = (G @ G) * F - P - P.T + np.diag(GFG)
-        out = X.T @ Q @ X / (n * s**4)
+        Xs = X / s  # Xᵀ Q X / s⁴ as (X/s)ᵀ Q (X/s) / s²: s⁴ overflows for data at 1e90
+        out = Xs.T @ Q @ Xs / (n * s**2)
         return 0.5 * (out + out.T)
 
     def transform(self, X, M):

@@ -19,9 +19,13 @@ tr(C⁻¹S) — checked here against ``scipy.stats.multivariate_normal.logpdf``.
 
 Noise variances are parameterized by their logarithms, ``ℓ = log ψ`` (``log σ²`` for PPCA),
 so they live on a Euclidean factor and stay positive.  The point M holds both **in units of
-the data's scale** c = √(tr S / d): ``M = (W / c, ℓ − 2 log c)``, so that M, the gradient and
-every solver's iterates are the same whatever the units of X (multiplying X by s changes the
-cost by the constant d·log s and nothing else).  :meth:`unpack` and :meth:`point` convert.
+the data's scale**: for PPCA c = √(tr S / d), ``M = (W / c, ℓ − 2 log c)``; for FA, which is
+equivariant to each feature's units, each feature's standard deviation u_j,
+``M = (W_j / u_j, ℓ_j − 2 log u_j)`` row by row.  So M, the gradient and every solver's
+iterates are the same whatever the units of X (multiplying X by s changes the cost by the
+constant d·log s and nothing else), and the model is evaluated in those units (S/uuᵀ), so
+that data at 1e-90 or 1e90, or features at 1 and 1e-30 side by side, neither underflow nor
+overflow.  :meth:`unpack` and :meth:`point` convert.
 Below, W and ℓ are in the units of the data.  With ``D = Ψ⁻¹``, ``L = DW``,
 ``K = (I_r + WᵀDW)⁻¹`` (r×r), the matrix determinant lemma and Woodbury give
 
@@ -59,130 +63,12 @@ import numpy as np
 import scipy.linalg
 
 from ldr.data.rows import is_chunked, moments
-from ldr.data.validation import check_data, check_new_data, check_rank
+from ldr.data.validation import check_data, check_rank
 from ldr.errors import ParameterError
-from ldr.objective import Method, Objective
+from ldr.objective import Method
+from ldr.objectives._latent import _EPS, _check_samples, _LatentGaussian
 
 __all__ = ["FactorAnalysis", "PPCA"]
-
-_LOG_2PI = float(np.log(2.0 * np.pi))
-_EPS = np.finfo(float).eps
-
-
-def _check_samples(n: int, r: int, method: str) -> None:
-    if n < r + 2:
-        raise ParameterError("X",
-            f"{method} with r={r} needs at least r + 2 = {r + 2} samples (the sample "
-            f"covariance has rank ≤ n − 1 and must exceed r, or the noise variance goes to 0 "
-            f"and the likelihood is unbounded); got {n}"
-        )
-
-
-def _key(*arrays) -> bytes:
-    return b"".join(np.ascontiguousarray(a, dtype=float).tobytes() for a in arrays)
-
-
-class _LatentGaussian(Objective):
-    """Shared core: negative mean log-likelihood of x ~ N(μ, WWᵀ + diag(ψ)).
-
-    Subclasses set ``self.S`` (biased covariance), ``self.mean_``, ``shape``, ``manifold`` and
-    map their point M to ``(W, ℓ)`` with ℓ = log ψ a length-d vector.
-    """
-
-    S: np.ndarray
-    mean_: np.ndarray
-
-
-    def _init_data(self, stats) -> None:
-        self.n_samples_ = stats.n
-        self.mean_ = stats.mean
-        self.S = stats.covariance()
-        self._diag_S = np.diag(self.S).copy()
-        evals, evecs = scipy.linalg.eigh(self.S)
-        self.eigenvalues_ = np.maximum(evals[::-1], 0.0)  # decreasing
-        # the unit of M (module docstring): loadings in units of c, log-variances minus 2 log c
-        self.unit_ = float(np.sqrt(max(self.eigenvalues_.mean(), np.finfo(float).tiny)))
-        self._log_unit2 = 2.0 * np.log(self.unit_)
-        self._evecs = evecs[:, ::-1]
-        self._cache_key: bytes | None = None
-        self._cache: dict = {}
-
-    # --- the model in terms of (W, ℓ) -----------------------------------------------------
-    def _cost_wl(self, W, ell):
-        d, r = W.shape
-        psi = anp.exp(ell)
-        L = W / psi[:, None]
-        Kinv = anp.eye(r) + anp.dot(W.T, L)
-        _, logdet_k = anp.linalg.slogdet(Kinv)
-        trace = anp.sum(self._diag_S / psi) - anp.trace(
-            anp.linalg.solve(Kinv, anp.dot(L.T, anp.dot(self.S, L))))
-        return 0.5 * (d * _LOG_2PI + anp.sum(ell) + logdet_k + trace)
-
-    def _factors(self, W: np.ndarray, ell: np.ndarray) -> dict:
-        """Woodbury factors at (W, ℓ), cached (gradient and Hessian come at one point)."""
-        key = _key(W, ell)
-        if key == self._cache_key:
-            return self._cache
-        psi = np.exp(ell)
-        D = 1.0 / psi
-        L = W * D[:, None]
-        Kinv = np.eye(W.shape[1]) + W.T @ L
-        K = scipy.linalg.cho_solve(scipy.linalg.cho_factor(Kinv), np.eye(W.shape[1]))
-        Y = L @ K  # P W
-        SY = self.S @ Y
-        PSY = D[:, None] * SY - Y @ (L.T @ SY)  # P S P W
-        diag_P = D - np.sum(Y * L, axis=1)
-        # diag(PSP) = D² diag(S) − 2 D ⊙ rowsum(SY ⊙ L) + rowsum(L (YᵀSY) ⊙ L)
-        diag_Q = (D**2 * self._diag_S - 2.0 * D * np.sum(SY * L, axis=1)
-                  + np.sum((L @ (Y.T @ SY)) * L, axis=1))
-        self._cache_key = key
-        self._cache = {"psi": psi, "D": D, "L": L, "K": K, "Y": Y, "Z": PSY,
-                       "diag_A": diag_P - diag_Q}
-        return self._cache
-
-    def _grad_wl(self, W, ell) -> tuple[np.ndarray, np.ndarray]:
-        F = self._factors(W, ell)
-        return F["Y"] - F["Z"], 0.5 * F["psi"] * F["diag_A"]
-
-    def _hvp_wl(self, W, ell, V, eta) -> tuple[np.ndarray, np.ndarray]:
-        F = self._factors(W, ell)
-        if "P" not in F:  # O(d³) once per point, then O(d²r) per product
-            P = np.diag(F["D"]) - F["Y"] @ F["L"].T
-            P = 0.5 * (P + P.T)
-            Q = P @ self.S @ P
-            F["P"], F["Q"] = P, 0.5 * (Q + Q.T)
-        P, Q, Y, Z, psi = F["P"], F["Q"], F["Y"], F["Z"], F["psi"]
-        dpsi = psi * eta
-
-        def delta(X):  # Δ X with Δ = VWᵀ + WVᵀ + diag(δψ)
-            return V @ (W.T @ X) + W @ (V.T @ X) + dpsi[:, None] * X
-
-        DY = delta(Y)
-        PV, QV = P @ V, Q @ V
-        hW = -P @ DY + P @ delta(Z) + Q @ DY + PV - QV
-        diag_PdP = 2.0 * np.sum(PV * Y, axis=1) + (P * P) @ dpsi
-        diag_PdQ = np.sum(PV * Z, axis=1) + np.sum(Y * QV, axis=1) + (P * Q) @ dpsi
-        h_ell = 0.5 * (dpsi * F["diag_A"] + psi * (2.0 * diag_PdQ - diag_PdP))
-        return hW, h_ell
-
-    def _posterior(self, X, W, ell) -> np.ndarray:
-        X = check_new_data(X, self.S.shape[0])
-        F = self._factors(np.asarray(W, float), np.asarray(ell, float))
-        return (X - self.mean_) @ F["Y"]  # (x − μ)ᵀ Ψ⁻¹W (I + WᵀΨ⁻¹W)⁻¹
-
-    def _validate_loadings(self, W, name: str = "W") -> np.ndarray:
-        W = np.array(W, dtype=float)
-        d, r = self.S.shape[0], self._rank
-        if W.shape == (r, d) and (r, d) != (d, r):
-            raise ParameterError(name, f"expected shape {(d, r)}, got {W.shape}; "
-                             "scikit-learn's components_ is (r, d): pass components_.T")
-        if W.shape != (d, r) or not np.all(np.isfinite(W)):
-            raise ParameterError(name, f"expected a finite array of shape {(d, r)}, got {W.shape}")
-        return W
-
-    def log_likelihood(self, M) -> float:
-        """Mean log-likelihood per sample, −cost(M) (scikit-learn's ``score``)."""
-        return -float(self.cost(M))
 
 
 class PPCA(_LatentGaussian):
@@ -306,13 +192,13 @@ class PPCA(_LatentGaussian):
         return W, np.array([[np.log(noise_variance) - self._log_unit2]])
 
     def _split(self, M):
-        """(W, ℓ) in the units of the data from the point M (in units of c)."""
+        """(W, ℓ) in units of c (the model's own units) from the point M."""
         d = self.shape[0] if self.noise_variance is not None else self.shape[0][0]
         if self.noise_variance is not None:
-            return self.unit_ * M, np.full(d, np.log(self.noise_variance))
-        return self.unit_ * M[0], (M[1][0, 0] + self._log_unit2) * anp.ones(d)
+            return M, np.full(d, np.log(self.noise_variance) - self._log_unit2)
+        return M[0], M[1][0, 0] * anp.ones(d)
 
-    # --- oracles (chain rule through W = c·M_W, ℓ = M_ℓ + 2 log c) ------------------------
+    # --- oracles (the model in units of c: M is (W/c, ℓ − 2 log c) itself) ------------------
     def cost(self, M):
         W, ell = self._split(M)
         return self._cost_wl(W, ell)
@@ -321,19 +207,19 @@ class PPCA(_LatentGaussian):
         W, ell = self._split(M)
         gW, g_ell = self._grad_wl(np.asarray(W, float), np.asarray(ell, float))
         if self.noise_variance is not None:
-            return self.unit_ * gW
-        return self.unit_ * gW, np.array([[g_ell.sum()]])
+            return gW
+        return gW, np.array([[g_ell.sum()]])
 
     def ehvp(self, M, V):
         W, ell = self._split(M)
         d = W.shape[0]
-        c = self.unit_
         if self.noise_variance is not None:
-            return c * self._hvp_wl(W, ell, c * np.asarray(V, float), np.zeros(d))[0]
+            return self._hvp_wl(np.asarray(W, float), ell, np.asarray(V, float),
+                                np.zeros(d))[0]
         eta = np.full(d, float(np.asarray(V[1]).ravel()[0]))
         hW, h_ell = self._hvp_wl(np.asarray(W, float), np.asarray(ell, float),
-                                 c * np.asarray(V[0], float), eta)
-        return c * hW, np.array([[h_ell.sum()]])
+                                 np.asarray(V[0], float), eta)
+        return hW, np.array([[h_ell.sum()]])
 
     def closed_form(self):
         """Tipping & Bishop's maximum-likelihood point (R = I).
@@ -425,13 +311,18 @@ class FactorAnalysis(_LatentGaussian):
                 "their noise variance ψ_j to 0 (log ψ_j → −∞, unbounded likelihood). Drop "
                 "constant features before fitting.")
         self._init_data(stats)
+        # FA is equivariant to each feature's units (W_j → s_j W_j, ψ_j → s_j² ψ_j): M is in
+        # units of each feature's standard deviation, so features at 1 and 1e-30 side by side
+        # give a well-scaled model (Ψ⁻¹ would otherwise span 1e60)
+        self.feature_unit_ = np.sqrt(np.maximum(np.diag(self.S), np.finfo(float).tiny))
+        self._set_units(self.feature_unit_)
         self.shape, self.manifold = ((d, r), (d, 1)), ("euclidean", "euclidean")
 
     def unpack(self, M) -> tuple[np.ndarray, np.ndarray]:
         """``(W, ψ)`` of a point M: loadings (d×r) and noise variances (d,), in the units of
         the data."""
-        return (self.unit_ * np.asarray(M[0], float),
-                np.exp(np.asarray(M[1], float).ravel() + self._log_unit2))
+        return (self._u[:, None] * np.asarray(M[0], float),
+                np.exp(np.asarray(M[1], float).ravel() + self._log_u2))
 
     def point(self, W, noise_variance) -> tuple[np.ndarray, np.ndarray]:
         """The point M for loadings ``W`` (d×r) and noise variances ψ (d,).
@@ -445,11 +336,12 @@ class FactorAnalysis(_LatentGaussian):
             raise ParameterError("noise_variance",
                 f"expected {W.shape[0]} positive finite variances, got "
                 f"shape {psi.shape}")
-        return W / self.unit_, np.log(psi)[:, None] - self._log_unit2
+        return W / self._u[:, None], (np.log(psi) - self._log_u2)[:, None]
 
     def _split(self, M):
-        """(W, ℓ) in the units of the data from the point M (in units of c)."""
-        return self.unit_ * M[0], M[1][:, 0] + self._log_unit2
+        """(W, ℓ) in units of each feature's standard deviation (the model's own units): the
+        point M itself."""
+        return M[0], M[1][:, 0]
 
     def cost(self, M):
         return self._cost_wl(*self._split(M))
@@ -457,26 +349,37 @@ class FactorAnalysis(_LatentGaussian):
     def egrad(self, M):
         W, ell = self._split(M)
         gW, g_ell = self._grad_wl(np.asarray(W, float), np.asarray(ell, float))
-        return self.unit_ * gW, g_ell[:, None]
+        return gW, g_ell[:, None]
 
     def ehvp(self, M, V):
         W, ell = self._split(M)
         hW, h_ell = self._hvp_wl(np.asarray(W, float), np.asarray(ell, float),
-                                 self.unit_ * np.asarray(V[0], float),
-                                 np.asarray(V[1], float)[:, 0])
-        return self.unit_ * hW, h_ell[:, None]
+                                 np.asarray(V[0], float), np.asarray(V[1], float)[:, 0])
+        return hW, h_ell[:, None]
 
     def heuristic(self):
-        """PPCA's closed form as an FA point (ψ_j = σ² for all j).
+        """PPCA's closed form as an FA point (ψ_j = σ² for all j), on the data as given or on
+        the standardized data (each feature divided by its standard deviation), whichever
+        has the higher likelihood.
 
         FA contains PPCA, so the optimum is never worse; the normalized improvement over this
-        point measures what per-feature noise buys.
+        point measures what per-feature noise buys.  The standardized candidate keeps the
+        start (and so the fit) independent of each feature's units where the features'
+        scales differ by many orders of magnitude.
         """
         r = self._rank
         ev = self.eigenvalues_
         sigma2 = float(ev[r:].mean())
         W = self._evecs[:, :r] * np.sqrt(np.maximum(ev[:r] - sigma2, 0.0))
-        return self.point(W, np.full(self.S.shape[0], sigma2))
+        candidates = []
+        if sigma2 > 0 and np.isfinite(sigma2):
+            candidates.append(self.point(W, np.full(self.S.shape[0], sigma2)))
+        w, V = scipy.linalg.eigh(self._S_unit)  # PPCA in the model's units (M directly)
+        w, V = np.maximum(w[::-1], 0.0), V[:, ::-1]
+        s2 = max(float(w[r:].mean()), np.finfo(float).tiny)
+        candidates.append((V[:, :r] * np.sqrt(np.maximum(w[:r] - s2, 0.0)),
+                           np.full((self.S.shape[0], 1), np.log(s2))))
+        return min(candidates, key=self.cost)
 
     def start_like_sklearn(self):
         """The point where ``sklearn.decomposition.FactorAnalysis`` starts.
@@ -505,7 +408,7 @@ class FactorAnalysis(_LatentGaussian):
                 "saddle point gradient-based solvers cannot leave; consider heuristic()",
                 RuntimeWarning, stacklevel=2)
         W = self._evecs[:, :r] * np.sqrt(np.maximum(ev - 1.0, 0.0))
-        return W / self.unit_, np.full((self.S.shape[0], 1), -self._log_unit2)
+        return self.point(W, np.ones(self.S.shape[0]))
 
     def covariance(self, M) -> np.ndarray:
         """The model covariance WWᵀ + Ψ."""

@@ -48,19 +48,25 @@ class QuotientOfTraces(Objective):
         B = np.asarray(B, dtype=float)
         self.A, self.B = 0.5 * (A + A.T), 0.5 * (B + B.T)
         self.shape, self.manifold = (A.shape[0], int(r)), manifold
+        # the oracles use A and B times one power of two (exact), so that B's largest entry is
+        # about 1: ρ, its gradient, Φ and the Hessian do not change, but b² no longer
+        # underflows (nor 1/b² overflows) for data at 1e-90 or 1e90
+        big = float(np.max(np.abs(self.B))) if self.B.size else 1.0
+        unit = 2.0 ** -np.round(np.log2(big)) if np.isfinite(big) and big > 0 else 1.0
+        self._A, self._B = self.A * unit, self.B * unit
 
     def ratio(self, M) -> float:
         """ρ(M) = tr(MᵀAM)/tr(MᵀBM), the natural (positive) score."""
-        return float(np.sum(M * (self.A @ M)) / np.sum(M * (self.B @ M)))
+        return float(np.sum(M * (self._A @ M)) / np.sum(M * (self._B @ M)))
 
     def cost(self, M):
         if type(M) is np.ndarray:  # not traced by autograd: reuse the point's products
             return -self._at(M)[3]
-        return -anp.sum(M * (self.A @ M)) / anp.sum(M * (self.B @ M))
+        return -anp.sum(M * (self._A @ M)) / anp.sum(M * (self._B @ M))
 
     def phi(self, M) -> np.ndarray:
         _, _, b, rho = self._at(np.asarray(M, dtype=float))
-        return -(self.A - rho * self.B) / b
+        return -(self._A - rho * self._B) / b
 
     def egrad(self, M):
         AM, BM, b, rho = self._at(np.asarray(M, dtype=float))
@@ -74,7 +80,7 @@ class QuotientOfTraces(Objective):
         key = (M.shape, M.dtype.str, M.tobytes())
         cached = getattr(self, "_cache", None)
         if cached is None or cached[0] != key:
-            AM, BM = self.A @ M, self.B @ M
+            AM, BM = self._A @ M, self._B @ M
             b = np.sum(M * BM)
             cached = (key, (AM, BM, b, np.sum(M * AM) / b))
             self._cache = cached
@@ -82,7 +88,7 @@ class QuotientOfTraces(Objective):
 
     def ehvp(self, M, V):
         AM, BM, b, rho = self._at(np.asarray(M, dtype=float))
-        AV, BV = self.A @ V, self.B @ V
+        AV, BV = self._A @ V, self._B @ V
         mbv = np.sum(M * BV)
         db = 2.0 * mbv
         drho = 2.0 * (np.sum(M * AV) - rho * mbv) / b
@@ -97,10 +103,10 @@ class QuotientOfTraces(Objective):
         if cls.ehvp is not QuotientOfTraces.ehvp or cls.cost is not QuotientOfTraces.cost:
             return super().ehvp_at(M)  # a subclass with its own cost or Hessian
         M = np.asarray(M, dtype=float)
-        BM = self.B @ M
+        BM = self._B @ M
         b = float(np.vdot(M, BM))
-        rho = float(np.vdot(M, self.A @ M)) / b
-        C = self.A - rho * self.B
+        rho = float(np.vdot(M, self._A @ M)) / b
+        C = self._A - rho * self._B
         G0 = C @ M
         c1, c2 = -2.0 / b, 4.0 / b**2
 
@@ -113,7 +119,7 @@ class QuotientOfTraces(Objective):
         return self.A, self.B
 
     def heuristic(self) -> np.ndarray:
-        return top_generalized(self.A, self.B, self.shape[1])[0]
+        return top_generalized(self._A, self._B, self.shape[1])[0]
 
     def global_gap(self, M) -> float:
         """Upper bound on the relative suboptimality ``(ρ* − ρ(M))/|ρ*|`` (module docstring);
@@ -121,11 +127,11 @@ class QuotientOfTraces(Objective):
         M = np.asarray(M, dtype=float)
         r = self.shape[1]
         rho = self.ratio(M)
-        w, V = scipy.linalg.eigh(self.A - rho * self.B)
+        w, V = scipy.linalg.eigh(self._A - rho * self._B)
         g = max(float(np.sum(w[-r:])), 0.0)
         if g == 0.0:
             return 0.0
-        beta = float(np.sum(scipy.linalg.eigvalsh(self.B)[:r]))
+        beta = float(np.sum(scipy.linalg.eigvalsh(self._B)[:r]))
         bound = g / beta                                       # ρ* − ρ ≤ bound
         rho_next = self.ratio(V[:, -r:])                       # ρ(M′) ≤ ρ*
         lower = rho_next if rho_next > 0 else -(rho + bound)   # a lower bound on |ρ*|

@@ -221,6 +221,17 @@ class WDA(Objective):
                     Cw += C
                 else:
                     Cb += C
+            uniform = sum(2.0 * float(np.sum((G - G.mean(axis=0)) ** 2)) / len(G)
+                          for G in self.groups)  # tr C_w of uniform plans (reg → ∞)
+            if not np.trace(Cw) > 1e-12 * uniform:
+                spread = uniform / (2 * len(self.groups))
+                reg = self.__dict__.get("_asked_reg", self.reg)  # the user's, not a coarse one
+                raise ParameterError("reg", f"{reg:g} is too small for these data: the "
+                                     "within-class plans are (numerically) the identity, so the "
+                                     "within-class scatter vanishes and the ratio is unbounded; "
+                                     f"the within-class squared distances are about "
+                                     f"{spread:.3g}: pass a reg of that order (reg is in "
+                                     "squared-distance units; WassersteinDA: or normalize=True)")
             self._key, self._scatter = key, (0.5 * (Cb + Cb.T), 0.5 * (Cw + Cw.T))
         return self._scatter
 
@@ -313,6 +324,7 @@ class WDA(Objective):
         """The same data and p with reg × ``factor`` (no continuation of its own)."""
         other = copy.copy(self)
         other.reg, other.continuation, other._key = self.reg * factor, 1.0, None
+        other._asked_reg = self.__dict__.get("_asked_reg", self.reg)
         return other
 
     def pencil0(self) -> tuple[np.ndarray, np.ndarray]:

@@ -83,23 +83,32 @@ class TrustRegion(Solver):
 
     # -- inner solver ----------------------------------------------------------------------
     def _tcg(self, problem: Problem, state: State, radius: float):
-        """Steihaug–Toint truncated CG on the trust-region model (ABG 2007, Alg. 2)."""
+        """Steihaug–Toint truncated CG on the trust-region model (ABG 2007, Alg. 2).
+
+        The gradient and the Hessian's products enter multiplied by one power of two that
+        brings the gradient scale to about 1 (exact: the step η is the same, every inner
+        product is scaled by its square), so that a cost at 1e-180 (data at 1e-90) does not
+        square its gradient to 0."""
         geom, M, G = problem.manifold, state.M, state.egrad
         eta, Heta = geom.zero(M), geom.zero(M)
-        r = state.grad
+        gscale = state.grad_scale or 1.0
+        unit = 2.0 ** -round(math.log2(gscale)) if math.isfinite(gscale) and gscale > 0 else 1.0
+        r = geom.lincomb(unit, state.grad) if unit != 1.0 else state.grad
         r_r = geom.inner(r, r)
         norm_r0 = math.sqrt(r_r)
         z_r = r_r
         delta = geom.lincomb(-1.0, r)
         e_Pe, e_Pd, d_Pd = 0.0, 0.0, z_r
         max_inner = self.max_inner or geom.dim
-        gscale = state.grad_scale or 1.0
+        gscale *= unit  # the gradient scale in the scaled units, about 1
         stop = "max inner iterations"
         j = 0
         curvature = 0.0  # largest |Rayleigh quotient| seen: the Hessian's scale
         hess = problem.hess_operator(M, G)  # the Riemannian Hessian at M, V ↦ Hess f(M)[V]
         for j in range(1, max_inner + 1):
             Hdelta = hess(delta)
+            if unit != 1.0:
+                Hdelta = geom.lincomb(unit, Hdelta)
             d_Hd = geom.inner(delta, Hdelta)
             rayleigh = d_Hd / d_Pd
             if j > 1 and abs(rayleigh) <= self.flat_tol * curvature:
@@ -138,6 +147,8 @@ class TrustRegion(Solver):
             delta = geom.lincomb(-1.0, r, beta, delta)
             e_Pd = beta * (e_Pd + alpha * d_Pd)
             d_Pd = z_r + beta**2 * d_Pd
+        if unit != 1.0:
+            Heta = geom.lincomb(1.0 / unit, Heta)
         return eta, Heta, j, stop
 
     # -- outer step --------------------------------------------------------------------------

@@ -293,3 +293,15 @@ def test_orthogonal_cca_orders_the_pairs_by_decreasing_correlation():
     est = OrthogonalCCA(2).fit(X, Y)
     assert est.cost_ == pytest.approx(est.result_.cost, abs=1e-12) or est.cost_ < est.result_.cost
     assert est.correlation_ == pytest.approx(-est.cost_, rel=1e-12)
+
+
+def test_orthogonal_cca_at_1e_minus_90_equals_the_unit_scale_fit():
+    # soak counterexample: two rows at 1e-91 made a·b = tr(MaᵀΣaMa)·tr(MbᵀΣbMb) underflow and
+    # the start's gradient infinite (an OracleError naming no argument)
+    Xa, Xb = ldr.datasets.make_cca(40, 5, seed=0)
+    a = ldr.estimators.OrthogonalCCA(2).fit(Xa * 1e-91, Xb * 1e-91)
+    b = ldr.estimators.OrthogonalCCA(2).fit(Xa, Xb)
+    assert a.result_.converged and a.cost_ == pytest.approx(b.cost_, rel=1e-9)
+    np.testing.assert_allclose(a.canonical_correlations_, b.canonical_correlations_, rtol=1e-8)
+    for Ma, Mb in zip(a.M_, b.M_):
+        assert sin_largest_angle(Ma, Mb) < 1e-6

@@ -266,6 +266,22 @@ def test_a_continuous_target_is_refused(cls):
         cls(2, start="pca").fit(X, X[:, 0] + 0.1 * rng.standard_normal(50))
 
 
+def test_lda_start_without_within_class_spread_falls_back_to_pca():
+    # soak counterexample: a class of identical rows and two one-sample classes left
+    # scikit-learn's LDA (the "auto" start) no within-class spread: an IndexError in its SVD
+    X = np.array([[0.12573022, -0.13210486, 0.64042265, 0.10490012, -0.53566937],
+                  [0.36159505, 1.30400005, 0.94708096, -0.70373524, -1.26542147],
+                  [0.12573022, -0.13210486, 0.64042265, 0.10490012, -0.53566937],
+                  [0.12573022, -0.13210486, 0.64042265, 0.10490012, -0.53566937]])
+    y = np.array([0, 1, 2, 0])
+    for Objective in (ldr.objectives.LargeMarginDML, ldr.objectives.NCA):
+        obj = Objective(X, y, 1)
+        start = obj.heuristic()
+        assert start.shape == (5, 1) and np.all(np.isfinite(start))
+        res = ldr.solve(obj, max_iter=50)
+        assert np.isfinite(res.cost) and np.all(np.isfinite(res.M))
+
+
 @pytest.mark.parametrize("make", [est.NCA, est.LargeMarginDML])
 def test_auto_start_when_lda_has_fewer_directions_than_components(make):
     """init="auto" picks LDA for r <= C − 1, but scikit-learn's LDA keeps only the numerical

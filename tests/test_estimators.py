@@ -426,3 +426,15 @@ def test_wda_clustering_survives_a_singleton_cluster():
     X = np.vstack([rng.normal(0, 0.3, (30, 4)), rng.normal(3, 0.3, (30, 4)), [[40, 40, 0, 0]]])
     labels = est.WDAClustering(n_clusters=3, n_components=2, max_outer=3).fit_predict(X)
     assert sorted(np.bincount(labels)) == [1, 30, 30]
+
+
+@pytest.mark.parametrize("bad", ["seed", -1, 2.5, True])
+def test_a_bad_random_state_is_an_error_naming_it(bad):
+    # soak counterexample: PCA(random_state="seed") raised scikit-learn's "'seed' cannot be
+    # used to seed a numpy.random.RandomState instance", naming no parameter
+    X = ldr.datasets.make_pca(30, 4, seed=0)
+    with pytest.raises(ValueError) as err:
+        est.PCA(2, random_state=bad).fit(X)
+    assert err.value.param == "random_state"
+    rng = np.random.default_rng(3)  # a Generator is a seed source too
+    assert est.PCA(2, random_state=rng).fit(X).M_.shape == (4, 2)

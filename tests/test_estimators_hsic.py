@@ -122,3 +122,15 @@ def test_estimator_bad_input(wine):
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.SkipTestWarning")  # array API check
 def test_sklearn_estimator_checks():
     check_estimator(SupervisedHSIC(n_components=1))
+
+
+def test_linear_y_kernel_on_string_labels_is_an_error_naming_y():
+    # soak counterexample: y_kernel="linear" on categorical labels raised NumPy's "could not
+    # convert string to float: 'c0'", naming nothing
+    import pandas as pd
+
+    X = np.random.default_rng(0).standard_normal((7, 2))
+    y = pd.Categorical(["c0"] * 4 + ["c1"] * 3)
+    with pytest.raises(ValueError) as err:
+        SupervisedHSIC(1, y_kernel="linear").fit(X, y)
+    assert err.value.param == "y" and "onehot" in str(err.value)

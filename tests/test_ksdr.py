@@ -139,6 +139,35 @@ def test_bad_inputs_raise():
         KernelSDR(X, None, 1)
 
 
+def test_gkdr_start_with_a_feature_at_1e89():
+    # soak counterexample: sigma_full⁴ = (1e89)⁴ overflowed in the gKDR matrix (OverflowError)
+    X = np.array([[0.1257302210933933, -1.321048632913019e+89],
+                  [0.6404226504432821, 1.049001171530397e+89]])
+    obj = KernelSDR(X, np.array([0, 1]), 1)
+    G = obj.gkdr_matrix()
+    assert np.all(np.isfinite(G))
+    res = ldr.solve(obj, max_iter=100)
+    assert np.isfinite(res.cost) and np.all(np.isfinite(res.M))
+    # G(cX) = G(X)/c² (Xᵀ Q X / s⁴ with Q scale-free): the same matrix as at 1e-80 × X
+    small = KernelSDR(X * 1e-80, np.array([0, 1]), 1).gkdr_matrix()
+    np.testing.assert_allclose(small / np.abs(small).max(), G / np.abs(G).max(), atol=1e-12)
+
+
+def test_a_constant_feature_at_1e30_is_exactly_centered():
+    # soak counterexample: a constant feature of 1e30 centred to 1.4e14 (the rounding of its
+    # mean); the heuristic picked that direction and the kernel's distances cancelled
+    # (LinAlgError in the Cholesky factorization)
+    X = np.array([[1e30, -0.1321048632913019], [1e30, 0.10490011715303971],
+                  [1e30, 0.36159505490948474], [1e30, 0.9470809631292422],
+                  [1e30, -1.2654214710460525], [1e30, 0.0413259793472436]])
+    y = np.array([1, 0, 0, 1, 1, 0])
+    obj = KernelSDR(X, y, 1)
+    assert np.all(obj.X[:, 0] == 0.0)
+    model = ldr.estimators.KernelSDR(1).fit(X, y)
+    assert np.all(np.isfinite(model.transform(X)))
+    assert ldr.manifolds.sin_largest_angle(model.M_, np.array([[0.0], [1.0]])) < 1e-8
+
+
 def test_auto_y_type_reads_integer_valued_floats_as_classes():
     """statsmodels stores class codes as floats (anes96's vote: 0.0/1.0): "auto" follows
     scikit-learn's type_of_target, so a binary float y is two classes — as a Gaussian kernel

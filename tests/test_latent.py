@@ -5,6 +5,7 @@ import pytest
 from scipy.stats import multivariate_normal
 from sklearn.decomposition import PCA as SkPCA
 from sklearn.decomposition import FactorAnalysis as SkFA
+from sklearn.exceptions import ConvergenceWarning
 
 import ldr
 from ldr.manifolds import Geometry, orthonormalize, sin_largest_angle
@@ -193,6 +194,54 @@ def test_caller_data_is_not_modified(data):
     PPCA(X, 2).transform(X, PPCA(X, 2).closed_form())
     FactorAnalysis(X, 2)
     np.testing.assert_array_equal(X, data)
+
+
+# soak counterexample (benchmarks/soak.py): data at 1e-91 made Ψ⁻² overflow (1e364) and the
+# start's gradient infinite — an OracleError naming no argument; the model is now evaluated in
+# units of the data's scale, so every scale gives the same point
+SOAK_X = [[1.257302210933933e-91, -1.321048632913019e-91],
+          [6.404226504432821e-91, 1.0490011715303971e-91],
+          [-5.35669373161111e-91, 3.615950549094847e-91]]
+
+
+@pytest.mark.parametrize("scale", [1e-90, 1.0, 1e90])
+def test_latent_models_at_extreme_scales_give_the_unit_scale_answer(scale):
+    X = np.asarray(SOAK_X) * 1e91 * scale
+    unit = np.asarray(SOAK_X) * 1e91
+    a, b = ldr.estimators.PPCA(1).fit(X), ldr.estimators.PPCA(1).fit(unit)
+    assert a.result_.converged and np.all(np.isfinite(a.transform(X)))
+    np.testing.assert_allclose(a.transform(X), b.transform(unit), rtol=1e-6, atol=1e-9)
+    assert a.cost_ == pytest.approx(b.cost_ + 2 * np.log(scale), rel=1e-9, abs=1e-9)
+
+
+# soak counterexample: features at 1 and 1e-30 side by side made I + WᵀΨ⁻¹W singular in FA
+# (LinAlgError); FA is now evaluated in each feature's units, its start standardized
+@pytest.mark.parametrize("scales", [[1e-90] * 6, [1e90] * 6, [1, 1e-30, 1e-30, 1, 1e8, 1]])
+def test_factor_analysis_is_equivariant_to_each_features_units(scales):
+    rng = np.random.default_rng(0)
+    F = rng.standard_normal((300, 2)) @ rng.standard_normal((2, 6)) * 2
+    F += rng.standard_normal((300, 6)) * [0.5, 1.0, 1.5, 0.5, 1.0, 2.0]
+    a = ldr.estimators.FactorAnalysis(2).fit(F * scales)
+    b = ldr.estimators.FactorAnalysis(2).fit(F)
+    assert a.result_.converged and b.result_.converged
+    np.testing.assert_allclose(a.transform(F * scales), b.transform(F), rtol=1e-6, atol=1e-8)
+    assert a.cost_ == pytest.approx(b.cost_ + np.sum(np.log(scales)), rel=1e-9, abs=1e-8)
+
+
+def test_factor_analysis_with_a_feature_at_1e30_is_honest():
+    # soak counterexample: n = 5, d = 4, r = 2 with one feature at 1e30 — a Heywood case whose
+    # trial points made I + WᵀΨ⁻¹W lose positive definiteness to rounding (LinAlgError); the
+    # fit now runs and says whether it converged, its gradient certifying it if so
+    X = np.array([[0.1257302210933933, -0.1321048632913019, 0.6404226504432821, 1.049e+29],
+                  [-0.535669373161111, 0.36159505490948474, 1.3040000451301372, 9.4708e+29],
+                  [-0.7037352358069926, -1.2654214710460525, -0.6232744625373522, 4.1326e+28],
+                  [-2.3250307746388343, -0.21879166393254573, -1.2459109472530652, -7.3227e+29],
+                  [-0.5442589828573099, -0.31630015636915454, 0.4116305363741328, 1.0425e+30]])
+    with pytest.warns(ConvergenceWarning):
+        model = ldr.estimators.FactorAnalysis(2).fit(X)
+    res = model.result_
+    assert not res.converged and np.all(np.isfinite(model.transform(X)))
+    assert res.grad_norm > 1e3 * 1e-8 * res.grad_scale  # the reason is true
 
 
 def test_ppca_default_components_fit_data_of_lower_rank():

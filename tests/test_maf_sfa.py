@@ -290,3 +290,21 @@ def test_maf_autocorrelation_on_macrodata_in_levels_is_at_most_one():
     X = sm.datasets.macrodata.load_pandas().data.to_numpy(float)
     est = MAFEstimator(2).fit(X)
     assert 0.99 < est.autocorrelation_ <= 1.0
+
+
+# soak counterexample (benchmarks/soak.py): MAF on four rows at 1e-91 — the quotient of traces'
+# Hessian divided by b² = 1e-364, 0 in floating point (ZeroDivisionError); the oracles now use
+# A and B times a power of two, which leaves the ratio and its derivatives unchanged
+SOAK_MAF = [[1.257302210933933, -1.321048632913019, 6.404226504432821],
+            [1.0490011715303971, -5.35669373161111, 3.615950549094847],
+            [13.040000451301372, 9.470809631292421, -7.037352358069926],
+            [-12.654214710460526, -6.232744625373522, 0.41325979347243604]]
+
+
+@pytest.mark.parametrize("scale", [1e-91, 1e91])
+def test_maf_at_extreme_scales_equals_the_unit_scale_fit(scale):
+    X = np.asarray(SOAK_MAF)
+    a, b = ldr.estimators.MAF(2, lag=1).fit(X * scale), ldr.estimators.MAF(2, lag=1).fit(X)
+    assert a.result_.converged and a.cost_ == pytest.approx(b.cost_, rel=1e-9)
+    assert sin_largest_angle(a.M_, b.M_) < 1e-6
+    assert ldr.check(ldr.objectives.MAF(X * scale, 2))  # gradient and Hessian vs differences

@@ -134,3 +134,15 @@ def test_bad_inputs_raise():
         MDS(X, 2, block_size=0)
     with pytest.raises(ValueError, match="all dissimilarities are 0"):
         MDS(np.ones((5, 3)), 1)
+
+
+def test_mds_at_1e_minus_91_equals_the_unit_scale_fit():
+    # soak counterexample: at 1e-91 the trust region's inner products of the gradient (1e-182)
+    # underflowed to 0 and its CG divided by zero; it now works in units of the gradient scale
+    X = np.array([[1.257302210933933, -1.321048632913019],
+                  [6.404226504432821, 1.0490011715303971],
+                  [-5.35669373161111, 3.615950549094847]])
+    a, b = ldr.estimators.MDS(1).fit(X * 1e-91), ldr.estimators.MDS(1).fit(X)
+    assert a.result_.converged and a.n_iter_ == b.n_iter_
+    np.testing.assert_allclose(a.M_, b.M_, rtol=1e-12, atol=1e-12)
+    assert a.cost_ == pytest.approx(b.cost_ * 1e-182, rel=1e-10)

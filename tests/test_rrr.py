@@ -154,3 +154,17 @@ def test_ridge_answer_equals_mukherjee_zhu(seed):
     ours = est.ReducedRankRegression(r, alpha=alpha).fit(X, Y)
     np.testing.assert_allclose(ours.coef_.T, B_mz, rtol=1e-8, atol=1e-10 * np.abs(B_mz).max())
     assert ours.cost_ == pytest.approx(penalized_cost(X, Y, B_mz, alpha), rel=1e-10)
+
+
+def test_float32_fit_whose_coefficients_exceed_float32_stays_finite():
+    # soak counterexample: float32 X at 1e-31 against targets at 1e8 gives coefficients of
+    # ~1e39; cast to float32 with the other fitted arrays they became inf and transform(X)
+    # returned ±inf.  Such an array now stays float64; the output is float32 and finite
+    X = np.array([[1.2573021748711541e-31], [-1.3210486457690714e-31]], dtype=np.float32)
+    Y = np.array([[1e8], [-1e8]])
+    a = ldr.estimators.ReducedRankRegression(1).fit(X, Y)
+    b = ldr.estimators.ReducedRankRegression(1).fit(X.astype(np.float64), Y)
+    Z = a.transform(X)
+    assert Z.dtype == np.float32 and np.all(np.isfinite(Z))
+    np.testing.assert_allclose(Z, b.transform(X.astype(np.float64)), rtol=1e-6)
+    assert a.components_.dtype == np.float64  # 1e39 does not fit float32

@@ -219,3 +219,53 @@ def test_best_of_starts_ranks_scf_answers_by_the_ratio_trace(wda_small):
     A, B = obj.pencil(est.M_)
     _, w = top_generalized(A, B, 2)
     assert obj.ratio_trace(est.M_) == pytest.approx(w[:2].sum(), rel=1e-4)
+
+
+def test_wda_on_identical_rows_is_an_error_naming_X():
+    # soak counterexample: seven identical rows gave an IndexError from the span's rank test
+    X = np.tile([[1.257302210933933, -1.321048632913019]], (7, 1))
+    with pytest.raises(ValueError) as err:
+        WassersteinDA(1).fit(X, [0, 0, 0, 0, 0, 0, 1])
+    assert err.value.param == "X"
+
+
+def test_wda_clustering_with_reg_far_below_the_squared_distances_names_reg():
+    # soak counterexample: a feature at scale 1e3 with reg = 1 made every within-cluster plan
+    # the identity, C_w = 0, and the pencil's eigenproblem failed (LinAlgError, IndexError)
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((10, 5)) * [1, 1, 1, 1000, 1]
+    for reg in (1.0, 0.1):
+        with pytest.raises(ValueError) as err:
+            WDAClustering(1, reg=reg, max_iter=50, max_outer=2).fit(X)
+        assert err.value.param == "reg" and "squared distances" in str(err.value)
+    # a reg of the order of the squared distances fits
+    model = WDAClustering(1, reg=1e6, max_iter=50, max_outer=2).fit(X)
+    assert np.all(np.isfinite(model.transform(X)))
+
+
+def test_top_generalized_with_b_singular_to_rounding():
+    # soak: a scatter B that LAPACK's Cholesky refuses made eigh(A, B) fail (LinAlgError) or
+    # return no vectors (IndexError downstream); B floored at d·eps·λ_max answers instead
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((4, 4))
+    A = A + A.T
+    q = np.linalg.qr(rng.standard_normal((4, 4)))[0]
+    B = q @ np.diag([1.0, 1.0, 1.0, 0.0]) @ q.T  # singular: Cholesky refuses it
+    M, w = top_generalized(A, B, 2)
+    assert M.shape == (4, 2) and np.allclose(M.T @ M, np.eye(2)) and np.all(np.isfinite(w))
+    # B's null direction has an unbounded ratio vᵀAv/vᵀBv: the top eigenvector (where A is
+    # positive along it)
+    v = q[:, 3]
+    if v @ A @ v > 0:
+        assert np.linalg.norm(v - M @ (M.T @ v)) < 1e-6
+
+
+def test_wda_reg_error_names_the_reg_asked_for_not_the_coarse_one():
+    X = np.array([[3.11, -2.65, 3668.27], [6.08, -5.57, 6417.29], [7.28, -4.09, 5351.96],
+                  [1.72, -3.14, 3069.17], [0.66, -2.74, 1781.94], [-0.73, -0.54, -316.30],
+                  [3.40, -1.48, 2899.31], [4.35, -3.18, 3379.36], [6.88, -4.94, 5312.20],
+                  [5.05, -5.49, 6275.89], [-1.01, -0.21, -159.23]])
+    y = np.array([0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0])
+    with pytest.raises(ValueError) as err:
+        ldr.solve(WDA(X, y, 1, reg=1.0), max_iter=100)
+    assert err.value.param == "reg" and str(err.value).startswith("reg: 1 is too small")

@@ -181,3 +181,19 @@ def test_span_basis_and_oas_shrinkage():
         Z = rng.standard_normal((n, p)) @ rng.standard_normal((p, p))
         assert oas_shrinkage(np.cov(Z.T, bias=True), n) == pytest.approx(
             OAS().fit(Z).shrinkage_, rel=1e-10)
+
+
+def test_identical_rows_are_an_error_naming_X_in_every_span_reduction():
+    # soak counterexample: eleven identical rows (a constant first feature) made OrthogonalLDA's
+    # span reduction factor a 0×0 scatter (IndexError); the empty span is now named
+    import ldr.estimators as est
+
+    X = np.tile([[1000.0, -132.10486329130188, 640.422650443282]], (11, 1))
+    y = [0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 1]
+    for fit in (lambda: est.OrthogonalLDA(1, reg=None, tol=0.0).fit(X, y),
+                lambda: est.WassersteinDA(1).fit(X, y),
+                lambda: est.MAF(1).fit(X),
+                lambda: est.OrthogonalCCA(1).fit(X, X[:, :2])):
+        with pytest.raises(ValueError) as err:
+            fit()
+        assert err.value.param == "X", err.value

@@ -28,7 +28,7 @@ import numpy as np
 
 from ldr.data.statistics import Moments, chunk_moments, merge_all
 from ldr.data.validation import check_data, check_labels, is_lazy
-from ldr.errors import ParameterError
+from ldr.errors import ChunkError, ParameterError
 
 #: rows per chunk when a NumPy memmap is read in pieces (about 64 MB of float64 at d = 100)
 MEMMAP_CHUNK_BYTES = 64 * 2**20
@@ -206,15 +206,45 @@ def _dask_moments(X, y, lag, diff, name, y_name, progress) -> Moments:
     xb = X.to_delayed().ravel()
     yb = y.to_delayed().ravel() if y is not None else [None] * len(xb)
     task = dask.delayed(chunk_moments, pure=True)
-    parts = [task(b, c, lag, diff, name, None if s is None else int(s), y_name)
-             for b, c, s in zip(xb, yb, starts)]
+    width = int(X.shape[1]) if np.isfinite(X.shape[1]) else None
+    chunks = [task(b, c, lag, diff, name, None if s is None else int(s), y_name, width)
+              for b, c, s in zip(xb, yb, starts)]
     join = dask.delayed(_merge_many, pure=True)
+    parts = chunks
     while len(parts) > 1:  # a tree of merges, 8 at a time, in row order
         parts = [join(*parts[i:i + 8]) for i in range(0, len(parts), 8)]
-    if progress and not _distributed_active():
-        with _TqdmCallback(len(xb)):
-            return dask.compute(parts[0])[0]
-    return dask.compute(parts[0])[0]
+    try:
+        if progress and not _distributed_active():
+            with _TqdmCallback(len(xb)):
+                return dask.compute(parts[0])[0]
+        return dask.compute(parts[0])[0]
+    except ParameterError:  # a chunk's data were refused: the message names its rows
+        raise
+    except Exception as exc:  # noqa: BLE001 - a chunk failed: find which, name it
+        return _retry_by_chunk(exc, chunks, starts, row_chunks, name)
+
+
+def _retry_by_chunk(exc: Exception, chunks, starts, sizes, name: str) -> Moments:
+    """After a failed pass: every chunk recomputed alone, in row order, in this process.  The
+    first that fails again raises a :class:`~ldr.errors.ChunkError` naming it (its exception
+    chained); when none does (a transient fault) the chunks' moments are merged in the same
+    tree as the pass — the same answer, every chunk counted once, never a partial sum."""
+    import dask
+
+    done = []
+    for i, (part, start, size) in enumerate(zip(chunks, starts, sizes)):
+        try:
+            # in this process, one chunk at a time: a distributed scheduler would answer
+            # with the error it keeps for the failed task
+            done.append(dask.compute(part, scheduler="sync")[0])
+        except ParameterError:
+            raise
+        except Exception as again:  # noqa: BLE001
+            rows = None if start is None else (int(start), int(start + size - 1))
+            raise ChunkError(name, i, rows, f"{type(again).__name__}: {again}") from again
+    while len(done) > 1:
+        done = [_merge_many(*done[i:i + 8]) for i in range(0, len(done), 8)]
+    return done[0]
 
 
 def _merge_many(*parts) -> Moments:

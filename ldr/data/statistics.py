@@ -139,10 +139,18 @@ def _sym(S: np.ndarray) -> np.ndarray:
 
 
 def chunk_moments(X, y=None, lag: int | None = None, diff: bool = False, name: str = "X",
-                  start: int | None = None, y_name: str = "y") -> Moments:
-    """:class:`Moments` of one chunk of rows (validated); ``start`` is its first row number."""
+                  start: int | None = None, y_name: str = "y",
+                  width: int | None = None) -> Moments:
+    """:class:`Moments` of one chunk of rows (validated); ``start`` is its first row number,
+    ``width`` the number of features the whole array declares (a chunk of another width is
+    an error naming its rows)."""
     X = check_chunk(X, name, start)
     n, d = X.shape
+    if width is not None and d != width:
+        where = "" if start is None else f" at rows {start}..{start + n - 1}"
+        raise ParameterError(name, f"has a chunk{where} with {d} features where the array "
+                             f"declares {width}: its chunks change width mid-way; rebuild it "
+                             "with blocks of one shape")
     if n == 0:
         return Moments(0, np.zeros(d), np.zeros(d), np.zeros((d, d)), lag=lag,
                        **_empty_extras(d, y is not None, lag, diff))

@@ -204,7 +204,7 @@ def _singular_error(w: np.ndarray, tol: float, d: int, arg: str, what: str, why:
 
 def _rank_tol(w: np.ndarray, d: int) -> float:
     """Eigenvalues at or below this (relative to the largest) count as zero."""
-    return 100 * d * np.finfo(float).eps * max(w[-1], 0.0)
+    return 100 * d * np.finfo(float).eps * max(w[-1], 0.0) if w.size else 0.0
 
 
 def eigh_nonsingular(S: np.ndarray, arg: str, what: str, why: str,
@@ -241,6 +241,8 @@ def check_nonsingular(S: np.ndarray, arg: str, what: str, why: str,
     :func:`eigh_nonsingular`, with the numerical rank) — so the verdict is the eigenvalue rule's.
     """
     d = S.shape[0]
+    if d == 0:
+        raise ParameterError(arg, f"the {what} is empty (0×0): there is no direction to work in")
     Ssym = 0.5 * (S + S.T)
     L, info = scipy.linalg.lapack.dpotrf(Ssym, lower=1, clean=1)
     if info == 0:
@@ -255,7 +257,7 @@ def check_nonsingular(S: np.ndarray, arg: str, what: str, why: str,
     return np.linalg.cholesky(Ssym)
 
 
-def span_basis(S: np.ndarray) -> np.ndarray | None:
+def span_basis(S: np.ndarray, data_name: str | None = None) -> np.ndarray | None:
     """An orthonormal basis (d×k, as columns) of the span of the symmetric positive
     semi-definite ``S`` — its eigenvectors whose eigenvalues exceed 100·d·ε times the largest,
     :func:`check_nonsingular`'s rule — or None when ``S`` is non-singular by that rule (the
@@ -263,7 +265,9 @@ def span_basis(S: np.ndarray) -> np.ndarray | None:
 
     For a covariance, the directions left out are those in which the data do not vary at
     all (constant features, features that are linear combinations of others, or all but
-    n − 1 directions when n ≤ d): every row has the same coordinate along them.
+    n − 1 directions when n ≤ d): every row has the same coordinate along them.  With
+    ``data_name`` (``S`` the covariance of those data), a span of dimension 0 — every row the
+    same point — is a ParameterError naming them.
     """
     try:
         check_nonsingular(S, "S", "matrix", "")
@@ -272,7 +276,10 @@ def span_basis(S: np.ndarray) -> np.ndarray | None:
         pass
     d = S.shape[0]
     w, Q = scipy.linalg.eigh(0.5 * (S + S.T))
-    keep = w > _rank_tol(w, d)
+    keep = w > _rank_tol(w, d) if d else np.zeros(0, dtype=bool)
+    if data_name is not None and not keep.any():
+        raise ParameterError(data_name, "every row is the same point (the data do not vary in "
+                                        "any direction): there is no subspace to fit")
     return Q[:, keep][:, ::-1].copy()
 
 

@@ -80,10 +80,12 @@ from ldr.estimators._solving import (
     SOLVER_PARAMS,
     closed_form_result,
     converged_alternation,
+    reraise_interrupt,
     seed_of,
     solve_and_warn,
     solver_options,
     start_point,
+    warm_result,
     warn_if_unconverged,
 )
 from ldr.estimators._span import check_span_components
@@ -94,7 +96,7 @@ __all__ = ["FLOAT_DTYPES", "SOLVER_PARAMS", "FitData", "LinearDR", "OutputMixin"
            "check_n_components", "closed_form_result",
            "converged_alternation", "deprecated_attribute", "output_dtype", "preserve_float32",
            "project_centered", "seed_of", "sign_rule", "solve_and_warn", "solver_options",
-           "start_point", "warn_if_unconverged"]
+           "reraise_interrupt", "start_point", "warm_result", "warn_if_unconverged"]
 
 # --- n_components ------------------------------------------------------------------------------
 def check_n_components(n_components, n_features: int, default: int | None = None) -> int:
@@ -254,6 +256,12 @@ class LinearDR(OutputMixin, TransformerMixin, BaseEstimator):
         ``max_time``, ``gtol_scale``, ``certify``, ``callback``.
     random_state : int, RandomState or None, default 0
         Seeds random starts (the only randomness); None draws fresh entropy.
+    warm_start : bool, default False
+        When fitted before, start the next ``fit`` at the previous fit's point (``start`` is
+        then ignored) and continue its :class:`~ldr.Result` (``result_.trace`` numbered on):
+        a fit stopped by ``max_iter`` or interrupted resumes; scikit-learn's meaning (as its
+        ``NeighborhoodComponentsAnalysis``).  The new data must give a point of the same
+        shape.
 
     Attributes
     ----------
@@ -296,11 +304,11 @@ class LinearDR(OutputMixin, TransformerMixin, BaseEstimator):
 
     def __init__(self, objective, n_components=None, *, solver=None,
                  start=None, tol=1e-8, max_iter=1000, objective_params=None,
-                 solver_params=None, random_state=0):
+                 solver_params=None, random_state=0, warm_start=False):
         self.objective, self.n_components = objective, n_components
         self.solver, self.start, self.tol, self.max_iter = solver, start, tol, max_iter
         self.objective_params, self.solver_params = objective_params, solver_params
-        self.random_state = random_state
+        self.random_state, self.warm_start = random_state, warm_start
 
     # --- the objective ----------------------------------------------------------------------
     #: answers in the input's array namespace under array_api_dispatch (``_namespace``)
@@ -410,6 +418,10 @@ class LinearDR(OutputMixin, TransformerMixin, BaseEstimator):
         """Hook: the start point handed to :func:`ldr.solve` (``start``, resolved)."""
         return start_point(self.start, obj)
 
+    def _warm_point(self, obj: Objective):
+        """The previous fit's point on ``obj``'s manifold (``warm_start``)."""
+        return self.result_.M
+
     def _closed_form(self, data: FitData, r: int) -> tuple:
         """Hook: ``(M, Result)`` when :meth:`_make_objective` returned None."""
         raise NotImplementedError(f"{type(self).__name__} has no closed form")
@@ -440,7 +452,8 @@ class LinearDR(OutputMixin, TransformerMixin, BaseEstimator):
         if obj is None:
             M, res = self._closed_form(data, r)
         else:
-            res = solve_and_warn(self, obj, self._start(obj))
+            warm = warm_result(self, obj)
+            res = solve_and_warn(self, obj, self._start(obj) if warm is None else warm)
             M = res.M if isinstance(res.M, tuple) else np.asarray(res.M, dtype=float)
         self.objective_, self.result_ = obj, res
         self.M_ = self._finalize(obj, M, data)

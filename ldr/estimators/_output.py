@@ -83,10 +83,22 @@ def output_dtype(X) -> type:
 
 
 def as_output(Z, dtype):
-    """``Z`` (an array or a tuple of arrays, computed in float64) as ``dtype``."""
+    """``Z`` (an array or a tuple of arrays, computed in float64) as ``dtype``; finite values
+    beyond float32's range are an error naming X, not infinities."""
     if isinstance(Z, tuple):
         return tuple(as_output(z, dtype) for z in Z)
-    return np.asarray(Z).astype(dtype, copy=False)
+    Z = np.asarray(Z)
+    if np.dtype(dtype) == np.float32 and _overflows_float32(Z):
+        raise ParameterError("X", f"the output reaches {float(np.max(np.abs(Z))):.3g}, beyond "
+                             "float32's range (3.4e38): pass X as float64")
+    return Z.astype(dtype, copy=False)
+
+
+def _overflows_float32(a: np.ndarray) -> bool:
+    if a.dtype != np.float64 or not a.size:
+        return False
+    finite = np.abs(a[np.isfinite(a)])
+    return bool(finite.size and finite.max() > np.finfo(np.float32).max)
 
 
 def project_centered(estimator, X):
@@ -99,7 +111,9 @@ def project_centered(estimator, X):
 
 def _cast(value, dtype):
     if isinstance(value, np.ndarray) and value.dtype == np.float64:
-        return value.astype(dtype)
+        # a fitted array beyond float32's range (a coefficient of 1e39 between data at 1e-31
+        # and targets at 1e8) stays float64: cast, it would be inf
+        return value if _overflows_float32(value) else value.astype(dtype)
     if isinstance(value, tuple) and value and all(isinstance(v, np.ndarray) for v in value):
         return tuple(_cast(v, dtype) for v in value)
     return value
@@ -107,7 +121,8 @@ def _cast(value, dtype):
 
 def cast_fitted(estimator, dtype) -> None:
     """Round the fitted float64 arrays of ``estimator`` (public attributes ending in ``_``,
-    tuples of arrays included; labels excepted) to ``dtype`` — a no-op for float64."""
+    tuples of arrays included; labels excepted) to ``dtype`` — a no-op for float64; an array
+    float32 cannot hold (beyond 3.4e38) stays float64."""
     if np.dtype(dtype) == np.float64:
         return
     for name, value in list(vars(estimator).items()):

@@ -6,6 +6,7 @@ converge.  Re-exported by :mod:`ldr.estimators._base`.
 
 from __future__ import annotations
 
+import dataclasses
 import numbers
 import warnings
 
@@ -35,8 +36,14 @@ _DEPRECATED_PARAMS = {"gtol": "tol", "max_iter": "max_iter"}
 # --- solver settings ---------------------------------------------------------------------------
 def seed_of(random_state):
     """An int or None for :func:`ldr.solve` from a scikit-learn ``random_state``."""
-    if random_state is None or isinstance(random_state, numbers.Integral):
+    if random_state is None or (isinstance(random_state, numbers.Integral)
+                                and not isinstance(random_state, bool) and random_state >= 0):
         return random_state
+    if not isinstance(random_state, np.random.RandomState | np.random.Generator):
+        raise ParameterError("random_state", f"expected None, a non-negative integer, a "
+                             f"numpy RandomState or Generator, got {random_state!r}")
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(np.iinfo(np.int32).max))
     return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
 
 
@@ -86,6 +93,33 @@ def solve_and_warn(estimator, obj: Objective, M0):
     # autograd's cached gradient closure is rebuilt on demand and cannot be pickled
     obj.__dict__.pop("_ag_grad", None)
     return res
+
+
+def warm_result(estimator, obj: Objective) -> Result | None:
+    """``warm_start``: the previous fit's :class:`~ldr.Result` to resume from, its point put
+    on ``obj``'s manifold by the estimator's ``_warm_point``, or None (not asked for, or not
+    fitted yet); a ParameterError naming ``warm_start`` when the shapes differ."""
+    warm = getattr(estimator, "warm_start", False)
+    if not isinstance(warm, (bool, np.bool_)):
+        raise ParameterError("warm_start", f"expected True or False, got {warm!r}")
+    if not warm or getattr(estimator, "result_", None) is None:
+        return None
+    M = estimator._warm_point(obj)
+    shapes = [tuple(np.shape(m)) for m in (M if isinstance(M, tuple) else (M,))]
+    want = obj.shape if isinstance(obj.shape[0], (tuple, list)) else (obj.shape,)
+    if shapes != [tuple(s) for s in want]:
+        raise ParameterError("warm_start", f"the previous fit's point has shape "
+                             f"{shapes if len(shapes) > 1 else shapes[0]}, this fit needs "
+                             f"{obj.shape} (other n_features or n_components): pass "
+                             "warm_start=False to start afresh")
+    return dataclasses.replace(estimator.result_, M=M)
+
+
+def reraise_interrupt(res: Result) -> None:
+    """Raise ``KeyboardInterrupt`` again when ``res`` was interrupted: an estimator that
+    solves in a loop (alternations, restarts) stops at Ctrl-C instead of going on."""
+    if res.interrupted:
+        raise KeyboardInterrupt(res.reason)
 
 
 def warn_if_unconverged(estimator, res, remedy: str, what: str = "the solver",

@@ -47,7 +47,7 @@ def reduce_rows(data, reg, moment_options: dict | None, rows: bool = False):
         return None
     stats = moments(data.X, name="X", min_samples=3 if moment_options else 2,
                     **(moment_options or {}))
-    U = span_basis(stats.covariance())
+    U = span_basis(stats.covariance(), "X")
     if not rows:
         data.X = stats if U is None else stats.project(U)  # one pass, read by the objective
     if U is None:

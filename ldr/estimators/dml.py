@@ -74,6 +74,11 @@ class _MetricLearner(LinearDR):
                                  f"components_ layout), got shape {L.shape}")
         return obj.point(L)
 
+    def _warm_point(self, obj):
+        # the previous map L on the new data's scale (M = c·Lᵀ with c the data's RMS scale)
+        L = np.asarray(self.components_, dtype=float)
+        return obj.point(L) if L.shape == (obj.r, obj.shape[0]) else L.T  # .T: refused
+
     def _finalize(self, obj, M, data: FitData):
         self.classes_ = obj.classes_
         return M
@@ -127,6 +132,9 @@ class NCA(_MetricLearner):
         ``{"ftol": 0}`` turns it off); what it holds replaces those keys.
     random_state : int, RandomState or None, default 0
         Seeds ``start="random"``.
+    warm_start : bool, default False
+        As scikit-learn's: when fitted before, the next ``fit`` starts from the learned map
+        ``components_`` (``start`` ignored) and continues ``result_``'s trace.
     init : deprecated
         The former name of ``start`` (scikit-learn's); warns, removed in the next release.
 
@@ -158,9 +166,10 @@ class NCA(_MetricLearner):
     _solver_defaults = {"ftol": 1e-5, "fwindow": 5}
 
     def __init__(self, n_components=None, *, start="auto", solver=None, tol=1e-6,
-                 max_iter=1000, solver_params=None, random_state=0, init="deprecated"):
+                 max_iter=1000, solver_params=None, random_state=0, warm_start=False,
+                 init="deprecated"):
         self.n_components, self.start, self.solver = n_components, start, solver
-        self.tol, self.max_iter = tol, max_iter
+        self.tol, self.max_iter, self.warm_start = tol, max_iter, warm_start
         self.solver_params, self.random_state, self.init = solver_params, random_state, init
 
     def fit(self, X, y=None):
@@ -190,7 +199,7 @@ class LargeMarginDML(_MetricLearner):
     tol : float, default 1e-6
         The gradient tolerance, relative to the problem's gradient scale (the cost has a
         minimizer: the fit converges by the gradient rule).
-    start, solver, max_iter, solver_params, random_state, init :
+    start, solver, max_iter, solver_params, random_state, warm_start, init :
         As :class:`NCA` (the same start rule; solver None: "lbfgs"; no plateau rule).
 
     Attributes
@@ -217,7 +226,8 @@ class LargeMarginDML(_MetricLearner):
 
     def __init__(self, n_components=None, *, k=3, lam=1.0, smoothing=0.5, start="auto",
                  solver=None, tol=1e-6, max_iter=1000, solver_params=None, random_state=0,
-                 init="deprecated"):
+                 warm_start=False, init="deprecated"):
         self.n_components, self.k, self.lam, self.smoothing = n_components, k, lam, smoothing
         self.start, self.solver, self.tol, self.max_iter = start, solver, tol, max_iter
         self.solver_params, self.random_state, self.init = solver_params, random_state, init
+        self.warm_start = warm_start

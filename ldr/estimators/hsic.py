@@ -50,6 +50,7 @@ from ldr.estimators._base import (
     deprecated_attribute,
     output_dtype,
     preserve_float32,
+    reraise_interrupt,
     seed_of,
     solver_options,
     start_point,
@@ -162,6 +163,7 @@ class _HSICBase(OutputMixin, TransformerMixin, BaseEstimator):
         # solver is chosen
         M0 = W0 if W0 is not None else start_point(self.start, obj)
         res = solve(obj, self.solver, M0=M0, **solver_options(self))
+        reraise_interrupt(res)
         warn_if_unconverged(self, res, "raise max_iter, loosen tol, or use "
                             "solver=['ism', 'trust-region']", "the W-step", stacklevel=5)
         return obj, res
@@ -270,7 +272,14 @@ class SupervisedHSIC(_HSICBase):
             _refuse_continuous(y)
             self.classes_, Gamma = label_gamma(y, n)
             return Gamma
-        y = np.asarray(y, dtype=float)
+        if self.y_kernel not in ("linear", "gaussian"):
+            raise ParameterError("y_kernel", f"expected 'onehot', 'linear' or 'gaussian', "
+                                 f"got {self.y_kernel!r}")
+        try:
+            y = np.asarray(y, dtype=float)
+        except (TypeError, ValueError):
+            raise ParameterError("y", f"y_kernel={self.y_kernel!r} needs numeric responses; "
+                                 "class labels take y_kernel='onehot'") from None
         if y.shape[0] != n:
             raise ParameterError("y", f"has {y.shape[0]} rows but X has {n} samples")
         Y = y.reshape(n, -1)
@@ -280,12 +289,9 @@ class SupervisedHSIC(_HSICBase):
         Y = (Y - Y.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
         if self.y_kernel == "linear":
             return _center(Y), np.full(Y.shape[1], 1.0 / n**2)
-        if self.y_kernel == "gaussian":
-            KY = Gaussian(median_distance(Y) if n > 1 else 1.0).gram(Y, np.eye(Y.shape[1]))
-            KY = KY - KY.mean(axis=0)
-            return (KY - KY.mean(axis=1, keepdims=True)) / n**2
-        raise ParameterError("y_kernel", f"expected 'onehot', 'linear' or 'gaussian', "
-                         f"got {self.y_kernel!r}")
+        KY = Gaussian(median_distance(Y) if n > 1 else 1.0).gram(Y, np.eye(Y.shape[1]))
+        KY = KY - KY.mean(axis=0)  # y_kernel == "gaussian"
+        return (KY - KY.mean(axis=1, keepdims=True)) / n**2
 
     def fit(self, X, y):
         if y is None:

@@ -136,7 +136,7 @@ class UndercompleteICA(OutputMixin, TransformerMixin, BaseEstimator):
             start = obj.heuristic() if isinstance(M0, str) else np.asarray(M0, dtype=float)
             obj, M0, rounds = self._switch(obj, start, rounds)
         res = solve_and_warn(self, obj, M0)
-        while auto:
+        while auto and not res.interrupted:
             switched, M0, rounds = self._switch(obj, res.M, rounds)
             if switched is obj:
                 break

@@ -199,7 +199,7 @@ class OrthogonalLDA(ProjectionAPI, ClassifierMixin, LinearDR):
         data.X = stats
         if self.shrinkage_ > 0 or span_basis(Sw) is None:
             return
-        U = span_basis(Sw + Sb)  # S_t: directions without any variance are dropped
+        U = span_basis(Sw + Sb, "X")  # S_t: directions without any variance are dropped
         if U is not None:
             data.X, data.basis, data.mean = stats.project(U), U, np.asarray(stats.mean)
             self.subspace_ = U

@@ -141,7 +141,7 @@ class _TwoView(OutputMixin, TransformerMixin, BaseEstimator):
                 and self.reg == 0):
             return V, None, None
         stats = moments(V, name=name)
-        U = span_basis(stats.covariance())
+        U = span_basis(stats.covariance(), name)
         return (V, None, None) if U is None else (V @ U, U, np.asarray(stats.mean))
 
     def _lazy_views(self, X, y):
@@ -249,8 +249,11 @@ class OrthogonalCCA(_TwoView):
     @staticmethod
     def _pair_correlations(obj, Mx, My):
         """The correlation of each pair of score columns (X − x̄)m_xj, (Y − ȳ)m_yj."""
-        sx, sy = np.sum(Mx * (obj.Sa @ Mx), axis=0), np.sum(My * (obj.Sb @ My), axis=0)
-        return np.sum(Mx * (obj.Sab @ My), axis=0) / np.sqrt(sx * sy)
+        # the covariances scaled to about 1 (the objective's own copies): sx·sy would
+        # underflow for data at 1e-90
+        Sa, Sb, Sab = obj._Sa, obj._Sb, obj._Sab
+        sx, sy = np.sum(Mx * (Sa @ Mx), axis=0), np.sum(My * (Sb @ My), axis=0)
+        return np.sum(Mx * (Sab @ My), axis=0) / (np.sqrt(sx) * np.sqrt(sy))
 
     def _rotations(self, obj, M):
         return M

@@ -49,6 +49,7 @@ from ldr.estimators._base import (
     deprecated_attribute,
     output_dtype,
     preserve_float32,
+    reraise_interrupt,
     seed_of,
     solver_options,
     warn_if_unconverged,
@@ -92,13 +93,13 @@ class _WDABase(OutputMixin, TransformerMixin, BaseEstimator):
         Without labels (clustering) only the span of the data."""
         Xc = X - X.mean(axis=0)
         if y is None:
-            U = span_basis(Xc.T @ Xc / len(X))
+            U = span_basis(Xc.T @ Xc / len(X), "X")
         else:
             classes, codes = check_labels(y, X.shape[0], "y")
             Sw, Sb, _ = scatter_matrices(Xc, codes, len(classes))
             if span_basis(Sw) is None:
                 return None
-            U = span_basis(Sw + Sb)
+            U = span_basis(Sw + Sb, "X")
             U = np.eye(X.shape[1]) if U is None else U
             V = span_basis(U.T @ Sw @ U)
             if V is not None:
@@ -116,7 +117,9 @@ class _WDABase(OutputMixin, TransformerMixin, BaseEstimator):
                    eps=self.eps, normalize_at=normalize_at)
 
     def _solve(self, obj, M0):
-        return solve(obj, self.solver, M0=M0, **solver_options(self))
+        res = solve(obj, self.solver, M0=M0, **solver_options(self))
+        reraise_interrupt(res)
+        return res
 
     def transform(self, X):
         """Project the centered data: ``(X − mean_) M_`` (in float64; float32 for float32 X)."""
@@ -258,7 +261,9 @@ class WassersteinDA(_WDABase):
         solver = self.solver
         if self.scf_first and solver != "scf" and isinstance(solver, str):
             solver = ["scf", solver]
-        return solve(obj, solver, M0=M0, **solver_options(self))
+        res = solve(obj, solver, M0=M0, **solver_options(self))
+        reraise_interrupt(res)
+        return res
 
     def fit(self, X, y):
         if y is None:

@@ -230,7 +230,27 @@ def dask_sums(tiles: Tiles, W, need_phi: bool, n_tasks: int | None = None, handl
     runs of row blocks (default: 4 per worker or thread), added by a tree reduction.
 
     Under a ``dask.distributed`` client the :class:`Tiles` are scattered to the workers once
-    (``handle`` keeps the future between calls; returned for the next call)."""
+    (``handle`` keeps the future between calls; returned for the next call).  A pass that
+    fails on the cluster (a worker lost mid-pass beyond what Dask's own retries recover, a
+    task forgotten with it) is run once more from a fresh scatter under fresh task keys; a
+    second failure is a RuntimeError saying so — never a partial sum."""
+    try:
+        return _dask_pass(tiles, W, need_phi, n_tasks, handle, pure=True)
+    except ParameterError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - one more pass, then a clear error
+        first = exc
+    try:
+        return _dask_pass(tiles, W, need_phi, n_tasks, None, pure=False)
+    except ParameterError:
+        raise
+    except Exception as exc:  # noqa: BLE001
+        what = f"{type(first).__name__}: {first}; then {type(exc).__name__}: {exc}"
+        raise RuntimeError(f"the Dask pass over the {tiles.n} rows failed twice ({what}): "
+                           "check the cluster's workers, or use backend='numpy'") from exc
+
+
+def _dask_pass(tiles: Tiles, W, need_phi: bool, n_tasks, handle, pure: bool):
     import dask
 
     client = None
@@ -254,9 +274,9 @@ def dask_sums(tiles: Tiles, W, need_phi: bool, n_tasks: int | None = None, handl
     n_blocks = -(-n // b)
     n_tasks = max(1, min(n_blocks, n_tasks or 4 * workers))
     edges = [b * (n_blocks * i // n_tasks) for i in range(n_tasks)] + [n]
-    task = dask.delayed(_task_sums, pure=True)
+    task = dask.delayed(_task_sums, pure=pure)
     parts = [task(data, W, need_phi, edges[i], edges[i + 1])
              for i in range(n_tasks) if edges[i] < edges[i + 1]]
-    total = tree_sum(parts, dask.delayed(_add, pure=True))
+    total = tree_sum(parts, dask.delayed(_add, pure=pure))
     (cost, S), = dask.compute(total)
     return cost, S, handle

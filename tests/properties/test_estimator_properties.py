@@ -1,0 +1,22 @@
+"""Every estimator on drawn data (``_ldr_props``): a clear error naming the argument, or a
+finite answer of the right shape and dtype, orthonormal where it should be, equal to the
+reference where one exists, converged only where certified; inputs unmodified; the same
+seed, the same answer."""
+
+import pytest
+from _ldr_props import ESTIMATORS, check_estimator, estimator_cases
+from hypothesis import given
+from hypothesis import strategies as st
+
+import ldr.estimators
+
+
+def test_every_estimator_has_a_spec():
+    assert sorted(ESTIMATORS) == sorted(ldr.estimators.__all__)
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+@given(case=st.data())
+def test_estimator_is_never_silently_wrong(name, case):
+    data, kw, repeat = case.draw(estimator_cases(name), label="case")
+    check_estimator(name, data, kw, repeat)
