@@ -54,7 +54,6 @@ from __future__ import annotations
 import inspect
 import numbers
 import warnings
-from dataclasses import dataclass, field
 
 import numpy as np
 from sklearn.base import BaseEstimator, TransformerMixin
@@ -62,9 +61,9 @@ from sklearn.utils.validation import check_is_fitted
 
 from ldr import registry
 from ldr.data.rows import as_dask_array, map_rows, moments
-from ldr.data.statistics import Moments
 from ldr.data.validation import is_lazy, refuse_lazy
 from ldr.errors import ParameterError
+from ldr.estimators._fitdata import FitData
 from ldr.estimators._namespace import namespace_of, project_in, to_namespace, to_numpy
 from ldr.estimators._output import (
     FLOAT_DTYPES,
@@ -190,30 +189,6 @@ def requires_y(cls) -> bool:
 
 def _chunked(cls) -> bool:
     return not _is_factory(cls) and cls.method is not None and cls.method.chunked
-
-
-@dataclass
-class FitData:
-    """What ``fit`` validated: the rows (an ndarray, or kept lazy: a Dask array or memmap),
-    the labels, the output dtype (float32 for float32 input), whether the rows are read in
-    chunks, and the statistics when the estimator computed them."""
-
-    X: object
-    y: object
-    dtype: type
-    chunked: bool = False
-    stats: object = None
-    #: the span the fit works in (d×k, ``subspace_``) and the original features' mean, when
-    #: the data were reduced to it (X then holds the reduced rows or their Moments)
-    basis: object = None
-    mean: object = None
-    #: objective parameters that the preparation fixed (e.g. LPP's τ of all the rows when
-    #: some are set aside), over the estimator's own
-    params: dict = field(default_factory=dict)
-
-    @property
-    def n_features(self) -> int:
-        return int(self.X.d if isinstance(self.X, Moments) else self.X.shape[1])
 
 
 class LinearDR(OutputMixin, TransformerMixin, BaseEstimator):
