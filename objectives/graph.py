@@ -255,6 +255,17 @@ class LPP(_GraphQuotient):
                                                                 weight)
         self._finish(S_L, S_D, r, reg, form, manifold, "degree-weighted scatter XᵀDX")
 
+    @classmethod
+    def from_scatters(cls, scatters: tuple, r: int, reg: float = 0.0, form: str = "ratio",
+                      manifold: str = "grassmann") -> LPP:
+        """The objective from :func:`lpp_scatters`' output, for a caller that has already
+        built the graph (the estimator, which reads S_D before it fits)."""
+        obj = cls.__new__(cls)
+        S_L, S_D, obj.W_, obj.tau_, obj.mean_ = scatters
+        obj._finish(S_L, S_D, check_rank(r, S_L.shape[0]), reg, _check_form(form), manifold,
+                    "degree-weighted scatter XᵀDX")
+        return obj
+
 
 def lpp_scatters(X: np.ndarray, n_neighbors: int | None = None, radius: float | None = None,
                  tau: float | None = None, weight: str = "heat"):

@@ -88,6 +88,16 @@ class LPP(_Graph):
     _objective_class = LPPObjective
     _objective_args = ("n_neighbors", "radius", "tau", "weight", "reg", "form")
 
+    def _make_objective(self, data, r):
+        if not isinstance(data.stats, tuple):
+            return super()._make_objective(data, r)
+        try:
+            return LPPObjective.from_scatters(data.stats, r, self.reg, self.form)
+        except ValueError as exc:
+            if getattr(exc, "param", None) == "r":
+                raise exc.renamed("n_components") from None
+            raise
+
     def _reduce(self, data):
         """The span of the rows; then, with reg = 0 and S_D still singular, the rows whose heat
         weights underflow are set aside (``far_rows_``): a row far from all its neighbours
@@ -97,15 +107,16 @@ class LPP(_Graph):
         heat-kernel width τ of all of them, has the same S_L and S_D to rounding."""
         super()._reduce(data)
         self.far_rows_ = np.zeros(0, dtype=int)
-        if self.reg != 0:
-            return
+        if self.reg != 0 or self.weight not in ("heat", "binary"):
+            return  # the objective checks the parameters, with its messages
         X = np.asarray(data.X, dtype=float)
         try:
-            _, S_D, W, tau, _ = lpp_scatters(X, self.n_neighbors, self.radius, self.tau,
-                                             self.weight)
+            scatters = lpp_scatters(X, self.n_neighbors, self.radius, self.tau, self.weight)
         except ValueError:  # bad graph parameters: the objective says which, with its message
             return
+        _, S_D, W, tau, _ = scatters
         if span_basis(S_D) is None:
+            data.stats = scatters  # the graph is built once: _make_objective reuses it
             return
         deg = np.asarray(W.sum(axis=1)).ravel()
         far = deg <= FAR_DEGREE * deg.max()
