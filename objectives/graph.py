@@ -258,7 +258,7 @@ class LPP(_GraphQuotient):
     @classmethod
     def from_scatters(cls, scatters: tuple, r: int, reg: float = 0.0, form: str = "ratio",
                       manifold: str = "grassmann") -> LPP:
-        """The objective from :func:`lpp_scatters`' output, for a caller that has already
+        """The objective from ``lpp_scatters(X, ...)`` (this module), for a caller that has already
         built the graph (the estimator, which reads S_D before it fits)."""
         obj = cls.__new__(cls)
         S_L, S_D, obj.W_, obj.tau_, obj.mean_ = scatters
