@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ldr.manifolds import scaled_norm
 from ldr.objective import Objective
 from ldr.problem import Problem
 
@@ -133,8 +134,8 @@ def _check_phi(problem: Problem, M, rtol: float) -> CheckItem:
     d = G.shape[0]
     if Phi.shape != (d, d):
         return CheckItem("phi", False, np.inf, rtol, f"phi(M) has shape {Phi.shape}, not {(d, d)}")
-    asym = _fro(Phi - Phi.T) / max(_fro(Phi), 1e-300)
-    err = _fro(G - 2 * Phi @ M) / max(_fro(G), _fro(Phi), 1e-300)
+    asym = scaled_norm(Phi - Phi.T) / max(scaled_norm(Phi), 1e-300)
+    err = scaled_norm(G - 2 * Phi @ M) / max(scaled_norm(G), scaled_norm(Phi), 1e-300)
     ok = err <= rtol and asym <= rtol
     return CheckItem("phi", ok, max(err, asym), rtol,
                      f"egrad(M) = 2 Φ(M) M {'holds' if err <= rtol else 'FAILS'} and Φ is "
@@ -142,16 +143,10 @@ def _check_phi(problem: Problem, M, rtol: float) -> CheckItem:
                      f"{asym:.1e}): ISM can use it")
 
 
-def _fro(X) -> float:
-    """‖X‖_F without overflow or underflow of its squares (pencils at 1e±90 scales)."""
-    X = np.asarray(X, dtype=float)
-    s = float(np.max(np.abs(X))) if X.size else 0.0
-    return s * float(np.linalg.norm(X / s)) if 0.0 < s < np.inf else s
-
-
 def _check_pencil(problem: Problem, M, rtol: float) -> CheckItem:
     A, B = problem.pencil(M)
-    asym = max(_fro(A - A.T) / max(_fro(A), 1e-300), _fro(B - B.T) / max(_fro(B), 1e-300))
+    asym = max(scaled_norm(A - A.T) / max(scaled_norm(A), 1e-300),
+               scaled_norm(B - B.T) / max(scaled_norm(B), 1e-300))
     lmin = float(np.linalg.eigvalsh(0.5 * (B + B.T))[0])
     ok = asym <= rtol and lmin > 0
     return CheckItem("pencil", ok, asym, rtol,

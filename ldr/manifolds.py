@@ -278,6 +278,15 @@ class _Part:
         return na + nb, to_vector, to_coords
 
 
+def scaled_norm(*parts) -> float:
+    """The Frobenius norm of the arrays ``parts`` together, computed from them scaled by their
+    largest entry, so that the squares neither under- nor overflow (entries of 1e±180)."""
+    big = max((float(np.max(np.abs(p))) for p in parts if np.size(p)), default=0.0)
+    if big == 0.0 or not math.isfinite(big):
+        return big if big == 0.0 or math.isinf(big) else math.nan
+    return big * math.sqrt(sum(float(np.vdot(p / big, p / big)) for p in parts))
+
+
 def _normalize_spec(spec, shape) -> tuple[list[str], list[tuple[int, ...]], bool]:
     if isinstance(spec, str):
         if (shape is None or not isinstance(shape, Sequence) or len(shape) not in (2, 3)
@@ -371,11 +380,7 @@ class Geometry:
         sq = self.inner(V, V)
         if 1e-280 < sq < 1e280:
             return math.sqrt(sq)
-        parts = V if self.is_product else (V,)
-        big = max((float(np.max(np.abs(p))) for p in parts if np.size(p)), default=0.0)
-        if big == 0.0 or not math.isfinite(big):
-            return big if big == 0.0 or math.isinf(big) else math.nan
-        return big * math.sqrt(sum(float(np.vdot(p / big, p / big)) for p in parts))
+        return scaled_norm(*(V if self.is_product else (V,)))
 
     def lincomb(self, a: float, U, b: float = 0.0, V=None):
         """``a U + b V`` (``V`` may be omitted)."""

@@ -101,7 +101,7 @@ class LPP(_Graph):
     def _reduce(self, data):
         """The span of the rows; then, with reg = 0 and S_D still singular, the rows whose heat
         weights underflow are set aside (``far_rows_``): a row far from all its neighbours
-        (degree ≈ 1e−50 for 5 of digits' 1797 standardized rows) is absent from S_L and S_D
+        (degree below 1e−22 for 4 of digits' 1797 standardized rows) is absent from S_L and S_D
         already, and so are the directions only it spans, which make S_D singular
         (:func:`ldr.objectives.graph.lpp_scatters`).  The fit on the other rows, with the
         heat-kernel width τ of all of them, has the same S_L and S_D to rounding."""
