@@ -14,9 +14,9 @@ needs a scale-free inner tolerance (the trust region's CG) reads it there.
 A rejected step (trust region) leaves ``M`` unchanged; rules 5–6 ignore it so that "no
 change" is never mistaken for convergence.  A chain ``["ism", "trust-region"]`` runs each
 solver in turn under the same rules, each starting where the previous stopped; the budgets
-``max_iter`` (iterations of all stages plus the trust region's Hessian-vector products) and
-``max_time`` hold for the whole chain, and a stage that reaches one ends the chain (the reason
-names the stages not run).
+``max_iter`` (when set: iterations of all stages plus the trust region's Hessian-vector
+products) and ``max_time`` hold for the whole chain, and a stage that reaches one ends the
+chain (the reason names the stages not run).
 
 **Stochastic solvers** (``"sgd"``, ``"adam"``, ``"svrg"``) on an objective that is a sum of
 terms (``n_terms``, ``batch``: :class:`~ldr.objective.Objective`) report mini-batch estimates
@@ -160,7 +160,8 @@ def solve(
     xtol: float = 1e-10,
     ftol: float = 0.0,
     fwindow: int = 1,
-    max_iter: int = 1000,
+    max_iter: int | None = None,
+    stage_max_iter: int = 1000,
     max_time: float = float("inf"),
     floor_patience: int = 10,
     callback: Callable | None = None,
@@ -201,10 +202,12 @@ def solve(
         (:meth:`~ldr.problem.Problem.gradient_scale`), which makes the stopping point
         independent of the data's units; a number fixes it (1.0: an absolute ``gtol``).
     xtol, ftol, max_iter, max_time, floor_patience :
-        Stopping rules (:mod:`ldr.stopping`); ``max_iter`` bounds the work of the whole run
-        (the iterations of every stage plus the trust region's Hessian-vector products),
-        ``max_time`` its time, the start point and the certificate included; a chain's stage
-        that reaches either ends the chain; ``floor_patience`` iterations at the
+        Stopping rules (:mod:`ldr.stopping`); ``max_iter`` (when set) bounds the work of the
+        whole run (the iterations of every stage plus the trust region's Hessian-vector
+        products), ``max_time`` its time, the start point and the certificate included; a
+        chain's stage that reaches either ends the chain.  ``max_iter=None`` (default) sets
+        no budget: each stage has ``stage_max_iter`` iterations (default 1000) and the chain
+        goes on; ``floor_patience`` iterations at the
         rounding floor stop a run that can no longer reduce its gradient (0 disables the
         rule).  ``max_time`` holds inside a step too: no oracle call starts that would
         overrun it (``ldr.problem.Problem.deadline``), and the run ends at its last iterate.
@@ -239,7 +242,8 @@ def solve(
         run (not converged) with the message as its reason.
     """
     options = StopOptions(gtol=gtol, gtol_scale=gtol_scale, xtol=xtol, ftol=ftol,
-                          fwindow=fwindow, max_iter=max_iter, max_time=max_time,
+                          fwindow=fwindow, max_iter=max_iter, stage_max_iter=stage_max_iter,
+                          max_time=max_time,
                           floor_patience=floor_patience)
     if not isinstance(orthonormalize, bool):
         raise ParameterError("orthonormalize", f"expected True or False, got {orthonormalize!r}")
@@ -299,8 +303,9 @@ def solve(
         problem.deadline = start + max_time
         state.grad_scale = scale
         rules = StageRules.for_stage(options, scale, state.iteration, start, callback,
-                                     work_before=work_done,
-                                     hvps=lambda: problem.counts["hvp"] - hvp_start)
+                                     work_before=work_done if options.total else 0,
+                                     hvps=(lambda: problem.counts["hvp"] - hvp_start)
+                                     if options.total else None)
         row = {"iteration": n_total, "time": t_before + time.perf_counter() - start,
                "cost": state.cost, "grad_norm": state.grad_norm, "change": np.nan,
                "stage": stage, **state.info}
@@ -372,11 +377,12 @@ def solve(
                               "cost": state.cost, "grad_norm": state.grad_norm, "change": 0.0,
                               "stage": stage, "full_check": True})
         later = [t.name for t in solvers[stage + 1:]]
-        if budget and later and not interrupted:
+        ends = budget == "max_time" or (budget == "max_iter" and options.total)
+        if ends and later and not interrupted:
             reason += f"; the chain ended there ({', '.join(later)} not run)"
         stages.append(StageSummary(s.name, iterations, reason, converged))
         M = state.M
-        if interrupted or budget:
+        if interrupted or ends:
             break
 
     elapsed = time.perf_counter() - start

@@ -28,13 +28,17 @@ run's ``reason``:
    point, like rules 5 and 6
 8. work ``≥ max_iter``: the iterations of the whole run (every stage of a chain) plus the
    Hessian-vector products of its inner solves (the trust region's truncated CG), each of
-   which costs about one gradient                           (not converged; ends a chain)
+   which costs about one gradient                           (not converged; ends a chain).
+   With no ``max_iter`` set (None, the default): iterations of the stage
+   ``≥ stage_max_iter`` (default 1000; not converged; the chain goes on)
 9. time ``≥ max_time`` seconds                              (not converged; ends a chain)
 
-**Budgets bound the work.**  ``max_iter`` and ``max_time`` hold for a run, not for a stage:
-a chain whose stage reaches either ends there (its later stages are not run, and the reason
-says so), and the trust region's inner solve stops when the work left (``State.work_left``)
-is spent, so a smaller budget never does more work than a larger one.
+**Budgets bound the work.**  A ``max_iter`` that is set and ``max_time`` hold for a run, not
+for a stage: a chain whose stage reaches either ends there (its later stages are not run, and
+the reason says so), and the trust region's inner solve stops when the work left
+(``State.work_left``) is spent, so a smaller budget never does more work than a larger one.
+Without a ``max_iter``, each stage of a chain has ``stage_max_iter`` iterations (the default
+safety net: a first stage that used it up is still polished by the next).
 
 **Stochastic solvers** (``State.exact`` False: the cost and gradient are mini-batch
 estimates) never certify on an estimate: rule 3 on an estimate, and rules 5–7, end the run
@@ -94,9 +98,12 @@ class StopOptions:
         Step and relative cost-change tolerances (rules 5, 6); 0 disables a rule.
     fwindow : int
         The number of accepted steps the cost change of rule 6 is measured over (≥ 1).
-    max_iter : int
+    max_iter : int or None
         The work of the whole run (rule 8): iterations over every stage of a chain plus the
-        Hessian-vector products of inner solves.
+        Hessian-vector products of inner solves; None: no budget set, ``stage_max_iter``
+        iterations per stage.
+    stage_max_iter : int
+        Iterations per stage of a chain when ``max_iter`` is None.
     floor_patience : int
         Iterations at the rounding floor (rule 7) before a run stops; 0 disables the rule.
     max_time : float
@@ -108,16 +115,20 @@ class StopOptions:
     xtol: float = 1e-10
     ftol: float = 0.0
     fwindow: int = 1
-    max_iter: int = 1000
+    max_iter: int | None = None
+    stage_max_iter: int = 1000
     max_time: float = math.inf
     floor_patience: int = 10
 
     def __post_init__(self):
         for name in ("gtol", "xtol", "ftol", "max_time"):
             _non_negative(name, getattr(self, name))
-        it = self.max_iter
-        if isinstance(it, bool) or not isinstance(it, numbers.Integral) or it < 0:
-            raise ParameterError("max_iter", f"must be a non-negative integer, got {it!r}")
+        for name in ("max_iter", "stage_max_iter"):
+            it = getattr(self, name)
+            if it is None and name == "max_iter":
+                continue
+            if isinstance(it, bool) or not isinstance(it, numbers.Integral) or it < 0:
+                raise ParameterError(name, f"must be a non-negative integer, got {it!r}")
         w = self.fwindow
         if isinstance(w, bool) or not isinstance(w, numbers.Integral) or w < 1:
             raise ParameterError("fwindow", f"must be a positive integer, got {w!r}")
@@ -131,6 +142,11 @@ class StopOptions:
                 and s > 0):
             raise ParameterError("gtol_scale", f"expected 'auto' or a positive number (1.0 "
                                                f"makes gtol absolute), got {s!r}")
+
+    @property
+    def total(self) -> bool:
+        """Whether ``max_iter`` is set: a budget for the whole run (rule 8)."""
+        return self.max_iter is not None
 
 
 @dataclass
@@ -189,7 +205,9 @@ class StageRules:
 
     def work_left(self, state) -> float:
         """What is left of ``max_iter`` at ``state`` (the trust region caps its inner solve
-        there)."""
+        there; infinite when no ``max_iter`` is set)."""
+        if not self.options.total:
+            return math.inf
         return self.options.max_iter - self.work(state)
 
     @classmethod
@@ -278,8 +296,10 @@ def first_rule(state, prev, change: float, rules: StageRules) -> tuple[str, bool
     flat = rules.floor.update(state) if exact else 0  # noisy estimates have no floor
     if opts.floor_patience and flat >= opts.floor_patience:
         return _at_rounding_floor(state, flat, rules)
-    work = rules.work(state)
-    if work >= opts.max_iter:
+    if not opts.total:
+        if state.iteration - rules.first_iter >= opts.stage_max_iter:
+            return f"max_iter {opts.stage_max_iter} reached {_gnorm(state)}", False
+    elif (work := rules.work(state)) >= opts.max_iter:
         inner = rules.hvps() if rules.hvps is not None else 0
         spent = f" ({work - inner} iterations + {inner} Hessian-vector products)" if inner \
             else ""
