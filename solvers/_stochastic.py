@@ -10,11 +10,12 @@ report, after an epoch, the sum of the epoch's batch costs and gradients (each t
 the iterates of that epoch) as an *estimate* (``State.exact`` False): the driver stops on it
 but certifies only on the full gradient it evaluates at the end (:mod:`ldr.stopping`).
 
-**Step size at the start** (``lr=None``): Armijo backtracking on the full cost along the full
-Riemannian gradient g₀ at the start, from β = typical distance/‖g₀‖ halving until
-f(R(−βg₀)) ≤ f − 10⁻⁴ β‖g₀‖²; the step β of a full-gradient step that decreases the cost
-(about 1/L, L the gradient's Lipschitz constant), in the units of the problem, so that
-neither scaling the data nor the number of terms changes the iterates.
+**Step size at the start** (``lr=None``): the solver's factor over L̂, the largest
+|eigenvalue| of the Riemannian Hessian at the start, by five steps of power iteration
+v ← H v/‖H v‖ from the gradient's direction, each product H v ≈ π(grad f(R(hv)) − grad f)/h a
+finite difference of full gradients (h = 10⁻⁶ · the typical distance): the gradient's
+Lipschitz constant near the start, in the problem's own units, so that neither scaling the
+data nor the number of terms changes the iterates (five full gradients, once).
 """
 
 from __future__ import annotations
@@ -36,6 +37,10 @@ def _positive(name: str, value, integer: bool = False):
         raise ParameterError(name, f"must be a positive {'integer' if integer else 'number'}, "
                                    f"got {value!r}")
     return value
+
+
+#: power-iteration steps (full gradients) of the start's step size
+POWER_STEPS = 5
 
 
 class StochasticSolver(Solver):
@@ -93,23 +98,30 @@ class StochasticSolver(Solver):
         super().check_problem(problem)
 
     # -- the start ------------------------------------------------------------------------
-    def _armijo_step(self, problem: Problem, state: State) -> float:
-        geom, g, g2 = problem.manifold, state.grad, state.grad_norm**2
-        if not g2 > 0:
+    def _start_step(self, problem: Problem, state: State) -> float:
+        """1/L̂, L̂ the Riemannian Hessian's largest |eigenvalue| at the start by
+        :data:`POWER_STEPS` steps of power iteration on finite differences of the full
+        gradient (module docstring)."""
+        geom, M = problem.manifold, state.M
+        if not state.grad_norm > 0:
             return 1.0
-        beta = geom.typical_dist / math.sqrt(g2)
-        for _ in range(40):
-            trial = geom.retract(state.M, geom.lincomb(-beta, g), self.retraction)
-            if problem.cost(trial) <= state.cost - 1e-4 * beta * g2:
-                break
-            beta *= 0.5
-        return beta
+        h = 1e-6 * geom.typical_dist
+        v, curvature = geom.lincomb(1.0 / state.grad_norm, state.grad), 0.0
+        for _ in range(POWER_STEPS):
+            Mh = geom.retract(M, geom.lincomb(h, v), self.retraction)
+            gh = problem.rgrad(Mh, problem.egrad(Mh))
+            w = geom.project(M, geom.lincomb(1.0 / h, gh, -1.0 / h, state.grad))
+            curvature = geom.norm(w)
+            if not (curvature > 0 and math.isfinite(curvature)):
+                return geom.typical_dist / state.grad_norm
+            v = geom.lincomb(1.0 / curvature, w)
+        return 1.0 / curvature
 
     def init(self, problem: Problem, M0) -> State:
         state = super().init(problem, M0)
         rng = np.random.default_rng(self.random_state)
         lr = self.lr if self.lr is not None else (
-            self.lr_factor * self._armijo_step(problem, state))
+            self.lr_factor * self._start_step(problem, state))
         state.memory = {"rng": rng, "lr": lr, "epochs": 0.0, "steps": 0}
         return state
 
