@@ -41,7 +41,7 @@ class Adam(StochasticSolver):
         ε of the denominator (default 1e-8, relative to the RMS entry of the start's gradient
         so that it does not depend on the data's units).
     batch_size, lr, decay, batch_gtol, random_state, retraction :
-        As :class:`~ldr.solvers._stochastic.StochasticSolver`.
+        As ``StochasticSolver`` (``ldr.solvers._stochastic``).
     """
 
     name = "adam"

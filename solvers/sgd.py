@@ -8,7 +8,7 @@ I moves
 
 with R the polar (or QR) retraction, π_M the tangent projection and t the epochs done; the
 decreasing step (Σ η_t = ∞, Σ η_t² < ∞ as t grows) makes the iterates settle.  One driver
-iteration is one epoch (:mod:`ldr.solvers._stochastic`); the run certifies only on the full
+iteration is one epoch (``ldr.solvers._stochastic``); the run certifies only on the full
 gradient the driver evaluates at its end.
 """
 
@@ -20,7 +20,7 @@ from ldr.solvers._stochastic import StochasticSolver
 
 class SGD(StochasticSolver):
     """Riemannian mini-batch SGD (module docstring; parameters as
-    :class:`~ldr.solvers._stochastic.StochasticSolver`: ``batch_size=32``, ``lr=None`` — the
+    ``StochasticSolver`` (``ldr.solvers._stochastic``): ``batch_size=32``, ``lr=None`` — the
     Armijo step of the full gradient at the start —, ``decay=1``, ``batch_gtol``,
     ``random_state=0``, ``retraction``)."""
 

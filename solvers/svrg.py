@@ -24,7 +24,7 @@ from ldr.solvers.base import State
 
 class SVRG(StochasticSolver):
     """Riemannian SVRG (module docstring; parameters as
-    :class:`~ldr.solvers._stochastic.StochasticSolver`, with ``decay=0`` and the default step
+    ``StochasticSolver`` (``ldr.solvers._stochastic``), with ``decay=0`` and the default step
     half the Armijo step of the full gradient at the start)."""
 
     name = "svrg"
