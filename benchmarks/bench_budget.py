@@ -5,6 +5,7 @@ Run from the checkout root, under the shared lock (timings must not overlap)::
 
     flock /tmp/ldr-bench.lock .venv/bin/python -P benchmarks/bench_budget.py            # ~5 min
     flock /tmp/ldr-bench.lock .venv/bin/python -P benchmarks/bench_budget.py --quick    # n = 4000
+    flock /tmp/ldr-bench.lock .venv/bin/python -P benchmarks/bench_budget.py --sizes 32000
 
 What is measured.  Data: ``make_classification(n, 32 features, 12 informative, 0 redundant,
 10 classes, one cluster per class, random_state=0)`` (``bench_hsic_scale.py``'s), q = 9, the
@@ -96,11 +97,13 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="n = 4000 only")
     parser.add_argument("--repeats", type=int, default=3, help="fits per row at n = 4000")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[4000, 16000, 32000],
+                        help="the n to run (each its own locked run keeps a run short)")
     args = parser.parse_args()
     common.print_header("A smaller budget never costs more: SupervisedHSIC(9), default vs "
                         "max_iter=3", ["fit time (median at n = 4000, one fit above) and peak "
                                        "RSS of a fresh child process; BLAS on 1 thread"])
-    sizes = [4000] if args.quick else [4000, 16000, 32000]
+    sizes = [4000] if args.quick else args.sizes
     rows = []
     for n in sizes:
         reps = args.repeats if n <= 4000 else 1

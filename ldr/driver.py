@@ -16,7 +16,10 @@ change" is never mistaken for convergence.  A chain ``["ism", "trust-region"]`` 
 solver in turn under the same rules, each starting where the previous stopped; the budgets
 ``max_iter`` (when set: iterations of all stages plus the trust region's Hessian-vector
 products) and ``max_time`` hold for the whole chain, and a stage that reaches one ends the
-chain (the reason names the stages not run).
+chain (the reason names the stages not run).  A stage whose last iterate met the gradient
+rule (exactly, not on an estimate) certifies the chain: the later stages — a polish, which
+would stop at its start — are not run (each costs a cost and a gradient, full passes over
+the data at large n), and are listed in ``Result.stages`` with 0 iterations and that reason.
 
 **Stochastic solvers** (``"sgd"``, ``"adam"``, ``"svrg"``) on an objective that is a sum of
 terms (``n_terms``, ``batch``: :class:`~ldr.objective.Objective`) report mini-batch estimates
@@ -272,7 +275,11 @@ def solve(
 
     budget = ""
     work_done, hvp_start = 0, problem.counts["hvp"]  # max_iter's work (ldr.stopping, rule 8)
+    certified = False
     for stage, s in enumerate(solvers):
+        if stage > 0 and certified:  # the gradient rule fired on an exact state: a polish
+            stages.append(StageSummary(s.name, 0, reason, True))  # would stop at its start
+            continue
         # the first iterate is always evaluated (its cost, gradient and the gradient scale),
         # whatever the budget: a run returns at least its start point
         problem.deadline = math.inf if stage == 0 else start + max_time
@@ -376,6 +383,8 @@ def solve(
                               "time": t_before + time.perf_counter() - start,
                               "cost": state.cost, "grad_norm": state.grad_norm, "change": 0.0,
                               "stage": stage, "full_check": True})
+        certified = (converged and state.exact and not interrupted
+                     and state.grad_norm <= rules.grad_tol)
         later = [t.name for t in solvers[stage + 1:]]
         ends = budget == "max_time" or (budget == "max_iter" and options.total)
         if ends and later and not interrupted:

@@ -116,6 +116,23 @@ def test_a_budget_reached_in_a_stage_ends_the_chain(pca_data):
     assert "hvp" not in chained.counts
 
 
+def test_a_stage_that_certifies_ends_the_chain_without_the_polish(pca_data):
+    # one ISM step is exact on PCA: the gradient rule fires, and the trust region (which would
+    # stop at its start) costs nothing — no cost or gradient evaluated for it
+    obj = PCA(pca_data, 3)
+    alone = ldr.solve(obj, "ism")
+    chained = ldr.solve(obj, ["ism", "trust-region"])
+    assert alone.converged and alone.reason.startswith("gradient norm")
+    assert [(s.solver, s.n_iter, s.converged) for s in chained.stages][1] == (
+        "trust-region", 0, True)
+    assert chained.reason == f"trust-region: {alone.reason}"
+    assert chained.counts == alone.counts and np.array_equal(chained.M, alone.M)
+    assert set(chained.trace["stage"]) == {0}
+    # a first stage that only stalled is still polished
+    stalled = ldr.solve(obj, ["gradient", "trust-region"], M0="random", seed=0, ftol=1e-2)
+    assert stalled.stages[1].n_iter > 0 or stalled.trace["stage"][-1] == 1
+
+
 def test_max_iter_counts_the_trust_regions_hessian_products(pca_data):
     # a random start far from the optimum: tCG makes several products per iteration; the run's
     # iterations plus products never exceed max_iter by more than the last step's one
