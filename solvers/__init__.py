@@ -17,7 +17,7 @@ name                      class (in ``ldr.solvers``)          needs
 
 The last three are stochastic: for a cost that is a sum of terms (``n_terms``, ``batch``:
 :class:`ldr.Objective`), one iteration is one epoch of mini-batches, and the driver certifies
-their runs on the full gradient only (:mod:`ldr.driver`).
+their runs on the full gradient only (:func:`ldr.solve`).
 """
 
 from __future__ import annotations

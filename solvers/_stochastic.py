@@ -43,7 +43,7 @@ def _positive(name: str, value, integer: bool = False):
 POWER_STEPS = 5
 
 
-class StochasticSolver(Solver):
+class _StochasticSolver(Solver):
     """Base of the mini-batch solvers (module docstring).
 
     Parameters

@@ -26,11 +26,11 @@ import numpy as np
 
 from ldr.errors import ParameterError
 from ldr.problem import Problem
-from ldr.solvers._stochastic import StochasticSolver
+from ldr.solvers._stochastic import _StochasticSolver
 from ldr.solvers.base import State
 
 
-class Adam(StochasticSolver):
+class Adam(_StochasticSolver):
     """Riemannian Adam (module docstring).
 
     Parameters
@@ -41,7 +41,7 @@ class Adam(StochasticSolver):
         ε of the denominator (default 1e-8, relative to the RMS entry of the start's gradient
         so that it does not depend on the data's units).
     batch_size, lr, decay, batch_gtol, random_state, retraction :
-        As ``StochasticSolver`` (``ldr.solvers._stochastic``).
+        As ``_StochasticSolver`` (``ldr.solvers._stochastic``).
     """
 
     name = "adam"

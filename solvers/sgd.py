@@ -15,12 +15,12 @@ gradient the driver evaluates at its end.
 from __future__ import annotations
 
 from ldr.problem import Problem
-from ldr.solvers._stochastic import StochasticSolver
+from ldr.solvers._stochastic import _StochasticSolver
 
 
-class SGD(StochasticSolver):
+class SGD(_StochasticSolver):
     """Riemannian mini-batch SGD (module docstring; parameters as
-    ``StochasticSolver`` (``ldr.solvers._stochastic``): ``batch_size=32``, ``lr=None`` — the
+    ``_StochasticSolver`` (``ldr.solvers._stochastic``): ``batch_size=32``, ``lr=None`` — the
     Armijo step of the full gradient at the start —, ``decay=1``, ``batch_gtol``,
     ``random_state=0``, ``retraction``)."""
 

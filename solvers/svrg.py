@@ -18,13 +18,13 @@ deterministic solver.
 from __future__ import annotations
 
 from ldr.problem import Problem
-from ldr.solvers._stochastic import StochasticSolver
+from ldr.solvers._stochastic import _StochasticSolver
 from ldr.solvers.base import State
 
 
-class SVRG(StochasticSolver):
+class SVRG(_StochasticSolver):
     """Riemannian SVRG (module docstring; parameters as
-    ``StochasticSolver`` (``ldr.solvers._stochastic``), with ``decay=0`` and the default step
+    ``_StochasticSolver`` (``ldr.solvers._stochastic``), with ``decay=0`` and the default step
     half the Armijo step of the full gradient at the start)."""
 
     name = "svrg"

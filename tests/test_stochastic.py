@@ -14,7 +14,7 @@ import ldr
 from ldr.errors import ParameterError
 from ldr.objectives import NCA, PCA
 from ldr.solvers import SGD, SVRG, Adam, State
-from ldr.solvers._stochastic import StochasticSolver
+from ldr.solvers._stochastic import _StochasticSolver
 
 STOCHASTIC = ["sgd", "adam", "svrg"]
 
@@ -97,7 +97,7 @@ def test_a_loose_batch_tol_never_certifies_against_a_strict_full_tol(wine_pca):
     assert res.grad_norm > 1e-12 * res.grad_scale
 
 
-class _Liar(StochasticSolver):
+class _Liar(_StochasticSolver):
     """Reports an estimated gradient of 0 after one epoch without moving."""
 
     name = "liar"
