@@ -103,6 +103,8 @@ def main():
     parser.add_argument("--repeats", type=int, default=3, help="fits per row at n = 4000")
     parser.add_argument("--sizes", type=int, nargs="+", default=[4000, 16000, 32000],
                         help="the n to run (each its own locked run keeps a run short)")
+    parser.add_argument("--configs", nargs="+", default=None,
+                        help="rows to run (default: all; 'old per-stage 3' at n <= 4000 only)")
     args = parser.parse_args()
     common.print_header("A smaller budget never costs more: SupervisedHSIC(9), default vs "
                         "max_iter=3", ["fit time (median at n = 4000, one fit above) and peak "
@@ -112,6 +114,7 @@ def main():
     for n in sizes:
         reps = args.repeats if n <= 4000 else 1
         configs = ["default", "max_iter=3"] + (["old per-stage 3"] if n <= 4000 else [])
+        configs = [c for c in configs if args.configs is None or c in args.configs]
         base = None
         for config in configs:
             r = run_child(n, config, reps)
@@ -120,6 +123,7 @@ def main():
                              ""])
                 continue
             base = (r["time"], r["cpu"]) if config == "default" else base
+            sys.stdout.flush()
             work = ", ".join(f"{k} {v}" for k, v in sorted(r["counts"].items()))
             rows.append([n, config, common.fmt_time(r["time"]),
                          common.fmt_ratio(r["time"] / base[0]) if base else "",
