@@ -175,8 +175,10 @@ def add_compare_options(p: argparse.ArgumentParser, method: str, data: str, star
     p.add_argument("--gtol", type=number(float, 0), default=1e-8,
                    help="gradient-norm tolerance >= 0, relative to the problem's gradient "
                         "scale (ldr.solve; default 1e-8)")
-    p.add_argument("--max-iter", type=number(int, 1), default=1000,
-                   help="iterations per run, >= 1 (default 1000)")
+    p.add_argument("--max-iter", type=number(int, 1), default=None,
+                   help="the work of each run, >= 1: iterations of all its stages plus the "
+                        "trust region's Hessian-vector products (default: none, 1000 "
+                        "iterations per stage)")
     p.add_argument("--plot", metavar="PNG", help="write the cost-gap plot (survey Fig. 4)")
     p.add_argument("--json", metavar="FILE", help="also write the table as JSON")
     p.add_argument("--markdown", action="store_true", help="print Markdown tables")

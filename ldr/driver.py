@@ -13,7 +13,20 @@ needs a scale-free inner tolerance (the trust region's CG) reads it there.
 
 A rejected step (trust region) leaves ``M`` unchanged; rules 5–6 ignore it so that "no
 change" is never mistaken for convergence.  A chain ``["ism", "trust-region"]`` runs each
-solver in turn under the same rules, each starting where the previous stopped.
+solver in turn under the same rules, each starting where the previous stopped; the budgets
+``max_iter`` (when set: iterations of all stages plus the trust region's Hessian-vector
+products) and ``max_time`` hold for the whole chain, and a stage that reaches one ends the
+chain (the reason names the stages not run).  A stage whose last iterate met the gradient
+rule (exactly, not on an estimate) certifies the chain: the later stages — a polish, which
+would stop at its start — are not run (each costs a cost and a gradient, full passes over
+the data at large n), and are listed in ``Result.stages`` with 0 iterations and that reason.
+
+**Stochastic solvers** (``"sgd"``, ``"adam"``, ``"svrg"``) on an objective that is a sum of
+terms (``n_terms``, ``batch``: :class:`~ldr.objective.Objective`) report mini-batch estimates
+(``State.exact`` False).  Such a stage never certifies on an estimate: whatever rule ends
+it, the driver evaluates the full cost and gradient at its last iterate, and the run is
+``converged`` only if that full gradient meets ``gtol · scale``; the reason then reads
+"stochastic run ended (…); full gradient ‖g‖ = … ≤ (or above) tol …".
 
 **Continuation.**  An objective that provides ``coarse_problem()`` — an easier problem of the
 same shape whose answer starts this one (WDA: reg × 10) — gets, when ``M0`` is None, the
@@ -82,6 +95,24 @@ def _interrupted(state, where: str) -> str:
             "as M0 to resume")
 
 
+def _full_check(problem: Problem, solver, state, reason: str, rules: StageRules,
+                deadline: float):
+    """The end of a stochastic stage (``state.exact`` False): the full cost and gradient at its
+    last iterate, evaluated whatever the time budget (the answer is always checked), and the
+    stage's ``(state, reason, converged)`` — converged only when that full gradient meets
+    ``gtol · scale``."""
+    problem.deadline = math.inf
+    try:
+        full = solver.evaluate(problem, state.M)
+    finally:
+        problem.deadline = deadline
+    full.iteration, full.memory, full.info = state.iteration, state.memory, dict(state.info)
+    tol = rules.grad_tol
+    ok = bool(full.grad_norm <= tol)
+    return full, (f"stochastic run ended ({reason}); full gradient ‖g‖ = {full.grad_norm:.3e} "
+                  f"{'≤' if ok else 'above'} tol gtol·scale = {tol:.1e}"), ok
+
+
 def initial_point(problem: Problem, M0=None, seed=0, solver=None, orthonormalize=False, *,
                   max_time: float = float("inf")):
     """Resolve ``M0``: an array (tuple on a product), ``"random"``, ``"heuristic"``, or None —
@@ -132,7 +163,8 @@ def solve(
     xtol: float = 1e-10,
     ftol: float = 0.0,
     fwindow: int = 1,
-    max_iter: int = 1000,
+    max_iter: int | None = None,
+    stage_max_iter: int = 1000,
     max_time: float = float("inf"),
     floor_patience: int = 10,
     callback: Callable | None = None,
@@ -145,7 +177,8 @@ def solve(
     objective : ldr.Objective
     solver : str, Solver, list of them, or None
         ``"gradient"``, ``"conjugate-gradient"``, ``"lbfgs"``, ``"trust-region"``,
-        ``"pymanopt"``, ``"ism"``, ``"scf"``; a list chains them, each stage starting where the last
+        ``"pymanopt"``, ``"ism"``, ``"scf"``, and the stochastic ``"sgd"``, ``"adam"``,
+        ``"svrg"``; a list chains them, each stage starting where the last
         stopped.  None (default): the objective's default
         (:func:`~ldr.driver.default_solver`; each objective's docstring names it).
     M0 : array, tuple of arrays, Result, "random", "heuristic" or None
@@ -172,8 +205,12 @@ def solve(
         (:meth:`~ldr.problem.Problem.gradient_scale`), which makes the stopping point
         independent of the data's units; a number fixes it (1.0: an absolute ``gtol``).
     xtol, ftol, max_iter, max_time, floor_patience :
-        Stopping rules (:mod:`ldr.stopping`); ``max_iter`` is per stage, ``max_time`` in all,
-        the start point and the certificate included; ``floor_patience`` iterations at the
+        Stopping rules (:mod:`ldr.stopping`); ``max_iter`` (when set) bounds the work of the
+        whole run (the iterations of every stage plus the trust region's Hessian-vector
+        products), ``max_time`` its time, the start point and the certificate included; a
+        chain's stage that reaches either ends the chain.  ``max_iter=None`` (default) sets
+        no budget: each stage has ``stage_max_iter`` iterations (default 1000) and the chain
+        goes on; ``floor_patience`` iterations at the
         rounding floor stop a run that can no longer reduce its gradient (0 disables the
         rule).  ``max_time`` holds inside a step too: no oracle call starts that would
         overrun it (``ldr.problem.Problem.deadline``), and the run ends at its last iterate.
@@ -208,7 +245,8 @@ def solve(
         run (not converged) with the message as its reason.
     """
     options = StopOptions(gtol=gtol, gtol_scale=gtol_scale, xtol=xtol, ftol=ftol,
-                          fwindow=fwindow, max_iter=max_iter, max_time=max_time,
+                          fwindow=fwindow, max_iter=max_iter, stage_max_iter=stage_max_iter,
+                          max_time=max_time,
                           floor_patience=floor_patience)
     if not isinstance(orthonormalize, bool):
         raise ParameterError("orthonormalize", f"expected True or False, got {orthonormalize!r}")
@@ -236,7 +274,12 @@ def solve(
     at_floor = False
 
     budget = ""
+    work_done, hvp_start = 0, problem.counts["hvp"]  # max_iter's work (ldr.stopping, rule 8)
+    certified = False
     for stage, s in enumerate(solvers):
+        if stage > 0 and certified:  # the gradient rule fired on an exact state: a polish
+            stages.append(StageSummary(s.name, 0, reason, True))  # would stop at its start
+            continue
         # the first iterate is always evaluated (its cost, gradient and the gradient scale),
         # whatever the budget: a run returns at least its start point
         problem.deadline = math.inf if stage == 0 else start + max_time
@@ -266,7 +309,10 @@ def solve(
                 scale, interrupted = max(state.grad_norm, 1e-300), True
         problem.deadline = start + max_time
         state.grad_scale = scale
-        rules = StageRules.for_stage(options, scale, state.iteration, start, callback)
+        rules = StageRules.for_stage(options, scale, state.iteration, start, callback,
+                                     work_before=work_done if options.total else 0,
+                                     hvps=(lambda: problem.counts["hvp"] - hvp_start)
+                                     if options.total else None)
         row = {"iteration": n_total, "time": t_before + time.perf_counter() - start,
                "cost": state.cost, "grad_norm": state.grad_norm, "change": np.nan,
                "stage": stage, **state.info}
@@ -286,6 +332,7 @@ def solve(
             if reason:
                 break
             prev = state
+            prev.work_left = rules.work_left(prev)
             try:
                 state = s.step(problem, prev)
             except KeyboardInterrupt:  # the step under way is not taken
@@ -317,15 +364,34 @@ def solve(
                 reason += f"; returned the best iterate seen (cost {final.cost:.10g})"
                 state = final
         iterations = state.iteration - rules.first_iter
+        work_done += iterations
         at_floor = (bool(floor_patience) and rules.floor.flat >= floor_patience
                     and not interrupted)
         if at_floor and rules.floor.best_state is not None:  # the best gradient at the floor
             state = rules.floor.best_state
         budget = next((b for b in ("max_time", "max_iter") if not converged
                        and reason.startswith(b)), "")
+        if not state.exact and not interrupted:  # a stochastic stage: only the full gradient
+            try:                                   # certifies
+                state, reason, converged = _full_check(problem, s, state, reason, rules,
+                                                       start + max_time)
+            except KeyboardInterrupt:
+                reason, converged, interrupted = _interrupted(state, "in the full-gradient "
+                                                                    "check"), False, True
+            else:
+                trace.append({"iteration": n_total,
+                              "time": t_before + time.perf_counter() - start,
+                              "cost": state.cost, "grad_norm": state.grad_norm, "change": 0.0,
+                              "stage": stage, "full_check": True})
+        certified = (converged and state.exact and not interrupted
+                     and state.grad_norm <= rules.grad_tol)
+        later = [t.name for t in solvers[stage + 1:]]
+        ends = budget == "max_time" or (budget == "max_iter" and options.total)
+        if ends and later and not interrupted:
+            reason += f"; the chain ended there ({', '.join(later)} not run)"
         stages.append(StageSummary(s.name, iterations, reason, converged))
         M = state.M
-        if interrupted:
+        if interrupted or ends:
             break
 
     elapsed = time.perf_counter() - start

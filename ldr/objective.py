@@ -42,9 +42,26 @@ Members (DESIGN.md's table):
                a global minimizer, where theory gives one (:func:`ldr.certificate`)
 ``default_solver`` the solver :func:`ldr.solve` uses when none is given (None: the driver's
                rule — ISM then trust region with a Φ-oracle, else trust region)
+``n_terms``, ``batch(M, indices)`` a cost that is a sum f = Σ_i f_i over ``n_terms`` terms
+               (samples, pairs), for the stochastic solvers ("sgd", "adam", "svrg"):
+               ``batch`` returns ``(Σ_{i∈I} f_i(M), Σ_{i∈I} ∇f_i(M))`` for the integer array
+               I = ``indices`` (module docstring, *Sums of terms*)
 ``method``     a :class:`Method`: the declaration that makes a method built from data
                reachable by name from the command line, ``LinearDR`` and the docs
                (:mod:`ldr.registry`); None for objectives that are not such a method
+
+**Sums of terms** (the stochastic solvers' protocol).  A cost that is a sum
+
+    f(M) = Σ_{i < n_terms} f_i(M)                                                    (S1)
+
+over samples or pairs declares ``n_terms`` (an int; None, the default, says it is not such a
+sum or its terms are not at hand) and defines ``batch(M, indices) -> (cost, egrad)``, the sum
+of the terms i ∈ I and of their Euclidean gradients for an integer array I (no repeats).
+Nothing else is asked: a solver scales a batch by ``n_terms / len(I)`` for an unbiased
+estimate of (f, ∇f), and the sum over a partition of ``range(n_terms)`` is the full cost and
+gradient (the tests check that identity to rounding).  The order of the terms is the
+objective's (NCA: its rows sorted by class).  Defined by :class:`~ldr.objectives.PCA` (rows,
+when built from an in-memory array) and :class:`~ldr.objectives.NCA` (samples).
 """
 
 from __future__ import annotations
@@ -172,6 +189,9 @@ class Objective:
     backend: str = "autograd"
     #: with ``backend = "torch"``: the device of the cost's tensors ("cuda"; None: the CPU)
     device = None
+    #: the number of terms of a cost that is a sum over them (module docstring, Eq. S1);
+    #: None: not such a sum (the stochastic solvers refuse it)
+    n_terms: int | None = None
 
     def __init_subclass__(cls, **kwargs):
         """Check a declared ``backend``; for "jax" and "torch", let the methods written for
@@ -296,6 +316,11 @@ class Objective:
     def global_gap(self, M) -> float:
         """Upper bound on ``(f(M) − f*)/|f*|``, 0 exactly at a global minimizer."""
         raise NotImplementedError(f"{type(self).__name__} has no global optimality test")
+
+    def batch(self, M, indices) -> tuple[float, np.ndarray]:
+        """``(Σ_{i∈I} f_i(M), Σ_{i∈I} ∇f_i(M))`` over the terms I = ``indices`` of a cost
+        that is a sum of ``n_terms`` terms (module docstring, Eq. S1)."""
+        raise NotImplementedError(f"{type(self).__name__} is not a sum of terms (no batch)")
 
     def transform(self, X, M):
         """The low-dimensional mapping of rows ``X`` (default ``X @ M``)."""

@@ -186,6 +186,22 @@ class Problem:
         self.counts["hvp"] += 1
         return self._tangent_like(self._timed("ehvp", self.objective.ehvp, M, V), "ehvp")
 
+    def batch(self, M, indices) -> tuple[float, object]:
+        """The objective's ``batch(M, indices)`` (a sum of terms and of their gradients,
+        :class:`~ldr.objective.Objective`), counted (``batch`` calls, ``terms`` summed), timed
+        against the deadline and checked as ``egrad`` is."""
+        self.counts["batch"] += 1
+        self.counts["terms"] += len(indices)
+        out = self._timed("batch", self.objective.batch, M, indices)
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            raise OracleError(f"{self._name}.batch returned {type(out).__name__}; expected "
+                              "a pair (cost, egrad)")
+        cost = np.asarray(out[0], dtype=float)
+        if cost.size != 1:
+            raise OracleError(f"{self._name}.batch returned a cost of shape {cost.shape}; "
+                              "expected a scalar")
+        return float(cost.reshape(())), self._tangent_like(out[1], "batch")
+
     def phi(self, M) -> np.ndarray:
         self.counts["phi"] += 1
         d = self.manifold.shape[0]

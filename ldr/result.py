@@ -156,7 +156,8 @@ class Result:
     grad_norm : Riemannian gradient norm at ``M``
     trace : per-iteration :class:`Trace`
     stages : one :class:`~ldr.result.StageSummary` per solver of a chain
-    counts : oracle evaluations (``cost``, ``grad``, ``hvp``, ``phi``, ``pencil``)
+    counts : oracle evaluations (``cost``, ``grad``, ``hvp``, ``phi``, ``pencil``; ``batch``
+        calls of a stochastic solver and the ``terms`` they summed)
     certificate : a :class:`Certificate` when requested (``certify=True``)
     grad_scale : the gradient scale that ``gtol`` was relative to (NaN for a run that
         computed no gradient); the run's absolute gradient tolerance is ``gtol · grad_scale``

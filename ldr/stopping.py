@@ -26,8 +26,24 @@ run's ``reason``:
    them on a real table).  The run is *stalled at rounding level* and returns the iterate
    with the smallest gradient norm seen, converged only within 1e3·gtol·scale of a critical
    point, like rules 5 and 6
-8. iterations ``≥ max_iter``                                (not converged)
-9. time ``≥ max_time`` seconds                              (not converged)
+8. work ``≥ max_iter``: the iterations of the whole run (every stage of a chain) plus the
+   Hessian-vector products of its inner solves (the trust region's truncated CG), each of
+   which costs about one gradient                           (not converged; ends a chain).
+   With no ``max_iter`` set (None, the default): iterations of the stage
+   ``≥ stage_max_iter`` (default 1000; not converged; the chain goes on)
+9. time ``≥ max_time`` seconds                              (not converged; ends a chain)
+
+**Budgets bound the work.**  A ``max_iter`` that is set and ``max_time`` hold for a run, not
+for a stage: a chain whose stage reaches either ends there (its later stages are not run, and
+the reason says so), and the trust region's inner solve stops when the work left
+(``State.work_left``) is spent, so a smaller budget never does more work than a larger one.
+Without a ``max_iter``, each stage of a chain has ``stage_max_iter`` iterations (the default
+safety net: a first stage that used it up is still polished by the next).
+
+**Stochastic solvers** (``State.exact`` False: the cost and gradient are mini-batch
+estimates) never certify on an estimate: rule 3 on an estimate, and rules 5–7, end the run
+*not* converged, and the driver then evaluates the full gradient at the final iterate — only
+that full gradient meeting ``gtol · scale`` makes the run converged.
 
 **Only the gradient rule certifies.**  Rules 5, 6 and 7 say the iterates stopped moving, not that
 they reached a critical point: they report ``converged=True`` only when the gradient norm is
@@ -82,8 +98,12 @@ class StopOptions:
         Step and relative cost-change tolerances (rules 5, 6); 0 disables a rule.
     fwindow : int
         The number of accepted steps the cost change of rule 6 is measured over (≥ 1).
-    max_iter : int
-        Iterations per stage of a chain.
+    max_iter : int or None
+        The work of the whole run (rule 8): iterations over every stage of a chain plus the
+        Hessian-vector products of inner solves; None: no budget set, ``stage_max_iter``
+        iterations per stage.
+    stage_max_iter : int
+        Iterations per stage of a chain when ``max_iter`` is None.
     floor_patience : int
         Iterations at the rounding floor (rule 7) before a run stops; 0 disables the rule.
     max_time : float
@@ -95,16 +115,20 @@ class StopOptions:
     xtol: float = 1e-10
     ftol: float = 0.0
     fwindow: int = 1
-    max_iter: int = 1000
+    max_iter: int | None = None
+    stage_max_iter: int = 1000
     max_time: float = math.inf
     floor_patience: int = 10
 
     def __post_init__(self):
         for name in ("gtol", "xtol", "ftol", "max_time"):
             _non_negative(name, getattr(self, name))
-        it = self.max_iter
-        if isinstance(it, bool) or not isinstance(it, numbers.Integral) or it < 0:
-            raise ParameterError("max_iter", f"must be a non-negative integer, got {it!r}")
+        for name in ("max_iter", "stage_max_iter"):
+            it = getattr(self, name)
+            if it is None and name == "max_iter":
+                continue
+            if isinstance(it, bool) or not isinstance(it, numbers.Integral) or it < 0:
+                raise ParameterError(name, f"must be a non-negative integer, got {it!r}")
         w = self.fwindow
         if isinstance(w, bool) or not isinstance(w, numbers.Integral) or w < 1:
             raise ParameterError("fwindow", f"must be a positive integer, got {w!r}")
@@ -118,6 +142,11 @@ class StopOptions:
                 and s > 0):
             raise ParameterError("gtol_scale", f"expected 'auto' or a positive number (1.0 "
                                                f"makes gtol absolute), got {s!r}")
+
+    @property
+    def total(self) -> bool:
+        """Whether ``max_iter`` is set: a budget for the whole run (rule 8)."""
+        return self.max_iter is not None
 
 
 @dataclass
@@ -163,14 +192,33 @@ class StageRules:
     floor: RoundingFloor = field(default_factory=RoundingFloor)
     #: the costs of the stage's accepted iterates, the start's first (rule 6's window)
     costs: list = field(default_factory=list)
+    #: the work (rule 8) of the run before this stage: its earlier stages' iterations
+    work_before: int = 0
+    #: ``() -> int``: the Hessian-vector products made so far in the run (rule 8)
+    hvps: Callable[[], int] | None = None
+
+    def work(self, state) -> int:
+        """The run's work at ``state`` (rule 8): iterations of every stage so far plus
+        Hessian-vector products."""
+        inner = self.hvps() if self.hvps is not None else 0
+        return self.work_before + (state.iteration - self.first_iter) + inner
+
+    def work_left(self, state) -> float:
+        """What is left of ``max_iter`` at ``state`` (the trust region caps its inner solve
+        there; infinite when no ``max_iter`` is set)."""
+        if not self.options.total:
+            return math.inf
+        return self.options.max_iter - self.work(state)
 
     @classmethod
     def for_stage(cls, options: StopOptions, scale: float | None, first_iter: int,
-                  started: float, callback: Callable | None = None) -> StageRules:
+                  started: float, callback: Callable | None = None, work_before: int = 0,
+                  hvps: Callable[[], int] | None = None) -> StageRules:
         if scale is None:
-            return cls(options, math.nan, math.nan, first_iter, started, callback)
+            return cls(options, math.nan, math.nan, first_iter, started, callback,
+                       work_before=work_before, hvps=hvps)
         return cls(options, options.gtol * scale, (options.gtol or 1e-8) * scale, first_iter,
-                   started, callback)
+                   started, callback, work_before=work_before, hvps=hvps)
 
 
 def _gnorm(state) -> str:
@@ -183,6 +231,8 @@ def _gnorm(state) -> str:
 def _small_move(what: str, state, stall_tol: float) -> tuple[str, bool]:
     """A step or cost-change rule fired: converged only near a critical point."""
     g = state.grad_norm
+    if not getattr(state, "exact", True):  # an estimate: the full-gradient check decides
+        return f"{what} (estimated gradient norm {g:.3e})", False
     if math.isnan(g):
         return f"{what} (the solver computes no gradient)", True
     if g <= STALL_FACTOR * stall_tol:
@@ -217,7 +267,11 @@ def first_rule(state, prev, change: float, rules: StageRules) -> tuple[str, bool
     if not math.isfinite(state.cost):
         return (f"the cost is {state.cost} at the current iterate (outside its domain, or an "
                 "overflow)"), False
+    exact = getattr(state, "exact", True)
     if state.grad_norm <= rules.grad_tol:
+        if not exact:  # an estimate: the driver's full-gradient check decides
+            return (f"estimated gradient norm {state.grad_norm:.3e} ≤ gtol·scale "
+                    f"{rules.grad_tol:.1e}"), False
         return f"gradient norm {state.grad_norm:.3e} ≤ gtol·scale {rules.grad_tol:.1e}", True
     if state.stop_reason:
         if state.stop_converged:
@@ -239,11 +293,17 @@ def first_rule(state, prev, change: float, rules: StageRules) -> tuple[str, bool
                 over = "" if w == 1 else f" over the last {w} steps"
                 return _small_move(f"relative cost change {rel:.3e}{over} ≤ ftol "
                                    f"{opts.ftol:.1e}", state, rules.stall_tol)
-    flat = rules.floor.update(state)
+    flat = rules.floor.update(state) if exact else 0  # noisy estimates have no floor
     if opts.floor_patience and flat >= opts.floor_patience:
         return _at_rounding_floor(state, flat, rules)
-    if state.iteration - rules.first_iter >= opts.max_iter:
-        return f"max_iter {opts.max_iter} reached {_gnorm(state)}", False
+    if not opts.total:
+        if state.iteration - rules.first_iter >= opts.stage_max_iter:
+            return f"max_iter {opts.stage_max_iter} reached {_gnorm(state)}", False
+    elif (work := rules.work(state)) >= opts.max_iter:
+        inner = rules.hvps() if rules.hvps is not None else 0
+        spent = f" ({work - inner} iterations + {inner} Hessian-vector products)" if inner \
+            else ""
+        return f"max_iter {opts.max_iter} reached{spent} {_gnorm(state)}", False
     if time.perf_counter() - rules.started >= opts.max_time:
         return f"max_time {opts.max_time:.3g}s reached {_gnorm(state)}", False
     return "", False

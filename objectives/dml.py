@@ -227,6 +227,36 @@ class NCA(_MetricLearning):
         # rows sorted by class: the same-class pairs are the diagonal blocks (_pairwise, P1)
         order, self._blocks = class_blocks(self.codes_)
         self._Xo = self._Xs[order]
+        self._zo = self.codes_[order]
+        self.n_terms = self.n_samples
+
+    def batch(self, M, indices):
+        """The samples' terms of the cost (Eq. S1 of :class:`~ldr.Objective`), −Σ_{i∈I} p_i
+        and its gradient, without an n×n array: with rows I of the n×n softmax (b × n, the
+        rows sorted by class), A_ik = p_ik (p_i − 1[z_i = z_k]) = ∂p_i/∂D_ik and
+        U = XM,
+
+            ∂(Σ_{i∈I} p_i)/∂M = 2 (X_Iᵀ (diag(A1) U_I − A U) − Xᵀ (AᵀU_I − diag(Aᵀ1) U))
+
+        (the sum of 2 A_ik (x_i − x_k)(x_i − x_k)ᵀM), at O(b·n·r + n·d·r) time.  Term i is
+        the i-th sample in class order."""
+        idx = np.asarray(indices, dtype=np.intp)
+        X = self._Xo
+        U = X @ M
+        Ub = U[idx]
+        sq = np.einsum("ij,ij->i", U, U)
+        D = sq[idx, None] + sq[None, :] - 2.0 * (Ub @ U.T)
+        np.maximum(D, 0.0, out=D)
+        D[np.arange(idx.shape[0]), idx] = np.inf  # p_ii = 0
+        D -= D.min(axis=1, keepdims=True)
+        P = np.exp(-D)
+        P /= P.sum(axis=1, keepdims=True)
+        same = self._zo[idx, None] == self._zo[None, :]
+        p = np.where(same, P, 0.0).sum(axis=1)
+        A = P * (p[:, None] - same)
+        W1 = A.sum(axis=1)[:, None] * Ub - A @ U
+        W2 = A.T @ Ub - A.sum(axis=0)[:, None] * U
+        return -float(p.sum()), -2.0 * (X[idx].T @ W1 - X.T @ W2)
 
     def _state(self, M) -> dict:
         key = self._point_key(M)

@@ -7,6 +7,8 @@ With C the per-feature-centered sample covariance (rows of X are samples):
 * Φ-oracle  Φ = −C (constant, so one ISM step is exact), Φ₀ = −C
 * pencil    (C, I)
 * heuristic the top-r eigenvectors of C — provably optimal, so no solver can beat it.
+* a sum over rows (built from an in-memory array): f = Σ_i −‖Mᵀx̃_i‖²/(n − 1), the
+  stochastic solvers' ``batch`` (:class:`~ldr.Objective`, Eq. S1)
 * global test  tr(MᵀCM) ≤ Σ of the r largest eigenvalues of C (Ky Fan), with equality iff M
   spans a top-r eigenspace: ``global_gap`` = 1 − tr(MᵀCM)/Σλ_top.
 
@@ -67,6 +69,29 @@ class PCA(Objective):
         r = check_rank(r, stats.d)
         self.mean_, self.n_samples_ = stats.mean, stats.n
         self._init_cov(stats.covariance(ddof=1), r, manifold)
+        if isinstance(X, np.ndarray) and X.ndim == 2 and stats.n > 1:
+            # the rows, for the stochastic solvers' batches (a reference, not a copy; not
+            # pickled)
+            self._rows, self.n_terms = X, int(stats.n)
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        if state.pop("_rows", None) is not None:
+            state.pop("n_terms", None)
+        return state
+
+    def batch(self, M, indices):
+        """The rows' terms of the cost (Eq. S1 of :class:`~ldr.Objective`): with x̃_i the
+        centered rows, f = −tr(MᵀCM) = Σ_i f_i, f_i(M) = −‖Mᵀx̃_i‖²/(n − 1) and
+        ∇f_i = −2 x̃_i x̃_iᵀM/(n − 1).  Only for a PCA built from an in-memory array."""
+        rows = self.__dict__.get("_rows")
+        if rows is None:
+            raise NotImplementedError("this PCA was built from a covariance, chunks or a Dask "
+                                      "array, and keeps no rows to batch")
+        Xb = np.asarray(rows[np.asarray(indices)], dtype=float) - self.mean_
+        Y = Xb @ M
+        w = 1.0 / (self.n_samples_ - 1)
+        return -w * float(np.sum(Y * Y)), (-2.0 * w) * (Xb.T @ Y)
 
     @classmethod
     def from_covariance(cls, C, r: int, manifold: str = "grassmann", mean=None) -> PCA:

@@ -10,7 +10,14 @@ name                      class (in ``ldr.solvers``)          needs
 ``"pymanopt"``            :class:`Pymanopt`                   cost (+ egrad, ehvp)
 ``"ism"``                 :class:`ISM`                        phi (+ phi0)
 ``"scf"``                 :class:`SCF`                        pencil
+``"sgd"``                 :class:`SGD`                        n_terms, batch
+``"adam"``                :class:`Adam`                       n_terms, batch
+``"svrg"``                :class:`SVRG`                       n_terms, batch
 ========================  ==================================  =====================
+
+The last three are stochastic: for a cost that is a sum of terms (``n_terms``, ``batch``:
+:class:`ldr.Objective`), one iteration is one epoch of mini-batches, and the driver certifies
+their runs on the full gradient only (:func:`ldr.solve`).
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ldr.errors import ParameterError
+from ldr.solvers.adam import Adam
 from ldr.solvers.base import Solver, State
 from ldr.solvers.conjugate_gradient import ConjugateGradient
 from ldr.solvers.gradient import GradientDescent
@@ -25,6 +33,8 @@ from ldr.solvers.ism import ISM
 from ldr.solvers.lbfgs import LBFGS
 from ldr.solvers.pymanopt_adapter import Pymanopt
 from ldr.solvers.scf import SCF
+from ldr.solvers.sgd import SGD
+from ldr.solvers.svrg import SVRG
 from ldr.solvers.trust_region import TrustRegion
 
 REGISTRY: dict[str, type[Solver]] = {
@@ -35,6 +45,9 @@ REGISTRY: dict[str, type[Solver]] = {
     "pymanopt": Pymanopt,
     "ism": ISM,
     "scf": SCF,
+    "sgd": SGD,
+    "adam": Adam,
+    "svrg": SVRG,
 }
 
 
@@ -64,5 +77,6 @@ def chain(spec) -> list[Solver]:
     return [get_solver(s) for s in specs]
 
 
-__all__ = ["ISM", "LBFGS", "REGISTRY", "SCF", "ConjugateGradient", "GradientDescent", "Pymanopt",
-           "Solver", "State", "TrustRegion", "chain", "get_solver", "register"]
+__all__ = ["ISM", "LBFGS", "REGISTRY", "SCF", "SGD", "SVRG", "Adam", "ConjugateGradient",
+           "GradientDescent", "Pymanopt", "Solver", "State", "TrustRegion", "chain", "get_solver",
+           "register"]

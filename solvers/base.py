@@ -35,6 +35,12 @@ class State:
     memory: dict = field(default_factory=dict)
     #: the problem's gradient scale, set by the driver (None until known)
     grad_scale: float | None = None
+    #: False when ``cost``, ``grad`` and ``grad_norm`` are mini-batch estimates (a stochastic
+    #: solver): the driver then certifies only on a full gradient (:mod:`ldr.stopping`)
+    exact: bool = True
+    #: what is left of the run's ``max_iter`` (iterations plus Hessian-vector products), set
+    #: by the driver before each step: an inner solve stops there
+    work_left: float = float("inf")
 
 
 class Solver:

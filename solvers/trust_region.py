@@ -100,6 +100,8 @@ class TrustRegion(Solver):
         delta = geom.lincomb(-1.0, r)
         e_Pe, e_Pd, d_Pd = 0.0, 0.0, z_r
         max_inner = self.max_inner or geom.dim
+        if math.isfinite(state.work_left):  # the run's max_iter counts these products too
+            max_inner = max(min(max_inner, int(state.work_left) - 1), 1)
         gscale *= unit  # the gradient scale in the scaled units, about 1
         stop = "max inner iterations"
         j = 0

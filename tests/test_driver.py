@@ -89,16 +89,62 @@ def test_rejected_trust_region_steps_do_not_count_as_no_change(lda_data):
 
 
 def test_chain_starts_where_the_previous_stopped(pca_data):
+    # the first stage stops on a rule of its own (a loose ftol: stalled, not converged), and
+    # the second starts where it stopped
     obj = PCA(pca_data, 3)
-    first = ldr.solve(obj, "gradient", M0="random", seed=0, max_iter=4)
-    chained = ldr.solve(obj, ["gradient", "trust-region"], M0="random", seed=0, max_iter=4)
+    first = ldr.solve(obj, "gradient", M0="random", seed=0, ftol=1e-2)
+    chained = ldr.solve(obj, ["gradient", "trust-region"], M0="random", seed=0, ftol=1e-2)
     assert [s.solver for s in chained.stages] == ["gradient", "trust-region"]
     stage1 = chained.trace["stage"] == 1
     assert chained.trace["cost"][stage1][0] == pytest.approx(first.cost, rel=1e-14)
-    assert chained.stages[0].n_iter == 4
+    assert chained.stages[0].n_iter == first.n_iter > 0
     done = ldr.solve(obj, ["gradient", "trust-region"], M0="random", seed=0, max_iter=200,
                      gtol=1e-9)
     assert done.converged and done.reason.startswith("trust-region")
+
+
+def test_a_budget_reached_in_a_stage_ends_the_chain(pca_data):
+    # max_iter bounds the whole run: reached in the first stage, the polish is not run (it
+    # used to run max_iter more iterations, each with many Hessian-vector products)
+    obj = PCA(pca_data, 3)
+    first = ldr.solve(obj, "gradient", M0="random", seed=0, max_iter=4)
+    chained = ldr.solve(obj, ["gradient", "trust-region"], M0="random", seed=0, max_iter=4)
+    assert [s.solver for s in chained.stages] == ["gradient"]
+    assert chained.n_iter == 4 and chained.cost == first.cost
+    assert not chained.converged and chained.budget == "max_iter"
+    assert "trust-region not run" in chained.reason
+    assert "hvp" not in chained.counts
+
+
+def test_a_stage_that_certifies_ends_the_chain_without_the_polish(pca_data):
+    # one ISM step is exact on PCA: the gradient rule fires, and the trust region (which would
+    # stop at its start) costs nothing — no cost or gradient evaluated for it
+    obj = PCA(pca_data, 3)
+    alone = ldr.solve(obj, "ism")
+    chained = ldr.solve(obj, ["ism", "trust-region"])
+    assert alone.converged and alone.reason.startswith("gradient norm")
+    assert [(s.solver, s.n_iter, s.converged) for s in chained.stages][1] == (
+        "trust-region", 0, True)
+    assert chained.reason == f"trust-region: {alone.reason}"
+    assert chained.counts == alone.counts and np.array_equal(chained.M, alone.M)
+    assert set(chained.trace["stage"]) == {0}
+    # a first stage that only stalled is still polished
+    stalled = ldr.solve(obj, ["gradient", "trust-region"], M0="random", seed=0, ftol=1e-2)
+    assert stalled.stages[1].n_iter > 0 or stalled.trace["stage"][-1] == 1
+
+
+def test_max_iter_counts_the_trust_regions_hessian_products(pca_data):
+    # a random start far from the optimum: tCG makes several products per iteration; the run's
+    # iterations plus products never exceed max_iter by more than the last step's one
+    obj = PCA(pca_data, 3)
+    free = ldr.solve(obj, "trust-region", M0="random", seed=0)
+    assert free.converged and free.counts["hvp"] > free.n_iter
+    for budget in (3, 8, 15):
+        res = ldr.solve(obj, "trust-region", M0="random", seed=0, max_iter=budget)
+        assert res.n_iter + res.counts["hvp"] <= budget + 1
+        assert res.n_iter >= 1
+        if not res.converged:
+            assert res.budget == "max_iter" and "Hessian-vector products" in res.reason
 
 
 def test_bad_solver_and_tolerances(pca_data):

@@ -134,3 +134,25 @@ def test_linear_y_kernel_on_string_labels_is_an_error_naming_y():
     with pytest.raises(ValueError) as err:
         SupervisedHSIC(1, y_kernel="linear").fit(X, y)
     assert err.value.param == "y" and "onehot" in str(err.value)
+
+
+def test_a_smaller_budget_does_less_work_than_the_default_fit():
+    # issue 25 item 4: max_iter set by the user bounds the whole W-step — ISM reaching it ends
+    # the chain (no trust-region polish, whose every Hessian-vector product is a kernel pass);
+    # the default budget is a per-stage cap, and a certified ISM skips the polish
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(300, 12, n_informative=6, n_redundant=0, n_classes=3,
+                               random_state=0)
+    default = SupervisedHSIC(4).fit(X, y).result_
+    assert default.converged and "hvp" not in default.counts
+    assert [(s.solver, s.n_iter) for s in default.stages][1] == ("trust-region", 0)
+    with pytest.warns(ConvergenceWarning, match="trust-region not run"):
+        short = SupervisedHSIC(4, max_iter=3).fit(X, y).result_
+    assert [s.solver for s in short.stages] == ["ism"] and short.n_iter == 3
+    assert short.budget == "max_iter" and "hvp" not in short.counts
+    work = {k: short.counts.get(k, 0) for k in ("phi", "cost", "grad")}
+    assert all(work[k] <= default.counts.get(k, 0) for k in work)
+    # a budget large enough for the whole fit gives the default fit's answer
+    full = SupervisedHSIC(4, max_iter=100).fit(X, y).result_
+    assert full.converged and full.cost == pytest.approx(default.cost, rel=1e-12)

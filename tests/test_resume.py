@@ -117,7 +117,7 @@ def test_resume_from_a_budget_stop_equals_one_long_run(wine):
     assert short.budget == "max_iter" and not short.converged
     resumed = ldr.solve(obj, "trust-region", M0=short)
     assert resumed.converged and resumed.cost == pytest.approx(long.cost, rel=1e-12)
-    assert resumed.n_iter > short.n_iter == 2
+    assert resumed.n_iter > short.n_iter >= 1  # max_iter=2 counts the inner products too
     with pytest.raises(ValueError, match="M0"):  # a Result of another shape
         ldr.solve(LDA(X, y, 1), "trust-region", M0=short)
 

@@ -7,6 +7,7 @@ converge.  Re-exported by :mod:`ldr.estimators._base`.
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import numbers
 import warnings
 
@@ -47,6 +48,23 @@ def seed_of(random_state):
     return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
 
 
+def iteration_budget(estimator) -> dict:
+    """The estimator's ``max_iter`` for :func:`ldr.solve`: a value the user set (one other
+    than the estimator's default) is the budget of the whole fit (``max_iter``: every stage
+    of a chain and the trust region's Hessian-vector products, :mod:`ldr.stopping`); the
+    default is the per-stage safety net (``stage_max_iter``), so that a default fit whose
+    first stage used it up is still polished."""
+    value = estimator.max_iter
+    try:
+        default = inspect.signature(type(estimator).__init__).parameters["max_iter"].default
+    except (KeyError, TypeError, ValueError):
+        default = inspect.Parameter.empty
+    if default is not inspect.Parameter.empty and value is not None and value == default \
+            and not isinstance(value, bool):
+        return {"max_iter": None, "stage_max_iter": value}
+    return {"max_iter": value}
+
+
 def solver_options(estimator) -> dict:
     """The keyword arguments of :func:`ldr.solve` that the estimator's settings give: ``tol``
     as gtol, ``max_iter``, ``random_state`` as the seed and ``solver_params`` (over the
@@ -57,7 +75,7 @@ def solver_options(estimator) -> dict:
         params = {}
     if not isinstance(params, dict):
         raise ParameterError("solver_params", f"expected a dict, got {params!r}")
-    own = {"gtol": estimator.tol, "max_iter": estimator.max_iter}
+    own = {"gtol": estimator.tol, **iteration_budget(estimator)}
     for key in params:
         if key in _DEPRECATED_PARAMS:
             warnings.warn(f"{type(estimator).__name__}: solver_params[{key!r}] is deprecated "
@@ -75,7 +93,8 @@ def solver_options(estimator) -> dict:
     options = {**getattr(estimator, "_solver_defaults", {}), **params, **own}
     try:
         StopOptions(**{k: options[k] for k in ("gtol", "gtol_scale", "xtol", "ftol", "fwindow",
-                                                "max_iter", "max_time", "floor_patience")
+                                                "max_iter", "stage_max_iter", "max_time",
+                                                "floor_patience")
                        if k in options})
     except ParameterError as exc:
         raise exc.renamed({"gtol": "tol"}.get(exc.param, exc.param)) from None

@@ -218,8 +218,8 @@ class SupervisedHSIC(_HSICBase):
     start : "heuristic" (default: ISM's spectral start, the minimizing eigenvectors of Φ₀),
         "random" or an array (n_features, q): the W-step's start
     tol : relative gradient-norm tolerance of the W-step (``gtol`` of :func:`ldr.solve`)
-    max_iter, solver_params : the W-step's iteration budget (per solver stage) and the other
-        options of :func:`ldr.solve`
+    max_iter, solver_params : the W-step's budget (the default per stage; one set bounds
+        the whole W-step, Hessian-vector products counted) and :func:`ldr.solve`'s options
     random_state : seed of random starts and of the random features (default 0; None: fresh
         entropy)
     block_size : rows per block of the W-step's kernel passes

@@ -1,0 +1,160 @@
+"""What the stochastic solvers (``"sgd"``, ``"adam"``, ``"svrg"``) share: the sum-of-terms
+protocol checked at the door, seeded mini-batches, the step size at the start and one epoch
+per iteration.
+
+**One iteration is one epoch**: a pass over a fresh permutation of the ``n_terms`` terms
+(:class:`~ldr.objective.Objective`, Eq. S1) in mini-batches I of ``batch_size`` terms, each
+giving the unbiased estimates ``(n/|I|) Σ_{i∈I} f_i`` and ``(n/|I|) Σ_{i∈I} ∇f_i`` of the
+cost and its gradient.  The driver's ``max_iter`` therefore counts epochs.  SGD and Adam
+report, after an epoch, the sum of the epoch's batch costs and gradients (each term once, at
+the iterates of that epoch) as an *estimate* (``State.exact`` False): the driver stops on it
+but certifies only on the full gradient it evaluates at the end (:mod:`ldr.stopping`).
+
+**Step size at the start** (``lr=None``): the solver's factor over L̂, the largest
+|eigenvalue| of the Riemannian Hessian at the start, by five steps of power iteration
+v ← H v/‖H v‖ from the gradient's direction, each product H v ≈ π(grad f(R(hv)) − grad f)/h a
+finite difference of full gradients (h = 10⁻⁶ · the typical distance): the gradient's
+Lipschitz constant near the start, in the problem's own units, so that neither scaling the
+data nor the number of terms changes the iterates (five full gradients, once).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from ldr.errors import ParameterError
+from ldr.problem import Problem
+from ldr.solvers.base import Solver, State
+
+
+def _positive(name: str, value, integer: bool = False):
+    kind = numbers.Integral if integer else numbers.Real
+    if isinstance(value, bool) or not isinstance(value, kind) or not value > 0 \
+            or (not integer and not math.isfinite(value)):
+        raise ParameterError(name, f"must be a positive {'integer' if integer else 'number'}, "
+                                   f"got {value!r}")
+    return value
+
+
+#: power-iteration steps (full gradients) of the start's step size
+POWER_STEPS = 5
+
+
+class _StochasticSolver(Solver):
+    """Base of the mini-batch solvers (module docstring).
+
+    Parameters
+    ----------
+    batch_size : int
+        Terms per mini-batch (the last batch of an epoch may be smaller).
+    lr : float or None
+        Step size; None: the Armijo step of the full gradient at the start (module
+        docstring), scaled by the solver's own factor.
+    decay : float
+        The step after t epochs is ``lr / (1 + decay · t)`` (t counted in fractions of an
+        epoch; 0: a constant step).
+    batch_gtol : float or None
+        The solver stops (not converged: the driver then checks the full gradient) when the
+        epoch's gradient estimate falls below ``batch_gtol · scale``; None: the driver's
+        ``gtol`` is applied to the estimate.
+    random_state : int or numpy.random.Generator
+        Seeds the batches (default 0: identical runs give identical results).
+    retraction : {"polar", "qr"}
+    """
+
+    name = "stochastic"
+    #: the auto step (``lr=None``) is this times the Armijo step at the start
+    lr_factor = 1.0
+
+    def __init__(self, batch_size: int = 32, lr: float | None = None, decay: float = 1.0,
+                 batch_gtol: float | None = None, random_state=0, retraction: str = "polar"):
+        self.batch_size = int(_positive("batch_size", batch_size, integer=True))
+        self.lr = None if lr is None else float(_positive("lr", lr))
+        if isinstance(decay, bool) or not isinstance(decay, numbers.Real) or not decay >= 0:
+            raise ParameterError("decay", f"must be a non-negative number, got {decay!r}")
+        self.decay = float(decay)
+        self.batch_gtol = None if batch_gtol is None else float(_positive("batch_gtol",
+                                                                          batch_gtol))
+        if retraction not in ("polar", "qr"):
+            raise ParameterError("retraction", f"expected 'polar' or 'qr', got {retraction!r}")
+        self.random_state, self.retraction = random_state, retraction
+
+    def check_problem(self, problem: Problem) -> None:
+        obj = problem.objective
+        n = getattr(obj, "n_terms", None)
+        missing = [what for what, ok in (("n_terms (the number of terms of the sum)",
+                                          isinstance(n, numbers.Integral) and n > 0),
+                                         ("batch(M, indices) -> (cost, egrad)",
+                                          obj.provides("batch"))) if not ok]
+        if missing:
+            raise ParameterError("solver", (
+                f"{self.name!r} is a stochastic solver: it needs a cost that is a sum of terms, "
+                f"declaring {' and '.join(missing)} (ldr.Objective, 'Sums of terms'); "
+                f"{type(obj).__name__} does not — use a deterministic solver ('lbfgs', "
+                "'trust-region')"))
+        super().check_problem(problem)
+
+    # -- the start ------------------------------------------------------------------------
+    def _start_step(self, problem: Problem, state: State) -> float:
+        """1/L̂, L̂ the Riemannian Hessian's largest |eigenvalue| at the start by
+        :data:`POWER_STEPS` steps of power iteration on finite differences of the full
+        gradient (module docstring)."""
+        geom, M = problem.manifold, state.M
+        if not state.grad_norm > 0:
+            return 1.0
+        h = 1e-6 * geom.typical_dist
+        v, curvature = geom.lincomb(1.0 / state.grad_norm, state.grad), 0.0
+        for _ in range(POWER_STEPS):
+            Mh = geom.retract(M, geom.lincomb(h, v), self.retraction)
+            gh = problem.rgrad(Mh, problem.egrad(Mh))
+            w = geom.project(M, geom.lincomb(1.0 / h, gh, -1.0 / h, state.grad))
+            curvature = geom.norm(w)
+            if not (curvature > 0 and math.isfinite(curvature)):
+                return geom.typical_dist / state.grad_norm
+            v = geom.lincomb(1.0 / curvature, w)
+        return 1.0 / curvature
+
+    def init(self, problem: Problem, M0) -> State:
+        state = super().init(problem, M0)
+        rng = np.random.default_rng(self.random_state)
+        lr = self.lr if self.lr is not None else (
+            self.lr_factor * self._start_step(problem, state))
+        state.memory = {"rng": rng, "lr": lr, "epochs": 0.0, "steps": 0}
+        return state
+
+    # -- an epoch -------------------------------------------------------------------------
+    def batches(self, problem: Problem, rng: np.random.Generator):
+        n = int(problem.objective.n_terms)
+        order = rng.permutation(n)
+        return [order[i:i + self.batch_size] for i in range(0, n, self.batch_size)], n
+
+    def step_size(self, memory: dict) -> float:
+        return memory["lr"] / (1.0 + self.decay * memory["epochs"])
+
+    def update(self, problem: Problem, M, egrad_estimate, memory: dict):
+        """One mini-batch move from ``M`` along the estimate ``(n/|I|) Σ_{i∈I} ∇f_i``."""
+        raise NotImplementedError  # pragma: no cover - abstract
+
+    def step(self, problem: Problem, state: State) -> State:
+        geom, memory = problem.manifold, dict(state.memory)
+        batches, n = self.batches(problem, memory["rng"])
+        M, cost, G = state.M, 0.0, None
+        for idx in batches:
+            c, Gb = problem.batch(M, idx)
+            cost += c
+            G = Gb if G is None else geom.lincomb(1.0, G, 1.0, Gb)
+            M = self.update(problem, M, geom.lincomb(n / len(idx), Gb), memory)
+            memory["epochs"] += len(idx) / n
+            memory["steps"] += 1
+        grad = problem.rgrad(M, G)
+        new = State(M=M, cost=cost, egrad=G, grad=grad, grad_norm=geom.norm(grad),
+                    iteration=state.iteration + 1, memory=memory, exact=False,
+                    info={"step_size": self.step_size(memory), "batches": len(batches)})
+        if self.batch_gtol is not None and state.grad_scale is not None \
+                and new.grad_norm <= self.batch_gtol * state.grad_scale:
+            new.stop_reason = (f"estimated gradient norm {new.grad_norm:.3e} ≤ batch_gtol·scale "
+                               f"{self.batch_gtol * state.grad_scale:.1e}")
+        return new
