@@ -12,6 +12,7 @@ import numbers
 import numpy as np
 import scipy.linalg
 
+from ldr.data import arrays
 from ldr.errors import ParameterError
 
 #: Data whose largest magnitude lies outside [MIN_MAGNITUDE, MAX_MAGNITUDE] are rejected: their
@@ -184,6 +185,9 @@ def shrink(S: np.ndarray, reg, name: str = "reg") -> np.ndarray:
     if reg == 0:
         return S
     d = S.shape[0]
+    if type(S) is not np.ndarray and arrays.foreign(S) is not None:  # in S's namespace
+        trace = float(arrays.namespace(S).linalg.trace(S))
+        return (1.0 - reg) * S + reg * trace / d * arrays.eye_like(d, S)
     return (1.0 - reg) * S + reg * np.trace(S) / d * np.eye(d)
 
 
