@@ -129,6 +129,13 @@ class Moments:
             lagged=quad(self.lagged), diff=quad(self.diff), head=rows(self.head),
             tail=rows(self.tail))
 
+    def on_host(self) -> Moments:
+        """These moments with every array as NumPy on the host (those of
+        :func:`namespace_moments` are in the rows' namespace and on their device)."""
+        return dataclasses.replace(self, **{
+            f.name: arrays.to_host(getattr(self, f.name)) for f in dataclasses.fields(self)
+            if arrays.foreign(getattr(self, f.name)) is not None})
+
     def _need(self, what: str) -> None:
         if getattr(self, what) is None:
             raise ParameterError("X", f"these statistics were computed without the lag-{what} "

@@ -419,7 +419,8 @@ class LinearDR(OutputMixin, TransformerMixin, BaseEstimator):
         raise a ValueError stating the memory they would need (Dask) or load the memmap.
         """
         space = namespace_of(X) if self._array_api_support else None
-        X, y = to_numpy(X), to_numpy(y)  # scikit-learn's array API dispatch (_namespace)
+        if space is None or not isinstance(self, ProjectionAPI):  # (ldr.estimators._namespace)
+            X, y = to_numpy(X), to_numpy(y)  # a ProjectionAPI reads the rows where they are
         data = self._prepare(X, y)
         self._reduce(data)
         r = self._n_components(data)
@@ -481,6 +482,18 @@ class ProjectionAPI(TransformerMixin):
         """The validated data and their :class:`~ldr.data.statistics.Moments` (one pass over
         chunks for a Dask array or memmap)."""
         dtype = output_dtype(X)
+        space = namespace_of(X)
+        if space is not None and (y is not None or not self._requires_y()):
+            # one pass over the rows in their namespace, on their device; d×d to the host
+            floats = [space[0].float64, space[0].float32]
+            if y is None:
+                X = validate_data(self, X, dtype=floats, ensure_min_samples=2)
+            else:
+                X, y = validate_data(self, X, y, dtype=floats, ensure_min_samples=2,
+                                     multi_output=True)
+            dtype = np.float32 if "float32" in str(X.dtype) else np.float64
+            stats = moments(X, y, name="X").on_host()
+            return FitData(X, None if y is None else to_numpy(y), dtype, False, stats)
         chunked = is_lazy(X) or is_lazy(y) or isinstance(X, np.memmap)
         X, y = self._validate_lazy(X, y) if chunked else self._validate(X, y)
         return FitData(X, y, dtype, chunked, moments(X, y, name="X"))
