@@ -264,7 +264,8 @@ def check_nonsingular(S: np.ndarray, arg: str, what: str, why: str,
 def span_basis(S: np.ndarray, data_name: str | None = None) -> np.ndarray | None:
     """An orthonormal basis (d×k, as columns) of the span of the symmetric positive
     semi-definite ``S`` — its eigenvectors whose eigenvalues exceed 100·d·ε times the largest,
-    :func:`check_nonsingular`'s rule — or None when ``S`` is non-singular by that rule (the
+    :func:`check_nonsingular`'s rule, each signed so that its largest entry is positive — or
+    None when ``S`` is non-singular by that rule (the
     common case, decided by a Cholesky factorization without an eigendecomposition).
 
     For a covariance, the directions left out are those in which the data do not vary at
@@ -284,7 +285,12 @@ def span_basis(S: np.ndarray, data_name: str | None = None) -> np.ndarray | None
     if data_name is not None and not keep.any():
         raise ParameterError(data_name, "every row is the same point (the data do not vary in "
                                         "any direction): there is no subspace to fit")
-    return Q[:, keep][:, ::-1].copy()
+    U = Q[:, keep][:, ::-1]
+    # a sign convention (each column's largest entry positive, scikit-learn's svd_flip), so
+    # that the basis does not depend on the rounding of S (its statistics computed in another
+    # array namespace, or another order)
+    top = U[np.argmax(np.abs(U), axis=0), np.arange(U.shape[1])]
+    return U * np.where(top < 0, -1.0, 1.0)
 
 
 def oas_shrinkage(S: np.ndarray, n_samples: float) -> float:

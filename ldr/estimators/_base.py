@@ -492,7 +492,9 @@ class ProjectionAPI(TransformerMixin):
                 X, y = validate_data(self, X, y, dtype=floats, ensure_min_samples=2,
                                      multi_output=True)
             dtype = np.float32 if "float32" in str(X.dtype) else np.float64
-            stats = moments(X, y, name="X").on_host()
+            xp = space[0]  # statistics in float64, as NumPy's path computes them
+            X64 = X if X.dtype == xp.float64 else xp.astype(X, xp.float64)
+            stats = moments(X64, y, name="X").on_host()
             return FitData(X, None if y is None else to_numpy(y), dtype, False, stats)
         chunked = is_lazy(X) or is_lazy(y) or isinstance(X, np.memmap)
         X, y = self._validate_lazy(X, y) if chunked else self._validate(X, y)
