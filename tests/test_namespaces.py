@@ -49,6 +49,21 @@ def _as(name, a, dtype=None):
     return xs.asarray(a)
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _one_torch_thread():
+    """PyTorch's small CPU operations on one thread (its default pool, on a busy machine,
+    made the HSIC tests 30× slower)."""
+    if not HAS_TORCH:
+        yield
+        return
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.fixture(scope="module")
 def wine():
     return ldr.datasets.load("wine")
@@ -152,3 +167,39 @@ def test_cuda_tensors_iterate_on_the_gpu(wine):
     assert res.M.device.type == "cuda"
     assert res.cost == pytest.approx(ref.cost, rel=1e-10)
     assert sin_largest_angle(res.M.cpu().numpy(), ref.M) <= 1e-10
+
+
+@pytest.mark.parametrize("name", NAMESPACES)
+@pytest.mark.parametrize("gamma", ["labels", "dense", "factor"])
+def test_hsic_block_sums_in_the_namespace_equal_numpys(name, gamma):
+    """HSIC's Φ, gradient, cost, Φ₀ and Hessian-vector products by row blocks
+    (:meth:`ldr.kernels.tiles.Tiles.to_namespace`) equal NumPy's, and ISM then the trust region
+    reach NumPy's answer, the iterates in the namespace."""
+    from ldr.objectives import HSIC
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((120, 6))
+    y = (X[:, 0] + X[:, 1] > 0).astype(int) + (X[:, 2] > 1)
+    Xs = (X - X.mean(0)) / X.std(0)
+    F = np.random.default_rng(1).standard_normal((120, 3))
+
+    def make(A):
+        if gamma == "labels":
+            return HSIC.supervised(A, y, 2, block_size=32)
+        if gamma == "dense":
+            return HSIC(A, HSIC.supervised(Xs, y, 2).Gamma, 2, block_size=32)
+        return HSIC(A, (F, np.ones(3)), 2, block_size=50)
+
+    ref_obj, obj = make(Xs), make(_as(name, Xs))
+    W = ref_obj.heuristic()
+    Wa, V = _as(name, W), rng.standard_normal(W.shape)
+    scale = np.abs(ref_obj.phi(W)).max()
+    assert obj.cost(Wa) == pytest.approx(ref_obj.cost(W), rel=1e-12)
+    for a, b in ((obj.phi(Wa), ref_obj.phi(W)), (obj.egrad(Wa), ref_obj.egrad(W)),
+                 (obj.phi0(), ref_obj.phi0()), (obj.ehvp(Wa, _as(name, V)), ref_obj.ehvp(W, V))):
+        assert arrays.foreign(a) is not None
+        np.testing.assert_allclose(arrays.to_host(a), b, rtol=1e-11, atol=1e-12 * scale)
+    ref, res = ldr.solve(ref_obj, gtol=1e-10), ldr.solve(obj, gtol=1e-10)
+    assert res.converged and arrays.foreign(res.M) is arrays.foreign(Wa)
+    assert res.cost == pytest.approx(ref.cost, rel=1e-10)
+    assert sin_largest_angle(np.asarray(arrays.to_host(res.M)), ref.M) <= 1e-10
