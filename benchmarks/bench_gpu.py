@@ -9,12 +9,13 @@ Without a CUDA device the default run prints why it skips and exits 0; ``--devic
 every section end to end on PyTorch-CPU at small sizes (one thread: BLAS, PyTorch, XLA).
 Medians over repeats, wall time, float64 and float32 where the section says so.
 
-1. **HSIC's exact Φ and ISM fits** (``HSIC.supervised``, Gaussian kernel, d = 32, q = 9):
-   one Φ at the heuristic point and a whole ``ldr.solve(obj, "ism")``, against the device's
-   arithmetic limit on the same shapes: the GEMM (n×n)·(n×(d+q)) plus the exp of n×n
-   entries, timed in PyTorch on the device, float64 and float32.  HSIC's tiles compute in
-   NumPy on the host today (``ldr/kernels/tiles.py`` is not in the namespace yet): on a GPU
-   the ratio says what moving them would gain.
+1. **HSIC's exact Φ and ISM fits** (``HSIC.supervised`` on a tensor of the device, Gaussian
+   kernel, d = 32, q = 9, float64 and float32): one Φ at the heuristic point (the row-block
+   sums on the device, :meth:`ldr.kernels.tiles.Tiles.to_namespace`) and a whole
+   ``ldr.solve(obj, "ism", max_iter=30)``, against the device's arithmetic limit on the same
+   shapes: the GEMM (n×n)·(n×(d+q)) plus the exp of n×n entries (n/b times the b×n block's
+   where n×n does not fit the memory budget: 256 MiB on the CPU, 16 GiB on a GPU); the same
+   Φ in NumPy on the host (n ≤ 2·10⁴) for comparison.
 2. **PCA and orthogonal LDA from a PyTorch tensor** (n × 100, r = 5 / 3 classes, r = 2):
    ``ldr.solve`` on ``ldr.objectives.PCA(X_tensor, r)`` / ``LDA(X_tensor, y, r)`` — the
    statistics and the iterations in PyTorch on the tensor's device, ``Result.M`` a tensor —
@@ -60,7 +61,7 @@ def _median(fn, repeats: int, sync) -> float:
     return float(np.median(times))
 
 
-def hsic_rows(device, sizes, repeats, sync):
+def hsic_rows(device, sizes, repeats, sync, budget):
     import torch
 
     import ldr
@@ -70,28 +71,42 @@ def hsic_rows(device, sizes, repeats, sync):
     for n in sizes:
         rng = np.random.default_rng(0)
         X = rng.standard_normal((n, D))
-        y = (X[:, :3].sum(1) > 0).astype(int) + (X[:, 3] > 1)
-        obj = HSIC.supervised((X - X.mean(0)) / X.std(0), y, Q)
-        W = obj.heuristic()
-
-        def phi(obj=obj, W=W):
-            obj._cache_key = None
-            return obj.phi(W)
-
-        t_phi = _median(phi, repeats, lambda: None)
-        t0 = time.perf_counter()
-        res = ldr.solve(obj, "ism", max_iter=50)
-        t_fit = time.perf_counter() - t0
+        y = (X[:, :3].sum(1) > 0).astype(int) + (X[:, 3] > 1) + 2 * (X[:, 4] > 1)
+        Xs = (X - X.mean(0)) / X.std(0)
+        host = HSIC.supervised(Xs, y, Q) if n <= 20_000 else None
         for dtype in (torch.float64, torch.float32):
-            K = torch.rand((n, n), dtype=dtype, device=device)
+            obj = HSIC.supervised(torch.as_tensor(Xs, dtype=dtype, device=device), y, Q,
+                                  memory_budget=budget)
+            W = obj.heuristic()
+
+            def phi(obj=obj, W=W):
+                obj._cache_key = None
+                return obj.phi(W)
+
+            t_phi = _median(phi, repeats, sync)
+            sync()
+            t0 = time.perf_counter()
+            res = ldr.solve(obj, "ism", max_iter=30)
+            sync()
+            t_fit = time.perf_counter() - t0
+            K = torch.rand((n, n), dtype=dtype, device=device) if 8 * n * n <= budget else None
+            if K is None:  # the limit on the blocks' shapes: (b×n)·(n×(d+q)) and exp, n/b times
+                b = obj.block_size
+                K = torch.rand((b, n), dtype=dtype, device=device)
             XZ = torch.rand((n, D + Q), dtype=dtype, device=device)
-            t_gemm = _median(lambda K=K, XZ=XZ: K @ XZ, repeats, sync)
-            t_exp = _median(lambda K=K: torch.exp(K), repeats, sync)
+            times = n / K.shape[0]
+            t_gemm = times * _median(lambda K=K, XZ=XZ: K @ XZ, repeats, sync)
+            t_exp = times * _median(lambda K=K: torch.exp(K), repeats, sync)
             limit = t_gemm + t_exp
-            rows.append([n, str(dtype).replace("torch.", ""), common.fmt_time(t_phi),
-                         common.fmt_time(limit), common.fmt_ratio(t_phi / limit),
-                         common.fmt_time(t_fit), res.n_iter])
-            del K, XZ
+            t_host = (_median(lambda h=host, W=W: (setattr(h, "_cache_key", None),
+                                                   h.phi(W.cpu().double().numpy())),
+                              repeats, lambda: None) if host is not None else float("nan"))
+            rows.append([n, str(dtype).replace("torch.", ""), obj.block_size,
+                         common.fmt_time(t_phi), common.fmt_time(limit),
+                         common.fmt_ratio(t_phi / limit), common.fmt_time(t_host),
+                         common.fmt_time(t_fit), res.n_iter,
+                         f"{type(res.M).__name__} {res.M.device}"])
+            del K, XZ, obj
     return rows
 
 
@@ -186,20 +201,21 @@ def main(argv=None) -> int:
 def _run(args, torch) -> int:
     if args.device == "cpu":
         torch.set_num_threads(1)
-        hsic_sizes, pca_n = [1000, 3000], 100_000
+        hsic_sizes, pca_n, budget = [1000, 3000], 100_000, 256 * 2**20
         name = "PyTorch-CPU, one thread"
         sync = lambda: None  # noqa: E731
     else:
-        hsic_sizes, pca_n = [10_000, 100_000, 1_000_000], 10_000_000
+        hsic_sizes, pca_n, budget = [10_000, 100_000, 1_000_000], 10_000_000, 16 * 2**30
         name = torch.cuda.get_device_name(0)
         sync = torch.cuda.synchronize
     common.print_header("ldr on an accelerator (bench_gpu.py)",
                         [f"device: {args.device} ({name}); torch {torch.__version__}; "
                          f"repeats: {args.repeats} (medians); wall time"])
-    print(f"1. HSIC exact Φ (host, NumPy) and ISM fit vs the device's GEMM + exp limit "
-          f"(d = {D}, q = {Q})")
-    common.print_table(["n", "limit dtype", "Φ", "GEMM+exp", "Φ ÷ limit", "ISM fit", "iter"],
-                       hsic_rows(args.device, hsic_sizes, args.repeats, sync))
+    print(f"1. HSIC exact Φ on the device vs its GEMM + exp limit, and ISM fits "
+          f"(d = {D}, q = {Q}, 4 classes)")
+    common.print_table(["n", "dtype", "block", "Φ", "GEMM+exp", "Φ ÷ limit", "Φ NumPy",
+                        "ISM fit", "iter", "Result.M"],
+                       hsic_rows(args.device, hsic_sizes, args.repeats, sync, budget))
     print(f"\n2. PCA and orthogonal LDA from a {pca_n} × 100 tensor on {args.device}")
     common.print_table(["method", "dtype", "ldr.solve", "ldr estimator", "scikit-learn",
                         "solve ÷ sklearn", "Result.M"],

@@ -27,7 +27,13 @@ from ldr.data.validation import check_data, check_labels, check_new_data, check_
 from ldr.errors import ParameterError
 from ldr.kernels import Gaussian, Kernel, beta, make_kernel
 from ldr.kernels.features import approximate_sums, check_approximation, make_features
-from ldr.kernels.tiles import DEFAULT_MEMORY_BUDGET, Tiles, choose_block_size, dask_sums
+from ldr.kernels.tiles import (
+    BLOCK_BUFFERS,
+    DEFAULT_MEMORY_BUDGET,
+    Tiles,
+    choose_block_size,
+    dask_sums,
+)
 from ldr.objective import Method, Objective
 
 __all__ = ["HSIC"]
@@ -77,7 +83,7 @@ class HSIC(Objective):
         median pairwise distance of X)
     block_size : rows per block of the n×n sums; default from ``memory_budget``
         (:func:`ldr.kernels.tiles.choose_block_size`: cache-sized blocks, never more than the
-        budget)
+        budget; for X of another namespace, as many rows as the budget allows)
     memory_budget : bytes for the b×n working arrays (default
         ``ldr.kernels.tiles.DEFAULT_MEMORY_BUDGET`` = 256 MiB); the Hessian-vector products keep
         their per-W arrays only when they fit in it too, so with a low-rank Γ no n×n array
@@ -89,6 +95,12 @@ class HSIC(Objective):
 
     Default solver: ``["ism", "trust-region"]`` (ISM's spectral steps from Φ₀, then a
     second-order polish that certifies the point and repairs an ISM cycle).
+
+    ``X`` of another array namespace than NumPy (a PyTorch tensor, on a GPU or not; the
+    Gaussian kernel) keeps the rows and Γ there (:meth:`ldr.kernels.tiles.Tiles.to_namespace`):
+    the cost, gradient, Φ, Φ₀ and Hessian-vector products are block sums on the device, with
+    one scalar per pass to the host, and :func:`ldr.solve` iterates there (σ, Γ's checks and
+    the class order are computed once on a host copy).
     """
 
     method = Method("hsic", "supervised HSIC with a Gaussian kernel, −tr(Γ K_XM)",
@@ -109,6 +121,8 @@ class HSIC(Objective):
         if backend not in ("numpy", "dask"):
             raise ParameterError("backend", f"expected 'numpy' or 'dask', got {backend!r}")
         auto = choose_block_size(n, memory_budget)
+        if ref is not None:  # on a device: blocks as large as the budget allows (no CPU cache)
+            auto = max(auto, min(n, int(memory_budget // (8 * n * BLOCK_BUFFERS))))
         self.X = X
         self.kernel: Kernel = make_kernel(kernel).fit(X)
         self.block_size = min(int(block_size), n) if block_size else auto

@@ -5,8 +5,10 @@ dispatch requires before SciPy is imported; collected alone, it skips).
 For NumPy, array-api-strict and PyTorch on the CPU: under ``array_api_dispatch=True`` the
 fitted arrays and every output are in the input's namespace, on its device, and equal the
 NumPy fit's to 1e-10 (float64); float32 PyTorch data give float32 answers within 1e-5 of
-them (the computation is float64 on the host, rounded at the end).  Without the setting, a
-tensor in gives NumPy out, as before.
+them (the statistics are float64 on the device, the solve on the host, the answers rounded
+at the end).  Without the setting, a tensor in gives NumPy out, as before.  scikit-learn's own
+``check_array_api_input`` (values compared with NumPy's) runs here too for five variants of
+the two estimators: ``tests/test_sklearn_parity.py``'s estimator checks can only skip it.
 """
 
 import importlib.util
