@@ -131,7 +131,7 @@ class Moments:
 
     def on_host(self) -> Moments:
         """These moments with every array as NumPy on the host (those of
-        :func:`namespace_moments` are in the rows' namespace and on their device)."""
+        ``namespace_moments`` are in the rows' namespace and on their device)."""
         return dataclasses.replace(self, **{
             f.name: arrays.to_host(getattr(self, f.name)) for f in dataclasses.fields(self)
             if arrays.foreign(getattr(self, f.name)) is not None})
