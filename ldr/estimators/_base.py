@@ -485,15 +485,14 @@ class ProjectionAPI(TransformerMixin):
         space = namespace_of(X)
         if space is not None and (y is not None or not self._requires_y()):
             # one pass over the rows in their namespace, on their device; d×d to the host
-            floats = [space[0].float64, space[0].float32]
+            xp, kw = space[0], {"dtype": [space[0].float64, space[0].float32],
+                                "ensure_min_samples": 2}
             if y is None:
-                X = validate_data(self, X, dtype=floats, ensure_min_samples=2)
+                X = validate_data(self, X, **kw)
             else:
-                X, y = validate_data(self, X, y, dtype=floats, ensure_min_samples=2,
-                                     multi_output=True)
-            dtype = np.float32 if "float32" in str(X.dtype) else np.float64
-            xp = space[0]  # statistics in float64, as NumPy's path computes them
-            X64 = X if X.dtype == xp.float64 else xp.astype(X, xp.float64)
+                X, y = validate_data(self, X, y, multi_output=True, **kw)
+            dtype = np.float32 if X.dtype == xp.float32 else np.float64
+            X64 = X if X.dtype == xp.float64 else xp.astype(X, xp.float64)  # as NumPy's path
             stats = moments(X64, y, name="X").on_host()
             return FitData(X, None if y is None else to_numpy(y), dtype, False, stats)
         chunked = is_lazy(X) or is_lazy(y) or isinstance(X, np.memmap)
