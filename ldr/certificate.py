@@ -12,6 +12,11 @@ on the relative suboptimality ``(f(M) − f*)/|f*|`` that is 0 exactly at a glob
 quotient of traces (LDA, MAF, LPP/NPE ratio forms, :class:`~ldr.objectives.QuotientOfTraces`)
 from the Dinkelbach/trace-ratio theorem, for PCA from the eigenvalues of C.  The certificate
 then reports ``global_optimum`` True/False; None where no global test is known.
+
+For a point of another array namespace than NumPy (a PyTorch tensor, on a GPU or not), the
+gradient and every Hessian-vector product are computed in that namespace and on that device,
+by the objective's own oracles; the eigenvalue solver (``eigsh``, which has no array API
+path) works on the host: each product's d×r answer is copied there, and its direction back.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ import numpy as np
 import scipy.linalg
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
+from ldr.data import arrays
 from ldr.errors import BudgetExceeded
 from ldr.objective import Objective
 from ldr.problem import Problem
@@ -38,7 +44,7 @@ def hessian_operator(problem: Problem, M):
 
     def matvec(c):
         c = np.asarray(c, dtype=float).reshape(-1)
-        return to_coords(hess(to_vector(c)))
+        return to_coords(arrays.to_host(hess(arrays.like(to_vector(c), M))))
 
     return dim, matvec
 

@@ -59,9 +59,10 @@ from collections.abc import Callable
 import numpy as np
 
 from ldr.certificate import certificate
+from ldr.data import arrays
 from ldr.errors import BudgetExceeded, ParameterError
 from ldr.objective import Objective
-from ldr.problem import OracleError, Problem
+from ldr.problem import OracleError, Problem, template_of
 from ldr.result import Result, StageSummary, Trace
 from ldr.solvers import chain
 from ldr.stopping import StageRules, StopOptions, first_rule
@@ -262,6 +263,9 @@ def solve(
     start = time.perf_counter()  # the start point (e.g. ISM's Φ₀ eigenvectors) is timed too
     problem.deadline = start + max_time  # no oracle call starts that would overrun it
     M = initial_point(problem, M0, seed, solvers[0], orthonormalize, max_time=max_time)
+    if problem.template is None:  # the objective's arrays are NumPy: M0's namespace, if its own
+        problem.template = template_of(objective, M)
+    M = arrays.to_host(M) if problem.template is None else arrays.like(M, problem.template)
     geom = problem.manifold
     trace = Trace([dict(row) for row in previous.trace] if previous is not None else None)
     stages: list[StageSummary] = []

@@ -24,6 +24,7 @@ from scipy.linalg.lapack import dgesdd as _gesdd
 from scipy.linalg.lapack import dorgqr as _orgqr
 from scipy.linalg.lapack import dsyevd as _syevd
 
+from ldr.data import arrays
 from ldr.data.validation import check_point
 from ldr.errors import ParameterError
 
@@ -34,6 +35,8 @@ KINDS = ("stiefel", "grassmann", "euclidean")
 def _polar(A: np.ndarray) -> np.ndarray:
     """The polar factor ``U Vᵀ`` of ``A = U S Vᵀ`` (LAPACK ``gesdd``, as ``numpy.linalg.svd``,
     called directly: on small matrices NumPy's wrapper costs more than the factorization)."""
+    if type(A) is not np.ndarray:
+        return arrays.polar(A)
     if A.ndim == 2:
         U, _, Vt, info = _gesdd(A, full_matrices=0)
         if info == 0:
@@ -46,6 +49,8 @@ def _top_eigenvalue(G: np.ndarray) -> float:
     """Largest eigenvalue of the small symmetric matrix ``G`` (LAPACK ``syevd``, values only)."""
     if G.shape[0] == 1:
         return float(G[0, 0])
+    if type(G) is not np.ndarray:
+        return arrays.top_eigenvalue(G)
     w, _, info = _syevd(G, compute_v=0)
     return float(w[-1]) if info == 0 else float(np.linalg.eigvalsh(G)[-1])
 
@@ -53,6 +58,8 @@ def _top_eigenvalue(G: np.ndarray) -> float:
 def _qr(A: np.ndarray) -> np.ndarray:
     """Q of A = QR with diag(R) ≥ 0 (of each matrix of a stack (k, d, r)); a single tall
     matrix goes to LAPACK's ``geqrf``/``orgqr`` directly (what ``numpy.linalg.qr`` calls)."""
+    if type(A) is not np.ndarray:
+        return arrays.qr(A)
     if A.ndim == 2 and A.shape[0] >= A.shape[1]:
         QR, tau, _, info = _geqrf(A)
         if info == 0:
@@ -69,7 +76,7 @@ def _qr(A: np.ndarray) -> np.ndarray:
 
 def orthonormalize(A: np.ndarray) -> np.ndarray:
     """An orthonormal basis of the column span of ``A`` (QR with a sign convention)."""
-    return _qr(np.asarray(A, dtype=float))
+    return _qr(A if arrays.foreign(A) is not None else np.asarray(A, dtype=float))
 
 
 def sin_largest_angle(M: np.ndarray, N: np.ndarray) -> float:
@@ -83,7 +90,7 @@ def sin_largest_angle(M: np.ndarray, N: np.ndarray) -> float:
 
 def _T(A: np.ndarray) -> np.ndarray:
     """Transpose of a matrix, or of each matrix of a stack (k, d, r)."""
-    return A.swapaxes(-1, -2)
+    return A.mT
 
 
 def _sym(A: np.ndarray) -> np.ndarray:
@@ -94,7 +101,8 @@ def _top_eigenvalues(G: np.ndarray) -> np.ndarray:
     """Largest eigenvalue of each small symmetric matrix of a stack (k, r, r)."""
     if G.shape[-1] == 1:
         return G[:, 0, 0]
-    return np.linalg.eigvalsh(G)[:, -1]
+    return np.linalg.eigvalsh(G)[:, -1] if type(G) is np.ndarray else \
+        arrays.namespace(G).linalg.eigvalsh(G)[:, -1]
 
 
 class _Part:
@@ -193,6 +201,8 @@ class _Part:
         progress inside a fixed span), and ‖N − M‖_F / max(‖M‖_F, ‖N‖_F) on a Euclidean factor
         (relative, so that it does not depend on the units of the data).  Batched: the
         largest over the k factors."""
+        if self.kind == "euclidean" and type(M) is not np.ndarray:
+            return arrays.relative_change(M, N)
         if self.batched:
             return self._change_batched(M, N)
         if self.kind == "euclidean":
@@ -204,13 +214,14 @@ class _Part:
         return sin_largest_angle(M, N)
 
     def _change_batched(self, M, N) -> float:
+        xp = arrays.namespace(M)
         if self.kind == "euclidean":
             size = np.maximum(np.maximum(np.linalg.norm(M, axis=(1, 2)),
                                          np.linalg.norm(N, axis=(1, 2))), 1e-300)
             return float(np.max(np.linalg.norm(N - M, axis=(1, 2)) / size))
         D = N - M if self.kind == "stiefel" else N - M @ (_T(M) @ N)
-        top = float(np.max(_top_eigenvalues(_T(D) @ D)))
-        root = np.sqrt(max(top, 0.0))
+        top = float(xp.max(_top_eigenvalues(_T(D) @ D)))
+        root = math.sqrt(max(top, 0.0))
         return float(root if self.kind == "stiefel" else min(1.0, root))
 
     def nearest(self, M, name: str) -> np.ndarray:
@@ -232,6 +243,7 @@ class _Part:
         """‖MᵀM − I‖_F (the largest over a batch's factors)."""
         if self.kind == "euclidean":
             return 0.0
+        M = arrays.to_host(M)  # a check, not an iteration's work
         E = _T(M) @ M - np.eye(self.shape[-1])
         if self.batched:
             return float(np.max(np.linalg.norm(E, axis=(1, 2))))
@@ -239,6 +251,7 @@ class _Part:
 
     def tangent_basis(self, M) -> tuple[int, Callable, Callable]:
         """``(dim, to_vector, to_coords)`` for an orthonormal basis of the tangent space."""
+        M = arrays.to_host(M)  # for the certificate, which works on the host
         if self.batched:  # block diagonal: one factor's basis per matrix of the stack
             one = _Part(self.kind, self.shape[1:])
             bases = [one.tangent_basis(m) for m in M]
@@ -281,6 +294,7 @@ class _Part:
 def scaled_norm(*parts) -> float:
     """The Frobenius norm of the arrays ``parts`` together, computed from them scaled by their
     largest entry, so that the squares neither under- nor overflow (entries of 1e±180)."""
+    parts = [arrays.to_host(p) for p in parts]  # a rare path (under- or overflow)
     big = max((float(np.max(np.abs(p))) for p in parts if np.size(p)), default=0.0)
     if big == 0.0 or not math.isfinite(big):
         return big if big == 0.0 or math.isinf(big) else math.nan
@@ -370,8 +384,8 @@ class Geometry:
     # --- vector-space operations on tangent vectors ---------------------------------------
     def inner(self, U, V) -> float:
         if self.is_product:
-            return float(sum(np.vdot(a, b) for a, b in zip(U, V)))
-        return float(np.vdot(U, V))
+            return float(sum(arrays.vdot(a, b) for a, b in zip(U, V)))
+        return float(np.vdot(U, V)) if type(U) is np.ndarray else arrays.vdot(U, V)
 
     def norm(self, V) -> float:
         """‖V‖; where ⟨V, V⟩ under- or overflows (entries below ~1e-154 or above ~1e154, e.g.
@@ -393,9 +407,7 @@ class Geometry:
         return tuple(a * u + b * v for u, v in zip(U, V))
 
     def zero(self, M):
-        if not self.is_product:
-            return np.zeros_like(M)
-        return tuple(np.zeros_like(m) for m in M)
+        return arrays.zeros_like(M)
 
     # --- geometry -------------------------------------------------------------------------
     def project(self, M, Z):
@@ -438,7 +450,7 @@ class Geometry:
         return self._map(lambda p: p.random_point(rng))
 
     def random_tangent(self, M, rng: np.random.Generator):
-        Z = self._map(lambda p: rng.standard_normal(p.shape))
+        Z = arrays.like(self._map(lambda p: rng.standard_normal(p.shape)), M)
         V = self.project(M, Z)
         return self.lincomb(1.0 / max(self.norm(V), 1e-300), V)
 
@@ -479,7 +491,14 @@ class Geometry:
         """A float copy of ``M`` of the right shape, on the manifold to ``tol``; with
         ``orthonormalize``, each Stiefel or Grassmann factor is first replaced by the nearest
         matrix with orthonormal columns (the polar factor, same span).
-        ``remedy`` ends the error for a point off the manifold."""
+        ``remedy`` ends the error for a point off the manifold.  A point of another
+        namespace than NumPy is checked on the host and returned in its namespace."""
+        first = M[0] if isinstance(M, (tuple, list)) and M else M
+        if arrays.foreign(first) is not None:  # tol at least 100·r·eps of its dtype
+            tol = max(tol, 100 * self.parts[0].shape[-1] * arrays.eps(first))
+            return arrays.like(self.validate_point(arrays.to_host(
+                tuple(M) if isinstance(M, list) else M), name, tol, orthonormalize, remedy),
+                first)
         if self.is_product:
             if not isinstance(M, (tuple, list)) or len(M) != len(self.parts):
                 raise ParameterError(name, f"expected a tuple of {len(self.parts)} arrays")

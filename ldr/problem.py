@@ -40,6 +40,7 @@ from collections import Counter
 import numpy as np
 
 from ldr.backends import validate as validate_backend
+from ldr.data import arrays
 from ldr.errors import BudgetExceeded, ParameterError
 from ldr.manifolds import Geometry
 from ldr.objective import Objective
@@ -56,6 +57,8 @@ class OracleError(ValueError):
 
 
 def _check_array(value, shape, what: str) -> np.ndarray:
+    if type(value) is not np.ndarray and arrays.foreign(value) is not None:
+        return _check_foreign(value, shape, what)
     arr = np.asarray(value, dtype=float)
     if arr.shape != tuple(shape):
         raise OracleError(f"{what} returned an array of shape {arr.shape}; expected "
@@ -64,6 +67,33 @@ def _check_array(value, shape, what: str) -> np.ndarray:
         bad = "NaN" if np.isnan(arr).any() else "infinite"
         raise OracleError(f"{what} returned {bad} entries", wrong_shape=False)
     return arr
+
+
+def _check_foreign(value, shape, what: str):
+    """:func:`_check_array` for an array of another namespace (PyTorch, CuPy, ...): kept in
+    its namespace, on its device and in its float dtype; the finiteness test is one scalar."""
+    if tuple(value.shape) != tuple(shape):
+        raise OracleError(f"{what} returned an array of shape {tuple(value.shape)}; expected "
+                          f"{tuple(shape)} (the shape of the point)")
+    if not arrays.all_finite(value):
+        bad = "NaN" if arrays.any_nan(value) else "infinite"
+        raise OracleError(f"{what} returned {bad} entries", wrong_shape=False)
+    return value
+
+
+def template_of(objective, M0=None):
+    """An array of the namespace, device and float dtype a problem computes in, or None for
+    NumPy: the first array of another namespace among the objective's attributes (PCA's
+    covariance as a PyTorch tensor), else ``M0`` when it is one and the objective's backend
+    is not autograd (which differentiates NumPy only)."""
+    for value in vars(objective).values():
+        if type(value) is not np.ndarray and arrays.foreign(value) is not None:
+            return value
+    first = M0[0] if isinstance(M0, (tuple, list)) and M0 else M0
+    if (type(first) is not np.ndarray and objective.backend != "autograd"
+            and arrays.foreign(first) is not None):
+        return first
+    return None
 
 
 #: NumPy's messages for operands whose shapes do not fit (matmul, dot, broadcasting)
@@ -129,6 +159,9 @@ class Problem:
         #: ``time.perf_counter()`` after which no oracle call starts (module docstring)
         self.deadline = math.inf
         self._seconds: dict[str, float] = {}  # the last call's duration, per oracle
+        #: an array of the namespace, device and dtype the iterates live in; None: NumPy
+        #: (:func:`template_of`; the driver sets it from M0 where the objective has none)
+        self.template = template_of(objective)
 
     def _first(self, oracle, *args):
         """``oracle(*args)``, with a NumPy shape error at the first evaluation re-raised as a
@@ -172,6 +205,11 @@ class Problem:
         value = self._timed("cost", self.objective.cost, M)
         if isinstance(value, float):  # a Python float or np.float64: nothing to check
             return float(value)
+        if arrays.foreign(value) is not None:  # a 0-d tensor: one scalar to the host
+            if math.prod(value.shape) != 1:
+                raise OracleError(f"{self._name}.cost returned an array of shape "
+                                  f"{tuple(value.shape)}; expected a scalar")
+            return float(arrays.namespace(value).reshape(value, ()))
         value = np.asarray(value, dtype=float)
         if value.size != 1:
             raise OracleError(f"{self._name}.cost returned an array of shape {value.shape}; "
@@ -255,6 +293,8 @@ class Problem:
         geom = self.manifold
         norms = [] if grad_norm is None else [grad_norm]
         R = _reference_point(geom.spec, geom.shape)
+        if self.template is not None:
+            R = arrays.like(R, self.template)
         try:
             norms.append(geom.norm(self.rgrad(R, self.egrad(R))))
         except OracleError:  # the reference point may lie outside the cost's domain

@@ -22,11 +22,18 @@ from __future__ import annotations
 
 import numpy as np
 
+from ldr.data import arrays
 from ldr.data.validation import check_data, check_labels, check_new_data, check_rank
 from ldr.errors import ParameterError
 from ldr.kernels import Gaussian, Kernel, beta, make_kernel
 from ldr.kernels.features import approximate_sums, check_approximation, make_features
-from ldr.kernels.tiles import DEFAULT_MEMORY_BUDGET, Tiles, choose_block_size, dask_sums
+from ldr.kernels.tiles import (
+    BLOCK_BUFFERS,
+    DEFAULT_MEMORY_BUDGET,
+    Tiles,
+    choose_block_size,
+    dask_sums,
+)
 from ldr.objective import Method, Objective
 
 __all__ = ["HSIC"]
@@ -59,6 +66,10 @@ def label_gamma(y, n: int) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
     return classes, (Y - Y.mean(axis=0), np.full(len(classes), 1.0 / n**2))
 
 
+def _copy(a):
+    return a.copy() if type(a) is np.ndarray else arrays.namespace(a).asarray(a, copy=True)
+
+
 class HSIC(Objective):
     """Minimize −tr(Γ K_XW) over W on Grassmann(d, r) for an ISM-family kernel.
 
@@ -72,7 +83,7 @@ class HSIC(Objective):
         median pairwise distance of X)
     block_size : rows per block of the n×n sums; default from ``memory_budget``
         (:func:`ldr.kernels.tiles.choose_block_size`: cache-sized blocks, never more than the
-        budget)
+        budget; for X of another namespace, as many rows as the budget allows)
     memory_budget : bytes for the b×n working arrays (default
         ``ldr.kernels.tiles.DEFAULT_MEMORY_BUDGET`` = 256 MiB); the Hessian-vector products keep
         their per-W arrays only when they fit in it too, so with a low-rank Γ no n×n array
@@ -84,6 +95,12 @@ class HSIC(Objective):
 
     Default solver: ``["ism", "trust-region"]`` (ISM's spectral steps from Φ₀, then a
     second-order polish that certifies the point and repairs an ISM cycle).
+
+    ``X`` of another array namespace than NumPy (a PyTorch tensor, on a GPU or not; the
+    Gaussian kernel) keeps the rows and Γ there (:meth:`ldr.kernels.tiles.Tiles.to_namespace`):
+    the cost, gradient, Φ, Φ₀ and Hessian-vector products are block sums on the device, with
+    one scalar per pass to the host, and :func:`ldr.solve` iterates there (σ, Γ's checks and
+    the class order are computed once on a host copy).
     """
 
     method = Method("hsic", "supervised HSIC with a Gaussian kernel, −tr(Γ K_XM)",
@@ -93,7 +110,8 @@ class HSIC(Objective):
     def __init__(self, X, Gamma, r: int, kernel="gaussian", block_size: int | None = None,
                  manifold: str = "grassmann", memory_budget: float = DEFAULT_MEMORY_BUDGET,
                  backend: str = "numpy"):
-        X = check_data(X, "X")
+        ref = X if arrays.foreign(X) is not None else None  # PyTorch, CuPy, ...: see below
+        X = check_data(arrays.to_host(X), "X")
         n, d = X.shape
         r = check_rank(r, d)
         self._dense, self._factor = _check_gamma(Gamma, n)
@@ -103,6 +121,8 @@ class HSIC(Objective):
         if backend not in ("numpy", "dask"):
             raise ParameterError("backend", f"expected 'numpy' or 'dask', got {backend!r}")
         auto = choose_block_size(n, memory_budget)
+        if ref is not None:  # on a device: blocks as large as the budget allows (no CPU cache)
+            auto = max(auto, min(n, int(memory_budget // (8 * n * BLOCK_BUFFERS))))
         self.X = X
         self.kernel: Kernel = make_kernel(kernel).fit(X)
         self.block_size = min(int(block_size), n) if block_size else auto
@@ -110,6 +130,11 @@ class HSIC(Objective):
         self.memory_budget, self.block_backend = memory_budget, backend
         self.shape, self.manifold = (d, r), manifold
         self.tiles = Tiles(X, self._dense, self._factor, self.kernel.terms(), self.block_size)
+        if ref is not None:  # the block sums, Φ₀ and the Hessian products on X's device
+            self.tiles = self.tiles.to_namespace(ref)
+            self.X = arrays.like(X, ref)
+            if self.block_backend == "dask":
+                raise ParameterError("backend", "'dask' block sums need NumPy data")
         self._cache_key: bytes | None = None
         self._cache: dict = {}
         self._dask_handle = None
@@ -118,8 +143,9 @@ class HSIC(Objective):
     def supervised(cls, X, y, r: int, kernel="gaussian", **kwargs) -> HSIC:
         """Supervised HSIC(XW, y) for class labels: Γ = H YYᵀ H / n² with one-hot Y, kept as
         the low-rank factor (HY, 1/n²).  ``X`` is used as given (standardize it first)."""
-        X = check_data(X, "X")
-        return cls(X, label_gamma(y, X.shape[0])[1], r, kernel, **kwargs)
+        Xh = check_data(arrays.to_host(X), "X")
+        X = X if arrays.foreign(X) is not None else Xh  # PyTorch, CuPy, ...: kept there
+        return cls(X, label_gamma(arrays.to_host(y), Xh.shape[0])[1], r, kernel, **kwargs)
 
     @property
     def Gamma(self) -> np.ndarray:
@@ -131,6 +157,18 @@ class HSIC(Objective):
 
     # -- one pass over the data ------------------------------------------------------------
     def _evaluate(self, W, need_phi: bool) -> dict:
+        if type(self.X) is not np.ndarray:  # another namespace: keyed by the point itself
+            key = W
+            if key is self._cache_key and (not need_phi or "phi" in self._cache):
+                return self._cache
+            cost, S = self.tiles.sums(W, need_phi)
+            out = {"cost": cost}
+            out["phi"] = 0.5 * (S + S.T) if need_phi else None
+            out["egrad"] = 2.0 * out["phi"] @ W if need_phi else S
+            if not need_phi:
+                del out["phi"]
+            self._cache_key, self._cache = key, out
+            return out
         W = np.asarray(W, dtype=float)
         key = W.tobytes()
         if key == self._cache_key and (not need_phi or "phi" in self._cache):
@@ -153,14 +191,16 @@ class HSIC(Objective):
         return self._evaluate(W, need_phi=False)["cost"]
 
     def egrad(self, W):
-        return self._evaluate(W, need_phi=False)["egrad"].copy()
+        return _copy(self._evaluate(W, need_phi=False)["egrad"])
 
     def phi(self, W) -> np.ndarray:
-        return self._evaluate(W, need_phi=True)["phi"].copy()
+        return _copy(self._evaluate(W, need_phi=True)["phi"])
 
     def phi0(self) -> np.ndarray:
         """Φ₀ = Φ with f′(β) → f′(0): −2f′(0) Xᵀ(diag(Γ1) − Γ)X (difference kernels),
         −f′(0) XᵀΓX (product); with Γ = F diag(s) Fᵀ in O(n·d·(d + m)), no n×n array."""
+        if type(self.tiles.X) is not np.ndarray:  # the tiles' order: the sums do not depend on it
+            return self._phi0_namespace(self.tiles.X)
         X = self.X
         if self._factor is not None:
             F, s = self._factor
@@ -181,6 +221,49 @@ class HSIC(Objective):
             c = w * float(np.asarray(k.df(zero))[0])
             Phi -= c * XGX if k.kind == "product" else 2.0 * c * (XDX - XGX)
         return 0.5 * (Phi + Phi.T)
+
+    def _phi0_namespace(self, X):
+        """:meth:`phi0` in the namespace of the rows (Gaussian: f′(0) = −1/2σ²)."""
+        xp = arrays.namespace(X)
+        if self.tiles.factor is not None:
+            F, s = self.tiles.factor
+            XF = X.T @ F
+            XGX = (XF * s) @ XF.T
+            deg = F @ (s * xp.sum(F, axis=0))
+        else:
+            XGX, parts = 0.0, []
+            for rows in self.tiles.row_blocks():
+                G = self.tiles.gamma_rows(rows)
+                XGX = XGX + X[rows, :].T @ (G @ X)
+                parts.append(xp.sum(G, axis=1))
+            deg = xp.concat(parts)
+        XDX = X.T @ (deg[:, None] * X)
+        Phi = 0.0
+        for w, k in self.kernel.terms():
+            Phi = Phi - 2.0 * (w * -1.0 / k._s2()) * (XDX - XGX)
+        return 0.5 * (Phi + Phi.T)
+
+    def _ehvp_namespace(self, W, V):
+        """:meth:`ehvp` in the namespace of the rows (Gaussian terms), block by block."""
+        X = self.tiles.X
+        xp = arrays.namespace(X)
+        Z, Y = X @ W, X @ V
+        s = xp.sum(Z * Y, axis=1)
+        rn = xp.sum(Z * Z, axis=1)
+        parts = []
+        for rows in self.tiles.row_blocks():
+            G = self.tiles.gamma_rows(rows)
+            Zr, Yr, T = Z[rows, :], Y[rows, :], 0.0
+            b = xp.clip(rn[rows, None] + rn[None, :] - 2.0 * (Zr @ Z.T), min=0.0)
+            for w, k in self.kernel.terms():
+                s2 = k._s2()
+                K = xp.exp(b * (-1.0 / s2))
+                Psi, G2 = (-w / s2) * (G * K), (w / s2**2) * (G * K)
+                dPsi = G2 * (2.0 * (s[rows, None] + s[None, :] - Zr @ Y.T - Yr @ Z.T))
+                T = T - 4.0 * (xp.sum(dPsi, axis=1)[:, None] * Zr - dPsi @ Z
+                               + xp.sum(Psi, axis=1)[:, None] * Yr - Psi @ Y)
+            parts.append(T)
+        return X.T @ xp.concat(parts, axis=0)
 
     def _hess_arrays(self, W):
         """Per W, [(β, Ψ, Γ⊙f″)] per kernel term over all rows, kept for the Hessian-vector
@@ -203,6 +286,8 @@ class HSIC(Objective):
         """D∇f(W)[V] = −4 Xᵀ(L_{Ψ′} Z + L_Ψ XV) (difference), −2 Xᵀ(Ψ′Z + ΨXV) (product),
         summed over row blocks (see the module docstring)."""
         X = self.tiles.X
+        if type(X) is not np.ndarray:
+            return self._ehvp_namespace(W, V)
         W = np.asarray(W, dtype=float)
         cached = self._hess_arrays(W)
         Z, Y = X @ W, X @ V
@@ -229,7 +314,10 @@ class HSIC(Objective):
 
     def heuristic(self) -> np.ndarray:
         """ISM's spectral start: the r eigenvectors of Φ₀ with the smallest eigenvalues."""
-        _, V = np.linalg.eigh(self.phi0())
+        Phi0 = self.phi0()
+        if type(Phi0) is not np.ndarray:
+            return arrays.eigh(Phi0)[1][:, :self.shape[1]]
+        _, V = np.linalg.eigh(Phi0)
         return V[:, : self.shape[1]].copy()
 
     def gram(self, W) -> np.ndarray:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ldr.data import arrays
 from ldr.data.rows import is_chunked, moments
 from ldr.data.validation import (
     check_labels,
@@ -96,8 +97,8 @@ class LDA(QuotientOfTraces):
             )
         Sw, Sb, means = stats.class_scatter()
         Sw = shrink(Sw, reg)
-        check_nonsingular(Sw, "X", "within-class scatter S_w", "the LDA ratio is unbounded",
-                          stats.n)
+        check_nonsingular(arrays.to_host(Sw), "X", "within-class scatter S_w",  # d×d, host
+                          "the LDA ratio is unbounded", stats.n)
         self.classes_, self.mean_, self.means_ = classes, stats.mean, means
         self.n_samples_ = stats.n
         super().__init__(Sb, Sw, r, manifold)

@@ -21,6 +21,7 @@ import autograd.numpy as anp
 import numpy as np
 import scipy.linalg
 
+from ldr.data import arrays
 from ldr.data.rows import moments
 from ldr.data.validation import check_data, check_new_data, check_rank
 from ldr.errors import ParameterError
@@ -47,6 +48,10 @@ class PCA(Objective):
     ----------
     mean_ : (n_features,) per-feature mean
     C : (n_features, n_features) sample covariance (divided by n − 1)
+
+    ``X`` of another array namespace than NumPy (a PyTorch tensor, on a GPU or not) gives ``C``
+    and ``mean_`` in that namespace, on that device, in X's float dtype, and every oracle
+    computes there: :func:`ldr.solve` then iterates there too (:mod:`ldr.data.arrays`).
 
     Examples
     --------
@@ -109,6 +114,8 @@ class PCA(Objective):
         self.shape, self.manifold = (C.shape[0], r), manifold
 
     def cost(self, M):
+        if type(M) is not np.ndarray and arrays.foreign(M) is not None:  # PyTorch, CuPy, ...
+            return -arrays.namespace(M).sum(M * (self.C @ M))
         return -anp.sum(M * (self.C @ M))
 
     def egrad(self, M):
@@ -124,24 +131,31 @@ class PCA(Objective):
         return -self.C
 
     def pencil(self, M=None) -> tuple[np.ndarray, np.ndarray]:
+        if type(self.C) is not np.ndarray:
+            return self.C, arrays.eye_like(self.C.shape[0], self.C)
         return self.C, np.eye(self.C.shape[0])
 
     def heuristic(self) -> np.ndarray:
         d, r = self.shape
+        if type(self.C) is not np.ndarray:  # in C's namespace and on its device
+            xp = arrays.namespace(self.C)
+            return xp.flip(arrays.eigh(self.C)[1][:, d - r:], axis=1)
         _, V = scipy.linalg.eigh(self.C, subset_by_index=[d - r, d - 1])
         return V[:, ::-1].copy()
 
     def global_gap(self, M) -> float:
         """Relative suboptimality 1 − tr(MᵀCM)/Σ_{i≤r} λ_i(C), 0 exactly at a global optimum."""
         d, r = self.shape
-        top = float(np.sum(scipy.linalg.eigvalsh(self.C, subset_by_index=[d - r, d - 1])))
+        C = arrays.to_host(self.C)  # a check on the host (the certificate's)
+        top = float(np.sum(scipy.linalg.eigvalsh(C, subset_by_index=[d - r, d - 1])))
         if top <= 0:
             return 0.0                      # C = 0: every subspace is optimal
-        return max(1.0 - self.explained_variance(np.asarray(M, float)) / top, 0.0)
+        M = np.asarray(arrays.to_host(M), float)
+        return max(1.0 - float(np.sum(M * (C @ M))) / top, 0.0)
 
     def explained_variance(self, M) -> float:
         """tr(MᵀCM), the variance captured by span(M)."""
-        return float(np.sum(M * (self.C @ M)))
+        return float(arrays.namespace(M, self.C).sum(M * (self.C @ M)))
 
     def transform(self, X, M):
         return (check_new_data(X, self.shape[0]) - self.mean_) @ M

@@ -24,14 +24,23 @@ increases ρ monotonically to the global optimum; the trust region certifies in 
 
 from __future__ import annotations
 
+import math
+
 import autograd.numpy as anp
 import numpy as np
 import scipy.linalg
 
+from ldr.data import arrays
 from ldr.eigen import top_generalized
 from ldr.objective import Objective
 
 __all__ = ["QuotientOfTraces"]
+
+
+def _float(M):
+    """M as float64 NumPy, or as it is when of another namespace (PyTorch, CuPy, ...)."""
+    return M if type(M) is not np.ndarray and arrays.foreign(M) is not None \
+        else np.asarray(M, dtype=float)
 
 
 class QuotientOfTraces(Objective):
@@ -44,32 +53,34 @@ class QuotientOfTraces(Objective):
     """
 
     def __init__(self, A, B, r: int, manifold: str = "grassmann"):
-        A = np.asarray(A, dtype=float)
-        B = np.asarray(B, dtype=float)
+        if arrays.foreign(A, B) is None:  # else kept in their namespace (PyTorch, CuPy, ...)
+            A, B = np.asarray(A, dtype=float), np.asarray(B, dtype=float)
         self.A, self.B = 0.5 * (A + A.T), 0.5 * (B + B.T)
         self.shape, self.manifold = (A.shape[0], int(r)), manifold
         # the oracles use A and B times one power of two (exact), so that B's largest entry is
         # about 1: ρ, its gradient, Φ and the Hessian do not change, but b² no longer
         # underflows (nor 1/b² overflows) for data at 1e-90 or 1e90
-        big = float(np.max(np.abs(self.B))) if self.B.size else 1.0
-        unit = 2.0 ** -np.round(np.log2(big)) if np.isfinite(big) and big > 0 else 1.0
+        big = arrays.max_abs(self.B) if math.prod(self.B.shape) else 1.0
+        unit = float(2.0 ** -np.round(np.log2(big))) if np.isfinite(big) and big > 0 else 1.0
         self._A, self._B = self.A * unit, self.B * unit
 
     def ratio(self, M) -> float:
         """ρ(M) = tr(MᵀAM)/tr(MᵀBM), the natural (positive) score."""
+        if type(M) is not np.ndarray and arrays.foreign(M) is not None:
+            return arrays.vdot(M, self._A @ M) / arrays.vdot(M, self._B @ M)
         return float(np.sum(M * (self._A @ M)) / np.sum(M * (self._B @ M)))
 
     def cost(self, M):
-        if type(M) is np.ndarray:  # not traced by autograd: reuse the point's products
-            return -self._at(M)[3]
+        if type(M) is np.ndarray or arrays.foreign(M) is not None:  # not traced by autograd:
+            return -self._at(M)[3]                                  # reuse the products
         return -anp.sum(M * (self._A @ M)) / anp.sum(M * (self._B @ M))
 
     def phi(self, M) -> np.ndarray:
-        _, _, b, rho = self._at(np.asarray(M, dtype=float))
+        _, _, b, rho = self._at(_float(M))
         return -(self._A - rho * self._B) / b
 
     def egrad(self, M):
-        AM, BM, b, rho = self._at(np.asarray(M, dtype=float))
+        AM, BM, b, rho = self._at(_float(M))
         return -2.0 * (AM - rho * BM) / b
 
     def _at(self, M):
@@ -77,6 +88,10 @@ class QuotientOfTraces(Objective):
         and Hessian-vector products there (keyed by the point's bytes, so an array changed in
         place is a new point; stored as one attribute, so a reader never pairs a key with
         another point's values)."""
+        if type(M) is not np.ndarray:  # another namespace: not cached (b and ρ are floats)
+            AM, BM = self._A @ M, self._B @ M
+            b = arrays.vdot(M, BM)
+            return AM, BM, b, arrays.vdot(M, AM) / b
         key = (M.shape, M.dtype.str, M.tobytes())
         cached = getattr(self, "_cache", None)
         if cached is None or cached[0] != key:
@@ -87,11 +102,12 @@ class QuotientOfTraces(Objective):
         return cached[1]
 
     def ehvp(self, M, V):
-        AM, BM, b, rho = self._at(np.asarray(M, dtype=float))
+        AM, BM, b, rho = self._at(_float(M))
         AV, BV = self._A @ V, self._B @ V
-        mbv = np.sum(M * BV)
+        dot = np.vdot if type(M) is np.ndarray else arrays.vdot  # np.sum(M * BV), as before
+        mbv = np.sum(M * BV) if dot is np.vdot else dot(M, BV)
         db = 2.0 * mbv
-        drho = 2.0 * (np.sum(M * AV) - rho * mbv) / b
+        drho = 2.0 * ((np.sum(M * AV) if dot is np.vdot else dot(M, AV)) - rho * mbv) / b
         return -2.0 * (AV - rho * BV - drho * BM) / b + 2.0 * (AM - rho * BM) * db / b**2
 
     def ehvp_at(self, M):
@@ -102,16 +118,16 @@ class QuotientOfTraces(Objective):
         cls = type(self)
         if cls.ehvp is not QuotientOfTraces.ehvp or cls.cost is not QuotientOfTraces.cost:
             return super().ehvp_at(M)  # a subclass with its own cost or Hessian
-        M = np.asarray(M, dtype=float)
+        M = _float(M)
         BM = self._B @ M
-        b = float(np.vdot(M, BM))
-        rho = float(np.vdot(M, self._A @ M)) / b
+        b = arrays.vdot(M, BM)
+        rho = arrays.vdot(M, self._A @ M) / b
         C = self._A - rho * self._B
         G0 = C @ M
         c1, c2 = -2.0 / b, 4.0 / b**2
 
         def hvp(V):
-            return c1 * (C @ V) + (c2 * np.vdot(G0, V)) * BM + (c2 * np.vdot(BM, V)) * G0
+            return c1 * (C @ V) + (c2 * arrays.vdot(G0, V)) * BM + (c2 * arrays.vdot(BM, V)) * G0
 
         return hvp
 
@@ -119,20 +135,23 @@ class QuotientOfTraces(Objective):
         return self.A, self.B
 
     def heuristic(self) -> np.ndarray:
-        return top_generalized(self._A, self._B, self.shape[1])[0]
+        # on the host (a start point, computed once)
+        return top_generalized(arrays.to_host(self._A), arrays.to_host(self._B), self.shape[1])[0]
 
     def global_gap(self, M) -> float:
         """Upper bound on the relative suboptimality ``(ρ* − ρ(M))/|ρ*|`` (module docstring);
         0 exactly at a global maximizer of the ratio."""
-        M = np.asarray(M, dtype=float)
+        M = np.asarray(arrays.to_host(M), dtype=float)  # a check on the host
+        A, B = arrays.to_host(self._A), arrays.to_host(self._B)
         r = self.shape[1]
-        rho = self.ratio(M)
-        w, V = scipy.linalg.eigh(self._A - rho * self._B)
+        rho = float(np.sum(M * (A @ M)) / np.sum(M * (B @ M)))
+        w, V = scipy.linalg.eigh(A - rho * B)
         g = max(float(np.sum(w[-r:])), 0.0)
         if g == 0.0:
             return 0.0
-        beta = float(np.sum(scipy.linalg.eigvalsh(self._B)[:r]))
+        beta = float(np.sum(scipy.linalg.eigvalsh(B)[:r]))
         bound = g / beta                                       # ρ* − ρ ≤ bound
-        rho_next = self.ratio(V[:, -r:])                       # ρ(M′) ≤ ρ*
+        Vr = V[:, -r:]
+        rho_next = float(np.sum(Vr * (A @ Vr)) / np.sum(Vr * (B @ Vr)))   # ρ(M′) ≤ ρ*
         lower = rho_next if rho_next > 0 else -(rho + bound)   # a lower bound on |ρ*|
         return bound / lower if lower > 0 else float("inf")

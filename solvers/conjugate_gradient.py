@@ -31,7 +31,7 @@ packing-on-the-sphere example) it takes far fewer iterations than steepest desce
 
 from __future__ import annotations
 
-import numpy as np
+import math
 
 from ldr.errors import ParameterError
 from ldr.problem import Problem
@@ -84,7 +84,7 @@ class ConjugateGradient(GradientDescent):
         geom, mem = problem.manifold, state.memory
         eta = mem["direction"]
         slope = geom.inner(state.grad, eta)
-        eta_norm = np.sqrt(max(geom.inner(eta, eta), 1e-300))
+        eta_norm = math.sqrt(max(geom.inner(eta, eta), 1e-300))
         if not slope < -self.angle * state.grad_norm * eta_norm:   # (nearly) no descent
             eta, slope = geom.lincomb(-1.0, state.grad), -state.grad_norm**2
             eta_norm = state.grad_norm

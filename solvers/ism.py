@@ -30,6 +30,7 @@ from collections import deque
 import numpy as np
 import scipy.linalg
 
+from ldr.data import arrays
 from ldr.errors import ParameterError
 from ldr.manifolds import sin_largest_angle
 from ldr.problem import Problem
@@ -38,10 +39,19 @@ from ldr.solvers.base import Solver, State
 
 def minimizing_eigenvectors(Phi: np.ndarray, r: int) -> tuple[np.ndarray, np.ndarray]:
     """``(V, w)``: the r eigenvectors of symmetric Φ with the smallest eigenvalues, and the
-    r + 1 smallest eigenvalues (for the eigengap)."""
+    r + 1 smallest eigenvalues (for the eigengap).  Φ of another namespace than NumPy (a
+    PyTorch tensor, on a GPU or not): its ``linalg.eigh``, there."""
     d = Phi.shape[0]
+    if type(Phi) is not np.ndarray and arrays.foreign(Phi) is not None:
+        w, V = arrays.eigh(Phi)
+        return V[:, :r], w[:min(r, d - 1) + 1]
     w, V = scipy.linalg.eigh(Phi, subset_by_index=[0, min(r, d - 1)])
     return V[:, :r], w
+
+
+def _float(Phi):
+    """Φ as a float array: NumPy float64, or as it is in another namespace."""
+    return Phi if arrays.foreign(Phi) is not None else np.asarray(Phi, dtype=float)
 
 
 class ISM(Solver):
@@ -74,9 +84,9 @@ class ISM(Solver):
         """The minimizing eigenvectors of Φ₀ when the objective has ``phi0``; with ``at`` (the
         answer of the objective's coarse problem), those of Φ there."""
         if at is not None:
-            Phi0 = np.asarray(problem.objective.phi(at), dtype=float)
+            Phi0 = _float(problem.objective.phi(at))
         elif problem.provides("phi0"):
-            Phi0 = np.asarray(problem.objective.phi0(), dtype=float)
+            Phi0 = _float(problem.objective.phi0())
         else:
             return None
         return minimizing_eigenvectors(0.5 * (Phi0 + Phi0.T), problem.manifold.shape[1])[0]
@@ -100,7 +110,7 @@ class ISM(Solver):
         if self.damping:
             Phi_new = (1.0 - self.damping) * Phi_new + self.damping * Phi
         new = self.evaluate(problem, M_new, iteration=state.iteration + 1)
-        eigengap = float(w[r] - w[r - 1]) if len(w) > r else np.nan
+        eigengap = float(w[r] - w[r - 1]) if w.shape[0] > r else np.nan
         new.info = {"eigengap": eigengap, "lambda_r": float(w[r - 1])}
         best_cost, _ = mem["best"]
         improved = new.cost < best_cost - 1e-15 * abs(best_cost)

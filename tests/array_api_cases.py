@@ -5,8 +5,10 @@ dispatch requires before SciPy is imported; collected alone, it skips).
 For NumPy, array-api-strict and PyTorch on the CPU: under ``array_api_dispatch=True`` the
 fitted arrays and every output are in the input's namespace, on its device, and equal the
 NumPy fit's to 1e-10 (float64); float32 PyTorch data give float32 answers within 1e-5 of
-them (the computation is float64 on the host, rounded at the end).  Without the setting, a
-tensor in gives NumPy out, as before.
+them (the statistics are float64 on the device, the solve on the host, the answers rounded
+at the end).  Without the setting, a tensor in gives NumPy out, as before.  scikit-learn's own
+``check_array_api_input`` (values compared with NumPy's) runs here too for five variants of
+the two estimators: ``tests/test_sklearn_parity.py``'s estimator checks can only skip it.
 """
 
 import importlib.util
@@ -146,3 +148,28 @@ def test_cuda_tensors_give_cuda_answers(wine):
     assert est.components_.device.type == Z.device.type == pred.device.type == "cuda"
     np.testing.assert_allclose(Z.cpu().numpy(), OrthogonalLDA(2).fit(X, y).transform(X),
                                atol=1e-10)
+
+
+def _combinations():
+    from sklearn.utils._array_api import yield_namespace_device_dtype_combinations
+
+    for namespace, device, dtype in yield_namespace_device_dtype_combinations(
+            include_numpy_namespaces=False):
+        if namespace == "array_api_strict" or (
+                namespace == "torch" and importlib.util.find_spec("torch") is not None
+                and (device == "cpu" or device is None)):
+            yield namespace, device, dtype
+
+
+@pytest.mark.parametrize("namespace, device, dtype", list(_combinations()))
+@pytest.mark.parametrize("estimator", [PCA(2), PCA(2, whiten=True), PCA(n_components=0.9),
+                                       OrthogonalLDA(), OrthogonalLDA(reg=0.1)],
+                         ids=["PCA(2)", "PCA(whiten)", "PCA(0.9)", "OrthogonalLDA",
+                              "OrthogonalLDA(reg)"])
+def test_scikit_learns_array_api_check(estimator, namespace, device, dtype):
+    """scikit-learn's own ``check_array_api_input`` (values compared with NumPy's), which
+    ``tests/test_sklearn_parity.py`` can only skip: it needs ``SCIPY_ARRAY_API=1``."""
+    from sklearn.utils.estimator_checks import check_array_api_input
+
+    check_array_api_input(type(estimator).__name__, estimator, namespace, device_name=device,
+                          dtype_name=dtype, check_values=True)

@@ -26,7 +26,8 @@ from collections.abc import Iterator
 
 import numpy as np
 
-from ldr.data.statistics import Moments, chunk_moments, merge_all
+from ldr.data import arrays
+from ldr.data.statistics import Moments, chunk_moments, merge_all, namespace_moments
 from ldr.data.validation import check_data, check_labels, is_lazy
 from ldr.errors import ChunkError, ParameterError
 
@@ -97,6 +98,8 @@ def moments(X, y=None, *, lag: int | None = None, diff: bool = False, name: str 
     elif isinstance(X, np.memmap):
         out = _iter_moments(_memmap_chunks(X, y, chunk_bytes, name), lag, diff, name, y_name,
                             progress)
+    elif arrays.foreign(X) is not None:  # PyTorch, CuPy, ...: computed in X's namespace
+        out = namespace_moments(X, y, lag, diff, name, y_name)
     else:
         out = _array_moments(X, y, lag, diff, name, y_name)
     _check_result(out, y is not None or out.labels is not None, lag, diff, name, min_samples)

@@ -36,7 +36,8 @@ import dataclasses
 import numpy as np
 import scipy.sparse
 
-from ldr.data.validation import check_chunk, check_chunk_labels
+from ldr.data import arrays
+from ldr.data.validation import check_chunk, check_chunk_labels, check_labels
 from ldr.errors import ParameterError
 
 
@@ -90,7 +91,7 @@ class Moments:
         """``(S_w, S_b, class_means)`` of LDA (survey Eq. 5), each scatter divided by n."""
         if self.labels is None:
             raise ParameterError("y", "these statistics were computed without class labels")
-        dev = (self.class_offsets - self.offset) * np.sqrt(self.class_counts / self.n)[:, None]
+        dev = (self.class_offsets - self.offset) * ((self.class_counts / self.n) ** 0.5)[:, None]
         return _sym(self.within) / self.n, dev.T @ dev, self.shift + self.class_offsets
 
     def lagged_covariance(self, adjusted: bool = True) -> np.ndarray:
@@ -127,6 +128,13 @@ class Moments:
             class_offsets=rows(self.class_offsets), within=quad(self.within),
             lagged=quad(self.lagged), diff=quad(self.diff), head=rows(self.head),
             tail=rows(self.tail))
+
+    def on_host(self) -> Moments:
+        """These moments with every array as NumPy on the host (those of
+        ``namespace_moments`` are in the rows' namespace and on their device)."""
+        return dataclasses.replace(self, **{
+            f.name: arrays.to_host(getattr(self, f.name)) for f in dataclasses.fields(self)
+            if arrays.foreign(getattr(self, f.name)) is not None})
 
     def _need(self, what: str) -> None:
         if getattr(self, what) is None:
@@ -176,6 +184,46 @@ def chunk_moments(X, y=None, lag: int | None = None, diff: bool = False, name: s
             Dx = Y[lag:] - Y[:-lag] if n > lag else np.zeros((0, d))
             out.diff = Dx.T @ Dx
         out.head, out.tail = X[:lag].copy(), X[-lag:].copy()
+    return out
+
+
+def namespace_moments(X, y=None, lag: int | None = None, diff: bool = False,
+                      name: str = "X", y_name: str = "y") -> Moments:
+    """:class:`Moments` of rows of another array namespace than NumPy (a PyTorch tensor, on a
+    GPU or not), computed there, as :func:`chunk_moments` computes them: every statistic is an
+    array of that namespace, on that device, in X's float dtype (an integer X is float64).
+    The labels ``y`` are read on the host (n labels, once) for their classes; the class sums
+    are one (n × classes) one-hot product on the device."""
+    xp = arrays.namespace(X)
+    if X.ndim != 2:
+        raise ParameterError(name, f"expected a 2-D array (samples as rows), got shape "
+                                   f"{tuple(X.shape)}")
+    if not xp.isdtype(X.dtype, "real floating"):
+        X = xp.astype(X, xp.float64)
+    if not arrays.all_finite(X):
+        raise ParameterError(name, "contains NaN or infinity; remove or impute those rows")
+    n, d = X.shape
+    c = xp.mean(X, axis=0)
+    Y = X - c  # exact where |x − c| ≤ |c| (Sterbenz)
+    u = xp.mean(Y, axis=0)
+    Yc = Y - u
+    out = Moments(n, c, u, Yc.T @ Yc, lag=lag)
+    if y is not None:
+        labels, codes = check_labels(arrays.to_host(y), n, y_name)
+        dev = arrays.device(X)
+        onehot = xp.astype(xp.asarray(codes, device=dev)[:, None]
+                           == xp.arange(len(labels), device=dev)[None, :], X.dtype)
+        counts = xp.sum(onehot, axis=0)
+        offsets = (onehot.T @ Y) / counts[:, None]
+        Z = Y - onehot @ offsets
+        out.labels, out.class_counts, out.class_offsets, out.within = (
+            labels, counts, offsets, Z.T @ Z)
+    if lag is not None:
+        out.lagged = Yc[:-lag, :].T @ Yc[lag:, :] if n > lag else xp.zeros_like(out.scatter)
+        if diff:
+            Dx = Y[lag:, :] - Y[:-lag, :] if n > lag else Y[:0, :]
+            out.diff = Dx.T @ Dx
+        out.head, out.tail = X[:lag, :], X[max(n - lag, 0):, :]
     return out
 
 

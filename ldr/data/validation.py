@@ -12,6 +12,7 @@ import numbers
 import numpy as np
 import scipy.linalg
 
+from ldr.data import arrays
 from ldr.errors import ParameterError
 
 #: Data whose largest magnitude lies outside [MIN_MAGNITUDE, MAX_MAGNITUDE] are rejected: their
@@ -184,6 +185,9 @@ def shrink(S: np.ndarray, reg, name: str = "reg") -> np.ndarray:
     if reg == 0:
         return S
     d = S.shape[0]
+    if type(S) is not np.ndarray and arrays.foreign(S) is not None:  # in S's namespace
+        trace = float(arrays.namespace(S).linalg.trace(S))
+        return (1.0 - reg) * S + reg * trace / d * arrays.eye_like(d, S)
     return (1.0 - reg) * S + reg * np.trace(S) / d * np.eye(d)
 
 
@@ -260,7 +264,8 @@ def check_nonsingular(S: np.ndarray, arg: str, what: str, why: str,
 def span_basis(S: np.ndarray, data_name: str | None = None) -> np.ndarray | None:
     """An orthonormal basis (d×k, as columns) of the span of the symmetric positive
     semi-definite ``S`` — its eigenvectors whose eigenvalues exceed 100·d·ε times the largest,
-    :func:`check_nonsingular`'s rule — or None when ``S`` is non-singular by that rule (the
+    :func:`check_nonsingular`'s rule, each signed so that its largest entry is positive — or
+    None when ``S`` is non-singular by that rule (the
     common case, decided by a Cholesky factorization without an eigendecomposition).
 
     For a covariance, the directions left out are those in which the data do not vary at
@@ -280,7 +285,12 @@ def span_basis(S: np.ndarray, data_name: str | None = None) -> np.ndarray | None
     if data_name is not None and not keep.any():
         raise ParameterError(data_name, "every row is the same point (the data do not vary in "
                                         "any direction): there is no subspace to fit")
-    return Q[:, keep][:, ::-1].copy()
+    U = Q[:, keep][:, ::-1]
+    # a sign convention (each column's largest entry positive, scikit-learn's svd_flip), so
+    # that the basis does not depend on the rounding of S (its statistics computed in another
+    # array namespace, or another order)
+    top = U[np.argmax(np.abs(U), axis=0), np.arange(U.shape[1])]
+    return U * np.where(top < 0, -1.0, 1.0)
 
 
 def oas_shrinkage(S: np.ndarray, n_samples: float) -> float:

@@ -422,7 +422,8 @@ class LinearDR(OutputMixin, TransformerMixin, BaseEstimator):
         raise a ValueError stating the memory they would need (Dask) or load the memmap.
         """
         space = namespace_of(X) if self._array_api_support else None
-        X, y = to_numpy(X), to_numpy(y)  # scikit-learn's array API dispatch (_namespace)
+        if space is None or not isinstance(self, ProjectionAPI):  # (ldr.estimators._namespace)
+            X, y = to_numpy(X), to_numpy(y)  # a ProjectionAPI reads the rows where they are
         data = self._prepare(X, y)
         self._reduce(data)
         r = self._n_components(data)
@@ -484,6 +485,19 @@ class ProjectionAPI(TransformerMixin):
         """The validated data and their :class:`~ldr.data.statistics.Moments` (one pass over
         chunks for a Dask array or memmap)."""
         dtype = output_dtype(X)
+        space = namespace_of(X)
+        if space is not None and (y is not None or not self._requires_y()):
+            # one pass over the rows in their namespace, on their device; d×d to the host
+            xp, kw = space[0], {"dtype": [space[0].float64, space[0].float32],
+                                "ensure_min_samples": 2}
+            if y is None:
+                X = validate_data(self, X, **kw)
+            else:
+                X, y = validate_data(self, X, y, multi_output=True, **kw)
+            dtype = np.float32 if X.dtype == xp.float32 else np.float64
+            X64 = X if X.dtype == xp.float64 else xp.astype(X, xp.float64)  # as NumPy's path
+            stats = moments(X64, y, name="X").on_host()
+            return FitData(X, None if y is None else to_numpy(y), dtype, False, stats)
         chunked = is_lazy(X) or is_lazy(y) or isinstance(X, np.memmap)
         X, y = self._validate_lazy(X, y) if chunked else self._validate(X, y)
         return FitData(X, y, dtype, chunked, moments(X, y, name="X"))

@@ -11,11 +11,15 @@ Without the setting, or for NumPy input, nothing changes.  Scalar scores (``cost
 ``noise_variance_``, ``ratio_``) stay Python floats, and ``result_`` and ``objective_`` the
 driver's NumPy record.
 
-The *fit* itself — the data's statistics and the solver's iterations — runs in NumPy on the
-host: the rows are copied there once (:func:`to_numpy`) and the answers copied back
-(:func:`to_namespace`).  The other estimators built on :class:`~ldr.estimators.LinearDR`'s
-``fit`` and ``transform`` convert such an input to NumPy there and answer in NumPy, as
-without the setting (their tag ``array_api_support`` is False).
+The *fit* reads the rows where they are: the one pass over them that computes the data's
+statistics (:func:`ldr.data.rows.moments`: means, scatter, class sums) runs in their namespace
+and on their device, and only those d×d statistics come to the host, where the solver's
+iterations run on them (d×d work, not n×d); the answers are copied back
+(:func:`to_namespace`).  PCA's singular values are one more product with the rows, on the
+device.  (An objective built directly on a tensor, ``ldr.objectives.PCA(X_tensor, r)``,
+iterates on the device too: :mod:`ldr.data.arrays`.)  The other estimators built on
+:class:`~ldr.estimators.LinearDR`'s ``fit`` and ``transform`` convert such an input to NumPy
+there and answer in NumPy, as without the setting (their tag ``array_api_support`` is False).
 """
 
 from __future__ import annotations

@@ -184,9 +184,18 @@ class PCA(ProjectionAPI, LinearDR):
         # from the data where they are in memory: √((n − 1)λ) loses half the digits of a
         # singular value near zero (an error of √ε·σ₁ instead of ε·σ₁)
         X = data.X
-        self.singular_values_ = (np.linalg.norm((X - stats.mean) @ M, axis=0)
-                                 if isinstance(X, np.ndarray) and not isinstance(X, np.memmap)
-                                 else np.sqrt(w * (n - 1)))
+        space = namespace_of(X)
+        if space is not None:  # the rows on their device (ldr.estimators._namespace)
+            xp, dev = space
+            Z = ((X - xp.asarray(stats.mean, dtype=X.dtype, device=dev))
+                 @ xp.asarray(np.ascontiguousarray(M), dtype=X.dtype, device=dev))
+            self.singular_values_ = np.asarray(to_numpy(xp.linalg.vector_norm(Z, axis=0)),
+                                               dtype=float)
+        else:
+            self.singular_values_ = (
+                np.linalg.norm((X - stats.mean) @ M, axis=0)
+                if isinstance(X, np.ndarray) and not isinstance(X, np.memmap)
+                else np.sqrt(w * (n - 1)))
         self.noise_variance_ = float(noise)
         self.n_samples_ = n
         del self._C, self._total, self._eig

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ldr.data import arrays
 from ldr.errors import ParameterError
 from ldr.kernels.family import Gaussian
 
@@ -102,19 +103,74 @@ class Tiles:
     def gamma_rows(self, rows: slice) -> np.ndarray:
         """Γ[rows, :] (b×n, in the stored sample order)."""
         if self.dense is not None:
-            return self.dense[rows]
+            return self.dense[rows, :]
         F, s = self.factor
-        return (F[rows] * s) @ F.T
+        return (F[rows, :] * s) @ F.T
 
     def row_blocks(self, start: int = 0, stop: int | None = None):
         stop = self.n if stop is None else stop
         for i in range(start, stop, self.block_size):
             yield slice(i, min(i + self.block_size, stop))
 
+    def to_namespace(self, ref) -> Tiles:
+        """These tiles with the rows, Γ and the class weights as arrays of ``ref``'s namespace,
+        device and dtype (PyTorch, CuPy, ...): :meth:`sums` then runs there, block by block,
+        with one scalar (the cost) to the host per pass.  The Gaussian kernel only."""
+        if not all(_is_gaussian(k) for _, k in self.terms):
+            raise ParameterError("kernel", "only the Gaussian kernel computes in another "
+                                           "array namespace than NumPy; pass NumPy data")
+        out = Tiles.__new__(Tiles)
+        out.__dict__.update(self.__dict__)
+        out.X = arrays.like(self.X, ref)
+        out.dense = None if self.dense is None else arrays.like(self.dense, ref)
+        out.factor = None if self.factor is None else (
+            arrays.like(self.factor[0], ref), arrays.like(np.asarray(self.factor[1]), ref))
+        if self.groups is not None:
+            bounds, gid, G = self.groups
+            xp = arrays.namespace(out.X)
+            out.groups = (bounds, xp.asarray(gid, device=arrays.device(out.X)),
+                          arrays.like(G, ref))
+        return out
+
+    def _sums_namespace(self, W, need_phi: bool, start: int, stop: int | None):
+        """:meth:`sums` in the namespace of the rows (Gaussian terms; no ``out=`` buffers)."""
+        X = self.X
+        xp = arrays.namespace(X)
+        n, d = X.shape
+        Z = X @ W
+        rn = xp.sum(Z * Z, axis=1)
+        ones = xp.ones((n, 1), dtype=X.dtype, device=arrays.device(X))
+        B1 = xp.concat([X if need_phi else Z, ones], axis=1)
+        S, cost = 0.0, 0.0
+        for w, k in self.terms:
+            s2 = k._s2()
+            left = xp.concat([Z, rn[:, None], ones], axis=1)
+            right = (xp.concat([-2.0 * Z, ones, rn[:, None]], axis=1) * (-1.0 / s2)).T
+            for rows in self.row_blocks(start, stop):
+                blk = xp.exp(left[rows, :] @ right)            # K on the block
+                if self.groups is not None:
+                    bounds, gid, G = self.groups
+                    g_rows = xp.take(G, gid[rows], axis=0)
+                    o = 0.0
+                    for c in range(len(bounds) - 1):
+                        c0, c1 = int(bounds[c]), int(bounds[c + 1])
+                        if c1 > c0:
+                            o = o + (blk[:, c0:c1] @ B1[c0:c1, :]) * g_rows[:, c:c + 1]
+                else:
+                    o = (blk * self.gamma_rows(rows)) @ B1
+                cost -= w * float(xp.sum(o[:, -1]))
+                o = o * (-w / s2)
+                deg, prod = o[:, -1], o[:, :-1]
+                own = X[rows, :] if need_phi else Z[rows, :]
+                S = S - (2.0 if need_phi else 4.0) * (X[rows, :].T @ (deg[:, None] * own - prod))
+        return cost, S
+
     # -- the fused block sums ------------------------------------------------------------
     def sums(self, W: np.ndarray, need_phi: bool, start: int = 0, stop: int | None = None):
         """``(cost, S)`` summed over the rows [start, stop): S = Φ's d×d sum (``need_phi``)
         or the gradient's d×r sum (then ∇ = S, Φ = ½(S + Sᵀ))."""
+        if type(self.X) is not np.ndarray:  # another namespace (:meth:`to_namespace`)
+            return self._sums_namespace(W, need_phi, start, stop)
         X = self.X
         n, d = X.shape
         Z = X @ W

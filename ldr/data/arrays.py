@@ -1,0 +1,195 @@
+"""Array namespaces: the driver, the geometry and the solvers compute in the namespace and on
+the device of the arrays they are given (NumPy, PyTorch, CuPy, JAX, array-api-strict), through
+`array-api-compat <https://data-apis.org/array-api-compat/>`_.
+
+NumPy is the fast path: :func:`namespace` answers ``numpy`` for NumPy arrays (and for
+anything that is not an array API array: Python floats, autograd's traced boxes) without
+importing array-api-compat, and the callers keep their LAPACK-direct NumPy code for it, so a
+NumPy run costs what it did.  Any other namespace goes through the functions here, which use
+only the array API standard (and its ``linalg`` extension): no transfer to the host except
+the Python scalars they return (:func:`vdot`, :func:`top_eigenvalue`), which are what the
+stopping rules read.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+#: the packages whose arrays are computed on in their own namespace (Dask's are read lazily,
+#: in chunks, as before)
+_ARRAY_PACKAGES = frozenset({"torch", "cupy", "jax", "jaxlib", "array_api_strict", "dpctl"})
+
+
+def _is_other(a) -> bool:
+    t = type(a)
+    if t is np.ndarray or a is None or isinstance(a, (np.ndarray, np.generic, float, int, str)):
+        return False
+    return t.__module__.partition(".")[0] in _ARRAY_PACKAGES
+
+
+def foreign(*arrays):
+    """The array-api-compat namespace of the arrays among ``arrays`` that are arrays of
+    another namespace than NumPy (a PyTorch tensor, a CuPy array, ...), or None when there are
+    none (NumPy arrays, scalars, autograd boxes, Dask arrays); array-api-compat is imported
+    only then."""
+    others = [a for a in arrays if _is_other(a)]
+    if not others:
+        return None
+    try:
+        import array_api_compat as compat
+    except ImportError as exc:  # pragma: no cover - installed with every array library's use
+        raise ImportError("computing on arrays of another namespace than NumPy needs "
+                          "array-api-compat: pip install array-api-compat") from exc
+    return compat.array_namespace(*others)
+
+
+def namespace(*arrays):
+    """:func:`foreign`'s namespace, or ``numpy`` when there is none."""
+    if len(arrays) == 1 and type(arrays[0]) is np.ndarray:
+        return np
+    xp = foreign(*arrays)
+    return np if xp is None else xp
+
+
+def device(a):
+    """The device ``a`` lives on (None for NumPy)."""
+    if type(a) is np.ndarray:
+        return None
+    import array_api_compat as compat
+
+    return compat.device(a)
+
+
+def to_host(a) -> np.ndarray:
+    """``a`` as a NumPy array on the host (a tuple element-wise; NumPy arrays as they are)."""
+    if isinstance(a, tuple):
+        return tuple(to_host(v) for v in a)
+    if type(a) is np.ndarray or a is None:
+        return a
+    import array_api_compat as compat
+
+    if compat.is_torch_array(a):
+        return a.detach().cpu().numpy()
+    if compat.is_cupy_array(a):
+        return a.get()
+    try:
+        return np.asarray(a)
+    except (TypeError, ValueError, RuntimeError):
+        return np.from_dlpack(a)
+
+
+def like(a, ref):
+    """``a`` (NumPy, or a tuple of arrays) in the namespace, on the device and in the float
+    dtype of ``ref`` (an array, or a tuple whose first element is one); ``a`` as it is when
+    ``ref`` is NumPy."""
+    if isinstance(ref, tuple):
+        ref = ref[0]
+    if isinstance(a, tuple):
+        return tuple(like(v, ref) for v in a)
+    xp = foreign(ref)
+    if xp is None:
+        return a
+    if foreign(a) is xp and device(a) == device(ref) and a.dtype == ref.dtype:
+        return a
+    return xp.asarray(np.ascontiguousarray(to_host(a)), dtype=ref.dtype, device=device(ref))
+
+
+def transpose(A):
+    """Aᵀ of a matrix, or of each matrix of a stack."""
+    return A.mT
+
+
+def vdot(a, b) -> float:
+    """⟨a, b⟩ = Σ a ∘ b as a Python float (the one scalar that crosses to the host)."""
+    if type(a) is np.ndarray:
+        return float(np.vdot(a, b))
+    xp = namespace(a)
+    return float(xp.sum(a * b))
+
+
+def norm(a) -> float:
+    """The Frobenius norm of ``a`` (all its entries) as a Python float."""
+    xp = namespace(a)
+    return float(xp.linalg.vector_norm(a))
+
+
+def matrix_norms(A):
+    """The Frobenius norm of each matrix of a stack (k, d, r), as an array."""
+    xp = namespace(A)
+    return xp.linalg.vector_norm(A, axis=(-2, -1))
+
+
+def relative_change(M, N) -> float:
+    """‖N − M‖_F / max(‖M‖_F, ‖N‖_F) (the largest over a stack's matrices)."""
+    xp = namespace(M)
+    if M.ndim == 2:
+        return norm(N - M) / max(norm(M), norm(N), 1e-300)
+    size = xp.maximum(matrix_norms(M), matrix_norms(N))
+    return float(xp.max(matrix_norms(N - M) / xp.where(size > 0, size, xp.ones_like(size))))
+
+
+def max_abs(a) -> float:
+    xp = namespace(a)
+    return float(xp.max(xp.abs(a))) if math.prod(a.shape) else 0.0
+
+
+def polar(A):
+    """The polar factor U Vᵀ of A = U S Vᵀ (each matrix of a stack)."""
+    xp = namespace(A)
+    U, _, Vt = xp.linalg.svd(A, full_matrices=False)
+    return U @ Vt
+
+
+def qr(A):
+    """Q of A = QR with diag(R) ≥ 0 (each matrix of a stack)."""
+    xp = namespace(A)
+    Q, R = xp.linalg.qr(A)
+    signs = xp.sign(xp.linalg.diagonal(R))
+    signs = xp.where(signs == 0, xp.ones_like(signs), signs)
+    return Q * signs[..., None, :]
+
+
+def singular_values(A):
+    xp = namespace(A)
+    return xp.linalg.svdvals(A)
+
+
+def top_eigenvalue(G) -> float:
+    """The largest eigenvalue of the symmetric matrix ``G``, or the largest over a stack."""
+    xp = namespace(G)
+    return float(xp.max(xp.linalg.eigvalsh(G)[..., -1]))
+
+
+def eigh(A):
+    """``(w, V)`` of the symmetric matrix ``A``, ascending."""
+    xp = namespace(A)
+    return xp.linalg.eigh(A)
+
+
+def zeros_like(a):
+    if isinstance(a, tuple):
+        return tuple(zeros_like(v) for v in a)
+    return np.zeros_like(a) if type(a) is np.ndarray else namespace(a).zeros_like(a)
+
+
+def eye_like(n: int, ref):
+    xp = namespace(ref)
+    return xp.eye(n, dtype=ref.dtype, device=device(ref))
+
+
+def all_finite(a) -> bool:
+    xp = namespace(a)
+    return bool(xp.all(xp.isfinite(a)))
+
+
+def any_nan(a) -> bool:
+    xp = namespace(a)
+    return bool(xp.any(xp.isnan(a)))
+
+
+def eps(a) -> float:
+    """The machine epsilon of ``a``'s float dtype (float64's for NumPy)."""
+    xp = namespace(a)
+    return float(xp.finfo(a.dtype).eps) if xp.isdtype(a.dtype, "real floating") else 2.0**-52

@@ -1,0 +1,205 @@
+"""The solve in the namespace of the data (issue 24, item 4): NumPy, array-api-strict and
+PyTorch on the CPU.
+
+PCA and orthogonal LDA built from an array-api-strict or PyTorch array keep their statistics
+in that namespace, and :func:`ldr.solve` iterates there (:mod:`ldr.data.arrays`): ``Result.M``
+comes back in it.  Float64 answers equal NumPy's: the cost to 1e-10 relative and, for the
+second-order and spectral solvers (trust region, ISM, L-BFGS), the subspace to 1e-10 (largest
+principal-angle sine).  The first-order solvers (gradient, conjugate gradient) follow the
+rounding of the sums, which differs from NumPy's BLAS in the last bits, along a different
+path to the same optimum: their subspace agrees to what the gradient tolerance implies
+(1e-6 at gtol = 1e-10 on wine's ill-conditioned LDA).  Float32 PyTorch data give float32
+iterates within 1e-5 (subspace) and 1e-6 (relative cost) of the float64 answer: the data
+rounded to float32 move the optimum by about their rounding, amplified by the conditioning.
+
+GPU-only tests carry the ``gpu`` marker and skip without CUDA.
+"""
+
+import importlib.util
+
+import numpy as np
+import pytest
+
+import ldr
+from ldr.data import arrays
+from ldr.manifolds import sin_largest_angle
+
+HAS_TORCH = importlib.util.find_spec("torch") is not None
+HAS_STRICT = importlib.util.find_spec("array_api_strict") is not None
+
+NAMESPACES = [
+    pytest.param("array_api_strict", marks=pytest.mark.skipif(
+        not HAS_STRICT, reason="array-api-strict is not installed (it is in the [test] extra)")),
+    pytest.param("torch", marks=pytest.mark.skipif(
+        not HAS_TORCH, reason="torch is not installed (pip install 'ldr-manifold[torch]')")),
+]
+SOLVERS = [None, "trust-region", "ism", "lbfgs", "gradient", "conjugate-gradient"]
+#: subspace agreement with NumPy's answer, per solver (module docstring)
+SUBSPACE_TOL = {"gradient": 1e-6, "conjugate-gradient": 1e-6}
+
+
+def _as(name, a, dtype=None):
+    if name == "torch":
+        import torch
+
+        return torch.as_tensor(np.ascontiguousarray(a),
+                               dtype=torch.float64 if dtype is None else dtype)
+    import array_api_strict as xs
+
+    return xs.asarray(a)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _one_torch_thread():
+    """PyTorch's small CPU operations on one thread (its default pool, on a busy machine,
+    made the HSIC tests 30× slower)."""
+    if not HAS_TORCH:
+        yield
+        return
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="module")
+def wine():
+    return ldr.datasets.load("wine")
+
+
+def _objectives(X, y, Xa, ya):
+    return [(ldr.objectives.PCA(X, 3), ldr.objectives.PCA(Xa, 3)),
+            (ldr.objectives.LDA(X, y, 2), ldr.objectives.LDA(Xa, ya, 2))]
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+@pytest.mark.parametrize("name", NAMESPACES)
+def test_float64_answers_in_the_namespace_equal_numpys(wine, name, solver):
+    X, y = wine
+    Xa = _as(name, X)
+    for ref_obj, obj in _objectives(X, y, Xa, _as(name, y) if name == "torch" else y):
+        assert arrays.foreign(obj.A if hasattr(obj, "A") else obj.C) is not None
+        ref = ldr.solve(ref_obj, solver, gtol=1e-10)
+        res = ldr.solve(obj, solver, gtol=1e-10)
+        assert arrays.foreign(res.M) is arrays.foreign(Xa)        # the input's namespace
+        assert arrays.device(res.M) == arrays.device(Xa)
+        assert res.converged and ref.converged, res.reason
+        assert res.cost == pytest.approx(ref.cost, rel=1e-10)
+        M = np.asarray(arrays.to_host(res.M))
+        assert sin_largest_angle(M, ref.M) <= SUBSPACE_TOL.get(solver, 1e-10)
+
+
+@pytest.mark.parametrize("name", NAMESPACES)
+def test_the_certificate_of_a_namespace_run_is_numpys(wine, name):
+    X, y = wine
+    ref = ldr.solve(ldr.objectives.LDA(X, y, 2), certify=True)
+    res = ldr.solve(ldr.objectives.LDA(_as(name, X), y, 2), certify=True)
+    assert res.certificate.is_local_min and res.certificate.global_optimum
+    assert res.certificate.hess_min == pytest.approx(ref.certificate.hess_min, rel=1e-8)
+    assert res.certificate.hess_max == pytest.approx(ref.certificate.hess_max, rel=1e-8)
+
+
+@pytest.mark.parametrize("name", NAMESPACES)
+def test_a_custom_objective_on_a_start_of_the_namespace(name):
+    """A hand-written (backend='numpy') objective whose arrays are captured in a closure: the
+    namespace comes from M0, and every solver's iterates stay in it."""
+    rng = np.random.default_rng(1)
+    A = rng.standard_normal((8, 8))
+    C = A @ A.T
+    Ca = _as(name, C)
+
+    def make(Cm):
+        return ldr.objective(lambda M: -arrays.namespace(M).sum(M * (Cm @ M)), shape=(8, 2),
+                             manifold="grassmann", backend="numpy",
+                             egrad=lambda M: -2.0 * (Cm @ M), ehvp=lambda M, V: -2.0 * (Cm @ V))
+
+    M0 = ldr.manifolds.orthonormalize(rng.standard_normal((8, 2)))
+    top = np.sort(np.linalg.eigvalsh(C))[-2:].sum()
+    for solver in ("trust-region", "lbfgs"):
+        res = ldr.solve(make(Ca), solver, M0=_as(name, M0))
+        assert arrays.foreign(res.M) is arrays.foreign(Ca)
+        assert res.converged and res.cost == pytest.approx(-top, rel=1e-12)
+
+
+def test_rows_moments_in_the_namespace_equal_numpys(wine):
+    pytest.importorskip("torch")
+    import torch
+
+    from ldr.data.rows import moments
+
+    X, y = wine
+    ref = moments(X, y, lag=2, diff=True)
+    out = moments(torch.as_tensor(X), torch.as_tensor(y), lag=2, diff=True)
+    assert isinstance(out.scatter, torch.Tensor) and isinstance(out.within, torch.Tensor)
+    for a, b in ((out.covariance(1), ref.covariance(1)), (out.lagged_covariance(),
+                 ref.lagged_covariance()), (out.diff_moment(), ref.diff_moment()),
+                 *zip(out.class_scatter(), ref.class_scatter())):
+        np.testing.assert_allclose(arrays.to_host(a), b, rtol=1e-12, atol=1e-9)
+    np.testing.assert_array_equal(out.labels, ref.labels)
+
+
+@pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed")
+@pytest.mark.parametrize("solver", [None, "trust-region", "ism"])
+def test_float32_torch_iterates_in_float32_within_1e_5(wine, solver):
+    import torch
+
+    X, y = wine
+    X32 = _as("torch", X, torch.float32)
+    for ref_obj, obj in _objectives(X, y, X32, y):
+        ref = ldr.solve(ref_obj, solver)
+        res = ldr.solve(obj, solver, max_iter=200)
+        assert res.M.dtype == torch.float32
+        assert res.cost == pytest.approx(ref.cost, rel=1e-6)
+        assert sin_largest_angle(res.M.double().numpy(), ref.M) <= 1e-5
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_TORCH or not __import__("torch").cuda.is_available(),
+                    reason="needs CUDA")
+def test_cuda_tensors_iterate_on_the_gpu(wine):
+    import torch
+
+    X, y = wine
+    ref = ldr.solve(ldr.objectives.LDA(X, y, 2))
+    res = ldr.solve(ldr.objectives.LDA(torch.as_tensor(X, device="cuda"), y, 2), certify=True)
+    assert res.M.device.type == "cuda"
+    assert res.cost == pytest.approx(ref.cost, rel=1e-10)
+    assert sin_largest_angle(res.M.cpu().numpy(), ref.M) <= 1e-10
+
+
+@pytest.mark.parametrize("name", NAMESPACES)
+@pytest.mark.parametrize("gamma", ["labels", "dense", "factor"])
+def test_hsic_block_sums_in_the_namespace_equal_numpys(name, gamma):
+    """HSIC's Φ, gradient, cost, Φ₀ and Hessian-vector products by row blocks
+    (:meth:`ldr.kernels.tiles.Tiles.to_namespace`) equal NumPy's, and ISM then the trust region
+    reach NumPy's answer, the iterates in the namespace."""
+    from ldr.objectives import HSIC
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((120, 6))
+    y = (X[:, 0] + X[:, 1] > 0).astype(int) + (X[:, 2] > 1)
+    Xs = (X - X.mean(0)) / X.std(0)
+    F = np.random.default_rng(1).standard_normal((120, 3))
+
+    def make(A):
+        if gamma == "labels":
+            return HSIC.supervised(A, y, 2, block_size=32)
+        if gamma == "dense":
+            return HSIC(A, HSIC.supervised(Xs, y, 2).Gamma, 2, block_size=32)
+        return HSIC(A, (F, np.ones(3)), 2, block_size=50)
+
+    ref_obj, obj = make(Xs), make(_as(name, Xs))
+    W = ref_obj.heuristic()
+    Wa, V = _as(name, W), rng.standard_normal(W.shape)
+    scale = np.abs(ref_obj.phi(W)).max()
+    assert obj.cost(Wa) == pytest.approx(ref_obj.cost(W), rel=1e-12)
+    for a, b in ((obj.phi(Wa), ref_obj.phi(W)), (obj.egrad(Wa), ref_obj.egrad(W)),
+                 (obj.phi0(), ref_obj.phi0()), (obj.ehvp(Wa, _as(name, V)), ref_obj.ehvp(W, V))):
+        assert arrays.foreign(a) is not None
+        np.testing.assert_allclose(arrays.to_host(a), b, rtol=1e-11, atol=1e-12 * scale)
+    ref, res = ldr.solve(ref_obj, gtol=1e-10), ldr.solve(obj, gtol=1e-10)
+    assert res.converged and arrays.foreign(res.M) is arrays.foreign(Wa)
+    assert res.cost == pytest.approx(ref.cost, rel=1e-10)
+    assert sin_largest_angle(np.asarray(arrays.to_host(res.M)), ref.M) <= 1e-10
