@@ -293,7 +293,7 @@ class NCA(_MetricLearning):
 
 def _nca_memory(n: int) -> float:
     """Bytes of NCA's oracles: the dense path's n×n arrays up to ``DENSE_MAX`` rows (measured
-    by tracemalloc, 6.2 n×n float64), the strips' beyond (:func:`~ldr.objectives._nca.strip_memory`)."""
+    by tracemalloc, 6.2 n×n float64), the strips' beyond (``objectives/_nca.py``)."""
     return 8 * 6.2 * n**2 if n <= DENSE_MAX else strip_memory(n)
 
 
