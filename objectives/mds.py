@@ -192,9 +192,13 @@ class MDS(Objective):
             D = pairwise_distances(self.X[sl], self._cols(), metric=self.metric)
         except (TypeError, ValueError) as exc:
             raise ParameterError("metric", f"{exc}") from None
-        if self.landmarks_ is None:  # d(x_i, x_i) = 0 exactly
-            i = np.arange(sl.start, min(sl.stop, self.X.shape[0]))
+        i = np.arange(sl.start, min(sl.stop, self.X.shape[0]))   # d(x_i, x_i) = 0 exactly
+        if self.landmarks_ is None:
             D[i - sl.start, i] = 0.0
+        else:
+            pos = np.minimum(np.searchsorted(self.landmarks_, i), len(self.landmarks_) - 1)
+            own = self.landmarks_[pos] == i
+            D[(i - sl.start)[own], pos[own]] = 0.0
         return D
 
     @property

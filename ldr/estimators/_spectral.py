@@ -129,10 +129,10 @@ def kernel_embedding(kernel, Z: np.ndarray, k: int, center: bool, spectral: str,
 def gaussian_gamma(Y: np.ndarray, sigma: float, m: int, seed
                    ) -> tuple[np.ndarray, np.ndarray]:
     """Γ = H K_Y H / n² for the Gaussian kernel on the rows of Y, as a factor (F, s) with
-    Γ ≈ F diag(s) Fᵀ: Nyström on m landmarks chosen by seeded k-means++ (K_Y ≈ ΨΨᵀ as in (N1)), then the
-    eigenvectors of HΨΨᵀH with eigenvalues above 1e-12 of the largest (the factor's rank is
-    that of the kernel on y to rounding: a few dozen for one continuous target).  m = n is
-    exact to rounding."""
+    Γ ≈ F diag(s) Fᵀ: Nyström on m landmarks chosen by seeded k-means++ (K_Y ≈ ΨΨᵀ as in
+    (N1)), then the eigenvectors of HΨΨᵀH with eigenvalues above 1e-12 of the largest (the
+    factor's rank is that of the kernel on y to rounding: a few dozen for one continuous
+    target).  m = n is exact to rounding."""
     from ldr.kernels import Gaussian
 
     n = Y.shape[0]
