@@ -1,6 +1,6 @@
 """NCA's cost, gradient and Hessian-vector product by strips of rows: no n×n array is stored.
 
-The dense path (:func:`ldr.objectives._pairwise.nca_softmax`) keeps the whole kernel K (and
+The dense path (``nca_softmax`` of ``objectives/_pairwise.py``) keeps the whole kernel K (and
 the Hessian-vector product three more n×n arrays): 8·6.2·n² bytes, 62 GB at n = 10⁵.  Here
 each strip of rows s is formed, used and dropped.  The softmax is row-local, so a strip holds
 everything its rows need: with rows sorted by class, D_ij = ‖u_i − u_j‖² (D_ii = ∞),
@@ -20,9 +20,9 @@ along dU differentiates A row by row,
     d(∂f/∂U) = 2 (Lap(dA + dAᵀ) U + Lap(A + Aᵀ) dU)
 
 again accumulated strip by strip.  Memory: about six strip × n float64 arrays (the strip has
-:func:`strip_rows` rows) besides U and dU; time: n² exponentials per pass (the dense path's
+``strip_rows`` rows) besides U and dU; time: n² exponentials per pass (the dense path's
 symmetric form needs n²/2), which is why the dense path is kept for small n
-(:data:`DENSE_MAX`).
+(``DENSE_MAX``).
 """
 
 from __future__ import annotations
@@ -108,6 +108,6 @@ def nca_strips(U: np.ndarray, z: np.ndarray, dU: np.ndarray | None = None,
 
 
 def strip_memory(n: int) -> float:
-    """Bytes of :func:`nca_strips`' arrays at n rows: about ten strip × n float64 arrays (and
+    """Bytes of ``nca_strips``' arrays at n rows: about ten strip × n float64 arrays (and
     their boolean mask) plus a few n×r ones."""
     return 8.0 * 10 * n * min(n, strip_rows(n)) + 2**20

@@ -26,7 +26,7 @@ every gradient bounded (|∂e/∂u| ≤ 1); the Hessian grows like δ/ε only at
 projections, where the true stress has its concave kink.
 
 Everything is accumulated over blocks of rows: no temporary exceeds block_size × n × r.  The
-n×n dissimilarities are stored up to :data:`STORE_MAX` rows (128 MB); beyond, a block's rows of
+n×n dissimilarities are stored up to ``STORE_MAX`` rows (128 MB); beyond, a block's rows of
 δ are recomputed from X when the block is used (blocked stress: exact, O(b·n) memory, one more
 product per block) — a precomputed ``dissimilarity`` is always stored.  The cost depends on M
 only through the distances ‖Mᵀ(x_i − x_j)‖, so the manifold is Grassmann.
@@ -312,5 +312,5 @@ class MDS(Objective):
 
 def _memory(n: int) -> float:
     """Bytes of the oracles' arrays: the stored n×n δ and its blocks (8·3.1·n², measured) up
-    to :data:`STORE_MAX` rows, blocks of about 2²¹ numbers (a few of them) beyond."""
+    to ``STORE_MAX`` rows, blocks of about 2²¹ numbers (a few of them) beyond."""
     return (8 * 3.1 * n**2 if n <= STORE_MAX else 0.0) + 2**27

@@ -218,3 +218,23 @@ def test_clustering_estimators_nystroem_u_step_agrees_with_the_exact_one():
         assert sin_largest_angle(exact.M_, nys.M_) < 1e-6
     with pytest.raises(ValueError, match="spectral:"):
         est.UnsupervisedHSIC(2, spectral="dense").fit(X)
+
+
+def test_mds_beyond_store_max_allocates_no_n_by_n_array(monkeypatch):
+    """Blocked stress's oracles allocate blocks only: at n = 1500 with δ not stored the
+    traced peak is far below one n×n float64 array (18 MB) and within the declared bound.
+    (Building it computes ε from the distances of a 2000-row subsample: 16 MB at any n.)"""
+    monkeypatch.setattr(mds_module, "STORE_MAX", 100)
+    X, _ = _blobs(1500, 5)
+    rng = np.random.default_rng(8)
+    M, V = np.linalg.qr(rng.standard_normal((5, 2)))[0], rng.standard_normal((5, 2))
+    obj = MDS(X, 2, block_size=20)    # a block's arrays: about 12 of 20 × n × r numbers
+    tracemalloc.start()
+    try:
+        obj.cost(M), obj.egrad(M), obj.ehvp(M, V)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert obj._delta is None
+    assert peak <= mds_module._memory(1500) + 2 * X.nbytes
+    assert peak < 8 * 1500**2 / 4, peak

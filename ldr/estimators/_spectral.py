@@ -16,7 +16,7 @@ and its top-k eigenvectors are U = Φ Q Σ^{-1}, Q, Σ² the top-k eigenpairs of
 n×m is stored): memory O(b·m + m² + n·k), time O(n·m·(q + m)).  The error knob is m; m = n
 gives the exact embedding to rounding (``tests/test_pairwise_scale.py``).
 
-``"auto"``: exact up to :data:`DENSE_MAX` rows (128 MB for K), Nyström beyond.
+``"auto"``: exact up to ``DENSE_MAX`` rows (128 MB for K), Nyström beyond.
 """
 
 from __future__ import annotations
