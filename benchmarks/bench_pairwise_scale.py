@@ -147,6 +147,10 @@ def child(method: str, kind: str, n: int, solver: str | None) -> dict:
 
         obj = NCA(X, y, 2)
         row["nca_objective"] = obj.objective_value(obj.point(model.components_))
+    if method == "mds-landmarks" and n <= LONG_N:  # the exact stress-1 at the landmark answer
+        from ldr.objectives import MDS
+
+        row["exact_stress"] = MDS(X, 2).stress(model.M_)
     n_iter = getattr(model, "n_iter_", None)
     row["n_iter"] = int(n_iter) if np.ndim(n_iter) == 0 and n_iter is not None else None
     return row
@@ -192,6 +196,8 @@ def fmt(row) -> list:
         merit = f"f_NCA {row['nca_objective']:.6g}"
     elif "merit" in row:
         merit = f"{row['merit_name']} {row['merit']:.4g}"
+    if "exact_stress" in row:
+        merit += f" (exact {row['exact_stress']:.4g})"
     iters = f" ({row['n_iter']} it)" if row.get("n_iter") is not None else ""
     return [row["method"], row["data"], row["n"], row.get("solver") or "default",
             f"{row['seconds']:.1f} s{iters}", f"{row['peak_mb']:.0f} MB",
