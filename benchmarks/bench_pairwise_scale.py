@@ -165,18 +165,37 @@ def run_one(method, kind, n, solver, timeout, memory_limit) -> dict:
             resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
 
     base = {"method": method, "data": kind, "n": n, "solver": solver}
-    try:
-        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
-                             preexec_fn=limit, env={**os.environ, "OMP_NUM_THREADS": "1",
-                                                    "OPENBLAS_NUM_THREADS": "1"})
-    except subprocess.TimeoutExpired:
-        return {**base, "status": f"over budget (> {timeout:.0f} s)"}
-    if out.returncode != 0:
-        last = (out.stderr.strip().splitlines() or ["?"])[-1]
-        status = "over memory" if "MemoryError" in out.stderr or "Unable to allocate" in \
-            out.stderr else f"failed: {last[:80]}"
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=limit, env={**os.environ, "OMP_NUM_THREADS": "1",
+                                                   "OPENBLAS_NUM_THREADS": "1"})
+    start, hwm = time.perf_counter(), 0.0
+    while proc.poll() is None:     # the child's peak RSS so far, also for a fit cut off
+        hwm = max(hwm, _vm_hwm_mb(proc.pid))
+        if time.perf_counter() - start > timeout:
+            proc.kill()
+            proc.communicate()
+            return {**base, "status": f"over budget (> {timeout:.0f} s; peak RSS by then "
+                                      f"{hwm:.0f} MB)"}
+        time.sleep(0.5)
+    stdout, stderr = proc.communicate()
+    if proc.returncode != 0:
+        last = (stderr.strip().splitlines() or ["?"])[-1]
+        status = "over memory" if "MemoryError" in stderr or "Unable to allocate" in \
+            stderr else f"failed: {last[:80]}"
         return {**base, "status": status}
-    return {**json.loads(out.stdout.strip().splitlines()[-1]), "status": "ok"}
+    return {**json.loads(stdout.strip().splitlines()[-1]), "status": "ok"}
+
+
+def _vm_hwm_mb(pid: int) -> float:
+    """The peak resident set (VmHWM) of a running process, in MiB (0 where unreadable)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
 
 
 def available_stochastic() -> list[str]:
