@@ -59,12 +59,15 @@ r ≤ min(d, C − 1), else PCA when r < min(d, n), else the identity — in uni
 scalings are scale-equivariant and equal scikit-learn's start exactly; PCA and the identity
 are orthonormal in M (scikit-learn's are orthonormal in L: the same when c = 1).
 
-**Memory and time.**  NCA keeps one n×n float64 array per point (the kernel K of
-``objectives/_pairwise.py``, about 26 MB for n = 1797, scikit-learn's digits; the
+**Memory and time.**  Up to 2048 samples NCA keeps one n×n float64 array per point (the
+kernel K of ``objectives/_pairwise.py``, about 26 MB for n = 1797, scikit-learn's digits; the
 Hessian-vector product forms three more), and an evaluation costs n²/2 exponentials (K is
-symmetric) and a few passes over K; the large-margin cost, gradient and Hessian go by strips
-of rows (``objectives/_lmnn.py``) and keep no n×n array, at O(n²(r + k)) time.  Fine to
-several thousand samples: scikit-learn's NCA holds several n×n arrays at once.
+symmetric) and a few passes over K; beyond 2048 (or with ``block_size``) it goes by strips of
+rows (``objectives/_nca.py``, n² exponentials, about 10 strips of max(32, 2¹⁶/n) rows: 260 MB at
+n = 10⁵).  The
+large-margin cost, gradient and Hessian go by strips of rows (``objectives/_lmnn.py``) and keep
+no n×n array, at O(n²(r + k)) time.  Time, not memory, limits both: at n = 10⁵ one evaluation
+is 10¹⁰ exponentials.
 """
 
 from __future__ import annotations
@@ -77,6 +80,7 @@ from ldr.data.validation import check_data, check_labels, check_new_data
 from ldr.errors import ParameterError
 from ldr.objective import Method, Objective
 from ldr.objectives._lmnn import large_margin
+from ldr.objectives._nca import DENSE_MAX, nca_strips, strip_memory
 from ldr.objectives._pairwise import (
     class_blocks,
     ddist,
@@ -201,6 +205,10 @@ class NCA(_MetricLearning):
         Embedding dimension, 1 ≤ r ≤ n_features (r = n_features learns a full-rank metric).
     init : {"auto", "lda", "pca", "identity"}
         Which start :meth:`heuristic` returns (scikit-learn's NCA names).
+    block_size : int, optional
+        Rows per strip of the strip-by-strip oracles (``objectives/_nca.py``), which keep no
+        n×n array.  None (default): one dense n×n kernel up to 2048 samples, strips of
+        max(32, 2¹⁶/n) rows beyond.
 
     Notes
     -----
@@ -218,12 +226,17 @@ class NCA(_MetricLearning):
     """
 
     method = Method("nca", "neighbourhood components analysis, −Σ_i p_i on R^{d×r}",
-                    supervised=True, memory=lambda n, sizes: 8 * 6.2 * n**2)
+                    supervised=True, memory=lambda n, sizes: _nca_memory(n))
 
     default_solver = "lbfgs"
 
-    def __init__(self, X, y, r, init="auto"):
+    def __init__(self, X, y, r, init="auto", block_size: int | None = None):
         super().__init__(X, y, r, init)
+        if block_size is not None and (isinstance(block_size, bool) or not isinstance(
+                block_size, numbers.Integral) or block_size < 1):
+            raise ParameterError("block_size", f"must be a positive integer, got {block_size!r}")
+        self.block_size = block_size
+        self._strips = block_size is not None or self.n_samples > DENSE_MAX
         # rows sorted by class: the same-class pairs are the diagonal blocks (_pairwise, P1)
         order, self._blocks = class_blocks(self.codes_)
         self._Xo = self._Xs[order]
@@ -262,12 +275,17 @@ class NCA(_MetricLearning):
         key = self._point_key(M)
         if key == self._cache_key:
             return self._cache
+        if self._strips:
+            f, G = nca_strips(self._Xo @ M, self._zo, step=self.block_size)
+            self._cache_key, self._cache = key, {"f": f, "egrad": -self._Xo.T @ G}
+            return self._cache
         self._cache_key, self._cache = key, nca_softmax(self._Xo @ M, self._blocks)
         return self._cache
 
     def objective_value(self, M) -> float:
         """f_NCA = Σ_i p_i at L = Mᵀ/c (scikit-learn's objective; −cost)."""
-        return float(np.sum(self._state(M)["p"]))
+        st = self._state(M)
+        return st["f"] if "f" in st else float(np.sum(st["p"]))
 
     def cost(self, M) -> float:
         return -self.objective_value(M)
@@ -279,6 +297,9 @@ class NCA(_MetricLearning):
         return st["egrad"].copy()
 
     def ehvp(self, M, V) -> np.ndarray:
+        if self._strips:
+            return -self._Xo.T @ nca_strips(self._Xo @ M, self._zo, self._Xo @ V,
+                                            step=self.block_size)
         st = self._state(M)
         U, p = st["U"], st["p"]
         P = nca_probabilities(st)
@@ -297,6 +318,12 @@ class NCA(_MetricLearning):
         dA += P * dp[:, None]
         return -2.0 * self._Xo.T @ (sym_laplacian_times(dA, U)
                                     + nca_laplacian_times(st, dU, self._blocks))
+
+
+def _nca_memory(n: int) -> float:
+    """Bytes of NCA's oracles: the dense path's n×n arrays up to ``DENSE_MAX`` rows (measured
+    by tracemalloc, 6.2 n×n float64), the strips' beyond (``objectives/_nca.py``)."""
+    return 8 * 6.2 * n**2 if n <= DENSE_MAX else strip_memory(n)
 
 
 def huber_hinge(z: np.ndarray, delta: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

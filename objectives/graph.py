@@ -73,6 +73,8 @@ from ldr.objectives.quotient import QuotientOfTraces
 __all__ = ["LPP", "NPE"]
 
 FORMS = ("ratio", "whitened")
+#: numbers per chunk of the edge-wise passes (2²⁰: 8 MB), so that no nnz × d array is formed
+EDGE_ENTRIES = 2**20
 
 
 # --- neighbourhood graphs ----------------------------------------------------------------------
@@ -135,7 +137,12 @@ def heat_weights(X: np.ndarray, G: sp.csr_matrix, tau: float | None = None
     so duplicated samples get weight 1 (not a dropped zero-distance entry).
     """
     rows, cols = _edges(G)
-    sq = np.sum((X[rows] - X[cols]) ** 2, axis=1)
+    sq = np.empty(rows.shape[0])
+    step = max(1, EDGE_ENTRIES // max(X.shape[1], 1))    # edges per chunk: no nnz × d array
+    for e in range(0, rows.shape[0], step):
+        f = min(e + step, rows.shape[0])
+        diff = X[rows[e:f]] - X[cols[e:f]]
+        np.einsum("ij,ij->i", diff, diff, out=sq[e:f])
     if tau is None:
         tau = float(np.median(sq))
         if not tau > 0:
@@ -151,8 +158,24 @@ def heat_weights(X: np.ndarray, G: sp.csr_matrix, tau: float | None = None
 def barycenter_weights(X: np.ndarray, G: sp.csr_matrix, reg: float = 1e-3) -> sp.csr_matrix:
     """LLE's reconstruction weights: row i minimizes ‖x_i − Σ_j w_j x_j‖² over the neighbours
     j of i in G, subject to Σ_j w_j = 1; the local Gram matrix is regularized by
-    ``reg``·trace (scikit-learn's convention), which makes it solvable when k > d."""
+    ``reg``·trace (scikit-learn's convention), which makes it solvable when k > d.  Rows with
+    the same number of neighbours (all of a k-NN graph) are solved in batches of local Gram
+    matrices, as scikit-learn's ``barycenter_weights`` does."""
     data = np.empty(G.nnz)
+    counts = np.diff(G.indptr)
+    if G.shape[0] and np.all(counts == counts[0]) and counts[0] > 0:
+        k = int(counts[0])
+        nbrs = G.indices.reshape(-1, k)
+        step = max(1, EDGE_ENTRIES // (k * max(X.shape[1], k)))
+        for i0 in range(0, G.shape[0], step):
+            i1 = min(i0 + step, G.shape[0])
+            Z = X[nbrs[i0:i1]] - X[i0:i1, None, :]             # (b, k, d)
+            C = Z @ Z.transpose(0, 2, 1)
+            tr = np.trace(C, axis1=1, axis2=2)
+            C[:, np.arange(k), np.arange(k)] += np.where(tr > 0, reg * tr, reg)[:, None]
+            w = np.linalg.solve(C, np.ones((i1 - i0, k, 1)))[:, :, 0]
+            data[i0 * k:i1 * k] = (w / w.sum(axis=1, keepdims=True)).ravel()
+        return sp.csr_matrix((data, G.indices.copy(), G.indptr.copy()), shape=G.shape)
     for i in range(G.shape[0]):
         lo, hi = G.indptr[i], G.indptr[i + 1]
         Z = X[G.indices[lo:hi]] - X[i]

@@ -25,9 +25,22 @@ samples contribute exactly nothing), and differs from ‖u‖ by at most ε.  Th
 every gradient bounded (|∂e/∂u| ≤ 1); the Hessian grows like δ/ε only at coincident
 projections, where the true stress has its concave kink.
 
-Everything is accumulated over blocks of rows: besides the n×n dissimilarities (O(n²)
-memory) no temporary exceeds block_size × n × r.  The cost depends on M only through the
-distances ‖Mᵀ(x_i − x_j)‖, so the manifold is Grassmann.
+Everything is accumulated over blocks of rows: no temporary exceeds block_size × n × r.  The
+n×n dissimilarities are stored up to ``STORE_MAX`` rows (128 MB); beyond, a block's rows of
+δ are recomputed from X when the block is used (blocked stress: exact, O(b·n) memory, one more
+product per block) — a precomputed ``dissimilarity`` is always stored.  The cost depends on M
+only through the distances ‖Mᵀ(x_i − x_j)‖, so the manifold is Grassmann.
+
+**Landmarks** (``landmarks=m``): the stress over the n·m pairs (i, ℓ) with ℓ in m landmark
+rows drawn uniformly (seeded), scaled by n/m — an unbiased estimate of Eq. 4's Σ_ij — in
+O(n·m·r) time per evaluation instead of O(n²·r).  With rows i ∈ R = all rows and columns
+ℓ ∈ C = the landmarks, u_iℓ = y_i − y_ℓ and the same Ω,
+
+    ∇f = (n/m) (X_Rᵀ[diag(Ω1) Y_R − Ω Y_C] − X_Cᵀ[Ωᵀ Y_R − diag(Ωᵀ1) Y_C])           (L1)
+
+(which for C = R and a symmetric Ω is 2XᵀL_ΩXM above), and the Hessian the same with
+(Ω, Y) → (Ω, Z) + (Ω′, Y).  It is an approximation: its minimizer is not the exact one.
+Measured (``benchmarks/bench_pairwise_scale.py``): see the README's table.
 """
 
 from __future__ import annotations
@@ -43,6 +56,10 @@ from ldr.errors import ParameterError
 from ldr.objective import Method, Objective
 
 __all__ = ["MDS"]
+
+#: the n×n dissimilarities are stored up to this many rows (8·n² bytes: 128 MiB); a block's
+#: rows are recomputed from X beyond
+STORE_MAX = 4096
 
 
 def _check_dissimilarity(D, n: int) -> np.ndarray:
@@ -70,20 +87,26 @@ class MDS(Objective):
     r : int, 1 ≤ r < n_features
     dissimilarity : array (n_samples, n_samples), optional
         Precomputed δ_ij (symmetric, non-negative, zero diagonal).  Default: ``metric``
-        distances of X.
+        distances of X (stored up to 4096 samples, recomputed per block beyond).
     metric : str
         Any :func:`sklearn.metrics.pairwise_distances` metric, used when ``dissimilarity`` is
         not given (default ``"euclidean"``).
     eps : float, optional
         Smoothing of the projected distances (module docstring); default 1e-6 × the median
-        positive dissimilarity.
+        positive dissimilarity (of a seeded 2000-row subsample when δ is not stored).
     block_size : int, optional
         Rows per block of the n×n accumulations (default: blocks of about 2²¹ numbers).
+    landmarks : int, optional
+        m: the stress over the pairs (i, landmark) only, scaled by n/m (module docstring,
+        (L1)); None (default): all pairs, exact.
+    random_state : int, default 0
+        Seed of the landmarks (and of the subsample for ``eps``).
     manifold : {"grassmann", "stiefel"}
 
     Attributes
     ----------
-    mean_, delta (the n×n dissimilarities), eps
+    mean_, delta (the n×n dissimilarities, formed on request when not stored; n×m with
+    landmarks), eps, landmarks_ (indices, or None)
 
     Examples
     --------
@@ -99,28 +122,46 @@ class MDS(Objective):
     """
 
     method = Method("mds", "metric MDS: Kruskal-Shepard stress of the projection",
-                    memory=lambda n, sizes: 8 * 3.1 * n**2 + 2**27)  # n×n, then blocks
+                    memory=lambda n, sizes: _memory(n))
 
     default_solver = "trust-region"
 
     def __init__(self, X, r: int, dissimilarity=None, metric: str = "euclidean",
                  eps: float | None = None, block_size: int | None = None,
-                 manifold: str = "grassmann"):
+                 landmarks: int | None = None, random_state=0, manifold: str = "grassmann"):
         X = check_data(X, "X")
         n, d = X.shape
         r = check_rank(r, d)
-        if dissimilarity is None:
-            try:
-                from sklearn.metrics import pairwise_distances
-
-                delta = pairwise_distances(X, metric=metric)
-            except (TypeError, ValueError) as exc:
-                raise ParameterError("metric", f"{exc}") from None
-            delta = 0.5 * (delta + delta.T)
-            np.fill_diagonal(delta, 0.0)
+        if landmarks is not None and (isinstance(landmarks, bool) or not isinstance(
+                landmarks, numbers.Integral) or not 2 <= landmarks <= n):
+            raise ParameterError("landmarks", f"must be None or an integer in [2, n_samples = "
+                                 f"{n}], got {landmarks!r}")
+        self.landmarks_ = None if landmarks is None else np.sort(
+            np.random.default_rng(random_state).choice(n, int(landmarks), replace=False))
+        self.mean_ = X.mean(axis=0)
+        self.X = X - self.mean_
+        self.metric = metric
+        self._delta = None
+        if dissimilarity is not None:
+            self._delta = _check_dissimilarity(dissimilarity, n)
+            if self.landmarks_ is not None:
+                self._delta = self._delta[:, self.landmarks_]
+        elif n <= STORE_MAX or (self.landmarks_ is not None and n * len(self.landmarks_)
+                                <= STORE_MAX**2):
+            self._delta = self._distances(slice(0, n))
+            if self.landmarks_ is None:
+                self._delta = 0.5 * (self._delta + self._delta.T)
+                np.fill_diagonal(self._delta, 0.0)
         else:
-            delta = _check_dissimilarity(dissimilarity, n)
-        positive = delta[delta > 0]
+            self._distances(slice(0, 1))  # the metric's error, now
+        if self._delta is not None:
+            positive = self._delta[self._delta > 0]
+        else:
+            from scipy.spatial.distance import pdist
+
+            sub = np.random.default_rng(random_state).choice(n, min(n, 2000), replace=False)
+            positive = pdist(self.X[sub], metric=metric)
+            positive = positive[positive > 0]
         if positive.size == 0:
             raise ParameterError("X", "all dissimilarities are 0 (every sample is the same); "
                              "nothing to scale")
@@ -130,80 +171,135 @@ class MDS(Objective):
                 or not np.isfinite(eps) or eps <= 0:
             raise ParameterError("eps", f"the distance smoothing must be a positive number, got "
                              f"{eps!r}")
+        cols = n if self.landmarks_ is None else len(self.landmarks_)
         if block_size is None:
-            block_size = max(1, min(n, 2**21 // (n * r)))
+            block_size = max(1, min(n, 2**21 // (cols * r)))
         elif isinstance(block_size, bool) or not isinstance(block_size, numbers.Integral) \
                 or block_size < 1:
             raise ParameterError("block_size", f"must be a positive integer, got {block_size!r}")
-        self.mean_ = X.mean(axis=0)
-        self.X = X - self.mean_
-        self.delta, self.eps = delta, float(eps)
+        self.eps = float(eps)
         self.block_size = int(block_size)
         self.shape, self.manifold = (d, r), manifold
 
+    def _cols(self) -> np.ndarray:
+        return self.X if self.landmarks_ is None else self.X[self.landmarks_]
+
+    def _distances(self, sl) -> np.ndarray:
+        """Rows ``sl`` of δ (against the landmarks, if any), from X."""
+        try:
+            from sklearn.metrics import pairwise_distances
+
+            D = pairwise_distances(self.X[sl], self._cols(), metric=self.metric)
+        except (TypeError, ValueError) as exc:
+            raise ParameterError("metric", f"{exc}") from None
+        i = np.arange(sl.start, min(sl.stop, self.X.shape[0]))   # d(x_i, x_i) = 0 exactly
+        if self.landmarks_ is None:
+            D[i - sl.start, i] = 0.0
+        else:
+            pos = np.minimum(np.searchsorted(self.landmarks_, i), len(self.landmarks_) - 1)
+            own = self.landmarks_[pos] == i
+            D[(i - sl.start)[own], pos[own]] = 0.0
+        return D
+
+    @property
+    def delta(self) -> np.ndarray:
+        """The dissimilarities (n×n, or n×m with landmarks); formed here when not stored."""
+        return self._delta if self._delta is not None else self._distances(
+            slice(0, self.X.shape[0]))
+
     def _blocks(self):
+        """(rows, δ of those rows) per block; δ recomputed when it is not stored."""
         n, b = self.X.shape[0], self.block_size
-        return [slice(i, min(i + b, n)) for i in range(0, n, b)]
+        for i in range(0, n, b):
+            sl = slice(i, min(i + b, n))
+            yield sl, (self._delta[sl] if self._delta is not None else self._distances(sl))
+
+    @property
+    def _scale(self) -> float:
+        """n/m with landmarks (an unbiased estimate of Σ_ij), else 1."""
+        return 1.0 if self.landmarks_ is None else self.X.shape[0] / len(self.landmarks_)
 
     # -- cost (autograd-traceable) ------------------------------------------------------------
     def cost(self, M):
         Y = anp.dot(self.X, M)
+        Yc = Y if self.landmarks_ is None else Y[self.landmarks_]
         eps = self.eps
         total = 0.0
-        for sl in self._blocks():
-            diff = Y[sl][:, None, :] - Y[None, :, :]
+        for sl, delta in self._blocks():
+            diff = Y[sl][:, None, :] - Yc[None, :, :]
             s = anp.sqrt(anp.sum(diff**2, axis=2) + eps**2)
-            total = total + anp.sum((self.delta[sl] - (s - eps)) ** 2)
-        return total
+            total = total + anp.sum((delta - (s - eps)) ** 2)
+        return self._scale * total
 
     def stress(self, M) -> float:
-        """Kruskal's stress-1, √(Σ(δ_ij − ‖Mᵀ(x_i − x_j)‖)² / Σ δ_ij²), exact distances (no ε)."""
+        """Kruskal's stress-1, √(Σ(δ_ij − ‖Mᵀ(x_i − x_j)‖)² / Σ δ_ij²), exact distances (no ε),
+        over the pairs the cost sums (all, or (i, landmark))."""
         Y = self.X @ M
-        num = 0.0
-        for sl in self._blocks():
-            dist = np.sqrt(np.sum((Y[sl][:, None, :] - Y[None, :, :]) ** 2, axis=2))
-            num += float(np.sum((self.delta[sl] - dist) ** 2))
-        return float(np.sqrt(num / np.sum(self.delta**2)))
+        Yc = Y if self.landmarks_ is None else Y[self.landmarks_]
+        num = den = 0.0
+        for sl, delta in self._blocks():
+            dist = np.sqrt(np.sum((Y[sl][:, None, :] - Yc[None, :, :]) ** 2, axis=2))
+            num += float(np.sum((delta - dist) ** 2))
+            den += float(np.sum(delta**2))
+        return float(np.sqrt(num / den))
 
     # -- closed-form oracles ------------------------------------------------------------------
-    def _omega(self, Y, sl):
+    def _omega(self, Y, Yc, sl, delta):
         """(differences u, s, Ω) for the rows ``sl``."""
-        diff = Y[sl][:, None, :] - Y[None, :, :]
+        diff = Y[sl][:, None, :] - Yc[None, :, :]
         s = np.sqrt(np.einsum("ijk,ijk->ij", diff, diff) + self.eps**2)
-        omega = 2.0 - 2.0 * (self.delta[sl] + self.eps) / s
+        omega = 2.0 - 2.0 * (delta + self.eps) / s
         return diff, s, omega
+
+    def _pairs_times(self, om, A, Ac, sl, out_rows, out_cols):
+        """Add rows ``sl`` of diag(Ω1)A_R − ΩA_C to ``out_rows`` and ΩᵀA_R − diag(Ωᵀ1)A_C to
+        ``out_cols`` ((L1); A = Y, or Z for the Hessian)."""
+        out_rows[sl] += om.sum(axis=1)[:, None] * A[sl] - om @ Ac
+        out_cols += om.T @ A[sl] - om.sum(axis=0)[:, None] * Ac
+
+    def _combine(self, rows, cols) -> np.ndarray:
+        """X_Rᵀ rows − X_Cᵀ cols, times n/m (L1); 2XᵀL_Ω(·) when the columns are all rows."""
+        return self._scale * (self.X.T @ rows - self._cols().T @ cols)
 
     def egrad(self, M):
         M = np.asarray(M, dtype=float)
         Y = self.X @ M
-        G = np.zeros_like(M)
-        for sl in self._blocks():
-            _, _, om = self._omega(Y, sl)
-            LY = om.sum(axis=1)[:, None] * Y[sl] - om @ Y      # rows sl of L_Ω Y
-            G += self.X[sl].T @ LY
-        return 2.0 * G
+        Yc = Y if self.landmarks_ is None else Y[self.landmarks_]
+        rows, cols = np.zeros_like(Y), np.zeros_like(Yc)
+        for sl, delta in self._blocks():
+            _, _, om = self._omega(Y, Yc, sl, delta)
+            self._pairs_times(om, Y, Yc, sl, rows, cols)
+        return self._combine(rows, cols)
 
     def phi(self, M) -> np.ndarray:
+        """Φ with ∇f = 2ΦM: (1/2)(n/m)(X_Rᵀ diag(Ω1) X_R − X_RᵀΩX_C − X_CᵀΩᵀX_R
+        + X_Cᵀ diag(Ωᵀ1) X_C), symmetrized."""
         Y = self.X @ np.asarray(M, dtype=float)
+        Yc = Y if self.landmarks_ is None else Y[self.landmarks_]
+        Xc = self._cols()
         d = self.X.shape[1]
         P = np.zeros((d, d))
-        for sl in self._blocks():
-            _, _, om = self._omega(Y, sl)
-            P += self.X[sl].T @ (om.sum(axis=1)[:, None] * self.X[sl] - om @ self.X)
-        return 0.5 * (P + P.T)
+        colsum = np.zeros(Xc.shape[0])
+        for sl, delta in self._blocks():
+            _, _, om = self._omega(Y, Yc, sl, delta)
+            P += self.X[sl].T @ (om.sum(axis=1)[:, None] * self.X[sl] - 2.0 * om @ Xc)
+            colsum += om.sum(axis=0)
+        P += Xc.T @ (colsum[:, None] * Xc)
+        return 0.5 * self._scale * 0.5 * (P + P.T)
 
     def ehvp(self, M, V):
         M, V = np.asarray(M, dtype=float), np.asarray(V, dtype=float)
         Y, Z = self.X @ M, self.X @ V
-        H = np.zeros_like(M)
-        for sl in self._blocks():
-            diff, s, om = self._omega(Y, sl)
-            uw = np.einsum("ijk,ijk->ij", diff, Z[sl][:, None, :] - Z[None, :, :])
-            omp = 2.0 * (self.delta[sl] + self.eps) * uw / s**3
-            out = om.sum(axis=1)[:, None] * Z[sl] - om @ Z
-            out += omp.sum(axis=1)[:, None] * Y[sl] - omp @ Y
-            H += self.X[sl].T @ out
-        return 2.0 * H
+        lm = self.landmarks_
+        Yc, Zc = (Y, Z) if lm is None else (Y[lm], Z[lm])
+        rows, cols = np.zeros_like(Y), np.zeros_like(Yc)
+        for sl, delta in self._blocks():
+            diff, s, om = self._omega(Y, Yc, sl, delta)
+            uw = np.einsum("ijk,ijk->ij", diff, Z[sl][:, None, :] - Zc[None, :, :])
+            omp = 2.0 * (delta + self.eps) * uw / s**3
+            self._pairs_times(om, Z, Zc, sl, rows, cols)
+            self._pairs_times(omp, Y, Yc, sl, rows, cols)
+        return self._combine(rows, cols)
 
     def heuristic(self) -> np.ndarray:
         d, r = self.shape
@@ -212,3 +308,9 @@ class MDS(Objective):
 
     def transform(self, X, M):
         return (check_new_data(X, self.shape[0]) - self.mean_) @ M
+
+
+def _memory(n: int) -> float:
+    """Bytes of the oracles' arrays: the stored n×n δ and its blocks (8·3.1·n², measured) up
+    to ``STORE_MAX`` rows, blocks of about 2²¹ numbers (a few of them) beyond."""
+    return (8 * 3.1 * n**2 if n <= STORE_MAX else 0.0) + 2**27

@@ -31,9 +31,7 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-import scipy.linalg
 from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
-from sklearn.cluster import KMeans
 from sklearn.utils.multiclass import type_of_target
 from sklearn.utils.validation import check_is_fitted
 
@@ -57,11 +55,20 @@ from ldr.estimators._base import (
     warn_if_unconverged,
 )
 from ldr.estimators._output import validate_data
+from ldr.estimators._spectral import (
+    check_spectral,
+    cluster_rows,
+    gaussian_gamma,
+    kernel_embedding,
+)
 from ldr.kernels import Gaussian, make_kernel, median_distance
 from ldr.kernels.features import check_approximation
 from ldr.kernels.tiles import DEFAULT_MEMORY_BUDGET
 from ldr.manifolds import sin_largest_angle
 from ldr.objectives.hsic import HSIC, ApproximateHSIC, label_gamma
+
+#: y_kernel="gaussian" forms Γ densely up to this many rows, a low-rank factor beyond
+GAMMA_DENSE_MAX = 2000
 
 
 def _center(F: np.ndarray) -> np.ndarray:
@@ -80,29 +87,6 @@ def largest_eigengap(eigenvalues: np.ndarray, q_max: int | None = None) -> int:
     q_max = len(w) - 1 if q_max is None else min(q_max, len(w) - 1)
     gaps = np.diff(w)[:q_max]
     return int(np.argmax(gaps)) + 1
-
-
-def spectral_embedding(K: np.ndarray, k: int, center: bool = False
-                       ) -> tuple[np.ndarray, np.ndarray]:
-    """Top-k eigenvectors U of D^{-1/2} K D^{-1/2} (optionally centered, H·H), and D^{-1/2}."""
-    deg = K.sum(axis=1)
-    if np.any(deg <= 0):
-        raise ValueError("kernel matrix has a non-positive degree; use a positive kernel")
-    dm = 1.0 / np.sqrt(deg)
-    L = dm[:, None] * K * dm[None, :]
-    if center:
-        L = L - L.mean(axis=0)
-        L = L - L.mean(axis=1, keepdims=True)
-    n = K.shape[0]
-    _, U = scipy.linalg.eigh(0.5 * (L + L.T), subset_by_index=[n - k, n - 1])
-    return U[:, ::-1], dm
-
-
-def cluster_rows(U: np.ndarray, k: int, seed) -> np.ndarray:
-    """k-means on the row-normalized spectral embedding (Ng, Jordan & Weiss)."""
-    norms = np.linalg.norm(U, axis=1, keepdims=True)
-    V = U / np.maximum(norms, 1e-300)
-    return KMeans(n_clusters=k, n_init=10, random_state=seed).fit_predict(V)
 
 
 class _HSICBase(OutputMixin, TransformerMixin, BaseEstimator):
@@ -225,7 +209,8 @@ class SupervisedHSIC(_HSICBase):
     block_size : rows per block of the W-step's kernel passes
     memory_budget : bytes for the W-step's b×n working arrays (default 256 MiB); the block
         size is chosen from it, so memory is O(n·(block + d)), never O(n²) (for class labels
-        or ``y_kernel="linear"``; ``y_kernel="gaussian"`` forms a dense n×n Γ)
+        or ``y_kernel="linear"``; ``y_kernel="gaussian"`` forms a dense n×n Γ up to 2000
+        samples, a Nyström factor with max(n_features, 256) landmarks beyond)
     backend : "numpy" (in-process block loop) or "dask" (blocks as Dask tasks on the current
         scheduler, e.g. a ``dask.distributed`` client)
     approximation : None (exact), "rff" (random Fourier features) or "nystroem" — the
@@ -289,8 +274,11 @@ class SupervisedHSIC(_HSICBase):
         Y = (Y - Y.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
         if self.y_kernel == "linear":
             return _center(Y), np.full(Y.shape[1], 1.0 / n**2)
-        KY = Gaussian(median_distance(Y) if n > 1 else 1.0).gram(Y, np.eye(Y.shape[1]))
-        KY = KY - KY.mean(axis=0)  # y_kernel == "gaussian"
+        sigma = median_distance(Y) if n > 1 else 1.0  # y_kernel == "gaussian"
+        if n > GAMMA_DENSE_MAX:  # a low-rank factor: never n×n (_spectral.gaussian_gamma)
+            return gaussian_gamma(Y, sigma, max(self.n_features, 256), seed_of(self.random_state))
+        KY = Gaussian(sigma).gram(Y, np.eye(Y.shape[1]))
+        KY = KY - KY.mean(axis=0)
         return (KY - KY.mean(axis=1, keepdims=True)) / n**2
 
     def fit(self, X, y):
@@ -342,13 +330,19 @@ class _ClusteringHSIC(ClusterMixin, _HSICBase):
         if not (isinstance(k, numbers.Integral) and 2 <= k < n):
             raise ParameterError("n_clusters", f"must be an integer in [2, n_samples), got {k!r}")
         self.kernel_ = self._kernel(Xs)
-        U, dm = spectral_embedding(self.kernel_.gram(Xs, np.eye(d)), k, self.center_u)
+        spectral, seed = check_spectral(self.spectral), seed_of(self.random_state)
+
+        def embed(Z):  # the U-step: exact up to 4000 rows, Nyström beyond (_spectral)
+            return kernel_embedding(self.kernel_, Z, k, self.center_u, spectral,
+                                    self.n_features, seed)
+
+        U, dm = embed(Xs)
         W, history = None, []
         for it in range(1, self.max_outer + 1):
             Gamma = self._gamma(U, dm, n)
             obj, res = self._fit_w(Xs, Gamma, W0=W)
             W = res.M
-            U_new, dm = spectral_embedding(obj.gram(W), k, self.center_u)
+            U_new, dm = embed(Xs @ W)
             change = sin_largest_angle(U, U_new)
             history.append({"outer": it, "cost": res.cost, "u_change": change,
                             "w_converged": res.converged})
@@ -379,8 +373,10 @@ class UnsupervisedHSIC(_ClusteringHSIC):
     n_clusters : int, default 2
         Keyword-only (the first argument is ``n_components``, as in every estimator).
     kernel, sigma, solver, start, tol, max_iter, solver_params, random_state, block_size,
-    memory_budget, backend, approximation, n_features : as SupervisedHSIC (the W-step's;
-    the U-step's spectral embedding needs the n×n kernel)
+    memory_budget, backend, approximation, n_features : as SupervisedHSIC (the W-step's)
+    spectral : {"auto", "exact", "nystroem"}, the U-step's embedding: the dense n×n kernel's,
+        or Nyström's with ``n_features`` landmarks (n×m, never n×n); "auto": exact up to 4000
+        samples (``ldr/estimators/_spectral.py``)
     max_outer : alternations at most;  outer_tol : stop when sin θ(U_k, U_{k+1}) ≤ outer_tol
     """
 
@@ -388,7 +384,7 @@ class UnsupervisedHSIC(_ClusteringHSIC):
                  solver=None, start="heuristic", tol=1e-8, max_iter=500, solver_params=None,
                  max_outer=20, outer_tol=1e-6, random_state=0, block_size=None,
                  memory_budget=DEFAULT_MEMORY_BUDGET, backend="numpy", approximation=None,
-                 n_features=512):
+                 n_features=512, spectral="auto"):
         self.n_clusters, self.n_components, self.kernel, self.sigma = (
             n_clusters, n_components, kernel, sigma)
         self.solver, self.start, self.tol, self.max_iter = solver, start, tol, max_iter
@@ -396,7 +392,8 @@ class UnsupervisedHSIC(_ClusteringHSIC):
         self.max_outer, self.outer_tol = max_outer, outer_tol
         self.random_state, self.block_size = random_state, block_size
         self.memory_budget, self.backend = memory_budget, backend
-        self.approximation, self.n_features = approximation, n_features
+        self.approximation, self.n_features, self.spectral = (approximation, n_features,
+                                                              spectral)
 
     def _gamma(self, U, dm, n):
         return _center(U), np.full(U.shape[1], 1.0 / n**2)
@@ -423,7 +420,7 @@ class SemiSupervisedHSIC(_ClusteringHSIC):
     mu : float ≥ 0, default 1
         The weight μ of the experts' scores.
     kernel, sigma, solver, start, tol, max_iter, solver_params, max_outer, outer_tol,
-    random_state, block_size, memory_budget, backend, approximation, n_features : as
+    random_state, block_size, memory_budget, backend, approximation, n_features, spectral : as
     UnsupervisedHSIC
     """
 
@@ -432,7 +429,7 @@ class SemiSupervisedHSIC(_ClusteringHSIC):
                  solver_params=None, max_outer=20, outer_tol=1e-6, random_state=0,
                  block_size=None,
                  memory_budget=DEFAULT_MEMORY_BUDGET, backend="numpy", approximation=None,
-                 n_features=512):
+                 n_features=512, spectral="auto"):
         self.n_clusters, self.n_components, self.mu = n_clusters, n_components, mu
         self.kernel, self.sigma = kernel, sigma
         self.solver, self.start, self.tol, self.max_iter = solver, start, tol, max_iter
@@ -440,7 +437,8 @@ class SemiSupervisedHSIC(_ClusteringHSIC):
         self.max_outer, self.outer_tol = max_outer, outer_tol
         self.random_state, self.block_size = random_state, block_size
         self.memory_budget, self.backend = memory_budget, backend
-        self.approximation, self.n_features = approximation, n_features
+        self.approximation, self.n_features, self.spectral = (approximation, n_features,
+                                                              spectral)
 
     def _gamma(self, U, dm, n):
         F = np.column_stack([dm[:, None] * U, self._scores])
@@ -484,7 +482,7 @@ class KDAC(_ClusteringHSIC):
         on the moon data 0.5 recovers either view from the other for every seed tried, 1.0
         not always)
     kernel, sigma, solver, start, tol, max_iter, solver_params, max_outer, outer_tol,
-    random_state, block_size, memory_budget, backend, approximation, n_features : as
+    random_state, block_size, memory_budget, backend, approximation, n_features, spectral : as
     UnsupervisedHSIC
     """
 
@@ -495,7 +493,7 @@ class KDAC(_ClusteringHSIC):
                  solver_params=None, max_outer=20, outer_tol=1e-6, random_state=0,
                  block_size=None,
                  memory_budget=DEFAULT_MEMORY_BUDGET, backend="numpy", approximation=None,
-                 n_features=512):
+                 n_features=512, spectral="auto"):
         self.n_clusters, self.n_components, self.lam = n_clusters, n_components, lam
         self.kernel, self.sigma = kernel, sigma
         self.solver, self.start, self.tol, self.max_iter = solver, start, tol, max_iter
@@ -503,7 +501,8 @@ class KDAC(_ClusteringHSIC):
         self.max_outer, self.outer_tol = max_outer, outer_tol
         self.random_state, self.block_size = random_state, block_size
         self.memory_budget, self.backend = memory_budget, backend
-        self.approximation, self.n_features = approximation, n_features
+        self.approximation, self.n_features, self.spectral = (approximation, n_features,
+                                                              spectral)
 
     def _gamma(self, U, dm, n):
         F = dm[:, None] * _center(np.column_stack([U, self._existing]))

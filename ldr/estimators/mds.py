@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ldr.estimators._base import LinearDR
+from ldr.estimators._solving import seed_of
 from ldr.objectives.mds import MDS as MDSObjective
 
 __all__ = ["MDS"]
@@ -13,7 +14,8 @@ class MDS(LinearDR):
 
     Minimizes the Kruskal–Shepard stress Σ_ij (δ_ij − ‖Mᵀ(x_i − x_j)‖)² (survey Eq. 4),
     δ the ``metric`` distances of X, from the PCA subspace (classical scaling).  Each cost
-    evaluation is O(n²): meant for thousands of samples, not millions.
+    evaluation is O(n²) time and O(n) memory beyond 4096 samples (δ recomputed per block of
+    rows); ``landmarks=m`` makes it O(n·m), an approximation (:class:`ldr.objectives.MDS`).
 
     Parameters
     ----------
@@ -26,6 +28,11 @@ class MDS(LinearDR):
         Smoothing of the projected distances (:class:`ldr.objectives.MDS`).
     block_size : int, optional
         Rows per block of the n×n accumulations.
+    landmarks : int, optional
+        m: the stress over the pairs (sample, one of m landmark samples drawn from
+        ``random_state``), scaled by n/m — for n ≳ 10⁴, where all n² pairs cost too much
+        time (an approximation; its gap to the exact stress: the README's scale table).
+        None (default): all pairs.
     solver, start, tol, max_iter, solver_params, random_state : see :class:`LinearDR`
 
     Attributes
@@ -47,15 +54,22 @@ class MDS(LinearDR):
     _pairwise_memory = True
 
     _objective_class = MDSObjective
-    _objective_args = ("metric", "eps", "block_size")
+    _objective_args = ("metric", "eps", "block_size", "landmarks")
 
     def __init__(self, n_components=None, *, metric="euclidean", eps=None, block_size=None,
-                 solver=None, start=None, tol=1e-8, max_iter=1000,
+                 landmarks=None, solver=None, start=None, tol=1e-8, max_iter=1000,
                  solver_params=None, random_state=0):
         self.n_components, self.metric, self.eps = n_components, metric, eps
-        self.block_size, self.solver, self.start = block_size, solver, start
+        self.block_size, self.landmarks = block_size, landmarks
+        self.solver, self.start = solver, start
         self.tol, self.max_iter = tol, max_iter
         self.solver_params, self.random_state = solver_params, random_state
+
+    def _objective_spec(self):
+        cls, kwargs = super()._objective_spec()
+        if cls is MDSObjective and self.landmarks is not None:
+            kwargs["random_state"] = seed_of(self.random_state)
+        return cls, kwargs
 
     def _finalize(self, obj, M, data):
         self.stress_ = obj.stress(M)

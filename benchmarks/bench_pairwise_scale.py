@@ -1,0 +1,286 @@
+"""The pairwise methods at 10⁴–10⁶ rows (issue 25): time and peak memory per fit.
+
+Each fit runs in its own subprocess (``--child``), so its peak resident memory (``ru_maxrss``)
+is that fit's alone, under a wall-clock limit (``--timeout``: a fit past it is reported "over
+budget", not waited for) and an address-space limit (``--memory-limit``: a fit that would
+allocate more fails with MemoryError, reported "over memory").  BLAS on one thread.  Data:
+
+* ``classification``: scikit-learn's ``make_classification`` at n rows, d = 50 features
+  (10 informative), 10 classes, seed 0;
+* ``mnist``: an MNIST-sized generator, 70 000 × 784, 10 classes (``make_classification`` with
+  50 informative features, the rest noise; ``--mnist-n`` for fewer rows).
+
+Each row reports the fit's wall time, its peak RSS (and the data's own size: X is n·d·8
+bytes), the method's own figure of merit at the answer (LPP/NPE ratio, MDS stress-1, NCA
+objective, …) and the 5-NN accuracy of the embedding (2000 training and 2000 test rows drawn
+from the fitted rows).  Where scikit-learn's NCA runs (``sk-nca``), ldr's NCA objective at its
+answer is compared with scikit-learn's at scikit-learn's answer (both evaluated by ldr's
+objective, which equals scikit-learn's, ``tests/test_dml.py``).
+
+Stochastic solvers: when ``ldr.solvers`` registers "sgd", "adam" or "svrg" (issue 25 item 2,
+another branch), ``--stochastic`` adds a row per such solver for the methods that take a
+``solver``, with the relative objective gap to the exact solver's answer.  WDA's rows come
+from ``benchmarks/bench_wda_scale.py``'s ``wda_rows(ns)`` when that file exists (a note
+otherwise).
+
+    python benchmarks/bench_pairwise_scale.py --n 10000 100000 --timeout 600
+    python benchmarks/bench_pairwise_scale.py --data mnist --methods lpp npe mds-landmarks
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+#: the fits :func:`build` makes
+METHODS = ("lpp", "npe", "mds", "mds-landmarks", "nca", "nca-noplateau", "sk-nca", "lmnn",
+           "unsupervised-hsic", "semisupervised-hsic", "kdac", "hsic-gaussian-y",
+           "wda-clustering")
+#: at n above this, NCA runs a fixed number of iterations, LMNN one (one evaluation is n²
+#: pairs: 10¹⁰ at n = 10⁵); the row says so
+LONG_N = 20_000
+LONG_ITERS = 3
+STOCHASTIC = ("sgd", "adam", "svrg")
+
+
+def make_data(kind: str, n: int, seed: int = 0):
+    from sklearn.datasets import make_classification
+
+    if kind == "mnist":
+        X, y = make_classification(n_samples=n, n_features=784, n_informative=50,
+                                   n_redundant=0, n_classes=10, n_clusters_per_class=1,
+                                   class_sep=2.0, random_state=seed)
+    else:
+        X, y = make_classification(n_samples=n, n_features=50, n_informative=10,
+                                   n_redundant=0, n_classes=10, n_clusters_per_class=1,
+                                   class_sep=2.0, random_state=seed)
+    return X, y
+
+
+def build(method: str, n: int, d: int, solver=None):
+    """(estimator, fit arguments kind: "X", "Xy", "Xt" (continuous target), merit name)."""
+    import ldr.estimators as est
+
+    r = 2
+    long = n > LONG_N
+    kw = {} if solver is None else {"solver": solver}
+    if method == "lpp":
+        return est.LPP(r, n_neighbors=10, **kw), "X", "ratio_"
+    if method == "npe":
+        return est.NPE(r, n_neighbors=10, **kw), "X", "ratio_"
+    if method == "mds":
+        return est.MDS(r, **kw), "X", "stress_"
+    if method == "mds-landmarks":
+        return est.MDS(r, landmarks=1000, **kw), "X", "stress_"
+    if method == "nca":
+        return est.NCA(r, **({"max_iter": LONG_ITERS} if long else {}), **kw), "Xy", \
+            "objective_value_"
+    if method == "nca-noplateau":   # the plateau rule off: the gradient rule or 200 iterations
+        return est.NCA(r, max_iter=LONG_ITERS if long else 200, solver_params={"ftol": 0},
+                       **kw), "Xy", "objective_value_"
+    if method == "lmnn":
+        return est.LargeMarginDML(r, **({"max_iter": 1} if long else {}), **kw), \
+            "Xy", "cost_"
+    if method == "sk-nca":
+        from sklearn.neighbors import NeighborhoodComponentsAnalysis
+
+        return NeighborhoodComponentsAnalysis(r, random_state=0), "Xy", None
+    hsic = {"approximation": "nystroem"} if n > 5000 else {}
+    if method == "unsupervised-hsic":
+        return est.UnsupervisedHSIC(r, n_clusters=10, max_outer=5, **hsic, **kw), "X", None
+    if method == "semisupervised-hsic":
+        return est.SemiSupervisedHSIC(r, n_clusters=10, max_outer=5, **hsic, **kw), "Xy", None
+    if method == "kdac":
+        return est.KDAC(r, n_clusters=10, max_outer=5, **hsic, **kw), "Xy", None
+    if method == "hsic-gaussian-y":
+        return est.SupervisedHSIC(r, y_kernel="gaussian", **hsic, **kw), "Xt", None
+    if method == "wda-clustering":
+        return est.WDAClustering(r, n_clusters=10), "X", None
+    raise SystemExit(f"unknown method {method!r}; choose from {METHODS}")
+
+
+def knn_accuracy(Z, y, seed=0) -> float:
+    from sklearn.neighbors import KNeighborsClassifier
+
+    rng = np.random.default_rng(seed)
+    idx = rng.permutation(len(y))[:4000]
+    tr, te = idx[: len(idx) // 2], idx[len(idx) // 2:]
+    return float(KNeighborsClassifier(5).fit(Z[tr], y[tr]).score(Z[te], y[te]))
+
+
+def child(method: str, kind: str, n: int, solver: str | None) -> dict:
+    """One fit in this process: the JSON row."""
+    from threadpoolctl import threadpool_limits
+
+    X, y = make_data(kind, n)
+    if kind == "classification":
+        X = (X - X.mean(axis=0)) / X.std(axis=0)
+    data_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    model, args, merit = build(method, n, X.shape[1], solver)
+    t = X[:, 0] + 0.1 * np.random.default_rng(1).standard_normal(n)   # a continuous target
+    fit_args = {"X": (X,), "Xy": (X, y), "Xt": (X, t)}[args]
+    with threadpool_limits(1):
+        start = time.perf_counter()
+        model.fit(*fit_args)
+        seconds = time.perf_counter() - start
+    Z = model.transform(X)
+    row = {"method": method, "data": kind, "n": n, "d": X.shape[1], "solver": solver,
+           "seconds": seconds, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+           / 1024, "data_mb": X.nbytes / 2**20, "after_data_mb": data_rss,
+           "knn": knn_accuracy(Z, y)}
+    if merit is not None:
+        row["merit"] = float(getattr(model, merit))
+        row["merit_name"] = merit.rstrip("_")
+    if method in ("nca", "nca-noplateau", "sk-nca") and n <= LONG_N:  # ldr's = sklearn's
+        from ldr.objectives import NCA
+
+        obj = NCA(X, y, 2)
+        row["nca_objective"] = obj.objective_value(obj.point(model.components_))
+    if method == "mds-landmarks" and n <= LONG_N:  # the exact stress-1 at the landmark answer
+        from ldr.objectives import MDS
+
+        row["exact_stress"] = MDS(X, 2).stress(model.M_)
+    n_iter = getattr(model, "n_iter_", None)
+    row["n_iter"] = int(n_iter) if np.ndim(n_iter) == 0 and n_iter is not None else None
+    return row
+
+
+def run_one(method, kind, n, solver, timeout, memory_limit) -> dict:
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", method, kind, str(n),
+           solver or "-"]
+
+    def limit():
+        if memory_limit:
+            resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+
+    base = {"method": method, "data": kind, "n": n, "solver": solver}
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=limit, env={**os.environ, "OMP_NUM_THREADS": "1",
+                                                   "OPENBLAS_NUM_THREADS": "1"})
+    start, hwm = time.perf_counter(), 0.0
+    while proc.poll() is None:     # the child's peak RSS so far, also for a fit cut off
+        hwm = max(hwm, _vm_hwm_mb(proc.pid))
+        if time.perf_counter() - start > timeout:
+            proc.kill()
+            proc.communicate()
+            return {**base, "status": f"over budget (> {timeout:.0f} s; peak RSS by then "
+                                      f"{hwm:.0f} MB)"}
+        time.sleep(0.5)
+    stdout, stderr = proc.communicate()
+    if proc.returncode != 0:
+        last = (stderr.strip().splitlines() or ["?"])[-1]
+        status = "over memory" if "MemoryError" in stderr or "Unable to allocate" in \
+            stderr else f"failed: {last[:80]}"
+        return {**base, "status": status}
+    return {**json.loads(stdout.strip().splitlines()[-1]), "status": "ok"}
+
+
+def _vm_hwm_mb(pid: int) -> float:
+    """The peak resident set (VmHWM) of a running process, in MiB (0 where unreadable)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def available_stochastic() -> list[str]:
+    try:
+        from ldr.solvers import REGISTRY
+    except ImportError:
+        return []
+    return [s for s in STOCHASTIC if s in REGISTRY]
+
+
+def fmt(row) -> list:
+    if row["status"] != "ok":
+        return [row["method"], row["data"], row["n"], row.get("solver") or "default",
+                row["status"], "", "", "", ""]
+    merit = ""
+    if "nca_objective" in row:
+        merit = f"f_NCA {row['nca_objective']:.6g}"
+    elif "merit" in row:
+        merit = f"{row['merit_name']} {row['merit']:.4g}"
+    if "exact_stress" in row:
+        merit += f" (exact {row['exact_stress']:.4g})"
+    iters = f" ({row['n_iter']} it)" if row.get("n_iter") is not None else ""
+    return [row["method"], row["data"], row["n"], row.get("solver") or "default",
+            f"{row['seconds']:.1f} s{iters}", f"{row['peak_mb']:.0f} MB",
+            f"{row['data_mb']:.0f} MB", merit, f"{row['knn']:.3f}"]
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--n", type=int, nargs="+", default=[10_000, 100_000])
+    p.add_argument("--data", choices=("classification", "mnist"), default="classification")
+    p.add_argument("--mnist-n", type=int, default=70_000)
+    p.add_argument("--methods", nargs="+", default=list(METHODS))
+    p.add_argument("--timeout", type=float, default=600.0, help="seconds per fit")
+    p.add_argument("--memory-limit", type=float, default=6.0, help="GiB of address space "
+                   "per fit (0: none)")
+    p.add_argument("--stochastic", action="store_true")
+    p.add_argument("--wda", action="store_true", help="add bench_wda_scale.wda_rows(ns)")
+    p.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.child:
+        method, kind, n, solver = args.child
+        print(json.dumps(child(method, kind, int(n), None if solver == "-" else solver)))
+        return
+    from _common import print_header, print_table
+
+    ns = [args.mnist_n] if args.data == "mnist" else args.n
+    limit = int(args.memory_limit * 2**30) if args.memory_limit else 0
+    print_header("Pairwise methods at scale (one fit per subprocess, BLAS on one thread)", [
+        f"data: {args.data}, n = {ns}; per fit: {args.timeout:.0f} s, "
+        f"{args.memory_limit:g} GiB address space; above n = {LONG_N} NCA runs "
+        f"{LONG_ITERS} iterations, LMNN 1"])
+    rows = []
+    stochastic = available_stochastic() if args.stochastic else []
+    if args.stochastic and not stochastic:
+        print("note: no stochastic solver registered (sgd/adam/svrg): exact rows only")
+    for n in ns:
+        for method in args.methods:
+            row = run_one(method, args.data, n, None, args.timeout, limit)
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+            for solver in stochastic if method not in ("sk-nca", "wda-clustering") else ():
+                srow = run_one(method, args.data, n, solver, args.timeout, limit)
+                if srow["status"] == "ok" and row["status"] == "ok" and "merit" in row:
+                    srow["gap"] = abs(srow["merit"] - row["merit"]) / max(abs(row["merit"]),
+                                                                          1e-300)
+                rows.append(srow)
+                print(json.dumps(srow), flush=True)
+    print()
+    print_table(["method", "data", "n", "solver", "time", "peak RSS", "X", "merit", "5-NN"],
+                [fmt(r) for r in rows])
+    gaps = [r for r in rows if "gap" in r]
+    if gaps:
+        print_table(["method", "n", "solver", "relative gap to exact"],
+                    [[r["method"], r["n"], r["solver"], f"{r['gap']:.2e}"] for r in gaps])
+    if args.wda:
+        try:
+            from bench_wda_scale import wda_rows
+        except ImportError:
+            print("note: benchmarks/bench_wda_scale.py (wda_rows) is not here: no WDA rows")
+        else:
+            wda_rows(ns)
+    print(f"\nfinished {time.strftime('%H:%M:%S')}; rows: {len(rows)}; "
+          f"over budget: {sum('over' in r['status'] for r in rows)}")
+
+
+if __name__ == "__main__":
+    main()
