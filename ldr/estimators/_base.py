@@ -11,10 +11,8 @@ Every estimator speaks one vocabulary (``tests/test_vocabulary.py`` walks them a
                     own names)
 ``tol``             the gradient tolerance: ``gtol`` of :func:`ldr.solve`, relative to
                     the problem's gradient scale
-``max_iter``        the solver's budget: a value other than the default bounds the whole fit
-                    (every stage of a chain, the trust region's Hessian-vector products
-                    counted; a stage that reaches it ends the chain); the default is a
-                    per-stage cap
+``max_iter``        a value other than the default bounds the whole fit (every stage, tCG's
+                    Hessian-vector products counted); the default caps each stage
 ``solver_params``   every other option of :func:`ldr.solve` (``xtol``, ``ftol``,
                     ``fwindow``, ``max_time``, ``gtol_scale``, ``certify``, ``callback``),
                     as a dict
