@@ -9,8 +9,7 @@ Every estimator speaks one vocabulary (``tests/test_vocabulary.py`` walks them a
 ``solver``          any solver or chain :func:`ldr.solve` accepts
 ``start``           the start point ("heuristic", "random", an array, or the method's
                     own names)
-``tol``             the gradient tolerance: ``gtol`` of :func:`ldr.solve`, relative to
-                    the problem's gradient scale
+``tol``             the gradient tolerance, ``gtol`` of :func:`ldr.solve` (relative)
 ``max_iter``        a value other than the default bounds the whole fit (every stage, tCG's
                     Hessian-vector products counted); the default caps each stage
 ``solver_params``   every other option of :func:`ldr.solve` (``xtol``, ``ftol``,
