@@ -41,6 +41,7 @@ from ldr.data.rows import map_rows
 from ldr.data.validation import check_labels, check_magnitude, is_lazy, refuse_lazy
 from ldr.driver import solve
 from ldr.errors import ParameterError
+from ldr.estimators._anderson import SubspaceAnderson
 from ldr.estimators._base import (
     FLOAT_DTYPES,
     OutputMixin,
@@ -341,18 +342,28 @@ class _ClusteringHSIC(ClusterMixin, _HSICBase):
         k = self.n_clusters
         if not (isinstance(k, numbers.Integral) and 2 <= k < n):
             raise ParameterError("n_clusters", f"must be an integer in [2, n_samples), got {k!r}")
+        if self.acceleration not in ("anderson", None):
+            raise ParameterError("acceleration", f"expected 'anderson' or None, got "
+                                 f"{self.acceleration!r}")
         self.kernel_ = self._kernel(Xs)
         U, dm = spectral_embedding(self.kernel_.gram(Xs, np.eye(d)), k, self.center_u)
         W, history = None, []
+        accelerate = SubspaceAnderson() if self.acceleration == "anderson" else None
         for it in range(1, self.max_outer + 1):
             Gamma = self._gamma(U, dm, n)
             obj, res = self._fit_w(Xs, Gamma, W0=W)
-            W = res.M
-            U_new, dm = spectral_embedding(obj.gram(W), k, self.center_u)
-            change = sin_largest_angle(U, U_new)
+            U_out, dm_out = spectral_embedding(obj.gram(res.M), k, self.center_u)
+            # the fixed-point residual: how far the round moved the U it started from
+            change = sin_largest_angle(U, U_out)
             history.append({"outer": it, "cost": res.cost, "u_change": change,
                             "w_converged": res.converged})
-            U = U_new
+            if change <= self.outer_tol or accelerate is None or W is None:
+                W, U, dm = res.M, U_out, dm_out
+            else:  # the next round starts from Anderson's proposal (_anderson)
+                W_next = accelerate.step(W, res.M)
+                U, dm = ((U_out, dm_out) if W_next is res.M else
+                         spectral_embedding(obj.gram(W_next), k, self.center_u))
+                W = W_next
             if change <= self.outer_tol:
                 break
         self.n_outer_, self.history_, self.n_iter_ = it, history, it
@@ -381,12 +392,22 @@ class UnsupervisedHSIC(_ClusteringHSIC):
     kernel, sigma, solver, start, tol, max_iter, solver_params, random_state, block_size,
     memory_budget, backend, approximation, n_features : as SupervisedHSIC (the W-step's;
     the U-step's spectral embedding needs the n×n kernel)
-    max_outer : alternations at most;  outer_tol : stop when sin θ(U_k, U_{k+1}) ≤ outer_tol
+    max_outer : alternations at most (default 30);  outer_tol : stop when a round moves the
+        embedding it started from by sin θ(U_k, U_k⁺) ≤ outer_tol (its fixed-point residual)
+    acceleration : "anderson" (default) or None
+        The rounds' subspace W follows Anderson's proposal (depth 5, restarted when a round
+        does not reduce the residual; ``ldr.estimators._anderson``) or, with None, the plain
+        alternation; both have the same fixed points.  Measured on the 14 classification
+        tables of ``benchmarks/bench_real.py``: the plain alternation's rate was 0.4–0.9
+        and it reached outer_tol 1e-6 within 20 rounds on 7; with Anderson all 14
+        converged, in at most 11 rounds on the development tables and 12 on the held-out
+        ones, to the same cost.
     """
 
     def __init__(self, n_components=None, *, n_clusters=2, kernel="gaussian", sigma=None,
                  solver=None, start="heuristic", tol=1e-8, max_iter=500, solver_params=None,
-                 max_outer=20, outer_tol=1e-6, random_state=0, block_size=None,
+                 max_outer=30, outer_tol=1e-6, acceleration="anderson", random_state=0,
+                 block_size=None,
                  memory_budget=DEFAULT_MEMORY_BUDGET, backend="numpy", approximation=None,
                  n_features=512):
         self.n_clusters, self.n_components, self.kernel, self.sigma = (
@@ -394,6 +415,7 @@ class UnsupervisedHSIC(_ClusteringHSIC):
         self.solver, self.start, self.tol, self.max_iter = solver, start, tol, max_iter
         self.solver_params = solver_params
         self.max_outer, self.outer_tol = max_outer, outer_tol
+        self.acceleration = acceleration
         self.random_state, self.block_size = random_state, block_size
         self.memory_budget, self.backend = memory_budget, backend
         self.approximation, self.n_features = approximation, n_features
@@ -429,7 +451,8 @@ class SemiSupervisedHSIC(_ClusteringHSIC):
 
     def __init__(self, n_components=None, *, n_clusters=2, mu=1.0, kernel="gaussian",
                  sigma=None, solver=None, start="heuristic", tol=1e-8, max_iter=500,
-                 solver_params=None, max_outer=20, outer_tol=1e-6, random_state=0,
+                 solver_params=None, max_outer=30, outer_tol=1e-6, acceleration="anderson",
+                 random_state=0,
                  block_size=None,
                  memory_budget=DEFAULT_MEMORY_BUDGET, backend="numpy", approximation=None,
                  n_features=512):
@@ -438,6 +461,7 @@ class SemiSupervisedHSIC(_ClusteringHSIC):
         self.solver, self.start, self.tol, self.max_iter = solver, start, tol, max_iter
         self.solver_params = solver_params
         self.max_outer, self.outer_tol = max_outer, outer_tol
+        self.acceleration = acceleration
         self.random_state, self.block_size = random_state, block_size
         self.memory_budget, self.backend = memory_budget, backend
         self.approximation, self.n_features = approximation, n_features
@@ -492,7 +516,8 @@ class KDAC(_ClusteringHSIC):
 
     def __init__(self, n_components=None, *, n_clusters=2, lam=0.5, kernel="gaussian",
                  sigma=None, solver=None, start="heuristic", tol=1e-8, max_iter=500,
-                 solver_params=None, max_outer=20, outer_tol=1e-6, random_state=0,
+                 solver_params=None, max_outer=30, outer_tol=1e-6, acceleration="anderson",
+                 random_state=0,
                  block_size=None,
                  memory_budget=DEFAULT_MEMORY_BUDGET, backend="numpy", approximation=None,
                  n_features=512):
@@ -501,6 +526,7 @@ class KDAC(_ClusteringHSIC):
         self.solver, self.start, self.tol, self.max_iter = solver, start, tol, max_iter
         self.solver_params = solver_params
         self.max_outer, self.outer_tol = max_outer, outer_tol
+        self.acceleration = acceleration
         self.random_state, self.block_size = random_state, block_size
         self.memory_budget, self.backend = memory_budget, backend
         self.approximation, self.n_features = approximation, n_features
