@@ -22,6 +22,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ldr.errors import ParameterError
+from ldr.manifolds import sin_largest_angle
+
 
 class SubspaceAnderson:
     """Anderson-accelerated proposals for a fixed point of a map of q-dimensional subspaces
@@ -57,3 +60,31 @@ class SubspaceAnderson:
         P = (G[-1] - dG @ gamma).reshape(W_in.shape[0], W_in.shape[0])
         _, V = np.linalg.eigh(0.5 * (P + P.T))
         return V[:, ::-1][:, :W_in.shape[1]]
+
+
+def alternate(U, dm, round_, max_outer: int, outer_tol: float, acceleration):
+    """Run an alternation from the embedding ``(U, dm)``: ``round_(U, dm, W)`` fits W from
+    the embedding (warm-started at W, None in the first round) and returns ``(W_out, embed,
+    record)`` — ``embed(W)`` the embedding of a subspace, ``record`` the round's entries of
+    ``history_``.  A round's change is sin θ(U, embed(W_out)), its fixed-point residual; the
+    next round starts from W_out or, with ``acceleration="anderson"``, from
+    :class:`SubspaceAnderson`'s proposal.  Returns ``(U, history, rounds, last change)``."""
+    if acceleration not in ("anderson", None):
+        raise ParameterError("acceleration", f"expected 'anderson' or None, got "
+                             f"{acceleration!r}")
+    accelerate = SubspaceAnderson() if acceleration == "anderson" else None
+    W, history = None, []
+    for it in range(1, max_outer + 1):
+        W_out, embed, record = round_(U, dm, W)
+        U_out, dm_out = embed(W_out)
+        change = sin_largest_angle(U, U_out)
+        history.append({"outer": it, **record, "u_change": change})
+        if change <= outer_tol or accelerate is None or W is None:
+            W, U, dm = W_out, U_out, dm_out
+        else:
+            W_next = accelerate.step(W, W_out)
+            U, dm = (U_out, dm_out) if W_next is W_out else embed(W_next)
+            W = W_next
+        if change <= outer_tol:
+            break
+    return U, history, it, change
