@@ -369,11 +369,9 @@ class WDAClustering(ClusterMixin, _WDABase):
         return preserve_float32(super().__sklearn_tags__())
 
     def fit(self, X, y=None):
-        k = self.n_clusters
-        if not (isinstance(k, numbers.Integral) and not isinstance(k, bool) and k >= 2):
-            raise ParameterError("n_clusters", f"must be an integer in [2, n_samples), got {k!r}")
         X, _, dtype = self._validate_X(X)
-        if not k < X.shape[0]:
+        k = self.n_clusters
+        if not (isinstance(k, numbers.Integral) and 2 <= k < X.shape[0]):
             raise ParameterError("n_clusters", f"must be an integer in [2, n_samples), got {k!r}")
         self.mean_ = X.mean(axis=0)
         U = self.subspace_ = self._span(X)  # constant or collinear features: their span
