@@ -216,11 +216,13 @@ class UndercompleteICA(Objective):
 
     # --- cost and derivatives -----------------------------------------------------------
     def cost(self, M):
+        # Σ_k log p_k over all columns at once (a loop over columns was a quarter of a fit's
+        # time): ± log cosh by column, −y²/2 on the sub-Gaussian ones, and the constants
         Y = anp.dot(self.Z, M)
         _, logdet = anp.linalg.slogdet(anp.dot(M.T, M))
-        total = 0.0
-        for j, prior in enumerate(self.priors):
-            total = total + anp.sum(log_prior(Y[:, j], prior))
+        sign = np.where(self._sub, 1.0, -1.0)
+        total = (anp.sum(_log_cosh(Y) * sign) - 0.5 * anp.sum(Y * Y * self._sub)
+                 - self.n_samples_ * np.sum(np.where(self._sub, _HALF_LOG_2PI_E, _LOG_PI)))
         return -0.5 * logdet - total / self.n_samples_
 
     def egrad(self, M):

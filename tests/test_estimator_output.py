@@ -160,7 +160,8 @@ NATURAL_MAX = {  # d = 5 features (CCA: 3 and 2), 3 classes
     "LinearDR": 2, "CCA": 2, "OrthogonalCCA": 2,
     "UndercompleteICA": 5,          # square ICA: as many sources as features
     "NCA": 5, "LargeMarginDML": 5,  # a full-rank metric
-    "ReducedRankRegression": 2}     # min(n_features, n_targets): the rank constraint is void
+    "ReducedRankRegression": 2,     # min(n_features, n_targets): the rank constraint is void
+    "WDAClustering": 2}             # n_clusters − 1: the directions 3 cluster means span
 
 
 @pytest.mark.parametrize("name", sorted(NATURAL_MAX))

@@ -262,3 +262,44 @@ def test_ppca_default_components_fit_data_of_lower_rank():
     assert fitted.score(X) == pytest.approx(sk.score(X), rel=1e-3)
     with pytest.raises(ValueError, match="subspace of dimension"):
         est.PPCA(X.shape[1] - 1).fit(X)
+
+
+def test_factor_analysis_fits_constant_features_as_scikit_learn_does():
+    """digits has constant pixels (3 in all its rows, 8 in the first 500), where
+    scikit-learn's FactorAnalysis fits (ψ floored at 1e-12, loadings 0).  The estimator fits
+    the other features and gives the
+    constant ones zero loadings and ψ = 1e-12: its likelihood is scikit-learn's model's or
+    better, with the constant pixels' terms included, and the loadings span the same
+    subspace."""
+    from sklearn.datasets import load_digits
+    from sklearn.decomposition import FactorAnalysis as SkFA
+
+    import ldr.estimators as est
+
+    X = load_digits().data[:500]
+    const = np.flatnonzero(np.ptp(X, axis=0) == 0)
+    assert const.size == 8
+    fitted = est.FactorAnalysis(4).fit(X)
+    sk = SkFA(4, tol=1e-8, max_iter=3000, svd_method="lapack").fit(X)
+    np.testing.assert_array_equal(fitted.constant_features_, const)
+    assert fitted.components_.shape == sk.components_.shape == (4, 64)
+    assert np.all(fitted.components_[:, const] == 0)
+    np.testing.assert_allclose(fitted.noise_variance_[const], 1e-12)
+    np.testing.assert_allclose(sk.noise_variance_[const], 1e-12)
+    kept = np.setdiff1d(np.arange(64), const)
+    np.testing.assert_allclose(fitted.noise_variance_[kept], sk.noise_variance_[kept],
+                               rtol=1e-3, atol=1e-6)
+    assert fitted.score(X) >= sk.score(X) - 1e-6
+    assert fitted.score(X) == pytest.approx(fitted.log_likelihood_, rel=1e-10)
+    assert fitted.score(X) == pytest.approx(sk.score(X), rel=1e-4)
+    # the same factor subspace (loadings are identified up to a rotation)
+    Qa, Qb = np.linalg.qr(fitted.components_.T)[0], np.linalg.qr(sk.components_.T)[0]
+    assert np.linalg.norm(Qa @ Qa.T - Qb @ Qb.T, 2) < 1e-3
+    np.testing.assert_allclose(fitted.transform(X), fitted.objective_.transform(
+        X[:, kept], fitted.M_))
+    # a row off a constant pixel is as unlikely as in scikit-learn's model
+    Y = X[:3].copy()
+    Y[:, const[0]] += 1.0
+    np.testing.assert_allclose(fitted.score_samples(Y), sk.score_samples(Y), rtol=1e-6)
+    with pytest.raises(ValueError, match="n_components.*8 features are constant"):
+        est.FactorAnalysis(56).fit(X)

@@ -271,3 +271,31 @@ def test_wda_reg_error_names_the_reg_asked_for_not_the_coarse_one():
     with pytest.raises(ValueError) as err:
         ldr.solve(WDA(X, y, 1, reg=1.0), max_iter=100)
     assert err.value.param == "reg" and str(err.value).startswith("reg: 1 is too small")
+
+
+def test_wda_clustering_fits_a_split_with_no_within_cluster_spread():
+    """k-means splits the rows on a binary feature: along it every cluster is one point, the
+    within-cluster scatter is singular and WDA's objective refuses it (the WDA step of the
+    alternation did, before).  The clustering puts that direction first (the ratio is
+    unbounded along it), fits the rest on the range of the scatter and says so."""
+    rng = np.random.default_rng(0)
+    b = np.repeat([0.0, 1.0], 30)
+    X = np.column_stack([5 * b, rng.standard_normal((60, 3))])
+    codes = b.astype(int)
+    with pytest.raises(ValueError, match="S_w is singular"):
+        WDA(X, codes, 2)
+    model = WDAClustering(2, n_clusters=2).fit(X)
+    assert model.converged_ and model.n_null_directions_ == 1
+    assert [h["null_directions"] for h in model.history_] == [1] * model.n_outer_
+    assert abs(model.M_[0, 0]) == pytest.approx(1.0)  # the binary feature's axis
+    np.testing.assert_allclose(model.M_.T @ model.M_, np.eye(2), atol=1e-10)
+    assert adjusted_rand_score(codes, model.labels_) == 1.0
+    one = WDAClustering(1, n_clusters=2).fit(X)  # m = 1 >= p: the null direction alone
+    assert one.result_.solver == "null-space" and abs(one.M_[0, 0]) == pytest.approx(1.0)
+
+
+def test_wda_clustering_default_dimension_is_n_clusters_minus_one():
+    X, y = ldr.datasets.make_wda(200, seed=0)
+    assert WDAClustering(n_clusters=3).fit(X).n_components_ == 2
+    assert WDAClustering(n_clusters=2).fit(X).n_components_ == 1
+    assert WDAClustering(n_clusters=40).fit(X[:, :3]).n_components_ == 2  # ≤ n_features − 1

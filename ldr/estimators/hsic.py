@@ -39,6 +39,7 @@ from ldr.data.rows import map_rows
 from ldr.data.validation import check_labels, check_magnitude, is_lazy, refuse_lazy
 from ldr.driver import solve
 from ldr.errors import ParameterError
+from ldr.estimators._anderson import alternate
 from ldr.estimators._base import (
     FLOAT_DTYPES,
     OutputMixin,
@@ -64,7 +65,6 @@ from ldr.estimators._spectral import (
 from ldr.kernels import Gaussian, make_kernel, median_distance
 from ldr.kernels.features import check_approximation
 from ldr.kernels.tiles import DEFAULT_MEMORY_BUDGET
-from ldr.manifolds import sin_largest_angle
 from ldr.objectives.hsic import HSIC, ApproximateHSIC, label_gamma
 
 #: y_kernel="gaussian" forms Γ densely up to this many rows, a low-rank factor beyond
@@ -336,19 +336,13 @@ class _ClusteringHSIC(ClusterMixin, _HSICBase):
             return kernel_embedding(self.kernel_, Z, k, self.center_u, spectral,
                                     self.n_features, seed)
 
+        def round_(U, dm, W):
+            obj, res = self._fit_w(Xs, self._gamma(U, dm, n), W0=W)
+            return (res.M, lambda M: embed(Xs @ M),
+                    {"cost": res.cost, "w_converged": res.converged})
         U, dm = embed(Xs)
-        W, history = None, []
-        for it in range(1, self.max_outer + 1):
-            Gamma = self._gamma(U, dm, n)
-            obj, res = self._fit_w(Xs, Gamma, W0=W)
-            W = res.M
-            U_new, dm = embed(Xs @ W)
-            change = sin_largest_angle(U, U_new)
-            history.append({"outer": it, "cost": res.cost, "u_change": change,
-                            "w_converged": res.converged})
-            U = U_new
-            if change <= self.outer_tol:
-                break
+        U, history, it, change = alternate(U, dm, round_, self.max_outer, self.outer_tol,
+                                           self.acceleration)
         self.n_outer_, self.history_, self.n_iter_ = it, history, it
         self.converged_ = converged_alternation(self, change, "U", stacklevel=4)
         self.U_ = U
@@ -377,19 +371,23 @@ class UnsupervisedHSIC(_ClusteringHSIC):
     spectral : {"auto", "exact", "nystroem"}, the U-step's embedding: the dense n×n kernel's,
         or Nyström's with ``n_features`` landmarks (n×m, never n×n); "auto": exact up to 4000
         samples (``ldr/estimators/_spectral.py``)
-    max_outer : alternations at most;  outer_tol : stop when sin θ(U_k, U_{k+1}) ≤ outer_tol
+    max_outer : alternations at most (default 30);  outer_tol : stop when a round moves the
+        embedding it started from by sin θ(U_k, U_k⁺) ≤ outer_tol (its fixed-point residual)
+    acceleration : "anderson" (default; ``ldr.estimators._anderson``) or None (the plain
+        alternation), with the same fixed points.  On bench_real's 14 tables the plain
+        one converged (rate 0.4–0.9) within 20 rounds on 7; Anderson on all 14, in ≤ 12.
     """
 
     def __init__(self, n_components=None, *, n_clusters=2, kernel="gaussian", sigma=None,
                  solver=None, start="heuristic", tol=1e-8, max_iter=500, solver_params=None,
-                 max_outer=20, outer_tol=1e-6, random_state=0, block_size=None,
-                 memory_budget=DEFAULT_MEMORY_BUDGET, backend="numpy", approximation=None,
-                 n_features=512, spectral="auto"):
+                 max_outer=30, outer_tol=1e-6, acceleration="anderson", random_state=0,
+                 block_size=None, memory_budget=DEFAULT_MEMORY_BUDGET, backend="numpy",
+                 approximation=None, n_features=512, spectral="auto"):
         self.n_clusters, self.n_components, self.kernel, self.sigma = (
             n_clusters, n_components, kernel, sigma)
         self.solver, self.start, self.tol, self.max_iter = solver, start, tol, max_iter
         self.solver_params = solver_params
-        self.max_outer, self.outer_tol = max_outer, outer_tol
+        self.max_outer, self.outer_tol, self.acceleration = max_outer, outer_tol, acceleration
         self.random_state, self.block_size = random_state, block_size
         self.memory_budget, self.backend = memory_budget, backend
         self.approximation, self.n_features, self.spectral = (approximation, n_features,
@@ -420,21 +418,20 @@ class SemiSupervisedHSIC(_ClusteringHSIC):
     mu : float ≥ 0, default 1
         The weight μ of the experts' scores.
     kernel, sigma, solver, start, tol, max_iter, solver_params, max_outer, outer_tol,
-    random_state, block_size, memory_budget, backend, approximation, n_features, spectral : as
-    UnsupervisedHSIC
+    acceleration, random_state, block_size, memory_budget, backend, approximation, n_features,
+    spectral : as UnsupervisedHSIC
     """
 
     def __init__(self, n_components=None, *, n_clusters=2, mu=1.0, kernel="gaussian",
                  sigma=None, solver=None, start="heuristic", tol=1e-8, max_iter=500,
-                 solver_params=None, max_outer=20, outer_tol=1e-6, random_state=0,
-                 block_size=None,
-                 memory_budget=DEFAULT_MEMORY_BUDGET, backend="numpy", approximation=None,
-                 n_features=512, spectral="auto"):
+                 solver_params=None, max_outer=30, outer_tol=1e-6, acceleration="anderson",
+                 random_state=0, block_size=None, memory_budget=DEFAULT_MEMORY_BUDGET,
+                 backend="numpy", approximation=None, n_features=512, spectral="auto"):
         self.n_clusters, self.n_components, self.mu = n_clusters, n_components, mu
         self.kernel, self.sigma = kernel, sigma
         self.solver, self.start, self.tol, self.max_iter = solver, start, tol, max_iter
         self.solver_params = solver_params
-        self.max_outer, self.outer_tol = max_outer, outer_tol
+        self.max_outer, self.outer_tol, self.acceleration = max_outer, outer_tol, acceleration
         self.random_state, self.block_size = random_state, block_size
         self.memory_budget, self.backend = memory_budget, backend
         self.approximation, self.n_features, self.spectral = (approximation, n_features,
@@ -482,23 +479,22 @@ class KDAC(_ClusteringHSIC):
         on the moon data 0.5 recovers either view from the other for every seed tried, 1.0
         not always)
     kernel, sigma, solver, start, tol, max_iter, solver_params, max_outer, outer_tol,
-    random_state, block_size, memory_budget, backend, approximation, n_features, spectral : as
-    UnsupervisedHSIC
+    acceleration, random_state, block_size, memory_budget, backend, approximation, n_features,
+    spectral : as UnsupervisedHSIC
     """
 
     center_u = True
 
     def __init__(self, n_components=None, *, n_clusters=2, lam=0.5, kernel="gaussian",
                  sigma=None, solver=None, start="heuristic", tol=1e-8, max_iter=500,
-                 solver_params=None, max_outer=20, outer_tol=1e-6, random_state=0,
-                 block_size=None,
-                 memory_budget=DEFAULT_MEMORY_BUDGET, backend="numpy", approximation=None,
-                 n_features=512, spectral="auto"):
+                 solver_params=None, max_outer=30, outer_tol=1e-6, acceleration="anderson",
+                 random_state=0, block_size=None, memory_budget=DEFAULT_MEMORY_BUDGET,
+                 backend="numpy", approximation=None, n_features=512, spectral="auto"):
         self.n_clusters, self.n_components, self.lam = n_clusters, n_components, lam
         self.kernel, self.sigma = kernel, sigma
         self.solver, self.start, self.tol, self.max_iter = solver, start, tol, max_iter
         self.solver_params = solver_params
-        self.max_outer, self.outer_tol = max_outer, outer_tol
+        self.max_outer, self.outer_tol, self.acceleration = max_outer, outer_tol, acceleration
         self.random_state, self.block_size = random_state, block_size
         self.memory_budget, self.backend = memory_budget, backend
         self.approximation, self.n_features, self.spectral = (approximation, n_features,

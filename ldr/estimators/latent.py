@@ -7,7 +7,8 @@ import numpy as np
 import scipy.stats
 from sklearn.utils.validation import check_is_fitted
 
-from ldr.estimators._base import LinearDR
+from ldr.errors import ParameterError
+from ldr.estimators._base import LinearDR, cast_fitted
 from ldr.estimators._output import validate_data
 from ldr.objectives.latent import PPCA as PPCAObjective
 from ldr.objectives.latent import FactorAnalysis as FactorAnalysisObjective
@@ -103,11 +104,21 @@ class FactorAnalysis(_LatentGaussian):
     Starts at PPCA's closed form (ψ_j = σ²), which FA contains, so the answer is never less
     likely; ``transform`` is the posterior mean E[z | x].
 
+    **Constant features** (a pixel that is always 0, a dummy constant in a cross-validation
+    fold): their maximum-likelihood noise variance is 0 and the likelihood unbounded, so the
+    objective (:class:`ldr.objectives.FactorAnalysis`) refuses them.  The estimator fits the
+    model on the other features and gives each constant feature a zero loading and the noise
+    variance ``noise_floor`` (1e-12, scikit-learn's floor on ψ, which its FactorAnalysis
+    reaches there): the model's covariance is block diagonal, so this is the maximum of the
+    likelihood with ψ floored, and ``log_likelihood_`` and ``score`` include the constant
+    features' terms, as scikit-learn's do.  ``constant_features_`` lists them.
+
     Parameters
     ----------
     n_components : int or None, default None
         1 <= n_components < n_features; None: n_features − 1, the natural maximum (ldr's model
-        needs q < n_features).
+        needs q < n_features).  With k constant features: n_features − k − 1 and at most
+        that.
     solver, start, tol, max_iter, solver_params, random_state : see :class:`LinearDR`
 
     Attributes
@@ -116,9 +127,12 @@ class FactorAnalysis(_LatentGaussian):
     components_ : (n_components, n_features)
         The loadings Wᵀ, as scikit-learn's FactorAnalysis (columns of W orthogonal here).
     noise_variance_ : (n_features,)
-        ψ, the per-feature noise variances.
+        ψ, the per-feature noise variances (``noise_floor`` for a constant feature).
     log_likelihood_ : float
-        Mean log-likelihood per training sample (−cost_).
+        Mean log-likelihood per training sample (−cost_ without constant features).
+    constant_features_ : (k,) int array
+        The indices of the constant features (empty when there are none).  With k > 0,
+        ``M_``, ``objective_``, ``result_`` and ``cost_`` are the model of the other features.
     n_components_, cost_, n_iter_, result_, objective_, mean_ : see :class:`LinearDR`
 
     Examples
@@ -140,3 +154,79 @@ class FactorAnalysis(_LatentGaussian):
         self.n_components, self.solver, self.start = n_components, solver, start
         self.tol, self.max_iter = tol, max_iter
         self.solver_params, self.random_state = solver_params, random_state
+
+    #: the noise variance of a constant feature: scikit-learn's floor on ψ (its ``SMALL``)
+    noise_floor = 1e-12
+
+    def _prepare(self, X, y):
+        """Validate, then set constant features aside (the class docstring)."""
+        data = super()._prepare(X, y)
+        self.constant_features_ = np.zeros(0, dtype=np.intp)
+        if data.chunked:  # read in one pass: the objective's own check names them
+            return data
+        X = np.asarray(data.X, dtype=float)
+        scale = np.max(np.abs(X), axis=0)
+        const = np.flatnonzero(np.ptp(X, axis=0) <= 4 * np.finfo(float).eps * scale)
+        d = X.shape[1]
+        if const.size == 0:
+            return data
+        if d - const.size < 2:
+            raise ParameterError("X", f"{const.size} of its {d} features are constant "
+                                 f"({const.tolist()}): factor analysis needs at least two "
+                                 "features that vary")
+        self.constant_features_ = const
+        self._kept = np.setdiff1d(np.arange(d), const)
+        self._constant_stats = (X[:, const].mean(axis=0), X[:, const].var(axis=0))
+        data.X = X[:, self._kept]
+        return data
+
+    def _n_components(self, data):
+        try:
+            return super()._n_components(data)
+        except ParameterError as exc:
+            if self.constant_features_.size == 0 or exc.param != "n_components":
+                raise
+            k = data.n_features
+            raise ParameterError("n_components", f"must be an integer with 1 <= n_components "
+                                 f"< {k}: {self.constant_features_.size} features are "
+                                 f"constant ({self.constant_features_.tolist()}) and the "
+                                 f"model is fitted on the other {k}; got "
+                                 f"{self.n_components!r}") from None
+
+    def fit(self, X, y=None):
+        super().fit(X, y)
+        const = self.constant_features_
+        if const.size == 0:
+            return self
+        # back to all features: zero loadings, ψ at the floor, the constant's mean
+        d, keep = self.n_features_in_, self._kept
+        dtype = self.components_.dtype
+        mean_c, var_c = self._constant_stats
+        components = np.zeros((self.components_.shape[0], d))
+        components[:, keep] = self.components_
+        psi, mean = np.full(d, self.noise_floor), np.empty(d)
+        psi[keep], mean[keep], mean[const] = self.noise_variance_, self.mean_, mean_c
+        self.components_, self.noise_variance_, self.mean_ = components, psi, mean
+        self.log_likelihood_ = float(self.log_likelihood_ + np.sum(
+            -0.5 * (np.log(2 * np.pi * self.noise_floor) + var_c / self.noise_floor)))
+        cast_fitted(self, dtype)
+        return self
+
+    def _transform_block(self, X):
+        # a constant feature has a zero loading: it does not enter E[z | x]
+        if self.constant_features_.size:
+            X = np.asarray(X)[:, self._kept]
+        return self.objective_.transform(X, self.M_)
+
+    def score_samples(self, X) -> np.ndarray:
+        if getattr(self, "constant_features_", np.zeros(0)).size == 0:
+            return super().score_samples(X)
+        check_is_fitted(self, "M_")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        C = self.objective_.covariance(self.M_)
+        const = self.constant_features_
+        out = scipy.stats.multivariate_normal(self.mean_[self._kept], C).logpdf(
+            X[:, self._kept]).reshape(-1)
+        dev = (X[:, const] - self.mean_[const]) ** 2
+        return out - 0.5 * np.sum(np.log(2 * np.pi * self.noise_floor)
+                                  + dev / self.noise_floor, axis=1)

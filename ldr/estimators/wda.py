@@ -29,6 +29,7 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+import scipy.linalg
 from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
 from sklearn.cluster import KMeans
 from sklearn.decomposition import PCA as SkPCA
@@ -60,6 +61,7 @@ from ldr.manifolds import Geometry, sin_largest_angle
 from ldr.objectives.lda import scatter_matrices
 from ldr.objectives.wda import WDA
 from ldr.problem import Problem
+from ldr.result import Result, Trace
 from ldr.solvers.scf import SCF
 
 
@@ -320,15 +322,23 @@ def _merge_singletons(labels: np.ndarray, Z: np.ndarray) -> np.ndarray:
 class WDAClustering(ClusterMixin, _WDABase):
     """Iterative WDA clustering (Liu et al., Algorithm 2).
 
-    From P₀ (the top principal directions), repeat: k-means on XP → labels; P ← WDA-SCF on
-    those labels from P; stop when sin θ(P_k, P_{k+1}) ≤ ``outer_tol`` or after ``max_outer``.
+    From P₀ (the top principal directions), repeat: k-means on XP → labels (after the first
+    round started from the previous labels' centroids, ``_kmeans``); P ← WDA-SCF on those
+    labels from P; stop when sin θ(P_k, P_{k+1}) ≤ ``outer_tol`` or after ``max_outer``.
     A k-means cluster of a single sample (an outlier) joins the nearest cluster for the WDA
-    step, which needs two samples per class.
+    step, which needs two samples per class.  Where the clusters' within-cluster scatter is
+    singular — k-means split the data along a direction in which every cluster is one point,
+    such as a binary feature — those directions come first in P and WDA fits the rest on the
+    range of the scatter (``_wda_step``; ``n_null_directions_``, and each round's count in
+    ``history_``), where WassersteinDA's objective would refuse the singular scatter.
 
     Parameters
     ----------
     n_components : int or None, default None
-        As :class:`WassersteinDA` (None: n_features − 1).
+        p, 1 <= p < n_features; None: n_clusters − 1 (at most n_features − 1), the
+        directions k cluster means span (LDA's C − 1; Ding & Li's LDA-k-means).  Before ldr
+        0.3 None meant n_features − 1, as for :class:`WassersteinDA`: on digits (64
+        features, 10 clusters) a fit took over 60 s.
     n_clusters : int ≥ 2, default 3
         Keyword-only (the first argument is ``n_components``, as in every estimator).
     start : "pca" (default: the top principal directions) or an array (n_features, p)
@@ -342,7 +352,8 @@ class WDAClustering(ClusterMixin, _WDABase):
     M_ (n_features, p; ``P_`` is its deprecated alias), components_, labels_, mean_,
     result_ (the last WDA step's), history_, n_outer_, n_iter_, converged_, subspace_ (the
     span of the data when its covariance is singular: the alternation runs on its
-    coordinates; None otherwise)
+    coordinates; None otherwise), n_null_directions_ (the last round's directions of zero
+    within-cluster scatter, above; 0 normally)
     """
 
     def __init__(self, n_components=None, *, n_clusters=3, reg=1.0, solver="scf",
@@ -366,17 +377,18 @@ class WDAClustering(ClusterMixin, _WDABase):
         U = self.subspace_ = self._span(X)  # constant or collinear features: their span
         P = self._first_subspace(X, U)
         Xs = X if U is None else X @ U
-        history = []
+        history, labels = [], None
         for it in range(1, self.max_outer + 1):
             Z = (Xs - Xs.mean(axis=0)) @ P
-            labels = KMeans(k, n_init=10, random_state=self.random_state).fit_predict(Z)
-            res = self._solve(self._objective(Xs, _merge_singletons(labels, Z)), P)
-            change = sin_largest_angle(P, res.M)
+            labels = self._kmeans(Z, labels)
+            P_new, res, n_null = self._wda_step(Xs, _merge_singletons(labels, Z), P)
+            change = sin_largest_angle(P, P_new)
             history.append({"outer": it, "ratio": -res.cost, "p_change": change,
-                            "scf_converged": res.converged})
-            P = res.M
+                            "scf_converged": res.converged, "null_directions": n_null})
+            P = P_new
             if change <= self.outer_tol:
                 break
+        self.n_null_directions_ = n_null
         self.M_ = P if U is None else U @ P
         self.components_, self.result_ = self.M_.T, res
         self.labels_ = KMeans(k, n_init=10, random_state=self.random_state).fit_predict(
@@ -385,6 +397,60 @@ class WDAClustering(ClusterMixin, _WDABase):
         self.converged_ = converged_alternation(self, change, "P")
         cast_fitted(self, dtype)  # float32 in, float32 out (ldr.estimators._output)
         return self
+
+    def _natural_n_components(self, n_features: int) -> int | None:
+        """``n_components=None``: n_clusters − 1 (at most n_features − 1), the directions k
+        cluster means span — as LDA's C − 1 and the LDA-k-means alternation of Ding & Li
+        (2007); n_features − 1 before ldr 0.3."""
+        k = self.n_clusters
+        if isinstance(k, numbers.Integral) and not isinstance(k, bool) and k >= 2:
+            return int(min(k - 1, n_features - 1))
+        return None
+
+    def _kmeans(self, Z, previous):
+        """k-means on the projected rows Z: from 10 seeded starts in the first round, then
+        from the previous round's clusters' centroids in the new projection (one start).
+
+        The warm start makes each round's labels a descent from the previous ones, as in the
+        LDA-k-means alternation; with 10 fresh starts each round the labels jumped between
+        k-means' local optima and the alternation cycled (periods 7 and 14 on fair and
+        anes96/PID of ``benchmarks/bench_real.py``, never converging)."""
+        k = self.n_clusters
+        if previous is not None and np.all(np.bincount(previous, minlength=k) > 0):
+            init = np.array([Z[previous == c].mean(axis=0) for c in range(k)])
+            return KMeans(k, init=init, n_init=1).fit_predict(Z)
+        return KMeans(k, n_init=10, random_state=self.random_state).fit_predict(Z)
+
+    def _wda_step(self, Xs, labels, P):
+        """One WDA step on the clustering ``labels`` from P: ``(P_new, result, m)``.
+
+        Where the within-cluster scatter S_w is singular — m > 0 directions along which
+        every cluster is a single point (a binary feature that k-means split on), so the
+        ratio is unbounded — those m directions are the first of P_new (ordered by the
+        between-cluster scatter) and WDA fits the other p − m on the range of S_w, where it
+        is non-singular (null-space LDA's rule); with m ≥ p, P_new is the top p of them."""
+        classes, codes = np.unique(labels, return_inverse=True)
+        Sw, Sb, _ = scatter_matrices(Xs - Xs.mean(axis=0), codes, len(classes))
+        R = span_basis(Sw)
+        if R is None:
+            res = self._solve(self._objective(Xs, labels), P)
+            return res.M, res, 0
+        N = scipy.linalg.null_space(R.T)
+        p = P.shape[1]
+        _, V = np.linalg.eigh(N.T @ Sb @ N)
+        N = N @ V[:, ::-1]  # by between-cluster scatter
+        if N.shape[1] >= p:
+            M = N[:, :p]
+            res = Result(M=M, cost=-np.inf, converged=True, n_iter=0, time=0.0,
+                         grad_norm=0.0, trace=Trace(), solver="null-space",
+                         reason=f"the within-cluster scatter is zero along {N.shape[1]} "
+                                f"directions >= n_components: the ratio is unbounded there")
+            return M, res, N.shape[1]
+        q = p - N.shape[1]
+        start = np.linalg.svd(R.T @ P, full_matrices=False)[0][:, :q]
+        res = self._solve(WDA(Xs @ R, labels, q, reg=self.reg,
+                              sinkhorn_iter=self.sinkhorn_iter, eps=self.eps), start)
+        return np.column_stack([N, R @ res.M]), res, N.shape[1]
 
     def _first_subspace(self, X, U=None):
         """``start``: the top principal directions ("pca") or an orthonormalized array (in
