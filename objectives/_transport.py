@@ -67,7 +67,8 @@ class PairKernel:
         self._mleft = np.column_stack([Ya * -2.0, sa, one_a])      # M = mleft · mrightᵀ
         self._mright_t = np.ascontiguousarray(np.column_stack([Yb, one_b, sb]).T)
         self.cached = self.n * self.m * itemsize <= cache_bytes
-        self.rows = int(rows) if rows else block_rows(self.m, itemsize)
+        self.rows = min(self.n, int(rows) if rows else max(1, min(
+            block_rows(self.m, itemsize), int(cache_bytes // (2 * itemsize * self.m)))))
         self.K = self.alpha = self.beta = None
         self.exp_passes = 0  # reference kernels or blocked passes computed (for tests)
 
@@ -178,12 +179,21 @@ class PairKernel:
             self._set_reference(f, g)
         x, y = np.exp(f - self.alpha), np.exp(g - self.beta)
         return (x[:, None] * (self.K @ (y[:, None] * R)),
-                y[:, None] * (self.K.T @ (x[:, None] * L)))
+                y[:, None] * ((x[:, None] * L).T @ self.K).T)  # (LᵀK̃)ᵀ: faster than K̃ᵀL
 
     def final(self, f, g, R, L, with_m: bool):
-        """The plan T = E(f, g) by row blocks (exact exponent per entry): ``(T R, Tᵀ L)`` and,
+        """The plan T = E(f, g) by row blocks (from the reference kernel where accurate, else
+        one exponent per entry): ``(T R, Tᵀ L)`` and,
         with ``with_m``, ``((T∘M) R, (T∘M)ᵀ L, ⟨T, M⟩)``."""
-        Lf, Rt = self._factors(f, g)
+        ref = self.K is not None
+        if ref:  # T = diag(e^{f−α}) K̃ diag(e^{g−β}) where that is accurate (see prod)
+            dx, dy = (f - self.alpha).real.max(), (g - self.beta).real.max()
+            ref = dx < _OVER and dy < _OVER and dx + dy < _SAFE
+        if ref:
+            x, y = np.exp(f - self.alpha), np.exp(g - self.beta)
+        else:
+            Lf, Rt = self._factors(f, g)
+            self.exp_passes += 1
         dt = np.result_type(self.dtype, R, L)
         TR = np.empty((self.n, R.shape[1]), dtype=dt)
         TL = np.zeros((self.m, L.shape[1]), dtype=dt)
@@ -193,7 +203,11 @@ class PairKernel:
         mbuf = np.empty_like(buf) if with_m else None
         for r in self._blocks():
             k = r.stop - r.start
-            T = np.exp(np.matmul(Lf[r], Rt, out=buf[:k]), out=buf[:k])
+            if ref:
+                T = np.multiply(self.K[r], y, out=buf[:k])
+                T *= x[r, None]
+            else:
+                T = np.exp(np.matmul(Lf[r], Rt, out=buf[:k]), out=buf[:k])
             TR[r] = T @ R
             TL += T.T @ L[r]
             if with_m:
@@ -202,7 +216,6 @@ class PairKernel:
                 TMR[r] = TM @ R
                 TML += TM.T @ L[r]
                 loss = loss + TM.sum()
-        self.exp_passes += 1
         return (TR, TL, TMR, TML, loss) if with_m else (TR, TL)
 
 

@@ -64,13 +64,27 @@ from ldr.data.validation import (
 )
 from ldr.eigen import top_generalized
 from ldr.errors import ParameterError
+from ldr.kernels.tiles import DEFAULT_MEMORY_BUDGET, TARGET_BLOCK_BYTES
 from ldr.objective import Method, Objective
-from ldr.kernels.tiles import DEFAULT_MEMORY_BUDGET
 from ldr.objectives._sinkhorn import plan, sinkhorn, sqdist
 from ldr.objectives._transport import pair_gradient, pair_loss, pair_scatter
 from ldr.objectives.lda import scatter_matrices
 
 __all__ = ["WDA"]
+
+
+def wda_memory(n: int, sizes, memory_budget: float = DEFAULT_MEMORY_BUDGET,
+               sinkhorn_iter: int = 10) -> float:
+    """Peak bytes of WDA's oracles beyond the data (:attr:`ldr.objective.Method.memory`),
+    for the largest pair of classes (s rows each) in complex arithmetic (the complex-step
+    HVP: 16 bytes an entry; the gradient's 8 may fit where those do not): the reference
+    kernel if it fits half the budget, two row-block
+    buffers of at most ``TARGET_BLOCK_BYTES``, and the 2·sinkhorn_iter + 2 potentials."""
+    s = max(sizes) if sizes else n
+    pair = 16.0 * s * s
+    kernel = max([b * s * s for b in (8.0, 16.0) if b * s * s <= 0.5 * memory_budget] or [0])
+    block = min(pair, TARGET_BLOCK_BYTES, max(0.25 * memory_budget, 16.0 * s))
+    return kernel + 2 * block + 16.0 * 2 * s * (2 * sinkhorn_iter + 8)
 
 
 class WDA(Objective):
@@ -107,7 +121,7 @@ class WDA(Objective):
 
     method = Method("wda", "Wasserstein discriminant analysis (trace ratio; pencil for SCF)",
                     supervised=True, options={"reg": "reg"},  # plans per pair of classes
-                    memory=lambda n, sizes: 8 * 16 * max(sizes) ** 2)
+                    memory=lambda n, sizes: wda_memory(n, sizes))
 
     def __init__(self, X, y, r: int | None = None, reg: float = 1.0, sinkhorn_iter: int = 10,
                  eps: float = 1e-8, continuation: float = 10.0, manifold: str = "grassmann",
