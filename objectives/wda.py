@@ -21,10 +21,13 @@ given, not orthonormalized, as in POT), fixed for the whole run — so ``reg`` b
 to each pair's spread.
 
 * ``cost``   the trace ratio −tr(PᵀC_bP)/tr(PᵀC_wP) with T = T(P) (Flamary et al.), whose
-  gradient differentiates through the Sinkhorn iterations, as they do — by hand (reverse
-  mode, and forward mode over it for Hessian-vector products; about 4× faster than autograd,
-  and equal to it to rounding), with autograd through the log domain where the scalings are
-  extreme;
+  gradient differentiates through the Sinkhorn iterations, as they do — by a hand-written
+  reverse pass in the log domain that recomputes the iterates from their potentials
+  (checkpointing: memory independent of ``sinkhorn_iter``), a pair's kernel stored when it
+  fits half of ``memory_budget`` and otherwise recomputed by row blocks
+  (:mod:`ldr.objectives._transport`); Hessian-vector products by the complex step through
+  that pass (exact to rounding); ``batch_size`` replaces each pair's plan by the mean of
+  ``n_batches`` plans between fixed random mini-batches (mini-batch OT, Fatras et al. 2020);
 * ``pencil`` (C_b(T(P)), C_w(T(P)) + εI): the ratio-trace NLEP C_b(P)V = C_w(P)VΛ of Liu et al.,
   solved by SCF (``ldr.solvers.SCF``).
 
