@@ -21,10 +21,13 @@ given, not orthonormalized, as in POT), fixed for the whole run — so ``reg`` b
 to each pair's spread.
 
 * ``cost``   the trace ratio −tr(PᵀC_bP)/tr(PᵀC_wP) with T = T(P) (Flamary et al.), whose
-  gradient differentiates through the Sinkhorn iterations, as they do — by hand (reverse
-  mode, and forward mode over it for Hessian-vector products; about 4× faster than autograd,
-  and equal to it to rounding), with autograd through the log domain where the scalings are
-  extreme;
+  gradient differentiates through the Sinkhorn iterations, as they do — by a hand-written
+  reverse pass in the log domain that recomputes the iterates from their potentials
+  (checkpointing: memory independent of ``sinkhorn_iter``), a pair's kernel stored when it
+  fits half of ``memory_budget`` and otherwise recomputed by row blocks
+  (:mod:`ldr.objectives._transport`); Hessian-vector products by the complex step through
+  that pass (exact to rounding); ``batch_size`` replaces each pair's plan by the mean of
+  ``n_batches`` plans between fixed random mini-batches (mini-batch OT, Fatras et al. 2020);
 * ``pencil`` (C_b(T(P)), C_w(T(P)) + εI): the ratio-trace NLEP C_b(P)V = C_w(P)VΛ of Liu et al.,
   solved by SCF (``ldr.solvers.SCF``).
 
@@ -64,17 +67,27 @@ from ldr.data.validation import (
 )
 from ldr.eigen import top_generalized
 from ldr.errors import ParameterError
+from ldr.kernels.tiles import DEFAULT_MEMORY_BUDGET, TARGET_BLOCK_BYTES
 from ldr.objective import Method, Objective
-from ldr.objectives._sinkhorn import (
-    pair_scatter_at,
-    plan,
-    sinkhorn,
-    sqdist,
-    transport_derivatives,
-)
+from ldr.objectives._sinkhorn import plan, sinkhorn, sqdist
+from ldr.objectives._transport import pair_gradient, pair_loss, pair_scatter
 from ldr.objectives.lda import scatter_matrices
 
 __all__ = ["WDA"]
+
+
+def wda_memory(n: int, sizes, memory_budget: float = DEFAULT_MEMORY_BUDGET,
+               sinkhorn_iter: int = 10) -> float:
+    """Peak bytes of WDA's oracles beyond the data (:attr:`ldr.objective.Method.memory`),
+    for the largest pair of classes (s rows each) in complex arithmetic (the complex-step
+    HVP: 16 bytes an entry; the gradient's 8 may fit where those do not): the reference
+    kernel if it fits half the budget, two row-block
+    buffers of at most ``TARGET_BLOCK_BYTES``, and the 2·sinkhorn_iter + 2 potentials."""
+    s = max(sizes) if sizes else n
+    pair = 16.0 * s * s
+    kernel = max([b * s * s for b in (8.0, 16.0) if b * s * s <= 0.5 * memory_budget] or [0])
+    block = min(pair, TARGET_BLOCK_BYTES, max(0.25 * memory_budget, 16.0 * s))
+    return kernel + 2 * block + 16.0 * 2 * s * (2 * sinkhorn_iter + 8)
 
 
 class WDA(Objective):
@@ -111,11 +124,13 @@ class WDA(Objective):
 
     method = Method("wda", "Wasserstein discriminant analysis (trace ratio; pencil for SCF)",
                     supervised=True, options={"reg": "reg"},  # plans per pair of classes
-                    memory=lambda n, sizes: 8 * 16 * max(sizes) ** 2)
+                    memory=lambda n, sizes: wda_memory(n, sizes))
 
     def __init__(self, X, y, r: int | None = None, reg: float = 1.0, sinkhorn_iter: int = 10,
                  eps: float = 1e-8, continuation: float = 10.0, manifold: str = "grassmann",
-                 normalize_at=None, *, p: int | None = None):
+                 normalize_at=None, *, p: int | None = None,
+                 memory_budget: float = DEFAULT_MEMORY_BUDGET, batch_size: int | None = None,
+                 n_batches: int = 4, random_state=0):
         if p is not None:  # the WDA paper's and POT's name for r
             warnings.warn("WDA(p=...) is deprecated since ldr 0.2 and will be removed in the "
                           "next release; pass r=... (every objective's dimension is r)",
@@ -159,9 +174,70 @@ class WDA(Objective):
         self.reg, self.sinkhorn_iter, self.eps = float(reg), int(sinkhorn_iter), float(eps)
         self.shape, self.manifold = (X.shape[1], r), manifold
         self._key = None
+        if not (np.isscalar(memory_budget) and memory_budget > 0):
+            raise ParameterError("memory_budget", f"must be a positive number of bytes, got "
+                                 f"{memory_budget!r}")
+        self.memory_budget = float(memory_budget)
+        self._uniform_w = sum(2.0 * float(np.sum((G - G.mean(axis=0)) ** 2)) / len(G)
+                              for G in self.groups)  # tr C_w of uniform plans (reg → ∞)
+        self._batches = self._draw_batches(batch_size, n_batches, random_state)
         self._pair_scale = {pair: 1.0 for pair in self._pairs()}
         if normalize_at is not None:
             self._pair_scale = self._mean_sq_distances(normalize_at)
+
+    @property
+    def _cache_bytes(self) -> float:
+        """A pair's reference kernel is stored when it fits half the memory budget (the
+        rest: row blocks and complex-step copies); else products run by row blocks."""
+        return 0.5 * self.memory_budget
+
+    def _draw_batches(self, batch_size, n_batches, random_state):
+        """Mini-batch OT (``batch_size`` rows per class): for each pair of classes
+        ``n_batches`` pairs of index sets drawn once (seeded), so the cost is a fixed,
+        smooth function; None (exact) when no class exceeds ``batch_size``."""
+        self.batch_size, self.n_batches = batch_size, n_batches
+        if batch_size is None:
+            return None
+        if not (isinstance(batch_size, (int, np.integer)) and batch_size >= 2):
+            raise ParameterError("batch_size", f"must be an integer >= 2 (rows per class in a "
+                                 f"mini-batch) or None (exact plans), got {batch_size!r}")
+        if not (isinstance(n_batches, (int, np.integer)) and n_batches >= 1):
+            raise ParameterError("n_batches", f"must be a positive integer, got {n_batches!r}")
+        if max(len(G) for G in self.groups) <= batch_size:
+            return None
+        rng = np.random.default_rng(random_state)
+
+        def draw(c):
+            k = len(self.groups[c])
+            return None if k <= batch_size else np.sort(rng.choice(k, batch_size,
+                                                                     replace=False))
+        return {pair: [(draw(pair[0]), draw(pair[1])) for _ in range(n_batches)]
+                for pair in self._pairs()}
+
+    @property
+    def exact(self) -> bool:
+        """Whether the plans are between whole classes (no mini-batches)."""
+        return self._batches is None
+
+    def _pair_data(self, a: int, b: int):
+        """``[(X_a rows, X_b rows, weight)]``: the whole classes, or the pair's mini-batches
+        with weight 1/n_batches."""
+        Xa, Xb = self.groups[a], self.groups[b]
+        if self._batches is None:
+            return [(Xa, Xb, 1.0)]
+        out = []
+        for ia, ib in self._batches[(a, b)]:
+            if a == b:
+                ib = ia  # a class against itself: the same batch on both sides
+            out.append((Xa if ia is None else Xa[ia], Xb if ib is None else Xb[ib],
+                        1.0 / len(self._batches[(a, b)])))
+        return out
+
+    def full_data(self) -> WDA:
+        """The same problem with exact plans between whole classes (no mini-batches)."""
+        other = copy.copy(self)
+        other._batches, other._key, other.batch_size = None, None, None
+        return other
 
     def _mean_sq_distances(self, P0) -> dict:
         """(1/(n_a n_b)) Σ_ij ‖P0ᵀ(x_i − x_j)‖² for each pair of classes (a ≤ b), as
@@ -215,14 +291,14 @@ class WDA(Objective):
             d = self.shape[0]
             Cb, Cw = np.zeros((d, d)), np.zeros((d, d))
             for a, b in self._pairs():
-                C = pair_scatter_at(self.groups[a], self.groups[b], P, self._reg(a, b),
-                                     self.sinkhorn_iter)
-                if a == b:
-                    Cw += C
-                else:
-                    Cb += C
-            uniform = sum(2.0 * float(np.sum((G - G.mean(axis=0)) ** 2)) / len(G)
-                          for G in self.groups)  # tr C_w of uniform plans (reg → ∞)
+                for Xa, Xb, weight in self._pair_data(a, b):
+                    C = weight * pair_scatter(Xa, Xb, P, self._reg(a, b), self.sinkhorn_iter,
+                                              self._cache_bytes)
+                    if a == b:
+                        Cw += C
+                    else:
+                        Cb += C
+            uniform = self._uniform_w
             if not np.trace(Cw) > 1e-12 * uniform:
                 spread = uniform / (2 * len(self.groups))
                 reg = self.__dict__.get("_asked_reg", self.reg)  # the user's, not a coarse one
@@ -236,9 +312,15 @@ class WDA(Objective):
         return self._scatter
 
     def cost(self, P):
-        if isinstance(P, np.ndarray):  # a value, not an autograd trace: reuse the cached plans
-            Cb, Cw = self.scatter(P)
-            return -float(np.sum(P * (Cb @ P)) / np.sum(P * (Cw @ P)))
+        if isinstance(P, np.ndarray):  # a value, not an autograd trace
+            P = np.asarray(P, dtype=float)
+            if P.tobytes() == self._key:  # the scatter of this P is at hand (SCF's pencil)
+                Cb, Cw = self._scatter
+                return -float(np.sum(P * (Cb @ P)) / np.sum(P * (Cw @ P)))
+            Lb, Lw = self._pair_terms(P, "loss")
+            if not Lw > 1e-12 * self._uniform_w:
+                self.scatter(P)  # raises: reg too small for these data
+            return -float(Lb / Lw)
         loss_b, loss_w = 0.0, 0.0
         for a, b in self._pairs():
             M = sqdist(anp.dot(self.groups[a], P), anp.dot(self.groups[b], P))
@@ -249,54 +331,52 @@ class WDA(Objective):
                 loss_b = loss_b + anp.sum(T * M)
         return -loss_b / loss_w
 
-    def _loss_derivatives(self, P, V=None):
-        """(L_b, L_w), their Euclidean gradients and, given V, their derivatives along V:
-        L = Σ_pairs ⟨T, M⟩ with ∇_P⟨T, M⟩ = 2 C(W) P, C(W) = Σ_ij W_ij (x_i − x_j)(x_i − x_j)ᵀ,
-        W from :func:`_transport_derivatives`.  ``None`` when a plan needs the log domain."""
-        out = {"b": [0.0, 0.0, 0.0, 0.0], "w": [0.0, 0.0, 0.0, 0.0]}
+    def _pair_terms(self, P, what: str) -> tuple:
+        """(L_b, L_w) — and with ``what="gradient"`` their Euclidean gradients — summed over
+        the pairs of classes: L = Σ_pairs ⟨T, M⟩, each pair by :mod:`ldr.objectives._transport`
+        (its reverse pass recomputes the Sinkhorn iterates: memory independent of
+        ``sinkhorn_iter``; row blocks when a pair's kernel exceeds the memory budget)."""
+        L = {"b": 0.0, "w": 0.0}
+        G = {"b": 0.0, "w": 0.0}
         for a, b in self._pairs():
-            Xa, Xb = self.groups[a], self.groups[b]
-            Ya, Yb = Xa @ P, Xb @ P
-            Ya_dot, Yb_dot = (Xa @ V, Xb @ V) if V is not None else (None, None)
-            terms = transport_derivatives(Ya, Yb, Ya_dot, Yb_dot, self._reg(a, b),
-                                           self.sinkhorn_iter)
-            if terms is None:
-                return None
-            loss, W, loss_dot, W_dot = terms
-            r, c = W.sum(axis=1), W.sum(axis=0)
-            grad = 2.0 * (Xa.T @ (r[:, None] * Ya - W @ Yb) + Xb.T @ (c[:, None] * Yb - W.T @ Ya))
-            acc = out["w" if a == b else "b"]
-            acc[0] += loss
-            acc[1] = acc[1] + grad
-            if V is not None:
-                r_dot, c_dot = W_dot.sum(axis=1), W_dot.sum(axis=0)
-                acc[2] += loss_dot
-                acc[3] = acc[3] + 2.0 * (
-                    Xa.T @ (r_dot[:, None] * Ya + r[:, None] * Ya_dot - W_dot @ Yb - W @ Yb_dot)
-                    + Xb.T @ (c_dot[:, None] * Yb + c[:, None] * Yb_dot - W_dot.T @ Ya
-                              - W.T @ Ya_dot))
-        return out["b"], out["w"]
+            key = "w" if a == b else "b"
+            for Xa, Xb, weight in self._pair_data(a, b):
+                if what == "gradient":
+                    loss, grad = pair_gradient(Xa, Xb, P, self._reg(a, b), self.sinkhorn_iter,
+                                               self._cache_bytes)
+                    G[key] = G[key] + weight * grad
+                else:
+                    loss = pair_loss(Xa @ P, Xb @ P, self._reg(a, b), self.sinkhorn_iter,
+                                     self._cache_bytes)
+                L[key] = L[key] + weight * loss
+        return (L["b"], L["w"], G["b"], G["w"]) if what == "gradient" else (L["b"], L["w"])
 
     def egrad(self, P):
-        """∇(−L_b/L_w) = −(L_w ∇L_b − L_b ∇L_w)/L_w², through the Sinkhorn iterations (by
-        hand; autograd when a plan needs the log domain)."""
-        terms = self._loss_derivatives(np.asarray(P, dtype=float)) \
-            if isinstance(P, np.ndarray) else None
-        if terms is None:
+        """∇(−L_b/L_w) = −(L_w ∇L_b − L_b ∇L_w)/L_w², through the Sinkhorn iterations by a
+        hand-written reverse pass (:func:`ldr.objectives._transport.pair_gradient`);
+        complex P is allowed (complex step, :meth:`ehvp`)."""
+        if not isinstance(P, np.ndarray):  # an autograd trace
             return super().egrad(P)
-        (Lb, gb, _, _), (Lw, gw, _, _) = terms
+        P = P if np.iscomplexobj(P) else np.asarray(P, dtype=float)
+        Lb, Lw, gb, gw = self._pair_terms(P, "gradient")
         return -(Lw * gb - Lb * gw) / Lw**2
 
+    #: the complex step of :meth:`ehvp` (relative to the largest entry of V)
+    complex_step = 1e-30
+
     def ehvp(self, P, V):
-        """The derivative of :meth:`egrad` along V (forward mode through the reverse pass, by
-        hand; autograd when a plan needs the log domain)."""
-        terms = self._loss_derivatives(np.asarray(P, dtype=float), np.asarray(V, dtype=float)) \
-            if isinstance(P, np.ndarray) else None
-        if terms is None:
+        """The derivative of :meth:`egrad` along V by the complex step (Squire & Trapp 1998):
+        Im ∇f(P + ihV)/h with h = 1e-30 — forward mode through the reverse pass, exact to
+        rounding (no difference is taken, so no cancellation), in the same bounded memory
+        (complex arrays: twice the bytes)."""
+        if not isinstance(P, np.ndarray):
             return super().ehvp(P, V)
-        (Lb, gb, Lb_dot, gb_dot), (Lw, gw, Lw_dot, gw_dot) = terms
-        return (-(Lw * gb_dot + Lw_dot * gb - Lb_dot * gw - Lb * gw_dot) / Lw**2
-                + 2.0 * (Lw * gb - Lb * gw) * Lw_dot / Lw**3)
+        V = np.asarray(V, dtype=float)
+        scale = float(np.max(np.abs(V)))
+        if scale == 0.0:
+            return np.zeros_like(V)
+        h = self.complex_step / scale
+        return np.imag(self.egrad(np.asarray(P, dtype=float) + 1j * h * V)) / h
 
     def ratio(self, P) -> float:
         """The trace ratio tr(PᵀC_bP)/tr(PᵀC_wP), the natural (positive) score."""

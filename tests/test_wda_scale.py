@@ -1,0 +1,82 @@
+"""Issue 25 (WDA at scale): checkpointed reverse pass, row blocks, honest memory, mini-batch OT."""
+
+import tracemalloc
+
+import numpy as np
+import pytest
+
+import ldr
+from ldr.estimators import WassersteinDA
+from ldr.objectives import WDA
+from ldr.objectives.wda import wda_memory
+
+
+def _data(sizes, d=5, seed=0):
+    rng = np.random.default_rng(seed)
+    y = np.repeat(np.arange(len(sizes)), sizes)
+    return rng.standard_normal((len(y), d)) + y[:, None], y
+
+
+@pytest.mark.parametrize("reg", [0.01, 1.0])
+def test_blocked_and_stored_kernels_give_the_same_oracles(reg):
+    X, y = _data([40, 30, 25])
+    rng = np.random.default_rng(1)
+    P = np.linalg.qr(rng.standard_normal((5, 2)))[0]
+    V = rng.standard_normal((5, 2))
+    a, b = WDA(X, y, 2, reg=reg), WDA(X, y, 2, reg=reg, memory_budget=2000)  # 1-row blocks
+    assert a.cost(P) == pytest.approx(b.cost(P), rel=1e-12)
+    np.testing.assert_allclose(a.egrad(P), b.egrad(P), rtol=1e-11, atol=1e-13)
+    np.testing.assert_allclose(a.ehvp(P, V), b.ehvp(P, V), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(a.scatter(P)[0], b.scatter(P)[0], rtol=1e-11)
+    t = 1e-6  # and the gradient is the cost's derivative
+    fd = (a.cost(P + t * V) - a.cost(P - t * V)) / (2 * t)
+    assert np.sum(a.egrad(P) * V) == pytest.approx(fd, rel=1e-6)
+
+
+def _peak(obj, P):
+    tracemalloc.start()
+    try:
+        obj.egrad(P)
+        obj.ehvp(P, P)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_gradient_memory_does_not_grow_with_sinkhorn_iter():
+    X, y = _data([300, 200])
+    P = np.linalg.qr(np.random.default_rng(0).standard_normal((5, 2)))[0]
+    p10, p50 = (_peak(WDA(X, y, 2, sinkhorn_iter=k), P) for k in (10, 50))
+    assert p50 <= 1.15 * p10, (p10, p50)   # 40 more iterations: potentials only (O(n) each)
+    assert p10 >= 16 * 300 * 300           # the stored complex reference kernel is counted
+
+
+@pytest.mark.parametrize("budget", [None, 2**20])
+def test_declared_memory_bounds_the_measured_peak(budget):
+    sizes = [600, 300]
+    X, y = _data(sizes)
+    kw = {} if budget is None else {"memory_budget": budget}
+    obj = WDA(X, y, 2, **kw)
+    P = np.linalg.qr(np.random.default_rng(0).standard_normal((5, 2)))[0]
+    peak = _peak(obj, P)
+    declared = wda_memory(len(y), sizes, **kw)
+    assert peak <= declared + 2**19, (peak, declared)
+    assert declared <= 3 * peak, (peak, declared)
+    if budget is not None:  # row blocks: far below one 600×600 complex kernel
+        assert peak < 16 * 600 * 600 / 2
+
+
+def test_mini_batch_answer_is_near_the_exact_one_and_says_what_it_is():
+    X, y = ldr.datasets.make_wda(600, seed=0)
+    exact = WassersteinDA(2, batch_size=None).fit(X, y)
+    mini = WassersteinDA(2, batch_size=150, n_batches=2, random_state=0).fit(X, y)
+    assert exact.full_data_ is None and mini.batch_size_ == 150
+    full = mini.full_data_
+    # the full-data trace ratio at the mini-batch answer, within 5% of the exact fit's
+    assert full["full_ratio"] == pytest.approx(exact.ratio_, rel=0.05)
+    assert "converged refers to it, not to the full data" in mini.result_.reason
+    # seeded: the same batches, the same answer
+    again = WassersteinDA(2, batch_size=150, n_batches=2, random_state=0).fit(X, y)
+    np.testing.assert_allclose(again.M_, mini.M_)
+    with pytest.raises(ValueError, match="batch_size"):
+        WassersteinDA(2, batch_size=1).fit(X, y)
