@@ -1,7 +1,8 @@
 """Entropic optimal transport for WDA, by hand: Sinkhorn's plan between two point clouds, in
 the scaling form and in the log domain (autograd-traceable: the reference for
-:mod:`ldr.objectives._transport`, which WDA's oracles use), and the pair scatter C = Σ_ij T_ij (x_i − x_j)(x_i − x_j)ᵀ that
-WDA's cost and pencil are made of (:mod:`ldr.objectives.wda`).
+:mod:`ldr.objectives._transport`, which WDA's oracles use), and the pair scatter
+C = Σ_ij T_ij (x_i − x_j)(x_i − x_j)ᵀ that WDA's cost and pencil are made of
+(:mod:`ldr.objectives.wda`).
 
 POT's convention throughout: K = exp(−M/reg) for the cost matrix M of squared distances, a
 fixed number of iterations from u = 1, uniform marginals.
