@@ -353,7 +353,7 @@ class WDA(Objective):
 
     def egrad(self, P):
         """∇(−L_b/L_w) = −(L_w ∇L_b − L_b ∇L_w)/L_w², through the Sinkhorn iterations by a
-        hand-written reverse pass (:func:`ldr.objectives._transport.pair_gradient`);
+        hand-written reverse pass (``pair_gradient`` of ``ldr/objectives/_transport.py``);
         complex P is allowed (complex step, :meth:`ehvp`)."""
         if not isinstance(P, np.ndarray):  # an autograd trace
             return super().egrad(P)
