@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ldr.data.arrays import to_host
 from ldr.estimators._output import validate_data
 
 #: fitted attributes that are not arrays computed from the data, never converted
@@ -62,14 +63,7 @@ def to_numpy(X):
         return X
     if not compat.is_array_api_obj(X) or compat.is_dask_array(X):  # Dask stays lazy
         return X
-    if compat.is_torch_array(X):
-        return X.detach().cpu().numpy()
-    if compat.is_cupy_array(X):
-        return X.get()
-    try:
-        return np.asarray(X)
-    except (TypeError, ValueError, RuntimeError):
-        return np.from_dlpack(X)
+    return to_host(X)
 
 
 def from_numpy(value, xp, device):
