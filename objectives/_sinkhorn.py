@@ -1,8 +1,7 @@
 """Entropic optimal transport for WDA, by hand: Sinkhorn's plan between two point clouds, in
 the scaling form and in the log domain (autograd-traceable: the reference for
-:mod:`ldr.objectives._transport`, which WDA's oracles use), and the pair scatter
-C = Σ_ij T_ij (x_i − x_j)(x_i − x_j)ᵀ that WDA's cost and pencil are made of
-(:mod:`ldr.objectives.wda`).
+:mod:`ldr.objectives._transport`, which WDA's oracles and pair scatters use), for
+:meth:`ldr.objectives.WDA.plans` and WDA's cost on an autograd trace.
 
 POT's convention throughout: K = exp(−M/reg) for the cost matrix M of squared distances, a
 fixed number of iterations from u = 1, uniform marginals.
@@ -125,10 +124,3 @@ def sqdist(A, B):
     sa = anp.sum(A * A, axis=1)
     sb = anp.sum(B * B, axis=1)
     return anp.maximum(sa[:, None] + sb[None, :] - 2.0 * anp.dot(A, B.T), 0.0)
-
-
-def _pair_scatter(Xa: np.ndarray, Xb: np.ndarray, T: np.ndarray) -> np.ndarray:
-    """Σ_ij T_ij (a_i − b_j)(a_i − b_j)ᵀ without forming the differences."""
-    r, c = T.sum(axis=1), T.sum(axis=0)
-    cross = Xa.T @ T @ Xb
-    return Xa.T @ (r[:, None] * Xa) + Xb.T @ (c[:, None] * Xb) - cross - cross.T
