@@ -325,7 +325,7 @@ class _ClusteringHSIC(ClusterMixin, _HSICBase):
         raise NotImplementedError
 
     def _alternate(self, Xs):
-        n, d = Xs.shape
+        n = Xs.shape[0]
         k = self.n_clusters
         if not (isinstance(k, numbers.Integral) and 2 <= k < n):
             raise ParameterError("n_clusters", f"must be an integer in [2, n_samples), got {k!r}")
