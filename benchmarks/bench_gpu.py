@@ -12,10 +12,10 @@ Medians over repeats, wall time, float64 and float32 where the section says so.
 1. **HSIC's exact Φ and ISM fits** (``HSIC.supervised`` on a tensor of the device, Gaussian
    kernel, d = 32, q = 9, float64 and float32): one Φ at the heuristic point (the row-block
    sums on the device, :meth:`ldr.kernels.tiles.Tiles.to_namespace`) and a whole
-   ``ldr.solve(obj, "ism", max_iter=30)``, against the device's arithmetic limit on the same
-   shapes: the GEMM (n×n)·(n×(d+q)) plus the exp of n×n entries (n/b times the b×n block's
-   where n×n does not fit the memory budget: 256 MiB on the CPU, 16 GiB on a GPU); the same
-   Φ in NumPy on the host (n ≤ 2·10⁴) for comparison.
+   ``ldr.solve(obj, "ism", max_iter=100)`` (gtol 1e-4 in float32), against the device's
+   arithmetic limit on the same shapes: the GEMM (n×n)·(n×(d+q)) plus the exp of n×n
+   entries (n/b times the b×n block's where n×n does not fit the memory budget: 256 MiB on
+   the CPU, 16 GiB on a GPU); the same Φ in NumPy on the host (n ≤ 2·10⁴) for comparison.
 2. **PCA and orthogonal LDA from a PyTorch tensor** (n × 100, r = 5 / 3 classes, r = 2):
    ``ldr.solve`` on ``ldr.objectives.PCA(X_tensor, r)`` / ``LDA(X_tensor, y, r)`` — the
    statistics and the iterations in PyTorch on the tensor's device, ``Result.M`` a tensor —
@@ -62,20 +62,54 @@ def _median(fn, repeats: int, sync) -> float:
     return float(np.median(times))
 
 
-def hsic_rows(device, sizes, repeats, sync, budget):
+class Deadline:
+    """The run's time budget (``--budget`` seconds): a step that would end past it is skipped
+    and its row says so, so a lent device's fixed time yields every row that fits."""
+
+    def __init__(self, seconds: float | None):
+        self.end = time.perf_counter() + seconds if seconds else float("inf")
+
+    def allows(self, projected: float) -> bool:
+        return time.perf_counter() + projected < self.end
+
+    def left(self) -> float:
+        return self.end - time.perf_counter()
+
+
+def _progress(*parts) -> None:
+    print("  ..", *parts, flush=True)
+
+
+def _hsic_data(n):
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((n, D))
+    y = (X[:, :3].sum(1) > 0).astype(int) + (X[:, 3] > 1) + 2 * (X[:, 4] > 1)
+    return (X - X.mean(0)) / X.std(0), y
+
+
+def _dtypes(torch, names):
+    return tuple(getattr(torch, name) for name in names.split(","))
+
+
+def hsic_rows(device, sizes, repeats, sync, budget, deadline, dtype_names="float64,float32"):
+    """Φ rows first for every n (cheap), then the ISM fits, smallest n first, float32 before
+    float64 at the largest n (a fit is 20-40 Φ's: skipped when the deadline cannot hold 40)."""
     import torch
 
     import ldr
     from ldr.objectives import HSIC
 
-    rows = []
+    dtypes = _dtypes(torch, dtype_names)
+    phi_rows, t_phis = {}, {}
     for n in sizes:
-        rng = np.random.default_rng(0)
-        X = rng.standard_normal((n, D))
-        y = (X[:, :3].sum(1) > 0).astype(int) + (X[:, 3] > 1) + 2 * (X[:, 4] > 1)
-        Xs = (X - X.mean(0)) / X.std(0)
+        Xs, y = _hsic_data(n)
         host = HSIC.supervised(Xs, y, Q) if n <= 20_000 else None
-        for dtype in (torch.float64, torch.float32):
+        reps = repeats if n < 10**6 else 1
+        for dtype in dtypes:
+            label = str(dtype).replace("torch.", "")
+            if not deadline.allows((reps + 2) * 100 * t_phis.get((n // 10, dtype), 0.0)):
+                phi_rows[n, dtype] = [n, label, "", "skipped: budget", "", "", ""]
+                continue
             obj = HSIC.supervised(torch.as_tensor(Xs, dtype=dtype, device=device), y, Q,
                                   memory_budget=budget)
             W = obj.heuristic()
@@ -84,34 +118,62 @@ def hsic_rows(device, sizes, repeats, sync, budget):
                 obj._cache_key = None
                 return obj.phi(W)
 
-            t_phi = _median(phi, repeats, sync)
-            sync()
-            t0 = time.perf_counter()
-            res = ldr.solve(obj, "ism", max_iter=30)
-            sync()
-            t_fit = time.perf_counter() - t0
-            K = torch.rand((n, n), dtype=dtype, device=device) if 8 * n * n <= budget else None
-            if K is None:  # the limit on the blocks' shapes: (b×n)·(n×(d+q)) and exp, n/b times
-                b = obj.block_size
-                K = torch.rand((b, n), dtype=dtype, device=device)
+            t_phi = _median(phi, reps, sync)
+            t_phis[n, dtype] = t_phi
+            b = n if 8 * n * n <= budget else obj.block_size
+            K = torch.rand((b, n), dtype=dtype, device=device)
             XZ = torch.rand((n, D + Q), dtype=dtype, device=device)
-            times = n / K.shape[0]
-            t_gemm = times * _median(lambda K=K, XZ=XZ: K @ XZ, repeats, sync)
-            t_exp = times * _median(lambda K=K: torch.exp(K), repeats, sync)
+            times = n / b  # the limit on the blocks' shapes: (b×n)·(n×(d+q)) and exp, n/b times
+            t_gemm = times * _median(lambda K=K, XZ=XZ: K @ XZ, max(reps, 3), sync)
+            t_exp = times * _median(lambda K=K: torch.exp(K), max(reps, 3), sync)
             limit = t_gemm + t_exp
             t_host = (_median(lambda h=host, W=W: (setattr(h, "_cache_key", None),
                                                    h.phi(W.cpu().double().numpy())),
-                              repeats, lambda: None) if host is not None else float("nan"))
-            rows.append([n, str(dtype).replace("torch.", ""), obj.block_size,
-                         common.fmt_time(t_phi), common.fmt_time(limit),
-                         common.fmt_ratio(t_phi / limit), common.fmt_time(t_host),
-                         common.fmt_time(t_fit), res.n_iter,
-                         f"{type(res.M).__name__} {res.M.device}"])
+                              reps, lambda: None) if host is not None else float("nan"))
+            phi_rows[n, dtype] = [n, label, obj.block_size, common.fmt_time(t_phi),
+                                  common.fmt_time(limit), common.fmt_ratio(t_phi / limit),
+                                  common.fmt_time(t_host)]
+            _progress("Φ", *phi_rows[n, dtype])
             del K, XZ, obj
+            if device == "cuda":
+                torch.cuda.empty_cache()
+    fits = {}
+    order = [(n, dt) for n in sizes for dt in (dtypes if n < max(sizes) else dtypes[::-1])]
+    for n, dtype in order:
+        if (n, dtype) not in t_phis:
+            continue
+        projected = 40 * t_phis[n, dtype]
+        if not deadline.allows(projected):
+            fits[n, dtype] = [f"skipped: budget ({common.fmt_time(projected)} projected)",
+                              "", "", ""]
+            continue
+        Xs, y = _hsic_data(n)
+        obj = HSIC.supervised(torch.as_tensor(Xs, dtype=dtype, device=device), y, Q,
+                              memory_budget=budget)
+        sync()
+        t0 = time.perf_counter()
+        # float32 cannot resolve the default gtol 1e-8 (eps 1.2e-7): 1e-4, as in section 2
+        res = ldr.solve(obj, "ism", max_iter=100,
+                        gtol=1e-8 if dtype == torch.float64 else 1e-4)
+        sync()
+        t_fit = time.perf_counter() - t0
+        fits[n, dtype] = [common.fmt_time(t_fit), res.n_iter, "yes" if res.converged else "no",
+                          f"{type(res.M).__name__} {res.M.device}"]
+        if not res.converged:
+            _progress("  not converged:", res.reason)
+        _progress("ISM fit", n, dtype, *fits[n, dtype])
+        del obj
+    rows = []
+    for n in sizes:
+        for dtype in dtypes:
+            row = phi_rows.get((n, dtype))
+            if row is None:
+                continue
+            rows.append(row + fits.get((n, dtype), ["", "", "", ""]))
     return rows
 
 
-def pca_lda_rows(device, n, repeats, sync):
+def pca_lda_rows(device, n, repeats, sync, deadline, dtype_names="float64,float32"):
     import sklearn
     import torch
     from sklearn.decomposition import PCA as SkPCA
@@ -121,14 +183,18 @@ def pca_lda_rows(device, n, repeats, sync):
     from ldr.data import arrays
     from ldr.estimators import PCA, OrthogonalLDA
 
-    rng = np.random.default_rng(0)
-    y = rng.integers(0, 3, n)
-    Xn = rng.standard_normal((n, 100)) * np.linspace(3, 0.5, 100) + 2.0 * y[:, None] * \
-        (np.arange(100) < 4)
+    # scikit-learn's choice for n ≫ d; "full" (an SVD of the n × d matrix) overflows
+    # cuSOLVER's 32-bit workspace at 10⁷ × 100
+    svd_solver = "covariance_eigh" if n * 100 >= 2**28 else "full"
     rows = []
-    for dtype in (torch.float64, torch.float32):
-        X = torch.as_tensor(Xn, dtype=dtype, device=device)
-        yt = torch.as_tensor(y, device=device)
+    for dtype in _dtypes(torch, dtype_names):
+        # generated where it is used: 10⁷ × 100 normals on the host would take longer than a fit
+        g = torch.Generator(device=device).manual_seed(0)
+        yt = torch.randint(0, 3, (n,), generator=g, device=device)
+        scale = torch.linspace(3, 0.5, 100, dtype=dtype, device=device)
+        shift = 2.0 * (torch.arange(100, device=device) < 4).to(dtype)
+        X = torch.randn((n, 100), generator=g, dtype=dtype, device=device) * scale \
+            + yt[:, None].to(dtype) * shift
         out = {}
 
         gtol = 1e-8 if dtype == torch.float64 else 1e-4  # float32 cannot resolve 1e-8
@@ -142,19 +208,30 @@ def pca_lda_rows(device, n, repeats, sync):
         with sklearn.config_context(array_api_dispatch=True):
             cases = [
                 ("PCA r=5", ldr_pca, lambda X=X: PCA(5).fit(X),
-                 lambda X=X: SkPCA(5, svd_solver="full").fit(X)),
+                 lambda X=X: SkPCA(5, svd_solver=svd_solver).fit(X)),
                 ("orth. LDA r=2", ldr_lda, lambda X=X, yt=yt: OrthogonalLDA(2).fit(X, yt),
                  lambda X=X, yt=yt: LinearDiscriminantAnalysis().fit(X, yt)),
             ]
             for label, solve, estimator, sk in cases:
+                name = str(dtype).replace("torch.", "")
+                if not deadline.allows(0):
+                    rows.append([label, name, "skipped: budget", "", "", "", ""])
+                    continue
                 t_solve = _median(solve, repeats, sync)
                 t_est = _median(estimator, repeats, sync)
-                t_sk = _median(sk, repeats, sync)
+                try:
+                    t_sk = _median(sk, repeats, sync)
+                except Exception as exc:  # noqa: BLE001 — a row says what scikit-learn raised
+                    _progress("scikit-learn failed:", type(exc).__name__, str(exc)[:200])
+                    t_sk = float("nan")
                 res = out["pca" if label.startswith("PCA") else "lda"]
                 where = f"{type(res.M).__name__} {arrays.device(res.M)}"
-                rows.append([label, str(dtype).replace("torch.", ""), common.fmt_time(t_solve),
-                             common.fmt_time(t_est), common.fmt_time(t_sk),
-                             common.fmt_ratio(t_solve / t_sk), where])
+                rows.append([label, name, common.fmt_time(t_solve), common.fmt_time(t_est),
+                             common.fmt_time(t_sk), common.fmt_ratio(t_solve / t_sk), where])
+                _progress(*rows[-1])
+        del X, yt
+        if device == "cuda":
+            torch.cuda.empty_cache()
     return rows
 
 
@@ -187,6 +264,14 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--budget", type=float, default=None,
+                        help="seconds for the whole run; steps that would overrun are skipped "
+                             "and say so (default: no limit)")
+    parser.add_argument("--hsic-sizes", help="comma-separated n (default: the device's)")
+    parser.add_argument("--pca-sizes", help="comma-separated n (default: the device's)")
+    parser.add_argument("--dtypes", default="float64,float32")
+    parser.add_argument("--sections", default="hsic,pca,custom",
+                        help="comma-separated, in the order to run: hsic, pca, custom")
     args = parser.parse_args(argv)
     if importlib.util.find_spec("torch") is None:
         print("SKIPPED: bench_gpu.py needs PyTorch (pip install 'ldr-manifold[torch]')")
@@ -211,22 +296,50 @@ def _run(args, torch) -> int:
         hsic_sizes, pca_n, budget = [10_000, 100_000, 1_000_000], 10_000_000, 16 * 2**30
         name = torch.cuda.get_device_name(0)
         sync = torch.cuda.synchronize
+    if args.hsic_sizes:
+        hsic_sizes = [int(v) for v in args.hsic_sizes.split(",")]
+    pca_sizes = [int(v) for v in args.pca_sizes.split(",")] if args.pca_sizes else [pca_n]
+    deadline = Deadline(args.budget)
     common.print_header("ldr on an accelerator (bench_gpu.py)",
                         [f"device: {args.device} ({name}); torch {torch.__version__}; "
-                         f"repeats: {args.repeats} (medians); wall time"])
-    print(f"1. HSIC exact Φ on the device vs its GEMM + exp limit, and ISM fits "
-          f"(d = {D}, q = {Q}, 4 classes)")
-    common.print_table(["n", "dtype", "block", "Φ", "GEMM+exp", "Φ ÷ limit", "Φ NumPy",
-                        "ISM fit", "iter", "Result.M"],
-                       hsic_rows(args.device, hsic_sizes, args.repeats, sync, budget))
-    print(f"\n2. PCA and orthogonal LDA from a {pca_n} × 100 tensor on {args.device}")
-    common.print_table(["method", "dtype", "ldr.solve", "ldr estimator", "scikit-learn",
-                        "solve ÷ sklearn", "Result.M"],
-                       pca_lda_rows(args.device, pca_n, args.repeats, sync))
-    print("\n3. Custom objective (sparse PCA 13 × 2, wine), trust region, CPU")
-    common.print_table(["backend", "solve", "÷ autograd", "cost", "iter"],
-                       custom_rows(args.repeats))
+                         f"repeats: {args.repeats} (medians; 1 at n = 10⁶); wall time; "
+                         f"budget: {args.budget or 'none'} s"])
+    for section in args.sections.split(","):
+        try:
+            _section(section, args, hsic_sizes, pca_sizes, budget, sync, deadline)
+        except Exception:  # noqa: BLE001 — print it, go on with the next section
+            import traceback
+
+            traceback.print_exc()
+        sys.stdout.flush()
     return 0
+
+
+def _section(section, args, hsic_sizes, pca_sizes, budget, sync, deadline) -> None:
+    if True:
+        if section == "hsic":
+            print(f"\n1. HSIC exact Φ on the device vs its GEMM + exp limit, and ISM fits "
+                  f"(d = {D}, q = {Q}, 4 classes; max_iter = 100, gtol 1e-8 / 1e-4 in "
+                  "float32)", flush=True)
+            common.print_table(["n", "dtype", "block", "Φ", "GEMM+exp", "Φ ÷ limit",
+                                "Φ NumPy", "ISM fit", "iter", "conv.", "Result.M"],
+                               hsic_rows(args.device, hsic_sizes, args.repeats, sync, budget,
+                                         deadline, args.dtypes))
+        elif section == "pca":
+            for pca_n in pca_sizes:
+                print(f"\n2. PCA and orthogonal LDA from a {pca_n} × 100 tensor on "
+                      f"{args.device}", flush=True)
+                common.print_table(["method", "dtype", "ldr.solve", "ldr estimator",
+                                    "scikit-learn", "solve ÷ sklearn", "Result.M"],
+                                   pca_lda_rows(args.device, pca_n, min(args.repeats, 3),
+                                                sync, deadline, args.dtypes))
+        elif section == "custom":
+            print("\n3. Custom objective (sparse PCA 13 × 2, wine), trust region, CPU",
+                  flush=True)
+            common.print_table(["backend", "solve", "÷ autograd", "cost", "iter"],
+                               custom_rows(args.repeats))
+        else:
+            raise SystemExit(f"unknown section {section!r}: hsic, pca, custom")
 
 
 if __name__ == "__main__":

@@ -140,6 +140,40 @@ def test_rows_moments_in_the_namespace_equal_numpys(wine):
     np.testing.assert_array_equal(out.labels, ref.labels)
 
 
+def test_rows_moments_in_the_namespace_refuse_bad_input_and_keep_precision(wine):
+    """The finiteness check reads the column means, the labels' classes are found on the
+    device, and the scatter's rank-one correction keeps a far-off mean exact (1e6 + data)."""
+    pytest.importorskip("torch")
+    import torch
+
+    from ldr.data.rows import moments
+    from ldr.errors import ParameterError
+
+    X, y = wine
+    Xt = torch.as_tensor(X)
+    for bad, value in (((3, 4), float("nan")), ((0, 0), float("inf"))):
+        Xb = Xt.clone()
+        Xb[bad] = value
+        with pytest.raises(ParameterError, match="NaN or infinity"):
+            moments(Xb, torch.as_tensor(y))
+    with pytest.raises(ParameterError, match="overflow"):
+        moments(torch.full((4, 2), 1e308, dtype=torch.float64))
+    with pytest.raises(ParameterError, match="at least two classes"):
+        moments(Xt, torch.zeros(len(y), dtype=torch.int64))
+    with pytest.raises(ParameterError, match="labels but X has"):
+        moments(Xt, torch.as_tensor(y[:-1]))
+    yf = torch.as_tensor(y, dtype=torch.float64)
+    yf[5] = float("nan")
+    with pytest.raises(ParameterError, match="labels contain NaN"):
+        moments(Xt, yf)
+    far = moments(torch.as_tensor(X + 1e6), torch.as_tensor(y))
+    ref = moments(X, y)
+    np.testing.assert_allclose(arrays.to_host(far.covariance(1)), ref.covariance(1),
+                               rtol=1e-8, atol=1e-8 * np.abs(ref.covariance(1)).max())
+    np.testing.assert_allclose(arrays.to_host(far.within), ref.within, rtol=1e-8,
+                               atol=1e-8 * np.abs(ref.within).max())
+
+
 @pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed")
 @pytest.mark.parametrize("solver", [None, "trust-region", "ism"])
 def test_float32_torch_iterates_in_float32_within_1e_5(wine, solver):

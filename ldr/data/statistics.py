@@ -200,31 +200,57 @@ def namespace_moments(X, y=None, lag: int | None = None, diff: bool = False,
                                    f"{tuple(X.shape)}")
     if not xp.isdtype(X.dtype, "real floating"):
         X = xp.astype(X, xp.float64)
-    if not arrays.all_finite(X):
-        raise ParameterError(name, "contains NaN or infinity; remove or impute those rows")
     n, d = X.shape
     c = xp.mean(X, axis=0)
+    # a NaN or infinity in X reaches its column's mean: one pass fewer than checking X itself
+    if not arrays.all_finite(c):
+        if not arrays.all_finite(X):
+            raise ParameterError(name, "contains NaN or infinity; remove or impute those rows")
+        raise ParameterError(name, "the column sums overflow its float dtype; rescale X")
     Y = X - c  # exact where |x − c| ≤ |c| (Sterbenz)
     u = xp.mean(Y, axis=0)
-    Yc = Y - u
-    out = Moments(n, c, u, Yc.T @ Yc, lag=lag)
+    # Σ (y − u)(y − u)ᵀ = YᵀY − n·uuᵀ: u is rounding-sized, so no second centred copy of X
+    out = Moments(n, c, u, Y.T @ Y - n * (u[:, None] * u[None, :]), lag=lag)
     if y is not None:
-        labels, codes = check_labels(arrays.to_host(y), n, y_name)
         dev = arrays.device(X)
-        onehot = xp.astype(xp.asarray(codes, device=dev)[:, None]
-                           == xp.arange(len(labels), device=dev)[None, :], X.dtype)
+        labels, codes = _device_labels(y, n, xp, dev, y_name)
+        onehot = xp.astype(codes[:, None] == xp.arange(len(labels), device=dev)[None, :],
+                           X.dtype)
         counts = xp.sum(onehot, axis=0)
         offsets = (onehot.T @ Y) / counts[:, None]
         Z = Y - onehot @ offsets
         out.labels, out.class_counts, out.class_offsets, out.within = (
             labels, counts, offsets, Z.T @ Z)
     if lag is not None:
+        Yc = Y - u
         out.lagged = Yc[:-lag, :].T @ Yc[lag:, :] if n > lag else xp.zeros_like(out.scatter)
         if diff:
             Dx = Y[lag:, :] - Y[:-lag, :] if n > lag else Y[:0, :]
             out.diff = Dx.T @ Dx
         out.head, out.tail = X[:lag, :], X[max(n - lag, 0):, :]
     return out
+
+
+def _device_labels(y, n, xp, device, y_name):
+    """``(classes, codes)`` as :func:`~ldr.data.validation.check_labels` gives them, for
+    labels in X's namespace: the unique values found there (an n-row sort on the device,
+    not on the host), only the classes (a few values) read back, the codes kept there."""
+    if arrays.foreign(y) is None or arrays.namespace(y) is not xp \
+            or not hasattr(xp, "unique_inverse"):
+        labels, codes = check_labels(arrays.to_host(y), n, y_name)
+        return labels, xp.asarray(codes, device=device)
+    if y.ndim == 2 and y.shape[1] == 1:
+        y = y[:, 0]
+    if y.ndim != 1 or y.shape[0] != n:  # check_labels words both errors
+        check_labels(arrays.to_host(y), n, y_name)
+    if xp.isdtype(y.dtype, "real floating") and not arrays.all_finite(y):
+        raise ParameterError(y_name, "labels contain NaN or infinity")
+    values, codes = xp.unique_inverse(y)
+    labels = arrays.to_host(values)
+    if labels.shape[0] < 2:
+        raise ParameterError(y_name, f"at least two classes are needed, got {labels.shape[0]} "
+                                     f"({labels.tolist()!r})")
+    return labels, xp.reshape(xp.asarray(codes, device=device), (-1,))
 
 
 def _empty_extras(d, labelled, lag, diff):
