@@ -52,6 +52,7 @@ results.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Callable
@@ -65,7 +66,7 @@ from ldr.objective import Objective
 from ldr.problem import OracleError, Problem, template_of
 from ldr.result import Result, StageSummary, Trace
 from ldr.solvers import chain
-from ldr.stopping import StageRules, StopOptions, first_rule
+from ldr.stopping import StageRules, StopOptions, default_gtol, first_rule
 
 #: the fixed-point tolerance of the coarse problem that starts a continuation
 COARSE_XTOL = 1e-6
@@ -159,7 +160,7 @@ def solve(
     *,
     orthonormalize: bool = False,
     seed=0,
-    gtol: float = 1e-8,
+    gtol: float | None = None,
     gtol_scale="auto",
     xtol: float = 1e-10,
     ftol: float = 0.0,
@@ -197,10 +198,12 @@ def solve(
     seed : int, numpy.random.Generator or None
         The only source of randomness; default 0, so identical calls give identical results
         (None draws fresh entropy).
-    gtol : float
-        Gradient tolerance, relative: the run converges when ‖grad f(M)‖ ≤ gtol · scale
-        (default 1e-8: the cost is then optimal to about gtol² relative where the Hessian is
-        well conditioned).
+    gtol : float or None
+        Gradient tolerance, relative: the run converges when ‖grad f(M)‖ ≤ gtol · scale.
+        None (default): 1e-8 for float64 data (about √ε₆₄: the cost is then optimal to
+        about gtol² relative where the Hessian is well conditioned), scaled by √(ε/ε₆₄) for
+        data of a lower precision (:func:`~ldr.stopping.default_gtol`: 2.3e-4 for float32,
+        whose gradients cannot resolve 1e-8).
     gtol_scale : "auto" or float
         ``scale`` above: "auto" (default) is the problem's typical gradient norm
         (:meth:`~ldr.problem.Problem.gradient_scale`), which makes the stopping point
@@ -245,9 +248,9 @@ def solve(
         (:class:`~ldr.problem.OracleError`).  Past the start, non-finite oracle values end the
         run (not converged) with the message as its reason.
     """
-    options = StopOptions(gtol=gtol, gtol_scale=gtol_scale, xtol=xtol, ftol=ftol,
-                          fwindow=fwindow, max_iter=max_iter, stage_max_iter=stage_max_iter,
-                          max_time=max_time,
+    options = StopOptions(gtol=1e-8 if gtol is None else gtol, gtol_scale=gtol_scale,
+                          xtol=xtol, ftol=ftol, fwindow=fwindow, max_iter=max_iter,
+                          stage_max_iter=stage_max_iter, max_time=max_time,
                           floor_patience=floor_patience)
     if not isinstance(orthonormalize, bool):
         raise ParameterError("orthonormalize", f"expected True or False, got {orthonormalize!r}")
@@ -266,6 +269,9 @@ def solve(
     if problem.template is None:  # the objective's arrays are NumPy: M0's namespace, if its own
         problem.template = template_of(objective, M)
     M = arrays.to_host(M) if problem.template is None else arrays.like(M, problem.template)
+    if gtol is None:  # the default follows the precision the iterations run in
+        options = dataclasses.replace(options, gtol=default_gtol(problem.template))
+    gtol = options.gtol
     geom = problem.manifold
     trace = Trace([dict(row) for row in previous.trace] if previous is not None else None)
     stages: list[StageSummary] = []

@@ -68,6 +68,21 @@ from dataclasses import dataclass, field
 
 from ldr.errors import ParameterError
 
+#: float64's machine epsilon, the precision :data:`StopOptions.gtol`'s 1e-8 is set for
+_EPS64 = 2.0**-52
+
+
+def default_gtol(template=None) -> float:
+    """The gradient tolerance :func:`ldr.solve` uses when none is given: 1e-8 (about √ε of
+    float64) for NumPy or float64 arrays, 1e-8·√(ε/ε₆₄) for arrays ``template`` of a lower
+    precision — 2.3e-4 for float32 (ε = 1.2e-7), whose rounded gradients stall far above
+    1e-8 (a float32 fit at 1e-8 runs to ``max_iter``)."""
+    if template is None:
+        return 1e-8
+    from ldr.data import arrays
+
+    return 1e-8 * math.sqrt(max(arrays.eps(template), _EPS64) / _EPS64)
+
 STALL_FACTOR = 1e3
 """A step or cost-change stop counts as converged only within this factor of gtol·scale."""
 

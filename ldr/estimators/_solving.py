@@ -48,6 +48,24 @@ def seed_of(random_state):
     return int(check_random_state(random_state).randint(np.iinfo(np.int32).max))
 
 
+def _default_of(estimator, name):
+    try:
+        return inspect.signature(type(estimator).__init__).parameters[name].default
+    except (KeyError, TypeError, ValueError):
+        return inspect.Parameter.empty
+
+
+def gradient_tolerance(estimator) -> float | None:
+    """The estimator's ``tol`` as :func:`ldr.solve`'s gtol: a value the user set as given;
+    the default (1e-8, float64's) as None, so that the driver scales it to the precision the
+    fit runs in (:func:`ldr.stopping.default_gtol`: 1e-8 for float64, 2.3e-4 for a float32
+    tensor under ``array_api_dispatch``)."""
+    value, default = estimator.tol, _default_of(estimator, "tol")
+    if default is not inspect.Parameter.empty and isinstance(value, float) and value == default:
+        return None
+    return value
+
+
 def iteration_budget(estimator) -> dict:
     """The estimator's ``max_iter`` for :func:`ldr.solve`: a value the user set (one other
     than the estimator's default) is the budget of the whole fit (``max_iter``: every stage
@@ -75,7 +93,7 @@ def solver_options(estimator) -> dict:
         params = {}
     if not isinstance(params, dict):
         raise ParameterError("solver_params", f"expected a dict, got {params!r}")
-    own = {"gtol": estimator.tol, **iteration_budget(estimator)}
+    own = {"gtol": gradient_tolerance(estimator), **iteration_budget(estimator)}
     for key in params:
         if key in _DEPRECATED_PARAMS:
             warnings.warn(f"{type(estimator).__name__}: solver_params[{key!r}] is deprecated "
@@ -95,7 +113,7 @@ def solver_options(estimator) -> dict:
         StopOptions(**{k: options[k] for k in ("gtol", "gtol_scale", "xtol", "ftol", "fwindow",
                                                 "max_iter", "stage_max_iter", "max_time",
                                                 "floor_patience")
-                       if k in options})
+                       if k in options and (options[k] is not None or k == "max_iter")})
     except ParameterError as exc:
         raise exc.renamed({"gtol": "tol"}.get(exc.param, exc.param)) from None
     if estimator.solver is not None:  # None: the objective's default solver
