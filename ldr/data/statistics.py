@@ -207,6 +207,10 @@ def namespace_moments(X, y=None, lag: int | None = None, diff: bool = False,
         if not arrays.all_finite(X):
             raise ParameterError(name, "contains NaN or infinity; remove or impute those rows")
         raise ParameterError(name, "the column sums overflow its float dtype; rescale X")
+    if y is None and lag is None:
+        scatter = _uncentred_scatter(X, c, xp)
+        if scatter is not None:  # X is never copied: two reads of it in all
+            return Moments(n, c, xp.zeros_like(c), scatter, lag=lag)
     Y = X - c  # exact where |x − c| ≤ |c| (Sterbenz)
     u = xp.mean(Y, axis=0)
     # Σ (y − u)(y − u)ᵀ = YᵀY − n·uuᵀ: u is rounding-sized, so no second centred copy of X
@@ -229,6 +233,20 @@ def namespace_moments(X, y=None, lag: int | None = None, diff: bool = False,
             out.diff = Dx.T @ Dx
         out.head, out.tail = X[:lag, :], X[max(n - lag, 0):, :]
     return out
+
+
+def _uncentred_scatter(X, c, xp):
+    """S = XᵀX − n·ccᵀ, without the centred copy X − c, where that loses at most a factor 2
+    of accuracy; else None.  The rounding of S_jk is about ε·√(G_jj G_kk) with G = XᵀX, that
+    is ε·√((1 + ρ_j)(1 + ρ_k))·√(S_jj S_kk) with ρ_j = n c_j²/S_jj (the squared mean over the
+    variance): the centred path's error times (1 + ρ) at most.  Accepted when every
+    ρ_j ≤ 1 (each column's mean within one standard deviation of 0, as for standardized
+    data), which saves two of the five passes over X (on a GPU, where PCA is bandwidth-bound,
+    nearly half its time)."""
+    n = X.shape[0]
+    S = X.T @ X - n * (c[:, None] * c[None, :])
+    var = xp.linalg.diagonal(S)
+    return S if bool(xp.all(var > 0) & xp.all(n * c * c <= var)) else None
 
 
 def _device_labels(y, n, xp, device, y_name):
