@@ -76,3 +76,25 @@ def test_a_custom_objective_imports_only_the_backend_it_names():
                        "assert round(ldr.solve(o).cost, 8) == -3.0")
         loaded = set(_loaded(code))
         assert backend in loaded and other not in loaded
+
+
+def test_every_package_is_installed_by_a_non_editable_install():
+    """setup.cfg's ``packages`` names every folder with an ``__init__.py`` (a package left
+    out is missing from a wheel — ``pip install .`` — while an editable install still finds
+    it: ldr.data and ldr.kernels were, once)."""
+    import configparser
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    cfg = configparser.ConfigParser()
+    cfg.read(root / "setup.cfg")
+    listed = {p.strip() for p in cfg["options"]["packages"].split(",")}
+    dirs = {line.split("=")[1].strip(): line.split("=")[0].strip()
+            for line in cfg["options"]["package_dir"].strip().splitlines()}
+    found = set()
+    for folder, package in dirs.items():
+        for init in (root / folder).rglob("__init__.py"):
+            rel = init.parent.relative_to(root / folder).parts
+            if "__pycache__" not in rel:
+                found.add(".".join((package, *rel)))
+    assert found <= listed, f"add to setup.cfg's packages: {sorted(found - listed)}"
