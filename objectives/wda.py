@@ -97,7 +97,11 @@ class WDA(Objective):
 
     Parameters
     ----------
-    X : (n, d) data; y : (n,) labels, at least two classes of at least two samples each
+    X : (n, d) data; y : (n,) labels, at least two classes of at least two samples each.
+        X of another array namespace (a PyTorch tensor on the CPU or a GPU, CuPy, JAX,
+        array-api-strict) keeps the classes' rows there, in its float dtype: the plans, cost,
+        gradient, Hessian-vector products and pencil are computed there, and ``ldr.solve``
+        iterates there (float32: pass SCF an ``xtol`` of about 1e-5)
     r : subspace dimension, 1 ≤ r < d (the papers' p; ``p=`` is a deprecated alias)
     reg : entropic regularization > 0, as in POT (K = exp(−M/reg); the WDA papers' λ = 1/reg)
     sinkhorn_iter : fixed number of Sinkhorn iterations (POT's ``wda`` uses 10)
