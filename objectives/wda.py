@@ -98,10 +98,9 @@ class WDA(Objective):
     Parameters
     ----------
     X : (n, d) data; y : (n,) labels, at least two classes of at least two samples each.
-        X of another array namespace (a PyTorch tensor on the CPU or a GPU, CuPy, JAX,
-        array-api-strict) keeps the classes' rows there, in its float dtype: the plans, cost,
-        gradient, Hessian-vector products and pencil are computed there, and ``ldr.solve``
-        iterates there (float32: pass SCF an ``xtol`` of about 1e-5)
+        X of another array namespace (a PyTorch tensor on the CPU or a GPU, CuPy, JAX, ...)
+        keeps the classes' rows there, in its float dtype: plans, cost, gradient, HVPs and
+        pencil are computed there, ``ldr.solve`` iterates there (float32: SCF xtol ≈ 1e-5)
     r : subspace dimension, 1 ≤ r < d (the papers' p; ``p=`` is a deprecated alias)
     reg : entropic regularization > 0, as in POT (K = exp(−M/reg); the WDA papers' λ = 1/reg)
     sinkhorn_iter : fixed number of Sinkhorn iterations (POT's ``wda`` uses 10)
@@ -192,10 +191,7 @@ class WDA(Objective):
         self._pair_scale = {pair: 1.0 for pair in self._pairs()}
         if normalize_at is not None:
             self._pair_scale = self._mean_sq_distances(normalize_at)
-        #: X of another namespace (a PyTorch tensor, on a GPU or not): the classes' rows are
-        #: kept there, in X's float dtype, and every oracle computes there
-        #: (:mod:`ldr.objectives._transport_xp`); None for NumPy
-        self._ref = None
+        self._ref = None  # X of another namespace: a class's rows there (_transport_xp)
         if ref is not None:
             self.groups = [arrays.like(G, ref) for G in self.groups]
             self._ref = self.groups[0]
@@ -312,14 +308,10 @@ class WDA(Objective):
 
     def scatter(self, P) -> tuple[np.ndarray, np.ndarray]:
         """(C_b, C_w) at T = T(P) (cached for the last P)."""
-        if self._ref is not None:
-            P = arrays.like(P, self._ref)
-            key = P if not self._same_point(P) else self._key
-            scatter = xpt.pair_scatter
-        else:
-            P = np.asarray(P, dtype=float)
-            key = P.tobytes()
-            scatter = pair_scatter
+        here = self._ref is None
+        P = np.asarray(P, dtype=float) if here else arrays.like(P, self._ref)
+        key = P.tobytes() if here else (self._key if self._same_point(P) else P)
+        scatter = pair_scatter if here else xpt.pair_scatter
         if key is not self._key and not (isinstance(key, bytes) and key == self._key):
             d = self.shape[0]
             Cb, Cw = (np.zeros((d, d)), np.zeros((d, d))) if self._ref is None else (0.0, 0.0)
@@ -447,8 +439,7 @@ class WDA(Objective):
         h = self.complex_step / scale
         return np.imag(self.egrad(np.asarray(P, dtype=float) + 1j * h * V)) / h
 
-    #: the complex step in complex64 (float32 data): h² ≪ float32's ε still, and products of
-    #: the imaginary parts stay clear of float32's underflow (1e-30 would not)
+    #: the complex step in complex64 (float32 data: h² ≪ ε, and 1e-30 would underflow)
     complex_step32 = 1e-12
 
     def ratio(self, P) -> float:
@@ -465,18 +456,16 @@ class WDA(Objective):
     def pencil(self, P) -> tuple[np.ndarray, np.ndarray]:
         Cb, Cw = self.scatter(P)
         d = Cw.shape[0]
-        if self._ref is not None:
-            return Cb, Cw + self.eps * xpt.trace(Cw) / d * arrays.eye_like(d, Cw)
-        return Cb, Cw + self.eps * np.trace(Cw) / d * np.eye(d)
+        eye = np.eye(d) if self._ref is None else arrays.eye_like(d, Cw)
+        return Cb, Cw + self.eps * xpt.trace(Cw) / d * eye
 
     default_solver = ("scf", "trust-region")
 
     def whole_space_pencil(self) -> tuple[np.ndarray, np.ndarray]:
         """The pencil at P = I_d: the transport plans of the whole space, in the original
         metric, before any projection."""
-        if self._ref is not None:
-            return self.pencil(arrays.eye_like(self.shape[0], self._ref))
-        return self.pencil(np.eye(self.shape[0]))
+        d = self.shape[0]
+        return self.pencil(np.eye(d) if self._ref is None else arrays.eye_like(d, self._ref))
 
     def smoothed(self, factor: float) -> WDA:
         """The same data and p with reg × ``factor`` (no continuation of its own)."""
