@@ -26,6 +26,14 @@ Medians over repeats, wall time, float64 and float32 where the section says so.
    the same tensor
    (the default gtol, 1e-8 for float64 and 2.3e-4 for float32 tensors:
    :func:`ldr.stopping.default_gtol`).
+4. **WDA** (``ldr.objectives.WDA`` on a tensor of the device: 3 classes on circles plus noise,
+   d = 20, r = 2, reg = 1 as ``WassersteinDA``'s default, 10 Sinkhorn iterations, memory
+   budget as for HSIC): one cost + Euclidean gradient (the checkpointed reverse pass,
+   :mod:`ldr.objectives._transport_xp`), one complex-step Hessian-vector product, and a
+   whole ``ldr.solve(obj, "scf", xtol=1e-6)`` fit (the estimator's solver and xtol; 1e-5 in
+   float32, whose fixed-point residual stagnates near 1e-6; continuation in reg included) —
+   against the same in NumPy (float64) on the host (n ≤ 10⁴).
+   n = 10⁴, 10⁵ on CUDA; 2000, 4000 with ``--device cpu`` (``--wda-sizes``).
 3. **A custom objective's trust-region solve** (on the CPU, the README's sparse PCA at
    d × r = 13 × 2 on wine's covariance; ``benchmarks/bench_backends.py``'s objectives):
    ``backend="jax"`` (``jax.jit``) and ``backend="torch"`` against ``backend="autograd"``,
@@ -239,6 +247,111 @@ def pca_lda_rows(device, n, repeats, sync, deadline, dtype_names="float64,float3
     return rows
 
 
+WDA_D, WDA_R = 20, 2
+#: an SCF fit's time in cost + gradient evaluations, for the deadline's projection (4.4 for
+#: NumPy at n = 4000, 2.8 on an H200 at n = 10⁴: about 14 iterations of a cost and a pencil,
+#: continuation included; 12 leaves a margin)
+FIT_CALLS = 12
+
+
+def _wda_data(torch, n, dtype, device):
+    """POT's WDA example data in d = 20 (:func:`ldr.datasets.make_wda`), drawn on the device."""
+    g = torch.Generator(device=device).manual_seed(0)
+    y = torch.arange(n, device=device) * 3 // n
+    t = torch.rand(n, generator=g, dtype=dtype, device=device) * (2 * np.pi)
+    radius = (y + 1).to(dtype)
+    X = torch.randn((n, WDA_D), generator=g, dtype=dtype, device=device)
+    X[:, 0] = radius * torch.cos(t) + 0.2 * X[:, 0]
+    X[:, 1] = radius * torch.sin(t) + 0.2 * X[:, 1]
+    return X, y
+
+
+def wda_rows(device, sizes, repeats, sync, budget, deadline, dtype_names="float64,float32",
+             host_max=10_000):
+    """Per n and dtype: cost + gradient, one HVP and an SCF fit on the device, the same in
+    NumPy on the host for n ≤ ``host_max``; each step skipped (and said so) when the deadline
+    cannot hold its projection from the smaller n (work ∝ n²)."""
+    import torch
+
+    import ldr
+    from ldr.data import arrays
+    from ldr.objectives import WDA
+
+    rows, t_cg = [], {}
+    for n in sizes:
+        for dtype in _dtypes(torch, dtype_names):
+            label = str(dtype).replace("torch.", "")
+            row = [n, label] + [""] * 9
+            rows.append(row)
+            prev = [t * (n / m) ** 2 for (m, dt), t in t_cg.items() if dt == dtype]
+            projected = max(prev) if prev else 0.0
+            if not deadline.allows(6 * projected):
+                row[2] = f"skipped: budget ({common.fmt_time(6 * projected)} projected)"
+                _progress("WDA", *row)
+                continue
+            try:
+                X, y = _wda_data(torch, n, dtype, device)
+                obj = WDA(X, y, WDA_R, reg=1.0, memory_budget=budget)
+                P = arrays.like(obj.heuristic(), obj._ref)
+                V = arrays.like(np.random.default_rng(1).standard_normal((WDA_D, WDA_R)), P)
+                reps = repeats if projected < 0.5 else 1
+                obj.cost(P)  # warm-up: the device's first kernels and libraries load here
+                sync()
+                t_cg[n, dtype] = t = _median(
+                    lambda o=obj, P=P: (o.cost(P), o.egrad(P)), reps, sync)
+                row[2] = common.fmt_time(t)
+                _progress("WDA cost+grad", n, label, row[2])
+                t_h = _median(lambda o=obj, P=P, V=V: o.ehvp(P, V), reps, sync)
+                row[3] = common.fmt_time(t_h)
+                _progress("WDA HVP", n, label, row[3])
+                if deadline.allows(FIT_CALLS * t):
+                    sync()
+                    t0 = time.perf_counter()
+                    res = ldr.solve(obj, "scf", xtol=1e-6 if dtype == torch.float64 else 1e-5)
+                    sync()
+                    row[4:7] = [common.fmt_time(time.perf_counter() - t0), res.n_iter,
+                                "yes" if res.converged else "no"]
+                    row[10] = f"{type(res.M).__name__} {arrays.device(res.M)}"
+                    if not res.converged:
+                        _progress("  not converged:", res.reason)
+                else:
+                    row[4] = f"skipped: budget ({common.fmt_time(FIT_CALLS * t)} projected)"
+                _progress("WDA fit", n, label, *row[4:7])
+                if n <= host_max:
+                    _wda_host(row, X, y, P, V, reps, budget, deadline)
+                    _progress("WDA NumPy", n, label, *row[7:10])
+            except Exception as exc:  # noqa: BLE001 — a row says what failed; go on
+                import traceback
+
+                traceback.print_exc()
+                row[-1] = f"failed: {type(exc).__name__}: {str(exc)[:80]}"
+            finally:
+                obj = X = None
+                if device == "cuda":
+                    torch.cuda.empty_cache()
+    return rows
+
+
+def _wda_host(row, X, y, P, V, reps, budget, deadline):
+    """The NumPy columns of a WDA row (float64 on the host, from the same data)."""
+    import ldr
+    from ldr.data import arrays
+    from ldr.objectives import WDA
+
+    host = WDA(arrays.to_host(X).astype(float), arrays.to_host(y), WDA_R, reg=1.0,
+               memory_budget=budget)
+    Ph, Vh = arrays.to_host(P).astype(float), arrays.to_host(V).astype(float)
+    t = _median(lambda: (host.cost(Ph), host.egrad(Ph)), reps, lambda: None)
+    row[7] = common.fmt_time(t)
+    row[8] = common.fmt_time(_median(lambda: host.ehvp(Ph, Vh), reps, lambda: None))
+    if deadline.allows(FIT_CALLS * t):
+        t0 = time.perf_counter()
+        ldr.solve(host, "scf", xtol=1e-6)
+        row[9] = common.fmt_time(time.perf_counter() - t0)
+    else:
+        row[9] = f"skipped: budget ({common.fmt_time(FIT_CALLS * t)} projected)"
+
+
 def custom_rows(repeats):
     from bench_backends import sparse_pca
 
@@ -273,9 +386,10 @@ def main(argv=None) -> int:
                              "and say so (default: no limit)")
     parser.add_argument("--hsic-sizes", help="comma-separated n (default: the device's)")
     parser.add_argument("--pca-sizes", help="comma-separated n (default: the device's)")
+    parser.add_argument("--wda-sizes", help="comma-separated n (default: the device's)")
     parser.add_argument("--dtypes", default="float64,float32")
-    parser.add_argument("--sections", default="hsic,pca,custom",
-                        help="comma-separated, in the order to run: hsic, pca, custom")
+    parser.add_argument("--sections", default="hsic,pca,wda,custom",
+                        help="comma-separated, in the order to run: hsic, pca, wda, custom")
     args = parser.parse_args(argv)
     if importlib.util.find_spec("torch") is None:
         print("SKIPPED: bench_gpu.py needs PyTorch (pip install 'ldr-manifold[torch]')")
@@ -294,15 +408,20 @@ def _run(args, torch) -> int:
     if args.device == "cpu":
         torch.set_num_threads(1)
         hsic_sizes, pca_n, budget = [1000, 3000], 100_000, 256 * 2**20
+        wda_sizes = [2000, 4000]
         name = "PyTorch-CPU, one thread"
         sync = lambda: None  # noqa: E731
     else:
         hsic_sizes, pca_n, budget = [10_000, 100_000, 1_000_000], 10_000_000, 16 * 2**30
+        wda_sizes = [10_000, 100_000]
         name = torch.cuda.get_device_name(0)
         sync = torch.cuda.synchronize
     if args.hsic_sizes:
         hsic_sizes = [int(v) for v in args.hsic_sizes.split(",")]
     pca_sizes = [int(v) for v in args.pca_sizes.split(",")] if args.pca_sizes else [pca_n]
+    if args.wda_sizes:
+        wda_sizes = [int(v) for v in args.wda_sizes.split(",")]
+    args.wda_size_list = wda_sizes
     deadline = Deadline(args.budget)
     common.print_header("ldr on an accelerator (bench_gpu.py)",
                         [f"device: {args.device} ({name}); torch {torch.__version__}; "
@@ -338,13 +457,21 @@ def _section(section, args, hsic_sizes, pca_sizes, budget, sync, deadline) -> No
                                     "scikit-learn", "solve ÷ sklearn", "Result.M"],
                                    pca_lda_rows(args.device, pca_n, min(args.repeats, 3),
                                                 sync, deadline, args.dtypes))
+        elif section == "wda":
+            print(f"\n4. WDA on a tensor of {args.device} (3 classes, d = {WDA_D}, r = {WDA_R}, "
+                  "reg = 1, 10 Sinkhorn iterations; SCF fit with xtol 1e-6, 1e-5 in float32) "
+                  "vs NumPy float64 on the host", flush=True)
+            common.print_table(["n", "dtype", "cost+grad", "HVP", "SCF fit", "iter", "conv.",
+                                "NumPy c+g", "NumPy HVP", "NumPy fit", "Result.M"],
+                               wda_rows(args.device, args.wda_size_list, min(args.repeats, 3),
+                                        sync, budget, deadline, args.dtypes))
         elif section == "custom":
             print("\n3. Custom objective (sparse PCA 13 × 2, wine), trust region, CPU",
                   flush=True)
             common.print_table(["backend", "solve", "÷ autograd", "cost", "iter"],
                                custom_rows(args.repeats))
         else:
-            raise SystemExit(f"unknown section {section!r}: hsic, pca, custom")
+            raise SystemExit(f"unknown section {section!r}: hsic, pca, wda, custom")
 
 
 if __name__ == "__main__":

@@ -68,7 +68,8 @@ from ldr.result import Result, StageSummary, Trace
 from ldr.solvers import chain
 from ldr.stopping import StageRules, StopOptions, default_gtol, first_rule
 
-#: the fixed-point tolerance of the coarse problem that starts a continuation
+#: the fixed-point tolerance of the coarse problem that starts a continuation (at least
+#: 1e3·ε of the iterates' dtype: float32 iterates stagnate above 1e-6)
 COARSE_XTOL = 1e-6
 
 
@@ -129,7 +130,9 @@ def initial_point(problem: Problem, M0=None, seed=0, solver=None, orthonormalize
         coarse = problem.objective.coarse_problem() if problem.provides("coarse_problem") \
             else None
         if coarse is not None:
-            coarse_result = solve(coarse, solver, xtol=COARSE_XTOL, max_time=max_time)
+            xtol = COARSE_XTOL if problem.template is None else max(
+                COARSE_XTOL, 1e3 * arrays.eps(problem.template))
+            coarse_result = solve(coarse, solver, xtol=xtol, max_time=max_time)
             if coarse_result.interrupted:  # Ctrl-C before this run had a point
                 raise KeyboardInterrupt(coarse_result.reason)
             at = coarse_result.M

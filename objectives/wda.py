@@ -58,6 +58,7 @@ import warnings
 import autograd.numpy as anp
 import numpy as np
 
+from ldr.data import arrays
 from ldr.data.validation import (
     check_data,
     check_labels,
@@ -69,6 +70,7 @@ from ldr.eigen import top_generalized
 from ldr.errors import ParameterError
 from ldr.kernels.tiles import DEFAULT_MEMORY_BUDGET, TARGET_BLOCK_BYTES
 from ldr.objective import Method, Objective
+from ldr.objectives import _transport_xp as xpt
 from ldr.objectives._sinkhorn import plan, sinkhorn, sqdist
 from ldr.objectives._transport import pair_gradient, pair_loss, pair_scatter
 from ldr.objectives.lda import scatter_matrices
@@ -95,7 +97,10 @@ class WDA(Objective):
 
     Parameters
     ----------
-    X : (n, d) data; y : (n,) labels, at least two classes of at least two samples each
+    X : (n, d) data; y : (n,) labels, at least two classes of at least two samples each.
+        X of another array namespace (a PyTorch tensor on the CPU or a GPU, CuPy, JAX, ...)
+        keeps the classes' rows there, in its float dtype: plans, cost, gradient, HVPs and
+        pencil are computed there, ``ldr.solve`` iterates there (float32: SCF xtol ≈ 1e-5)
     r : subspace dimension, 1 ≤ r < d (the papers' p; ``p=`` is a deprecated alias)
     reg : entropic regularization > 0, as in POT (K = exp(−M/reg); the WDA papers' λ = 1/reg)
     sinkhorn_iter : fixed number of Sinkhorn iterations (POT's ``wda`` uses 10)
@@ -140,7 +145,9 @@ class WDA(Objective):
             r = p
         if r is None:
             raise ParameterError("r", "the subspace dimension is required")
-        X = check_data(X, "X")
+        ref = X if arrays.foreign(X) is not None else None  # PyTorch, CuPy, ...: see below
+        X = check_data(arrays.to_host(X), "X")
+        y = arrays.to_host(y) if arrays.foreign(y) is not None else y
         classes, codes = check_labels(y, X.shape[0], "y")
         counts = np.bincount(codes)
         if counts.min() < 2:
@@ -184,6 +191,12 @@ class WDA(Objective):
         self._pair_scale = {pair: 1.0 for pair in self._pairs()}
         if normalize_at is not None:
             self._pair_scale = self._mean_sq_distances(normalize_at)
+        self._ref = None  # X of another namespace: a class's rows there (_transport_xp)
+        if ref is not None:
+            self.groups = [arrays.like(G, ref) for G in self.groups]
+            self._ref = self.groups[0]
+            if self._batches is not None:  # the mini-batches' rows, gathered once
+                self._batch_rows = {pair: self._pair_data(*pair) for pair in self._pairs()}
 
     @property
     def _cache_bytes(self) -> float:
@@ -225,11 +238,14 @@ class WDA(Objective):
         Xa, Xb = self.groups[a], self.groups[b]
         if self._batches is None:
             return [(Xa, Xb, 1.0)]
+        if self._ref is not None and "_batch_rows" in self.__dict__:
+            return self._batch_rows[(a, b)]
+        take = xpt.take if self._ref is not None else (lambda A, i: A[i])
         out = []
         for ia, ib in self._batches[(a, b)]:
             if a == b:
                 ib = ia  # a class against itself: the same batch on both sides
-            out.append((Xa if ia is None else Xa[ia], Xb if ib is None else Xb[ib],
+            out.append((Xa if ia is None else take(Xa, ia), Xb if ib is None else take(Xb, ib),
                         1.0 / len(self._batches[(a, b)])))
         return out
 
@@ -237,6 +253,7 @@ class WDA(Objective):
         """The same problem with exact plans between whole classes (no mini-batches)."""
         other = copy.copy(self)
         other._batches, other._key, other.batch_size = None, None, None
+        other.__dict__.pop("_batch_rows", None)
         return other
 
     def _mean_sq_distances(self, P0) -> dict:
@@ -277,7 +294,13 @@ class WDA(Objective):
         return [(a, b) for a in range(k) for b in range(a, k)]
 
     def plans(self, P) -> dict:
-        """The transport plans T^{c,c′}(P) for c ≤ c′ (:meth:`scatter` uses them unformed)."""
+        """The transport plans T^{c,c′}(P) for c ≤ c′ (:meth:`scatter` uses them unformed);
+        n_c × n_c′ arrays of X's namespace and device."""
+        if self._ref is not None:
+            P = arrays.like(P, self._ref)
+            return {(a, b): xpt.pair_plan(self.groups[a] @ P, self.groups[b] @ P,
+                                          self._reg(a, b), self.sinkhorn_iter, 1e300)
+                    for a, b in self._pairs()}
         P = np.asarray(P, dtype=float)
         return {(a, b): plan(self.groups[a] @ P, self.groups[b] @ P, self._reg(a, b),
                               self.sinkhorn_iter)
@@ -285,21 +308,23 @@ class WDA(Objective):
 
     def scatter(self, P) -> tuple[np.ndarray, np.ndarray]:
         """(C_b, C_w) at T = T(P) (cached for the last P)."""
-        P = np.asarray(P, dtype=float)
-        key = P.tobytes()
-        if key != self._key:
+        here = self._ref is None
+        P = np.asarray(P, dtype=float) if here else arrays.like(P, self._ref)
+        key = P.tobytes() if here else (self._key if self._same_point(P) else P)
+        scatter = pair_scatter if here else xpt.pair_scatter
+        if key is not self._key and not (isinstance(key, bytes) and key == self._key):
             d = self.shape[0]
-            Cb, Cw = np.zeros((d, d)), np.zeros((d, d))
+            Cb, Cw = (np.zeros((d, d)), np.zeros((d, d))) if self._ref is None else (0.0, 0.0)
             for a, b in self._pairs():
                 for Xa, Xb, weight in self._pair_data(a, b):
-                    C = weight * pair_scatter(Xa, Xb, P, self._reg(a, b), self.sinkhorn_iter,
-                                              self._cache_bytes)
+                    C = weight * scatter(Xa, Xb, P, self._reg(a, b), self.sinkhorn_iter,
+                                         self._cache_bytes)
                     if a == b:
                         Cw += C
                     else:
                         Cb += C
             uniform = self._uniform_w
-            if not np.trace(Cw) > 1e-12 * uniform:
+            if not xpt.trace(Cw) > 1e-12 * uniform:
                 spread = uniform / (2 * len(self.groups))
                 reg = self.__dict__.get("_asked_reg", self.reg)  # the user's, not a coarse one
                 raise ParameterError("reg", f"{reg:g} is too small for these data: the "
@@ -311,7 +336,15 @@ class WDA(Objective):
             self._key, self._scatter = key, (0.5 * (Cb + Cb.T), 0.5 * (Cw + Cw.T))
         return self._scatter
 
+    def _same_point(self, P) -> bool:
+        """Whether P (of X's namespace) is the point of the stored scatter (one scalar)."""
+        key = self._key
+        return key is not None and not isinstance(key, bytes) and (key is P or (
+            key.shape == P.shape and bool(arrays.namespace(P).all(key == P))))
+
     def cost(self, P):
+        if self._ref is not None:
+            return self._cost_namespace(P)
         if isinstance(P, np.ndarray):  # a value, not an autograd trace
             P = np.asarray(P, dtype=float)
             if P.tobytes() == self._key:  # the scatter of this P is at hand (SCF's pencil)
@@ -331,6 +364,18 @@ class WDA(Objective):
                 loss_b = loss_b + anp.sum(T * M)
         return -loss_b / loss_w
 
+    def _cost_namespace(self, P) -> float:
+        """:meth:`cost` in X's namespace (:mod:`ldr.objectives._transport_xp`)."""
+        P = arrays.like(P, self._ref)
+        xp = arrays.namespace(P)
+        if self._same_point(P):
+            Cb, Cw = self._scatter
+            return -float(xp.sum(P * (Cb @ P)) / xp.sum(P * (Cw @ P)))
+        Lb, Lw = self._pair_terms(P, "loss")
+        if not float(Lw) > 1e-12 * self._uniform_w:
+            self.scatter(P)
+        return -float(Lb / Lw)
+
     def _pair_terms(self, P, what: str) -> tuple:
         """(L_b, L_w) — and with ``what="gradient"`` their Euclidean gradients — summed over
         the pairs of classes: L = Σ_pairs ⟨T, M⟩, each pair by :mod:`ldr.objectives._transport`
@@ -338,10 +383,18 @@ class WDA(Objective):
         ``sinkhorn_iter``; row blocks when a pair's kernel exceeds the memory budget)."""
         L = {"b": 0.0, "w": 0.0}
         G = {"b": 0.0, "w": 0.0}
+        here = self._ref is None
         for a, b in self._pairs():
             key = "w" if a == b else "b"
             for Xa, Xb, weight in self._pair_data(a, b):
-                if what == "gradient":
+                if not here:
+                    loss, grad = (xpt.pair_gradient(Xa, Xb, P, self._reg(a, b),
+                                                    self.sinkhorn_iter, self._cache_bytes)
+                                  if what == "gradient" else
+                                  (xpt.pair_loss(Xa @ P, Xb @ P, self._reg(a, b),
+                                                 self.sinkhorn_iter, self._cache_bytes), 0.0))
+                    G[key] = G[key] + weight * grad
+                elif what == "gradient":
                     loss, grad = pair_gradient(Xa, Xb, P, self._reg(a, b), self.sinkhorn_iter,
                                                self._cache_bytes)
                     G[key] = G[key] + weight * grad
@@ -355,6 +408,10 @@ class WDA(Objective):
         """∇(−L_b/L_w) = −(L_w ∇L_b − L_b ∇L_w)/L_w², through the Sinkhorn iterations by a
         hand-written reverse pass (``pair_gradient`` of ``ldr/objectives/_transport.py``);
         complex P is allowed (complex step, :meth:`ehvp`)."""
+        if self._ref is not None:
+            P = P if xpt.is_complex(P) else arrays.like(P, self._ref)
+            Lb, Lw, gb, gw = self._pair_terms(P, "gradient")
+            return -(Lw * gb - Lb * gw) / Lw**2
         if not isinstance(P, np.ndarray):  # an autograd trace
             return super().egrad(P)
         P = P if np.iscomplexobj(P) else np.asarray(P, dtype=float)
@@ -369,6 +426,10 @@ class WDA(Objective):
         Im ∇f(P + ihV)/h with h = 1e-30 — forward mode through the reverse pass, exact to
         rounding (no difference is taken, so no cancellation), in the same bounded memory
         (complex arrays: twice the bytes)."""
+        if self._ref is not None:  # complex128, or complex64 with h = complex_step32
+            return xpt.complex_step(self.egrad, arrays.like(P, self._ref),
+                                    arrays.like(V, self._ref), self.complex_step,
+                                    self.complex_step32)
         if not isinstance(P, np.ndarray):
             return super().ehvp(P, V)
         V = np.asarray(V, dtype=float)
@@ -378,6 +439,9 @@ class WDA(Objective):
         h = self.complex_step / scale
         return np.imag(self.egrad(np.asarray(P, dtype=float) + 1j * h * V)) / h
 
+    #: the complex step in complex64 (float32 data: h² ≪ ε, and 1e-30 would underflow)
+    complex_step32 = 1e-12
+
     def ratio(self, P) -> float:
         """The trace ratio tr(PᵀC_bP)/tr(PᵀC_wP), the natural (positive) score."""
         return -float(self.cost(np.asarray(P, dtype=float)))
@@ -386,19 +450,22 @@ class WDA(Objective):
         """tr((PᵀC̃_wP)⁻¹ PᵀC_bP) at T = T(P), C̃_w = C_w + εI: the ratio-trace value that SCF's
         fixed points solve (Liu et al.); compare SCF answers by this, not by ``ratio``."""
         A, B = self.pencil(P)
-        return float(np.trace(np.linalg.solve(P.T @ B @ P, P.T @ A @ P)))
+        P = P if self._ref is None else arrays.like(P, self._ref)
+        return xpt.trace(arrays.namespace(P).linalg.solve(P.T @ B @ P, P.T @ A @ P))
 
     def pencil(self, P) -> tuple[np.ndarray, np.ndarray]:
         Cb, Cw = self.scatter(P)
         d = Cw.shape[0]
-        return Cb, Cw + self.eps * np.trace(Cw) / d * np.eye(d)
+        eye = np.eye(d) if self._ref is None else arrays.eye_like(d, Cw)
+        return Cb, Cw + self.eps * xpt.trace(Cw) / d * eye
 
     default_solver = ("scf", "trust-region")
 
     def whole_space_pencil(self) -> tuple[np.ndarray, np.ndarray]:
         """The pencil at P = I_d: the transport plans of the whole space, in the original
         metric, before any projection."""
-        return self.pencil(np.eye(self.shape[0]))
+        d = self.shape[0]
+        return self.pencil(np.eye(d) if self._ref is None else arrays.eye_like(d, self._ref))
 
     def smoothed(self, factor: float) -> WDA:
         """The same data and p with reg × ``factor`` (no continuation of its own)."""
@@ -425,4 +492,8 @@ class WDA(Objective):
         return top_generalized(Sb, Sw + 1e-3 * np.trace(Sw) / d * np.eye(d), p)[0]
 
     def transform(self, X, P):
+        if self._ref is not None:  # the projection in X's namespace
+            Xc = check_new_data(arrays.to_host(X), self.shape[0]) - self.mean_
+            return arrays.like(Xc, self._ref) @ arrays.like(P, self._ref)
         return (check_new_data(X, self.shape[0]) - self.mean_) @ P
+

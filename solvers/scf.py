@@ -40,15 +40,22 @@ A 2-cycle (M_{k+1} back at M_{k−1}, away from M_k) or stagnation (no smaller s
 SCF evaluates no gradient (its fixed points are those of the ratio trace, not critical points
 of ``cost``): the trace's ``grad_norm`` is NaN; ``cost`` is evaluated for reporting.
 A B that is not positive definite is shifted by δI with a warning saying so.
+
+A pencil of another array namespace (PyTorch, CuPy, ...; WDA on a tensor) is worked on
+there, on its device (:func:`ldr.eigen.top_generalized` by whitening, the accelerations with
+``linalg.pinv`` for the least-squares fits): only scalars come to the host, and the level
+shift's one full spectrum at the start.
 """
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
 import scipy.linalg
 
+from ldr.data import arrays
 from ldr.eigen import top_generalized
 from ldr.errors import ParameterError
 from ldr.manifolds import orthonormalize, sin_largest_angle
@@ -59,24 +66,37 @@ from ldr.solvers.base import Solver, State
 def positive_definite(B: np.ndarray, what: str = "B") -> np.ndarray:
     """B itself if positive definite, else B + δI with a warning that says how much."""
     B = 0.5 * (B + B.T)
-    try:
-        np.linalg.cholesky(B)
+    if _definite_matrix(B):
         return B
-    except np.linalg.LinAlgError:
+    else:
         d = B.shape[0]
-        lam_min = float(np.linalg.eigvalsh(B)[0])
-        delta = max(-lam_min, 0.0) + 1e-10 * max(np.trace(np.abs(B)) / d, 1e-300)
+        xp = arrays.namespace(B)
+        lam_min = float(xp.linalg.eigvalsh(B)[0])
+        delta = max(-lam_min, 0.0) + 1e-10 * max(
+            float(xp.sum(xp.abs(xp.linalg.diagonal(B)))) / d, 1e-300)
         warnings.warn(f"pencil: {what} is not positive definite (λ_min = {lam_min:.3e}); "
                       f"regularized as {what} + {delta:.3e}·I. Regularize the objective "
                       "instead (e.g. a larger eps/reg) to control this.", RuntimeWarning,
                       stacklevel=3)
-        return B + delta * np.eye(d)
+        return B + delta * (np.eye(d) if xp is np else arrays.eye_like(d, B))
+
+
+def _definite_matrix(B) -> bool:
+    """Whether Cholesky accepts B (another namespace: its least eigenvalue > 0, a scalar)."""
+    if type(B) is not np.ndarray:
+        return float(arrays.namespace(B).linalg.eigvalsh(B)[0]) > 0
+    try:
+        np.linalg.cholesky(B)
+        return True
+    except np.linalg.LinAlgError:
+        return False
 
 
 def _definite(A, B) -> tuple[np.ndarray, np.ndarray]:
     """The pencil SCF works with: A symmetrized, B symmetrized and positive definite."""
-    A = np.asarray(A, dtype=float)
-    return 0.5 * (A + A.T), positive_definite(np.asarray(B, dtype=float))
+    if arrays.foreign(A) is None:
+        A, B = np.asarray(A, dtype=float), np.asarray(B, dtype=float)
+    return 0.5 * (A + A.T), positive_definite(B)
 
 
 class SCF(Solver):
@@ -135,8 +155,8 @@ class SCF(Solver):
         A, B = self._pencil(problem, M0)
         shift = 0.0
         if self.level_shift:  # σ relative to the pencil's mean |λ|: the full spectrum, once
-            shift = self.level_shift * (float(np.mean(np.abs(scipy.linalg.eigvalsh(A, B))))
-                                        or 1.0)
+            lam = scipy.linalg.eigvalsh(arrays.to_host(A), arrays.to_host(B))  # d×d, once
+            shift = self.level_shift * (float(np.mean(np.abs(lam))) or 1.0)
         G = top_generalized(A, B, problem.manifold.shape[1])
         state.memory = {"pencil": (A, B), "G": G, "shift": shift, "hist": [],
                         "prev": None, "best_step": np.inf, "since_best": 0}
@@ -145,7 +165,8 @@ class SCF(Solver):
 
     def _plain_step(self, M, A, B, shift, r):
         if shift:
-            V = M @ np.linalg.inv(np.linalg.cholesky(M.T @ B @ M)).T   # B-orthonormal basis
+            xp = arrays.namespace(M)
+            V = M @ xp.linalg.inv(xp.linalg.cholesky(M.T @ B @ M)).T   # B-orthonormal basis
             BV = B @ V
             A = A + shift * (BV @ BV.T)
         return top_generalized(A, B, r)
@@ -154,11 +175,13 @@ class SCF(Solver):
         """Anderson mixing of the projectors X = MMᵀ with residuals F = X_plain − X."""
         Xk = M @ M.T
         Fk = M_plain @ M_plain.T - Xk
-        if hist and np.linalg.norm(Fk) > np.linalg.norm(hist[-1][1]):
+        if hist and arrays.norm(Fk) > arrays.norm(hist[-1][1]):
             hist = []                                          # residual grew: restart
         hist = (hist + [(Xk, Fk)])[-(self.depth + 1):]
         if len(hist) < 2:
             return M_plain, hist
+        if type(M) is not np.ndarray:
+            return self._anderson_namespace(Xk, Fk, hist, r), hist
         dX = np.column_stack([(b[0] - a[0]).ravel() for a, b in zip(hist, hist[1:])])
         dF = np.column_stack([(b[1] - a[1]).ravel() for a, b in zip(hist, hist[1:])])
         gamma = np.linalg.lstsq(dF, Fk.ravel(), rcond=None)[0]
@@ -166,30 +189,50 @@ class SCF(Solver):
         _, V = np.linalg.eigh(0.5 * (Xmix + Xmix.T))
         return orthonormalize(V[:, ::-1][:, :r]), hist
 
+    @staticmethod
+    def _anderson_namespace(Xk, Fk, hist, r):
+        """:meth:`_anderson`'s mix in the namespace of the iterates (lstsq by pinv)."""
+        xp = arrays.namespace(Xk)
+        dX = xp.stack([xp.reshape(b[0] - a[0], (-1,)) for a, b in zip(hist, hist[1:])], axis=1)
+        dF = xp.stack([xp.reshape(b[1] - a[1], (-1,)) for a, b in zip(hist, hist[1:])], axis=1)
+        gamma = xp.linalg.pinv(dF) @ xp.reshape(Fk, (-1,))
+        Xmix = xp.reshape(xp.reshape(Xk + Fk, (-1,)) - (dX + dF) @ gamma, Xk.shape)
+        _, V = xp.linalg.eigh(0.5 * (Xmix + Xmix.T))
+        return orthonormalize(xp.flip(V, axis=1)[:, :r])
+
     def _diis(self, M, A, B, M_plain, hist, r):
         """Pulay's DIIS: the pencil Σcᵢ(Aᵢ, Bᵢ) with Σcᵢ = 1 minimizing ‖Σcᵢ Eᵢ‖_F, where
         Eᵢ = AᵢXᵢBᵢ − BᵢXᵢAᵢ, X = M(MᵀBM)⁻¹Mᵀ, is the commutator residual (zero exactly at a
         fixed point: A V = B V Λ)."""
-        X = M @ np.linalg.solve(M.T @ B @ M, M.T)
+        xp = arrays.namespace(M)
+        X = M @ xp.linalg.solve(M.T @ B @ M, M.T)
         E = A @ X @ B - B @ X @ A
-        if hist and np.linalg.norm(E) > np.linalg.norm(hist[-1][2]):
+        if hist and arrays.norm(E) > arrays.norm(hist[-1][2]):
             hist = []                                          # residual grew: restart
         hist = (hist + [(A, B, E)])[-(self.depth + 1):]
         q = len(hist)
         if q < 2:
             return M_plain, hist
-        G = np.array([[np.sum(a[2] * b[2]) for b in hist] for a in hist])
-        scale = np.max(np.abs(G))
-        if not (np.isfinite(scale) and scale > 0):             # at a fixed point already
+        if xp is np:
+            G = np.array([[np.sum(a[2] * b[2]) for b in hist] for a in hist])
+        else:
+            Es = xp.stack([xp.reshape(h[2], (-1,)) for h in hist])
+            G = Es @ Es.T
+        scale = arrays.max_abs(G)
+        if not (math.isfinite(scale) and scale > 0):           # at a fixed point already
             return M_plain, hist
-        L = np.zeros((q + 1, q + 1))
-        L[:q, :q], L[:q, q], L[q, :q] = G / scale, -1.0, -1.0
-        c = np.linalg.lstsq(L, np.r_[np.zeros(q), -1.0], rcond=None)[0][:q]
-        A_mix = sum(ci * h[0] for ci, h in zip(c, hist))
-        B_mix = sum(ci * h[1] for ci, h in zip(c, hist))
-        try:
-            np.linalg.cholesky(B_mix)
-        except np.linalg.LinAlgError:                          # not a definite pencil
+        if xp is np:
+            L = np.zeros((q + 1, q + 1))
+            L[:q, :q], L[:q, q], L[q, :q] = G / scale, -1.0, -1.0
+            c = np.linalg.lstsq(L, np.r_[np.zeros(q), -1.0], rcond=None)[0][:q]
+        else:  # the same bordered system, built without item assignment; lstsq by pinv
+            one = xp.ones((q, 1), dtype=G.dtype, device=arrays.device(G))
+            L = xp.concat([xp.concat([G / scale, -one], axis=1),
+                           xp.concat([-one.T, 0.0 * one[:1, :]], axis=1)], axis=0)
+            c = -xp.linalg.pinv(L)[:q, q]
+        A_mix = sum(c[i] * h[0] for i, h in enumerate(hist))
+        B_mix = sum(c[i] * h[1] for i, h in enumerate(hist))
+        if not _definite_matrix(B_mix):                        # not a definite pencil
             return M_plain, hist[-1:]
         return top_generalized(A_mix, B_mix, r)[0], hist
 
@@ -201,7 +244,8 @@ class SCF(Solver):
             M_plain, w = self._plain_step(state.M, A, B, mem["shift"], r)
         else:
             M_plain, w = mem["G"]                          # computed with the residual
-        eta = float(np.arctan(w[r - 1]) - np.arctan(w[r])) if len(w) > r else np.nan
+        w_r = float(w[r - 1])
+        eta = math.atan(w_r) - math.atan(float(w[r])) if w.shape[0] > r else np.nan
         hist, M_new = mem["hist"], M_plain
         # safeguard: when the acceleration has not produced a smaller step for a while, take
         # plain steps for a while (then try again)
@@ -227,7 +271,7 @@ class SCF(Solver):
                       "best_step": step if improved else mem["best_step"],
                       "since_best": 0 if improved else mem["since_best"] + 1}
         new.info = {"residual": sin_largest_angle(M_new, G[0]), "eta": eta,
-                    "lambda_r": float(w[r - 1]),
+                    "lambda_r": w_r,
                     "mixed": len(hist) - 1 if accelerate and plain_left == 0 else 0}
         if mem["prev"] is not None and step > 1e3 * self.cycle_tol \
                 and sin_largest_angle(mem["prev"], M_new) <= self.cycle_tol:
