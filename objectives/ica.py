@@ -105,12 +105,60 @@ def log_prior(y, prior: str):
     return _log_cosh(y) - 0.5 * y * y - _HALF_LOG_2PI_E
 
 
-def _prior_derivatives(Y: np.ndarray, sub: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """g′(Y) and g″(Y) per column (``sub[k]``: column k has the sub-Gaussian prior)."""
+def _prior_derivatives(Y: np.ndarray, sub: np.ndarray, second: bool = True):
+    """g′(Y) and, with ``second``, g″(Y) per column (``sub[k]``: column k has the
+    sub-Gaussian prior); one tanh per entry, each branch only on its own columns."""
     t = np.tanh(Y)
-    g1 = np.where(sub, t - Y, -t)
-    g2 = np.where(sub, -t * t, t * t - 1.0)
+    g1 = -t
+    if sub.any():
+        g1[:, sub] += Y[:, sub]
+        g1[:, sub] *= -1.0
+    if not second:
+        return g1, None
+    g2 = t * t
+    if sub.all():
+        g2 *= -1.0
+    else:
+        g2 -= 1.0
+        if sub.any():
+            g2[:, sub] = -(t[:, sub] ** 2)
     return g1, g2
+
+
+def best_scales(Y: np.ndarray, sub: np.ndarray, lo: float = -5.0, hi: float = 5.0,
+                tol: float = 1e-12, max_iter: int = 100) -> np.ndarray:
+    """For each column y of ``Y``, the c = e^t, t ∈ [lo, hi], that minimizes the 1-D cost of
+    one column along y,
+
+        φ(t) = −t − mean log p(e^t y)   (``sub[k]``: column k has the sub-Gaussian prior).
+
+    With u = e^t y and ρ = −log p, φ′(t) = −1 + mean(u ρ′(u)) and
+    φ″(t) = mean(u ρ′(u) + u² ρ″(u)); u ρ′(u) (u tanh u, resp. u² − u tanh u) increases with
+    |u|, so φ′ increases in t and the minimizer is its root, or an end of the interval where
+    φ′ keeps one sign.  All columns at once: Newton steps on t, kept inside a bracket that
+    each step narrows (bisection when a step leaves it), until the step is below ``tol``."""
+    Y = np.asarray(Y, dtype=float)
+    r = Y.shape[1]
+    a, b = np.full(r, lo), np.full(r, hi)
+    t = np.zeros(r)
+    for _ in range(max_iter):
+        U = Y * np.exp(t)
+        th = np.tanh(U)
+        rho1 = np.where(sub, U - th, th)            # ρ′(u)
+        rho2 = np.where(sub, th * th, 1.0 - th * th)  # ρ″(u)
+        d1 = np.mean(U * rho1, axis=0) - 1.0
+        d2 = np.mean(U * rho1 + U * U * rho2, axis=0)
+        a = np.where(d1 < 0, t, a)                  # the root lies above t
+        b = np.where(d1 > 0, t, b)                  # … below t
+        with np.errstate(divide="ignore", invalid="ignore"):
+            new = t - d1 / d2
+        inside = np.isfinite(new) & (new > a) & (new < b)
+        new = np.where(inside, new, 0.5 * (a + b))
+        step = np.abs(new - t)
+        t = new
+        if np.all((step <= tol) | (b - a <= tol)):
+            break
+    return np.exp(t)
 
 
 def switching_statistic(Y: np.ndarray) -> np.ndarray:
@@ -227,7 +275,7 @@ class UndercompleteICA(Objective):
 
     def egrad(self, M):
         M = np.asarray(M, float)
-        g1, _ = _prior_derivatives(self.Z @ M, self._sub)
+        g1, _ = _prior_derivatives(self.Z @ M, self._sub, second=False)
         return -np.linalg.solve(M.T @ M, M.T).T - self.Z.T @ g1 / self.n_samples_
 
     def ehvp(self, M, V):
@@ -272,16 +320,7 @@ class UndercompleteICA(Objective):
         M = np.empty((k, r))
         M[:, ~self._sub] = E[:, ::-1][:, :r - n_sub]
         M[:, self._sub] = E[:, :n_sub]
-        for j in range(r):
-            M[:, j] *= self._best_scale(self.Z @ M[:, j], self.priors[j])
-        return M
-
-    def _best_scale(self, y: np.ndarray, prior: str) -> float:
-        """argmin_c −log c − mean log p(c y) (the 1-D cost of one column along y)."""
-        res = scipy.optimize.minimize_scalar(
-            lambda t: -t - float(np.mean(log_prior(np.exp(t) * y, prior))),
-            bounds=(-5.0, 5.0), method="bounded", options={"xatol": 1e-10})
-        return float(np.exp(res.x))
+        return M * best_scales(self.Z @ M, self._sub)
 
     def with_priors(self, prior) -> UndercompleteICA:
         """The same whitened data with other priors (no copy of the data)."""
@@ -299,11 +338,9 @@ class UndercompleteICA(Objective):
     def rescaled(self, M) -> np.ndarray:
         """M with each column scaled to the best scale of its prior along it (a start for a
         refit after the priors changed)."""
-        M = np.array(M, dtype=float)
-        for j in range(M.shape[1]):
-            u = M[:, j] / np.linalg.norm(M[:, j])
-            M[:, j] = u * self._best_scale(self.Z @ u, self.priors[j])
-        return M
+        U = np.asarray(M, dtype=float)
+        U = U / np.linalg.norm(U, axis=0)
+        return U * best_scales(self.Z @ U, self._sub)
 
     def unmixing(self, M) -> np.ndarray:
         """The r×d unmixing matrix W = (K M)ᵀ: sources = ``(X − mean_) @ W.T``."""
