@@ -58,7 +58,7 @@ from ldr.certificate import certificate
 from ldr.driver import solve
 from ldr.errors import ParameterError
 from ldr.objective import Objective
-from ldr.problem import Problem
+from ldr.problem import Problem, sharing_reference
 from ldr.result import Result
 
 #: The tables' columns and legend live in :mod:`ldr.tables`; named here as before.
@@ -377,54 +377,57 @@ def compare(objective: Objective, solvers: Sequence = ("trust-region", "gradient
     for name, why in skipped.items():
         report("skipped", {"solver": name, "reason": why})
     f_heur = None
-    if problem.provides("heuristic"):
-        f_heur = float(objective.cost(objective.heuristic()))
+    if problem.provides("heuristic"):  # through the Problem: the cost's duration is then
+        # known to the first run's deadline (ldr.problem, Deadline)
+        f_heur = float(problem.cost(objective.heuristic()))
     max_time = stopping.pop("max_time", math.inf)
     user_callback = stopping.pop("callback", None)
     total, began = len(runnable) * len(named), time.perf_counter()
     results, rows = {}, []
-    for name, solver in runnable:
-        for label, M0 in named:
-            left = math.inf if time_budget is None else \
-                time_budget - (time.perf_counter() - began)
-            budget = min(max_time, left / (total - len(rows)))
-            info = {"solver": name, "start": label, "index": len(rows) + 1, "total": total,
-                    "budget": budget}
-            if left <= 0:  # the comparison's budget is spent
-                rows.append(_not_run(name, label, f"not run: the time budget of "
-                                                  f"{time_budget:g} s was spent"))
-                report("done", {**info, "row": rows[-1]})
-                continue
-            report("start", info)
-            t0 = time.perf_counter()
+    # the gradient scale's reference norm once for all runs (ldr.problem.sharing_reference)
+    with sharing_reference(objective):
+        for name, solver in runnable:
+            for label, M0 in named:
+                left = math.inf if time_budget is None else \
+                    time_budget - (time.perf_counter() - began)
+                budget = min(max_time, left / (total - len(rows)))
+                info = {"solver": name, "start": label, "index": len(rows) + 1, "total": total,
+                        "budget": budget}
+                if left <= 0:  # the comparison's budget is spent
+                    rows.append(_not_run(name, label, f"not run: the time budget of "
+                                                      f"{time_budget:g} s was spent"))
+                    report("done", {**info, "row": rows[-1]})
+                    continue
+                report("start", info)
+                t0 = time.perf_counter()
 
-            def callback(state, info=info, t0=t0):
-                report("iteration", {**info, "iteration": state.iteration, "cost": state.cost,
-                                     "elapsed": time.perf_counter() - t0})
-                return bool(user_callback(state)) if user_callback is not None else False
+                def callback(state, info=info, t0=t0):
+                    report("iteration", {**info, "iteration": state.iteration, "cost": state.cost,
+                                         "elapsed": time.perf_counter() - t0})
+                    return bool(user_callback(state)) if user_callback is not None else False
 
-            res: Result = solve(objective, solver, M0=M0, seed=seed, max_time=budget,
-                                callback=callback, **stopping)
-            results[(name, label)] = res
-            cert, left = None, budget - (time.perf_counter() - t0)
-            if certify and left > 0:  # within the run's budget
-                report("certificate", {**info, "elapsed": time.perf_counter() - t0})
-                scale = res.grad_scale if np.isfinite(res.grad_scale) else None
-                cert = certificate(problem, res.M, gtol_scale=scale, max_time=left)
-            rows.append({"solver": name, "start": label, "cost": res.cost,
-                         "converged": res.converged, "reason": res.reason,
-                         "n_iter": res.n_iter, "time": res.time, "counts": res.counts,
-                         "grad_norm": res.grad_norm if cert is None else cert.grad_norm,
-                         "hess_min": None if cert is None else cert.hess_min,
-                         "global": None if cert is None else cert.global_optimum,
-                         "verdict": verdict(res.converged, cert, res.budget),
-                         "improvement": None if f_heur is None
-                         else -(res.cost - f_heur) / max(abs(f_heur), 1e-300)})
-            if cert is not None and cert.method.startswith("not computed"):
-                rows[-1]["reason"] += f"; certificate {cert.method}"
-            elif certify and cert is None:
-                rows[-1]["reason"] += "; certificate not computed: no time left"
-            report("done", {**info, "row": rows[-1], "elapsed": time.perf_counter() - t0})
+                res: Result = solve(objective, solver, M0=M0, seed=seed, max_time=budget,
+                                    callback=callback, **stopping)
+                results[(name, label)] = res
+                cert, left = None, budget - (time.perf_counter() - t0)
+                if certify and left > 0:  # within the run's budget
+                    report("certificate", {**info, "elapsed": time.perf_counter() - t0})
+                    scale = res.grad_scale if np.isfinite(res.grad_scale) else None
+                    cert = certificate(problem, res.M, gtol_scale=scale, max_time=left)
+                rows.append({"solver": name, "start": label, "cost": res.cost,
+                             "converged": res.converged, "reason": res.reason,
+                             "n_iter": res.n_iter, "time": res.time, "counts": res.counts,
+                             "grad_norm": res.grad_norm if cert is None else cert.grad_norm,
+                             "hess_min": None if cert is None else cert.hess_min,
+                             "global": None if cert is None else cert.global_optimum,
+                             "verdict": verdict(res.converged, cert, res.budget),
+                             "improvement": None if f_heur is None
+                             else -(res.cost - f_heur) / max(abs(f_heur), 1e-300)})
+                if cert is not None and cert.method.startswith("not computed"):
+                    rows[-1]["reason"] += f"; certificate {cert.method}"
+                elif certify and cert is None:
+                    rows[-1]["reason"] += "; certificate not computed: no time left"
+                report("done", {**info, "row": rows[-1], "elapsed": time.perf_counter() - t0})
     report("close", {})
     measure = distance_kind(problem.manifold)
     made = [i for i, row in enumerate(rows) if row["cost"] is not None]
