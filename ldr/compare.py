@@ -28,8 +28,12 @@ every solver) under the driver's one set of stopping rules, and returns a
 **Budgets.**  ``max_time`` (a stopping option) bounds each run, its certificate included;
 ``time_budget`` bounds all runs together: each run gets the time left shared equally among
 the runs not yet done, and a run with no time left is not started (its row says so, with
-verdict "budget").  A solver that cannot solve the objective (ISM without a Φ-oracle, SCF
-without a pencil, a manifold it does not handle) is skipped, with the reason in
+verdict "budget").  The runs share what each oracle call took (:mod:`ldr.problem`,
+Deadline): a later run does not start a call it has no time for, and the gradient at the
+gradient scale's reference point is evaluated once for all runs.  Each run still evaluates
+its start point (cost and gradient) whatever its share.  A solver that cannot solve the
+objective (ISM without a Φ-oracle, SCF without a pencil, a manifold it does not handle) is
+skipped, with the reason in
 ``meta["skipped"]`` and a note under the table.  ``progress`` may be a callable
 ``progress(event, info)``, called with ``"start"``, ``"iteration"``, ``"certificate"`` and
 ``"done"`` per run and ``"skipped"`` per solver skipped (``info``: solver, start, run index,
