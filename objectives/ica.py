@@ -136,30 +136,43 @@ def best_scales(Y: np.ndarray, sub: np.ndarray, lo: float = -5.0, hi: float = 5.
 
     With u = e^t y and ρ = −log p, φ′(t) = −1 + mean(u ρ′(u)) and
     φ″(t) = mean(u ρ′(u) + u² ρ″(u)); u ρ′(u) (u tanh u, resp. u² − u tanh u) increases with
-    |u|, so φ′ increases in t and the minimizer is its root, or an end of the interval where
-    φ′ keeps one sign.  All columns at once: Newton steps on t, kept inside a bracket that
-    each step narrows (bisection when a step leaves it), until the step is below ``tol``."""
+    |u|, so φ′ increases in t and the minimizer is its root, or the end of the interval where
+    φ′ keeps one sign (checked first: such a column ends there at once).  The other columns
+    at once: Newton steps on t, kept inside a bracket that each step narrows (bisection when a
+    step leaves it), until each column's step is below ``tol``."""
     Y = np.asarray(Y, dtype=float)
-    r = Y.shape[1]
-    a, b = np.full(r, lo), np.full(r, hi)
-    t = np.zeros(r)
-    for _ in range(max_iter):
-        U = Y * np.exp(t)
+    sub = np.asarray(sub, dtype=bool)
+
+    def slopes(t, cols):
+        U = Y[:, cols] * np.exp(t)
         th = np.tanh(U)
-        rho1 = np.where(sub, U - th, th)            # ρ′(u)
-        rho2 = np.where(sub, th * th, 1.0 - th * th)  # ρ″(u)
-        d1 = np.mean(U * rho1, axis=0) - 1.0
-        d2 = np.mean(U * rho1 + U * U * rho2, axis=0)
-        a = np.where(d1 < 0, t, a)                  # the root lies above t
-        b = np.where(d1 > 0, t, b)                  # … below t
+        s = sub[cols]
+        rho1 = np.where(s, U - th, th)              # ρ′(u)
+        rho2 = np.where(s, th * th, 1.0 - th * th)  # ρ″(u)
+        return (np.mean(U * rho1, axis=0) - 1.0,
+                np.mean(U * rho1 + U * U * rho2, axis=0))
+
+    r = Y.shape[1]
+    t = np.zeros(r)
+    at_lo = slopes(np.full(r, lo), np.arange(r))[0] >= 0
+    at_hi = ~at_lo & (slopes(np.full(r, hi), np.arange(r))[0] <= 0)
+    t[at_lo], t[at_hi] = lo, hi
+    cols = np.flatnonzero(~at_lo & ~at_hi)
+    a, b = np.full(cols.size, lo), np.full(cols.size, hi)
+    x = np.zeros(cols.size)
+    for _ in range(max_iter):
+        if cols.size == 0:
+            break
+        d1, d2 = slopes(x, cols)
+        a = np.where(d1 < 0, x, a)                  # the root lies above x
+        b = np.where(d1 > 0, x, b)                  # … below x
         with np.errstate(divide="ignore", invalid="ignore"):
-            new = t - d1 / d2
+            new = x - d1 / d2
         inside = np.isfinite(new) & (new > a) & (new < b)
         new = np.where(inside, new, 0.5 * (a + b))
-        step = np.abs(new - t)
-        t = new
-        if np.all((step <= tol) | (b - a <= tol)):
-            break
+        done = (np.abs(new - x) <= tol) | (b - a <= tol) | (d1 == 0)
+        t[cols] = new
+        cols, a, b, x = cols[~done], a[~done], b[~done], new[~done]
     return np.exp(t)
 
 
