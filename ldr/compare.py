@@ -30,8 +30,10 @@ every solver) under the driver's one set of stopping rules, and returns a
 the runs not yet done, and a run with no time left is not started (its row says so, with
 verdict "budget").  The runs share what each oracle call took (:mod:`ldr.problem`,
 Deadline): a later run does not start a call it has no time for, and the gradient at the
-gradient scale's reference point is evaluated once for all runs.  Each run still evaluates
-its start point (cost and gradient) whatever its share.  A solver that cannot solve the
+gradient scale's reference point is evaluated once for all runs.  A run started evaluates
+its start point (cost and gradient) whatever its share; so, under ``time_budget``, a run whose
+share is less than that evaluation took is not started (its row says so) and leaves its
+share to the runs after it.  A solver that cannot solve the
 objective (ISM without a Φ-oracle, SCF without a pencil, a manifold it does not handle) is
 skipped, with the reason in
 ``meta["skipped"]`` and a note under the table.  ``progress`` may be a callable
@@ -400,6 +402,16 @@ def compare(objective: Objective, solvers: Sequence = ("trust-region", "gradient
                 if left <= 0:  # the comparison's budget is spent
                     rows.append(_not_run(name, label, f"not run: the time budget of "
                                                       f"{time_budget:g} s was spent"))
+                    report("done", {**info, "row": rows[-1]})
+                    continue
+                start_cost = problem.seconds("cost", "egrad")
+                if time_budget is not None and start_cost > budget:
+                    # a run evaluates its start whatever its share: one that cannot do more
+                    # leaves its share to the runs after it
+                    rows.append(_not_run(name, label, (
+                        f"not run: evaluating a start (cost and gradient) takes about "
+                        f"{start_cost:.3g} s, more than its {budget:.3g} s share of the "
+                        f"time budget of {time_budget:g} s")))
                     report("done", {**info, "row": rows[-1]})
                     continue
                 report("start", info)

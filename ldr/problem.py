@@ -322,6 +322,11 @@ class Problem:
 
         return hess
 
+    def seconds(self, *kinds: str) -> float:
+        """The time the oracles ``kinds`` ("cost", "egrad", "ehvp", "phi", "pencil", "batch")
+        took at their last call, summed (0 for one never called on this objective)."""
+        return float(sum(self._seconds.get(kind, 0.0) for kind in kinds))
+
     def provides(self, member: str) -> bool:
         return self.objective.provides(member)
 
