@@ -28,8 +28,14 @@ every solver) under the driver's one set of stopping rules, and returns a
 **Budgets.**  ``max_time`` (a stopping option) bounds each run, its certificate included;
 ``time_budget`` bounds all runs together: each run gets the time left shared equally among
 the runs not yet done, and a run with no time left is not started (its row says so, with
-verdict "budget").  A solver that cannot solve the objective (ISM without a Φ-oracle, SCF
-without a pencil, a manifold it does not handle) is skipped, with the reason in
+verdict "budget").  The runs share what each oracle call took (:mod:`ldr.problem`,
+Deadline): a later run does not start a call it has no time for, and the gradient at the
+gradient scale's reference point is evaluated once for all runs.  A run started evaluates
+its start point (cost and gradient) whatever its share; so, under ``time_budget``, a run whose
+share is less than that evaluation took is not started (its row says so) and leaves its
+share to the runs after it.  A solver that cannot solve the
+objective (ISM without a Φ-oracle, SCF without a pencil, a manifold it does not handle) is
+skipped, with the reason in
 ``meta["skipped"]`` and a note under the table.  ``progress`` may be a callable
 ``progress(event, info)``, called with ``"start"``, ``"iteration"``, ``"certificate"`` and
 ``"done"`` per run and ``"skipped"`` per solver skipped (``info``: solver, start, run index,
@@ -58,7 +64,7 @@ from ldr.certificate import certificate
 from ldr.driver import solve
 from ldr.errors import ParameterError
 from ldr.objective import Objective
-from ldr.problem import Problem
+from ldr.problem import Problem, sharing_reference
 from ldr.result import Result
 
 #: The tables' columns and legend live in :mod:`ldr.tables`; named here as before.
@@ -377,54 +383,67 @@ def compare(objective: Objective, solvers: Sequence = ("trust-region", "gradient
     for name, why in skipped.items():
         report("skipped", {"solver": name, "reason": why})
     f_heur = None
-    if problem.provides("heuristic"):
-        f_heur = float(objective.cost(objective.heuristic()))
+    if problem.provides("heuristic"):  # through the Problem: the cost's duration is then
+        # known to the first run's deadline (ldr.problem, Deadline)
+        f_heur = float(problem.cost(objective.heuristic()))
     max_time = stopping.pop("max_time", math.inf)
     user_callback = stopping.pop("callback", None)
     total, began = len(runnable) * len(named), time.perf_counter()
     results, rows = {}, []
-    for name, solver in runnable:
-        for label, M0 in named:
-            left = math.inf if time_budget is None else \
-                time_budget - (time.perf_counter() - began)
-            budget = min(max_time, left / (total - len(rows)))
-            info = {"solver": name, "start": label, "index": len(rows) + 1, "total": total,
-                    "budget": budget}
-            if left <= 0:  # the comparison's budget is spent
-                rows.append(_not_run(name, label, f"not run: the time budget of "
-                                                  f"{time_budget:g} s was spent"))
-                report("done", {**info, "row": rows[-1]})
-                continue
-            report("start", info)
-            t0 = time.perf_counter()
+    # the gradient scale's reference norm once for all runs (ldr.problem.sharing_reference)
+    with sharing_reference(objective):
+        for name, solver in runnable:
+            for label, M0 in named:
+                left = math.inf if time_budget is None else \
+                    time_budget - (time.perf_counter() - began)
+                budget = min(max_time, left / (total - len(rows)))
+                info = {"solver": name, "start": label, "index": len(rows) + 1, "total": total,
+                        "budget": budget}
+                if left <= 0:  # the comparison's budget is spent
+                    rows.append(_not_run(name, label, f"not run: the time budget of "
+                                                      f"{time_budget:g} s was spent"))
+                    report("done", {**info, "row": rows[-1]})
+                    continue
+                start_cost = problem.seconds("cost", "egrad")
+                if time_budget is not None and start_cost > budget:
+                    # a run evaluates its start whatever its share: one that cannot do more
+                    # leaves its share to the runs after it
+                    rows.append(_not_run(name, label, (
+                        f"not run: evaluating a start (cost and gradient) takes about "
+                        f"{start_cost:.3g} s, more than its {budget:.3g} s share of the "
+                        f"time budget of {time_budget:g} s")))
+                    report("done", {**info, "row": rows[-1]})
+                    continue
+                report("start", info)
+                t0 = time.perf_counter()
 
-            def callback(state, info=info, t0=t0):
-                report("iteration", {**info, "iteration": state.iteration, "cost": state.cost,
-                                     "elapsed": time.perf_counter() - t0})
-                return bool(user_callback(state)) if user_callback is not None else False
+                def callback(state, info=info, t0=t0):
+                    report("iteration", {**info, "iteration": state.iteration, "cost": state.cost,
+                                         "elapsed": time.perf_counter() - t0})
+                    return bool(user_callback(state)) if user_callback is not None else False
 
-            res: Result = solve(objective, solver, M0=M0, seed=seed, max_time=budget,
-                                callback=callback, **stopping)
-            results[(name, label)] = res
-            cert, left = None, budget - (time.perf_counter() - t0)
-            if certify and left > 0:  # within the run's budget
-                report("certificate", {**info, "elapsed": time.perf_counter() - t0})
-                scale = res.grad_scale if np.isfinite(res.grad_scale) else None
-                cert = certificate(problem, res.M, gtol_scale=scale, max_time=left)
-            rows.append({"solver": name, "start": label, "cost": res.cost,
-                         "converged": res.converged, "reason": res.reason,
-                         "n_iter": res.n_iter, "time": res.time, "counts": res.counts,
-                         "grad_norm": res.grad_norm if cert is None else cert.grad_norm,
-                         "hess_min": None if cert is None else cert.hess_min,
-                         "global": None if cert is None else cert.global_optimum,
-                         "verdict": verdict(res.converged, cert, res.budget),
-                         "improvement": None if f_heur is None
-                         else -(res.cost - f_heur) / max(abs(f_heur), 1e-300)})
-            if cert is not None and cert.method.startswith("not computed"):
-                rows[-1]["reason"] += f"; certificate {cert.method}"
-            elif certify and cert is None:
-                rows[-1]["reason"] += "; certificate not computed: no time left"
-            report("done", {**info, "row": rows[-1], "elapsed": time.perf_counter() - t0})
+                res: Result = solve(objective, solver, M0=M0, seed=seed, max_time=budget,
+                                    callback=callback, **stopping)
+                results[(name, label)] = res
+                cert, left = None, budget - (time.perf_counter() - t0)
+                if certify and left > 0:  # within the run's budget
+                    report("certificate", {**info, "elapsed": time.perf_counter() - t0})
+                    scale = res.grad_scale if np.isfinite(res.grad_scale) else None
+                    cert = certificate(problem, res.M, gtol_scale=scale, max_time=left)
+                rows.append({"solver": name, "start": label, "cost": res.cost,
+                             "converged": res.converged, "reason": res.reason,
+                             "n_iter": res.n_iter, "time": res.time, "counts": res.counts,
+                             "grad_norm": res.grad_norm if cert is None else cert.grad_norm,
+                             "hess_min": None if cert is None else cert.hess_min,
+                             "global": None if cert is None else cert.global_optimum,
+                             "verdict": verdict(res.converged, cert, res.budget),
+                             "improvement": None if f_heur is None
+                             else -(res.cost - f_heur) / max(abs(f_heur), 1e-300)})
+                if cert is not None and cert.method.startswith("not computed"):
+                    rows[-1]["reason"] += f"; certificate {cert.method}"
+                elif certify and cert is None:
+                    rows[-1]["reason"] += "; certificate not computed: no time left"
+                report("done", {**info, "row": rows[-1], "elapsed": time.perf_counter() - t0})
     report("close", {})
     measure = distance_kind(problem.manifold)
     made = [i for i, row in enumerate(rows) if row["cost"] is not None]

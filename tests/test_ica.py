@@ -74,6 +74,44 @@ def test_hand_written_gradient_and_hessian_pass_ldr_check(prior):
     np.testing.assert_allclose(obj.ehvp(M, V), auto.ehvp(M, V), rtol=1e-9, atol=1e-11)
 
 
+def test_many_products_at_one_point_use_the_hessian_blocks_and_agree():
+    """An inner solve's products at one point switch to the per-column blocks A_j after k/4
+    of them (ehvp_at): every product equals autograd's Hessian-vector product, before and
+    after the switch, with mixed priors."""
+    X = ldr.datasets.make_uica(400, 8, 3, sources="mixed", seed=2)[0]
+    obj = UndercompleteICA(X, 3, prior=["supergaussian", "subgaussian", "supergaussian"])
+    auto = ldr.objective(obj.cost, shape=obj.shape, manifold="euclidean")
+    rng = np.random.default_rng(6)
+    M = obj.heuristic() + 0.2 * rng.standard_normal(obj.shape)
+    hvp = obj.ehvp_at(M)
+    for _ in range(obj.shape[0] // 4 + 4):  # past the switch (k // 4 + 1 products)
+        V = rng.standard_normal(obj.shape)
+        np.testing.assert_allclose(hvp(V), auto.ehvp(M, V), rtol=1e-9, atol=1e-11)
+
+
+def test_best_scales_solve_the_one_column_problem():
+    """best_scales: the root of φ′(t) = −1 + mean(u ρ′(u)), u = e^t y, per column (module
+    docstring of ica.py), equal to a scalar minimization of the 1-D cost, for both priors;
+    a column that keeps φ′ of one sign ends at the interval's end."""
+    from ldr.objectives.ica import best_scales, log_prior
+
+    rng = np.random.default_rng(3)
+    Y = np.column_stack([rng.laplace(size=2000), rng.uniform(-2, 2, 2000),
+                         0.3 * rng.standard_normal(2000), 1e-4 * rng.standard_normal(2000)])
+    sub = np.array([False, True, True, False])
+    c = best_scales(Y, sub)
+    for j in range(3):
+        prior = "subgaussian" if sub[j] else "supergaussian"
+        res = scipy.optimize.minimize_scalar(
+            lambda t, j=j, prior=prior: -t - np.mean(log_prior(np.exp(t) * Y[:, j], prior)),
+            bounds=(-5, 5), method="bounded", options={"xatol": 1e-12})
+        assert np.log(c[j]) == pytest.approx(res.x, abs=1e-6)
+        u = c[j] * Y[:, j]
+        rho1 = u - np.tanh(u) if sub[j] else np.tanh(u)
+        assert np.mean(u * rho1) - 1.0 == pytest.approx(0.0, abs=1e-12)
+    assert c[3] == pytest.approx(np.exp(5.0))  # too small a column: the bound
+
+
 def test_fobi_matrix_has_the_source_kurtoses():
     """Under the model the FOBI matrix is Σ_j κ_j a_j a_jᵀ: two Laplace sources (κ = 3) and
     Gaussian components (κ = 0) give two eigenvalues near 3, the rest near 0."""
