@@ -18,9 +18,10 @@ and XLA on one thread; medians over repeats; wall time.
    hand-written ``ehvp`` is ``−2 C V + λ ε V ⊘ (M² + ε)^{3/2}``); its NumPy time on one thread
    is the floor, and every oracle's median time is divided by it — ldr's four backends
    (NumPy in, NumPy out, as the solvers call them), pymanopt's three, and for reference the
-   same jitted ``jax.jvp`` of ``jax.grad`` on JAX's own arrays (no conversion), XLA's and
-   PyTorch's own C·V, and ``torch.func.jvp`` of ``torch.func.grad`` (eager; with
-   ``--compile`` also under ``torch.compile``).  The callables are timed in interleaved
+   same jitted ``jax.jvp`` of ``jax.grad`` on JAX's own arrays (no conversion), XLA's own
+   C·V and Vᵀ·C (the two orientations its HVP's GEMMs take), PyTorch's own C·V, and
+   ``torch.func.jvp`` of ``torch.func.grad`` (eager; with ``--compile`` also under
+   ``torch.compile``).  The callables are timed in interleaved
    rounds (each once per round, a batch of about 30 ms) and ``÷ floor`` is the median of the
    per-round ratios, so that a load that comes and goes on a shared machine falls on the
    floor and the oracle alike; each is called twice before timing, so compilation and
@@ -260,11 +261,12 @@ def floor_rows(d, r, backends, rounds, compile_torch=False):
 
         gj = jax.jit(jax.grad(fj))
         hj = jax.jit(lambda M, V: jax.jvp(jax.grad(fj), (M,), (V,))[1])
-        mm = jax.jit(lambda V: Cj @ V)
+        mm, mmt = jax.jit(lambda V: Cj @ V), jax.jit(lambda V: V.T @ Cj)
         add("jax.jit(jvp∘grad)", "jax.Array in and out",
             hvp=lambda: hj(Mj, Vj).block_until_ready(),
             egrad=lambda: gj(Mj).block_until_ready())
         add("XLA's C·V (jax.jit)", "jax.Array", hvp=lambda: mm(Vj).block_until_ready())
+        add("XLA's Vᵀ·C (jax.jit)", "jax.Array", hvp=lambda: mmt(Vj).block_until_ready())
     if "torch" in backends:
         import torch
         import torch.func
