@@ -3,6 +3,7 @@
 Run from the checkout root (JAX and PyTorch rows appear where they are installed)::
 
     flock /tmp/ldr-bench.lock .venv/bin/python -P benchmarks/bench_backends.py   # ~4 minutes
+    flock /tmp/ldr-bench.lock .venv/bin/python -P benchmarks/bench_backends.py --floor-only
     .venv/bin/python -P benchmarks/bench_backends.py --quick                      # smoke run
 
 The README's custom objective, sparse PCA ``−tr(MᵀCM) + λ Σ √(M² + ε)`` on Stiefel(d, r),
@@ -12,6 +13,22 @@ Hessian (``backend="numpy"``) — at d × r = 13 × 2 (wine's covariance, the RE
 200 × 5 (``--large``: also 1000 × 10; covariances of seeded Gaussian data).  BLAS, PyTorch
 and XLA on one thread; medians over repeats; wall time.
 
+0. **The arithmetic floor** (d × r = 500 × 10; ``--floor-only`` prints only this).  A
+   Hessian-vector product of this cost needs one GEMM, C·V (500×500 by 500×10: the
+   hand-written ``ehvp`` is ``−2 C V + λ ε V ⊘ (M² + ε)^{3/2}``); its NumPy time on one thread
+   is the floor, and every oracle's median time is divided by it — ldr's four backends
+   (NumPy in, NumPy out, as the solvers call them), pymanopt's three, and for reference the
+   same jitted ``jax.jvp`` of ``jax.grad`` on JAX's own arrays (no conversion), XLA's own
+   C·V and Vᵀ·C (the two orientations its HVP's GEMMs take), PyTorch's own C·V, and
+   ``torch.func.jvp`` of ``torch.func.grad`` (eager; with ``--compile`` also under
+   ``torch.compile``).  The callables are timed in interleaved
+   rounds (each once per round, a batch of about 30 ms) and ``÷ floor`` is the median of the
+   per-round ratios, so that a load that comes and goes on a shared machine falls on the
+   floor and the oracle alike; each is called twice before timing, so compilation and
+   tracing are excluded (the ``first`` column shows them).  Automatic differentiation of
+   ``tr(MᵀCM)`` does not know that C is symmetric: its HVP multiplies by C and by Cᵀ, two
+   GEMMs, so no autodiff backend can reach the one-GEMM floor on this cost; XLA's GEMM and
+   PyTorch's (MKL) differ from NumPy's (OpenBLAS), which the reference rows show.
 1. **Oracles.**  One ``egrad`` and one ``ehvp`` call at a random point (NumPy in, NumPy out,
    as the solvers call them), and the products of one inner solve (``ehvp_at``: 20 products
    at one point).  Ratios against ldr's autograd, and against pymanopt 2.2's backend of the
@@ -81,10 +98,14 @@ def sparse_pca(C, r, backend):
         return ldr.objective(lambda M: -torch.trace(M.T @ Ct @ M)
                              + LAM * torch.sum(torch.sqrt(M**2 + EPS)), shape=(d, r),
                              backend="torch")
+    def ehvp(M, V):  # −2 C V + λ ε V ⊘ (M² + ε)^{3/2}: one GEMM, the rest elementwise
+        s = M**2 + EPS
+        return -2 * (C @ V) + (LAM * EPS) * V / (s * np.sqrt(s))
+
     return ldr.objective(lambda M: -np.trace(M.T @ C @ M) + LAM * np.sum(np.sqrt(M**2 + EPS)),
                          shape=(d, r), backend="numpy",
-                         egrad=lambda M: -2 * C @ M + LAM * M / np.sqrt(M**2 + EPS),
-                         ehvp=lambda M, V: -2 * C @ V + LAM * EPS * V / (M**2 + EPS) ** 1.5)
+                         egrad=lambda M: -2 * (C @ M) + LAM * M / np.sqrt(M**2 + EPS),
+                         ehvp=ehvp)
 
 
 def pymanopt_oracles(C, r, backend):
@@ -164,6 +185,128 @@ def measure(C, r, backends, repeats, number):
     return rows
 
 
+def covariance(d):
+    """The covariance of seeded Gaussian data (2d × d), as every size but wine's uses."""
+    Z = np.random.default_rng(0).standard_normal((2 * d, d))
+    return Z.T @ Z / len(Z)
+
+
+def interleaved(fns, rounds, budget=0.03):
+    """Per-call seconds of each of ``fns`` (name → callable of no arguments), one value per
+    round: in each of ``rounds`` rounds every callable runs once as a batch of calls lasting
+    about ``budget`` seconds, so that a load that comes and goes on a shared machine falls on
+    all of them alike.  Each is called twice before any timing (compilation excluded)."""
+    numbers = {}
+    for name, fn in fns.items():
+        fn()
+        t0 = time.perf_counter()
+        fn()
+        numbers[name] = max(1, round(budget / max(time.perf_counter() - t0, 1e-6)))
+    out = {name: [] for name in fns}
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            n = numbers[name]
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn()
+            out[name].append((time.perf_counter() - t0) / n)
+    return out
+
+
+def floor_rows(d, r, backends, rounds, compile_torch=False):
+    """HVP and egrad of each backend (ldr's and pymanopt's) against the one GEMM C·V an HVP
+    of the sparse PCA needs (NumPy, one thread): the arithmetic floor.  Returns (floor
+    seconds, rows)."""
+    C = covariance(d)
+    rng = np.random.default_rng(1)
+    M = np.linalg.qr(rng.standard_normal((d, r)))[0]
+    V = rng.standard_normal((d, r))
+    fns, first, kinds = {"floor": lambda: C @ V}, {}, {}
+
+    def add(label, kind, **oracles):
+        kinds[label] = kind
+        for name, fn in oracles.items():
+            fns[(label, name)] = fn
+
+    for backend in backends:
+        t0 = time.perf_counter()
+        obj = sparse_pca(C, r, backend)
+        obj.egrad(M), obj.ehvp(M, V)
+        first[f"ldr {backend}"] = time.perf_counter() - t0
+
+        def at20(obj=obj):
+            hvp = obj.ehvp_at(M)
+            for _ in range(20):
+                hvp(V)
+
+        add(f"ldr {backend}", "NumPy in, NumPy out", hvp=lambda obj=obj: obj.ehvp(M, V),
+            at=at20, egrad=lambda obj=obj: obj.egrad(M))
+    for backend in backends:
+        if backend == "numpy":
+            continue
+        t0 = time.perf_counter()
+        pg, ph = pymanopt_oracles(C, r, backend)
+        pg(M), ph(M, V)
+        first[f"pymanopt {backend}"] = time.perf_counter() - t0
+        add(f"pymanopt {backend}", "NumPy in, NumPy out", hvp=lambda ph=ph: ph(M, V),
+            egrad=lambda pg=pg: pg(M))
+    if "jax" in backends:  # references: what XLA does with JAX's own arrays, no conversion
+        import jax
+        import jax.numpy as jnp
+
+        Cj, Mj, Vj = jnp.asarray(C), jnp.asarray(M), jnp.asarray(V)
+
+        def fj(M):
+            return -jnp.trace(M.T @ Cj @ M) + LAM * jnp.sum(jnp.sqrt(M**2 + EPS))
+
+        gj = jax.jit(jax.grad(fj))
+        hj = jax.jit(lambda M, V: jax.jvp(jax.grad(fj), (M,), (V,))[1])
+        mm, mmt = jax.jit(lambda V: Cj @ V), jax.jit(lambda V: V.T @ Cj)
+        add("jax.jit(jvp∘grad)", "jax.Array in and out",
+            hvp=lambda: hj(Mj, Vj).block_until_ready(),
+            egrad=lambda: gj(Mj).block_until_ready())
+        add("XLA's C·V (jax.jit)", "jax.Array", hvp=lambda: mm(Vj).block_until_ready())
+        add("XLA's Vᵀ·C (jax.jit)", "jax.Array", hvp=lambda: mmt(Vj).block_until_ready())
+    if "torch" in backends:
+        import torch
+        import torch.func
+
+        Ct, Mt, Vt = torch.as_tensor(C), torch.as_tensor(M), torch.as_tensor(V)
+
+        def ft(M):
+            return -torch.trace(M.T @ Ct @ M) + LAM * torch.sum(torch.sqrt(M**2 + EPS))
+
+        gt = torch.func.grad(ft)
+
+        def ht(M, V):
+            return torch.func.jvp(gt, (M,), (V,))[1]
+
+        add("torch.func jvp∘grad (eager)", "torch.Tensor in and out",
+            hvp=lambda: ht(Mt, Vt), egrad=lambda: gt(Mt))
+        if compile_torch:
+            t0 = time.perf_counter()
+            hc, gc = torch.compile(ht), torch.compile(gt)
+            hc(Mt, Vt), gc(Mt)
+            first["torch.compile(jvp∘grad)"] = time.perf_counter() - t0
+            add("torch.compile(jvp∘grad)", "torch.Tensor in and out",
+                hvp=lambda: hc(Mt, Vt), egrad=lambda: gc(Mt))
+        add("PyTorch's C·V (torch.matmul)", "torch.Tensor", hvp=lambda: Ct @ Vt)
+    times = interleaved(fns, rounds)
+    floor = np.array(times["floor"])
+    rows = []
+    for label, kind in kinds.items():
+        row = [label, kind, fmt_time(first.get(label, np.nan))]
+        for name, scale in (("hvp", 1), ("at", 20), ("egrad", 1)):
+            t = times.get((label, name))
+            if t is None:
+                row += ["", ""]
+                continue
+            t = np.array(t) / scale
+            row += [fmt_time(float(np.median(t))), f"{np.median(t / floor):.2f}"]
+        rows.append(row)
+    return float(np.median(floor)), rows
+
+
 def compile_rows(C, r, repeats, number):
     import torch
     import torch.func
@@ -204,6 +347,8 @@ def main():
     parser.add_argument("--compile", action="store_true", help="also time torch.compile")
     parser.add_argument("--compile-only", action="store_true", help="only time torch.compile")
     parser.add_argument("--large", action="store_true", help="also d × r = 1000 × 10 (slow)")
+    parser.add_argument("--floor-only", action="store_true",
+                        help="only the d × r = 500 × 10 table against the GEMM floor")
     args = parser.parse_args()
     repeats, number = (3, 20) if args.quick else (7, 100)
     backends = ["autograd"] + [b for b in ("jax", "torch") if HAS[b]] + ["numpy"]
@@ -227,15 +372,26 @@ def main():
     problems = [(X.T @ X / len(X), 2)]
     if not args.quick:
         for d, r in ((200, 5), (1000, 10)) if args.large else ((200, 5),):
-            Z = np.random.default_rng(0).standard_normal((2 * d, d))
-            problems.append((Z.T @ Z / len(Z), r))
+            problems.append((covariance(d), r))
     head = ["backend", "first", "egrad", "÷ag", "÷pymanopt", "ehvp", "÷ag", "÷pymanopt",
             "20 HVPs at M", "÷ag", "solve", "÷ag", "cost", "iterations"]
     with single_threaded():
-        for C, r in [] if args.compile_only else problems:
+        if not args.compile_only:
+            rounds = 3 if args.quick else 11
+            floor, rows = floor_rows(500, 10, backends, rounds, compile_torch=args.compile)
+            print(f"\nd × r = 500 × 10: each oracle against the arithmetic floor, the one GEMM "
+                  f"C·V an HVP needs (500×500 by 500×10, NumPy, one thread): {fmt_time(floor)}."
+                  f"\nMedians of {rounds} interleaved rounds; ÷ floor: the median of the "
+                  "per-round ratios; 'first': the first egrad and HVP of a fresh objective "
+                  "(compilation, tracing), excluded from the medians; 'at M': per product of "
+                  "ehvp_at(M), 20 products at one point (an inner solve), its set-up included",
+                  flush=True)
+            print_table(["oracle", "arrays", "first", "HVP", "÷ floor", "HVP at M", "÷ floor",
+                         "egrad", "÷ floor"], rows, left=2)
+        for C, r in [] if args.compile_only or args.floor_only else problems:
             print(f"\nd × r = {C.shape[0]} × {r}", flush=True)
             print_table(head, measure(C, r, backends, repeats, number))
-        if (args.compile or args.compile_only) and HAS["torch"]:
+        if (args.compile or args.compile_only) and HAS["torch"] and not args.floor_only:
             print("\nldr's PyTorch oracles (torch.autograd, eager) against torch.func.grad "
                   "and its torch.func.jvp (forward over reverse), eager and under "
                   "torch.compile (inductor)")

@@ -33,6 +33,15 @@ Python control flow depends on values cannot be traced by ``jax.jit``; they run 
 ``torch.func`` on the CPU, and ``torch.compile`` costs seconds to tens of seconds per
 objective (:class:`TorchDerivatives`; ``benchmarks/bench_backends.py``).
 
+**Speed against the arithmetic floor** (``benchmarks/bench_backends.py --floor-only``: the
+README's sparse PCA at d × r = 500 × 10, one thread).  Its Hessian-vector product needs one
+GEMM, C·V.  Automatic differentiation of ``tr(MᵀCM)`` cannot know that C is symmetric: the
+product it computes multiplies by C and by Cᵀ, two GEMMs, so no autodiff backend reaches the
+one-GEMM floor on such a cost; JAX's jitted forward-over-reverse product comes closest (its
+two GEMMs plus one fused elementwise pass), PyTorch pays its CPU GEMM and eager dispatch,
+autograd its per-operation Python overhead.  A hand-written ``ehvp`` (``-2 * (C @ V) + ...``;
+any backend) is the floor plus the elementwise terms.
+
 **Devices.**  JAX computes on its default device (a GPU where jaxlib has one).  PyTorch
 computes on the CPU unless the objective names a ``device`` (``ldr.objective(...,
 backend="torch", device="cuda")``, or ``device = "cuda"`` in the class body), where its

@@ -147,6 +147,27 @@ def _cca_costs(Xa, Xb, backend):
                          manifold=("stiefel", "stiefel"), backend=backend)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_every_backends_products_at_one_point_equal_the_exact_hessian(C, backend):
+    """``ehvp_at(M)`` (autograd and PyTorch build the gradient's graph once at M and reuse it
+    for each product; benchmarks/bench_backends.py times it) and ``ehvp`` give the exact
+    Hessian-vector product −2 C V + λ ε V ⊘ (M² + ε)^{3/2} for several V at one M, and
+    ``egrad`` the exact gradient −2 C M + λ M ⊘ √(M² + ε), at a point off the optimum."""
+    rng = np.random.default_rng(3)
+    M = np.linalg.qr(rng.standard_normal((13, 2)))[0] * 0.3  # entries near ε's scale too
+    M[0, 0] = 1e-4
+    obj = sparse_pca(C, backend)
+    hvp = obj.ehvp_at(M)
+    s = M**2 + EPS
+    for _ in range(3):
+        V = rng.standard_normal((13, 2))
+        exact = -2 * (C @ V) + LAM * EPS * V / (s * np.sqrt(s))
+        np.testing.assert_allclose(hvp(V), exact, rtol=1e-11, atol=1e-11)
+        np.testing.assert_allclose(obj.ehvp(M, V), exact, rtol=1e-11, atol=1e-11)
+    np.testing.assert_allclose(obj.egrad(M), -2 * (C @ M) + LAM * M / np.sqrt(s),
+                               rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.parametrize("backend", [pytest.param("jax", marks=needs["jax"]),
                                      pytest.param("torch", marks=needs["torch"])])
 def test_a_product_manifold_gives_autograds_answer(backend):
