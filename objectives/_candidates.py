@@ -118,9 +118,14 @@ def pair_gradient(X: np.ndarray, idx: np.ndarray, UI: np.ndarray,
     row = Wf.sum(axis=1)
     G = XI.T @ (row[:, None] * UI - Wf @ UR) - X[R].T @ (Wf.T @ UI - Wf.sum(axis=0)[:, None]
                                                          * UR)
-    for cols, du, W in gathered:
+    for cols, du, W in gathered:   # Σ_i x_i (Σ_t W_it du_it)ᵀ − Σ_k x_k (Σ_{(i,t): k} W_it du_it)ᵀ
         if cols.shape[1] == 0:
             continue
-        dx = XI[:, None, :] - X[cols]
-        G += np.tensordot(dx, W[:, :, None] * du, axes=([0, 1], [0, 1]))
+        Wdu = W[:, :, None] * du
+        G += XI.T @ Wdu.sum(axis=1)
+        u, inv = np.unique(cols, return_inverse=True)
+        inv = inv.ravel()
+        C = np.column_stack([np.bincount(inv, weights=Wdu[:, :, c].ravel(), minlength=u.shape[0])
+                             for c in range(Wdu.shape[2])])
+        G -= X[u].T @ C
     return 2.0 * G
