@@ -58,6 +58,9 @@ class _Polish(LBFGS):
 class _MetricLearner(LinearDR):
     """fit(X, y) → the objective's minimizer as ``components_`` (r×d, not orthonormal)."""
 
+    #: epochs of the stochastic route (None: ``STOCHASTIC["max_epochs"]``)
+    _max_epochs: int | None = None
+
     _pairwise_memory = True  # every evaluation forms n×n arrays
 
     def _start_spec(self):
@@ -126,7 +129,7 @@ class _MetricLearner(LinearDR):
             steps = int(POLISH_PAIRS / float(obj.n_samples) ** 2)
             obj.default_solver = [Adam(batch_size=opts["batch_size"], random_state=seed,
                                        start_terms=opts["start_terms"],
-                                       max_epochs=opts["max_epochs"],
+                                       max_epochs=self._max_epochs or opts["max_epochs"],
                                        decay=opts["decay"])] + \
                 ([_Polish(steps)] if steps > 0 else [])
         return obj
@@ -272,8 +275,8 @@ class LargeMarginDML(_MetricLearner):
         As :class:`NCA` (the same start rule; solver None: "lbfgs", or past
         ``stochastic_above`` samples Adam on batches whose impostors are sampled — each
         sample's 32 nearest in the embedding and 512 uniform columns weighted n/512, an
-        unbiased estimate of its term, Eq. M3 of ``objectives/_lmnn.py`` — then one exact
-        check; no plateau rule).
+        unbiased estimate of its term, Eq. M3 of ``objectives/_lmnn.py`` — for at most 10
+        epochs, then one exact check; no plateau rule).
 
     Attributes
     ----------
@@ -296,6 +299,9 @@ class LargeMarginDML(_MetricLearner):
     """
 
     _objective_class = LargeMarginObjective
+    #: an LMNN epoch costs about 2× NCA's (k target slots per impostor): 10 epochs keep the
+    #: n = 10⁵ fit near NCA's 20 (20 ran past 580 s in bench_pairwise_scale.py)
+    _max_epochs = 10
     _objective_args = ("k", "lam", "smoothing", "start")
 
     def __init__(self, n_components=None, *, k=3, lam=1.0, smoothing=0.5, start="auto",
