@@ -314,8 +314,10 @@ def solve(
             raise ValueError(f"cost(M0) is {state.cost}: the start point lies outside the "
                              "cost's domain (or the cost overflows there); pass another M0")
         if scale is None and np.isfinite(state.grad_norm):
-            try:
-                scale = problem.gradient_scale(grad_norm=state.grad_norm)
+            try:  # a sampled stochastic start estimates the reference gradient too
+                scale = (s.estimated_scale(problem, state) if not state.exact
+                         and hasattr(s, "estimated_scale") else
+                         problem.gradient_scale(grad_norm=state.grad_norm))
             except BudgetExceeded:  # a later stage out of time: the start's gradient
                 scale = max(state.grad_norm, 1e-300)
             except KeyboardInterrupt:  # the start is evaluated: return it

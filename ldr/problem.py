@@ -330,26 +330,29 @@ class Problem:
     def provides(self, member: str) -> bool:
         return self.objective.provides(member)
 
-    def gradient_scale(self, grad_norm: float | None = None) -> float:
+    def gradient_scale(self, grad_norm: float | None = None, rgrad=None) -> float:
         """The problem's typical Riemannian gradient norm, which relative gradient tolerances
         multiply: the larger of the gradient norm at a fixed reference point (a random point
         drawn from seed 0, so the scale does not depend on the user's seed) and ``grad_norm``
         (the start's, when known).  Multiplying the data by c multiplies a cost of degree k in
         the data, and this scale, by c^k: a rule ‖grad f‖ ≤ gtol · scale stops at the same
-        iterate whatever the data's units.  Never 0 (1e-300 at the least)."""
+        iterate whatever the data's units.  Never 0 (1e-300 at the least).  ``rgrad``, a
+        callable M ↦ Riemannian gradient, replaces the exact one at the reference point (a
+        stochastic solver's estimate, where a full gradient is what the run avoids)."""
         geom = self.manifold
         norms = [] if grad_norm is None else [grad_norm]
         try:
-            shared = self.objective in _REFERENCE_NORMS
+            shared = rgrad is None and self.objective in _REFERENCE_NORMS
         except TypeError:
             shared = False
         reference = _REFERENCE_NORMS.get(self.objective) if shared else None
-        if reference is None:
+        if reference is None:  # an estimate (rgrad) is never shared: it is the run's own
             R = _reference_point(geom.spec, geom.shape)
             if self.template is not None:
                 R = arrays.like(R, self.template)
             try:
-                reference = float(geom.norm(self.rgrad(R, self.egrad(R))))
+                reference = float(geom.norm(self.rgrad(R, self.egrad(R)) if rgrad is None
+                                            else rgrad(R)))
             except OracleError:  # the reference point may lie outside the cost's domain
                 reference = math.nan
             if shared:

@@ -126,3 +126,49 @@ def large_margin(U: np.ndarray, T: np.ndarray, v: np.ndarray, blocks: list[slice
     dw_tgt = lam * v * hpp_sum
     return 2.0 * (lap + _pair_laplacian(ddiff, w_tgt, T, n)
                   + dlap + _pair_laplacian(diff, dw_tgt, T, n))
+
+
+def large_margin_sampled(X: np.ndarray, z: np.ndarray, T: np.ndarray, v: np.ndarray,
+                         M: np.ndarray, idx: np.ndarray, cand, lam: float, delta: float):
+    """The batch I's terms of (M1), f_i = Σ_t v_it (d_it + λ Σ_ℓ h(1 + d_it − D_iℓ)), and
+    their gradient in M, the impostors ℓ (z_ℓ ≠ z_i) taken from i's candidates
+    (``objectives/_candidates.py``, C1: the neighbours N_i with weight 1, the sampled
+    columns with n/m):
+
+        f̂_i = Σ_t v_it (d_it + λ Σ_ℓ w_iℓ h(z_itℓ)),   ∂f̂_i/∂d_it = v_it (1 + λ Σ_ℓ w_iℓ h′),
+        ∂f̂_i/∂D_iℓ = −λ w_iℓ Σ_t v_it h′(z_itℓ)                                        (M3)
+
+    an unbiased estimate of f_i and of its gradient (f_i is linear in the sums over ℓ);
+    exact when m ≥ n.  O(b·k·(K + m)) time and memory."""
+    from ldr.objectives._candidates import block_sqdist, gathered_sqdist, pair_gradient
+
+    idx = np.asarray(idx, dtype=np.intp)
+    b, r = idx.shape[0], M.shape[1]
+    UI = X[idx] @ M
+    N = cand.neighbours(idx, lambda: X @ M)
+    R = cand.columns(idx)
+    Ti, vi = T[idx], v[idx]
+    UT = (X[Ti.ravel()] @ M).reshape(b, Ti.shape[1], r)
+    UN = (X[N.ravel()] @ M).reshape(b, N.shape[1], r)
+    UR = X[R] @ M
+    du_t, d = gathered_sqdist(UI, UT)
+    du_n, Dn = gathered_sqdist(UI, UN)
+    Df = block_sqdist(UI, UR)
+    zi = z[idx, None]
+    wn = (z[N] != zi).astype(float)
+    wf = cand.far_weights(idx, N, R) * (z[R][None, :] != zi)
+    cost = float(np.sum(vi * d))
+    hp_t = np.zeros_like(d)                     # Σ_ℓ w h′ per target slot
+    Wn, Wf = np.zeros_like(Dn), np.zeros_like(Df)
+    for D, w, W in ((Dn, wn, Wn), (Df, wf, Wf)):
+        if D.shape[1] == 0:
+            continue
+        Z = 1.0 + d[:, :, None] - D[:, None, :]      # b×k×(K or m)
+        c = np.clip(Z, 0.0, delta)
+        h = c * c / (2.0 * delta) + np.maximum(Z - delta, 0.0)
+        hp = c / delta
+        cost += lam * float(np.einsum("it,itl,il->", vi, h, w))
+        hp_t += np.einsum("itl,il->it", hp, w)
+        W -= lam * w * np.einsum("it,itl->il", vi, hp)
+    Wt = vi * (1.0 + lam * hp_t)
+    return cost, pair_gradient(X, idx, UI, [(Ti, du_t, Wt), (N, du_n, Wn)], R, UR, Wf)

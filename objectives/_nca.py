@@ -111,3 +111,43 @@ def strip_memory(n: int) -> float:
     """Bytes of ``nca_strips``' arrays at n rows: about ten strip × n float64 arrays (and
     their boolean mask) plus a few n×r ones."""
     return 8.0 * 10 * n * min(n, strip_rows(n)) + 2**20
+
+
+def nca_sampled(X: np.ndarray, z: np.ndarray, M: np.ndarray, idx: np.ndarray, cand):
+    """(Σ_{i∈I} p̂_i, its gradient in M) with each p̂_i the softmax over i's candidates
+    (``objectives/_candidates.py``, C1): with weights w_ij = 1 on the neighbours N_i and n/m
+    on the sampled columns R ∩ F_i (0 elsewhere),
+
+        p̂_ij = w_ij e^{−D_ij} / Σ_k w_ik e^{−D_ik},   p̂_i = Σ_{j: z_j = z_i} p̂_ij      (S3)
+
+    and ∂p̂_i/∂D_ik = A_ik = p̂_ik (p̂_i − 1[z_i = z_k]), as for the exact term.  O(b(K + m)r
+    + bKd + md) time for b = |I|; exact when m ≥ n."""
+    from ldr.objectives._candidates import block_sqdist, gathered_sqdist, pair_gradient
+
+    idx = np.asarray(idx, dtype=np.intp)
+    b, r = idx.shape[0], M.shape[1]
+    UI = X[idx] @ M
+    N = cand.neighbours(idx, lambda: X @ M)
+    R = cand.columns(idx)
+    UN = (X[N.ravel()] @ M).reshape(b, N.shape[1], r)
+    UR = X[R] @ M
+    du, Dn = gathered_sqdist(UI, UN)
+    Df = block_sqdist(UI, UR)
+    wf = cand.far_weights(idx, N, R)
+    with np.errstate(divide="ignore"):
+        Lf = np.log(wf) - Df
+    Ln = -Dn
+    top = np.maximum(Ln.max(axis=1, initial=-np.inf), Lf.max(axis=1))
+    En = np.exp(np.maximum(Ln - top[:, None], -CLIP))
+    Ef = np.exp(np.maximum(Lf - top[:, None], -CLIP))
+    Ef[wf == 0] = 0.0
+    Z = En.sum(axis=1) + Ef.sum(axis=1)
+    En /= Z[:, None]
+    Ef /= Z[:, None]
+    zi = z[idx, None]
+    same_n, same_f = z[N] == zi, z[R][None, :] == zi
+    p = np.where(same_n, En, 0.0).sum(axis=1) + np.where(same_f, Ef, 0.0).sum(axis=1)
+    An = En * (p[:, None] - same_n)
+    Af = Ef * (p[:, None] - same_f)
+    G = pair_gradient(X, idx, UI, [(N, du, An)], R, UR, Af)
+    return float(p.sum()), G

@@ -79,8 +79,9 @@ import numpy as np
 from ldr.data.validation import check_data, check_labels, check_new_data
 from ldr.errors import ParameterError
 from ldr.objective import Method, Objective
-from ldr.objectives._lmnn import large_margin
-from ldr.objectives._nca import DENSE_MAX, nca_strips, strip_memory
+from ldr.objectives._candidates import Candidates
+from ldr.objectives._lmnn import large_margin, large_margin_sampled
+from ldr.objectives._nca import DENSE_MAX, nca_sampled, nca_strips, strip_memory
 from ldr.objectives._pairwise import (
     class_blocks,
     ddist,
@@ -127,6 +128,25 @@ class _MetricLearning(Objective):
         self._Xs = Xc / self.unit_
         self._cache_key: bytes | None = None
         self._cache: dict = {}
+        self._cand: Candidates | None = None
+        self.n_terms = n
+
+    def sample_batches(self, sample: int | None, neighbours: int = 32, seed: int = 0):
+        """Make :meth:`batch` estimate each sample's term from a candidate set
+        (``objectives/_candidates.py``, Eq. C1): its ``neighbours`` nearest samples in the
+        embedding and ``sample`` columns drawn uniformly (seeded by ``seed`` and the batch);
+        None: exact terms (every column).  Returns self."""
+        self._cand = None if sample is None else Candidates(self.n_samples, neighbours,
+                                                            sample, seed)
+        return self
+
+    def refresh_batches(self, M) -> None:
+        """The stochastic solvers' epoch hook: recompute the candidates' neighbours at M."""
+        if self._cand is not None:
+            self._cand.refresh(self._sorted_X() @ M)
+
+    def _sorted_X(self) -> np.ndarray:
+        return self._Xo
 
     @property
     def n_samples(self) -> int:
@@ -241,7 +261,6 @@ class NCA(_MetricLearning):
         order, self._blocks = class_blocks(self.codes_)
         self._Xo = self._Xs[order]
         self._zo = self.codes_[order]
-        self.n_terms = self.n_samples
 
     def batch(self, M, indices):
         """The samples' terms of the cost (Eq. S1 of :class:`~ldr.Objective`), −Σ_{i∈I} p_i
@@ -252,7 +271,11 @@ class NCA(_MetricLearning):
             ∂(Σ_{i∈I} p_i)/∂M = 2 (X_Iᵀ (diag(A1) U_I − A U) − Xᵀ (AᵀU_I − diag(Aᵀ1) U))
 
         (the sum of 2 A_ik (x_i − x_k)(x_i − x_k)ᵀM), at O(b·n·r + n·d·r) time.  Term i is
-        the i-th sample in class order."""
+        the i-th sample in class order.  After :meth:`sample_batches`, the estimate (S3) of
+        ``objectives/_nca.py``."""
+        if self._cand is not None:
+            f, G = nca_sampled(self._Xo, self._zo, M, indices, self._cand)
+            return -f, -G
         idx = np.asarray(indices, dtype=np.intp)
         X = self._Xo
         U = X @ M
@@ -426,7 +449,20 @@ class LargeMarginDML(_MetricLearning):
             self._Xo = self._Xs[order]
             self._To = position[self.targets_[order]]
             self._vo = self.target_mask_[order].astype(float)
+            self._zo = self.codes_[order]
         return self._Xo, self._To, self._vo
+
+    def _sorted_X(self) -> np.ndarray:
+        return self._sorted()[0]
+
+    def batch(self, M, indices):
+        """The samples' terms f_i of (M1) (``objectives/_lmnn.py``) and their gradient, term
+        i the i-th sample in class order: exact (every impostor column, O(b·k·n) memory), or
+        after :meth:`sample_batches` the unbiased estimate (M3) from candidate sets."""
+        X, T, v = self._sorted()
+        cand = self._cand or Candidates(self.n_samples, 0, self.n_samples)
+        return large_margin_sampled(X, self._zo, T, v, M, indices, cand, self.lam,
+                                    self.smoothing)
 
     def _state(self, M) -> dict:
         key = self._point_key(M)

@@ -16,6 +16,15 @@ v ← H v/‖H v‖ from the gradient's direction, each product H v ≈ π(grad 
 finite difference of full gradients (h = 10⁻⁶ · the typical distance): the gradient's
 Lipschitz constant near the start, in the problem's own units, so that neither scaling the
 data nor the number of terms changes the iterates (five full gradients, once).
+
+**A sampled start** (``start_terms=m``): where one full evaluation is the bottleneck (NCA at
+n = 10⁵: n² pairs, about four minutes), the start's cost and gradient, the power iteration's
+gradients and the driver's gradient scale (:meth:`_StochasticSolver.estimated_scale`) are
+estimated on one fixed sample S of m terms, ``(n/m) Σ_{i∈S} (f_i, ∇f_i)``, and the start is an
+estimate (``State.exact`` False); the only full evaluation of the run is then the driver's
+check at its end.  ``max_epochs`` ends a run after that many epochs (not converged: the
+check decides).  An objective with a ``refresh_batches(M)`` method (NCA's and LMNN's
+candidate sets, ``objectives/_candidates.py``) is told each epoch's start point.
 """
 
 from __future__ import annotations
@@ -63,6 +72,11 @@ class _StochasticSolver(Solver):
     random_state : int or numpy.random.Generator
         Seeds the batches (default 0: identical runs give identical results).
     retraction : {"polar", "qr"}
+    start_terms : int or None
+        Estimate the start, its step size and the gradient scale on this many terms (module
+        docstring, "A sampled start"); None (default): exactly.
+    max_epochs : float or None
+        Stop (not converged) after this many epochs; None: the driver's ``max_iter`` only.
     """
 
     name = "stochastic"
@@ -70,7 +84,12 @@ class _StochasticSolver(Solver):
     lr_factor = 1.0
 
     def __init__(self, batch_size: int = 32, lr: float | None = None, decay: float = 1.0,
-                 batch_gtol: float | None = None, random_state=0, retraction: str = "polar"):
+                 batch_gtol: float | None = None, random_state=0, retraction: str = "polar",
+                 start_terms: int | None = None, max_epochs: float | None = None):
+        self.start_terms = None if start_terms is None else int(
+            _positive("start_terms", start_terms, integer=True))
+        self.max_epochs = None if max_epochs is None else float(
+            _positive("max_epochs", max_epochs))
         self.batch_size = int(_positive("batch_size", batch_size, integer=True))
         self.lr = None if lr is None else float(_positive("lr", lr))
         if isinstance(decay, bool) or not isinstance(decay, numbers.Real) or not decay >= 0:
@@ -98,6 +117,40 @@ class _StochasticSolver(Solver):
         super().check_problem(problem)
 
     # -- the start ------------------------------------------------------------------------
+    def _sample(self, problem: Problem) -> np.ndarray:
+        """The fixed terms of a sampled start (drawn from ``random_state``, apart from the
+        batches' stream)."""
+        n = int(problem.objective.n_terms)
+        rng = np.random.default_rng([2**31 - 1, np.random.default_rng(
+            self.random_state).integers(2**31)])
+        return np.sort(rng.choice(n, size=min(self.start_terms, n), replace=False))
+
+    def _estimate(self, problem: Problem, M, **kw) -> State:
+        """The State at M from the fixed sample (``start_terms``), scaled by n/m."""
+        geom, S = problem.manifold, self._terms
+        n = int(problem.objective.n_terms)
+        cost, G = 0.0, None
+        for i in range(0, S.shape[0], self.batch_size):
+            c, Gb = problem.batch(M, S[i:i + self.batch_size])
+            cost += c
+            G = Gb if G is None else geom.lincomb(1.0, G, 1.0, Gb)
+        w = n / S.shape[0]
+        G = geom.lincomb(w, G)
+        grad = problem.rgrad(M, G)
+        return State(M=M, cost=w * cost, egrad=G, grad=grad, grad_norm=geom.norm(grad),
+                     exact=False, **kw)
+
+    def _gradient(self, problem: Problem, M):
+        if self.start_terms is None:
+            return problem.rgrad(M, problem.egrad(M))
+        return self._estimate(problem, M).grad
+
+    def estimated_scale(self, problem: Problem, state: State) -> float:
+        """The driver's gradient scale for a sampled start: ``Problem.gradient_scale`` with
+        the reference point's gradient estimated on the same sample."""
+        return problem.gradient_scale(grad_norm=state.grad_norm,
+                                      rgrad=lambda R: self._estimate(problem, R).grad)
+
     def _start_step(self, problem: Problem, state: State) -> float:
         """1/L̂, L̂ the Riemannian Hessian's largest |eigenvalue| at the start by
         :data:`POWER_STEPS` steps of power iteration on finite differences of the full
@@ -109,7 +162,7 @@ class _StochasticSolver(Solver):
         v, curvature = geom.lincomb(1.0 / state.grad_norm, state.grad), 0.0
         for _ in range(POWER_STEPS):
             Mh = geom.retract(M, geom.lincomb(h, v), self.retraction)
-            gh = problem.rgrad(Mh, problem.egrad(Mh))
+            gh = self._gradient(problem, Mh)
             w = geom.project(M, geom.lincomb(1.0 / h, gh, -1.0 / h, state.grad))
             curvature = geom.norm(w)
             if not (curvature > 0 and math.isfinite(curvature)):
@@ -118,7 +171,12 @@ class _StochasticSolver(Solver):
         return 1.0 / curvature
 
     def init(self, problem: Problem, M0) -> State:
-        state = super().init(problem, M0)
+        if self.start_terms is None:
+            state = super().init(problem, M0)
+        else:
+            self.check_problem(problem)
+            self._terms = self._sample(problem)
+            state = self._estimate(problem, M0)
         rng = np.random.default_rng(self.random_state)
         lr = self.lr if self.lr is not None else (
             self.lr_factor * self._start_step(problem, state))
@@ -131,6 +189,11 @@ class _StochasticSolver(Solver):
         order = rng.permutation(n)
         return [order[i:i + self.batch_size] for i in range(0, n, self.batch_size)], n
 
+    def epoch_limit(self, state: State) -> None:
+        """Set the state's stop reason once ``max_epochs`` epochs are done."""
+        if self.max_epochs is not None and state.memory["epochs"] >= self.max_epochs - 1e-9:
+            state.stop_reason = f"max_epochs {self.max_epochs:g} reached"
+
     def step_size(self, memory: dict) -> float:
         return memory["lr"] / (1.0 + self.decay * memory["epochs"])
 
@@ -142,6 +205,7 @@ class _StochasticSolver(Solver):
         geom, memory = problem.manifold, dict(state.memory)
         batches, n = self.batches(problem, memory["rng"])
         M, cost, G = state.M, 0.0, None
+        refresh(problem, M)
         for idx in batches:
             c, Gb = problem.batch(M, idx)
             cost += c
@@ -153,8 +217,16 @@ class _StochasticSolver(Solver):
         new = State(M=M, cost=cost, egrad=G, grad=grad, grad_norm=geom.norm(grad),
                     iteration=state.iteration + 1, memory=memory, exact=False,
                     info={"step_size": self.step_size(memory), "batches": len(batches)})
+        self.epoch_limit(new)
         if self.batch_gtol is not None and state.grad_scale is not None \
                 and new.grad_norm <= self.batch_gtol * state.grad_scale:
             new.stop_reason = (f"estimated gradient norm {new.grad_norm:.3e} ≤ batch_gtol·scale "
                                f"{self.batch_gtol * state.grad_scale:.1e}")
         return new
+
+
+def refresh(problem: Problem, M) -> None:
+    """Tell the objective an epoch starts at M (its ``refresh_batches``, where it has one)."""
+    hook = getattr(problem.objective, "refresh_batches", None)
+    if callable(hook):
+        hook(M)

@@ -18,7 +18,7 @@ deterministic solver.
 from __future__ import annotations
 
 from ldr.problem import Problem
-from ldr.solvers._stochastic import _StochasticSolver
+from ldr.solvers._stochastic import _StochasticSolver, refresh
 from ldr.solvers.base import State
 
 
@@ -31,14 +31,17 @@ class SVRG(_StochasticSolver):
     lr_factor = 0.5
 
     def __init__(self, batch_size: int = 32, lr: float | None = None, decay: float = 0.0,
-                 batch_gtol: float | None = None, random_state=0, retraction: str = "polar"):
-        super().__init__(batch_size, lr, decay, batch_gtol, random_state, retraction)
+                 batch_gtol: float | None = None, random_state=0, retraction: str = "polar",
+                 max_epochs: float | None = None):
+        super().__init__(batch_size, lr, decay, batch_gtol, random_state, retraction,
+                         max_epochs=max_epochs)
 
     def step(self, problem: Problem, state: State) -> State:
         geom, memory = problem.manifold, dict(state.memory)
         batches, n = self.batches(problem, memory["rng"])
         snap, snap_grad = state.M, state.grad  # exact: the start, or the last epoch's end
         M = snap
+        refresh(problem, M)
         for idx in batches:
             w = n / len(idx)
             _, Gb = problem.batch(M, idx)
@@ -52,4 +55,5 @@ class SVRG(_StochasticSolver):
         new = self.evaluate(problem, M, iteration=state.iteration + 1, memory=memory,
                             info={"step_size": self.step_size(memory),
                                   "batches": len(batches)})
+        self.epoch_limit(new)
         return new

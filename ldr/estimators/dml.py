@@ -17,14 +17,49 @@ from ldr.errors import ParameterError
 from ldr.estimators._base import FitData, LinearDR, check_int_components
 from ldr.objectives.dml import NCA as NCAObjective
 from ldr.objectives.dml import LargeMarginDML as LargeMarginObjective
+from ldr.solvers import LBFGS, Adam
 
 __all__ = ["LargeMarginDML", "NCA"]
 
 _STRING_STARTS = ("auto", "lda", "pca", "identity", "random")
 
+#: the stochastic route past ``stochastic_above`` samples (the class docstrings): mini-batch,
+#: candidate set (K neighbours in the embedding + m sampled columns, objectives/_candidates.py),
+#: sampled start, epochs
+STOCHASTIC = {"batch_size": 256, "neighbours": 32, "sample": 512, "start_terms": 4096,
+              "max_epochs": 20, "decay": 1.0}
+#: samples beyond which ``solver=None`` takes that route
+STOCHASTIC_ABOVE = 20_000
+#: the exact L-BFGS polish after the stochastic stage gets POLISH_PAIRS / n² iterations (an
+#: exact evaluation is n² pairs, ~2.6e-8 s each on one core): 40 at n = 10⁴, none at 10⁵
+POLISH_PAIRS = 4e9
+
+
+class _Polish(LBFGS):
+    """L-BFGS ended after ``steps`` iterations (not converged, unless the gradient rule fired
+    first): the exact polish of the stochastic route, bounded by its cost."""
+
+    def __init__(self, steps: int):
+        super().__init__()
+        self.steps = int(steps)
+
+    def init(self, problem, M0):
+        state = super().init(problem, M0)
+        self._first = state.iteration
+        return state
+
+    def step(self, problem, state):
+        new = super().step(problem, state)
+        if new.iteration - self._first >= self.steps and not new.stop_reason:
+            new.stop_reason = f"polish budget of {self.steps} iterations (n² pairs each) spent"
+        return new
+
 
 class _MetricLearner(LinearDR):
     """fit(X, y) → the objective's minimizer as ``components_`` (r×d, not orthonormal)."""
+
+    #: epochs of the stochastic route (None: ``STOCHASTIC["max_epochs"]``)
+    _max_epochs: int | None = None
 
     _pairwise_memory = True  # every evaluation forms n×n arrays
 
@@ -79,6 +114,26 @@ class _MetricLearner(LinearDR):
         L = np.asarray(self.components_, dtype=float)
         return obj.point(L) if L.shape == (obj.r, obj.shape[0]) else L.T  # .T: refused
 
+    def _make_objective(self, data: FitData, r: int):
+        obj = super()._make_objective(data, r)
+        above = self.stochastic_above
+        if isinstance(above, bool) or not isinstance(above, (int, np.integer)) or above < 1:
+            raise ParameterError("stochastic_above", f"must be a positive integer (a number of "
+                                 f"samples), got {above!r}")
+        self.stochastic_ = self.solver is None and obj.n_samples > above
+        if self.stochastic_:   # the route of the class docstring: Adam on sampled batches
+            seed = int(np.random.default_rng(self.random_state if isinstance(
+                self.random_state, (int, np.integer)) else 0).integers(2**31))
+            opts = STOCHASTIC
+            obj.sample_batches(opts["sample"], opts["neighbours"], seed)
+            steps = int(POLISH_PAIRS / float(obj.n_samples) ** 2)
+            obj.default_solver = [Adam(batch_size=opts["batch_size"], random_state=seed,
+                                       start_terms=opts["start_terms"],
+                                       max_epochs=self._max_epochs or opts["max_epochs"],
+                                       decay=opts["decay"])] + \
+                ([_Polish(steps)] if steps > 0 else [])
+        return obj
+
     def _finalize(self, obj, M, data: FitData):
         self.classes_ = obj.classes_
         return M
@@ -114,6 +169,17 @@ class NCA(_MetricLearner):
     same data; ``benchmarks/bench_dml.py`` measures how often ldr's is at least
     scikit-learn's.
 
+    **Large n** (more than ``stochastic_above`` samples, ``solver=None``).  An exact
+    evaluation is n² pairs (about 4 minutes at n = 10⁵ on one core), so the fit runs
+    Riemannian Adam (:class:`ldr.solvers.Adam`) on mini-batches of samples, each sample's
+    softmax over a candidate set — its 32 nearest samples in the current embedding, exact,
+    and 512 columns drawn uniformly, weighted n/512 (Eq. S3 of ``objectives/_nca.py``) —
+    from a start estimated on 4096 samples, for at most 20 epochs; then the driver evaluates
+    the full cost and gradient once, and only that check can make the run converged
+    (``result_.converged``, ``result_.reason`` "stochastic run ended …; full gradient ‖g‖
+    = … above tol …").  ``stochastic_`` says which route ran; the constants are
+    ``ldr.estimators.dml.STOCHASTIC``.
+
     Parameters
     ----------
     n_components : int or None, default None
@@ -135,6 +201,9 @@ class NCA(_MetricLearner):
     warm_start : bool, default False
         As scikit-learn's: when fitted before, the next ``fit`` starts from the learned map
         ``components_`` (``start`` ignored) and continues ``result_``'s trace.
+    stochastic_above : int, default 20000
+        With ``solver=None``, more samples than this take the stochastic route ("Large n");
+        an explicit ``solver`` always runs as given.
     init : deprecated
         The former name of ``start`` (scikit-learn's); warns, removed in the next release.
 
@@ -146,6 +215,8 @@ class NCA(_MetricLearner):
         ldr's point, ``c · components_.T`` with c the data's RMS scale (``objective_.unit_``).
     objective_value_ : float
         Σ_i p_i on the training data (scikit-learn's objective; −cost_).
+    stochastic_ : bool
+        Whether the fit took the stochastic route ("Large n").
     n_components_, cost_, n_iter_, result_, objective_, classes_, n_features_in_ :
         see :class:`~ldr.estimators.LinearDR`
 
@@ -167,7 +238,8 @@ class NCA(_MetricLearner):
 
     def __init__(self, n_components=None, *, start="auto", solver=None, tol=1e-6,
                  max_iter=1000, solver_params=None, random_state=0, warm_start=False,
-                 init="deprecated"):
+                 stochastic_above=STOCHASTIC_ABOVE, init="deprecated"):
+        self.stochastic_above = stochastic_above
         self.n_components, self.start, self.solver = n_components, start, solver
         self.tol, self.max_iter, self.warm_start = tol, max_iter, warm_start
         self.solver_params, self.random_state, self.init = solver_params, random_state, init
@@ -199,14 +271,19 @@ class LargeMarginDML(_MetricLearner):
     tol : float, default 1e-6
         The gradient tolerance, relative to the problem's gradient scale (the cost has a
         minimizer: the fit converges by the gradient rule).
-    start, solver, max_iter, solver_params, random_state, warm_start, init :
-        As :class:`NCA` (the same start rule; solver None: "lbfgs"; no plateau rule).
+    start, solver, max_iter, solver_params, random_state, warm_start, stochastic_above, init :
+        As :class:`NCA` (the same start rule; solver None: "lbfgs", or past
+        ``stochastic_above`` samples Adam on batches whose impostors are sampled — each
+        sample's 32 nearest in the embedding and 512 uniform columns weighted n/512, an
+        unbiased estimate of its term, Eq. M3 of ``objectives/_lmnn.py`` — for at most 10
+        epochs, then one exact check; no plateau rule).
 
     Attributes
     ----------
     components_ : (n_components, n_features)
         L: ``transform(X) == X @ components_.T``.
-    M_, n_components_, cost_, n_iter_, result_, objective_, classes_, n_features_in_ :
+    M_, n_components_, cost_, n_iter_, result_, objective_, classes_, n_features_in_,
+    stochastic_ :
         see :class:`NCA`
 
     Examples
@@ -222,11 +299,15 @@ class LargeMarginDML(_MetricLearner):
     """
 
     _objective_class = LargeMarginObjective
+    #: an LMNN epoch costs about 2× NCA's (k target slots per impostor): 10 epochs keep the
+    #: n = 10⁵ fit near NCA's 20 (20 ran past 580 s in bench_pairwise_scale.py)
+    _max_epochs = 10
     _objective_args = ("k", "lam", "smoothing", "start")
 
     def __init__(self, n_components=None, *, k=3, lam=1.0, smoothing=0.5, start="auto",
                  solver=None, tol=1e-6, max_iter=1000, solver_params=None, random_state=0,
-                 warm_start=False, init="deprecated"):
+                 warm_start=False, stochastic_above=STOCHASTIC_ABOVE, init="deprecated"):
+        self.stochastic_above = stochastic_above
         self.n_components, self.k, self.lam, self.smoothing = n_components, k, lam, smoothing
         self.start, self.solver, self.tol, self.max_iter = start, solver, tol, max_iter
         self.solver_params, self.random_state, self.init = solver_params, random_state, init

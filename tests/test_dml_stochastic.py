@@ -1,0 +1,153 @@
+"""NCA and large-margin DML at large n (issue 25): the sampled candidate batches
+(``objectives/_candidates.py``), the sampled stochastic start, and the estimators' stochastic
+route past ``stochastic_above`` — exercised at small n by lowering the threshold."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_wine, make_classification
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.preprocessing import StandardScaler
+
+import ldr
+import ldr.estimators as est
+import ldr.estimators.dml as dml_estimators
+from ldr.errors import ParameterError
+from ldr.objectives import NCA, LargeMarginDML
+from ldr.solvers import Adam
+
+
+@pytest.fixture(scope="module")
+def wine():
+    X, y = load_wine(return_X_y=True)
+    return StandardScaler().fit_transform(X), y
+
+
+@pytest.fixture(scope="module")
+def classes():
+    X, y = make_classification(n_samples=1200, n_features=10, n_informative=5,
+                               n_redundant=0, n_classes=4, n_clusters_per_class=1,
+                               class_sep=1.5, random_state=3)
+    return StandardScaler().fit_transform(X), y
+
+
+def _objective(which, X, y):
+    return NCA(X, y, 2) if which == "nca" else LargeMarginDML(X, y, 2)
+
+
+def _point(obj):
+    return 1.3 * obj.heuristic() + 0.1
+
+
+@pytest.mark.parametrize("which", ["nca", "lmnn"])
+def test_every_column_sampled_is_the_exact_term(which, wine):
+    obj = _objective(which, *wine)
+    M = _point(obj)
+    parts = np.array_split(np.random.default_rng(0).permutation(obj.n_terms), 5)
+    exact = [obj.batch(M, idx) for idx in parts]
+    # the exact batches add up to the full cost and gradient
+    assert sum(c for c, _ in exact) == pytest.approx(obj.cost(M), rel=1e-12)
+    np.testing.assert_allclose(sum(G for _, G in exact), obj.egrad(M), rtol=1e-10,
+                               atol=1e-12 * np.abs(obj.egrad(M)).max())
+    obj.sample_batches(obj.n_terms, neighbours=7)  # m = n: (C1) is exact, neighbours or not
+    for idx, (c, G) in zip(parts, exact):
+        c2, G2 = obj.batch(M, idx)
+        assert c2 == pytest.approx(c, rel=1e-12)
+        np.testing.assert_allclose(G2, G, rtol=1e-10, atol=1e-12 * np.abs(G).max())
+
+
+@pytest.mark.parametrize("which", ["nca", "lmnn"])
+def test_sampled_batches_gradient_matches_finite_differences(which, wine):
+    obj = _objective(which, *wine).sample_batches(40, neighbours=10, seed=3)
+    M = _point(obj)
+    idx = np.arange(0, obj.n_terms, 5)
+    V = np.random.default_rng(1).standard_normal(M.shape)
+    h = 1e-6
+    fd = (obj.batch(M + h * V, idx)[0] - obj.batch(M - h * V, idx)[0]) / (2 * h)
+    assert np.sum(obj.batch(M, idx)[1] * V) == pytest.approx(fd, rel=1e-5)
+    # the same batch gets the same columns (SVRG's two passes, the power iteration)
+    np.testing.assert_array_equal(obj.batch(M, idx)[1], obj.batch(M, idx)[1])
+
+
+def test_lmnn_sampled_estimate_is_unbiased(wine):
+    """LMNN's term is linear in the impostor sums: the mean over column draws is the exact
+    cost and gradient (within 4 standard errors over 300 seeded draws)."""
+    obj = _objective("lmnn", *wine)
+    M = _point(obj)
+    idx = np.arange(obj.n_terms)
+    costs, grads = [], []
+    for seed in range(300):
+        c, G = obj.sample_batches(30, neighbours=5, seed=seed).batch(M, idx)
+        costs.append(c)
+        grads.append(G)
+    costs, grads = np.array(costs), np.array(grads)
+    err = costs.std() / np.sqrt(len(costs))
+    assert abs(costs.mean() - obj.cost(M)) <= 4 * err and err < 0.02 * abs(obj.cost(M))
+    gerr = grads.std(axis=0) / np.sqrt(len(grads))
+    assert np.all(np.abs(grads.mean(axis=0) - obj.egrad(M)) <= 4 * gerr + 1e-12)
+
+
+@pytest.mark.parametrize("Est", [est.NCA, est.LargeMarginDML])
+def test_the_stochastic_route_is_taken_past_the_threshold(Est, classes):
+    X, y = classes
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        exact = Est(2).fit(X, y)
+        fast = Est(2, stochastic_above=1000).fit(X, y)
+        again = Est(2, stochastic_above=1000).fit(X, y)
+    assert not exact.stochastic_ and exact.result_.solver == "lbfgs"
+    assert fast.stochastic_ and fast.result_.solver == "adam → lbfgs"
+    first = fast.result_.stages[0]
+    assert first.solver == "adam" and "full gradient" in first.reason
+    # seeded: the same fit twice gives the same map
+    np.testing.assert_array_equal(fast.components_, again.components_)
+    # the answer is the exact solver's to 1e-3 relative objective (evaluated exactly)
+    assert fast.cost_ == pytest.approx(fast.objective_.cost(fast.M_), rel=1e-12)
+    assert (fast.cost_ - exact.cost_) / abs(exact.cost_) <= 1e-3
+
+
+def test_without_polish_budget_the_check_is_the_only_full_evaluation(classes, monkeypatch):
+    """At n where no exact iteration fits POLISH_PAIRS (n = 10⁵) the route is Adam alone: the
+    driver's check is its one full evaluation and says whether the gradient met tol."""
+    monkeypatch.setattr(dml_estimators, "POLISH_PAIRS", 1e5)
+    X, y = classes
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = est.NCA(2, stochastic_above=1000).fit(X, y)
+    res = model.result_
+    assert res.solver == "adam" and res.counts["cost"] == 1 and res.counts["grad"] == 1
+    assert res.trace[-1]["full_check"] and res.reason.startswith("stochastic run ended (")
+    assert "above tol" in res.reason and not res.converged and res.n_iter <= 20
+
+
+def test_the_stochastic_route_says_when_the_full_gradient_misses_tol(classes):
+    X, y = classes
+    with pytest.warns(ConvergenceWarning):
+        model = est.NCA(2, stochastic_above=1000, tol=1e-9).fit(X, y)
+    res = model.result_
+    assert model.stochastic_ and not res.converged
+    first = res.stages[0]   # the Adam stage: its exact check, not its estimates, decides
+    assert first.reason.startswith("stochastic run ended (") and not first.converged
+    assert "full gradient" in first.reason and "above tol" in first.reason
+    assert "not a critical point" in res.reason or "polish budget" in res.reason
+    # the reported gradient norm is the exact one at the answer
+    obj = model.objective_
+    assert res.grad_norm == pytest.approx(np.linalg.norm(obj.egrad(model.M_)), rel=1e-10)
+
+
+def test_sampled_start_makes_no_full_evaluation_before_the_check(classes):
+    X, y = classes
+    obj = NCA(X, y, 2).sample_batches(128, neighbours=8)
+    res = ldr.solve(obj, Adam(batch_size=100, start_terms=300, max_epochs=2), M0="heuristic")
+    assert res.counts["cost"] == 1 and res.counts["grad"] == 1   # the driver's check
+    assert res.n_iter == 2 and "max_epochs 2 reached" in res.reason
+
+
+def test_bad_threshold_names_the_parameter(wine):
+    with pytest.raises(ParameterError) as info:
+        est.NCA(2, stochastic_above=0).fit(*wine)
+    assert info.value.param == "stochastic_above"
+    with pytest.raises(ParameterError) as info:
+        Adam(start_terms=0)
+    assert info.value.param == "start_terms"
