@@ -123,6 +123,21 @@ def test_float32_torch_gives_float32_within_1e_5_of_the_float64_answer(wine):
 
 
 @pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
+def test_a_float32_fit_at_the_default_tol_converges_without_warning(wine):
+    """The default tol (1e-8, float64's) defers to ldr.solve's precision-scaled default, so a
+    float32 tensor fit ends converged, silently."""
+    import warnings
+
+    import torch
+
+    X, y = wine
+    with sklearn.config_context(array_api_dispatch=True), warnings.catch_warnings():
+        warnings.simplefilter("error")  # no ConvergenceWarning
+        est = OrthogonalLDA(2).fit(torch.as_tensor(X, dtype=torch.float32), torch.as_tensor(y))
+    assert est.result_.converged, est.result_.reason
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
 def test_without_dispatch_a_tensor_gives_numpy_as_before(wine):
     import torch
 

@@ -57,11 +57,12 @@ def _default_of(estimator, name):
 
 def gradient_tolerance(estimator) -> float | None:
     """The estimator's ``tol`` as :func:`ldr.solve`'s gtol: a value the user set as given;
-    the default (1e-8, float64's) as None, so that the driver scales it to the precision the
-    fit runs in (:func:`ldr.stopping.default_gtol`: 1e-8 for float64, 2.3e-4 for a float32
-    tensor under ``array_api_dispatch``)."""
+    a default of 1e-8 (ldr.solve's own, float64's) as None, so that the driver scales it to
+    the precision the fit runs in (:func:`ldr.stopping.default_gtol`: 1e-8 for float64,
+    2.3e-4 for a float32 tensor under ``array_api_dispatch``).  Another default (NCA's 1e-6)
+    is the estimator's choice and passes as it is."""
     value, default = estimator.tol, _default_of(estimator, "tol")
-    if default is not inspect.Parameter.empty and isinstance(value, float) and value == default:
+    if isinstance(value, float) and value == default == 1e-8:
         return None
     return value
 
