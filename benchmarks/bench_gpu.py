@@ -439,39 +439,38 @@ def _run(args, torch) -> int:
 
 
 def _section(section, args, hsic_sizes, pca_sizes, budget, sync, deadline) -> None:
-    if True:
-        if section == "hsic":
-            print(f"\n1. HSIC exact Φ on the device vs its GEMM + exp limit, and ISM fits "
-                  f"(d = {D}, q = {Q}, 4 classes; max_iter = 100, default gtol: "
-                  "1e-8, 2.3e-4 in float32)", flush=True)
-            common.print_table(["n", "dtype", "block", "Φ", "GEMM+exp", "Φ ÷ limit",
-                                "Φ NumPy", "ISM fit", "iter", "conv.", "Result.M"],
-                               hsic_rows(args.device, hsic_sizes, args.repeats, sync, budget,
-                                         deadline, args.dtypes))
-        elif section == "pca":
-            for pca_n in pca_sizes:
-                print(f"\n2. PCA and orthogonal LDA from a {pca_n} × 100 tensor on "
-                      f"{args.device}", flush=True)
-                common.print_table(["method", "dtype", "ldr.solve", "of it: solver",
-                                    "ldr estimator",
-                                    "scikit-learn", "solve ÷ sklearn", "Result.M"],
-                                   pca_lda_rows(args.device, pca_n, min(args.repeats, 3),
-                                                sync, deadline, args.dtypes))
-        elif section == "wda":
-            print(f"\n4. WDA on a tensor of {args.device} (3 classes, d = {WDA_D}, r = {WDA_R}, "
-                  "reg = 1, 10 Sinkhorn iterations; SCF fit with xtol 1e-6, 1e-5 in float32) "
-                  "vs NumPy float64 on the host", flush=True)
-            common.print_table(["n", "dtype", "cost+grad", "HVP", "SCF fit", "iter", "conv.",
-                                "NumPy c+g", "NumPy HVP", "NumPy fit", "Result.M"],
-                               wda_rows(args.device, args.wda_size_list, min(args.repeats, 3),
-                                        sync, budget, deadline, args.dtypes))
-        elif section == "custom":
-            print("\n3. Custom objective (sparse PCA 13 × 2, wine), trust region, CPU",
-                  flush=True)
-            common.print_table(["backend", "solve", "÷ autograd", "cost", "iter"],
-                               custom_rows(args.repeats))
-        else:
-            raise SystemExit(f"unknown section {section!r}: hsic, pca, wda, custom")
+    if section == "hsic":
+        print(f"\n1. HSIC exact Φ on the device vs its GEMM + exp limit, and ISM fits "
+              f"(d = {D}, q = {Q}, 4 classes; max_iter = 100, default gtol: "
+              "1e-8, 2.3e-4 in float32)", flush=True)
+        common.print_table(["n", "dtype", "block", "Φ", "GEMM+exp", "Φ ÷ limit",
+                            "Φ NumPy", "ISM fit", "iter", "conv.", "Result.M"],
+                           hsic_rows(args.device, hsic_sizes, args.repeats, sync, budget,
+                                     deadline, args.dtypes))
+    elif section == "pca":
+        for pca_n in pca_sizes:
+            print(f"\n2. PCA and orthogonal LDA from a {pca_n} × 100 tensor on "
+                  f"{args.device}", flush=True)
+            common.print_table(["method", "dtype", "ldr.solve", "of it: solver",
+                                "ldr estimator",
+                                "scikit-learn", "solve ÷ sklearn", "Result.M"],
+                               pca_lda_rows(args.device, pca_n, min(args.repeats, 3),
+                                            sync, deadline, args.dtypes))
+    elif section == "wda":
+        print(f"\n4. WDA on a tensor of {args.device} (3 classes, d = {WDA_D}, r = {WDA_R}, "
+              "reg = 1, 10 Sinkhorn iterations; SCF fit with xtol 1e-6, 1e-5 in float32) "
+              "vs NumPy float64 on the host", flush=True)
+        common.print_table(["n", "dtype", "cost+grad", "HVP", "SCF fit", "iter", "conv.",
+                            "NumPy c+g", "NumPy HVP", "NumPy fit", "Result.M"],
+                           wda_rows(args.device, args.wda_size_list, min(args.repeats, 3),
+                                    sync, budget, deadline, args.dtypes))
+    elif section == "custom":
+        print("\n3. Custom objective (sparse PCA 13 × 2, wine), trust region, CPU",
+              flush=True)
+        common.print_table(["backend", "solve", "÷ autograd", "cost", "iter"],
+                           custom_rows(args.repeats))
+    else:
+        raise SystemExit(f"unknown section {section!r}: hsic, pca, wda, custom")
 
 
 if __name__ == "__main__":
