@@ -106,6 +106,9 @@ class PairKernel:
         self.alpha, self.beta = alpha, beta
         self.exp_passes += 1
 
+    def zeros(self, k: int):
+        return np.zeros(k, dtype=self.dtype)
+
     # -- the half-iterations of (1) ---------------------------------------------------------
     def lse_cols(self, f):
         """LSE_i(S_ij + f_i) for each column j."""
@@ -219,10 +222,12 @@ class PairKernel:
         return (TR, TL, TMR, TML, loss) if with_m else (TR, TL)
 
 
-def potentials(kern: PairKernel, n_iter: int):
-    """The potentials of (1): ``(fs, gs)``, fs = [f_0, …, f_N], gs = [None, g_1, …, g_N]."""
-    loga, logb = -np.log(kern.n), -np.log(kern.m)
-    f = np.zeros(kern.n, dtype=kern.dtype)
+def potentials(kern, n_iter: int):
+    """The potentials of (1): ``(fs, gs)``, fs = [f_0, …, f_N], gs = [None, g_1, …, g_N],
+    for a ``PairKernel`` or its array-namespace twin ``_transport_xp.PairKernelXP``: both give
+    ``zeros``, ``lse_cols`` and ``lse_rows``."""
+    loga, logb = -float(np.log(kern.n)), -float(np.log(kern.m))
+    f = kern.zeros(kern.n)
     fs, gs = [f], [None]
     for _ in range(n_iter):
         g = logb - kern.lse_cols(f)

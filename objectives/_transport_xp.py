@@ -20,7 +20,7 @@ import math
 import numpy as np
 
 from ldr.data import arrays
-from ldr.objectives._transport import _OVER, _SAFE
+from ldr.objectives._transport import _OVER, _SAFE, potentials
 
 
 def _re(xp, a):
@@ -195,19 +195,6 @@ class PairKernelXP:
         """The n×m plan T = exp(S + f ⊕ g) itself."""
         Lf, Rt = self._factors(f, g)
         return self.xp.exp(Lf @ Rt)
-
-
-def potentials(kern: PairKernelXP, n_iter: int):
-    """:func:`ldr.objectives._transport.potentials` in the namespace."""
-    loga, logb = -math.log(kern.n), -math.log(kern.m)
-    f = kern.zeros(kern.n)
-    fs, gs = [f], [None]
-    for _ in range(n_iter):
-        g = logb - kern.lse_cols(f)
-        f = loga - kern.lse_rows(g)
-        fs.append(f)
-        gs.append(g)
-    return fs, gs
 
 
 def pair_plan(Ya, Yb, reg: float, n_iter: int, cache_bytes: float):
