@@ -59,3 +59,18 @@ def every_objective():
     """``factory(s)``: one small instance of every objective in ldr.objectives, on data
     multiplied by s (default 1)."""
     return _every_objective
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """PyTorch's small CPU operations on one thread for a module's tests (its default pool,
+    on a busy machine, made the HSIC tests 30× slower); without PyTorch, nothing."""
+    try:
+        import torch
+    except ImportError:
+        yield
+        return
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

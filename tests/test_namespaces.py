@@ -15,53 +15,21 @@ rounded to float32 move the optimum by about their rounding, amplified by the co
 GPU-only tests carry the ``gpu`` marker and skip without CUDA.
 """
 
-import importlib.util
-
 import numpy as np
 import pytest
+from _array_namespaces import HAS_TORCH, NAMESPACES
+from _array_namespaces import as_namespace as _as
 
 import ldr
 from ldr.data import arrays
 from ldr.manifolds import sin_largest_angle
 
-HAS_TORCH = importlib.util.find_spec("torch") is not None
-HAS_STRICT = importlib.util.find_spec("array_api_strict") is not None
+#: PyTorch on one thread for these small operations (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
-NAMESPACES = [
-    pytest.param("array_api_strict", marks=pytest.mark.skipif(
-        not HAS_STRICT, reason="array-api-strict is not installed (it is in the [test] extra)")),
-    pytest.param("torch", marks=pytest.mark.skipif(
-        not HAS_TORCH, reason="torch is not installed (pip install 'ldr-manifold[torch]')")),
-]
 SOLVERS = [None, "trust-region", "ism", "lbfgs", "gradient", "conjugate-gradient"]
 #: subspace agreement with NumPy's answer, per solver (module docstring)
 SUBSPACE_TOL = {"gradient": 1e-6, "conjugate-gradient": 1e-6}
-
-
-def _as(name, a, dtype=None):
-    if name == "torch":
-        import torch
-
-        return torch.as_tensor(np.ascontiguousarray(a),
-                               dtype=torch.float64 if dtype is None else dtype)
-    import array_api_strict as xs
-
-    return xs.asarray(a)
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    """PyTorch's small CPU operations on one thread (its default pool, on a busy machine,
-    made the HSIC tests 30× slower)."""
-    if not HAS_TORCH:
-        yield
-        return
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")

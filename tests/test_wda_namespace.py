@@ -10,41 +10,24 @@ rounded to float32 and ε = 1.2e-7 amplified by the ten Sinkhorn iterations), an
 subspace, at ``xtol=1e-5`` (float32's fixed-point residual stagnates near 1e-6), within 1e-4.
 """
 
-import importlib.util
-
 import numpy as np
 import pytest
+from _array_namespaces import HAS_TORCH, NAMESPACES
+from _array_namespaces import as_namespace as _as
 
 import ldr
 from ldr.data import arrays
 from ldr.manifolds import orthonormalize, sin_largest_angle
 from ldr.objectives import WDA
 
-HAS_TORCH = importlib.util.find_spec("torch") is not None
-HAS_STRICT = importlib.util.find_spec("array_api_strict") is not None
+#: PyTorch on one thread for these small operations (tests/conftest.py)
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
 needs_torch = pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed")
 
-NAMESPACES = [
-    pytest.param("torch", marks=needs_torch),
-    pytest.param("array_api_strict", marks=pytest.mark.skipif(
-        not HAS_STRICT, reason="array-api-strict is not installed (it is in the [test] extra)")),
-]
 #: cached reference kernel, row blocks (a pair's kernel over the budget), mini-batches, a
 #: small reg (the log domain's re-centring), POT's normalization
 OPTIONS = [{}, {"memory_budget": 2e4}, {"batch_size": 30}, {"reg": 0.02}, {"normalize_at": 0}]
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    if not HAS_TORCH:
-        yield
-        return
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")
@@ -54,16 +37,6 @@ def data():
     P = orthonormalize(rng.standard_normal((X.shape[1], 2)))
     V = rng.standard_normal(P.shape)
     return X, y, P, V
-
-
-def _as(name, a, dtype=None):
-    if name == "torch":
-        import torch
-
-        return torch.as_tensor(a, dtype=dtype or torch.float64)
-    import array_api_strict as xs
-
-    return xs.asarray(a)
 
 
 def _rel(a, ref) -> float:
