@@ -26,6 +26,15 @@ memory budget allows.  The same block function runs as Dask tasks (:func:`dask_s
 task sums a run of blocks, the d×d results are added by a tree reduction, and under a
 ``dask.distributed`` client the data are scattered once per objective.  Dask is imported
 only there.
+
+Data of another array namespace than NumPy (PyTorch, CuPy, array-api-strict; on their device)
+take the same blocks in that namespace (:meth:`Tiles.to_namespace`), with the array API
+standard's operations instead of NumPy's ``out=`` buffers, for every built-in kernel and conic
+combinations of them: f and f′ (f″ for the Hessian-vector products) come from
+:meth:`ldr.kernels.Kernel.derivatives`, the Gaussian keeps its single ``exp`` whose product
+with [B 1] also gives the cost, and the cost is summed on the device and read once per pass
+(the one scalar to the host).  A :class:`~ldr.kernels.Custom` kernel's f is autograd's, NumPy
+only: such tiles refuse, naming what works.
 """
 
 from __future__ import annotations
