@@ -3,7 +3,7 @@
 Under ``sklearn.config_context(array_api_dispatch=True)`` an input of another array namespace
 than NumPy (a PyTorch tensor, a CuPy or array-api-strict array; :mod:`ldr.estimators._namespace`)
 gives ``M_``, ``components_``, ``mean_``, ``scale_`` and numeric ``classes_`` in that namespace
-and on that device, and ``transform`` computes ((X − mean_)/scale_) M_ there.
+and on that device, and ``transform`` computes ``((X − mean_) / scale_) @ M_`` there.
 
 The fit takes one host copy of the rows for what it computes once — the magnitude check, the
 standardization's mean and scale (as NumPy's fit does, so the answers agree to rounding), the
@@ -46,8 +46,9 @@ class NamespaceOutput:
         return tags
 
     def transform(self, X):
-        """((X − mean_)/scale_) M_; under ``array_api_dispatch`` an array of another
-        namespace gives its namespace and device (:func:`transform_in`)."""
+        """``((X − mean_) / scale_) @ M_``; under ``array_api_dispatch`` an array of another
+        namespace gives its namespace and device
+        (:func:`ldr.estimators._hsic_namespace.transform_in`)."""
         space = namespace_of(X)
         if space is not None:
             check_is_fitted(self, "M_")
@@ -79,7 +80,7 @@ def fit_in(estimator, X, y, xp, device):
 
 
 def transform_in(estimator, X, xp, device):
-    """((X − mean_)/scale_) M_ in ``xp`` on ``device``, in X's float dtype."""
+    """``((X − mean_) / scale_) @ M_`` in ``xp`` on ``device``, in X's float dtype."""
     X = validate_data(estimator, X, reset=False, dtype=[xp.float64, xp.float32])
     X64 = X if X.dtype == xp.float64 else xp.astype(X, xp.float64)
     mean, scale, M = (xp.astype(matching(estimator, name, xp, device), xp.float64)
