@@ -172,6 +172,25 @@ def test_cuda_tensors_give_cuda_answers(wine):
                                atol=1e-10)
 
 
+@pytest.mark.gpu
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None
+                    or not __import__("torch").cuda.is_available(), reason="needs CUDA")
+def test_supervised_hsic_fits_on_the_gpu(wine):
+    import torch
+
+    from ldr.manifolds import sin_largest_angle
+
+    X, y = wine
+    options = {"kernel": Gaussian() + 0.5 * Polynomial(2), "tol": 1e-10}
+    ref = SupervisedHSIC(2, **options).fit(X, y)
+    Xc = torch.as_tensor(X, device="cuda")
+    with sklearn.config_context(array_api_dispatch=True):
+        est = SupervisedHSIC(2, **options).fit(Xc, torch.as_tensor(y, device="cuda"))
+        Z = est.transform(Xc)
+    assert est.result_.M.device.type == est.M_.device.type == Z.device.type == "cuda"
+    assert sin_largest_angle(est.M_.cpu().numpy(), ref.M_) <= 1e-10
+
+
 def _combinations():
     from sklearn.utils._array_api import yield_namespace_device_dtype_combinations
 

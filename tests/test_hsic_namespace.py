@@ -14,7 +14,7 @@ labels the squared and multiquadric kernels' start is a degenerate eigenspace of
 
 import numpy as np
 import pytest
-from _array_namespaces import NAMESPACES
+from _array_namespaces import HAS_TORCH, NAMESPACES
 from _array_namespaces import as_namespace as _as
 
 import ldr
@@ -103,3 +103,19 @@ def test_a_custom_kernel_refuses_the_namespace_saying_what_works(data, name):
         _make("labels", _as(name, data[0]), data, inverse + Gaussian())
     assert err.value.param == "kernel"
     _make("labels", data[0], data, inverse + Gaussian())  # NumPy data: as before
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_TORCH or not __import__("torch").cuda.is_available(),
+                    reason="needs CUDA")
+def test_g_plus_p_iterates_on_the_gpu(data):
+    import torch
+
+    ref = ldr.solve(_make("labels", data[0], data, KERNELS["G+P"]()), gtol=1e-10)
+    Xc = torch.as_tensor(data[0], device="cuda")
+    obj = _make("labels", Xc, data, KERNELS["G+P"]())
+    assert obj.tiles.X.device.type == "cuda"
+    res = ldr.solve(obj, gtol=1e-10)
+    assert res.M.device.type == "cuda" and res.converged, res.reason
+    assert res.cost == pytest.approx(ref.cost, rel=1e-10)
+    assert sin_largest_angle(res.M.cpu().numpy(), ref.M) <= 1e-10
