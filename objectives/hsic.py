@@ -259,14 +259,16 @@ class HSIC(Objective):
         for rows in self.tiles.row_blocks():
             G = self.tiles.gamma_rows(rows)
             Zr, Yr, T = Z[rows, :], Y[rows, :], 0.0
-            ZY = Zr @ Y.T + Yr @ Z.T
+            ZZ, ZY = Zr @ Z.T, Zr @ Y.T + Yr @ Z.T
+            b = None  # β of the difference kernels, formed once per block if needed
             for w, k in self.kernel.terms():
                 if k.kind == "product":
-                    df, d2f = k.derivatives(Zr @ Z.T, xp, (1, 2))
+                    df, d2f = k.derivatives(ZZ, xp, (1, 2))
                     Psi, dPsi = w * (G * df), w * (G * d2f) * ZY
                     T = T - 2.0 * (dPsi @ Z + Psi @ Y)
                     continue
-                b = xp.clip(rn[rows, None] + rn[None, :] - 2.0 * (Zr @ Z.T), min=0.0)
+                if b is None:
+                    b = xp.clip(rn[rows, None] + rn[None, :] - 2.0 * ZZ, min=0.0)
                 df, d2f = k.derivatives(b, xp, (1, 2))
                 Psi = w * (G * df)
                 dPsi = w * (G * d2f) * (2.0 * (s[rows, None] + s[None, :] - ZY))
