@@ -96,11 +96,14 @@ class HSIC(Objective):
     Default solver: ``["ism", "trust-region"]`` (ISM's spectral steps from Φ₀, then a
     second-order polish that certifies the point and repairs an ISM cycle).
 
-    ``X`` of another array namespace than NumPy (a PyTorch tensor, on a GPU or not; the
-    Gaussian kernel) keeps the rows and Γ there (:meth:`ldr.kernels.tiles.Tiles.to_namespace`):
-    the cost, gradient, Φ, Φ₀ and Hessian-vector products are block sums on the device, with
-    one scalar per pass to the host, and :func:`ldr.solve` iterates there (σ, Γ's checks and
-    the class order are computed once on a host copy).
+    ``X`` of another array namespace than NumPy (a PyTorch tensor, on a GPU or not; a CuPy
+    or array-api-strict array) keeps the rows and Γ there
+    (:meth:`ldr.kernels.tiles.Tiles.to_namespace`): for every built-in kernel (Gaussian,
+    squared, multiquadric, linear, polynomial) and conic combinations of them, the cost,
+    gradient, Φ, Φ₀ and Hessian-vector products are block sums on the device, with one scalar
+    (the cost) per pass to the host, and :func:`ldr.solve` iterates there (σ, Γ's checks and
+    the class order are computed once on a host copy).  A :class:`ldr.kernels.Custom` kernel
+    (autograd's f) computes in NumPy only: with such data it is a ParameterError.
     """
 
     method = Method("hsic", "supervised HSIC with a Gaussian kernel, −tr(Γ K_XM)",
@@ -223,7 +226,7 @@ class HSIC(Objective):
         return 0.5 * (Phi + Phi.T)
 
     def _phi0_namespace(self, X):
-        """:meth:`phi0` in the namespace of the rows (Gaussian: f′(0) = −1/2σ²)."""
+        """:meth:`phi0` in the namespace of the rows (f′(0) of each kernel term)."""
         xp = arrays.namespace(X)
         if self.tiles.factor is not None:
             F, s = self.tiles.factor
@@ -238,13 +241,15 @@ class HSIC(Objective):
                 parts.append(xp.sum(G, axis=1))
             deg = xp.concat(parts)
         XDX = X.T @ (deg[:, None] * X)
-        Phi = 0.0
-        for w, k in self.kernel.terms():
-            Phi = Phi - 2.0 * (w * -1.0 / k._s2()) * (XDX - XGX)
+        Phi, zero = 0.0, np.zeros(1)
+        for w, k in self.kernel.terms():  # f′(0): a constant of the kernel, on the host
+            c = w * float(np.asarray(k.df(zero))[0])
+            Phi = Phi - (c * XGX if k.kind == "product" else 2.0 * c * (XDX - XGX))
         return 0.5 * (Phi + Phi.T)
 
     def _ehvp_namespace(self, W, V):
-        """:meth:`ehvp` in the namespace of the rows (Gaussian terms), block by block."""
+        """:meth:`ehvp` in the namespace of the rows, block by block: f′ and f″ by
+        :meth:`ldr.kernels.Kernel.derivatives` on the device."""
         X = self.tiles.X
         xp = arrays.namespace(X)
         Z, Y = X @ W, X @ V
@@ -254,12 +259,19 @@ class HSIC(Objective):
         for rows in self.tiles.row_blocks():
             G = self.tiles.gamma_rows(rows)
             Zr, Yr, T = Z[rows, :], Y[rows, :], 0.0
-            b = xp.clip(rn[rows, None] + rn[None, :] - 2.0 * (Zr @ Z.T), min=0.0)
+            ZZ, ZY = Zr @ Z.T, Zr @ Y.T + Yr @ Z.T
+            b = None  # β of the difference kernels, formed once per block if needed
             for w, k in self.kernel.terms():
-                s2 = k._s2()
-                K = xp.exp(b * (-1.0 / s2))
-                Psi, G2 = (-w / s2) * (G * K), (w / s2**2) * (G * K)
-                dPsi = G2 * (2.0 * (s[rows, None] + s[None, :] - Zr @ Y.T - Yr @ Z.T))
+                if k.kind == "product":
+                    df, d2f = k.derivatives(ZZ, xp, (1, 2))
+                    Psi, dPsi = w * (G * df), w * (G * d2f) * ZY
+                    T = T - 2.0 * (dPsi @ Z + Psi @ Y)
+                    continue
+                if b is None:
+                    b = xp.clip(rn[rows, None] + rn[None, :] - 2.0 * ZZ, min=0.0)
+                df, d2f = k.derivatives(b, xp, (1, 2))
+                Psi = w * (G * df)
+                dPsi = w * (G * d2f) * (2.0 * (s[rows, None] + s[None, :] - ZY))
                 T = T - 4.0 * (xp.sum(dPsi, axis=1)[:, None] * Zr - dPsi @ Z
                                + xp.sum(Psi, axis=1)[:, None] * Yr - Psi @ Y)
             parts.append(T)

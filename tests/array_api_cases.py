@@ -1,4 +1,4 @@
-"""scikit-learn's array API convention for ldr's PCA and OrthogonalLDA (run by
+"""scikit-learn's array API convention for ldr's PCA, OrthogonalLDA and SupervisedHSIC (run by
 tests/test_array_api.py in a fresh interpreter with ``SCIPY_ARRAY_API=1``, which scikit-learn's
 dispatch requires before SciPy is imported; collected alone, it skips).
 
@@ -9,6 +9,12 @@ them (the statistics are float64 on the device, the solve on the host, the answe
 at the end).  Without the setting, a tensor in gives NumPy out, as before.  scikit-learn's own
 ``check_array_api_input`` (values compared with NumPy's) runs here too for five variants of
 the two estimators: ``tests/test_sklearn_parity.py``'s estimator checks can only skip it.
+
+SupervisedHSIC's answer is a subspace found by eigenvectors (ISM's Φ₀, then its steps), whose
+signs NumPy's and PyTorch's eigh choose differently: its basis is compared up to the
+orthogonal Q = M_ᵀ M_numpy (transform · Q equals NumPy's transform), and scikit-learn's check
+runs without its value comparison (on that check's two-class data the second direction is
+weakly determined: the fits agree on the first).
 """
 
 import importlib.util
@@ -25,7 +31,8 @@ import array_api_compat  # noqa: E402
 import sklearn  # noqa: E402
 
 import ldr  # noqa: E402
-from ldr.estimators import PCA, OrthogonalLDA  # noqa: E402
+from ldr.estimators import PCA, OrthogonalLDA, SupervisedHSIC  # noqa: E402
+from ldr.kernels import Custom, Gaussian, Polynomial  # noqa: E402
 
 NAMESPACES = ["array_api_strict",
               pytest.param("torch", marks=pytest.mark.skipif(
@@ -165,6 +172,25 @@ def test_cuda_tensors_give_cuda_answers(wine):
                                atol=1e-10)
 
 
+@pytest.mark.gpu
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None
+                    or not __import__("torch").cuda.is_available(), reason="needs CUDA")
+def test_supervised_hsic_fits_on_the_gpu(wine):
+    import torch
+
+    from ldr.manifolds import sin_largest_angle
+
+    X, y = wine
+    options = {"kernel": Gaussian() + 0.5 * Polynomial(2), "tol": 1e-10}
+    ref = SupervisedHSIC(2, **options).fit(X, y)
+    Xc = torch.as_tensor(X, device="cuda")
+    with sklearn.config_context(array_api_dispatch=True):
+        est = SupervisedHSIC(2, **options).fit(Xc, torch.as_tensor(y, device="cuda"))
+        Z = est.transform(Xc)
+    assert est.result_.M.device.type == est.M_.device.type == Z.device.type == "cuda"
+    assert sin_largest_angle(est.M_.cpu().numpy(), ref.M_) <= 1e-10
+
+
 def _combinations():
     from sklearn.utils._array_api import yield_namespace_device_dtype_combinations
 
@@ -188,3 +214,91 @@ def test_scikit_learns_array_api_check(estimator, namespace, device, dtype):
 
     check_array_api_input(type(estimator).__name__, estimator, namespace, device_name=device,
                           dtype_name=dtype, check_values=True)
+
+
+#: tol = 1e-10: the NumPy and namespace fits stop within what their tolerance implies
+HSIC_CASES = {"gaussian": {"tol": 1e-10},
+              "G+P": {"kernel": Gaussian() + 0.5 * Polynomial(2), "tol": 1e-10},
+              "polynomial, y_kernel linear": {"kernel": "polynomial", "y_kernel": "linear",
+                                              "tol": 1e-10}}
+
+
+@pytest.mark.parametrize("name", NAMESPACES)
+@pytest.mark.parametrize("case", list(HSIC_CASES))
+def test_supervised_hsic_iterates_in_the_inputs_namespace(wine, name, case):
+    """Built-in kernels: the W-step's iterates are in the input's namespace (``result_.M``),
+    the fitted arrays and ``transform`` too, equal to NumPy's fit up to the basis (module
+    docstring)."""
+    from ldr.manifolds import sin_largest_angle
+
+    X, y = wine
+    ref = SupervisedHSIC(2, **HSIC_CASES[case]).fit(X, y)
+    Xa = _as(name, X)
+    with sklearn.config_context(array_api_dispatch=True):
+        est = SupervisedHSIC(2, **HSIC_CASES[case]).fit(Xa, _as(name, y))
+        Z = est.transform(Xa)
+    _same_space(est.result_.M, Xa)                     # the solve ran in the namespace
+    for attr in ("M_", "components_", "mean_", "scale_") + (("classes_",) if not case.endswith(
+            "linear") else ()):
+        _same_space(getattr(est, attr), Xa)
+    for attr in ("mean_", "scale_") + (("classes_",) if not case.endswith("linear") else ()):
+        np.testing.assert_allclose(_host(getattr(est, attr)), getattr(ref, attr), rtol=1e-12,
+                                   atol=1e-14)
+    assert est.result_.converged and est.result_.cost == pytest.approx(ref.result_.cost,
+                                                                         rel=1e-10)
+    M = _host(est.M_)
+    assert sin_largest_angle(M, ref.M_) <= 1e-10
+    Q = M.T @ ref.M_
+    np.testing.assert_allclose(Q.T @ Q, np.eye(2), atol=1e-10)
+    _same_space(Z, Xa)
+    np.testing.assert_allclose(_host(Z) @ Q, ref.transform(X), atol=1e-9)
+    np.testing.assert_allclose(_host(est.components_), M.T, rtol=0, atol=0)
+    assert est.__sklearn_tags__().array_api_support
+
+
+@pytest.mark.parametrize("name", NAMESPACES)
+@pytest.mark.parametrize("options", [{"kernel": Custom(lambda b: 1.0 / (1.0 + b))},
+                                     {"approximation": "rff", "n_features": 64}],
+                         ids=["custom kernel", "rff"])
+def test_supervised_hsic_without_namespace_code_fits_in_numpy_and_answers_there(wine, name,
+                                                                                options):
+    """A Custom kernel (autograd's f) or an approximation: the W-step runs in NumPy on the
+    host, the same run as NumPy's fit, and only the answers are converted."""
+    X, y = wine
+    ref = SupervisedHSIC(2, **options).fit(X, y)
+    Xa = _as(name, X)
+    with sklearn.config_context(array_api_dispatch=True):
+        est = SupervisedHSIC(2, **options).fit(Xa, y)
+        Z = est.transform(Xa)
+    assert isinstance(est.result_.M, np.ndarray)
+    for value, expected in ((est.M_, ref.M_), (Z, ref.transform(X))):
+        _same_space(value, Xa)
+        np.testing.assert_allclose(_host(value), expected, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
+def test_supervised_hsic_float32_and_without_dispatch(wine):
+    import torch
+
+    X, y = wine
+    ref = SupervisedHSIC(2).fit(X, y)
+    X32 = torch.as_tensor(X, dtype=torch.float32)
+    with sklearn.config_context(array_api_dispatch=True):
+        est = SupervisedHSIC(2).fit(X32, torch.as_tensor(y))
+        Z = est.transform(X32)
+    assert est.M_.dtype == est.components_.dtype == Z.dtype == torch.float32
+    Q = est.M_.double().numpy().T @ ref.M_
+    np.testing.assert_allclose(Z.double().numpy() @ Q, ref.transform(X), atol=1e-4)
+    plain = SupervisedHSIC(2).fit(torch.as_tensor(X), torch.as_tensor(y))
+    assert isinstance(plain.M_, np.ndarray)
+    assert isinstance(plain.transform(torch.as_tensor(X)), np.ndarray)
+
+
+@pytest.mark.parametrize("namespace, device, dtype", list(_combinations()))
+def test_scikit_learns_array_api_check_of_supervised_hsic(namespace, device, dtype):
+    """``check_array_api_input`` for SupervisedHSIC: namespaces and devices of the fitted
+    arrays and outputs (its values: module docstring)."""
+    from sklearn.utils.estimator_checks import check_array_api_input
+
+    check_array_api_input("SupervisedHSIC", SupervisedHSIC(2), namespace, device_name=device,
+                          dtype_name=dtype, check_values=False)

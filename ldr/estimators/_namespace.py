@@ -1,4 +1,5 @@
-"""scikit-learn's array API convention for the estimators that declare it (PCA, OrthogonalLDA).
+"""scikit-learn's array API convention for the estimators that declare it (PCA, OrthogonalLDA,
+SupervisedHSIC: :mod:`ldr.estimators._hsic_namespace`).
 
 Under ``sklearn.config_context(array_api_dispatch=True)`` (which scikit-learn allows only with
 ``SCIPY_ARRAY_API=1`` set before SciPy is imported), an input of another array namespace than
@@ -17,7 +18,9 @@ and on their device, and only those d×d statistics come to the host, where the 
 iterations run on them (d×d work, not n×d); the answers are copied back
 (:func:`to_namespace`).  PCA's singular values are one more product with the rows, on the
 device.  (An objective built directly on a tensor, ``ldr.objectives.PCA(X_tensor, r)``,
-iterates on the device too: :mod:`ldr.data.arrays`.)  The other estimators built on
+iterates on the device too: :mod:`ldr.data.arrays`.)  SupervisedHSIC standardizes the rows
+on the device and runs its W-step there, the kernel's block sums included, for built-in
+kernels (:mod:`ldr.estimators._hsic_namespace`).  The other estimators built on
 :class:`~ldr.estimators.LinearDR`'s ``fit`` and ``transform`` convert such an input to NumPy
 there and answer in NumPy, as without the setting (their tag ``array_api_support`` is False).
 """

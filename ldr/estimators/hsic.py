@@ -55,6 +55,7 @@ from ldr.estimators._base import (
     start_point,
     warn_if_unconverged,
 )
+from ldr.estimators._hsic_namespace import NamespaceOutput, fit_in, namespace_of, to_numpy
 from ldr.estimators._output import validate_data
 from ldr.estimators._spectral import (
     check_spectral,
@@ -156,15 +157,15 @@ class _HSICBase(OutputMixin, TransformerMixin, BaseEstimator):
         q = Xs.shape[1] - 1 if self.n_components is None else self.n_components
         if isinstance(q, str):  # "auto"
             probe = self._objective(Xs, Gamma, 1)
-            q = largest_eigengap(np.linalg.eigvalsh(probe.phi0()))
+            q = largest_eigengap(np.linalg.eigvalsh(to_numpy(probe.phi0())))
             obj, res = self._w_step(Xs, Gamma, q)
-            q_final = largest_eigengap(np.linalg.eigvalsh(obj.phi(res.M)))
+            q_final = largest_eigengap(np.linalg.eigvalsh(to_numpy(obj.phi(res.M))))
             if q_final != q:
                 q = q_final
                 obj, res = self._w_step(Xs, Gamma, q)
         else:
             obj, res = self._w_step(Xs, Gamma, q, W0)
-        w = np.linalg.eigvalsh(obj.phi(res.M))
+        w = np.linalg.eigvalsh(to_numpy(obj.phi(res.M)))  # d×d: on the host
         self.eigengap_ = float(w[q] - w[q - 1])
         self.n_components_ = q
         self.M_, self.result_, self.n_iter_ = res.M, res, res.n_iter
@@ -181,8 +182,10 @@ class _HSICBase(OutputMixin, TransformerMixin, BaseEstimator):
         return as_output(Z, output_dtype(X))
 
 
-class SupervisedHSIC(_HSICBase):
+class SupervisedHSIC(NamespaceOutput, _HSICBase):
     """Supervised HSIC dimension reduction: maximize HSIC(XW, y), Γ = H K_Y H.
+
+    Tensors under ``array_api_dispatch`` (fit on the device): :mod:`ldr.estimators._hsic_namespace`.
 
     Parameters
     ----------
@@ -285,6 +288,8 @@ class SupervisedHSIC(_HSICBase):
         if y is None:
             raise ParameterError("y", f"{type(self).__name__} requires y to be passed, but the "
                                       "target y is None: HSIC(XW, y) needs the targets")
+        if (space := namespace_of(X)) is not None:  # array API input (_hsic_namespace)
+            return fit_in(self, X, y, *space)
         X, dtype = self._validate_X(X)
         self._check_params(X)
         Xs = self._scale(X, fit=True)

@@ -14,6 +14,11 @@ and L_Ψ = diag(Ψ1) − Ψ:
 
 so a kernel needs only f, f′ and f″.  Built-in kernels write them in closed form; a user's
 kernel gives f (with ``autograd.numpy``) and its type, and f′, f″ come from autograd.
+The built-ins also write them for any array namespace (:meth:`Kernel.derivatives`, with the
+namespace ``xp`` of the data: PyTorch, CuPy, array-api-strict; on the data's device), which
+is what HSIC's block sums call for data of another namespace than NumPy
+(:meth:`ldr.kernels.tiles.Tiles.to_namespace`); a :class:`Custom` kernel's f is autograd's,
+NumPy only.
 Conic combinations ``a * k1 + b * k2`` (a, b ≥ 0) are kernels whose Φ is the same
 combination of Φs.
 """
@@ -71,6 +76,16 @@ class Kernel:
     def f_df(self, b):
         """``(f(β), f′(β))`` together (kernels override it to share work, e.g. one exp)."""
         return self.f(b), self.df(b)
+
+    def derivatives(self, b, xp, orders=(0, 1)) -> tuple:
+        """``(f(β), f′(β), f″(β))`` for the ``orders`` asked (0, 1, 2), computed in the array
+        namespace ``xp`` of β with only the array API standard's operations.  The built-in
+        kernels define it; any other kernel (:class:`Custom`: autograd's f) computes in
+        NumPy only, and this raises a ParameterError saying what does work."""
+        raise ParameterError("kernel", f"{self!r} computes in NumPy only (its f is "
+                             "differentiated by autograd): for data of another array namespace "
+                             f"use a built-in kernel ({', '.join(BUILTIN)}) or a conic "
+                             "combination of them, or pass NumPy data")
 
     def fit(self, X: np.ndarray) -> Kernel:
         """Set data-dependent parameters from the (scaled) data; returns self."""
@@ -161,6 +176,12 @@ class Gaussian(Kernel):
         K = np.exp(b * (-1.0 / s2))
         return K, K * (-1.0 / s2)
 
+    def derivatives(self, b, xp, orders=(0, 1)):
+        """f⁽ᵏ⁾(β) = (−1/2σ²)ᵏ exp(−β/2σ²): one ``exp`` for all the orders."""
+        s2 = float(self._s2())  # a Python scalar: array-api-strict takes no NumPy scalars
+        K = xp.exp(b * (-1.0 / s2))
+        return tuple(K if k == 0 else K * (-1.0 / s2) ** k for k in orders)
+
 
 class _Identity(Kernel):
     """f(β) = β."""
@@ -173,6 +194,10 @@ class _Identity(Kernel):
 
     def d2f(self, b):
         return np.zeros_like(b)
+
+    def derivatives(self, b, xp, orders=(0, 1)):
+        return tuple(b if k == 0 else (xp.ones_like(b) if k == 1 else xp.zeros_like(b))
+                     for k in orders)
 
 
 class Squared(_Identity):
@@ -199,6 +224,13 @@ class Multiquadric(Kernel):
 
     def d2f(self, b):
         return -0.25 * (b + self.c**2) ** -1.5
+
+    def derivatives(self, b, xp, orders=(0, 1)):
+        """√(β + c²), ½(β + c²)^(−1/2), −¼(β + c²)^(−3/2) from one square root."""
+        u = b + float(self.c) ** 2
+        root = xp.sqrt(u)
+        return tuple(root if k == 0 else (0.5 / root if k == 1 else -0.25 / (u * root))
+                     for k in orders)
 
 
 class Linear(_Identity):
@@ -228,6 +260,12 @@ class Polynomial(Kernel):
     def d2f(self, b):
         return self.p * (self.p - 1) * (b + self.c) ** (self.p - 2)
 
+    def derivatives(self, b, xp, orders=(0, 1)):
+        p = int(self.p) if float(self.p).is_integer() else float(self.p)
+        u = b + float(self.c)
+        coef = {0: 1, 1: p, 2: p * (p - 1)}
+        return tuple(coef[k] * u ** (p - k) for k in orders)
+
 
 class Custom(Kernel):
     """A user kernel f(β) of the given type; f′ and f″ come from autograd.
@@ -250,6 +288,16 @@ class Custom(Kernel):
 
     def __repr__(self) -> str:
         return f"Custom({getattr(self._f, '__name__', 'f')}, kind={self.kind!r})"
+
+
+#: the kernels that compute in any array namespace (:meth:`Kernel.derivatives`)
+NAMESPACE_KERNELS = (Gaussian, Squared, Multiquadric, Linear, Polynomial)
+
+
+def in_namespace(kernel: Kernel) -> bool:
+    """Whether every term of ``kernel`` is a built-in (exactly, not a subclass that may
+    redefine f), so that HSIC's sums run in the data's array namespace."""
+    return all(type(k) in NAMESPACE_KERNELS for _, k in kernel.terms())
 
 
 BUILTIN = {"gaussian": Gaussian, "squared": Squared, "multiquadric": Multiquadric,

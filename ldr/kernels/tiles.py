@@ -26,6 +26,15 @@ memory budget allows.  The same block function runs as Dask tasks (:func:`dask_s
 task sums a run of blocks, the d×d results are added by a tree reduction, and under a
 ``dask.distributed`` client the data are scattered once per objective.  Dask is imported
 only there.
+
+Data of another array namespace than NumPy (PyTorch, CuPy, array-api-strict; on their device)
+take the same blocks in that namespace (:meth:`Tiles.to_namespace`), with the array API
+standard's operations instead of NumPy's ``out=`` buffers, for every built-in kernel and conic
+combinations of them: f and f′ (f″ for the Hessian-vector products) come from
+:meth:`ldr.kernels.Kernel.derivatives`, the Gaussian keeps its single ``exp`` whose product
+with [B 1] also gives the cost, and the cost is summed on the device and read once per pass
+(the one scalar to the host).  A :class:`~ldr.kernels.Custom` kernel's f is autograd's, NumPy
+only: such tiles refuse, naming what works.
 """
 
 from __future__ import annotations
@@ -34,7 +43,7 @@ import numpy as np
 
 from ldr.data import arrays
 from ldr.errors import ParameterError
-from ldr.kernels.family import Gaussian
+from ldr.kernels.family import Gaussian, Kernel, in_namespace
 
 #: default memory budget (bytes) for the b×n working arrays of one evaluation
 DEFAULT_MEMORY_BUDGET = 256 * 2**20
@@ -114,11 +123,13 @@ class Tiles:
 
     def to_namespace(self, ref) -> Tiles:
         """These tiles with the rows, Γ and the class weights as arrays of ``ref``'s namespace,
-        device and dtype (PyTorch, CuPy, ...): :meth:`sums` then runs there, block by block,
-        with one scalar (the cost) to the host per pass.  The Gaussian kernel only."""
-        if not all(_is_gaussian(k) for _, k in self.terms):
-            raise ParameterError("kernel", "only the Gaussian kernel computes in another "
-                                           "array namespace than NumPy; pass NumPy data")
+        device and dtype (PyTorch, CuPy, array-api-strict, ...): :meth:`sums` then runs there,
+        block by block, with one scalar (the cost) to the host per pass.  Every built-in
+        kernel and conic combinations of them (:meth:`ldr.kernels.Kernel.derivatives`); a
+        :class:`~ldr.kernels.Custom` kernel (autograd's f) is a ParameterError that says so."""
+        for _, k in self.terms:
+            if not in_namespace(k):  # the base class's method raises, saying what works
+                Kernel.derivatives(k, None, None)
         out = Tiles.__new__(Tiles)
         out.__dict__.update(self.__dict__)
         out.X = arrays.like(self.X, ref)
@@ -132,8 +143,40 @@ class Tiles:
                           arrays.like(G, ref))
         return out
 
+    def weighted(self, blk, B1, rows: slice):
+        """(Γ_R ⊙ blk) [B 1] in the namespace of the rows: for class labels one product per
+        class range of columns, its rows scaled by Γ(class_i, class); else Γ_R formed."""
+        if self.groups is None:
+            return (blk * self.gamma_rows(rows)) @ B1
+        bounds, gid, G = self.groups
+        g_rows = arrays.namespace(blk).take(G, gid[rows], axis=0)
+        o = 0.0
+        for c in range(len(bounds) - 1):
+            c0, c1 = int(bounds[c]), int(bounds[c + 1])
+            if c1 > c0:
+                o = o + (blk[:, c0:c1] @ B1[c0:c1, :]) * g_rows[:, c:c + 1]
+        return o
+
+    def _gamma_sum(self, blk, rows: slice):
+        """Σ Γ_R ⊙ blk as a 0-d array of the namespace (stays on the device)."""
+        xp = arrays.namespace(blk)
+        if self.groups is None:
+            return xp.sum(blk * self.gamma_rows(rows))
+        bounds, gid, G = self.groups
+        g_rows = xp.take(G, gid[rows], axis=0)
+        total = 0.0
+        for c in range(len(bounds) - 1):
+            c0, c1 = int(bounds[c]), int(bounds[c + 1])
+            if c1 > c0:
+                total = total + xp.sum(xp.sum(blk[:, c0:c1], axis=1) * g_rows[:, c])
+        return total
+
     def _sums_namespace(self, W, need_phi: bool, start: int, stop: int | None):
-        """:meth:`sums` in the namespace of the rows (Gaussian terms; no ``out=`` buffers)."""
+        """:meth:`sums` in the namespace of the rows (no ``out=`` buffers): per block and
+        kernel term, β_R from the augmented factors, f and f′ by
+        :meth:`~ldr.kernels.Kernel.derivatives` (the Gaussian: one ``exp`` whose product with
+        [B 1] also gives the cost), Ψ_R [B 1] by :meth:`weighted`.  The cost is summed on the
+        device and read once, at the end of the pass."""
         X = self.X
         xp = arrays.namespace(X)
         n, d = X.shape
@@ -141,29 +184,36 @@ class Tiles:
         rn = xp.sum(Z * Z, axis=1)
         ones = xp.ones((n, 1), dtype=X.dtype, device=arrays.device(X))
         B1 = xp.concat([X if need_phi else Z, ones], axis=1)
+        left = xp.concat([Z, rn[:, None], ones], axis=1)
+        diff_right = xp.concat([-2.0 * Z, ones, rn[:, None]], axis=1).T
         S, cost = 0.0, 0.0
         for w, k in self.terms:
-            s2 = k._s2()
-            left = xp.concat([Z, rn[:, None], ones], axis=1)
-            right = (xp.concat([-2.0 * Z, ones, rn[:, None]], axis=1) * (-1.0 / s2)).T
+            gaussian = _is_gaussian(k)
+            if k.kind == "product":
+                lt, right = Z, Z.T
+            else:
+                s2 = float(k._s2()) if gaussian else 1.0
+                lt, right = left, diff_right * (-1.0 / s2) if gaussian else diff_right
             for rows in self.row_blocks(start, stop):
-                blk = xp.exp(left[rows, :] @ right)            # K on the block
-                if self.groups is not None:
-                    bounds, gid, G = self.groups
-                    g_rows = xp.take(G, gid[rows], axis=0)
-                    o = 0.0
-                    for c in range(len(bounds) - 1):
-                        c0, c1 = int(bounds[c]), int(bounds[c + 1])
-                        if c1 > c0:
-                            o = o + (blk[:, c0:c1] @ B1[c0:c1, :]) * g_rows[:, c:c + 1]
+                blk = lt[rows, :] @ right                       # β (Gaussian: −β/2σ²)
+                if gaussian:
+                    o = self.weighted(xp.exp(blk), B1, rows)    # (Γ ⊙ K)[B 1]
+                    cost = cost - w * xp.sum(o[:, -1])
+                    o = o * (-w / s2)                           # Ψ = Γ ⊙ f′(β)
                 else:
-                    o = (blk * self.gamma_rows(rows)) @ B1
-                cost -= w * float(xp.sum(o[:, -1]))
-                o = o * (-w / s2)
+                    if k.kind == "difference":
+                        blk = xp.clip(blk, min=0.0)
+                    fb, dfb = k.derivatives(blk, xp, (0, 1))
+                    cost = cost - w * self._gamma_sum(fb, rows)
+                    o = self.weighted(dfb, B1, rows) * w
                 deg, prod = o[:, -1], o[:, :-1]
-                own = X[rows, :] if need_phi else Z[rows, :]
-                S = S - (2.0 if need_phi else 4.0) * (X[rows, :].T @ (deg[:, None] * own - prod))
-        return cost, S
+                if k.kind == "product":
+                    S = S - (1.0 if need_phi else 2.0) * (X[rows, :].T @ prod)
+                else:
+                    own = X[rows, :] if need_phi else Z[rows, :]
+                    S = S - (2.0 if need_phi else 4.0) * (
+                        X[rows, :].T @ (deg[:, None] * own - prod))
+        return float(cost), S
 
     # -- the fused block sums ------------------------------------------------------------
     def sums(self, W: np.ndarray, need_phi: bool, start: int = 0, stop: int | None = None):
