@@ -5,14 +5,14 @@ products), PPCA and FactorAnalysis (covariance).
 Under ``sklearn.config_context(array_api_dispatch=True)`` a PyTorch, CuPy or array-api-strict
 X is validated in its namespace, the one pass over the rows (:func:`ldr.data.rows.moments`,
 which calls :func:`ldr.data.statistics.namespace_moments` for such rows: means, scatter and,
-as asked by :meth:`SecondOrderNamespace._moment_options`, the lagged or difference products)
-runs there, on X's device, and only those d×d statistics (and the first and last δ rows) come
-to the host, where the objective is built on them and the solver iterates; the fitted arrays
-are copied back (:mod:`ldr.estimators._namespace`).  ``transform`` is linear,
-``(X − μ) @ A`` with a d×r matrix A (:meth:`SecondOrderNamespace._linear_map`: M_, SFA's
-filters, the latent models' posterior map), and is computed in X's namespace, in float64,
-then rounded to X's dtype — as the NumPy path computes it.  Without the setting, or for
-NumPy input, nothing changes.
+as the hook ``_moment_options`` asks, the lagged or difference products) runs there, on X's
+device, and only those d×d statistics (and the first and last δ rows) come to the host,
+where the objective is built on them and the solver iterates; the fitted arrays are copied
+back (:mod:`ldr.estimators._namespace`).  FactorAnalysis finds its constant features there
+too (each column's range: d numbers).  ``transform`` is linear, ``(X − μ) @ A`` with a d×r
+matrix A (the hook ``_linear_map``: ``M_``, SFA's filters, the latent models' posterior
+map), and is computed in X's namespace, in float64, then rounded to X's dtype, as the NumPy
+path computes it.  Without the setting, or for NumPy input, nothing changes.
 """
 
 from __future__ import annotations
