@@ -1,6 +1,7 @@
-"""scikit-learn's array API convention for ldr's MAF, SFA, PPCA and FactorAnalysis (run by
-tests/test_array_api_second_order.py in a fresh interpreter with ``SCIPY_ARRAY_API=1``, which
-scikit-learn's dispatch requires before SciPy is imported; collected alone, it skips).
+"""scikit-learn's array API convention for ldr's MAF, SFA, PPCA, FactorAnalysis, CCA and
+OrthogonalCCA (run by tests/test_array_api_second_order.py in a fresh interpreter with
+``SCIPY_ARRAY_API=1``, which scikit-learn's dispatch requires before SciPy is imported;
+collected alone, it skips).
 
 Under ``array_api_dispatch=True`` a PyTorch (CPU) or array-api-strict input is read in its
 namespace — the one pass over the rows that gives the covariance and MAF's lagged or SFA's
@@ -9,9 +10,10 @@ arrays and ``transform`` there, equal to the NumPy fit's: the subspace within 1e
 to 1e-10, the matrices to 1e-10 (FactorAnalysis at tol=1e-12: its trust region stops as
 close to the optimum as its tol, and statistics that differ by rounding may take another
 path there).  The span reduction of singular data (MAF, SFA), PPCA's ``n_components=None`` on
-rank-deficient data and FactorAnalysis's constant features run from the namespace's
-statistics too.  A spy on PyTorch's conversions shows no data-sized array reaching the host
-during the fit.  Without the setting, a tensor in gives NumPy out, as before.
+rank-deficient data, FactorAnalysis's constant features and the two-view estimators' spans
+(from the moments of the stacked views [X | Y]) run from the namespace's statistics too.  A
+spy on PyTorch's conversions shows no data-sized array reaching the host during the fit.
+Without the setting, a tensor in gives NumPy out, as before.
 """
 
 import importlib.util
@@ -32,7 +34,7 @@ from _array_namespaces import as_namespace as _as  # noqa: E402
 
 import ldr  # noqa: E402
 from ldr.data import arrays  # noqa: E402
-from ldr.estimators import MAF, PPCA, SFA, FactorAnalysis  # noqa: E402
+from ldr.estimators import CCA, MAF, PPCA, SFA, FactorAnalysis, OrthogonalCCA  # noqa: E402
 from ldr.manifolds import sin_largest_angle  # noqa: E402
 
 #: PyTorch on one thread for these small operations (tests/conftest.py)
@@ -218,6 +220,91 @@ def test_without_dispatch_a_tensor_gives_numpy_as_before(case):
             np.testing.assert_array_equal(v, e)
 
 
+def _views(case):
+    X, Y = ldr.datasets.make_cca(300, 6, seed=0)
+    if case == "span":  # X with a collinear column, Y with a constant one
+        return (np.column_stack([X, X[:, 0] + X[:, 1]]),
+                np.column_stack([Y, np.full(len(Y), 2.0)]))
+    return (X, Y[:, 0]) if case == "1-D y" else (X, Y)
+
+
+TWO_VIEW = ("x_weights_", "y_weights_", "x_rotations_", "y_rotations_", "x_mean_", "y_mean_",
+            "canonical_correlations_", "x_subspace_", "y_subspace_")
+
+
+@pytest.mark.parametrize("name", NAMESPACES)
+@pytest.mark.parametrize("case", ["views", "span", "1-D y", "reg"])
+@pytest.mark.parametrize("cls", [CCA, OrthogonalCCA])
+def test_two_view_fits_in_the_inputs_namespace_equal_numpys(cls, case, name):
+    X, Y = _views(case)
+    params = {"n_components": 1 if case == "1-D y" else 2,
+              "reg": 0.1 if case == "reg" else 0.0}
+    ref = cls(**params).fit(X, Y)
+    Xa, Ya = _as(name, X), _as(name, Y)
+    with sklearn.config_context(array_api_dispatch=True):
+        est = cls(**params).fit(Xa, Ya)
+        Xc, (Xc2, Yc) = est.transform(Xa), est.transform(Xa, Ya)
+        Xf, Yf = cls(**params).fit_transform(Xa, Ya)
+    assert est.cost_ == pytest.approx(ref.cost_, rel=1e-10, abs=1e-10)
+    assert (est.x_subspace_ is None) == (case != "span")
+    for attr in TWO_VIEW:
+        if getattr(ref, attr) is None:
+            assert getattr(est, attr) is None
+            continue
+        _same_space(getattr(est, attr), Xa)
+        _close(_host(getattr(est, attr)), getattr(ref, attr), 1e-10)
+    for m, mref in zip(est.M_, ref.M_):
+        assert sin_largest_angle(_host(m), mref) <= 1e-10
+    RX, RY = ref.transform(X, Y)
+    for out, expected in ((Xc, RX), (Xc2, RX), (Yc, RY), (Xf, RX), (Yf, RY)):
+        _same_space(out, Xa)
+        _close(_host(out), expected, 1e-10)
+    assert sklearn.base.clone(est).__sklearn_tags__().array_api_support
+
+
+@needs_torch
+@pytest.mark.parametrize("cls", [CCA, OrthogonalCCA])
+def test_two_view_fits_move_no_data_sized_array_to_the_host(cls, monkeypatch):
+    import torch
+
+    X, Y = _views("span")
+    n, d = X.shape[0], X.shape[1] + Y.shape[1]
+    Xt, Yt = torch.as_tensor(X), torch.as_tensor(Y)
+    seen = []
+    numpy, array = torch.Tensor.numpy, torch.Tensor.__array__
+
+    def spy_numpy(self, *args, **kwargs):
+        seen.append(tuple(self.shape))
+        return numpy(self, *args, **kwargs)
+
+    def spy_array(self, *args, **kwargs):
+        seen.append(tuple(self.shape))
+        return array(self, *args, **kwargs)
+
+    monkeypatch.setattr(torch.Tensor, "numpy", spy_numpy)
+    monkeypatch.setattr(torch.Tensor, "__array__", spy_array)
+    with sklearn.config_context(array_api_dispatch=True):
+        est = cls(2).fit(Xt, Yt)
+        Xc, Yc = est.transform(Xt, Yt)
+    assert isinstance(Xc, torch.Tensor) and isinstance(Yc, torch.Tensor)
+    big = [s for s in seen if int(np.prod(s)) > d * d or max(s, default=0) >= n]
+    assert not big, f"arrays moved to the host in the fit: {big}"
+    assert seen
+
+
+@needs_torch
+@pytest.mark.parametrize("cls", [CCA, OrthogonalCCA])
+def test_two_view_without_dispatch_tensors_give_numpy_as_before(cls):
+    import torch
+
+    X, Y = _views("views")
+    ref = cls(2).fit(X, Y)
+    est = cls(2).fit(torch.as_tensor(X), torch.as_tensor(Y))
+    Xc, Yc = est.transform(torch.as_tensor(X), torch.as_tensor(Y))
+    assert isinstance(Xc, np.ndarray) and isinstance(est.x_rotations_, np.ndarray)
+    np.testing.assert_array_equal(Yc, ref.transform(X, Y)[1])
+
+
 def test_a_lag_the_series_cannot_hold_is_refused_by_name():
     Xa = _as("array_api_strict", _series()[:5])
     with sklearn.config_context(array_api_dispatch=True):
@@ -256,8 +343,9 @@ def _combinations():
 
 
 @pytest.mark.parametrize("namespace, device, dtype", list(_combinations()))
-@pytest.mark.parametrize("estimator", [MAF(2), MAF(2, lag=2), SFA(2), PPCA(2)],
-                         ids=["MAF", "MAF(lag=2)", "SFA", "PPCA"])
+@pytest.mark.parametrize("estimator", [MAF(2), MAF(2, lag=2), SFA(2), PPCA(2), CCA(1),
+                                       OrthogonalCCA(1)],
+                         ids=["MAF", "MAF(lag=2)", "SFA", "PPCA", "CCA", "OrthogonalCCA"])
 def test_scikit_learns_array_api_check(estimator, namespace, device, dtype):
     """scikit-learn's own ``check_array_api_input`` (values compared with NumPy's).  Not for
     FactorAnalysis: on the check's data (30 samples, 10 features) two factors are a Heywood

@@ -1,5 +1,5 @@
 """Runs tests/array_api_second_order_cases.py (scikit-learn's array API convention for MAF,
-SFA, PPCA and FactorAnalysis) in a fresh interpreter with ``SCIPY_ARRAY_API=1``:
+SFA, PPCA, FactorAnalysis, CCA and OrthogonalCCA) in a fresh interpreter with ``SCIPY_ARRAY_API=1``:
 scikit-learn's ``array_api_dispatch`` refuses to start without it, and it must be set before
 SciPy is imported, which this test session has long done (as tests/test_array_api.py does
 for PCA and OrthogonalLDA)."""
