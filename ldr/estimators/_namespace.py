@@ -1,6 +1,7 @@
 """scikit-learn's array API convention for the estimators that declare it (PCA, OrthogonalLDA;
 SupervisedHSIC: :mod:`ldr.estimators._hsic_namespace`; MAF, SFA, PPCA and FactorAnalysis:
-:mod:`ldr.estimators._moments_namespace`; CCA and OrthogonalCCA: :mod:`ldr.estimators.two_view`).
+:mod:`ldr.estimators._moments_namespace`; :class:`~ldr.estimators.CCA` and
+:class:`~ldr.estimators.OrthogonalCCA`).
 
 Under ``sklearn.config_context(array_api_dispatch=True)`` (which scikit-learn allows only with
 ``SCIPY_ARRAY_API=1`` set before SciPy is imported), an input of another array namespace than
