@@ -299,6 +299,19 @@ def test_two_view_fits_move_no_data_sized_array_to_the_host(cls, monkeypatch):
 
 
 @needs_torch
+def test_a_second_view_of_another_namespace_joins_xs():
+    import torch
+
+    X, Y = _views("views")
+    ref = CCA(2).fit(X, Y)
+    with sklearn.config_context(array_api_dispatch=True):
+        est = CCA(2).fit(torch.as_tensor(X), Y)  # y as NumPy: moved to X's namespace
+        Xc, Yc = est.transform(torch.as_tensor(X), Y)
+    assert isinstance(Yc, torch.Tensor) and isinstance(est.y_rotations_, torch.Tensor)
+    _close(Yc.numpy(), ref.transform(X, Y)[1], 1e-10)
+
+
+@needs_torch
 @pytest.mark.parametrize("cls", [CCA, OrthogonalCCA])
 def test_two_view_without_dispatch_tensors_give_numpy_as_before(cls):
     import torch

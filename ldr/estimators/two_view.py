@@ -49,7 +49,7 @@ from ldr.estimators._base import (
     solve_and_warn,
     start_point,
 )
-from ldr.estimators._namespace import fitted_numpy, namespace_of, to_namespace
+from ldr.estimators._namespace import fitted_numpy, namespace_of, to_namespace, to_numpy
 from ldr.estimators._output import validate_data
 from ldr.objectives.cca import OrthogonalCCA as OrthogonalCCAObjective
 from ldr.objectives.cca import TraditionalCCA as TraditionalCCAObjective
@@ -100,7 +100,7 @@ class _TwoView(OutputMixin, TransformerMixin, BaseEstimator):
         """Fit the paired views X (n × d_x) and y (n × d_y, or (n,)); returns self."""
         space = None if is_lazy(X) or is_lazy(y) else namespace_of(X)
         if space is not None:  # the views' statistics in their namespace (module docstring)
-            (X, Y), (Ux, mx), (Uy, my), dtype, (dx, dy) = self._namespace_views(X, y, space[0])
+            (X, Y), (Ux, mx), (Uy, my), dtype, (dx, dy) = self._namespace_views(X, y, *space)
         else:
             if is_lazy(X) or is_lazy(y):  # Dask arrays: statistics in one pass, none in memory
                 X, Y = self._lazy_views(X, y)
@@ -149,14 +149,14 @@ class _TwoView(OutputMixin, TransformerMixin, BaseEstimator):
         return (isinstance(self.reg, numbers.Real) and not isinstance(self.reg, bool)
                 and self.reg == 0)
 
-    def _namespace_views(self, X, y, xp):
+    def _namespace_views(self, X, y, xp, device):
         """The objective's data for views of another namespace: both validated there, the
         :class:`~ldr.data.statistics.Moments` of the stacked rows [X | Y] computed there in
         one pass (:func:`ldr.data.rows.moments`), on the host, and each view's span from its
         covariance block.  Returns ``((moments, d_x), (U_x, x̄), (U_y, ȳ), dtype, (d_x, d_y))``
         in the coordinates of the spans, as :meth:`_span` would give them."""
         X = validate_data(self, X, dtype=[xp.float64, xp.float32], ensure_min_samples=2)
-        Y = self._check_Y_in(y, X.shape[0], True, xp)
+        Y = self._check_Y_in(y, X.shape[0], True, xp, device)
         dtype = np.float32 if X.dtype == xp.float32 else np.float64
         stats = moments(xp.concat([xp.astype(X, xp.float64), xp.astype(Y, xp.float64)],
                                   axis=1), name="X").on_host()
@@ -172,10 +172,13 @@ class _TwoView(OutputMixin, TransformerMixin, BaseEstimator):
         kx, ky = maps[0].shape[1], maps[1].shape[1]
         return (stats, kx), spans[0], spans[1], dtype, (kx, ky)
 
-    def _check_Y_in(self, y, n_samples: int, reset: bool, xp):
-        """:meth:`_check_Y` for a view of the namespace ``xp``."""
+    def _check_Y_in(self, y, n_samples: int, reset: bool, xp, device):
+        """:meth:`_check_Y` for the view y of X's namespace ``xp`` (moved there, to X's
+        device, when given in another one)."""
         if y is None:
             self._check_Y(None, n_samples, reset)
+        if namespace_of(y) != (xp, device):
+            y = xp.asarray(np.ascontiguousarray(to_numpy(y)), device=device)
         Y = check_array(y, input_name="Y", dtype=[xp.float64, xp.float32], ensure_2d=False,
                         ensure_min_samples=2 if reset else 1)
         if Y.ndim == 1:
@@ -253,7 +256,8 @@ class _TwoView(OutputMixin, TransformerMixin, BaseEstimator):
             Xc = self._scores_in(X, "x", *space)
             if y is None:
                 return Xc
-            return Xc, self._scores_in(self._check_Y_in(y, X.shape[0], False, xp), "y", *space)
+            return Xc, self._scores_in(self._check_Y_in(y, X.shape[0], False, *space), "y",
+                                       *space)
         X = validate_data(self, X, reset=False, dtype=FLOAT_DTYPES)
         if y is None:
             return as_output(self._x_block(np.asarray(X, dtype=np.float64)), output_dtype(X))
