@@ -140,9 +140,19 @@ class _LatentGaussian(Objective):
     def _posterior(self, X, W, ell) -> np.ndarray:
         """E[z | x] for (W, ℓ) in the units of the data."""
         X = check_new_data(X, self.S.shape[0])
+        return (X - self.mean_) @ self._posterior_map(W, ell)
+
+    def _posterior_map(self, W, ell) -> np.ndarray:
+        """Ψ⁻¹W (I + WᵀΨ⁻¹W)⁻¹ (d×r) for (W, ℓ) in the units of the data."""
         u = self._u[:, None]
         F = self._factors(np.asarray(W, float) / u, np.asarray(ell, float) - self._log_u2)
-        return (X - self.mean_) @ (F["Y"] / u)  # (x − μ)ᵀ Ψ⁻¹W (I + WᵀΨ⁻¹W)⁻¹
+        return F["Y"] / u  # E[z | x] = (x − μ)ᵀ Ψ⁻¹W (I + WᵀΨ⁻¹W)⁻¹
+
+    def posterior_map(self, M) -> np.ndarray:
+        """The d×r matrix A of the posterior mean, ``transform(X, M) == (X − mean_) @ A``:
+        A = Ψ⁻¹W (I + WᵀΨ⁻¹W)⁻¹ (Ψ = σ²I for PPCA)."""
+        W, noise = self.unpack(M)
+        return self._posterior_map(W, np.broadcast_to(np.log(noise), (W.shape[0],)))
 
     def _validate_loadings(self, W, name: str = "W") -> np.ndarray:
         W = np.array(W, dtype=float)

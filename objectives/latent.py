@@ -63,6 +63,7 @@ import numpy as np
 import scipy.linalg
 
 from ldr.data.rows import is_chunked, moments
+from ldr.data.statistics import Moments
 from ldr.data.validation import check_data, check_rank
 from ldr.errors import ParameterError
 from ldr.objective import Method
@@ -128,11 +129,16 @@ class PPCA(_LatentGaussian):
         (σ² > 0, the rule ``__init__`` checks), at most n_features − 1: the estimators'
         ``n_components=None``.  On data of numerical rank k < n_features (constant or
         collinear features: 61 of digits' 64) that is k − 1.  A lazy X (Dask, memmap) is not
-        read for it: n_features − 1."""
-        d = int(X.shape[1])
-        if type(X) is not np.ndarray:  # Dask, memmap, Moments: no extra pass over the rows
-            return d - 1
-        ev = np.linalg.eigvalsh(np.cov(np.asarray(X, dtype=float), rowvar=False).reshape(d, d))
+        read for it: n_features − 1; :class:`~ldr.data.statistics.Moments` give it from their
+        covariance."""
+        if isinstance(X, Moments):  # the statistics of the rows: no pass over them
+            d, C = X.d, X.covariance(ddof=1)
+        elif type(X) is not np.ndarray:  # Dask, memmap: no extra pass over the rows
+            return int(X.shape[1]) - 1
+        else:
+            d = int(X.shape[1])
+            C = np.cov(np.asarray(X, dtype=float), rowvar=False)
+        ev = np.linalg.eigvalsh(np.asarray(C).reshape(d, d))
         ev = np.clip(ev[::-1], 0.0, None)
         tol = 1e3 * d * _EPS * max(ev[0], np.finfo(float).tiny)
         r = d - 1

@@ -419,8 +419,8 @@ class LinearDR(OutputMixin, TransformerMixin, BaseEstimator):
         raise a ValueError stating the memory they would need (Dask) or load the memmap.
         """
         space = namespace_of(X) if self._array_api_support else None
-        if space is None or not isinstance(self, ProjectionAPI):  # (ldr.estimators._namespace)
-            X, y = to_numpy(X), to_numpy(y)  # a ProjectionAPI reads the rows where they are
+        if space is None or not getattr(self, "_rows_in_namespace", False):  # (_namespace)
+            X, y = to_numpy(X), to_numpy(y)  # ProjectionAPI, _moments_namespace: kept there
         data = self._prepare(X, y)
         self._reduce(data)
         r = self._n_components(data)
@@ -469,9 +469,9 @@ class LinearDR(OutputMixin, TransformerMixin, BaseEstimator):
 
 
 class ProjectionAPI(TransformerMixin):
-    """``transform`` as ``(X − mean_) @ components_.T``, float32 kept, and the one-pass
-    statistics of the data (PCA, OrthogonalLDA); a TransformerMixin itself, so that
-    ``set_output`` wraps this ``transform``."""
+    """``transform`` as ``(X − mean_) @ components_.T`` (float32 kept) and the one-pass statistics
+    (PCA, OrthogonalLDA); a TransformerMixin, so that ``set_output`` wraps this ``transform``."""
+    _rows_in_namespace = True  # LinearDR.fit hands rows of another namespace as they are
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

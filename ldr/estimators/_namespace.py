@@ -1,5 +1,7 @@
-"""scikit-learn's array API convention for the estimators that declare it (PCA, OrthogonalLDA,
-SupervisedHSIC: :mod:`ldr.estimators._hsic_namespace`).
+"""scikit-learn's array API convention for the estimators that declare it (PCA, OrthogonalLDA;
+SupervisedHSIC: :mod:`ldr.estimators._hsic_namespace`; MAF, SFA, PPCA and FactorAnalysis:
+:mod:`ldr.estimators._moments_namespace`; :class:`~ldr.estimators.CCA` and
+:class:`~ldr.estimators.OrthogonalCCA`).
 
 Under ``sklearn.config_context(array_api_dispatch=True)`` (which scikit-learn allows only with
 ``SCIPY_ARRAY_API=1`` set before SciPy is imported), an input of another array namespace than
@@ -13,7 +15,8 @@ Without the setting, or for NumPy input, nothing changes.  Scalar scores (``cost
 driver's NumPy record.
 
 The *fit* reads the rows where they are: the one pass over them that computes the data's
-statistics (:func:`ldr.data.rows.moments`: means, scatter, class sums) runs in their namespace
+statistics (:func:`ldr.data.rows.moments`: means, scatter, class sums; MAF's lagged and
+SFA's difference products) runs in their namespace
 and on their device, and only those d×d statistics come to the host, where the solver's
 iterations run on them (d×d work, not n×d); the answers are copied back
 (:func:`to_namespace`).  PCA's singular values are one more product with the rows, on the

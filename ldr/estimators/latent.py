@@ -7,8 +7,11 @@ import numpy as np
 import scipy.stats
 from sklearn.utils.validation import check_is_fitted
 
+from ldr.data.arrays import to_host
 from ldr.errors import ParameterError
 from ldr.estimators._base import LinearDR, cast_fitted
+from ldr.estimators._moments_namespace import SecondOrderNamespace
+from ldr.estimators._namespace import fitted_numpy, from_numpy, namespace_of, to_namespace, to_numpy
 from ldr.estimators._output import validate_data
 from ldr.objectives.latent import PPCA as PPCAObjective
 from ldr.objectives.latent import FactorAnalysis as FactorAnalysisObjective
@@ -16,8 +19,9 @@ from ldr.objectives.latent import FactorAnalysis as FactorAnalysisObjective
 __all__ = ["FactorAnalysis", "PPCA"]
 
 
-class _LatentGaussian(LinearDR):
-    """PPCA and FA: loadings W (not orthonormal), posterior-mean transform, likelihood score."""
+class _LatentGaussian(SecondOrderNamespace, LinearDR):
+    """PPCA and FA: loadings W (not orthonormal), posterior-mean transform, likelihood score;
+    scikit-learn's array API convention (:mod:`ldr.estimators._moments_namespace`)."""
 
     def _finalize(self, obj, M, data):
         # the likelihood is invariant to W → WR: keep the basis with orthogonal columns of
@@ -36,17 +40,27 @@ class _LatentGaussian(LinearDR):
     def _components(self, obj, M):
         return obj.unpack(M)[0].T
 
+    def _linear_map(self):
+        return self.objective_.mean_, self.objective_.posterior_map(to_host(self.M_))
+
     def score_samples(self, X) -> np.ndarray:
-        """Log-likelihood of each row of X under the fitted Gaussian ``N(mean_, WWᵀ + Ψ)``."""
+        """Log-likelihood of each row of X under the fitted Gaussian ``N(mean_, WWᵀ + Ψ)``
+        (in X's namespace under ``array_api_dispatch``, computed on the host)."""
         check_is_fitted(self, "M_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        C = self.objective_.covariance(self.M_)
-        return scipy.stats.multivariate_normal(self.mean_, C, allow_singular=False).logpdf(
+        space = namespace_of(X)
+        X = validate_data(self, to_numpy(X), reset=False, dtype=np.float64)
+        out = self._log_density(X)
+        return out if space is None else from_numpy(out, *space)
+
+    def _log_density(self, X):
+        C = self.objective_.covariance(to_host(self.M_))
+        mean = np.asarray(fitted_numpy(self, "mean_"), dtype=float)
+        return scipy.stats.multivariate_normal(mean, C, allow_singular=False).logpdf(
             X).reshape(-1)
 
     def score(self, X, y=None) -> float:
         """Mean log-likelihood of the rows of X (scikit-learn's PCA/FactorAnalysis ``score``)."""
-        return float(np.mean(self.score_samples(X)))
+        return float(np.mean(to_numpy(self.score_samples(X))))
 
 
 class PPCA(_LatentGaussian):
@@ -158,16 +172,27 @@ class FactorAnalysis(_LatentGaussian):
     #: the noise variance of a constant feature: scikit-learn's floor on ψ (its ``SMALL``)
     noise_floor = 1e-12
 
+    def _check_rows(self, X, xp):
+        # the rows in their namespace (ldr.estimators._moments_namespace): d-sized results
+        self._spread = (to_host(xp.max(X, axis=0) - xp.min(X, axis=0)),
+                        to_host(xp.max(xp.abs(X), axis=0)))
+
     def _prepare(self, X, y):
         """Validate, then set constant features aside (the class docstring)."""
+        self._spread = None
         data = super()._prepare(X, y)
         self.constant_features_ = np.zeros(0, dtype=np.intp)
+        self._split = (self.constant_features_, None)
         if data.chunked:  # read in one pass: the objective's own check names them
             return data
-        X = np.asarray(data.X, dtype=float)
-        scale = np.max(np.abs(X), axis=0)
-        const = np.flatnonzero(np.ptp(X, axis=0) <= 4 * np.finfo(float).eps * scale)
-        d = X.shape[1]
+        stats = data.stats if self._spread is not None else None  # read in X's namespace
+        if stats is None:
+            X = np.asarray(data.X, dtype=float)
+            spread, scale = np.ptp(X, axis=0), np.max(np.abs(X), axis=0)
+        else:
+            spread, scale = self._spread
+        const = np.flatnonzero(spread <= 4 * np.finfo(float).eps * scale)
+        d = spread.shape[0]
         if const.size == 0:
             return data
         if d - const.size < 2:
@@ -175,58 +200,85 @@ class FactorAnalysis(_LatentGaussian):
                                  f"({const.tolist()}): factor analysis needs at least two "
                                  "features that vary")
         self.constant_features_ = const
-        self._kept = np.setdiff1d(np.arange(d), const)
-        self._constant_stats = (X[:, const].mean(axis=0), X[:, const].var(axis=0))
-        data.X = X[:, self._kept]
+        self._split = (const, np.setdiff1d(np.arange(d), const))
+        if stats is None:
+            self._constant_stats = (X[:, const].mean(axis=0), X[:, const].var(axis=0))
+            data.X = X[:, self._kept]
+        else:  # the statistics of the other features: a selection of them, exactly
+            self._constant_stats = (stats.mean[const], np.diag(stats.covariance())[const])
+            data.X = stats.project(np.eye(d)[:, self._kept])
         return data
+
+    # the constant and the other features, on the host (a tuple: private NumPy arrays would
+    # be out of X's namespace, which scikit-learn's check_array_api_input refuses)
+    @property
+    def _const(self):
+        return self._split[0]
+
+    @property
+    def _kept(self):
+        return self._split[1]
 
     def _n_components(self, data):
         try:
             return super()._n_components(data)
         except ParameterError as exc:
-            if self.constant_features_.size == 0 or exc.param != "n_components":
+            if self._const.size == 0 or exc.param != "n_components":
                 raise
             k = data.n_features
             raise ParameterError("n_components", f"must be an integer with 1 <= n_components "
-                                 f"< {k}: {self.constant_features_.size} features are "
-                                 f"constant ({self.constant_features_.tolist()}) and the "
+                                 f"< {k}: {self._const.size} features are "
+                                 f"constant ({self._const.tolist()}) and the "
                                  f"model is fitted on the other {k}; got "
                                  f"{self.n_components!r}") from None
 
     def fit(self, X, y=None):
         super().fit(X, y)
-        const = self.constant_features_
+        const = self._const
         if const.size == 0:
             return self
-        # back to all features: zero loadings, ψ at the floor, the constant's mean
+        # back to all features: zero loadings, ψ at the floor, the constant's mean (on the
+        # host; then in X's namespace again, as LinearDR.fit left the others)
+        space = namespace_of(X) if self._spread is not None else None
         d, keep = self.n_features_in_, self._kept
-        dtype = self.components_.dtype
+        fitted = {k: fitted_numpy(self, k) for k in ("components_", "noise_variance_", "mean_")}
+        dtype = fitted["components_"].dtype
         mean_c, var_c = self._constant_stats
-        components = np.zeros((self.components_.shape[0], d))
-        components[:, keep] = self.components_
+        components = np.zeros((fitted["components_"].shape[0], d))
+        components[:, keep] = fitted["components_"]
         psi, mean = np.full(d, self.noise_floor), np.empty(d)
-        psi[keep], mean[keep], mean[const] = self.noise_variance_, self.mean_, mean_c
+        psi[keep], mean[keep], mean[const] = fitted["noise_variance_"], fitted["mean_"], mean_c
         self.components_, self.noise_variance_, self.mean_ = components, psi, mean
         self.log_likelihood_ = float(self.log_likelihood_ + np.sum(
             -0.5 * (np.log(2 * np.pi * self.noise_floor) + var_c / self.noise_floor)))
         cast_fitted(self, dtype)
+        if space is not None:
+            to_namespace(self, *space)
         return self
 
     def _transform_block(self, X):
         # a constant feature has a zero loading: it does not enter E[z | x]
-        if self.constant_features_.size:
+        if self._const.size:
             X = np.asarray(X)[:, self._kept]
         return self.objective_.transform(X, self.M_)
 
-    def score_samples(self, X) -> np.ndarray:
-        if getattr(self, "constant_features_", np.zeros(0)).size == 0:
-            return super().score_samples(X)
-        check_is_fitted(self, "M_")
-        X = validate_data(self, X, reset=False, dtype=np.float64)
-        C = self.objective_.covariance(self.M_)
-        const = self.constant_features_
-        out = scipy.stats.multivariate_normal(self.mean_[self._kept], C).logpdf(
+    def _linear_map(self):
+        mean, A = super()._linear_map()
+        if self._const.size == 0:
+            return mean, A
+        # zero rows for the constant features: (x_j − 0) · 0 adds nothing to E[z | x]
+        full_mean, full_A = np.zeros(self.n_features_in_), np.zeros((self.n_features_in_,
+                                                                      A.shape[1]))
+        full_mean[self._kept], full_A[self._kept] = mean, A
+        return full_mean, full_A
+
+    def _log_density(self, X):
+        if self._const.size == 0:
+            return super()._log_density(X)
+        C = self.objective_.covariance(to_host(self.M_))
+        const, mean = self._const, np.asarray(fitted_numpy(self, "mean_"), dtype=float)
+        out = scipy.stats.multivariate_normal(mean[self._kept], C).logpdf(
             X[:, self._kept]).reshape(-1)
-        dev = (X[:, const] - self.mean_[const]) ** 2
+        dev = (X[:, const] - mean[const]) ** 2
         return out - 0.5 * np.sum(np.log(2 * np.pi * self.noise_floor)
                                   + dev / self.noise_floor, axis=1)

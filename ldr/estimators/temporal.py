@@ -7,7 +7,12 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
+
+from ldr.data.arrays import to_host
 from ldr.estimators._base import LinearDR
+from ldr.estimators._moments_namespace import SecondOrderNamespace
+from ldr.estimators._namespace import fitted_numpy
 from ldr.estimators._span import reduce_rows
 from ldr.objectives.maf import MAF as MAFObjective
 from ldr.objectives.maf import check_lag
@@ -16,7 +21,13 @@ from ldr.objectives.sfa import SFA as SFAObjective
 __all__ = ["MAF", "SFA"]
 
 
-class MAF(LinearDR):
+def _subspace_map(est):
+    """``(mean_, components_.T)`` of a fit in the span (``subspace_``), as NumPy float64."""
+    return (np.asarray(fitted_numpy(est, "mean_"), dtype=float),
+            np.asarray(fitted_numpy(est, "components_"), dtype=float).T)
+
+
+class MAF(SecondOrderNamespace, LinearDR):
     """Maximum autocorrelation factors: maximize tr(MᵀΣ_δM)/tr(MᵀΣM) (survey Eq. 11–12).
 
     **The rows of X are the time order** (equally spaced samples): ``fit`` cannot tell, and
@@ -72,18 +83,26 @@ class MAF(LinearDR):
         self.tol, self.max_iter = tol, max_iter
         self.solver_params, self.random_state = solver_params, random_state
 
-    def _reduce(self, data):
+    def _moment_options(self):
         lag = self.lag
         if isinstance(lag, bool) or not isinstance(lag, numbers.Integral):
             check_lag(lag, 3)  # the objective's message, before any pass over the rows
-        self.subspace_ = reduce_rows(data, self.reg, {"lag": max(int(lag), 1)})
+        return {"lag": max(int(lag), 1)}
+
+    def _reduce(self, data):
+        self.subspace_ = reduce_rows(data, self.reg, self._moment_options())
+
+    def _linear_map(self):
+        if self.subspace_ is not None:
+            return _subspace_map(self)
+        return self.objective_.mean_, to_host(self.M_)
 
     def _finalize(self, obj, M, data):
         self.autocorrelation_ = obj.autocorrelation(M)
         return M
 
 
-class SFA(LinearDR):
+class SFA(SecondOrderNamespace, LinearDR):
     """Linear slow feature analysis: the slowest directions of the whitened series (survey §3.1).
 
     Minimizes tr(MᵀĊM), Ċ the covariance of the whitened finite differences; the features are
@@ -132,8 +151,16 @@ class SFA(LinearDR):
         self.tol, self.max_iter = tol, max_iter
         self.solver_params, self.random_state = solver_params, random_state
 
+    def _moment_options(self):
+        return {"lag": 1, "diff": True}
+
     def _reduce(self, data):
-        self.subspace_ = reduce_rows(data, self.reg, {"lag": 1, "diff": True})
+        self.subspace_ = reduce_rows(data, self.reg, self._moment_options())
+
+    def _linear_map(self):
+        if self.subspace_ is not None:
+            return _subspace_map(self)
+        return self.objective_.mean_, self.objective_.filters(to_host(self.M_))
 
     def _finalize(self, obj, M, data):
         self.slowness_ = obj.slowness(M)

@@ -19,6 +19,13 @@ sorted by it.
 
 Each view's scores, and the fitted arrays, are float32 for float32 data; the statistics and
 the solve are float64 (:mod:`ldr.estimators._output`).
+
+Both follow scikit-learn's array API convention (:mod:`ldr.estimators._namespace`): under
+``sklearn.config_context(array_api_dispatch=True)`` views X and y of another namespace (a
+PyTorch tensor, on a GPU or not) are read there — the one pass over the stacked rows [X | Y]
+gives the means and the covariance blocks Σ_x, Σ_y, Σ_xy, and only those come to the host,
+where each view's span is found and the solver iterates — and the fitted arrays and
+``transform``'s scores are in that namespace, on that device.
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ from ldr.estimators._base import (
     solve_and_warn,
     start_point,
 )
+from ldr.estimators._namespace import fitted_numpy, namespace_of, to_namespace, to_numpy
 from ldr.estimators._output import validate_data
 from ldr.objectives.cca import OrthogonalCCA as OrthogonalCCAObjective
 from ldr.objectives.cca import TraditionalCCA as TraditionalCCAObjective
@@ -61,6 +69,7 @@ class _TwoView(OutputMixin, TransformerMixin, BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
+        tags.array_api_support = True  # (module docstring)
         tags.target_tags.required = True
         tags.target_tags.multi_output = True
         return tags
@@ -89,15 +98,19 @@ class _TwoView(OutputMixin, TransformerMixin, BaseEstimator):
 
     def fit(self, X, y) -> _TwoView:
         """Fit the paired views X (n × d_x) and y (n × d_y, or (n,)); returns self."""
-        if is_lazy(X) or is_lazy(y):  # Dask arrays: statistics in one pass, nothing in memory
-            X, Y = self._lazy_views(X, y)
+        space = None if is_lazy(X) or is_lazy(y) else namespace_of(X)
+        if space is not None:  # the views' statistics in their namespace (module docstring)
+            (X, Y), (Ux, mx), (Uy, my), dtype, (dx, dy) = self._namespace_views(X, y, *space)
         else:
-            X = validate_data(self, X, dtype=FLOAT_DTYPES, ensure_min_samples=2)
-            Y = self._check_Y(y, X.shape[0], reset=True)
-        dtype = output_dtype(X)
-        (X, Ux, mx), (Y, Uy, my) = self._span(X, "X"), self._span(Y, "Y")
+            if is_lazy(X) or is_lazy(y):  # Dask arrays: statistics in one pass, none in memory
+                X, Y = self._lazy_views(X, y)
+            else:
+                X = validate_data(self, X, dtype=FLOAT_DTYPES, ensure_min_samples=2)
+                Y = self._check_Y(y, X.shape[0], reset=True)
+            dtype = output_dtype(X)
+            (X, Ux, mx), (Y, Uy, my) = self._span(X, "X"), self._span(Y, "Y")
+            dx, dy = X.shape[1], Y.shape[1]
         self.x_subspace_, self.y_subspace_ = Ux, Uy
-        dx, dy = X.shape[1], Y.shape[1]
         r = min(dx, dy) if self.n_components is None else self.n_components
         if isinstance(r, bool) or not isinstance(r, numbers.Integral) \
                 or not 1 <= r <= min(dx, dy):
@@ -127,7 +140,67 @@ class _TwoView(OutputMixin, TransformerMixin, BaseEstimator):
         self.x_mean_ = obj.mean_a_ if mx is None else mx
         self.y_mean_ = obj.mean_b_ if my is None else my
         cast_fitted(self, dtype)  # float32 in, float32 out (ldr.estimators._output)
+        if space is not None:
+            to_namespace(self, *space)
         return self
+
+    def _reduces(self) -> bool:
+        """Whether a view with a singular covariance is fitted in its span (reg = 0)."""
+        return (isinstance(self.reg, numbers.Real) and not isinstance(self.reg, bool)
+                and self.reg == 0)
+
+    def _namespace_views(self, X, y, xp, device):
+        """The objective's data for views of another namespace: both validated there, the
+        :class:`~ldr.data.statistics.Moments` of the stacked rows [X | Y] computed there in
+        one pass (:func:`ldr.data.rows.moments`), on the host, and each view's span from its
+        covariance block.  Returns ``((moments, d_x), (U_x, x̄), (U_y, ȳ), dtype, (d_x, d_y))``
+        in the coordinates of the spans, as :meth:`_span` would give them."""
+        X = validate_data(self, X, dtype=[xp.float64, xp.float32], ensure_min_samples=2)
+        Y = self._check_Y_in(y, X.shape[0], True, xp, device)
+        dtype = np.float32 if X.dtype == xp.float32 else np.float64
+        stats = moments(xp.concat([xp.astype(X, xp.float64), xp.astype(Y, xp.float64)],
+                                  axis=1), name="X").on_host()
+        dx, dy = X.shape[1], Y.shape[1]
+        maps, spans = [], []
+        for rows, name in ((slice(0, dx), "X"), (slice(dx, dx + dy), "Y")):
+            E = np.eye(dx + dy)[:, rows]  # the view's coordinates: an exact selection
+            U = span_basis(stats.project(E).covariance(), name) if self._reduces() else None
+            maps.append(E if U is None else E @ U)
+            spans.append((U, None if U is None else np.asarray(stats.mean[rows])))
+        if spans[0][0] is not None or spans[1][0] is not None:
+            stats = stats.project(np.hstack(maps))  # block diagonal: each view in its span
+        kx, ky = maps[0].shape[1], maps[1].shape[1]
+        return (stats, kx), spans[0], spans[1], dtype, (kx, ky)
+
+    def _check_Y_in(self, y, n_samples: int, reset: bool, xp, device):
+        """:meth:`_check_Y` for the view y of X's namespace ``xp`` (moved there, to X's
+        device, when given in another one)."""
+        if y is None:
+            self._check_Y(None, n_samples, reset)
+        if namespace_of(y) != (xp, device):
+            y = xp.asarray(np.ascontiguousarray(to_numpy(y)), device=device)
+        Y = check_array(y, input_name="Y", dtype=[xp.float64, xp.float32], ensure_2d=False,
+                        ensure_min_samples=2 if reset else 1)
+        if Y.ndim == 1:
+            Y = xp.reshape(Y, (-1, 1))
+        if Y.shape[0] != n_samples:
+            check_consistent_length(np.empty(n_samples), np.empty(Y.shape[0]))
+        if reset:
+            self.n_features_y_ = Y.shape[1]
+        elif Y.shape[1] != self.n_features_y_:
+            raise ValueError(f"Y has {Y.shape[1]} features, but {type(self).__name__} is "
+                             f"expecting {self.n_features_y_} features as input")
+        return Y
+
+    def _scores_in(self, V, view: str, xp, device):
+        """``(V − mean) @ rotations`` of one view in its namespace, in float64, then V's
+        dtype (as :meth:`_x_block`, :meth:`_y_block` and ``as_output``)."""
+        def put(name):
+            value = np.asarray(fitted_numpy(self, f"{view}_{name}_"), dtype=np.float64)
+            return xp.asarray(np.ascontiguousarray(value), device=device)
+
+        V64 = V if V.dtype == xp.float64 else xp.astype(V, xp.float64)
+        return xp.astype((V64 - put("mean")) @ put("rotations"), V.dtype)
 
     def _scores(self, obj, M):
         """Hook: scores beyond ``canonical_correlations_`` (none by default)."""
@@ -137,8 +210,7 @@ class _TwoView(OutputMixin, TransformerMixin, BaseEstimator):
         ``V`` (constant or collinear columns, fewer samples than columns), its rows in the
         coordinates of its span (``x_subspace_``/``y_subspace_``) and its mean; else
         ``(V, None, None)``, the view as it is."""
-        if not (isinstance(self.reg, numbers.Real) and not isinstance(self.reg, bool)
-                and self.reg == 0):
+        if not self._reduces():
             return V, None, None
         stats = moments(V, name=name)
         U = span_basis(stats.covariance(), name)
@@ -177,6 +249,15 @@ class _TwoView(OutputMixin, TransformerMixin, BaseEstimator):
         check_is_fitted(self, "M_")
         if is_lazy(X) or is_lazy(y):
             return self._transform_lazy(X, y)
+        space = namespace_of(X)
+        if space is not None:  # in X's namespace, on its device (module docstring)
+            xp = space[0]
+            X = validate_data(self, X, reset=False, dtype=[xp.float64, xp.float32])
+            Xc = self._scores_in(X, "x", *space)
+            if y is None:
+                return Xc
+            return Xc, self._scores_in(self._check_Y_in(y, X.shape[0], False, *space), "y",
+                                       *space)
         X = validate_data(self, X, reset=False, dtype=FLOAT_DTYPES)
         if y is None:
             return as_output(self._x_block(np.asarray(X, dtype=np.float64)), output_dtype(X))
