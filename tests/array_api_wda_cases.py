@@ -195,6 +195,26 @@ def test_without_dispatch_a_tensor_gives_numpy_as_before(data):
     np.testing.assert_array_equal(Z, ref.transform(X))
 
 
+@needs_torch
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # 2 rounds
+def test_wda_clustering_converts_a_tensor_to_numpy_under_dispatch(data):
+    """WDAClustering does not declare the convention (its k-means runs on the host): a tensor
+    is fitted as its NumPy copy and answered in NumPy (before, validation raised TypeError)."""
+    import torch
+
+    from ldr.estimators import WDAClustering
+
+    X, _ = data
+    ref = WDAClustering(2, n_clusters=3, max_outer=2).fit(X)
+    with sklearn.config_context(array_api_dispatch=True):
+        est = WDAClustering(2, n_clusters=3, max_outer=2).fit(torch.as_tensor(X))
+        Z = est.transform(torch.as_tensor(X))
+    assert not est.__sklearn_tags__().array_api_support
+    assert isinstance(est.M_, np.ndarray) and isinstance(Z, np.ndarray)
+    np.testing.assert_array_equal(est.M_, ref.M_)
+    np.testing.assert_array_equal(est.labels_, ref.labels_)
+
+
 @pytest.mark.gpu
 @pytest.mark.skipif(not HAS_TORCH or not __import__("torch").cuda.is_available(),
                     reason="needs CUDA")

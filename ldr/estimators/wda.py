@@ -57,7 +57,7 @@ from ldr.estimators._base import (
     solver_options,
     warn_if_unconverged,
 )
-from ldr.estimators._namespace import namespace_of, project_in, to_namespace
+from ldr.estimators._namespace import namespace_of, project_in, to_namespace, to_numpy
 from ldr.estimators._output import validate_data
 from ldr.estimators._span import check_span_components
 from ldr.estimators._wda_steps import (
@@ -90,6 +90,7 @@ class _WDABase(OutputMixin, TransformerMixin, BaseEstimator):
     def _validate_X(self, X, y=None):
         """``validate_data`` keeping float32: (X as float64, y, the output dtype)."""
         refuse_lazy(X, "X", type(self).__name__, pairwise=True)
+        X, y = to_numpy(X), to_numpy(y)  # a tensor under array_api_dispatch too (WDAClustering)
         if y is None:
             X = validate_data(self, X, dtype=FLOAT_DTYPES, ensure_min_samples=2)
         else:
@@ -165,7 +166,7 @@ class _WDABase(OutputMixin, TransformerMixin, BaseEstimator):
         space = namespace_of(X) if self._array_api_support else None
         if space is not None:  # in X's namespace, on its device (ldr.estimators._namespace)
             return project_in(self, X, *space)
-        X = validate_data(self, X, reset=False, dtype=FLOAT_DTYPES)
+        X = validate_data(self, to_numpy(X), reset=False, dtype=FLOAT_DTYPES)
         return as_output((np.asarray(X, dtype=np.float64) - self.mean_) @ self.M_,
                          output_dtype(X))
 
