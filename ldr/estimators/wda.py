@@ -251,6 +251,13 @@ class WassersteinDA(_WDABase):
     (above; ``results_``, ``result_`` and ``pair_reg_`` are in its coordinates, ``M_`` is
     mapped back), None otherwise
 
+    **Array API** (scikit-learn's ``array_api_dispatch``; :mod:`ldr.estimators._namespace`): a
+    PyTorch tensor (CPU or GPU) or array-api-strict X is fitted in its namespace, on its device
+    — plans, SCF, its starts and a trust-region polish; only the labels, d×d and d×p arrays
+    reach the host — and ``M_``, ``components_``, ``mean_`` and ``transform`` answer there, as
+    NumPy's to rounding (float64; float32 X: float32 answers).  ``M_`` takes scikit-learn's
+    sign rule (each column's largest entry positive), so every namespace gives the same M_.
+
     Examples
     --------
     >>> import ldr
