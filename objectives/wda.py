@@ -146,7 +146,7 @@ class WDA(Objective):
         if r is None:
             raise ParameterError("r", "the subspace dimension is required")
         ref = X if arrays.foreign(X) is not None else None  # PyTorch, CuPy, ...: see below
-        X = check_data(X, "X") if ref is None else X  # (another namespace: xpt.class_rows)
+        X = check_data(arrays.to_host(X), "X") if ref is None else X  # else: xpt.class_rows
         y = arrays.to_host(y) if arrays.foreign(y) is not None else y
         classes, codes = check_labels(y, X.shape[0], "y")
         counts = np.bincount(codes)
