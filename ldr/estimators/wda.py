@@ -283,7 +283,7 @@ class WassersteinDA(_WDABase):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True
-        tags.array_api_support = True
+        tags.array_api_support = self._array_api_support
         return tags
 
     def _natural_n_components(self, n_features: int) -> int | None:
@@ -327,7 +327,7 @@ class WassersteinDA(_WDABase):
         if y is None:
             raise ParameterError("y", f"{type(self).__name__} requires y to be passed, but the "
                                       "target y is None: WDA separates labelled classes")
-        space = namespace_of(X)  # array_api_dispatch: fit on X's device (module docstring)
+        space = namespace_of(X)  # array_api_dispatch: fit on X's device (ldr.estimators._namespace)
         X, y, dtype = self._validate_X(X, y) if space is None else _validate_in(self, X, y,
                                                                                  space[0])
         if not isinstance(self.normalize, (bool, np.bool_)):
