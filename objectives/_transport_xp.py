@@ -20,6 +20,9 @@ import math
 import numpy as np
 
 from ldr.data import arrays
+from ldr.data.rows import moments
+from ldr.data.validation import MAX_MAGNITUDE, MIN_MAGNITUDE
+from ldr.errors import ParameterError
 from ldr.objectives._transport import _OVER, _SAFE, potentials
 
 
@@ -283,3 +286,38 @@ def trace(C) -> float:
 
 def is_complex(A) -> bool:
     return arrays.namespace(A).isdtype(A.dtype, "complex floating")
+
+
+def class_rows(X, codes: np.ndarray, n_classes: int, name: str = "X"):
+    """WDA's data preparation in X's namespace, on its device (no copy of the rows to the
+    host): ``(mean, S_w, S_b, groups, uniform_w)`` — the mean and FDA's scatters (d and d×d,
+    NumPy on the host), each class's centered rows (arrays of X's namespace in X's float
+    dtype; integers: float64) and tr C_w of uniform plans (a float).  The checks of
+    :func:`ldr.data.validation.check_data`: 2-D, real, finite, magnitude.  The statistics are
+    computed in float64 and the rows rounded to X's dtype afterwards, as a host copy of X
+    would be (:func:`ldr.data.arrays.like`)."""
+    xp = arrays.namespace(X)
+    if X.ndim != 2:
+        raise ParameterError(name, f"expected a 2-D array of shape (n_samples, n_features), "
+                                   f"got an array with shape {tuple(X.shape)}")
+    if xp.isdtype(X.dtype, "complex floating"):
+        raise ParameterError(name, f"complex data is not supported, got dtype {X.dtype}")
+    dtype = X.dtype if xp.isdtype(X.dtype, "real floating") else xp.float64
+    X64 = X if X.dtype == xp.float64 else xp.astype(X, xp.float64)
+    if not arrays.all_finite(X64):
+        raise ParameterError(name, "Input X contains NaN or infinity; remove or impute those "
+                                   "rows")
+    top = arrays.max_abs(X64)
+    if top > MAX_MAGNITUDE or 0.0 < top < MIN_MAGNITUDE:
+        raise ParameterError(name, f"its largest magnitude is {top:.1e}; products of such "
+                                   "values over- or underflow double precision: rescale it "
+                                   "(for WDA, scale reg by the square of the factor)")
+    mean = xp.mean(X64, axis=0)
+    Xc = X64 - mean
+    Sw, Sb, _ = moments(Xc, codes, name=name).on_host().class_scatter()
+    groups, uniform = [], 0.0
+    for c in range(n_classes):
+        G = take(Xc, np.flatnonzero(codes == c))
+        uniform += 2.0 * float(xp.sum((G - xp.mean(G, axis=0)) ** 2)) / G.shape[0]
+        groups.append(G if dtype == xp.float64 else xp.astype(G, dtype))
+    return arrays.to_host(mean), Sw, Sb, groups, uniform

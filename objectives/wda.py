@@ -146,7 +146,7 @@ class WDA(Objective):
         if r is None:
             raise ParameterError("r", "the subspace dimension is required")
         ref = X if arrays.foreign(X) is not None else None  # PyTorch, CuPy, ...: see below
-        X = check_data(arrays.to_host(X), "X")
+        X = check_data(arrays.to_host(X), "X") if ref is None else X  # else: xpt.class_rows
         y = arrays.to_host(y) if arrays.foreign(y) is not None else y
         classes, codes = check_labels(y, X.shape[0], "y")
         counts = np.bincount(codes)
@@ -167,9 +167,13 @@ class WDA(Objective):
             raise ParameterError("continuation", f"must be a number >= 1 (1: none), got "
                              f"{continuation!r}")
         self.continuation = float(continuation)
-        self.mean_ = X.mean(axis=0)
-        Xc = X - self.mean_
-        Sw, Sb, _ = scatter_matrices(Xc, codes, len(classes))  # FDA's: the check, heuristic()
+        if ref is None:
+            self.mean_ = X.mean(axis=0)
+            Xc = X - self.mean_
+            Sw, Sb, _ = scatter_matrices(Xc, codes, len(classes))  # FDA's: check, heuristic()
+            self.groups = [Xc[codes == c] for c in range(len(classes))]
+        else:  # the rows stay in their namespace, on their device (issue 24)
+            self.mean_, Sw, Sb, self.groups, uniform = xpt.class_rows(X, codes, len(classes))
         check_nonsingular(Sw, "X",
                           "within-class scatter S_w", "the WDA trace ratio is unbounded along "
                           "directions with no within-class spread", X.shape[0],
@@ -177,7 +181,6 @@ class WDA(Objective):
                           "− n_classes components) and drop constant or duplicated features.")
         self._fda_scatter = (Sw, Sb)
         self.classes_, self.codes_ = classes, codes
-        self.groups = [Xc[codes == c] for c in range(len(classes))]
         self.reg, self.sinkhorn_iter, self.eps = float(reg), int(sinkhorn_iter), float(eps)
         self.shape, self.manifold = (X.shape[1], r), manifold
         self._key = None
@@ -185,15 +188,14 @@ class WDA(Objective):
             raise ParameterError("memory_budget", f"must be a positive number of bytes, got "
                                  f"{memory_budget!r}")
         self.memory_budget = float(memory_budget)
-        self._uniform_w = sum(2.0 * float(np.sum((G - G.mean(axis=0)) ** 2)) / len(G)
-                              for G in self.groups)  # tr C_w of uniform plans (reg → ∞)
+        self._uniform_w = uniform if ref is not None else sum(  # tr C_w, uniform plans
+            2.0 * float(np.sum((G - G.mean(axis=0)) ** 2)) / len(G) for G in self.groups)
         self._batches = self._draw_batches(batch_size, n_batches, random_state)
         self._pair_scale = {pair: 1.0 for pair in self._pairs()}
         if normalize_at is not None:
             self._pair_scale = self._mean_sq_distances(normalize_at)
         self._ref = None  # X of another namespace: a class's rows there (_transport_xp)
         if ref is not None:
-            self.groups = [arrays.like(G, ref) for G in self.groups]
             self._ref = self.groups[0]
             if self._batches is not None:  # the mini-batches' rows, gathered once
                 self._batch_rows = {pair: self._pair_data(*pair) for pair in self._pairs()}
@@ -216,12 +218,12 @@ class WDA(Objective):
                                  f"mini-batch) or None (exact plans), got {batch_size!r}")
         if not (isinstance(n_batches, (int, np.integer)) and n_batches >= 1):
             raise ParameterError("n_batches", f"must be a positive integer, got {n_batches!r}")
-        if max(len(G) for G in self.groups) <= batch_size:
+        if max(G.shape[0] for G in self.groups) <= batch_size:
             return None
         rng = np.random.default_rng(random_state)
 
         def draw(c):
-            k = len(self.groups[c])
+            k = self.groups[c].shape[0]
             return None if k <= batch_size else np.sort(rng.choice(k, batch_size,
                                                                      replace=False))
         return {pair: [(draw(pair[0]), draw(pair[1])) for _ in range(n_batches)]
@@ -265,9 +267,10 @@ class WDA(Objective):
         if P0.shape != self.shape or not np.all(np.isfinite(P0)):
             raise ParameterError("normalize_at", f"expected a finite array of shape {self.shape} "
                              f"(POT's P0), got shape {P0.shape}")
-        proj = [G @ P0 for G in self.groups]
-        means = [Y.mean(axis=0) for Y in proj]
-        spread = [float(np.mean(np.sum((Y - m) ** 2, axis=1))) for Y, m in zip(proj, means)]
+        xp = arrays.namespace(self.groups[0])  # NumPy, or X's namespace (on its device)
+        proj = [G @ arrays.like(P0, G) for G in self.groups]
+        means = [xp.mean(Y, axis=0) for Y in proj]
+        spread = [float(xp.mean(xp.sum((Y - m) ** 2, axis=1))) for Y, m in zip(proj, means)]
         out = {}
         for a, b in self._pairs():
             gap = means[a] - means[b]
@@ -444,7 +447,8 @@ class WDA(Objective):
 
     def ratio(self, P) -> float:
         """The trace ratio tr(PᵀC_bP)/tr(PᵀC_wP), the natural (positive) score."""
-        return -float(self.cost(np.asarray(P, dtype=float)))
+        return -float(self.cost(P if arrays.foreign(P) is not None
+                                else np.asarray(P, dtype=float)))
 
     def ratio_trace(self, P) -> float:
         """tr((PᵀC̃_wP)⁻¹ PᵀC_bP) at T = T(P), C̃_w = C_w + εI: the ratio-trace value that SCF's

@@ -147,6 +147,37 @@ def test_the_loop_moves_no_data_sized_array_to_the_host(monkeypatch):
     assert seen[-1] == tuple(objs[0].groups[0].shape)
 
 
+@needs_torch
+def test_building_the_objective_moves_no_data_sized_array_to_the_host(monkeypatch):
+    """The constructor checks, centers and splits the rows on their device (``class_rows``):
+    only the d×d scatters, the mean and scalars come to the host — also with mini-batches and
+    POT's normalization — and the groups equal NumPy's."""
+    import torch
+
+    X, y = ldr.datasets.make_wda(120, seed=3, noise_dims=6)
+    d, n_small = X.shape[1], min(np.bincount(y))
+    P0 = np.random.default_rng(0).standard_normal((d, 2))
+    Xt = torch.as_tensor(X)
+    seen = []
+    numpy = torch.Tensor.numpy
+
+    def spy(self, *args, **kwargs):
+        seen.append(tuple(self.shape))
+        return numpy(self, *args, **kwargs)
+
+    monkeypatch.setattr(torch.Tensor, "numpy", spy)
+    monkeypatch.setattr(torch.Tensor, "__array__", lambda self, *a, **k: spy(self))
+    objs = [WDA(Xt, y, 2), WDA(Xt, y, 2, batch_size=20, normalize_at=P0)]
+    assert not [s for s in seen if int(np.prod(s)) > d * d or max(s, default=0) >= n_small]
+    ref = WDA(X, y, 2, batch_size=20, normalize_at=P0)
+    for G, G0 in zip(objs[1].groups, ref.groups):
+        assert isinstance(G, torch.Tensor) and _rel(G, G0) <= 1e-12
+    assert objs[1].pair_reg == pytest.approx(ref.pair_reg, rel=1e-12)
+    np.testing.assert_allclose(objs[0]._fda_scatter[0], ref._fda_scatter[0], rtol=1e-12)
+    arrays.to_host(Xt)  # the spy does see a conversion (so the test can fail)
+    assert seen[-1] == tuple(X.shape)
+
+
 @pytest.mark.gpu
 @pytest.mark.skipif(not HAS_TORCH or not __import__("torch").cuda.is_available(),
                     reason="needs CUDA")

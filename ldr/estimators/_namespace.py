@@ -1,7 +1,7 @@
 """scikit-learn's array API convention for the estimators that declare it (PCA, OrthogonalLDA;
 SupervisedHSIC: :mod:`ldr.estimators._hsic_namespace`; MAF, SFA, PPCA and FactorAnalysis:
 :mod:`ldr.estimators._moments_namespace`; :class:`~ldr.estimators.CCA` and
-:class:`~ldr.estimators.OrthogonalCCA`).
+:class:`~ldr.estimators.OrthogonalCCA`; :class:`~ldr.estimators.WassersteinDA`, below).
 
 Under ``sklearn.config_context(array_api_dispatch=True)`` (which scikit-learn allows only with
 ``SCIPY_ARRAY_API=1`` set before SciPy is imported), an input of another array namespace than
@@ -12,7 +12,7 @@ arrays (``components_``, ``M_``, ``mean_``, ``explained_variance_``, ``coef_``, 
 LinearDiscriminantAnalysis do; ``transform`` and the linear decision rule are computed there.
 Without the setting, or for NumPy input, nothing changes.  Scalar scores (``cost_``,
 ``noise_variance_``, ``ratio_``) stay Python floats, and ``result_`` and ``objective_`` the
-driver's NumPy record.
+driver's NumPy record (WassersteinDA's: below).
 
 The *fit* reads the rows where they are: the one pass over them that computes the data's
 statistics (:func:`ldr.data.rows.moments`: means, scatter, class sums; MAF's lagged and
@@ -23,9 +23,22 @@ iterations run on them (d×d work, not n×d); the answers are copied back
 device.  (An objective built directly on a tensor, ``ldr.objectives.PCA(X_tensor, r)``,
 iterates on the device too: :mod:`ldr.data.arrays`.)  SupervisedHSIC standardizes the rows
 on the device and runs its W-step there, the kernel's block sums included, for built-in
-kernels (:mod:`ldr.estimators._hsic_namespace`).  The other estimators built on
-:class:`~ldr.estimators.LinearDR`'s ``fit`` and ``transform`` convert such an input to NumPy
-there and answer in NumPy, as without the setting (their tag ``array_api_support`` is False).
+kernels (:mod:`ldr.estimators._hsic_namespace`).
+
+:class:`~ldr.estimators.WassersteinDA` cannot reduce its data to d×d statistics — its
+transport plans are between the rows themselves — so its *whole fit* runs in the input's
+namespace and on its device: the WDA objective keeps each class's rows there
+(``objectives/_transport_xp.py``), and SCF, its continuation start (the coarse problem's
+SCF), the whole-space start and a trust-region polish iterate there.  What crosses to the
+host is small: the n class labels (once, at validation, as scikit-learn reads them), the d×d
+scatters of the span check and of the FDA start, d×p points (the FDA, random and array
+starts go to the device; the answer comes back for the sign rule and the span's map) and the
+scalars the stopping rules read.  Its ``result_`` (and ``results_``) hold the points in the
+input's namespace; ``WDAClustering`` converts to NumPy (its k-means runs on the host).
+
+The other estimators built on :class:`~ldr.estimators.LinearDR`'s ``fit`` and ``transform``
+convert such an input to NumPy there and answer in NumPy, as without the setting (their tag
+``array_api_support`` is False).
 """
 
 from __future__ import annotations

@@ -35,6 +35,7 @@ from sklearn.cluster import KMeans
 from sklearn.decomposition import PCA as SkPCA
 from sklearn.utils.validation import check_is_fitted
 
+from ldr.data import arrays
 from ldr.data.rows import map_rows
 from ldr.data.validation import check_labels, is_lazy, refuse_lazy, span_basis
 from ldr.driver import initial_point, solve
@@ -52,12 +53,21 @@ from ldr.estimators._base import (
     preserve_float32,
     reraise_interrupt,
     seed_of,
+    sign_rule,
     solver_options,
     warn_if_unconverged,
 )
+from ldr.estimators._namespace import namespace_of, project_in, to_namespace, to_numpy
 from ldr.estimators._output import validate_data
 from ldr.estimators._span import check_span_components
-from ldr.estimators._wda_steps import _full_data_check, _merge_singletons
+from ldr.estimators._wda_steps import (
+    _class_scatters,
+    _full_data_check,
+    _host_mean,
+    _merge_singletons,
+    _start_array,
+    _validate_in,
+)
 from ldr.manifolds import Geometry, sin_largest_angle
 from ldr.objectives.lda import scatter_matrices
 from ldr.objectives.wda import WDA
@@ -80,6 +90,7 @@ class _WDABase(OutputMixin, TransformerMixin, BaseEstimator):
     def _validate_X(self, X, y=None):
         """``validate_data`` keeping float32: (X as float64, y, the output dtype)."""
         refuse_lazy(X, "X", type(self).__name__, pairwise=True)
+        X, y = to_numpy(X), to_numpy(y)  # a tensor under array_api_dispatch too (WDAClustering)
         if y is None:
             X = validate_data(self, X, dtype=FLOAT_DTYPES, ensure_min_samples=2)
         else:
@@ -100,12 +111,12 @@ class _WDABase(OutputMixin, TransformerMixin, BaseEstimator):
         m principal directions of the data, m = the rank of S_w (Fisherfaces' PCA to
         n − n_classes dimensions; where S_w is still singular on them, the span of S_w).
         Without labels (clustering) only the span of the data."""
-        Xc = X - X.mean(axis=0)
         if y is None:
+            Xc = X - X.mean(axis=0)
             U = span_basis(Xc.T @ Xc / len(X), "X")
         else:
             classes, codes = check_labels(y, X.shape[0], "y")
-            Sw, Sb, _ = scatter_matrices(Xc, codes, len(classes))
+            Sw, Sb = _class_scatters(X, codes, len(classes))  # X's namespace: on its device
             if span_basis(Sw) is None:
                 return None
             U = span_basis(Sw + Sb, "X")
@@ -152,9 +163,18 @@ class _WDABase(OutputMixin, TransformerMixin, BaseEstimator):
         check_is_fitted(self, "M_")
         if is_lazy(X):  # lazy, block by block
             return map_rows(X, self.transform, self.n_features_in_, self.M_.shape[1])
-        X = validate_data(self, X, reset=False, dtype=FLOAT_DTYPES)
+        space = namespace_of(X) if self._array_api_support else None
+        if space is not None:  # in X's namespace, on its device (ldr.estimators._namespace)
+            return project_in(self, X, *space)
+        X = validate_data(self, to_numpy(X), reset=False, dtype=FLOAT_DTYPES)
         return as_output((np.asarray(X, dtype=np.float64) - self.mean_) @ self.M_,
                          output_dtype(X))
+
+    #: answers in the input's array namespace under array_api_dispatch (WassersteinDA)
+    _array_api_support = False
+
+    def _scale(self, Z, xp, device):  # project_in's hook (PCA whitens there): the identity
+        return Z
 
 
 class WassersteinDA(_WDABase):
@@ -231,6 +251,13 @@ class WassersteinDA(_WDABase):
     (above; ``results_``, ``result_`` and ``pair_reg_`` are in its coordinates, ``M_`` is
     mapped back), None otherwise
 
+    **Array API** (scikit-learn's ``array_api_dispatch``; :mod:`ldr.estimators._namespace`): a
+    PyTorch tensor (CPU or GPU) or array-api-strict X is fitted in its namespace, on its device
+    — plans, SCF, its starts and a trust-region polish; only the labels, d×d and d×p arrays
+    reach the host — and ``M_``, ``components_``, ``mean_`` and ``transform`` answer there, as
+    NumPy's to rounding (float64; float32 X: float32 answers).  ``M_`` takes scikit-learn's
+    sign rule (each column's largest entry positive), so every namespace gives the same M_.
+
     Examples
     --------
     >>> import ldr
@@ -251,9 +278,12 @@ class WassersteinDA(_WDABase):
         self.solver_params, self.normalize = solver_params, normalize
         self.batch_size, self.n_batches = batch_size, n_batches
 
+    _array_api_support = True
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.required = True
+        tags.array_api_support = self._array_api_support
         return tags
 
     def _natural_n_components(self, n_features: int) -> int | None:
@@ -264,23 +294,9 @@ class WassersteinDA(_WDABase):
             return int(np.shape(start)[1])
         return None
 
-    def _start_array(self, shape):
-        """The array ``start`` (POT's P0) as given, checked; None for a named start."""
-        if isinstance(self.start, str):
-            return None
-        try:
-            P0 = np.array(self.start, dtype=float)
-        except (TypeError, ValueError) as exc:
-            raise ParameterError("start", f"expected a name or a numeric array, got "
-                             f"{self.start!r} ({exc})") from None
-        if P0.shape != shape or not np.all(np.isfinite(P0)):
-            raise ParameterError("start", f"expected a finite array of shape {shape} "
-                             f"(n_features, n_components), got shape {P0.shape}")
-        return P0
-
     def _starts(self, obj, U=None) -> list:
         problem = Problem(obj)
-        P0 = self._start_array((self.n_features_in_, obj.shape[1]))
+        P0 = _start_array(self.start, (self.n_features_in_, obj.shape[1]))
         if P0 is not None:  # orthonormalized by ldr.solve (orthonormalize=True)
             P0 = P0 if U is None else U.T @ P0  # the start's shadow in the span
             return [problem.manifold.validate_point(P0, "start", orthonormalize=True)]
@@ -311,12 +327,14 @@ class WassersteinDA(_WDABase):
         if y is None:
             raise ParameterError("y", f"{type(self).__name__} requires y to be passed, but the "
                                       "target y is None: WDA separates labelled classes")
-        X, y, dtype = self._validate_X(X, y)
+        space = namespace_of(X)  # array_api_dispatch: fit on X's device (ldr.estimators._namespace)
+        X, y, dtype = self._validate_X(X, y) if space is None else _validate_in(self, X, y,
+                                                                                 space[0])
         if not isinstance(self.normalize, (bool, np.bool_)):
             raise ParameterError("normalize", f"expected True or False, got {self.normalize!r}")
         normalize_at = None
         if self.normalize:
-            normalize_at = self._start_array((X.shape[1], self.n_components_))
+            normalize_at = _start_array(self.start, (X.shape[1], self.n_components_))
             if normalize_at is None:
                 raise ValueError("normalize=True scales each pair's reg by the mean squared "
                                  "distance at the start matrix (POT's P0), but start is "
@@ -325,20 +343,24 @@ class WassersteinDA(_WDABase):
         U = self.subspace_ = self._span(X, y)
         if U is not None and normalize_at is not None:
             normalize_at = U.T @ normalize_at
-        obj = self._objective(X if U is None else X @ U, y, normalize_at)
+        obj = self._objective(X if U is None else X @ arrays.like(U, X), y, normalize_at)
         results = [self._solve(obj, M0) for M0 in self._starts(obj, U)]
         # SCF solves the ratio trace: rank its answers by that; other solvers by the ratio
         score = obj.ratio_trace if self.solver == "scf" else obj.ratio
         best = max(results, key=lambda res: score(res.M))
         warn_if_unconverged(self, best, "raise max_iter or loosen tol", stacklevel=3)
         self.results_ = results
-        self.result_, self.M_ = best, best.M if U is None else U @ best.M
+        M = arrays.to_host(best.M)  # d×p (and the mean: d) from X's device, if there
+        # scikit-learn's sign rule: the same M_ whichever namespace's eigensolver SCF used
+        self.result_, self.M_ = best, sign_rule(M if U is None else U @ M)
         self.components_ = self.M_.T
-        self.mean_, self.classes_ = X.mean(axis=0), obj.classes_
+        self.mean_, self.classes_ = _host_mean(X), obj.classes_
         self.ratio_, self.n_iter_ = obj.ratio(best.M), best.n_iter
         self.pair_reg_ = obj.pair_reg
         self.full_data_ = _full_data_check(obj, best)
         cast_fitted(self, dtype)  # float32 in, float32 out (ldr.estimators._output)
+        if space is not None:  # M_, components_, mean_, ... in X's namespace, on its device
+            to_namespace(self, *space)
         return self
 
 
