@@ -1,5 +1,5 @@
 """scikit-learn's array API convention for ldr's MAF, SFA, PPCA, FactorAnalysis, CCA and
-OrthogonalCCA (run by tests/test_array_api_second_order.py in a fresh interpreter with
+OrthogonalCCA (run by tests/test_array_api.py in a fresh interpreter with
 ``SCIPY_ARRAY_API=1``, which scikit-learn's dispatch requires before SciPy is imported;
 collected alone, it skips).
 
@@ -24,7 +24,7 @@ import pytest
 
 if os.environ.get("SCIPY_ARRAY_API") != "1":
     pytest.skip("needs SCIPY_ARRAY_API=1 before SciPy is imported "
-                "(tests/test_array_api_second_order.py runs this file so)",
+                "(tests/test_array_api.py runs this file so)",
                 allow_module_level=True)
 
 import array_api_compat  # noqa: E402

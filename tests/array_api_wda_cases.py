@@ -1,5 +1,5 @@
 """scikit-learn's array API convention for ldr's WassersteinDA (run by
-tests/test_array_api_wda.py in a fresh interpreter with ``SCIPY_ARRAY_API=1``, which
+tests/test_array_api.py in a fresh interpreter with ``SCIPY_ARRAY_API=1``, which
 scikit-learn's dispatch requires before SciPy is imported; collected alone, it skips).
 
 Under ``array_api_dispatch=True`` a PyTorch (CPU) or array-api-strict input is fitted in its
@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 if os.environ.get("SCIPY_ARRAY_API") != "1":
-    pytest.skip("needs SCIPY_ARRAY_API=1 before SciPy is imported (tests/test_array_api_wda.py "
+    pytest.skip("needs SCIPY_ARRAY_API=1 before SciPy is imported (tests/test_array_api.py "
                 "runs this file so)", allow_module_level=True)
 
 import array_api_compat  # noqa: E402
