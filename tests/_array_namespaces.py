@@ -1,6 +1,8 @@
 """What the array-namespace tests share (``tests/test_namespaces.py``,
-``tests/test_wda_namespace.py``): which namespaces are installed, the parametrization over
-them, and NumPy test data converted into one (float64 unless a dtype is given)."""
+``tests/test_wda_namespace.py``, ``tests/test_hsic_namespace.py``, the ``array_api_*_cases``
+files): which namespaces are installed, the parametrization over them, NumPy test data
+converted into one (float64 unless a dtype is given), and a spy on PyTorch's conversions to
+NumPy (:func:`host_copies`) for the tests that no data-sized array reaches the host."""
 
 import importlib.util
 
@@ -28,3 +30,24 @@ def as_namespace(name, a, dtype=None):
     import array_api_strict as xs
 
     return xs.asarray(a)
+
+
+def host_copies(monkeypatch) -> list:
+    """Spy on PyTorch's conversions to NumPy (``Tensor.numpy``, ``Tensor.__array__``) for the
+    rest of the test: returns the list to which each converted tensor's shape is appended."""
+    import torch
+
+    seen = []
+    numpy, array = torch.Tensor.numpy, torch.Tensor.__array__
+
+    def spy_numpy(self, *args, **kwargs):
+        seen.append(tuple(self.shape))
+        return numpy(self, *args, **kwargs)
+
+    def spy_array(self, *args, **kwargs):
+        seen.append(tuple(self.shape))
+        return array(self, *args, **kwargs)
+
+    monkeypatch.setattr(torch.Tensor, "numpy", spy_numpy)
+    monkeypatch.setattr(torch.Tensor, "__array__", spy_array)
+    return seen

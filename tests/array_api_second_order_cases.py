@@ -29,7 +29,7 @@ if os.environ.get("SCIPY_ARRAY_API") != "1":
 
 import array_api_compat  # noqa: E402
 import sklearn  # noqa: E402
-from _array_namespaces import NAMESPACES  # noqa: E402
+from _array_namespaces import NAMESPACES, host_copies  # noqa: E402
 from _array_namespaces import as_namespace as _as  # noqa: E402
 
 import ldr  # noqa: E402
@@ -182,19 +182,7 @@ def test_the_fit_moves_no_data_sized_array_to_the_host(case, monkeypatch):
     X = data()
     n, d = X.shape
     Xt = torch.as_tensor(X)
-    seen = []
-    numpy, array = torch.Tensor.numpy, torch.Tensor.__array__
-
-    def spy_numpy(self, *args, **kwargs):
-        seen.append(tuple(self.shape))
-        return numpy(self, *args, **kwargs)
-
-    def spy_array(self, *args, **kwargs):
-        seen.append(tuple(self.shape))
-        return array(self, *args, **kwargs)
-
-    monkeypatch.setattr(torch.Tensor, "numpy", spy_numpy)
-    monkeypatch.setattr(torch.Tensor, "__array__", spy_array)
+    seen = host_copies(monkeypatch)
     with sklearn.config_context(array_api_dispatch=True):
         est = make().fit(Xt)
         Z = est.transform(Xt)
@@ -276,19 +264,7 @@ def test_two_view_fits_move_no_data_sized_array_to_the_host(cls, monkeypatch):
     X, Y = _views("span")
     n, d = X.shape[0], X.shape[1] + Y.shape[1]
     Xt, Yt = torch.as_tensor(X), torch.as_tensor(Y)
-    seen = []
-    numpy, array = torch.Tensor.numpy, torch.Tensor.__array__
-
-    def spy_numpy(self, *args, **kwargs):
-        seen.append(tuple(self.shape))
-        return numpy(self, *args, **kwargs)
-
-    def spy_array(self, *args, **kwargs):
-        seen.append(tuple(self.shape))
-        return array(self, *args, **kwargs)
-
-    monkeypatch.setattr(torch.Tensor, "numpy", spy_numpy)
-    monkeypatch.setattr(torch.Tensor, "__array__", spy_array)
+    seen = host_copies(monkeypatch)
     with sklearn.config_context(array_api_dispatch=True):
         est = cls(2).fit(Xt, Yt)
         Xc, Yc = est.transform(Xt, Yt)

@@ -12,7 +12,7 @@ subspace, at ``xtol=1e-5`` (float32's fixed-point residual stagnates near 1e-6),
 
 import numpy as np
 import pytest
-from _array_namespaces import HAS_TORCH, NAMESPACES
+from _array_namespaces import HAS_TORCH, NAMESPACES, host_copies
 from _array_namespaces import as_namespace as _as
 
 import ldr
@@ -124,19 +124,7 @@ def test_the_loop_moves_no_data_sized_array_to_the_host(monkeypatch):
     n_small = min(np.bincount(y))
     d = X.shape[1]
     objs = [WDA(torch.as_tensor(X), y, 2), WDA(torch.as_tensor(X), y, 2, memory_budget=2e4)]
-    seen = []
-    numpy, array = torch.Tensor.numpy, torch.Tensor.__array__
-
-    def spy_numpy(self, *args, **kwargs):
-        seen.append(tuple(self.shape))
-        return numpy(self, *args, **kwargs)
-
-    def spy_array(self, *args, **kwargs):
-        seen.append(tuple(self.shape))
-        return array(self, *args, **kwargs)
-
-    monkeypatch.setattr(torch.Tensor, "numpy", spy_numpy)
-    monkeypatch.setattr(torch.Tensor, "__array__", spy_array)
+    seen = host_copies(monkeypatch)
     for obj, solver in ((objs[0], None), (objs[1], "scf")):  # with trust region; by blocks
         res = ldr.solve(obj, solver)
         assert res.converged and isinstance(res.M, torch.Tensor), res.reason
@@ -158,15 +146,7 @@ def test_building_the_objective_moves_no_data_sized_array_to_the_host(monkeypatc
     d, n_small = X.shape[1], min(np.bincount(y))
     P0 = np.random.default_rng(0).standard_normal((d, 2))
     Xt = torch.as_tensor(X)
-    seen = []
-    numpy = torch.Tensor.numpy
-
-    def spy(self, *args, **kwargs):
-        seen.append(tuple(self.shape))
-        return numpy(self, *args, **kwargs)
-
-    monkeypatch.setattr(torch.Tensor, "numpy", spy)
-    monkeypatch.setattr(torch.Tensor, "__array__", lambda self, *a, **k: spy(self))
+    seen = host_copies(monkeypatch)
     objs = [WDA(Xt, y, 2), WDA(Xt, y, 2, batch_size=20, normalize_at=P0)]
     assert not [s for s in seen if int(np.prod(s)) > d * d or max(s, default=0) >= n_small]
     ref = WDA(X, y, 2, batch_size=20, normalize_at=P0)
