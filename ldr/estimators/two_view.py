@@ -89,11 +89,7 @@ class _TwoView(OutputMixin, TransformerMixin, BaseEstimator):
         if Y.ndim == 1:
             Y = Y.reshape(-1, 1)
         check_consistent_length(np.empty(n_samples), Y)
-        if reset:
-            self.n_features_y_ = Y.shape[1]
-        elif Y.shape[1] != self.n_features_y_:
-            raise ValueError(f"Y has {Y.shape[1]} features, but {type(self).__name__} is "
-                             f"expecting {self.n_features_y_} features as input")
+        self._check_n_features_y(Y, reset)
         return Y
 
     def fit(self, X, y) -> _TwoView:
@@ -172,6 +168,14 @@ class _TwoView(OutputMixin, TransformerMixin, BaseEstimator):
         kx, ky = maps[0].shape[1], maps[1].shape[1]
         return (stats, kx), spans[0], spans[1], dtype, (kx, ky)
 
+    def _check_n_features_y(self, Y, reset: bool) -> None:
+        """Record Y's width at fit (``n_features_y_``); afterwards refuse another width."""
+        if reset:
+            self.n_features_y_ = Y.shape[1]
+        elif Y.shape[1] != self.n_features_y_:
+            raise ValueError(f"Y has {Y.shape[1]} features, but {type(self).__name__} is "
+                             f"expecting {self.n_features_y_} features as input")
+
     def _check_Y_in(self, y, n_samples: int, reset: bool, xp, device):
         """:meth:`_check_Y` for the view y of X's namespace ``xp`` (moved there, to X's
         device, when given in another one)."""
@@ -185,11 +189,7 @@ class _TwoView(OutputMixin, TransformerMixin, BaseEstimator):
             Y = xp.reshape(Y, (-1, 1))
         if Y.shape[0] != n_samples:
             check_consistent_length(np.empty(n_samples), np.empty(Y.shape[0]))
-        if reset:
-            self.n_features_y_ = Y.shape[1]
-        elif Y.shape[1] != self.n_features_y_:
-            raise ValueError(f"Y has {Y.shape[1]} features, but {type(self).__name__} is "
-                             f"expecting {self.n_features_y_} features as input")
+        self._check_n_features_y(Y, reset)
         return Y
 
     def _scores_in(self, V, view: str, xp, device):
