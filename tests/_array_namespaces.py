@@ -1,10 +1,15 @@
 """What the array-namespace tests share (``tests/test_namespaces.py``,
 ``tests/test_wda_namespace.py``, ``tests/test_hsic_namespace.py``, the ``array_api_*_cases``
 files): which namespaces are installed, the parametrization over them, NumPy test data
-converted into one (float64 unless a dtype is given), and a spy on PyTorch's conversions to
-NumPy (:func:`host_copies`) for the tests that no data-sized array reaches the host."""
+converted into one (float64 unless a dtype is given), a spy on PyTorch's conversions to
+NumPy (:func:`host_copies`) for the tests that no data-sized array reaches the host, and the
+two halves of scikit-learn's estimator checks: :func:`parametrize_with_checks_here` (this
+session, without ``check_array_api_input``) and :func:`array_api_check_combinations` (that
+check's namespaces, devices and dtypes, run by ``tests/test_array_api.py`` in a fresh
+interpreter with ``SCIPY_ARRAY_API=1``)."""
 
 import importlib.util
+import os
 
 import numpy as np
 import pytest
@@ -51,3 +56,52 @@ def host_copies(monkeypatch) -> list:
     monkeypatch.setattr(torch.Tensor, "numpy", spy_numpy)
     monkeypatch.setattr(torch.Tensor, "__array__", spy_array)
     return seen
+
+
+#: scikit-learn's array API checks skip unless ``SCIPY_ARRAY_API=1`` was set before SciPy
+#: was imported, which a test session cannot do for itself without changing the SciPy
+#: mode of every NumPy test; they run in ``tests/test_array_api.py``'s fresh interpreter (this
+#: one, with its variants, in the ``array_api_*_cases.py`` files)
+ARRAY_API_CHECK = "check_array_api_input"
+
+
+def _check_name(check) -> str:
+    return getattr(getattr(check, "func", check), "__name__", "")
+
+
+def parametrize_with_checks_here(estimators, **kwargs):
+    """scikit-learn's ``parametrize_with_checks`` without its array API checks
+    (``check_array_api_input``, ``check_array_api_mixed_inputs``,
+    ``check_array_api_same_namespace``) when this session lacks ``SCIPY_ARRAY_API=1`` — each
+    would only skip ("SCIPY_ARRAY_API is not set"); they run in the fresh interpreter of
+    ``tests/test_array_api.py`` on :func:`array_api_check_combinations` (asserted there for
+    every estimator whose tags say it supports the array API)."""
+    from sklearn.utils.estimator_checks import parametrize_with_checks
+
+    mark = parametrize_with_checks(estimators, **kwargs)
+    if os.environ.get("SCIPY_ARRAY_API") == "1":
+        return mark
+    kept = [p for p in mark.args[1] if not _check_name(
+        (p.values if hasattr(p, "values") else p)[1]).startswith("check_array_api_")]
+    return pytest.mark.parametrize(mark.args[0], kept, **mark.kwargs)
+
+
+def array_api_check_combinations():
+    """The (namespace, device, dtype) triples of scikit-learn's array API checks that this
+    machine can run: NumPy, array-api-strict (both of its devices), PyTorch on the CPU, and
+    PyTorch on CUDA where a device is present; CuPy, dpnp, XPU and MPS are left out."""
+    from sklearn.utils._array_api import yield_namespace_device_dtype_combinations
+
+    cuda = HAS_TORCH and _torch_cuda()
+    for namespace, device, dtype in yield_namespace_device_dtype_combinations(
+            include_numpy_namespaces=True):
+        if (namespace in ("numpy", "array_api_strict")
+                or (namespace == "torch" and HAS_TORCH and device in ("cpu", None))
+                or (namespace == "torch" and device == "cuda" and cuda)):
+            yield namespace, device, dtype
+
+
+def _torch_cuda() -> bool:
+    import torch
+
+    return bool(torch.cuda.is_available())

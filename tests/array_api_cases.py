@@ -29,6 +29,7 @@ if os.environ.get("SCIPY_ARRAY_API") != "1":
 
 import array_api_compat  # noqa: E402
 import sklearn  # noqa: E402
+from _array_namespaces import array_api_check_combinations  # noqa: E402
 
 import ldr  # noqa: E402
 from ldr.estimators import PCA, OrthogonalLDA, SupervisedHSIC  # noqa: E402
@@ -191,18 +192,8 @@ def test_supervised_hsic_fits_on_the_gpu(wine):
     assert sin_largest_angle(est.M_.cpu().numpy(), ref.M_) <= 1e-10
 
 
-def _combinations():
-    from sklearn.utils._array_api import yield_namespace_device_dtype_combinations
-
-    for namespace, device, dtype in yield_namespace_device_dtype_combinations(
-            include_numpy_namespaces=False):
-        if namespace == "array_api_strict" or (
-                namespace == "torch" and importlib.util.find_spec("torch") is not None
-                and (device == "cpu" or device is None)):
-            yield namespace, device, dtype
-
-
-@pytest.mark.parametrize("namespace, device, dtype", list(_combinations()))
+@pytest.mark.parametrize("namespace, device, dtype",
+                         list(array_api_check_combinations()))
 @pytest.mark.parametrize("estimator", [PCA(2), PCA(2, whiten=True), PCA(n_components=0.9),
                                        OrthogonalLDA(), OrthogonalLDA(reg=0.1)],
                          ids=["PCA(2)", "PCA(whiten)", "PCA(0.9)", "OrthogonalLDA",
@@ -294,7 +285,8 @@ def test_supervised_hsic_float32_and_without_dispatch(wine):
     assert isinstance(plain.transform(torch.as_tensor(X)), np.ndarray)
 
 
-@pytest.mark.parametrize("namespace, device, dtype", list(_combinations()))
+@pytest.mark.parametrize("namespace, device, dtype",
+                         list(array_api_check_combinations()))
 def test_scikit_learns_array_api_check_of_supervised_hsic(namespace, device, dtype):
     """``check_array_api_input`` for SupervisedHSIC: namespaces and devices of the fitted
     arrays and outputs (its values: module docstring)."""

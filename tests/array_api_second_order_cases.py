@@ -29,7 +29,11 @@ if os.environ.get("SCIPY_ARRAY_API") != "1":
 
 import array_api_compat  # noqa: E402
 import sklearn  # noqa: E402
-from _array_namespaces import NAMESPACES, host_copies  # noqa: E402
+from _array_namespaces import (  # noqa: E402
+    NAMESPACES,
+    array_api_check_combinations,
+    host_copies,
+)
 from _array_namespaces import as_namespace as _as  # noqa: E402
 
 import ldr  # noqa: E402
@@ -327,17 +331,8 @@ def test_cuda_tensors_give_cuda_answers(case):
     np.testing.assert_allclose(Z.cpu().numpy(), make().fit(X).transform(X), atol=1e-8)
 
 
-def _combinations():
-    from sklearn.utils._array_api import yield_namespace_device_dtype_combinations
-
-    for namespace, device, dtype in yield_namespace_device_dtype_combinations(
-            include_numpy_namespaces=False):
-        if namespace == "array_api_strict" or (
-                namespace == "torch" and HAS_TORCH and (device == "cpu" or device is None)):
-            yield namespace, device, dtype
-
-
-@pytest.mark.parametrize("namespace, device, dtype", list(_combinations()))
+@pytest.mark.parametrize("namespace, device, dtype",
+                         list(array_api_check_combinations()))
 @pytest.mark.parametrize("estimator", [MAF(2), MAF(2, lag=2), SFA(2), PPCA(2), CCA(1),
                                        OrthogonalCCA(1)],
                          ids=["MAF", "MAF(lag=2)", "SFA", "PPCA", "CCA", "OrthogonalCCA"])

@@ -23,7 +23,7 @@ if os.environ.get("SCIPY_ARRAY_API") != "1":
 
 import array_api_compat  # noqa: E402
 import sklearn  # noqa: E402
-from _array_namespaces import NAMESPACES  # noqa: E402
+from _array_namespaces import NAMESPACES, array_api_check_combinations  # noqa: E402
 from _array_namespaces import as_namespace as _as  # noqa: E402
 
 import ldr  # noqa: E402
@@ -231,17 +231,8 @@ def test_cuda_tensors_are_fitted_on_the_gpu(data):
     _assert_same_fit(est, ref, Xc, Z, ref.transform(X))
 
 
-def _combinations():
-    from sklearn.utils._array_api import yield_namespace_device_dtype_combinations
-
-    for namespace, device, dtype in yield_namespace_device_dtype_combinations(
-            include_numpy_namespaces=False):
-        if namespace == "array_api_strict" or (namespace == "torch" and HAS_TORCH
-                                               and (device == "cpu" or device is None)):
-            yield namespace, device, dtype
-
-
-@pytest.mark.parametrize("namespace, device, dtype", list(_combinations()))
+@pytest.mark.parametrize("namespace, device, dtype",
+                         list(array_api_check_combinations()))
 def test_scikit_learns_array_api_check(namespace, device, dtype):
     """scikit-learn's own ``check_array_api_input`` (values compared with NumPy's), which
     ``tests/test_estimators.py``'s estimator checks can only skip: it needs

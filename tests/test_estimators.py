@@ -5,6 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _array_namespaces import parametrize_with_checks_here
 from sklearn.base import clone
 from sklearn.cross_decomposition import CCA as SkCCA
 from sklearn.datasets import load_wine
@@ -15,7 +16,6 @@ from sklearn.model_selection import GridSearchCV, StratifiedKFold, train_test_sp
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils.estimator_checks import parametrize_with_checks
 from threadpoolctl import threadpool_limits
 
 import ldr
@@ -94,10 +94,9 @@ def test_every_estimator_is_checked():
 # the checks fit the clustering estimators with a few alternation rounds (max_outer=3), which
 # warn that the alternation did not converge: the point of the checks is the API, not that
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-@pytest.mark.filterwarnings("ignore::sklearn.exceptions.SkipTestWarning")  # array API check
-@parametrize_with_checks(list(CHECKED.values()),
-                         expected_failed_checks=lambda e: EXPECTED_FAILURES.get(
-                             type(e).__name__, {}))
+@parametrize_with_checks_here(list(CHECKED.values()),
+                              expected_failed_checks=lambda e: EXPECTED_FAILURES.get(
+                                  type(e).__name__, {}))
 def test_sklearn_compatible(estimator, check):
     # the checks' data sets have 20-100 rows: OpenMP/BLAS threads (k-means) only add
     # contention there, which made these checks 3x slower on a busy 2-core machine

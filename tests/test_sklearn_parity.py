@@ -14,6 +14,7 @@ import warnings
 
 import numpy as np
 import pytest
+from _array_namespaces import parametrize_with_checks_here
 from numpy.testing import assert_allclose, assert_array_equal
 from sklearn.datasets import (
     load_breast_cancer,
@@ -28,7 +29,6 @@ from sklearn.model_selection import StratifiedKFold, cross_val_score
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
-from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from ldr.estimators import PCA, OrthogonalLDA
 from ldr.estimators._gaussian import minka_dimension, minka_log_likelihood
@@ -509,10 +509,11 @@ def test_lda_explained_variance_ratio_is_the_share_of_between_class_scatter():
 
 # scikit-learn's estimator checks for the non-default forms (the defaults are checked in
 # test_estimators.py)
-@parametrize_with_checks([PCA(whiten=True), PCA(n_components=0.9), OrthogonalLDA(reg=0.1)],
-                         expected_failed_checks=lambda e: {
-                             "check_transformer_n_iter": "the start already satisfies the "
-                             "gradient rule: the fit honestly reports n_iter_ = 0"})
+@parametrize_with_checks_here([PCA(whiten=True), PCA(n_components=0.9),
+                               OrthogonalLDA(reg=0.1)],
+                              expected_failed_checks=lambda e: {
+                                  "check_transformer_n_iter": "the start already satisfies the "
+                                  "gradient rule: the fit honestly reports n_iter_ = 0"})
 def test_sklearn_compatible_variants(estimator, check):
     check(estimator)
 

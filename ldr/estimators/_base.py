@@ -506,7 +506,7 @@ class ProjectionAPI(TransformerMixin):
         if is_lazy(X):
             return map_rows(X, self._transform_block, self.n_features_in_,
                             self.n_components_)
-        space = namespace_of(X)
+        space = namespace_of(X, fitted=self)
         if space is not None:  # computed in X's namespace, on its device
             return project_in(self, X, *space)
         X = validate_data(self, to_numpy(X), reset=False, dtype=[np.float64, np.float32])

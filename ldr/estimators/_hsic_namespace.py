@@ -49,7 +49,7 @@ class NamespaceOutput:
         """``((X − mean_) / scale_) @ M_``; under ``array_api_dispatch`` an array of another
         namespace gives its namespace and device
         (:func:`ldr.estimators._hsic_namespace.transform_in`)."""
-        space = namespace_of(X)
+        space = namespace_of(X, fitted=self if hasattr(self, "M_") else None)
         if space is not None:
             check_is_fitted(self, "M_")
             return transform_in(self, X, *space)

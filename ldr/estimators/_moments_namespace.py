@@ -68,10 +68,10 @@ class SecondOrderNamespace(TransformerMixin):
         """The projection of X onto the learned subspace (:class:`~ldr.estimators.LinearDR`'s
         ``transform``); computed in X's namespace, on its device, for such an input under
         ``array_api_dispatch`` (module docstring)."""
-        space = namespace_of(X)
+        check_is_fitted(self, "M_")
+        space = namespace_of(X, fitted=self)
         if space is None:
             return super().transform(X)
-        check_is_fitted(self, "M_")
         xp, device = space
         X = validate_data(self, X, reset=False, dtype=[xp.float64, xp.float32])
         mean, A = self._linear_map()

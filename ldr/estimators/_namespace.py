@@ -10,9 +10,11 @@ arrays (``components_``, ``M_``, ``mean_``, ``explained_variance_``, ``coef_``, 
 ``classes_``) and every output (``transform``, ``inverse_transform``, ``decision_function``,
 ``predict``, ``predict_proba``) in that namespace and on that device, as scikit-learn's PCA and
 LinearDiscriminantAnalysis do; ``transform`` and the linear decision rule are computed there.
-Without the setting, or for NumPy input, nothing changes.  Scalar scores (``cost_``,
-``noise_variance_``, ``ratio_``) stay Python floats, and ``result_`` and ``objective_`` the
-driver's NumPy record (WassersteinDA's: below).
+As scikit-learn's, a fitted estimator's ``transform``, ``decision_function`` and ``predict*``
+refuse an input of another namespace or device than the fit's, naming the method
+(:func:`check_same_namespace`).  Without the setting, or for NumPy input, nothing changes.
+Scalar scores (``cost_``, ``noise_variance_``, ``ratio_``) stay Python floats, and
+``result_`` and ``objective_`` the driver's NumPy record (WassersteinDA's: below).
 
 The *fit* reads the rows where they are: the one pass over them that computes the data's
 statistics (:func:`ldr.data.rows.moments`: means, scatter, class sums; MAF's lagged and
@@ -36,9 +38,9 @@ starts go to the device; the answer comes back for the sign rule and the span's 
 scalars the stopping rules read.  Its ``result_`` (and ``results_``) hold the points in the
 input's namespace; ``WDAClustering`` converts to NumPy (its k-means runs on the host).
 
-The other estimators built on :class:`~ldr.estimators.LinearDR`'s ``fit`` and ``transform``
-convert such an input to NumPy there and answer in NumPy, as without the setting (their tag
-``array_api_support`` is False).
+The other estimators (their tag ``array_api_support`` is False) read such an input as NumPy,
+copied to the host by their validation (:func:`ldr.estimators._output.validate_data`), and
+answer in NumPy, as without the setting.
 """
 
 from __future__ import annotations
@@ -52,9 +54,12 @@ from ldr.estimators._output import validate_data
 _SKIP = frozenset({"feature_names_in_", "n_features_in_", "result_", "objective_"})
 
 
-def namespace_of(X):
+def namespace_of(X, fitted=None, method: str = "transform"):
     """``(xp, device)`` of ``X`` when scikit-learn's ``array_api_dispatch`` is on and ``X`` is
-    an array of another namespace than NumPy, else None."""
+    an array of another namespace than NumPy, else None.  With ``fitted`` (an estimator whose
+    ``method`` reads X), first :func:`check_same_namespace`."""
+    if fitted is not None:
+        check_same_namespace(fitted, X, method)
     if X is None or isinstance(X, np.ndarray):
         return None
     import sklearn
@@ -69,6 +74,38 @@ def namespace_of(X):
             or array_api_compat.is_dask_array(X)):  # Dask: read lazily, in chunks
         return None
     return array_api_compat.array_namespace(X), array_api_compat.device(X)
+
+
+def check_same_namespace(estimator, X, method: str) -> None:
+    """scikit-learn's rule for a fitted estimator's methods under ``array_api_dispatch``
+    (its ``check_same_namespace``): ``X`` must be in the namespace and on the device of the
+    fit (of its ``components_``, CCA's ``x_weights_``), else a ValueError naming
+    ``Estimator.method()`` and how to get there.  Estimators without the ``array_api_support``
+    tag convert such input to NumPy instead (module docstring), and without the setting
+    nothing is checked."""
+    import sklearn
+
+    if not sklearn.get_config().get("array_api_dispatch", False) \
+            or not estimator.__sklearn_tags__().array_api_support:
+        return
+    import array_api_compat as compat
+
+    def where(a):
+        if not compat.is_array_api_obj(a) or compat.is_numpy_array(a):
+            return "numpy", None  # NumPy, lists and other array-likes
+        return compat.array_namespace(a).__name__, compat.device(a)
+
+    attribute = next(a for a in ("components_", "x_weights_", "coef_", "M_")
+                     if hasattr(estimator, a))  # a fitted array every such estimator has
+    fitted, given = where(getattr(estimator, attribute)), where(X)
+    if fitted == given or (fitted[0] == given[0] == "numpy"):
+        return
+    name = type(estimator).__name__
+    raise ValueError(
+        f"Inputs passed to {name}.{method}() must use the same namespace and the same device "
+        f"as those passed to fit(): it was fitted on {fitted[0]} (device {fitted[1]}) and "
+        f"given {given[0]} (device {given[1]}). Convert X to the fit's namespace and device "
+        f"(e.g. torch.as_tensor(X, device=...)), or refit {name} on X's.")
 
 
 def to_numpy(X):
@@ -113,7 +150,7 @@ def fitted_numpy(estimator, name: str):
 
 def matching(estimator, name: str, xp, device):
     """A fitted attribute in ``xp`` on ``device`` (converted when it is in another namespace:
-    fitted on NumPy, transformed from PyTorch)."""
+    an estimator without the array API tag, fitted on NumPy, projecting a PyTorch input)."""
     value = getattr(estimator, name)
     import array_api_compat
 

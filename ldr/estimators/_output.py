@@ -25,6 +25,7 @@ from sklearn.base import ClassNamePrefixFeaturesOutMixin
 from sklearn.utils.validation import check_is_fitted
 from sklearn.utils.validation import validate_data as _sk_validate_data
 
+from ldr.data.arrays import to_host
 from ldr.data.validation import non_numeric_error
 from ldr.errors import ParameterError
 
@@ -39,7 +40,11 @@ def validate_data(estimator, X="no_validation", y="no_validation", **kwargs):
     """scikit-learn's ``validate_data``, with errors that name the fix when X or y is not
     numeric: the first non-numeric column of X, by index and DataFrame column name ("encode
     categorical columns first"), and, for ``y_numeric=True`` (regressors), that y must be
-    numeric targets (one-hot encode class labels)."""
+    numeric targets (one-hot encode class labels).  An estimator without the
+    ``array_api_support`` tag reads an array of another namespace (under scikit-learn's
+    ``array_api_dispatch``) as NumPy, copied to the host, and answers in NumPy."""
+    if not estimator.__sklearn_tags__().array_api_support:
+        X, y = _on_host(X), _on_host(y)
     try:
         out = _sk_validate_data(estimator, X, y, **kwargs)
     except ValueError as exc:  # (a TypeError, e.g. a dict entry, stays scikit-learn's)
@@ -55,6 +60,21 @@ def validate_data(estimator, X="no_validation", y="no_validation", **kwargs):
     if kwargs.get("y_numeric") and not isinstance(y, str):
         _check_numeric_targets(out[1])  # string labels pass scikit-learn's multi-output path
     return out
+
+
+def _on_host(a):
+    """An array of another namespace than NumPy (a PyTorch tensor, ...) as a NumPy array on
+    the host; anything else (NumPy, Dask, lists, the "no_validation" marker) as it is."""
+    if a is None or isinstance(a, (np.ndarray, str)):
+        return a
+    try:
+        import array_api_compat as compat
+    except ImportError:  # then scikit-learn has no array API dispatch either
+        return a
+    if compat.is_array_api_obj(a) and not (compat.is_numpy_array(a)
+                                           or compat.is_dask_array(a)):
+        return to_host(a)
+    return a
 
 
 def _check_numeric_targets(y) -> None:

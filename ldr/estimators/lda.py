@@ -282,8 +282,13 @@ class OrthogonalLDA(ProjectionAPI, ClassifierMixin, LinearDR):
     def decision_function(self, X) -> np.ndarray:
         """``δ_k(x) = X @ coef_.T + intercept_``, the log-posterior up to a per-sample constant;
         for two classes the log-odds of class 1 against class 0, shape (n_samples,)."""
+        return self._decision(X, "decision_function")
+
+    def _decision(self, X, method: str):
+        """:meth:`decision_function` for ``method`` (named if X is in another namespace than
+        the fit's, under ``array_api_dispatch``)."""
         check_is_fitted(self, "coef_")
-        space = namespace_of(X)
+        space = namespace_of(X, fitted=self, method=method)
         if space is not None:  # in X's namespace, on its device (ldr.estimators._namespace)
             xp, device = space
             X = validate_data(self, X, reset=False, dtype=[xp.float64, xp.float32])
@@ -296,7 +301,7 @@ class OrthogonalLDA(ProjectionAPI, ClassifierMixin, LinearDR):
 
     def predict(self, X) -> np.ndarray:
         """The class of largest posterior (``decision_function``'s argmax, or its sign)."""
-        D = self.decision_function(X)
+        D = self._decision(X, "predict")
         space = namespace_of(D)
         if space is None:
             idx = (D > 0).astype(int) if D.ndim == 1 else np.argmax(D, axis=1)
@@ -309,7 +314,10 @@ class OrthogonalLDA(ProjectionAPI, ClassifierMixin, LinearDR):
 
     def predict_proba(self, X) -> np.ndarray:
         """Posterior probabilities p(k | x) of the Gaussian model, shape (n_samples, n_classes)."""
-        D = self.decision_function(X)
+        return self._proba(X, "predict_proba")
+
+    def _proba(self, X, method: str):
+        D = self._decision(X, method)
         space = namespace_of(D)
         if space is not None:
             xp = space[0]
@@ -326,7 +334,7 @@ class OrthogonalLDA(ProjectionAPI, ClassifierMixin, LinearDR):
     def predict_log_proba(self, X) -> np.ndarray:
         """log p(k | x), a zero probability mapped to log of the smallest normal (as
         scikit-learn)."""
-        P = self.predict_proba(X)
+        P = self._proba(X, "predict_log_proba")
         space = namespace_of(P)
         if space is not None:
             xp = space[0]

@@ -249,7 +249,7 @@ class _TwoView(OutputMixin, TransformerMixin, BaseEstimator):
         check_is_fitted(self, "M_")
         if is_lazy(X) or is_lazy(y):
             return self._transform_lazy(X, y)
-        space = namespace_of(X)
+        space = namespace_of(X, fitted=self)
         if space is not None:  # in X's namespace, on its device (module docstring)
             xp = space[0]
             X = validate_data(self, X, reset=False, dtype=[xp.float64, xp.float32])

@@ -163,7 +163,7 @@ class _WDABase(OutputMixin, TransformerMixin, BaseEstimator):
         check_is_fitted(self, "M_")
         if is_lazy(X):  # lazy, block by block
             return map_rows(X, self.transform, self.n_features_in_, self.M_.shape[1])
-        space = namespace_of(X) if self._array_api_support else None
+        space = namespace_of(X, fitted=self) if self._array_api_support else None
         if space is not None:  # in X's namespace, on its device (ldr.estimators._namespace)
             return project_in(self, X, *space)
         X = validate_data(self, to_numpy(X), reset=False, dtype=FLOAT_DTYPES)
