@@ -28,11 +28,11 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from ldr.data.arrays import like, to_host
-from ldr.estimators._namespace import matching, namespace_of, to_namespace, to_numpy
+from ldr.estimators._namespace import namespace_of, project_in, to_namespace, to_numpy
 from ldr.estimators._output import cast_fitted, validate_data
 from ldr.kernels.family import in_namespace
 
-__all__ = ["NamespaceOutput", "fit_in", "namespace_of", "to_numpy", "transform_in"]
+__all__ = ["NamespaceOutput", "fit_in", "namespace_of", "to_numpy"]
 
 
 class NamespaceOutput:
@@ -48,11 +48,11 @@ class NamespaceOutput:
     def transform(self, X):
         """``((X − mean_) / scale_) @ M_``; under ``array_api_dispatch`` an array of another
         namespace gives its namespace and device
-        (:func:`ldr.estimators._hsic_namespace.transform_in`)."""
+        (:func:`ldr.estimators._namespace.project_in`)."""
         space = namespace_of(X, fitted=self if hasattr(self, "M_") else None)
         if space is not None:
             check_is_fitted(self, "M_")
-            return transform_in(self, X, *space)
+            return project_in(self, X, *space, self.mean_, self.M_, self.scale_)
         return super().transform(X)
 
 
@@ -78,11 +78,3 @@ def fit_in(estimator, X, y, xp, device):
     to_namespace(estimator, xp, device)
     return estimator
 
-
-def transform_in(estimator, X, xp, device):
-    """``((X − mean_) / scale_) @ M_`` in ``xp`` on ``device``, in X's float dtype."""
-    X = validate_data(estimator, X, reset=False, dtype=[xp.float64, xp.float32])
-    X64 = X if X.dtype == xp.float64 else xp.astype(X, xp.float64)
-    mean, scale, M = (xp.astype(matching(estimator, name, xp, device), xp.float64)
-                      for name in ("mean_", "scale_", "M_"))
-    return xp.astype(((X64 - mean) / scale) @ M, X.dtype)

@@ -23,7 +23,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ldr.data.rows import moments
 from ldr.estimators._fitdata import FitData
-from ldr.estimators._namespace import namespace_of
+from ldr.estimators._namespace import namespace_of, project_in
 from ldr.estimators._output import validate_data
 
 __all__ = ["SecondOrderNamespace"]
@@ -72,12 +72,5 @@ class SecondOrderNamespace(TransformerMixin):
         space = namespace_of(X, fitted=self)
         if space is None:
             return super().transform(X)
-        xp, device = space
-        X = validate_data(self, X, reset=False, dtype=[xp.float64, xp.float32])
         mean, A = self._linear_map()
-
-        def put(a):
-            return xp.asarray(np.ascontiguousarray(a, dtype=np.float64), device=device)
-
-        X64 = X if X.dtype == xp.float64 else xp.astype(X, xp.float64)
-        return xp.astype((X64 - put(mean)) @ put(A), X.dtype)
+        return project_in(self, X, *space, mean, A)

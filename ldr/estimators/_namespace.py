@@ -151,7 +151,12 @@ def fitted_numpy(estimator, name: str):
 def matching(estimator, name: str, xp, device):
     """A fitted attribute in ``xp`` on ``device`` (converted when it is in another namespace:
     an estimator without the array API tag, fitted on NumPy, projecting a PyTorch input)."""
-    value = getattr(estimator, name)
+    return moved(getattr(estimator, name), xp, device)
+
+
+def moved(value, xp, device):
+    """An array (NumPy or of any namespace) in ``xp`` on ``device``: as it is when it is
+    there already, else copied through the host."""
     import array_api_compat
 
     if array_api_compat.is_array_api_obj(value) and not isinstance(value, np.ndarray):
@@ -161,10 +166,22 @@ def matching(estimator, name: str, xp, device):
     return xp.asarray(np.ascontiguousarray(to_numpy(value)), device=device)
 
 
-def project_in(estimator, X, xp, device):
-    """``(X − mean_) @ components_.T`` of a projection estimator in ``xp`` on ``device``,
-    finished by its ``_scale`` (PCA's whitening), in X's float dtype."""
+def project_in(estimator, X, xp, device, shift=None, A=None, scale=None):
+    """``transform`` for X of namespace ``xp`` on ``device``: ``((X − shift) / scale) @ A``,
+    computed there in float64 and returned in X's float dtype.  The fitted arrays (NumPy or
+    of ``xp``) are moved there when they are elsewhere; by default ``shift`` is ``mean_``,
+    ``A`` is ``components_.T`` and the result is finished by the estimator's
+    ``_scale(Z, xp, device)`` hook (PCA's whitening) — the projection estimators'
+    ``transform``; SupervisedHSIC (its ``mean_``, ``scale_``, ``M_``) and the second-order
+    estimators (their linear map) pass their own."""
     X = validate_data(estimator, X, reset=False, dtype=[xp.float64, xp.float32])
-    Z = (X - matching(estimator, "mean_", xp, device)) @ \
-        matching(estimator, "components_", xp, device).T
-    return xp.astype(estimator._scale(Z, xp, device), X.dtype)
+
+    def put(a):
+        return xp.astype(moved(a, xp, device), xp.float64, copy=False)
+
+    own = shift is None and A is None
+    shift = estimator.mean_ if shift is None else shift
+    A = put(estimator.components_).T if A is None else put(A)
+    Z = (X if X.dtype == xp.float64 else xp.astype(X, xp.float64)) - put(shift)
+    Z = (Z if scale is None else Z / put(scale)) @ A
+    return xp.astype(estimator._scale(Z, xp, device) if own else Z, X.dtype)
