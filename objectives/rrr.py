@@ -91,17 +91,31 @@ def penalized_cost(X, Y, B, alpha: float = 0.0, intercept=None) -> float:
     return float(np.sum((Y - X @ B - intercept) ** 2) + alpha * np.sum(B * B))
 
 
-def ridge_factors(Xc, Yc, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+def ridge_factors(Xc, Yc, alpha: float, eps: float | None = None
+                  ) -> tuple[np.ndarray, np.ndarray]:
     """``(B_ridge, H)`` for centered X and Y from one thin SVD X = U diag(s) Wᵀ:
     B_ridge = W diag(s/(s² + α)) UᵀY (α = 0: the minimum-norm least-squares fit, directions
     with s ≈ 0 dropped) and H = (UᵀY)ᵀ diag(s²/(s² + α)) (UᵀY) = YᵀX(XᵀX + αI)⁻¹XᵀY."""
     U, s, Wt = scipy.linalg.svd(Xc, full_matrices=False)
+    return ridge_from_svd(s, Wt, U.T @ Yc, alpha, max(Xc.shape), eps)[:2]
+
+
+def ridge_from_svd(s, Wt, UtY, alpha: float, n_max: int, eps: float | None = None):
+    """:func:`ridge_factors` from the thin SVD statistics of centered X — its singular values
+    ``s``, right factor ``Wt`` and ``UᵀY`` (NumPy; what an n-row SVD on another device
+    brings to the host).  At α = 0 singular values below ``n_max · eps · s₁`` are dropped
+    (``n_max`` = max(n, p); ``eps`` the data's relative precision, float64's by default —
+    float32 data are collinear only to float32's, 1.2e-7: below it a fit is rounding noise).
+    Also
+    returns ``F = diag(s²/(s² + α)) UᵀY``: the fitted values are X B_ridge = U F, so their
+    right singular vectors are F's (the heuristic without the rows)."""
     if alpha == 0:
-        keep = s > max(Xc.shape) * np.finfo(float).eps * (s[0] if s.size else 0.0)
-        U, s, Wt = U[:, keep], s[keep], Wt[keep]
-    UtY = U.T @ Yc
-    H = UtY.T @ ((s**2 / (s**2 + alpha))[:, None] * UtY)
-    return Wt.T @ ((s / (s**2 + alpha))[:, None] * UtY), 0.5 * (H + H.T)
+        eps = np.finfo(float).eps if eps is None else eps
+        keep = s > n_max * eps * (s[0] if s.size else 0.0)
+        s, Wt, UtY = s[keep], Wt[keep], UtY[keep]
+    F = (s**2 / (s**2 + alpha))[:, None] * UtY
+    H = UtY.T @ F
+    return Wt.T @ ((s / (s**2 + alpha))[:, None] * UtY), 0.5 * (H + H.T), F
 
 
 def reduced_rank_closed_form(X, Y, r: int) -> np.ndarray:
@@ -133,6 +147,10 @@ class ReducedRankRegression(Objective):
         form).
     alpha : float ≥ 0, default 0
         α, the ridge penalty on ‖B‖²_F (in the units of Y²/X², as scikit-learn's Ridge).
+    eps : float, optional
+        The data's relative precision (default float64's; float32 data: 1.2e-7): at α = 0,
+        directions of X with singular values below max(n, p)·eps·s₁ are dropped
+        (:func:`ridge_from_svd`).
 
     Attributes
     ----------
@@ -165,7 +183,7 @@ class ReducedRankRegression(Objective):
                     "(optimal scoring), ridge α = --reg, on the Grassmannian of the outputs",
                     supervised=True, options={"reg": "alpha"}, labels="onehot")
 
-    def __init__(self, X, y, r: int, alpha: float = 0.0):
+    def __init__(self, X, y, r: int, alpha: float = 0.0, eps: float | None = None):
         X = check_data(X, "X", min_samples=2)
         Y = check_targets(y, X.shape[0])
         n, q = Y.shape
@@ -178,11 +196,38 @@ class ReducedRankRegression(Objective):
         self.alpha = check_alpha(alpha)
         self.mean_, self.y_mean_ = X.mean(axis=0), Y.mean(axis=0)
         Xc, Yc = X - self.mean_, Y - self.y_mean_
-        self.coef_full_, self.H = ridge_factors(Xc, Yc, self.alpha)
+        self.coef_full_, self.H = ridge_factors(Xc, Yc, self.alpha, eps)
         self.cost_full_ = penalized_cost(Xc, Yc, self.coef_full_, self.alpha, 0.0)
         self._trace_H = float(np.trace(self.H))
         self._Xc, self._Yc = Xc, Yc
         self.shape, self.manifold = (q, int(r)), "grassmann"
+
+    @classmethod
+    def from_statistics(cls, coef_full, H, fitted, cost_full: float, x_mean, y_mean, r: int,
+                        alpha: float = 0.0) -> ReducedRankRegression:
+        """The program from the full ridge fit ``coef_full`` (p × q), ``H`` (q × q), the
+        factor ``fitted`` of its fitted values and its cost c₀ (:func:`ridge_from_svd`),
+        without the rows — the estimator's fit on another array namespace computes these
+        there; :meth:`penalized_cost`, which reads the rows, is unavailable on it."""
+        obj = cls.__new__(cls)
+        q = H.shape[0]
+        if isinstance(r, bool) or not isinstance(r, numbers.Integral) or not 1 <= r < q:
+            raise ParameterError("r", f"the rank must be an integer with 1 <= r < n_outputs = "
+                                 f"{q}, got {r!r}")
+        obj.alpha = check_alpha(alpha)
+        obj.mean_, obj.y_mean_ = np.asarray(x_mean, float), np.asarray(y_mean, float)
+        obj.coef_full_, obj.H, obj.cost_full_ = coef_full, H, float(cost_full)
+        obj._trace_H = float(np.trace(H))
+        obj._Xc = obj._Yc = None
+        obj._fitted = np.asarray(fitted, float)
+        obj.shape, obj.manifold = (q, int(r)), "grassmann"
+        return obj
+
+    def _rows(self, what: str):
+        if self._Xc is None:
+            raise ParameterError("X", f"{what} reads the training rows, which this objective "
+                                 "was built without (from_statistics): build it from X and y")
+        return self._Xc, self._Yc
 
     # --- the Grassmann program ----------------------------------------------------------
     def cost(self, M):
@@ -212,7 +257,8 @@ class ReducedRankRegression(Objective):
         """"Fit, then project": the top-r right singular vectors of the full ridge fit's
         fitted values (exact for α = 0; module docstring)."""
         r = self.shape[1]
-        Vt = np.linalg.svd(self._Xc @ self.coef_full_, full_matrices=False)[2]
+        fitted = self._fitted if self._Xc is None else self._Xc @ self.coef_full_
+        Vt = np.linalg.svd(fitted, full_matrices=False)[2]
         return Vt[:r].T.copy()
 
     def global_gap(self, M) -> float:
@@ -232,7 +278,7 @@ class ReducedRankRegression(Objective):
 
     def penalized_cost(self, M) -> float:
         """F(B(V)) evaluated directly on the centered training data (equals ``cost``)."""
-        return penalized_cost(self._Xc, self._Yc, self.coef(M), self.alpha, 0.0)
+        return penalized_cost(*self._rows("penalized_cost"), self.coef(M), self.alpha, 0.0)
 
     def svd_factors(self, M) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """``(U_B, S_B, W_B)`` with B(V) = U_B diag(S_B) W_Bᵀ, r columns each, S_B decreasing;

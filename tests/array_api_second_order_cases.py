@@ -38,7 +38,15 @@ from _array_namespaces import as_namespace as _as  # noqa: E402
 
 import ldr  # noqa: E402
 from ldr.data import arrays  # noqa: E402
-from ldr.estimators import CCA, MAF, PPCA, SFA, FactorAnalysis, OrthogonalCCA  # noqa: E402
+from ldr.estimators import (  # noqa: E402
+    CCA,
+    MAF,
+    PPCA,
+    SFA,
+    FactorAnalysis,
+    OrthogonalCCA,
+    ReducedRankRegression,
+)
 from ldr.manifolds import sin_largest_angle  # noqa: E402
 
 #: PyTorch on one thread for these small operations (tests/conftest.py)
@@ -334,8 +342,10 @@ def test_cuda_tensors_give_cuda_answers(case):
 @pytest.mark.parametrize("namespace, device, dtype",
                          list(array_api_check_combinations()))
 @pytest.mark.parametrize("estimator", [MAF(2), MAF(2, lag=2), SFA(2), PPCA(2), CCA(1),
-                                       OrthogonalCCA(1)],
-                         ids=["MAF", "MAF(lag=2)", "SFA", "PPCA", "CCA", "OrthogonalCCA"])
+                                       OrthogonalCCA(1), ReducedRankRegression(),
+                                       ReducedRankRegression(alpha=0.5)],
+                         ids=["MAF", "MAF(lag=2)", "SFA", "PPCA", "CCA", "OrthogonalCCA",
+                              "ReducedRankRegression", "ReducedRankRegression(alpha)"])
 def test_scikit_learns_array_api_check(estimator, namespace, device, dtype):
     """scikit-learn's own ``check_array_api_input`` (values compared with NumPy's).  Not for
     FactorAnalysis: on the check's data (30 samples, 10 features) two factors are a Heywood
@@ -346,3 +356,65 @@ def test_scikit_learns_array_api_check(estimator, namespace, device, dtype):
 
     check_array_api_input(type(estimator).__name__, estimator, namespace, device_name=device,
                           dtype_name=dtype, check_values=True)
+
+
+def _regression(case):
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((300, 8))
+    Y = X @ rng.standard_normal((8, 2)) @ rng.standard_normal((2, 5))
+    Y = Y + rng.standard_normal((300, 5))
+    if case == "collinear":  # a ninth input, the sum of two others (α = 0: minimum norm)
+        X = np.column_stack([X, X[:, 0] + X[:, 1]])
+    return (X, Y[:, 0]) if case == "1-D y" else (X, Y)
+
+
+RRR = ("coef_", "intercept_", "components_", "y_loadings_", "mean_", "y_mean_")
+
+
+@pytest.mark.parametrize("name", NAMESPACES)
+@pytest.mark.parametrize("case, params", [("outputs", {"n_components": 2}),
+                                          ("outputs", {"n_components": 2, "alpha": 3.0}),
+                                          ("outputs", {"n_components": 2,
+                                                       "start": "heuristic"}),
+                                          ("collinear", {"n_components": 2}),
+                                          ("outputs", {}), ("1-D y", {})])
+def test_reduced_rank_regression_in_the_inputs_namespace_equals_numpys(name, case, params):
+    # the Grassmann program (r < n_targets) from the SVD statistics computed on the device,
+    # and the closed form (r = n_targets, 1-D y)
+    X, Y = _regression(case)
+    ref = ReducedRankRegression(**params).fit(X, Y)
+    Xa, Ya = _as(name, X), _as(name, Y)
+    with sklearn.config_context(array_api_dispatch=True):
+        est = ReducedRankRegression(**params).fit(Xa, Ya)
+        Z, P = est.transform(Xa), est.predict(Xa)
+        score = est.score(Xa, Ya)
+    assert est.cost_ == pytest.approx(ref.cost_, rel=1e-10)
+    assert est.n_iter_ == ref.n_iter_ and est.n_components_ == ref.n_components_
+    for attr in RRR:
+        value = getattr(est, attr)
+        if isinstance(getattr(ref, attr), float):  # 1-D y's intercept
+            assert value == pytest.approx(getattr(ref, attr), rel=1e-10)
+            continue
+        _same_space(value, Xa)
+        _close(_host(value), getattr(ref, attr), 1e-9)
+    for out, expected in ((Z, ref.transform(X)), (P, ref.predict(X))):
+        _same_space(out, Xa)
+        _close(_host(out), expected, 1e-9)
+    assert score == pytest.approx(ref.score(X, Y), rel=1e-10)
+
+
+@needs_torch
+def test_reduced_rank_regression_moves_no_data_sized_array_to_the_host(monkeypatch):
+    import torch
+
+    X, Y = _regression("outputs")
+    (n, p), q = X.shape, Y.shape[1]
+    Xt, Yt = torch.as_tensor(X), torch.as_tensor(Y)
+    seen = host_copies(monkeypatch)
+    with sklearn.config_context(array_api_dispatch=True):
+        est = ReducedRankRegression(2).fit(Xt, Yt)
+        P = est.predict(Xt)
+    assert isinstance(est.coef_, torch.Tensor) and isinstance(P, torch.Tensor)
+    big = [s for s in seen if int(np.prod(s)) > p * max(p, q) or max(s, default=0) >= n]
+    assert not big, f"arrays moved to the host in the fit: {big}"
+    assert seen, "the fit brings its statistics to the host"

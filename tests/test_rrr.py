@@ -168,3 +168,19 @@ def test_float32_fit_whose_coefficients_exceed_float32_stays_finite():
     assert Z.dtype == np.float32 and np.all(np.isfinite(Z))
     np.testing.assert_allclose(Z, b.transform(X.astype(np.float64)), rtol=1e-6)
     assert a.components_.dtype == np.float64  # 1e39 does not fit float32
+
+
+def test_float32_inputs_collinear_to_their_rounding_are_collinear():
+    # make_classification's two redundant features are exact combinations of two others;
+    # rounded to float32 they are not, by 1e-7 relative: with float64's rank threshold the
+    # least-squares fit took those rounding directions (coefficients of 4e6, float32
+    # predictions off by 0.7); at float32's threshold the fit equals the float64 one's
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(n_samples=30, n_features=10, random_state=42)
+    fit64 = est.ReducedRankRegression().fit(X, y)
+    fit32 = est.ReducedRankRegression().fit(X.astype(np.float32), y)
+    assert fit32.coef_.dtype == np.float32
+    assert np.max(np.abs(fit32.coef_)) < 10
+    np.testing.assert_allclose(fit32.predict(X.astype(np.float32)), fit64.predict(X),
+                               atol=1e-4)
