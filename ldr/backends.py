@@ -35,12 +35,13 @@ objective (:class:`TorchDerivatives`; ``benchmarks/bench_backends.py``).
 
 **Speed against the arithmetic floor** (``benchmarks/bench_backends.py --floor-only``: the
 README's sparse PCA at d × r = 500 × 10, one thread).  Its Hessian-vector product needs one
-GEMM, C·V.  Automatic differentiation of ``tr(MᵀCM)`` cannot know that C is symmetric: the
-product it computes multiplies by C and by Cᵀ, two GEMMs, so no autodiff backend reaches the
-one-GEMM floor on such a cost; JAX's jitted forward-over-reverse product comes closest (its
-two GEMMs plus one fused elementwise pass), PyTorch pays its CPU GEMM and eager dispatch,
-autograd its per-operation Python overhead.  A hand-written ``ehvp`` (``-2 * (C @ V) + ...``;
-any backend) is the floor plus the elementwise terms.
+GEMM, C·V.  Automatic differentiation of ``tr(MᵀCM)`` does not know that C is symmetric: the
+product it computes multiplies by C and by Cᵀ, two GEMMs.  The JAX backend re-evaluates the
+traced gradient and product so that each symmetric matrix the cost closes over is multiplied
+once (:mod:`ldr.symmetric_products`: exact algebra, then XLA compiles one GEMM); PyTorch
+pays its two GEMMs and eager dispatch, autograd its per-operation Python overhead.  A
+hand-written ``ehvp`` (``-2 * (C @ V) + ...``; any backend) is the floor plus the elementwise
+terms.
 
 **Devices.**  JAX computes on its default device (a GPU where jaxlib has one).  PyTorch
 computes on the CPU unless the objective names a ``device`` (``ldr.objective(...,
@@ -62,6 +63,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ldr.errors import ParameterError
+from ldr.symmetric_products import merged
 
 #: every backend, in the order the docs list them
 BACKENDS = ("autograd", "jax", "torch", "numpy")
@@ -126,7 +128,9 @@ class Derivatives:
 
 class JaxDerivatives(Derivatives):
     """``jax.grad`` of the cost, and ``jax.jvp`` of that gradient (forward over reverse),
-    each compiled once by ``jax.jit`` (retraced only for a new shape)."""
+    each compiled once by ``jax.jit`` (retraced only for a new shape), with one product per
+    symmetric matrix the cost closes over where autodiff makes two
+    (:mod:`ldr.symmetric_products`)."""
 
     def __init__(self, backend, cost, egrad=None, ehvp=None, device=None):
         super().__init__(backend, cost, egrad, ehvp, device)
@@ -140,7 +144,10 @@ class JaxDerivatives(Derivatives):
             return jax.jvp(grad, (M,), (V,))[1]
 
         self._plain = {"cost": cost, "egrad": grad, "ehvp": ehvp if ehvp is not None else hvp}
-        self._fns = {name: jax.jit(fn) for name, fn in self._plain.items()}
+        # autodiff's products, with one product per symmetric matrix the cost closes over
+        derived = {"egrad": egrad is None, "ehvp": ehvp is None}
+        self._fns = {name: jax.jit(merged(fn) if derived.get(name) else fn)
+                     for name, fn in self._plain.items()}
 
     def _is_native(self, M) -> bool:
         first = M[0] if isinstance(M, (tuple, list)) else M
