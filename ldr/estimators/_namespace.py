@@ -95,8 +95,10 @@ def check_same_namespace(estimator, X, method: str) -> None:
             return "numpy", None  # NumPy, lists and other array-likes
         return compat.array_namespace(a).__name__, compat.device(a)
 
-    attribute = next(a for a in ("components_", "x_weights_", "coef_", "M_")
-                     if hasattr(estimator, a))  # a fitted array every such estimator has
+    attribute = next((a for a in ("components_", "x_weights_", "coef_", "M_")
+                      if getattr(estimator, a, None) is not None), None)
+    if attribute is None:  # not fitted: the method's own check_is_fitted says so
+        return
     fitted, given = where(getattr(estimator, attribute)), where(X)
     if fitted == given or (fitted[0] == given[0] == "numpy"):
         return
