@@ -30,6 +30,14 @@ STOCHASTIC = {"batch_size": 256, "neighbours": 32, "sample": 512, "start_terms":
               "max_epochs": 20, "decay": 1.0}
 #: samples beyond which ``solver=None`` takes that route
 STOCHASTIC_ABOVE = 20_000
+#: NCA's default solver (``solver=None``, at most ``stochastic_above`` samples): L-BFGS whose
+#: steps are at most NCA_MAX_STEP · ‖M‖ long, so that the map's scale grows by at most 3% an
+#: iteration.  NCA's softmax has no temperature but that scale: a run that lets it grow fast
+#: (L-BFGS's own cap, 0.25) freezes the neighbour structure early and stops near the
+#: leave-one-out 1-NN count of a poor map (anes96/PID: 401 against scikit-learn's 411.3).
+#: Chosen on the development tables (benchmarks/bench_dml.py; max_step 0.02, 0.03, 0.05, 0.1:
+#: the largest smallest margin over scikit-learn's objective), checked on the others
+NCA_MAX_STEP = 0.03
 #: the exact L-BFGS polish after the stochastic stage gets POLISH_PAIRS / n² iterations (an
 #: exact evaluation is n² pairs, ~2.6e-8 s each on one core): 40 at n = 10⁴, none at 10⁵
 POLISH_PAIRS = 4e9
@@ -60,6 +68,8 @@ class _MetricLearner(LinearDR):
 
     #: epochs of the stochastic route (None: ``STOCHASTIC["max_epochs"]``)
     _max_epochs: int | None = None
+    #: the exact route's L-BFGS step cap (None: the objective's default solver as it is)
+    _max_step: float | None = None
 
     _pairwise_memory = True  # every evaluation forms n×n arrays
 
@@ -121,6 +131,8 @@ class _MetricLearner(LinearDR):
             raise ParameterError("stochastic_above", f"must be a positive integer (a number of "
                                  f"samples), got {above!r}")
         self.stochastic_ = self.solver is None and obj.n_samples > above
+        if self.solver is None and not self.stochastic_ and self._max_step is not None:
+            obj.default_solver = LBFGS(max_step=self._max_step)
         if self.stochastic_:   # the route of the class docstring: Adam on sampled batches
             seed = int(np.random.default_rng(self.random_state if isinstance(
                 self.random_state, (int, np.integer)) else 0).integers(2**31))
@@ -234,6 +246,7 @@ class NCA(_MetricLearner):
 
     _objective_class = NCAObjective
     _objective_args = ("start",)
+    _max_step = NCA_MAX_STEP
     _solver_defaults = {"ftol": 1e-5, "fwindow": 5}
 
     def __init__(self, n_components=None, *, start="auto", solver=None, tol=1e-6,
