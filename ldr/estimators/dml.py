@@ -47,8 +47,8 @@ class _Polish(LBFGS):
     """L-BFGS ended after ``steps`` iterations (not converged, unless the gradient rule fired
     first): the exact polish of the stochastic route, bounded by its cost."""
 
-    def __init__(self, steps: int):
-        super().__init__()
+    def __init__(self, steps: int, max_step: float | None = 0.25):
+        super().__init__(max_step=max_step)
         self.steps = int(steps)
 
     def init(self, problem, M0):
@@ -143,7 +143,7 @@ class _MetricLearner(LinearDR):
                                        start_terms=opts["start_terms"],
                                        max_epochs=self._max_epochs or opts["max_epochs"],
                                        decay=opts["decay"])] + \
-                ([_Polish(steps)] if steps > 0 else [])
+                ([_Polish(steps, self._max_step or 0.25)] if steps > 0 else [])
         return obj
 
     def _finalize(self, obj, M, data: FitData):
