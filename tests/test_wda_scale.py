@@ -80,3 +80,28 @@ def test_mini_batch_answer_is_near_the_exact_one_and_says_what_it_is():
     np.testing.assert_allclose(again.M_, mini.M_)
     with pytest.raises(ValueError, match="batch_size"):
         WassersteinDA(2, batch_size=1).fit(X, y)
+
+
+def test_auto_switches_to_mini_batches_past_the_class_size_and_stops_looser(monkeypatch):
+    """``batch_size="auto"`` past ``EXACT_MAX_CLASS`` (lowered here so the path runs at small
+    n): mini-batch OT with ``AUTO_BATCH`` rows, SCF (and the coarse problem of its
+    continuation start) stopped at ``BATCH_XTOL``; the looser tolerance costs nothing the
+    full-data trace ratio can see, and an explicit xtol still wins."""
+    import ldr.estimators._wda_batch as wb
+
+    X, y = ldr.datasets.make_wda(600, seed=0)
+    monkeypatch.setattr(wb, "EXACT_MAX_CLASS", 100)
+    monkeypatch.setattr(wb, "AUTO_BATCH", 120)
+    auto = WassersteinDA(2).fit(X, y)
+    assert auto.batch_size_ == 120 and auto.full_data_ is not None
+    assert f"xtol {wb.BATCH_XTOL:.1e}" in auto.result_.reason
+    tight = WassersteinDA(2, solver_params={"xtol": 1e-6}).fit(X, y)
+    assert "xtol 1.0e-06" in tight.result_.reason and tight.n_iter_ > auto.n_iter_
+    # the answers: one subspace to the looser tolerance, one full-data trace ratio
+    assert ldr.manifolds.sin_largest_angle(auto.M_, tight.M_) < 10 * wb.BATCH_XTOL
+    assert auto.full_data_["full_ratio"] == pytest.approx(tight.full_data_["full_ratio"],
+                                                          rel=5e-4)
+    exact = WassersteinDA(2, batch_size=None).fit(X, y)
+    assert auto.full_data_["full_ratio"] == pytest.approx(exact.ratio_, rel=0.05)
+    monkeypatch.setattr(wb, "EXACT_MAX_CLASS", 3000)  # 200 rows a class: exact again
+    assert WassersteinDA(2).fit(X, y).batch_size_ is None
