@@ -15,6 +15,8 @@ training and held-out arrays, and the fit) is its own; BLAS on one thread
 
 * ``exact``: ``WassersteinDA(9, batch_size=None)`` while the largest class has at most
   ``--exact-max`` rows;
+* ``mini``: ``WassersteinDA(9, batch_size=AUTO_BATCH)``: what the default does past 3000
+  rows in the largest class, at any n (to compare with ``exact`` where that still runs);
 * ``auto``: ``WassersteinDA(9)``, the default (``batch_size="auto"``: exact plans up to 3000
   rows in the largest class, mini-batch OT beyond);
 * ``pot``: POT's ``ot.dr.wda(X, y, p=9, reg=1, k=10)`` (its default solver, 100 iterations at
@@ -88,8 +90,10 @@ def child(path: str, mode: str) -> dict:
                    "batch_size": None}
         else:
             from ldr.estimators import WassersteinDA
+            from ldr.estimators._wda_batch import AUTO_BATCH
 
-            est = WassersteinDA(P_DIM, **({"batch_size": None} if mode == "exact" else {}))
+            kw = {"exact": {"batch_size": None}, "mini": {"batch_size": AUTO_BATCH}}
+            est = WassersteinDA(P_DIM, **kw.get(mode, {}))
             est.fit(X, y)
             t = time.perf_counter() - t0
             full = est.ratio_ if est.full_data_ is None else est.full_data_["full_ratio"]
@@ -116,12 +120,16 @@ def _run_child(path, mode, timeout, memory_gib=0.0) -> dict:
     return {"status": "ok", **json.loads(out.stdout.strip().splitlines()[-1])}
 
 
-def wda_rows(ns, pca=20, exact_max=3000, modes=("exact", "auto", "pot"), seed=0,
+def wda_rows(ns, pca=20, exact_max=3000, modes=("exact", "mini", "auto", "pot"), seed=0,
              timeout=600, pot_max_n=20_000, pot_memory=6.0, echo=False) -> list[dict]:
     """One row per (n, mode): "exact" (batch_size=None, only while the largest class has at
-    most ``exact_max`` rows), "auto" (the default) and "pot" (n ≤ ``pot_max_n``)."""
+    most ``exact_max`` rows), "mini" (batch_size=AUTO_BATCH), "auto" (the default) and "pot"
+    (n ≤ ``pot_max_n``); "auto" is left out where it is the exact fit and "mini" where the
+    default is this mini-batch fit (the same fit twice)."""
     import tempfile
     from pathlib import Path
+
+    from ldr.estimators._wda_batch import EXACT_MAX_CLASS
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -135,6 +143,11 @@ def wda_rows(ns, pca=20, exact_max=3000, modes=("exact", "auto", "pot"), seed=0,
                 if (mode == "exact" and largest > exact_max) or (mode == "pot"
                                                                  and n > pot_max_n):
                     continue
+                if mode == "auto" and largest <= EXACT_MAX_CLASS and "exact" in modes \
+                        and largest <= exact_max:
+                    continue  # the default is the exact fit here: that row
+                if mode == "mini" and largest > EXACT_MAX_CLASS and "auto" in modes:
+                    continue  # the default is this mini-batch fit here: its row
                 row = {"method": "wda" if mode != "pot" else "pot", "n": n,
                        "d": pca or 784, "seed": seed, "mode": mode, "largest_class": largest,
                        **_run_child(path, mode, timeout, pot_memory if mode == "pot" else 0)}
@@ -149,7 +162,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, nargs="+", default=[10_000, 20_000, 70_000])
     ap.add_argument("--pca", type=int, default=20, help="0: full d = 784")
-    ap.add_argument("--modes", nargs="+", default=["exact", "auto", "pot"])
+    ap.add_argument("--modes", nargs="+", default=["exact", "mini", "auto", "pot"])
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--timeout", type=float, default=600, help="seconds per fit")
     ap.add_argument("--pot-max-n", type=int, default=20_000)

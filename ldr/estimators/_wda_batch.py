@@ -22,9 +22,11 @@ from ldr.solvers.scf import SCF
 #: rows; beyond, mini-batch OT with :data:`AUTO_BATCH` rows per class and batch
 EXACT_MAX_CLASS = 3000
 AUTO_BATCH = 500
-#: SCF's fixed-point tolerance (xtol) on a mini-batch objective, the coarse problem of the
-#: continuation start included; an exact fit keeps 1e-6
+#: SCF's stopping rule on a mini-batch objective, the coarse problem of the continuation
+#: start included: the fixed-point residual ≤ xtol, or the (mini-batch) trace ratio moved by
+#: at most ftol, relatively, over the last fwindow iterations; an exact fit keeps xtol 1e-6
 BATCH_XTOL = 1e-3
+BATCH_STOP = {"xtol": BATCH_XTOL, "ftol": 1e-3, "fwindow": 5}
 
 
 def batching(estimator, y) -> dict:
@@ -46,16 +48,26 @@ def batching(estimator, y) -> dict:
             "random_state": seed_of(estimator.random_state)}
 
 
-def continuation_start(obj, xtol: float):
+def batch_stop(estimator) -> dict:
+    """:data:`BATCH_STOP`, or only xtol 1e-6 where ``solver_params`` sets xtol, ftol or
+    fwindow itself (then those apply, over these defaults)."""
+    params = getattr(estimator, "solver_params", None) or {}
+    if isinstance(params, dict) and {"xtol", "ftol", "fwindow"} & set(params):
+        return {"xtol": 1e-6}
+    return dict(BATCH_STOP)
+
+
+def continuation_start(obj, stop: dict):
     """SCF's continuation start (:func:`ldr.driver.initial_point` with ``solver=SCF()``) with
-    the coarse problem solved to ``xtol`` instead of the driver's 1e-6: the top-p generalized
-    eigenvectors of the pencil at the coarse problem's fixed point."""
+    the coarse problem solved to the stopping rule ``stop`` (:data:`BATCH_STOP`) instead of
+    the driver's xtol 1e-6: the top-p generalized eigenvectors of the pencil at the coarse
+    problem's fixed point."""
     coarse = obj.coarse_problem()
     scf = SCF()
     problem = Problem(obj)
     if coarse is None:
         return problem.manifold.validate_point(scf.default_start(problem), "SCF start")
-    res = solve(coarse, scf, xtol=xtol)
+    res = solve(coarse, scf, **stop)
     if res.interrupted:  # Ctrl-C before this run had a point
         raise KeyboardInterrupt(res.reason)
     return problem.manifold.validate_point(scf.default_start(problem, res.M), "SCF start")

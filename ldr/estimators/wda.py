@@ -62,8 +62,10 @@ from ldr.estimators._output import validate_data
 from ldr.estimators._span import check_span_components
 from ldr.estimators._wda_batch import (  # noqa: F401  (constants re-exported)
     AUTO_BATCH,
+    BATCH_STOP,
     BATCH_XTOL,
     EXACT_MAX_CLASS,
+    batch_stop,
     batching,
     continuation_start,
 )
@@ -85,11 +87,12 @@ from ldr.solvers.scf import SCF
 
 class _WDABase(OutputMixin, TransformerMixin, BaseEstimator):
     P_ = deprecated_attribute("M_", "P_")
+
     @property
     def _solver_defaults(self) -> dict:
-        """SCF converges on its fixed-point residual: the subspace-change tolerance xtol 1e-6,
-        :data:`~ldr.estimators._wda_batch.BATCH_XTOL` on a mini-batch objective."""
-        return {"xtol": BATCH_XTOL if getattr(self, "batch_size_", None) else 1e-6}
+        """SCF converges on its fixed-point residual, xtol 1e-6; on a mini-batch objective
+        :data:`~ldr.estimators._wda_batch.BATCH_STOP` unless solver_params sets a rule."""
+        return batch_stop(self) if getattr(self, "batch_size_", None) else {"xtol": 1e-6}
 
     def _validate_X(self, X, y=None):
         """``validate_data`` keeping float32: (X as float64, y, the output dtype)."""
@@ -293,7 +296,7 @@ class WassersteinDA(_WDABase):
             return [problem.manifold.validate_point(P0, "start", orthonormalize=True)]
         spectral = {
             "continuation": lambda: (initial_point(problem, None, solver=SCF()) if obj.exact
-                                     else continuation_start(obj, BATCH_XTOL)),
+                                     else continuation_start(obj, batch_stop(self))),
             "whole-space": lambda: top_generalized(*obj.whole_space_pencil(),
                                                    obj.shape[1])[0],
             "fda": obj.heuristic}
