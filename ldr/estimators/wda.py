@@ -205,9 +205,14 @@ class WassersteinDA(_WDABase):
         between random batches of that many rows per class, drawn once from
         ``random_state``, so SCF and every solver see one fixed smooth objective.  "auto":
         exact while the largest class has at most ``EXACT_MAX_CLASS`` = 3000 rows, else
-        ``AUTO_BATCH`` = 500 rows per batch.  After a mini-batch fit ``full_data_`` holds the
-        full-data trace ratio at the answer (up to 8000 rows in the largest class) and
-        ``result_.reason`` says that convergence refers to the mini-batch objective.
+        ``AUTO_BATCH`` = 500 rows per batch.  On a mini-batch objective SCF (and the coarse
+        problem of its start) stops at xtol 1e-3 or when the trace ratio moved by ≤ 0.1% over
+        5 iterations (``_wda_batch.BATCH_STOP``; solver_params' xtol/ftol replace it): at
+        n = 20 000 SCF then wandered on at steps ~1e-2 while the full-data trace ratio moved
+        by 0.3% (``benchmarks/results/bench_wda_scale.txt``).  After a mini-batch fit
+        ``full_data_`` holds the full-data trace ratio at the answer (up to 8000 rows in the
+        largest class) and ``result_.reason`` says that convergence refers to the mini-batch
+        objective.
     n_batches : int, default 2
         Batches per pair of classes in mini-batch mode.
     scf_first : bool
