@@ -208,8 +208,9 @@ class WassersteinDA(_WDABase):
         ``AUTO_BATCH`` = 500 rows per batch.  On a mini-batch objective SCF (and the coarse
         problem of its start) stops at xtol 1e-3 or when the trace ratio moved by ≤ 0.1% over
         5 iterations (``_wda_batch.BATCH_STOP``; solver_params' xtol/ftol replace it): at
-        n = 20 000 SCF then wandered on at steps ~1e-2 while the full-data trace ratio moved
-        by 0.3% (``benchmarks/results/bench_wda_scale.txt``).  After a mini-batch fit
+        n = 20 000, d = 20 SCF then wandered on at steps ~1e-2 while the full-data trace
+        ratio moved by 0.3%; at d = 784 it stops after 5 iterations at a poor answer (10-NN
+        0.11; ``benchmarks/results/bench_wda_scale.txt``).  After a mini-batch fit
         ``full_data_`` holds the full-data trace ratio at the answer (up to 8000 rows in the
         largest class) and ``result_.reason`` says that convergence refers to the mini-batch
         objective.
