@@ -297,7 +297,7 @@ def main(argv=None) -> None:
         except ImportError:
             print("note: benchmarks/bench_wda_scale.py (wda_rows) is not here: no WDA rows")
         else:
-            wda_rows(ns)
+            wda_rows(ns, echo=True)  # one printed row per (n, mode)
     print(f"\nfinished {time.strftime('%H:%M:%S')}; rows: {len(rows)}; "
           f"over budget: {sum('over' in r['status'] for r in rows)}")
 

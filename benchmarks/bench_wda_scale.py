@@ -1,81 +1,204 @@
-"""WDA at scale (issue 25): time and peak memory per n, exact (tiled) vs mini-batch plans.
+"""WDA at scale (issue 25): time and peak RSS per n, exact (tiled) plans vs mini-batch OT.
 
-For each n: ``make_classification(n, n_features=784, n_informative=50, n_classes=10)``
-(the MNIST-sized generator at n = 70 000), PCA to 20 dimensions, then
-``WassersteinDA(9)`` with exact plans (``batch_size=None``, where the largest class fits
-``--exact-max``) and at its default (``batch_size="auto"``: mini-batch OT beyond 3000 rows
-per class).  Per row: fit time, peak traced memory (tracemalloc), the full-data trace ratio
-at the answer where exact plans run, and 10-NN accuracy on a held-out quarter.  POT's
-``ot.dr.wda`` is run where installed, in a subprocess with a time limit.
+Data, for each n: ``make_classification(n, n_features=784, n_informative=50, n_redundant=0,
+n_classes=10, random_state=seed)`` (the MNIST-sized generator at n = 70 000), PCA to 20
+dimensions (2·C, as the WDA paper's clustering experiments do; ``--pca 0``: the full
+d = 784), centered and divided by one scalar so that the total variance is 20 (mean squared
+distance between rows 40, at d = 20 and d = 784 alike), a quarter held out (stratified).
+The scaling matters: the generator's mean squared distance between rows is about 900 after
+PCA, so with ``reg = 1`` every within-class plan is the identity and the trace ratio is about
+5e9 (a degenerate problem, not WDA); at d = 784 scaled to unit variance per feature
+(distances ≈ 1600) WDA refuses reg = 1 (its within-class plans in the whole space, the
+continuation start, are the identity).
+
+Per row, each fit in a fresh subprocess (``--child``), so that its peak RSS (VmHWM: the
+Python process with its libraries, the training and held-out arrays, and the fit) is its
+own; BLAS on one thread
+(``threadpool_limits(1)``):
+
+* ``exact``: ``WassersteinDA(9, batch_size=None)`` while the largest class has at most
+  ``--exact-max`` rows;
+* ``mini``: ``WassersteinDA(9, batch_size=AUTO_BATCH)``: what the default does past 3000
+  rows in the largest class, at any n (to compare with ``exact`` where that still runs);
+* ``auto``: ``WassersteinDA(9)``, the default (``batch_size="auto"``: exact plans up to 3000
+  rows in the largest class, mini-batch OT beyond);
+* ``pot``: POT's ``ot.dr.wda(X, y, p=9, reg=1, k=10)`` (its default solver, 100 iterations at
+  most, from its own random start) for n up to ``--pot-max-n``, under an address-space limit
+  of ``--pot-memory`` GiB and the time limit.
+
+Columns: fit time (s), peak RSS (MiB), SCF iterations (main run), the full-data trace ratio at
+the answer (exact plans between whole classes: ``ratio_`` for an exact fit,
+``full_data_["full_ratio"]`` after a mini-batch fit and, for POT's answer, ``WDA(X, y, 9)``'s
+``ratio``), 10-NN accuracy on the held-out quarter in the 9 projected dimensions.
 
 ``wda_rows(ns)`` returns the rows as dicts, for ``bench_pairwise_scale.py`` to fold in.
 
-    flock /tmp/ldr-bench.lock python benchmarks/bench_wda_scale.py --n 10000 70000
+    flock /tmp/ldr-bench.lock python benchmarks/bench_wda_scale.py --n 10000 20000 70000
+    flock /tmp/ldr-bench.lock python benchmarks/bench_wda_scale.py --n 70000 --pca 0
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import resource
+import subprocess
+import sys
 import time
-import tracemalloc
 
 import numpy as np
-from sklearn.datasets import make_classification
-from sklearn.decomposition import PCA
-from sklearn.model_selection import train_test_split
-from sklearn.neighbors import KNeighborsClassifier
-from threadpoolctl import threadpool_limits
+
+P_DIM = 9
+#: the data are scaled to a total variance of this many units (the variance of 20 unit
+#: dimensions): mean squared distance between rows 40, at d = 20 and at d = 784 alike
+SCALE_DIMS = 20
 
 
 def _data(n, d=784, pca=20, seed=0):
+    from sklearn.datasets import make_classification
+    from sklearn.decomposition import PCA
+    from sklearn.model_selection import train_test_split
+
     X, y = make_classification(n_samples=n, n_features=d, n_informative=50, n_redundant=0,
                                n_classes=10, random_state=seed)
     if pca:
         X = PCA(pca, random_state=0).fit_transform(X)
+    X -= X.mean(axis=0)
+    X /= np.sqrt(np.sum(X * X) / (len(X) * SCALE_DIMS))  # mean squared row distance 2·20
     return train_test_split(X, y, test_size=0.25, random_state=0, stratify=y)
 
 
-def _fit(X, y, Xt, yt, **kw):
-    from ldr.estimators import WassersteinDA
+def _knn(Z, y, Zt, yt) -> float:
+    from sklearn.neighbors import KNeighborsClassifier
 
-    tracemalloc.start()
-    t0 = time.perf_counter()
-    est = WassersteinDA(9, **kw).fit(X, y)
-    t = time.perf_counter() - t0
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    knn = KNeighborsClassifier(10).fit(est.transform(X), y).score(est.transform(Xt), yt)
-    full = est.full_data_["full_ratio"] if est.full_data_ else est.ratio_
-    return {"time_s": t, "peak_mib": peak / 2**20, "ratio": est.ratio_, "full_ratio": full,
-            "knn10": knn, "converged": bool(est.result_.converged),
-            "batch_size": est.batch_size_}
+    return float(KNeighborsClassifier(10).fit(Z, y).score(Zt, yt))
 
 
-def wda_rows(ns, pca=20, exact_max=3000, modes=("exact", "auto")) -> list[dict]:
-    """One row per (n, mode): mode "exact" (batch_size=None, only while the largest class has
-    at most ``exact_max`` rows) and "auto" (the default)."""
-    rows = []
+def child(path: str, mode: str) -> dict:
+    """One fit on the arrays saved at ``path``; the row as a dict (RSS of this process)."""
+    from threadpoolctl import threadpool_limits
+
+    with np.load(path) as f:
+        X, Xt, y, yt = f["X"], f["Xt"], f["y"], f["yt"]
     with threadpool_limits(1):
+        t0 = time.perf_counter()
+        if mode == "pot":
+            import ot.dr
+
+            P, proj = ot.dr.wda(X, y, p=P_DIM, reg=1.0, k=10, verbose=0)
+            t = time.perf_counter() - t0
+            from ldr.objectives import WDA
+
+            P = np.linalg.qr(np.asarray(P, dtype=float))[0]
+            full = WDA(X, y, P_DIM).ratio(P)
+            m = X.mean(axis=0)
+            knn = _knn((X - m) @ P, y, (Xt - m) @ P, yt)
+            row = {"time_s": t, "full_ratio": full, "knn10": knn, "n_iter": None,
+                   "batch_size": None}
+        else:
+            from ldr.estimators import WassersteinDA
+            from ldr.estimators._wda_batch import AUTO_BATCH
+
+            kw = {"exact": {"batch_size": None}, "mini": {"batch_size": AUTO_BATCH}}
+            est = WassersteinDA(P_DIM, **kw.get(mode, {}))
+            est.fit(X, y)
+            t = time.perf_counter() - t0
+            full = est.ratio_ if est.full_data_ is None else est.full_data_["full_ratio"]
+            row = {"time_s": t, "full_ratio": full,
+                   "knn10": _knn(est.transform(X), y, est.transform(Xt), yt),
+                   "n_iter": est.n_iter_, "converged": bool(est.result_.converged),
+                   "batch_size": est.batch_size_}
+    row["rss_mib"] = _peak_rss_mib()
+    return row
+
+
+def _peak_rss_mib() -> float:
+    """This process's peak resident set (VmHWM of /proc/self/status, Linux), in MiB.  Not
+    ``getrusage(RUSAGE_SELF).ru_maxrss``: Linux carries that over fork and exec, so a child
+    of a parent that generated 70 000 × 784 data would report the parent's peak."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _run_child(path, mode, timeout, memory_gib=0.0) -> dict:
+    cmd = [sys.executable, __file__, "--child", path, mode]
+    if memory_gib:
+        limit = int(memory_gib * 2**30)
+        cmd = ["prlimit", f"--as={limit}", *cmd]
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"status": f"over {timeout} s"}
+    if out.returncode != 0:
+        last = (out.stderr.strip().splitlines() or ["?"])[-1]
+        return {"status": f"failed: {last[:120]}"}
+    return {"status": "ok", **json.loads(out.stdout.strip().splitlines()[-1])}
+
+
+def wda_rows(ns, pca=20, exact_max=3000, modes=("exact", "mini", "auto", "pot"), seed=0,
+             timeout=600, pot_max_n=20_000, pot_memory=6.0, echo=False) -> list[dict]:
+    """One row per (n, mode): "exact" (batch_size=None, only while the largest class has at
+    most ``exact_max`` rows), "mini" (batch_size=AUTO_BATCH), "auto" (the default) and "pot"
+    (n ≤ ``pot_max_n``); "auto" is left out where it is the exact fit and "mini" where the
+    default is this mini-batch fit (the same fit twice)."""
+    import tempfile
+    from pathlib import Path
+
+    from ldr.estimators._wda_batch import EXACT_MAX_CLASS
+
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
         for n in ns:
-            X, Xt, y, yt = _data(n, pca=pca)
+            X, Xt, y, yt = _data(n, pca=pca, seed=seed)
+            path = str(Path(tmp) / f"wda_{n}.npz")
+            np.savez(path, X=X, Xt=Xt, y=y, yt=yt)
+            largest = int(np.bincount(y).max())
+            del X, Xt
             for mode in modes:
-                if mode == "exact" and np.bincount(y).max() > exact_max:
+                if (mode == "exact" and largest > exact_max) or (mode == "pot"
+                                                                 and n > pot_max_n):
                     continue
-                kw = {"batch_size": None} if mode == "exact" else {}
-                rows.append({"method": "wda", "n": n, "d": X.shape[1], "mode": mode,
-                             **_fit(X, y, Xt, yt, **kw)})
+                if mode == "auto" and largest <= EXACT_MAX_CLASS and "exact" in modes \
+                        and largest <= exact_max:
+                    continue  # the default is the exact fit here: that row
+                if mode == "mini" and largest > EXACT_MAX_CLASS and "auto" in modes:
+                    continue  # the default is this mini-batch fit here: its row
+                row = {"method": "wda" if mode != "pot" else "pot", "n": n,
+                       "d": pca or 784, "seed": seed, "mode": mode, "largest_class": largest,
+                       **_run_child(path, mode, timeout, pot_memory if mode == "pot" else 0)}
+                rows.append(row)
+                if echo:
+                    print({k: (round(v, 4) if isinstance(v, float) else v)
+                           for k, v in row.items()}, flush=True)
     return rows
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--n", type=int, nargs="+", default=[10_000, 70_000])
+    ap.add_argument("--n", type=int, nargs="+", default=[10_000, 20_000, 70_000])
     ap.add_argument("--pca", type=int, default=20, help="0: full d = 784")
-    ap.add_argument("--modes", nargs="+", default=["exact", "auto"])
+    ap.add_argument("--modes", nargs="+", default=["exact", "mini", "auto", "pot"])
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--timeout", type=float, default=600, help="seconds per fit")
+    ap.add_argument("--pot-max-n", type=int, default=20_000)
+    ap.add_argument("--pot-memory", type=float, default=6.0, help="GiB of address space")
+    ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     a = ap.parse_args()
-    for row in wda_rows(a.n, a.pca, modes=a.modes):
-        print({k: (round(v, 4) if isinstance(v, float) else v) for k, v in row.items()},
-              flush=True)
+    if a.child:
+        print(json.dumps(child(*a.child)))
+        return
+    print(f"WDA at scale: make_classification(784 features, 50 informative, 10 classes), "
+          f"PCA to {a.pca or 'none (d = 784)'}, total variance {SCALE_DIMS}, seed {a.seed}; "
+          f"p = {P_DIM}, reg 1; "
+          f"one BLAS thread; {time.strftime('%Y-%m-%d %H:%M')}", flush=True)
+    wda_rows(a.n, a.pca, modes=a.modes, seed=a.seed, timeout=a.timeout,
+             pot_max_n=a.pot_max_n, pot_memory=a.pot_memory, echo=True)
 
 
 if __name__ == "__main__":

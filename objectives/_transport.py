@@ -257,6 +257,18 @@ def pair_scatter(Xa, Xb, P, reg: float, n_iter: int, cache_bytes: float):
     return Xa.T @ (r[:, None] * Xa) + Xb.T @ (c[:, None] * Xb) - cross - cross.T
 
 
+def pair_scatter_part(Xa, Xb, P, reg: float, n_iter: int, cache_bytes: float):
+    """:func:`pair_scatter` less its P-independent term, unsymmetrized:
+    Xbᵀ (diag(Tᵀ1) Xb − 2 TᵀXa), whose symmetric part plus Xaᵀ Xa / n is the pair's scatter —
+    the rows of T sum to a = 1/n exactly, as the last half-iteration of (1) is f's.  One
+    d×d product instead of three (the caller adds Σ XaᵀXa/n, once, and symmetrizes)."""
+    kern = PairKernel(Xa @ P, Xb @ P, reg, cache_bytes)
+    fs, gs = potentials(kern, n_iter)
+    TL = kern.final(fs[-1], gs[-1], np.ones((kern.m, 1)),
+                    np.column_stack([np.ones(kern.n), Xa]), False)[1]
+    return Xb.T @ (TL[:, :1] * Xb - 2.0 * TL[:, 1:])
+
+
 def pair_gradient(Xa, Xb, P, reg: float, n_iter: int, cache_bytes: float,
                   kern_out: list | None = None):
     """``(ℓ, ∇_P ℓ)`` for ℓ of (2) between XaP and XbP, by the reverse pass (3)–(4)."""

@@ -72,7 +72,7 @@ from ldr.kernels.tiles import DEFAULT_MEMORY_BUDGET, TARGET_BLOCK_BYTES
 from ldr.objective import Method, Objective
 from ldr.objectives import _transport_xp as xpt
 from ldr.objectives._sinkhorn import plan, sinkhorn, sqdist
-from ldr.objectives._transport import pair_gradient, pair_loss, pair_scatter
+from ldr.objectives._transport import pair_gradient, pair_loss, pair_scatter_part
 from ldr.objectives.lda import scatter_matrices
 
 __all__ = ["WDA"]
@@ -314,10 +314,9 @@ class WDA(Objective):
         here = self._ref is None
         P = np.asarray(P, dtype=float) if here else arrays.like(P, self._ref)
         key = P.tobytes() if here else (self._key if self._same_point(P) else P)
-        scatter = pair_scatter if here else xpt.pair_scatter
+        scatter = pair_scatter_part if here else xpt.pair_scatter
         if key is not self._key and not (isinstance(key, bytes) and key == self._key):
-            d = self.shape[0]
-            Cb, Cw = (np.zeros((d, d)), np.zeros((d, d))) if self._ref is None else (0.0, 0.0)
+            Cb, Cw = self._row_grams() if here else (0.0, 0.0)  # pair_scatter_part's rest
             for a, b in self._pairs():
                 for Xa, Xb, weight in self._pair_data(a, b):
                     C = weight * scatter(Xa, Xb, P, self._reg(a, b), self.sinkhorn_iter,
@@ -338,6 +337,18 @@ class WDA(Objective):
                                      "squared-distance units; WassersteinDA: or normalize=True)")
             self._key, self._scatter = key, (0.5 * (Cb + Cb.T), 0.5 * (Cw + Cw.T))
         return self._scatter
+
+    def _row_grams(self) -> tuple[np.ndarray, np.ndarray]:
+        """Σ weight · XaᵀXa / n_a over the (b, w) pairs' batches: the P-independent term of
+        their scatters (``pair_scatter_part``), computed once per set of batches."""
+        if self.__dict__.get("_grams_for", 0) is not self._batches:
+            d = self.shape[0]
+            G = {True: np.zeros((d, d)), False: np.zeros((d, d))}
+            for a, b in self._pairs():
+                for Xa, _, weight in self._pair_data(a, b):
+                    G[a == b] += (weight / len(Xa)) * (Xa.T @ Xa)
+            self._grams, self._grams_for = (G[False], G[True]), self._batches
+        return self._grams[0].copy(), self._grams[1].copy()
 
     def _same_point(self, P) -> bool:
         """Whether P (of X's namespace) is the point of the stored scatter (one scalar)."""

@@ -151,8 +151,8 @@ class SCF(Solver):
 
     def init(self, problem: Problem, M0) -> State:
         self.check_problem(problem)
+        A, B = self._pencil(problem, M0)  # first: see step
         state = self._state(problem, M0)
-        A, B = self._pencil(problem, M0)
         shift = 0.0
         if self.level_shift:  # σ relative to the pencil's mean |λ|: the full spectrum, once
             lam = scipy.linalg.eigvalsh(arrays.to_host(A), arrays.to_host(B))  # d×d, once
@@ -258,8 +258,10 @@ class SCF(Solver):
                 M_new, hist = self._anderson(state.M, M_plain, hist, r)
             else:
                 M_new, hist = self._diis(state.M, A, B, M_plain, hist, r)
-        new = self._state(problem, M_new, iteration=state.iteration + 1)
+        # the pencil first: an objective that caches it (WDA's plans) then reports the cost
+        # from it instead of running its transport again
         A_new, B_new = self._pencil(problem, M_new)
+        new = self._state(problem, M_new, iteration=state.iteration + 1)
         G = top_generalized(A_new, B_new, r)            # the plain map at the new iterate
         if self.damping:
             A_new = (1 - self.damping) * A_new + self.damping * A

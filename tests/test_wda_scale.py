@@ -80,3 +80,56 @@ def test_mini_batch_answer_is_near_the_exact_one_and_says_what_it_is():
     np.testing.assert_allclose(again.M_, mini.M_)
     with pytest.raises(ValueError, match="batch_size"):
         WassersteinDA(2, batch_size=1).fit(X, y)
+
+
+def test_auto_switches_to_mini_batches_past_the_class_size_and_stops_looser(monkeypatch):
+    """``batch_size="auto"`` past ``EXACT_MAX_CLASS`` (lowered here so the path runs at small
+    n): mini-batch OT with ``AUTO_BATCH`` rows, SCF (and the coarse problem of its
+    continuation start) stopped by ``BATCH_STOP``; the looser rule costs nothing the
+    full-data trace ratio can see, and an explicit xtol still wins."""
+    import ldr.estimators._wda_batch as wb
+
+    X, y = ldr.datasets.make_wda(600, seed=0)
+    monkeypatch.setattr(wb, "EXACT_MAX_CLASS", 100)
+    monkeypatch.setattr(wb, "AUTO_BATCH", 120)
+    auto = WassersteinDA(2).fit(X, y)
+    assert auto.batch_size_ == 120 and auto.full_data_ is not None
+    assert auto.result_.converged and any(f"{rule} 1.0e-03" in auto.result_.reason
+                                          for rule in ("xtol", "ftol"))
+    tight = WassersteinDA(2, solver_params={"xtol": 1e-6}).fit(X, y)
+    assert "xtol 1.0e-06" in tight.result_.reason and tight.n_iter_ > auto.n_iter_
+    # the answers: one subspace to the looser tolerance, one full-data trace ratio
+    assert ldr.manifolds.sin_largest_angle(auto.M_, tight.M_) < 10 * wb.BATCH_XTOL
+    assert auto.full_data_["full_ratio"] == pytest.approx(tight.full_data_["full_ratio"],
+                                                          rel=5e-4)
+    exact = WassersteinDA(2, batch_size=None).fit(X, y)
+    assert auto.full_data_["full_ratio"] == pytest.approx(exact.ratio_, rel=0.05)
+    monkeypatch.setattr(wb, "EXACT_MAX_CLASS", 3000)  # 200 rows a class: exact again
+    assert WassersteinDA(2).fit(X, y).batch_size_ is None
+
+
+@pytest.mark.parametrize("kw", [{}, {"batch_size": 40, "n_batches": 3}, {"reg": 0.02},
+                                {"memory_budget": 2000}])
+def test_scatter_from_one_product_per_pair_is_the_three_product_formula(kw):
+    """WDA.scatter sums pair_scatter_part (one d×d product per pair: the rows of each plan sum
+    to 1/n, so Σ XaᵀXa/n is computed once) — equal to the pairs' full scatters
+    Xaᵀdiag(T1)Xa + Xbᵀdiag(Tᵀ1)Xb − XaᵀTXb − XbᵀTᵀXa; and ``full_data()`` (other batches)
+    does not reuse the mini-batch objective's stored term."""
+    from ldr.objectives._transport import pair_scatter
+
+    X, y = ldr.datasets.make_wda(300, seed=0)
+    P = np.linalg.qr(np.random.default_rng(0).standard_normal((X.shape[1], 2)))[0]
+    obj = WDA(X, y, 2, **kw)
+    d = X.shape[1]
+    ref = {True: np.zeros((d, d)), False: np.zeros((d, d))}
+    for a, b in obj._pairs():
+        for Xa, Xb, weight in obj._pair_data(a, b):
+            ref[a == b] += weight * pair_scatter(Xa, Xb, P, obj._reg(a, b), obj.sinkhorn_iter,
+                                                 obj._cache_bytes)
+    Cb, Cw = obj.scatter(P)
+    np.testing.assert_allclose(Cb, ref[False], rtol=1e-12, atol=1e-12 * np.abs(ref[False]).max())
+    np.testing.assert_allclose(Cw, ref[True], rtol=1e-12, atol=1e-12 * np.abs(ref[True]).max())
+    if not obj.exact:
+        full, exact = obj.full_data(), WDA(X, y, 2, **{k: v for k, v in kw.items()
+                                                      if k not in ("batch_size", "n_batches")})
+        np.testing.assert_allclose(full.scatter(P)[0], exact.scatter(P)[0], rtol=1e-12)

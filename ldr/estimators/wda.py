@@ -60,6 +60,15 @@ from ldr.estimators._base import (
 from ldr.estimators._namespace import namespace_of, project_in, to_namespace, to_numpy
 from ldr.estimators._output import validate_data
 from ldr.estimators._span import check_span_components
+from ldr.estimators._wda_batch import (  # noqa: F401  (constants re-exported)
+    AUTO_BATCH,
+    BATCH_STOP,
+    BATCH_XTOL,
+    EXACT_MAX_CLASS,
+    batch_stop,
+    batching,
+    continuation_start,
+)
 from ldr.estimators._wda_steps import (
     _class_scatters,
     _full_data_check,
@@ -75,17 +84,15 @@ from ldr.problem import Problem
 from ldr.result import Result, Trace
 from ldr.solvers.scf import SCF
 
-#: ``batch_size="auto"``: exact (tiled) plans while the largest class has at most this many
-#: rows; beyond, mini-batch OT with :data:`AUTO_BATCH` rows per class and batch
-#: (``benchmarks/bench_wda_scale.py``)
-EXACT_MAX_CLASS = 3000
-AUTO_BATCH = 500
-
 
 class _WDABase(OutputMixin, TransformerMixin, BaseEstimator):
     P_ = deprecated_attribute("M_", "P_")
-    #: SCF converges on its fixed-point residual: the subspace-change tolerance xtol 1e-6
-    _solver_defaults = {"xtol": 1e-6}
+
+    @property
+    def _solver_defaults(self) -> dict:
+        """SCF converges on its fixed-point residual, xtol 1e-6; on a mini-batch objective
+        :data:`~ldr.estimators._wda_batch.BATCH_STOP` unless solver_params sets a rule."""
+        return batch_stop(self) if getattr(self, "batch_size_", None) else {"xtol": 1e-6}
 
     def _validate_X(self, X, y=None):
         """``validate_data`` keeping float32: (X as float64, y, the output dtype)."""
@@ -137,21 +144,8 @@ class _WDABase(OutputMixin, TransformerMixin, BaseEstimator):
                    eps=self.eps, normalize_at=normalize_at, **self._batching(y))
 
     def _batching(self, y) -> dict:
-        """The objective's mini-batch keywords from ``batch_size`` (``"auto"``: exact plans
-        up to :data:`EXACT_MAX_CLASS` rows in the largest class, else :data:`AUTO_BATCH`)."""
-        size = getattr(self, "batch_size", None)
-        if size is None or y is None:
-            self.batch_size_ = None
-            return {}
-        if isinstance(size, str):
-            if size != "auto":
-                raise ParameterError("batch_size", f"expected 'auto', None or an integer >= 2, "
-                                     f"got {size!r}")
-            largest = int(np.max(np.unique(np.asarray(y), return_counts=True)[1]))
-            size = None if largest <= EXACT_MAX_CLASS else AUTO_BATCH
-        self.batch_size_ = size
-        return {"batch_size": size, "n_batches": self.n_batches,
-                "random_state": seed_of(self.random_state)}
+        """The objective's mini-batch keywords (:func:`ldr.estimators._wda_batch.batching`)."""
+        return batching(self, y)
 
     def _solve(self, obj, M0):
         res = solve(obj, self.solver, M0=M0, **solver_options(self))
@@ -211,9 +205,15 @@ class WassersteinDA(_WDABase):
         between random batches of that many rows per class, drawn once from
         ``random_state``, so SCF and every solver see one fixed smooth objective.  "auto":
         exact while the largest class has at most ``EXACT_MAX_CLASS`` = 3000 rows, else
-        ``AUTO_BATCH`` = 500 rows per batch.  After a mini-batch fit ``full_data_`` holds the
-        full-data trace ratio at the answer (up to 8000 rows in the largest class) and
-        ``result_.reason`` says that convergence refers to the mini-batch objective.
+        ``AUTO_BATCH`` = 500 rows per batch.  On a mini-batch objective SCF (and the coarse
+        problem of its start) stops at xtol 1e-3 or when the trace ratio moved by ≤ 0.1% over
+        5 iterations (``_wda_batch.BATCH_STOP``; solver_params' xtol/ftol replace it): at
+        n = 20 000, d = 20 SCF then wandered on at steps ~1e-2 while the full-data trace
+        ratio moved by 0.3%; at d = 784 it stops after 5 iterations at a poor answer (10-NN
+        0.11; ``benchmarks/results/bench_wda_scale.txt``).  After a mini-batch fit
+        ``full_data_`` holds the full-data trace ratio at the answer (up to 8000 rows in the
+        largest class) and ``result_.reason`` says that convergence refers to the mini-batch
+        objective.
     n_batches : int, default 2
         Batches per pair of classes in mini-batch mode.
     scf_first : bool
@@ -301,7 +301,8 @@ class WassersteinDA(_WDABase):
             P0 = P0 if U is None else U.T @ P0  # the start's shadow in the span
             return [problem.manifold.validate_point(P0, "start", orthonormalize=True)]
         spectral = {
-            "continuation": lambda: initial_point(problem, None, solver=SCF()),
+            "continuation": lambda: (initial_point(problem, None, solver=SCF()) if obj.exact
+                                     else continuation_start(obj, batch_stop(self))),
             "whole-space": lambda: top_generalized(*obj.whole_space_pencil(),
                                                    obj.shape[1])[0],
             "fda": obj.heuristic}
