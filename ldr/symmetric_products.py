@@ -85,16 +85,42 @@ def _dot(eqn, a, b, symmetric: dict):
     if isinstance(b, _Deferred) and b.transposed and b.dense is None and cb[0] == 0 \
             and not isinstance(a, _Deferred) and np.ndim(a) == 2:
         A = a if ca[0] == 1 else a.T  # A (R Y)ᵀ = (R (Y Aᵀ))ᵀ
-        return _map(b, lambda Y: Y @ A.T)
+        return _map(b, lambda Y: _times(Y, A.T, _diagonal(a)))
     if isinstance(a, _Deferred) and a.transposed is False and a.dense is None and ca[0] == 1 \
             and not isinstance(b, _Deferred) and np.ndim(b) == 2:
         B = b if cb[0] == 0 else b.T  # (R Y) B = R (Y B)
-        return _map(a, lambda Y: Y @ B)
+        return _map(a, lambda Y: _times(Y, B, _diagonal(b)))
+    if not isinstance(a, _Deferred) and not isinstance(b, _Deferred) \
+            and np.ndim(a) == np.ndim(b) == 2:  # a known diagonal factor: a scaling
+        if (d := _diagonal(a)) is not None:  # D X over X's dim cb, or D Xᵀ
+            return d[:, None] * (b if cb[0] == 0 else b.T)
+        if (d := _diagonal(b)) is not None:  # X D over X's dim ca, or Xᵀ D
+            return (a if ca[0] == 1 else a.T) * d[None, :]
     return None
+
+
+def _diagonal(a):
+    """The diagonal of ``a`` if it is a known (not traced) square diagonal matrix — a trace's
+    cotangent is −I, whose products would compile to small GEMMs for nothing — else None."""
+    if _traced(a) or np.ndim(a) != 2 or a.shape[0] != a.shape[1]:
+        return None
+    b = np.asarray(a)
+    return np.diagonal(b).copy() if not np.any(b - np.diag(np.diagonal(b))) else None
+
+
+def _times(Y, B, d):
+    """Y B; a column scaling where B is a known diagonal matrix, of diagonal ``d``."""
+    return Y @ B if d is None else Y * d[None, :]
 
 
 def _rule(eqn, ins: list, symmetric: dict):
     name = eqn.primitive.name
+    if not any(isinstance(v, _Deferred) or _traced(v) for v in ins) \
+            and not eqn.primitive.multiple_results and "jaxpr" not in eqn.params:
+        import jax  # inputs known at trace time (the literals of a trace's −I): known output
+
+        with jax.ensure_compile_time_eval():
+            return eqn.primitive.bind(*ins, **eqn.params)
     if name in ("pjit", "jit", "closed_call", "core_call") and "jaxpr" in eqn.params:
         inner = eqn.params["jaxpr"]
         return _evaluate(inner.jaxpr, inner.consts, ins, symmetric)
@@ -120,6 +146,12 @@ def _rule(eqn, ins: list, symmetric: dict):
         if out is not None:
             return out
     return eqn.primitive.bind(*[_formed(v) for v in ins], **eqn.params)
+
+
+def _traced(value) -> bool:
+    import jax
+
+    return isinstance(value, jax.core.Tracer)
 
 
 def _evaluate(jaxpr, consts, args, symmetric: dict) -> list:
