@@ -13,7 +13,10 @@ for symmetric R:
 * sums and differences add the Y's of the same R (``R Y₁ + R Y₂ = R (Y₁ + Y₂)``), negation
   and scaling by a scalar scale them, a transpose flips the term's orientation;
 * a small matrix on the far side moves into Y: ``A (R Y)ᵀ = (R (Y Aᵀ))ᵀ``,
-  ``(R Y) B = R (Y B)``.
+  ``(R Y) B = R (Y B)``; a known diagonal one (a trace's cotangent, −I) as a scaling.
+
+Operations whose inputs are all known at trace time (the literals and ``iota`` of a trace's
+cotangent) are evaluated then, so that such a factor is known.
 
 Any other operation on a deferred value first forms it (one product ``R Y`` per matrix R),
 so the result is the function's, to rounding; the compiled graph then holds one product per

@@ -150,7 +150,7 @@ class ReducedRankRegression(Objective):
     eps : float, optional
         The data's relative precision (default float64's; float32 data: 1.2e-7): at α = 0,
         directions of X with singular values below max(n, p)·eps·s₁ are dropped
-        (:func:`ridge_from_svd`).
+        (``ridge_from_svd``).
 
     Attributes
     ----------
@@ -206,7 +206,7 @@ class ReducedRankRegression(Objective):
     def from_statistics(cls, coef_full, H, fitted, cost_full: float, x_mean, y_mean, r: int,
                         alpha: float = 0.0) -> ReducedRankRegression:
         """The program from the full ridge fit ``coef_full`` (p × q), ``H`` (q × q), the
-        factor ``fitted`` of its fitted values and its cost c₀ (:func:`ridge_from_svd`),
+        factor ``fitted`` of its fitted values and its cost c₀ (``ridge_from_svd``),
         without the rows — the estimator's fit on another array namespace computes these
         there; :meth:`penalized_cost`, which reads the rows, is unavailable on it."""
         obj = cls.__new__(cls)

@@ -48,7 +48,7 @@ class NamespaceOutput:
     def transform(self, X):
         """``((X − mean_) / scale_) @ M_``; under ``array_api_dispatch`` an array of another
         namespace gives its namespace and device
-        (:func:`ldr.estimators._namespace.project_in`)."""
+        (``ldr.estimators._namespace.project_in``)."""
         space = namespace_of(X, fitted=self if hasattr(self, "M_") else None)
         if space is not None:
             check_is_fitted(self, "M_")

@@ -12,7 +12,7 @@ arrays (``components_``, ``M_``, ``mean_``, ``explained_variance_``, ``coef_``, 
 LinearDiscriminantAnalysis do; ``transform`` and the linear decision rule are computed there.
 As scikit-learn's, a fitted estimator's ``transform``, ``decision_function`` and ``predict*``
 refuse an input of another namespace or device than the fit's, naming the method
-(:func:`check_same_namespace`).  Without the setting, or for NumPy input, nothing changes.
+(``check_same_namespace``).  Without the setting, or for NumPy input, nothing changes.
 Scalar scores (``cost_``, ``noise_variance_``, ``ratio_``) stay Python floats, and
 ``result_`` and ``objective_`` the driver's NumPy record (WassersteinDA's: below).
 
@@ -39,7 +39,7 @@ scalars the stopping rules read.  Its ``result_`` (and ``results_``) hold the po
 input's namespace; ``WDAClustering`` converts to NumPy (its k-means runs on the host).
 
 The other estimators (their tag ``array_api_support`` is False) read such an input as NumPy,
-copied to the host by their validation (:func:`ldr.estimators._output.validate_data`), and
+copied to the host by their validation (``ldr.estimators._output.validate_data``), and
 answer in NumPy, as without the setting.
 """
 
@@ -57,7 +57,7 @@ _SKIP = frozenset({"feature_names_in_", "n_features_in_", "result_", "objective_
 def namespace_of(X, fitted=None, method: str = "transform"):
     """``(xp, device)`` of ``X`` when scikit-learn's ``array_api_dispatch`` is on and ``X`` is
     an array of another namespace than NumPy, else None.  With ``fitted`` (an estimator whose
-    ``method`` reads X), first :func:`check_same_namespace`."""
+    ``method`` reads X), first ``check_same_namespace``."""
     if fitted is not None:
         check_same_namespace(fitted, X, method)
     if X is None or isinstance(X, np.ndarray):

@@ -9,7 +9,7 @@ API: ``fit(X, y)``, ``predict(X)``, ``score`` (R², from RegressorMixin) and
 Under scikit-learn's ``array_api_dispatch`` an input of another array namespace (a PyTorch
 tensor, ...) is fitted on its device as :mod:`ldr.estimators._namespace` describes: the n-row
 work — centring, the thin SVD of X, UᵀY and the fit's residual — runs there; the p×q and q×q
-statistics of :func:`ldr.objectives.rrr.ridge_from_svd` come to the host, where the Grassmann
+statistics of ``ldr.objectives.rrr.ridge_from_svd`` come to the host, where the Grassmann
 program is solved; the fitted arrays, ``transform`` and ``predict`` are in the input's
 namespace.
 """
