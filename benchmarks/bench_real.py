@@ -356,14 +356,14 @@ def report(rows) -> None:
                              "ratio", "value", "other's", "score", "other's", "note"], table,
                             left=2)
     print("\nsummary (development | held out): finished, converged without warning, median "
-          "time ratio, mean score difference (ldr − counterpart)")
+          "time ratio, mean score (ldr's), mean score difference (ldr − counterpart)")
     summary = []
     for method, items in by_method.items():
         cells = [method]
         for dev in (True, False):
             part = [r for r in items if r["development"] == dev]
             if not part:
-                cells += ["—"] * 4
+                cells += ["—"] * 5
                 continue
             done = sum(r["ours"].finished for r in part)
             conv = sum(r["ours"].converged for r in part)
@@ -372,12 +372,14 @@ def report(rows) -> None:
             diffs = [r["ours"].score - r["theirs"].score for r in part
                      if r.get("theirs") and math.isfinite(r["ours"].score)
                      and math.isfinite(r["theirs"].score)]
+            scores = [r["ours"].score for r in part if math.isfinite(r["ours"].score)]
             cells += [f"{done}/{len(part)}", f"{conv}/{len(part)}",
                       _common.fmt_ratio(_common.median(ratios)) if ratios else "—",
+                      f"{np.mean(scores):.3f}" if scores else "—",
                       f"{np.mean(diffs):+.3f}" if diffs else "—"]
         summary.append(cells)
-    _common.print_table(["method", "dev done", "conv", "ratio", "Δscore", "held done", "conv",
-                         "ratio", "Δscore"], summary)
+    _common.print_table(["method", "dev done", "conv", "ratio", "score", "Δscore", "held done",
+                         "conv", "ratio", "score", "Δscore"], summary)
 
 
 def main(argv=None) -> None:
@@ -408,9 +410,12 @@ def main(argv=None) -> None:
                     continue
                 row = run_one(spec, t, args)
                 rows.append(row)
-                o = row["ours"]
+                o, th = row["ours"], row.get("theirs")
+                other = ("" if th is None else
+                         f" | {_common.fmt_time(th.seconds):>9s} score {th.score:.4g}")
                 print(f"  {spec.name:22s} {t.name:26s} {'ok' if o.finished else 'FAIL':4s} "
-                      f"{_common.fmt_time(o.seconds):>9s} {o.error[:60]}", flush=True)
+                      f"{_common.fmt_time(o.seconds):>9s} score {o.score:.4g}{other} "
+                      f"{o.error[:60]}", flush=True)
     report(rows)
 
 
