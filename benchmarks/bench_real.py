@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import adjusted_rand_score
 from sklearn.model_selection import StratifiedKFold, cross_val_score
@@ -257,9 +258,29 @@ def _timed(make_est, X, y, supervised, budget, repeats) -> tuple[Run, object]:
     return run, model
 
 
+class _OneHotTarget(BaseEstimator, TransformerMixin):
+    """A regression onto the classes (RRR, PLS) as a pipeline step: fitted on the one-hot
+    target, ``transform`` the X side only (PLS's ``fit_transform`` would return both)."""
+
+    def __init__(self, estimator=None):
+        self.estimator = estimator
+
+    def fit(self, X, y):
+        classes, codes = np.unique(y, return_inverse=True)
+        self.estimator_ = clone(self.estimator).fit(X, np.eye(len(classes))[codes])
+        return self
+
+    def transform(self, X):
+        Z = self.estimator_.transform(X)
+        return Z[0] if isinstance(Z, tuple) else Z
+
+
 def _cv_score(make_est, t, Xs, spec, folds) -> float:
     if spec.score == "knn":
-        pipe = make_pipeline(StandardScaler(), make_est(), KNeighborsClassifier(3))
+        step = make_est()
+        if spec.name == "ReducedRankRegression":
+            step = _OneHotTarget(step)
+        pipe = make_pipeline(StandardScaler(), step, KNeighborsClassifier(3))
         cv = StratifiedKFold(folds, shuffle=True, random_state=0)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -297,7 +318,6 @@ def run_one(spec, t, args) -> dict:
     other = spec.counterpart(t) if spec.counterpart is not None else None
     if other is not None:
         label, proto = other
-        from sklearn.base import clone
 
         def fresh():
             try:
