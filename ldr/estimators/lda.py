@@ -120,16 +120,19 @@ class OrthogonalLDA(ProjectionAPI, ClassifierMixin, LinearDR):
 
     each column's sign making the largest entry of M T positive.  For two classes (r = 1)
     the output is scikit-learn's ``transform`` up to sign.  The subspace and the classifier
-    are the same either way.  Measured (5-fold 3-NN accuracy of StandardScaler → OrthogonalLDA → 3-NN,
-    ``benchmarks/bench_real.py`` tables, against scikit-learn's LDA): mean −1.1 points on the
-    development tables without whitening, −1.0 with it (iris −1.3, anes96/PID +1.9, digits
-    +0.2 points; two tables unchanged) — the choice made there; on the held-out tables −2.6
-    without and −0.2 with it (grunfeld/firm +16.4 points, where r = n_features and the
-    orthonormal projection is a rotation of X, star98/pass +5.6, randhie/health +0.6;
-    modechoice/mode −1.3, fair/religious −0.4).  What is
-    left is digits (−5.4 points either way): the trace-ratio subspace (ratio 4.32 against
-    scikit-learn's 2.87) differs from eigen-LDA's, and 3-NN in scikit-learn's subspace made
-    orthonormal scores 0.963, so the subspace, not the metric, costs those points.
+    are the same either way.
+
+    Measured (``benchmarks/bench_lda_metric.py``: 5-fold 3-NN accuracy of StandardScaler →
+    OrthogonalLDA → 3-NN on ``bench_real.py``'s tables, against scikit-learn's LDA): mean
+    −1.1 points on the development tables without whitening, −1.0 with it (iris −1.3,
+    anes96/PID +1.9, digits +0.2 points; two tables unchanged) — the choice made there; on
+    the held-out tables −2.6 without and −0.2 with it (grunfeld/firm +16.4 points, where
+    r = n_features and the orthonormal projection is a rotation of X, star98/pass +5.6,
+    randhie/health +0.6; modechoice/mode −1.3, fair/religious −0.4).  What is left is digits
+    (−5.5 points with either): the trace-ratio subspace (ratio 4.32 against scikit-learn's
+    2.87) differs from eigen-LDA's, and 3-NN in scikit-learn's subspace made orthonormal
+    scores 0.963 (scikit-learn's own transform 0.967), so there the subspace, not the
+    metric, costs the points.
 
     Parameters
     ----------
