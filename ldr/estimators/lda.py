@@ -114,9 +114,9 @@ class OrthogonalLDA(ProjectionAPI, ClassifierMixin, LinearDR):
     classifier's Gaussian model (Mahalanobis in S_w).  ``whiten=False`` returns the orthonormal
     projection ``(X − mean_) @ components_.T``.  With Σ = MᵀS_wM (S_w shrunk by
     ``shrinkage_``: the classifier's Σ) and Q the eigenvectors of Σ^(-1/2) MᵀS_bM Σ^(-1/2),
-    largest eigenvalue first,
+    largest eigenvalue first, ``whitening_`` is
 
-        whitening_ = T = Σ^(-1/2) Q,   Tᵀ(MᵀS_wM)T = I,   Tᵀ(MᵀS_bM)T diagonal,      (W)
+        T = Σ^(-1/2) Q,   Tᵀ(MᵀS_wM)T = I,   Tᵀ(MᵀS_bM)T diagonal,      (W)
 
     each column's sign making the largest entry of M T positive.  For two classes (r = 1)
     the output is scikit-learn's ``transform`` up to sign.  The subspace and the classifier
