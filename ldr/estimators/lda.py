@@ -320,8 +320,11 @@ class OrthogonalLDA(ProjectionAPI, ClassifierMixin, LinearDR):
         return M
 
     def _scale(self, Z, xp, device):
-        """``whiten``: the within-class whitening ``Z @ whitening_`` (in X's namespace)."""
-        return Z @ matching(self, "whitening_", xp, device) if self.whiten else Z
+        """``whiten``: the within-class whitening ``Z @ whitening_`` (in X's namespace, in
+        Z's dtype)."""
+        if not self.whiten:
+            return Z
+        return Z @ xp.astype(matching(self, "whitening_", xp, device), Z.dtype, copy=False)
 
     def _transform_block(self, X):
         Z = (X - self.mean_) @ self.components_.T
