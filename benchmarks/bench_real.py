@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin, clone
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import adjusted_rand_score
 from sklearn.model_selection import StratifiedKFold, cross_val_score
@@ -257,9 +258,29 @@ def _timed(make_est, X, y, supervised, budget, repeats) -> tuple[Run, object]:
     return run, model
 
 
+class _OneHotTarget(BaseEstimator, TransformerMixin):
+    """A regression onto the classes (RRR, PLS) as a pipeline step: fitted on the one-hot
+    target, ``transform`` the X side only (PLS's ``fit_transform`` would return both)."""
+
+    def __init__(self, estimator=None):
+        self.estimator = estimator
+
+    def fit(self, X, y):
+        classes, codes = np.unique(y, return_inverse=True)
+        self.estimator_ = clone(self.estimator).fit(X, np.eye(len(classes))[codes])
+        return self
+
+    def transform(self, X):
+        Z = self.estimator_.transform(X)
+        return Z[0] if isinstance(Z, tuple) else Z
+
+
 def _cv_score(make_est, t, Xs, spec, folds) -> float:
     if spec.score == "knn":
-        pipe = make_pipeline(StandardScaler(), make_est(), KNeighborsClassifier(3))
+        step = make_est()
+        if spec.name == "ReducedRankRegression":
+            step = _OneHotTarget(step)
+        pipe = make_pipeline(StandardScaler(), step, KNeighborsClassifier(3))
         cv = StratifiedKFold(folds, shuffle=True, random_state=0)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -297,7 +318,6 @@ def run_one(spec, t, args) -> dict:
     other = spec.counterpart(t) if spec.counterpart is not None else None
     if other is not None:
         label, proto = other
-        from sklearn.base import clone
 
         def fresh():
             try:
@@ -356,14 +376,14 @@ def report(rows) -> None:
                              "ratio", "value", "other's", "score", "other's", "note"], table,
                             left=2)
     print("\nsummary (development | held out): finished, converged without warning, median "
-          "time ratio, mean score difference (ldr − counterpart)")
+          "time ratio, mean score (ldr's), mean score difference (ldr − counterpart)")
     summary = []
     for method, items in by_method.items():
         cells = [method]
         for dev in (True, False):
             part = [r for r in items if r["development"] == dev]
             if not part:
-                cells += ["—"] * 4
+                cells += ["—"] * 5
                 continue
             done = sum(r["ours"].finished for r in part)
             conv = sum(r["ours"].converged for r in part)
@@ -372,12 +392,14 @@ def report(rows) -> None:
             diffs = [r["ours"].score - r["theirs"].score for r in part
                      if r.get("theirs") and math.isfinite(r["ours"].score)
                      and math.isfinite(r["theirs"].score)]
+            scores = [r["ours"].score for r in part if math.isfinite(r["ours"].score)]
             cells += [f"{done}/{len(part)}", f"{conv}/{len(part)}",
                       _common.fmt_ratio(_common.median(ratios)) if ratios else "—",
+                      f"{np.mean(scores):.3f}" if scores else "—",
                       f"{np.mean(diffs):+.3f}" if diffs else "—"]
         summary.append(cells)
-    _common.print_table(["method", "dev done", "conv", "ratio", "Δscore", "held done", "conv",
-                         "ratio", "Δscore"], summary)
+    _common.print_table(["method", "dev done", "conv", "ratio", "score", "Δscore", "held done",
+                         "conv", "ratio", "score", "Δscore"], summary)
 
 
 def main(argv=None) -> None:
@@ -408,9 +430,12 @@ def main(argv=None) -> None:
                     continue
                 row = run_one(spec, t, args)
                 rows.append(row)
-                o = row["ours"]
+                o, th = row["ours"], row.get("theirs")
+                other = ("" if th is None else
+                         f" | {_common.fmt_time(th.seconds):>9s} score {th.score:.4g}")
                 print(f"  {spec.name:22s} {t.name:26s} {'ok' if o.finished else 'FAIL':4s} "
-                      f"{_common.fmt_time(o.seconds):>9s} {o.error[:60]}", flush=True)
+                      f"{_common.fmt_time(o.seconds):>9s} score {o.score:.4g}{other} "
+                      f"{o.error[:60]}", flush=True)
     report(rows)
 
 

@@ -150,7 +150,10 @@ def test_lda_transforms_new_data_and_scores(wine):
     X, y = wine
     lda = est.OrthogonalLDA(2, reg=0.01).fit(X[::2], y[::2])
     Z = lda.transform(X[1::2])
-    np.testing.assert_allclose(Z, (X[1::2] - lda.mean_) @ lda.M_, atol=1e-12)
+    np.testing.assert_allclose(Z, (X[1::2] - lda.mean_) @ lda.M_ @ lda.whitening_, atol=1e-12)
+    plain = est.OrthogonalLDA(2, reg=0.01, whiten=False).fit(X[::2], y[::2])
+    np.testing.assert_allclose(plain.transform(X[1::2]), (X[1::2] - lda.mean_) @ lda.M_,
+                               atol=1e-12)
     np.testing.assert_allclose(lda.components_, lda.M_.T)
     np.testing.assert_allclose(lda.M_.T @ lda.M_, np.eye(2), atol=1e-12)
     assert lda.trace_ratio(X[1::2], y[1::2]) > 1.0  # held-out classes stay separated
