@@ -5,6 +5,17 @@ import ldr
 from ldr import objectives as o
 
 
+@pytest.fixture(scope="module")
+def wine():
+    """scikit-learn's wine data, features standardized, and its classes (a module that needs
+    it otherwise defines its own ``wine``)."""
+    from sklearn.datasets import load_wine
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = load_wine(return_X_y=True)
+    return StandardScaler().fit_transform(X), y
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)

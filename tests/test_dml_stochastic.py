@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_wine, make_classification
+from sklearn.datasets import make_classification
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import StandardScaler
 
@@ -16,12 +16,6 @@ import ldr.estimators.dml as dml_estimators
 from ldr.errors import ParameterError
 from ldr.objectives import NCA, LargeMarginDML
 from ldr.solvers import Adam
-
-
-@pytest.fixture(scope="module")
-def wine():
-    X, y = load_wine(return_X_y=True)
-    return StandardScaler().fit_transform(X), y
 
 
 @pytest.fixture(scope="module")

@@ -8,14 +8,12 @@ import pytest
 from _array_namespaces import parametrize_with_checks_here
 from sklearn.base import clone
 from sklearn.cross_decomposition import CCA as SkCCA
-from sklearn.datasets import load_wine
 from sklearn.decomposition import PCA as SkPCA
 from sklearn.decomposition import FactorAnalysis as SkFA
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, train_test_split
 from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
 import ldr
@@ -105,12 +103,6 @@ def test_sklearn_compatible(estimator, check):
 
 
 # --- behaviour ------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def wine():
-    X, y = load_wine(return_X_y=True)
-    return StandardScaler().fit_transform(X), y
-
-
 def test_pipeline_on_wine(wine):
     X, y = wine
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)

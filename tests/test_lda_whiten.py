@@ -4,7 +4,7 @@ whitened output is scikit-learn's LDA metric."""
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_breast_cancer, load_wine
+from sklearn.datasets import load_breast_cancer
 from sklearn.discriminant_analysis import LinearDiscriminantAnalysis as SkLDA
 from sklearn.model_selection import StratifiedKFold, cross_val_score
 from sklearn.neighbors import KNeighborsClassifier
@@ -22,12 +22,6 @@ def _scatters(Z, y):
     means = np.array([Z[codes == k].mean(axis=0) for k in range(len(classes))])
     R, B = Z - means[codes], means[codes] - Z.mean(axis=0)
     return R.T @ R / len(Z), B.T @ B / len(Z)
-
-
-@pytest.fixture(scope="module")
-def wine():
-    X, y = load_wine(return_X_y=True)
-    return StandardScaler().fit_transform(X), y
 
 
 def test_whitened_transform_has_identity_within_class_covariance(wine):
