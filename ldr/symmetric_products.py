@@ -31,6 +31,9 @@ import numpy as np
 #: the smallest symmetric constant whose products are merged (smaller ones cost less than
 #: the bookkeeping saves)
 MIN_SIZE = 16
+#: the largest output evaluated at trace time (a small factor; larger ones, e.g. an n×n
+#: identity, would be baked into the compiled program as constants)
+_KNOWN_MAX = 4096
 
 
 class _Deferred:
@@ -119,7 +122,8 @@ def _times(Y, B, d):
 def _rule(eqn, ins: list, symmetric: dict):
     name = eqn.primitive.name
     if not any(isinstance(v, _Deferred) or _traced(v) for v in ins) \
-            and not eqn.primitive.multiple_results and "jaxpr" not in eqn.params:
+            and not eqn.primitive.multiple_results and "jaxpr" not in eqn.params \
+            and np.prod(eqn.outvars[0].aval.shape) <= _KNOWN_MAX:
         import jax  # inputs known at trace time (the literals of a trace's −I): known output
 
         with jax.ensure_compile_time_eval():
