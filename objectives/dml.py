@@ -235,14 +235,13 @@ class NCA(_MetricLearning):
     The cost equals −(scikit-learn's NCA objective) at L = Mᵀ/c; :meth:`objective_value`
     returns the positive value.
 
-    ``default_solver`` is ``"trust-region"``, by measurement (BLAS on one thread, standardized
-    data, r = 2, the :meth:`heuristic` start): it converged in 23 iterations on iris (0.13 s;
-    conjugate gradient 189 iterations, 0.30 s; gradient 167, 0.26 s) and in 26 on wine (0.36 s;
-    conjugate gradient was faster there, 0.03 s); on digits after 240 s none had converged
-    (the supremum lies at ‖L‖ → ∞) and the trust region was highest (f = 1644.8; conjugate
-    gradient 1628.4, gradient 1572.5; scikit-learn's L-BFGS stopped at 1570.0); from random
-    starts on unstructured labels it converged where both first-order solvers ran out of
-    1000 iterations.  ``benchmarks/bench_dml.py`` times it against scikit-learn.
+    ``default_solver`` is ``"lbfgs"`` (:class:`ldr.solvers.LBFGS`, with its plateau rule: on
+    separable data the supremum lies at ‖L‖ → ∞); the :class:`~ldr.estimators.NCA` estimator
+    caps its steps (``NCA_MAX_STEP``, measured there).  The trust region was the default
+    before L-BFGS existed: it converged in 23 iterations on iris (0.13 s) and 26 on wine
+    (0.36 s) and was highest on digits after 240 s (f = 1644.8), but at many times
+    scikit-learn's time on most real tables.  ``benchmarks/bench_dml.py`` times the default
+    against scikit-learn.
     """
 
     method = Method("nca", "neighbourhood components analysis, −Σ_i p_i on R^{d×r}",
@@ -390,10 +389,11 @@ class LargeMarginDML(_MetricLearning):
 
     Notes
     -----
-    ``default_solver`` is ``"trust-region"``, by measurement (BLAS on one thread, standardized
-    data, r = 2, k = 3): 18 iterations, 0.31 s on iris (conjugate gradient 73, 0.60 s; gradient
-    69, 0.66 s) and 14 iterations, 0.37 s on wine (137, 1.02 s; 160, 1.44 s), the same cost
-    to 10 digits.
+    ``default_solver`` is ``"lbfgs"`` (:class:`ldr.solvers.LBFGS`), as NCA's.  Measured at
+    full rank on star98 (``benchmarks/bench_real.py``, unlocked) it reaches ``max_iter`` 8.9e-5
+    above the trust region's cost (14.5 s); ``solver=["lbfgs", "trust-region"]`` converges
+    there in 37 s, the trust region alone in 151 s.  (Before L-BFGS the default was the trust
+    region: 18 iterations, 0.31 s on iris; 14, 0.37 s on wine.)
     """
 
     method = Method("lmnn", "large-margin DML (LMNN, smoothed hinge, 3 target neighbours) on "
