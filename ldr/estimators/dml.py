@@ -300,7 +300,8 @@ class LargeMarginDML(_MetricLearner):
         The gradient tolerance, relative to the problem's gradient scale (the cost has a
         minimizer: the fit converges by the gradient rule).
     start, solver, max_iter, solver_params, random_state, warm_start, stochastic_above, init :
-        As :class:`NCA` (the same start rule; solver None: "lbfgs", or past
+        As :class:`NCA` (the same start rule; solver None: "lbfgs" then, where it ends
+        uncertified, the trust region (the objective's default), or past
         ``stochastic_above`` samples Adam on batches whose impostors are sampled — each
         sample's 32 nearest in the embedding and 512 uniform columns weighted n/512, an
         unbiased estimate of its term, Eq. M3 of ``objectives/_lmnn.py`` — for at most 10
