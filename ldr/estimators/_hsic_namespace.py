@@ -49,7 +49,7 @@ class NamespaceOutput:
         """``((X − mean_) / scale_) @ M_``; under ``array_api_dispatch`` an array of another
         namespace gives its namespace and device
         (``ldr.estimators._namespace.project_in``)."""
-        space = namespace_of(X, fitted=self if hasattr(self, "M_") else None)
+        space = namespace_of(X, fitted=self)
         if space is not None:
             check_is_fitted(self, "M_")
             return project_in(self, X, *space, self.mean_, self.M_, self.scale_)

@@ -25,7 +25,7 @@ from sklearn.base import ClassNamePrefixFeaturesOutMixin
 from sklearn.utils.validation import check_is_fitted
 from sklearn.utils.validation import validate_data as _sk_validate_data
 
-from ldr.data.arrays import to_host
+from ldr.data.arrays import foreign, to_host
 from ldr.data.validation import non_numeric_error
 from ldr.errors import ParameterError
 
@@ -65,23 +65,11 @@ def validate_data(estimator, X="no_validation", y="no_validation", **kwargs):
 def _on_host(a):
     """An array of another namespace than NumPy (a PyTorch tensor, ...) as a NumPy array on
     the host; anything else (NumPy, Dask, lists, the "no_validation" marker) as it is."""
-    return to_host(a) if _foreign(a) else a
-
-
-def _foreign(a) -> bool:
-    """Whether ``a`` is an array of another namespace than NumPy (Dask's excepted)."""
-    if a is None or isinstance(a, (np.ndarray, str)):
-        return False
-    try:
-        import array_api_compat as compat
-    except ImportError:  # then scikit-learn has no array API dispatch either
-        return False
-    return compat.is_array_api_obj(a) and not (compat.is_numpy_array(a)
-                                               or compat.is_dask_array(a))
+    return a if foreign(a) is None else to_host(a)
 
 
 def _check_numeric_targets(y) -> None:
-    if _foreign(y):  # an array of another namespace: its dtypes are all numbers (or bool)
+    if foreign(y) is not None:  # another namespace's array: numbers or bool, all of them
         return
     try:
         if np.asarray(y).dtype.kind in "biufc":  # numbers (complex: scikit-learn's error)
