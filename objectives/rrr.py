@@ -106,9 +106,8 @@ def ridge_from_svd(s, Wt, UtY, alpha: float, n_max: int, eps: float | None = Non
     brings to the host).  At α = 0 singular values below ``n_max · eps · s₁`` are dropped
     (``n_max`` = max(n, p); ``eps`` the data's relative precision, float64's by default —
     float32 data are collinear only to float32's, 1.2e-7: below it a fit is rounding noise).
-    Also
-    returns ``F = diag(s²/(s² + α)) UᵀY``: the fitted values are X B_ridge = U F, so their
-    right singular vectors are F's (the heuristic without the rows)."""
+    Also returns ``F = diag(s²/(s² + α)) UᵀY``: the fitted values are X B_ridge = U F, so
+    their right singular vectors are F's (the heuristic, without an n-row SVD)."""
     if alpha == 0:
         eps = np.finfo(float).eps if eps is None else eps
         keep = s > n_max * eps * (s[0] if s.size else 0.0)
@@ -129,6 +128,12 @@ def reduced_rank_closed_form(X, Y, r: int) -> np.ndarray:
     B_ols = np.linalg.lstsq(Xc, Yc, rcond=None)[0]
     Vt = np.linalg.svd(Xc @ B_ols, full_matrices=False)[2]
     return B_ols @ Vt[:r].T @ Vt[:r]
+
+
+def _check_rank(r, q: int) -> None:
+    if isinstance(r, bool) or not isinstance(r, numbers.Integral) or not 1 <= r < q:
+        raise ParameterError("r", f"the rank must be an integer with 1 <= r < n_outputs = {q}, "
+                             f"got {r!r}")
 
 
 class ReducedRankRegression(Objective):
@@ -190,13 +195,13 @@ class ReducedRankRegression(Objective):
         if q < 2:
             raise ParameterError("y", "reduced-rank regression needs at least 2 outputs (with one, "
                              "the rank constraint is void: use ridge regression)")
-        if isinstance(r, bool) or not isinstance(r, numbers.Integral) or not 1 <= r < q:
-            raise ParameterError("r", f"the rank must be an integer with 1 <= r < n_outputs = {q}, "
-                             f"got {r!r}")
+        _check_rank(r, q)
         self.alpha = check_alpha(alpha)
         self.mean_, self.y_mean_ = X.mean(axis=0), Y.mean(axis=0)
         Xc, Yc = X - self.mean_, Y - self.y_mean_
-        self.coef_full_, self.H = ridge_factors(Xc, Yc, self.alpha, eps)
+        U, s, Wt = scipy.linalg.svd(Xc, full_matrices=False)
+        self.coef_full_, self.H, self._fitted = ridge_from_svd(s, Wt, U.T @ Yc, self.alpha,
+                                                               max(Xc.shape), eps)
         self.cost_full_ = penalized_cost(Xc, Yc, self.coef_full_, self.alpha, 0.0)
         self._trace_H = float(np.trace(self.H))
         self._Xc, self._Yc = Xc, Yc
@@ -211,9 +216,7 @@ class ReducedRankRegression(Objective):
         there; :meth:`penalized_cost`, which reads the rows, is unavailable on it."""
         obj = cls.__new__(cls)
         q = H.shape[0]
-        if isinstance(r, bool) or not isinstance(r, numbers.Integral) or not 1 <= r < q:
-            raise ParameterError("r", f"the rank must be an integer with 1 <= r < n_outputs = "
-                                 f"{q}, got {r!r}")
+        _check_rank(r, q)
         obj.alpha = check_alpha(alpha)
         obj.mean_, obj.y_mean_ = np.asarray(x_mean, float), np.asarray(y_mean, float)
         obj.coef_full_, obj.H, obj.cost_full_ = coef_full, H, float(cost_full)
@@ -257,8 +260,7 @@ class ReducedRankRegression(Objective):
         """"Fit, then project": the top-r right singular vectors of the full ridge fit's
         fitted values (exact for α = 0; module docstring)."""
         r = self.shape[1]
-        fitted = self._fitted if self._Xc is None else self._Xc @ self.coef_full_
-        Vt = np.linalg.svd(fitted, full_matrices=False)[2]
+        Vt = np.linalg.svd(self._fitted, full_matrices=False)[2]  # X B_ridge = U F: F's
         return Vt[:r].T.copy()
 
     def global_gap(self, M) -> float:
