@@ -65,7 +65,8 @@ def host_copies(monkeypatch) -> list:
 ARRAY_API_CHECK = "check_array_api_input"
 
 
-def _check_name(check) -> str:
+def check_name(check) -> str:
+    """The name of a scikit-learn estimator check (a function or a partial of one)."""
     return getattr(getattr(check, "func", check), "__name__", "")
 
 
@@ -81,7 +82,7 @@ def parametrize_with_checks_here(estimators, **kwargs):
     mark = parametrize_with_checks(estimators, **kwargs)
     if os.environ.get("SCIPY_ARRAY_API") == "1":
         return mark
-    kept = [p for p in mark.args[1] if not _check_name(
+    kept = [p for p in mark.args[1] if not check_name(
         (p.values if hasattr(p, "values") else p)[1]).startswith("check_array_api_")]
     return pytest.mark.parametrize(mark.args[0], kept, **mark.kwargs)
 
