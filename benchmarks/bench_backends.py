@@ -13,22 +13,21 @@ Hessian (``backend="numpy"``) — at d × r = 13 × 2 (wine's covariance, the RE
 200 × 5 (``--large``: also 1000 × 10; covariances of seeded Gaussian data).  BLAS, PyTorch
 and XLA on one thread; medians over repeats; wall time.
 
-0. **The arithmetic floor** (d × r = 500 × 10; ``--floor-only`` prints only this).  A
-   Hessian-vector product of this cost needs one GEMM, C·V (500×500 by 500×10: the
-   hand-written ``ehvp`` is ``−2 C V + λ ε V ⊘ (M² + ε)^{3/2}``); its NumPy time on one thread
-   is the floor, and every oracle's median time is divided by it — ldr's four backends
-   (NumPy in, NumPy out, as the solvers call them), pymanopt's three, and for reference the
-   same jitted ``jax.jvp`` of ``jax.grad`` on JAX's own arrays (no conversion), XLA's own
-   C·V and Vᵀ·C (the two orientations its HVP's GEMMs take), PyTorch's own C·V, and
-   ``torch.func.jvp`` of ``torch.func.grad`` (eager; with ``--compile`` also under
-   ``torch.compile``).  The callables are timed in interleaved
-   rounds (each once per round, a batch of about 30 ms) and ``÷ floor`` is the median of the
-   per-round ratios, so that a load that comes and goes on a shared machine falls on the
-   floor and the oracle alike; each is called twice before timing, so compilation and
-   tracing are excluded (the ``first`` column shows them).  Automatic differentiation of
-   ``tr(MᵀCM)`` does not know that C is symmetric: its HVP multiplies by C and by Cᵀ, two
-   GEMMs, so no autodiff backend can reach the one-GEMM floor on this cost; XLA's GEMM and
-   PyTorch's (MKL) differ from NumPy's (OpenBLAS), which the reference rows show.
+0. **The arithmetic floor** (d × r = 500 × 10; ``--floor-only`` prints only this).  A Hessian-vector
+   product of this cost needs one GEMM, C·V (500×500 by 500×10: the hand-written ``ehvp`` is ``−2 C
+   V + λ ε V ⊘ (M² + ε)^{3/2}``); its NumPy time on one thread is the floor, and every oracle's
+   median time is divided by it — ldr's four backends (NumPy in, NumPy out, as the solvers call
+   them), pymanopt's three, and for reference the same jitted ``jax.jvp`` of ``jax.grad`` on JAX's
+   own arrays (no conversion), XLA's own C·V and Vᵀ·C (the two orientations its HVP's GEMMs take),
+   PyTorch's own C·V and Vᵀ·C (the orientation ldr's PyTorch graphs use), and ``torch.func.jvp`` of
+   ``torch.func.grad`` (eager; with ``--compile`` also under ``torch.compile``).  The callables are
+   timed in interleaved rounds (each once per round, a batch of about 30 ms) and ``÷ floor`` is the
+   median of the per-round ratios, so that a load that comes and goes on a shared machine falls on
+   the floor and the oracle alike; each is called twice before timing, so compilation and tracing
+   are excluded (the ``first`` column shows them).  Automatic differentiation of ``tr(MᵀCM)`` does
+   not know that C is symmetric: its HVP multiplies by C and by Cᵀ, two GEMMs; ldr's JAX and PyTorch
+   backends merge them (``ldr.symmetric_products``, ``ldr.torch_graphs``).  XLA's GEMM and PyTorch's
+   (MKL) differ from NumPy's (OpenBLAS), which the reference rows show.
 1. **Oracles.**  One ``egrad`` and one ``ehvp`` call at a random point (NumPy in, NumPy out,
    as the solvers call them), and the products of one inner solve (``ehvp_at``: 20 products
    at one point).  Ratios against ldr's autograd, and against pymanopt 2.2's backend of the
@@ -291,6 +290,7 @@ def floor_rows(d, r, backends, rounds, compile_torch=False):
             add("torch.compile(jvp∘grad)", "torch.Tensor in and out",
                 hvp=lambda: hc(Mt, Vt), egrad=lambda: gc(Mt))
         add("PyTorch's C·V (torch.matmul)", "torch.Tensor", hvp=lambda: Ct @ Vt)
+        add("PyTorch's Vᵀ·C (torch.mm)", "torch.Tensor", hvp=lambda: torch.mm(Vt.T, Ct))
     times = interleaved(fns, rounds)
     floor = np.array(times["floor"])
     rows = []

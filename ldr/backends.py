@@ -29,17 +29,21 @@ JAX computes in float32 unless 64-bit mode is on: the JAX backend turns it on
 is made, so create the cost's arrays after that or, better, enable it yourself first (a
 cost that closes over float32 arrays gets a warning).  Costs whose
 Python control flow depends on values cannot be traced by ``jax.jit``; they run uncompiled
-(a :class:`UserWarning` says so).  For PyTorch, eager ``torch.autograd`` measured faster than
-``torch.func`` on the CPU, and ``torch.compile`` costs seconds to tens of seconds per
-objective (:class:`TorchDerivatives`; ``benchmarks/bench_backends.py``).
+(a :class:`UserWarning` says so).  PyTorch's gradient and product are ``torch.autograd``'s,
+traced once per shape on fake tensors and rebuilt as one small graph
+(:mod:`ldr.torch_graphs`); costs that cannot be traced so run eagerly.  ``torch.func``
+measured slower than ``torch.autograd`` on the CPU, and ``torch.compile`` costs seconds to
+tens of seconds per objective (:class:`TorchDerivatives`; ``benchmarks/bench_backends.py``).
 
 **Speed against the arithmetic floor** (``benchmarks/bench_backends.py --floor-only``: the
 README's sparse PCA at d × r = 500 × 10, one thread).  Its Hessian-vector product needs one
 GEMM, C·V.  Automatic differentiation of ``tr(MᵀCM)`` does not know that C is symmetric: the
 product it computes multiplies by C and by Cᵀ, two GEMMs.  The JAX backend re-evaluates the
 traced gradient and product so that each symmetric matrix the cost closes over is multiplied
-once (:mod:`ldr.symmetric_products`: exact algebra, then XLA compiles one GEMM); PyTorch
-pays its two GEMMs and eager dispatch, autograd its per-operation Python overhead.  A
+once (:mod:`ldr.symmetric_products`: exact algebra, then XLA compiles one GEMM); the PyTorch
+backend does the same on its aten graph and drops what autodiff's bookkeeping adds
+(:mod:`ldr.torch_graphs`), then runs the dozen operations left eagerly; autograd pays its
+per-operation Python overhead.  A
 hand-written ``ehvp`` (``-2 * (C @ V) + ...``; any backend) is the floor plus the elementwise
 terms.
 
@@ -197,17 +201,19 @@ class JaxDerivatives(Derivatives):
 
 class TorchDerivatives(Derivatives):
     """PyTorch's reverse-mode gradient of the cost (``torch.autograd.grad``) and its
-    Hessian-vector products by differentiating that gradient once more; NumPy points become
-    float64 tensors on the CPU without a copy.
+    Hessian-vector products by differentiating that gradient once more, each traced once per
+    shape and rebuilt as one small graph (:mod:`ldr.torch_graphs`: one product per symmetric
+    matrix the cost closes over, no operation autodiff's bookkeeping adds for nothing), and
+    checked against eager autodiff at the point it was traced at; NumPy points become
+    float64 tensors on the CPU without a copy.  :meth:`ehvp_at` computes a product's
+    point-only part once per point (:func:`ldr.torch_graphs.split`).
 
-    Measured on the CPU (``benchmarks/bench_backends.py --compile``), eager
-    ``torch.autograd`` beats eager ``torch.func``: ``torch.func.grad`` and ``torch.func.jvp``
-    of it (forward over reverse) took several times as long as ``torch.autograd.grad`` and
-    the double backward pass, whose gradient graph :meth:`ehvp_at` builds once per point
-    for all the products of an inner solve (``torch.func.linearize``, forward over reverse
-    traced once, took about a second per point to trace).  ``torch.compile`` is not
-    applied: it costs seconds to tens of seconds per objective before the first call, which
-    a solve of a few hundred products does not win back.
+    A cost that cannot be traced on fake tensors (Python control flow on values,
+    ``.item()``, NumPy inside) runs eagerly, as do points that require a gradient.  Measured
+    on the CPU (``benchmarks/bench_backends.py``): eager ``torch.func`` took several times
+    as long as ``torch.autograd``, and ``torch.compile`` costs seconds to tens of seconds per
+    objective before the first call, which a solve of a few hundred products does not win
+    back; neither is used.
     """
 
     def __init__(self, backend, cost, egrad=None, ehvp=None, device=None):
@@ -218,6 +224,7 @@ class TorchDerivatives(Derivatives):
         self._device = None if device is None else torch.device(device)
         if self._device is not None and self._device.type == "cpu":
             self._device = None
+        self._graphs: dict = {}
 
     def _tensor(self, M):
         if isinstance(M, (tuple, list)):
@@ -259,6 +266,60 @@ class TorchDerivatives(Derivatives):
         HV = tuple(torch.zeros_like(x) if h is None else h for h, x in zip(HV, inputs))
         return HV if isinstance(X, tuple) else HV[0]
 
+    def _eager(self, name: str, product: bool):
+        """The flat eager function that :meth:`_graph` traces: tensors in, a tuple out."""
+        def flat(*args):
+            k = len(args) // 2 if name == "ehvp" else len(args)
+            M = tuple(args[:k]) if product else args[0]
+            if name == "egrad":
+                G = self._grad(M)[1]
+            else:
+                V = tuple(args[k:]) if product else args[k]
+                X, G = self._grad(M, create_graph=True)
+                G = self._hvp_from(X, G, V)
+            return tuple(G) if product else (G,)
+        return flat
+
+    def _graph(self, name: str, args: tuple, product: bool):
+        """The simplified graph of ``name`` ("egrad" or "ehvp") for inputs shaped as
+        ``args``, built and checked on first use; None where the cost runs eagerly."""
+        key = (name, product) + tuple((a.shape, a.dtype, a.device) for a in args)
+        if key not in self._graphs:
+            self._graphs[key] = self._build(self._eager(name, product), args)
+        return self._graphs[key]
+
+    def _build(self, eager, args):
+        from ldr.torch_graphs import simplified
+
+        args = tuple(a.clone() for a in args)  # distinct tensors: the same one twice (M, M)
+        try:                                     # would be traced as one input
+            graph = simplified(eager, *args)
+            got = graph(*args)
+        except Exception:  # noqa: BLE001 - untraceable on fake tensors: run eagerly
+            return None
+        want = eager(*args)
+        torch = self._torch
+        for g, w in zip(got, want):  # the rebuilt graph against autodiff, at this point
+            scale = float(torch.linalg.vector_norm(w)) + 1e-300
+            if not float(torch.linalg.vector_norm(g - w)) <= 1e-8 * scale:
+                warnings.warn("ldr.torch_graphs' rebuilt derivative differs from autodiff's "
+                              "here (please report it); this objective runs eagerly",
+                              UserWarning, stacklevel=6)
+                return None
+        return graph
+
+    def _fast(self, name, M, V=None):
+        """``name`` by the simplified graph, or None (eager) where there is none."""
+        product = isinstance(M, tuple)
+        args = (M if product else (M,)) + (() if V is None else (V if product else (V,)))
+        if any(a.requires_grad for a in args):
+            return None
+        graph = self._graph(name, args, product)
+        if graph is None:
+            return None
+        out = graph(*args)  # no input requires a gradient: nothing is recorded
+        return tuple(out) if product else out[0]
+
     def _out(self, value):
         if isinstance(value, (tuple, list)):
             return tuple(self._out(v) for v in value)
@@ -277,28 +338,49 @@ class TorchDerivatives(Derivatives):
             return float(self.raw_cost(self._tensor(M)))
 
     def egrad(self, M):
-        if self._native(M):
-            return self.raw_egrad(M) if self.raw_egrad is not None else self._grad(M)[1]
+        native = self._native(M)
+        T = M if native else self._tensor(M)
         if self.raw_egrad is not None:
-            return self._out(self.raw_egrad(self._tensor(M)))
-        return self._out(self._grad(self._tensor(M))[1])
+            G = self.raw_egrad(T)
+        else:
+            G = self._fast("egrad", T)
+            G = self._grad(T)[1] if G is None else G
+        return G if native else self._out(G)
 
     def ehvp(self, M, V):
-        if self._native(M):
-            return self._ehvp(M, V)
-        return self._out(self._ehvp(self._tensor(M), self._tensor(V)))
-
-    def _ehvp(self, M, V):
+        native = self._native(M)
+        T, W = (M, V) if native else (self._tensor(M), self._tensor(V))
         if self.raw_ehvp is not None:
-            return self.raw_ehvp(M, V)
-        X, G = self._grad(M, create_graph=True)
-        return self._hvp_from(X, G, V)
+            HV = self.raw_ehvp(T, W)
+        else:
+            HV = self._fast("ehvp", T, W)
+            if HV is None:
+                X, G = self._grad(T, create_graph=True)
+                HV = self._hvp_from(X, G, W)
+        return HV if native else self._out(HV)
 
     def ehvp_at(self, M):
         if self.raw_ehvp is not None or self._native(M):
             return super().ehvp_at(M)
-        X, G = self._grad(self._tensor(M), create_graph=True)  # the graph, once per point
-        return lambda V: self._out(self._hvp_from(X, G, self._tensor(V)))
+        T = self._tensor(M)
+        product = isinstance(T, tuple)
+        ms = T if product else (T,)
+        graph = self._graph("ehvp", ms + ms, product)
+        if graph is None:
+            X, G = self._grad(T, create_graph=True)  # the graph, once per point
+            return lambda V: self._out(self._hvp_from(X, G, self._tensor(V)))
+        if not hasattr(graph, "ldr_split"):
+            from ldr.torch_graphs import split
+
+            graph.ldr_split = split(graph, len(ms))
+        front, apply = graph.ldr_split
+        fixed = front(*ms)  # NumPy points: no input requires a gradient
+
+        def product_at(V):
+            W = self._tensor(V)
+            out = apply(*(W if product else (W,)), *fixed)
+            return self._out(tuple(out) if product else out[0])
+        return product_at
 
 
 def derivatives(backend: str, cost: Callable, egrad: Callable | None = None,

@@ -1,0 +1,181 @@
+"""ldr.torch_graphs: PyTorch's gradient and Hessian-vector product rebuilt as one small graph.
+
+Each rebuilt derivative equals eager autodiff's to rounding (on costs with symmetric and
+non-symmetric constants, small ones, non-linear terms and a product manifold), holds one
+product per symmetric constant where autodiff's graph holds two, and keeps the point-only
+work out of the per-product graph of ``split``.  A cost that cannot be traced runs eagerly.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import ldr  # noqa: E402
+from ldr.torch_graphs import MIN_SIZE, simplified, split  # noqa: E402
+
+D, R = 40, 3
+MM = (torch.ops.aten.mm.default, torch.mm)
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, D))
+    C = X.T @ X / 60
+    A = rng.standard_normal((D, D))               # not symmetric
+    S = rng.standard_normal((R, R))
+    small = X[:, :6].T @ X[:, :6] / 60            # symmetric, below MIN_SIZE
+    M = np.linalg.qr(rng.standard_normal((D, R)))[0]
+    V = rng.standard_normal((D, R))
+    return {k: torch.as_tensor(v) for k, v in dict(C=C, A=A, S=S, small=small, M=M,
+                                                   V=V).items()}
+
+
+def _costs(t):
+    C, A, S, small = t["C"], t["A"], t["S"], t["small"]
+    return {
+        "sparse_pca": lambda M: -torch.trace(M.T @ C @ M)
+        + 0.1 * torch.sum(torch.sqrt(M**2 + 1e-6)),
+        "right_side": lambda M: torch.sum((M.T @ C) * M.T) + torch.sum(torch.exp(0.1 * M)),
+        "non_symmetric": lambda M: torch.trace(M.T @ A @ M) + torch.sum(M**4),
+        "small_factor": lambda M: -torch.trace(S @ M.T @ C @ M @ S.T),
+        "log_det": lambda M: -torch.logdet(M.T @ C @ M + torch.eye(R, dtype=M.dtype)),
+        "small_constant": lambda M: torch.sum((M[:6].T @ small @ M[:6]) ** 2),
+        "ratio": lambda M: -torch.trace(M.T @ C @ M) / torch.trace(M.T @ M),
+    }
+
+
+def _eager(cost):
+    def grad(M):
+        with torch.enable_grad():
+            X = M.detach().requires_grad_(True)
+            return torch.autograd.grad(cost(X), X)[0]
+
+    def hvp(M, V):
+        with torch.enable_grad():
+            X = M.detach().requires_grad_(True)
+            G = torch.autograd.grad(cost(X), X, create_graph=True)[0]
+            return torch.autograd.grad(G, X, V)[0]
+    return grad, hvp
+
+
+def _products_with(graph, constant) -> int:
+    """How many ``mm`` nodes of ``graph`` multiply by ``constant``."""
+    names = {n for n, b in graph.named_buffers() if b is constant}
+    count = 0
+    for node in graph.graph.nodes:
+        if node.op == "call_function" and node.target in MM:
+            count += any(a.op == "get_attr" and a.target in names for a in node.args)
+    return count
+
+
+NAMES = ("sparse_pca", "right_side", "non_symmetric", "small_factor", "log_det",
+         "small_constant", "ratio")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_rebuilt_derivatives_equal_autodiffs(data, name):
+    cost = _costs(data)[name]
+    grad, hvp = _eager(cost)
+    M, V = data["M"], data["V"]
+    g, h = simplified(grad, M), simplified(hvp, M, M.clone())
+    for W in (V, torch.ones_like(V), M):
+        want = hvp(M, W)
+        assert torch.linalg.vector_norm(h(M, W) - want) <= 1e-12 * torch.linalg.vector_norm(
+            want)
+    want = grad(M)
+    assert torch.linalg.vector_norm(g(M) - want) <= 1e-12 * torch.linalg.vector_norm(want)
+    M2 = M + 0.1 * V                                 # traced once, right at other points
+    assert torch.allclose(h(M2, V), hvp(M2, V), rtol=1e-11, atol=1e-12)
+    assert torch.allclose(g(M2), grad(M2), rtol=1e-11, atol=1e-12)
+
+
+def test_one_product_per_symmetric_constant(data):
+    """autodiff's graph multiplies by C twice for the gradient of tr(MᵀCM) and twice more for
+    the product; the rebuilt ones once each, and a non-symmetric A keeps its products."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    costs = _costs(data)
+    grad, hvp = _eager(costs["sparse_pca"])
+    M, V = data["M"], data["V"]
+    raw = make_fx(hvp, tracing_mode="fake", _allow_non_fake_inputs=True)(M, V)
+    raw_mm = sum(n.op == "call_function" and n.target == torch.ops.aten.mm.default
+                 for n in raw.graph.nodes)
+    assert raw_mm >= 4
+    h, g = simplified(hvp, M, V), simplified(grad, M)
+    assert _products_with(h, data["C"]) == 1 and _products_with(g, data["C"]) == 1
+    ops = sum(n.op == "call_function" for n in h.graph.nodes)
+    assert ops <= 20 < sum(n.op == "call_function" for n in raw.graph.nodes)
+    assert data["C"].shape[0] >= MIN_SIZE
+    _, hvp_a = _eager(costs["non_symmetric"])
+    assert _products_with(simplified(hvp_a, M, V), data["A"]) == 2   # A V and Aᵀ V
+
+
+def test_split_keeps_the_point_only_work_out_of_each_product(data):
+    _, hvp = _eager(_costs(data)["sparse_pca"])
+    M, V = data["M"], data["V"]
+    whole = simplified(hvp, M, V)
+    front, apply = split(whole, 1)
+    fixed = front(M)
+    for W in (V, 2 * V + M):
+        assert torch.allclose(apply(W, *fixed), whole(M, W), rtol=1e-14, atol=1e-14)
+    per_product = {n.target for n in apply.graph.nodes if n.op == "call_function"}
+    assert not per_product & {torch.ops.aten.sqrt.default, torch.sqrt}  # a function of M
+    assert per_product & set(MM)
+
+
+def test_a_product_manifold_cost(data):
+    """Stiefel × Stiefel: −tr(MaᵀSMb) with a tuple point, through the backend."""
+    rng = np.random.default_rng(1)
+    Xa, Xb = rng.standard_normal((80, 20)), rng.standard_normal((80, 18))
+    S = torch.as_tensor(Xa.T @ Xb / 80)
+    obj = ldr.objective(lambda M: -torch.trace(M[0].T @ S @ M[1]), shape=((20, 2), (18, 2)),
+                        manifold=("stiefel", "stiefel"), backend="torch")
+    Ma, Mb = np.linalg.qr(rng.standard_normal((20, 2)))[0], \
+        np.linalg.qr(rng.standard_normal((18, 2)))[0]
+    Va, Vb = rng.standard_normal((20, 2)), rng.standard_normal((18, 2))
+    Sn = S.numpy()
+    ga, gb = obj.egrad((Ma, Mb))
+    np.testing.assert_allclose(ga, -Sn @ Mb, atol=1e-13)
+    np.testing.assert_allclose(gb, -Sn.T @ Ma, atol=1e-13)
+    for hv in (obj.ehvp((Ma, Mb), (Va, Vb)), obj.ehvp_at((Ma, Mb))((Va, Vb))):
+        np.testing.assert_allclose(hv[0], -Sn @ Vb, atol=1e-13)
+        np.testing.assert_allclose(hv[1], -Sn.T @ Va, atol=1e-13)
+
+
+def test_value_dependent_control_flow_runs_eagerly(data):
+    """A branch on a value cannot be traced on fake tensors: the backend runs the cost
+    eagerly, and both branches give their own derivatives."""
+    obj = ldr.objective(lambda M: torch.sum(M**2) if M.sum() > 0 else torch.sum(M**3),
+                        shape=(D, R), backend="torch")
+    M = data["M"].numpy()
+    P = np.abs(M) + 0.1
+    V = data["V"].numpy()
+    np.testing.assert_allclose(obj.egrad(P), 2 * P, atol=1e-14)
+    np.testing.assert_allclose(obj.egrad(-P), 3 * P**2, atol=1e-14)
+    np.testing.assert_allclose(obj.ehvp(-P, V), -6 * P * V, atol=1e-13)
+    derivs = obj.derivatives()
+    assert derivs._graphs and all(g is None for g in derivs._graphs.values())
+
+
+def test_the_readme_sparse_pca_checks_with_the_rebuilt_graphs(data):
+    C = data["C"]
+    obj = ldr.objective(lambda M: -torch.trace(M.T @ C @ M)
+                        + 0.1 * torch.sum(torch.sqrt(M**2 + 1e-6)), shape=(D, R),
+                        backend="torch")
+    report = ldr.check(obj)
+    assert report.ok
+    assert any(g is not None for g in obj.derivatives()._graphs.values())
+
+
+def test_a_point_that_requires_a_gradient_is_differentiated_eagerly(data):
+    """Native tensors that require a gradient (someone differentiating through the
+    oracle) skip the traced graph, whose operations would not record one."""
+    C = data["C"]
+    obj = ldr.objective(lambda M: -torch.trace(M.T @ C @ M), shape=(D, R), backend="torch")
+    M = data["M"].clone().requires_grad_(True)
+    torch.testing.assert_close(obj.egrad(M).detach(), (-2 * C @ M).detach())
+    assert not obj.derivatives()._graphs       # nothing traced for it
