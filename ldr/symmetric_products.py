@@ -123,6 +123,7 @@ def _rule(eqn, ins: list, symmetric: dict):
     name = eqn.primitive.name
     if not any(isinstance(v, _Deferred) or _traced(v) for v in ins) \
             and not eqn.primitive.multiple_results and "jaxpr" not in eqn.params \
+            and not eqn.effects \
             and np.prod(eqn.outvars[0].aval.shape) <= _KNOWN_MAX:
         import jax  # inputs known at trace time (the literals of a trace's −I): known output
 
