@@ -127,7 +127,7 @@ class _Builder:
             return self.const(v)
         return v
 
-    def emit(self, target, args, kwargs=None, shape=_INFER):
+    def emit(self, target, args, kwargs=None, shape=_INFER, reuse=True):
         import torch
 
         def convert(a):
@@ -136,7 +136,7 @@ class _Builder:
         args = tuple(torch.fx.node.map_aggregate(a, convert) for a in args)
         kwargs = {k: torch.fx.node.map_aggregate(v, convert) for k, v in (kwargs or {}).items()}
         key = (target, _key(args), _key(tuple(sorted(kwargs.items()))))
-        if key in self.memo:
+        if reuse and key in self.memo:
             return self.memo[key]
         out = self.graph.call_function(target, args, kwargs)
         self.shapes[out] = self.infer(target, args) if shape is _INFER else \
@@ -218,7 +218,8 @@ class _Builder:
         shape = tuple(val.shape) if isinstance(val, torch.Tensor) else None
         if target in (aten.detach.default, aten.alias.default, aten.lift_fresh_copy.default):
             return args[0]
-        if not symbolic and shape is not None and _numel(shape) <= _KNOWN_MAX:
+        pure = _pure(target)
+        if not symbolic and pure and shape is not None and _numel(shape) <= _KNOWN_MAX:
             return target(*args, **kwargs)  # known at trace time
         if target in (aten.ones_like.default, aten.zeros_like.default) and shape is not None:
             fill = torch.ones if target == aten.ones_like.default else torch.zeros
@@ -239,7 +240,7 @@ class _Builder:
         out = self.elementwise(target, args, kwargs, shape)
         if out is not None:
             return out
-        return self.emit(target, args, kwargs, shape=shape)
+        return self.emit(target, args, kwargs, shape=shape, reuse=pure)
 
     def elementwise(self, target, args, kwargs, shape):
         aten = self.aten
@@ -411,6 +412,17 @@ def _diagonal(a):
 
     d = a.diagonal()
     return d.clone() if not bool((a - torch.diag(d)).any()) else None
+
+
+def _pure(target) -> bool:
+    """Whether ``target`` neither mutates its inputs nor draws random numbers (only such
+    operations are evaluated at trace time or made once for equal inputs)."""
+    import torch
+
+    schema = getattr(target, "_schema", None)
+    if schema is None or schema.is_mutable:
+        return False
+    return torch.Tag.nondeterministic_seeded not in getattr(target, "tags", ())
 
 
 def _float(v) -> float:

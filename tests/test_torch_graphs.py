@@ -179,3 +179,19 @@ def test_a_point_that_requires_a_gradient_is_differentiated_eagerly(data):
     M = data["M"].clone().requires_grad_(True)
     torch.testing.assert_close(obj.egrad(M).detach(), (-2 * C @ M).detach())
     assert not obj.derivatives()._graphs       # nothing traced for it
+
+
+def test_random_draws_are_not_frozen_at_trace_time(data):
+    """An operation that draws random numbers from known inputs runs at every call (it is
+    neither evaluated when traced nor merged with an equal draw)."""
+    M = data["M"]
+
+    def f(M):
+        noise = torch.randn(3, dtype=M.dtype) + torch.randn(3, dtype=M.dtype)
+        return (M.sum() * noise,)
+
+    g = simplified(f, M)
+    assert not torch.equal(g(M)[0], g(M)[0])
+    draws = [n for n in g.graph.nodes if n.op == "call_function"
+             and "randn" in str(n.target)]
+    assert len(draws) == 2
