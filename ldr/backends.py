@@ -99,6 +99,11 @@ def _numpy(value):
     return np.array(value, dtype=float)
 
 
+def _tuple(value):
+    """A list (a point on a product manifold) as a tuple; anything else as it is."""
+    return tuple(value) if isinstance(value, list) else value
+
+
 class Derivatives:
     """An objective's cost, gradient and Hessian-vector product in one backend, built once
     per objective (:meth:`ldr.Objective.derivatives`) from its raw ``cost`` (written for the
@@ -339,7 +344,7 @@ class TorchDerivatives(Derivatives):
 
     def egrad(self, M):
         native = self._native(M)
-        T = M if native else self._tensor(M)
+        T = _tuple(M) if native else self._tensor(M)
         if self.raw_egrad is not None:
             G = self.raw_egrad(T)
         else:
@@ -349,7 +354,7 @@ class TorchDerivatives(Derivatives):
 
     def ehvp(self, M, V):
         native = self._native(M)
-        T, W = (M, V) if native else (self._tensor(M), self._tensor(V))
+        T, W = (_tuple(M), _tuple(V)) if native else (self._tensor(M), self._tensor(V))
         if self.raw_ehvp is not None:
             HV = self.raw_ehvp(T, W)
         else:

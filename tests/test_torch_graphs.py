@@ -195,3 +195,27 @@ def test_random_draws_are_not_frozen_at_trace_time(data):
     draws = [n for n in g.graph.nodes if n.op == "call_function"
              and "randn" in str(n.target)]
     assert len(draws) == 2
+
+
+@pytest.mark.parametrize("branchy", [False, True])
+def test_a_product_point_given_as_a_list_of_tensors(branchy):
+    """Native tensors in a list (a product point) work traced and eagerly (a cost with a
+    branch on values cannot be traced)."""
+    S = torch.as_tensor(np.random.default_rng(4).standard_normal((5, 4)))
+
+    def cost(M):
+        value = -torch.trace(M[0].T @ S @ M[1])
+        return value if not branchy or M[0].sum() > -1e9 else value * 2
+    obj = ldr.objective(cost, shape=((5, 2), (4, 2)), manifold=("stiefel", "stiefel"),
+                        backend="torch")
+    rng = np.random.default_rng(5)
+    Ma, Mb, Va, Vb = (torch.as_tensor(rng.standard_normal(s))
+                      for s in ((5, 2), (4, 2), (5, 2), (4, 2)))
+    ga, gb = obj.egrad([Ma, Mb])
+    torch.testing.assert_close(ga, -S @ Mb)
+    torch.testing.assert_close(gb, -S.T @ Ma)
+    ha, hb = obj.ehvp([Ma, Mb], [Va, Vb])
+    torch.testing.assert_close(ha, -S @ Vb)
+    torch.testing.assert_close(hb, -S.T @ Va)
+    traced = [g is not None for g in obj.derivatives()._graphs.values()]
+    assert traced and all(t != branchy for t in traced)
