@@ -12,8 +12,9 @@ reached a ratio of 8171 (505 at the start) in such directions (kurtosis of the p
 coordinates 100–1500; WDA on the true classes does the same), the next k-means put 1737 of
 1797 samples in one cluster and nine of 1–17, and the alternation then converged there (the
 next WDA steps, fitted on the tiny clusters, reinforce them).  Neither the trace ratio (8171
-→ 27 116 along that path) nor k-means' cost in the projection can tell a collapse from
-progress: both favour it.  So the alternation watches the cluster sizes instead.
+→ 18 132 → 27 116 along that path) nor k-means' relative cost in the projection (W/T 0.39 →
+0.17; in the full space it rose, 0.64 → 0.84) can tell a collapse from progress: both favour
+it.  So the alternation watches the cluster sizes instead.
 """
 
 from __future__ import annotations
@@ -35,18 +36,22 @@ from ldr.objectives.lda import scatter_matrices
 from ldr.objectives.wda import WDA
 from ldr.result import Result, Trace
 
-#: ``min_cluster_size="auto"``: a cluster is *tiny* below this share of the mean cluster size
-#: n/k (and always below 2 samples).  Chosen on bench_real's development tables: the smallest
-#: k-means or WDAClustering cluster there is 0.13·n/k (anes96/PID, 18 of 944 rows, k = 7); the
-#: digits collapse left clusters of 1–5 samples, 0.006·n/k; 0.03 is about their geometric mean.
+#: ``min_cluster_size="auto"``: a cluster is *tiny* below max(p + 1, ⌈0.03·n/k⌉) samples
+#: (p = n_components; at most half the mean cluster size n/k).  p + 1: a cluster of at most p
+#: samples spans at most p − 1 directions, so in the p-dimensional projection its scatter is
+#: singular and WDA can shrink its within-cluster cost to nothing along the rest (the null
+#: directions of ``wda_step`` come from such clusters).  0.03·n/k: the share of the mean size
+#: chosen on bench_real's development tables, where the smallest k-means or WDAClustering
+#: cluster is 0.13·n/k (anes96/PID, 18 of 944 rows, k = 7) and the digits collapse left
+#: clusters of 0.006·n/k (1 sample): 0.03 is about their geometric mean.
 MIN_CLUSTER_SHARE = 0.03
 
 
-def min_cluster_size(setting, n: int, k: int) -> int:
-    """The size below which a cluster is tiny: ``"auto"`` = max(2, ⌈0.03·n/k⌉), or an int ≥ 1
-    (1: no cluster is ever tiny, the guard is off)."""
+def min_cluster_size(setting, n: int, k: int, p: int) -> int:
+    """The size below which a cluster is tiny: ``"auto"`` = max(2, min(max(p + 1,
+    ⌈0.03·n/k⌉), ⌊n/(2k)⌋)), or an int ≥ 1 (1: no cluster is ever tiny, the guard is off)."""
     if isinstance(setting, str) and setting == "auto":
-        return max(2, math.ceil(MIN_CLUSTER_SHARE * n / k))
+        return max(2, min(max(p + 1, math.ceil(MIN_CLUSTER_SHARE * n / k)), n // (2 * k)))
     if isinstance(setting, numbers.Integral) and not isinstance(setting, bool) and setting >= 1:
         return int(setting)
     raise ParameterError("min_cluster_size", f"expected 'auto' or an integer >= 1 (1 turns the "
@@ -111,16 +116,17 @@ def alternate(est, Xs, P, n_min: int) -> dict:
     first round t ≥ 2 whose L_t has a cluster of fewer than ``n_min`` samples while L_{t−1} had
     none.  Then P_{t−1}, the subspace WDA fitted to L_{t−1}, is the one that made the collapse,
     so the answer is P_{t−2}, the subspace in which k-means found L_{t−1} (the start for
-    t = 2).  Returns ``{"P", "result", "null", "history", "rounds", "change", "stopped"}``
-    (``stopped``: the round the guard ended, else None; ``result``: the WDA step that gave P,
-    None when P is the start)."""
+    t = 2).  Returns ``{"P", "result", "null", "history", "rounds", "change", "stopped",
+    "labels"}`` (``stopped``: the round the guard ended, else None; ``result``: the WDA step
+    that gave P, None when P is the start; ``labels``: the last labels k-means found, L_{t−1}
+    when the guard ended, from whose centroids the final k-means in P starts)."""
     k = est.n_clusters
-    history, labels = [], None
+    history, labels, previous = [], None, None
     made = [(P, None, 0)]  # made[i]: the subspace round i + 1 runs k-means in, and its step
     change, stopped = np.inf, None
     for it in range(1, est.max_outer + 1):
         Z = (Xs - Xs.mean(axis=0)) @ P
-        labels = kmeans_step(Z, labels, k, est.random_state)
+        previous, labels = labels, kmeans_step(Z, labels, k, est.random_state)
         tiny = tiny_clusters(labels, k, n_min)
         row = {"outer": it, "smallest_cluster": int(np.bincount(labels, minlength=k).min()),
                "tiny_clusters": len(tiny)}
@@ -139,7 +145,7 @@ def alternate(est, Xs, P, n_min: int) -> dict:
             break
     P, res, n_null = made[-2] if stopped else made[-1]
     return {"P": P, "result": res, "null": n_null, "history": history, "rounds": it,
-            "change": change, "stopped": stopped}
+            "change": change, "stopped": stopped, "labels": previous if stopped else labels}
 
 
 def warn_stopped(est, record: dict, n_min: int, stacklevel: int = 3) -> None:
