@@ -62,9 +62,9 @@ def test_the_guard_stops_a_collapse_and_says_so():
     assert adjusted_rand_score(y, off.labels_) < 0.5
 
 
-def test_final_labels_continue_the_alternation():
-    """labels_ is k-means in M_ from the alternation's last clusters: ten fresh k-means starts
-    there found a lower cost with two singleton clusters (ARI 0.52 before)."""
+def test_final_labels_avoid_tiny_clusters():
+    """labels_: ten fresh k-means starts in M_ found a lower cost with two singleton clusters
+    here (ARI 0.52 before); k-means from the alternation's last clusters has none."""
     X, y = _digits(200, 5)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)  # converged, nothing degenerate

@@ -77,6 +77,21 @@ def kmeans_step(Z, previous, k: int, random_state):
     return KMeans(k, n_init=10, random_state=random_state).fit_predict(Z)
 
 
+def final_labels(Z, previous, k: int, random_state, n_min: int) -> np.ndarray:
+    """``labels_``: k-means on the rows Z (projected by M_) from 10 seeded starts — the lowest
+    cost k-means finds — unless that partition has more tiny clusters than k-means started
+    from the alternation's last clusters (``previous``), which is then kept.  Ten fresh starts
+    can reach a lower cost by isolating one outlier (digits subsets: two singleton clusters,
+    adjusted Rand index 0.52 against 0.78); the warm start alone lost up to 18 points where
+    fresh starts found a better partition (modechoice, spector in bench_real)."""
+    fresh = KMeans(k, n_init=10, random_state=random_state).fit_predict(Z)
+    if previous is None or not len(tiny_clusters(fresh, k, n_min)):
+        return fresh
+    warm = kmeans_step(Z, previous, k, random_state)
+    return warm if len(tiny_clusters(warm, k, n_min)) < len(tiny_clusters(fresh, k, n_min)) \
+        else fresh
+
+
 def wda_step(est, Xs, labels, P):
     """One WDA step on the clustering ``labels`` from P: ``(P_new, result, m)``.
 

@@ -69,7 +69,7 @@ from ldr.estimators._wda_batch import (  # noqa: F401  (constants re-exported)
 )
 from ldr.estimators._wda_cluster import (
     alternate,
-    kmeans_step,
+    final_labels,
     min_cluster_size,
     warn_stopped,
     warn_tiny,
@@ -389,9 +389,9 @@ class WDAClustering(ClusterMixin, _WDABase):
     (W/T 0.39 → 0.17), so neither can flag the collapse.  The guard: at the first round
     t ≥ 2 whose k-means labels have a tiny cluster while round t − 1's had none, the
     alternation stops and returns the subspace in which k-means found round t − 1's
-    clusters (``stopped_at_`` = t, ``converged_`` False, a ConvergenceWarning).  Final
-    labels (k-means in M_ from the alternation's last clusters) with a tiny cluster raise a
-    ConvergenceWarning and set ``degenerate_``, whatever ended the alternation.
+    clusters (``stopped_at_`` = t, ``converged_`` False, a ConvergenceWarning).  labels_ is
+    k-means in M_ (10 starts; from the alternation's last clusters where that has fewer tiny
+    clusters); tiny clusters there raise a ConvergenceWarning and set ``degenerate_``.
 
     Parameters
     ----------
@@ -449,10 +449,8 @@ class WDAClustering(ClusterMixin, _WDABase):
         self.n_null_directions_ = run["null"]
         self.M_ = run["P"] if U is None else U @ run["P"]
         self.components_, self.result_ = self.M_.T, run["result"]
-        # k-means in M_ from the alternation's last clusters' centroids (one more round's
-        # k-means): 10 fresh starts could find a lower cost isolating one outlier (digits)
-        self.labels_ = kmeans_step((Xs - Xs.mean(axis=0)) @ run["P"], run["labels"], k,
-                                   self.random_state)
+        self.labels_ = final_labels((Xs - Xs.mean(axis=0)) @ run["P"], run["labels"], k,
+                                    self.random_state, n_min)
         self.history_, self.n_outer_, self.n_iter_ = run["history"], run["rounds"], run["rounds"]
         self.stopped_at_ = run["stopped"]
         if self.stopped_at_:
