@@ -389,9 +389,10 @@ class WDAClustering(ClusterMixin, _WDABase):
     (W/T 0.39 → 0.17), so neither can flag the collapse.  The guard: at the first round
     t ≥ 2 whose k-means labels have a tiny cluster while round t − 1's had none, the
     alternation stops and returns the subspace in which k-means found round t − 1's
-    clusters (``stopped_at_`` = t, ``converged_`` False, a ConvergenceWarning).  labels_ is
-    k-means in M_ (10 starts; from the alternation's last clusters where that has fewer tiny
-    clusters); tiny clusters there raise a ConvergenceWarning and set ``degenerate_``.
+    clusters (``stopped_at_`` = t, ``converged_`` False, a ConvergenceWarning).
+    ``labels_`` is k-means in ``M_`` (10 starts; from the alternation's last clusters where
+    that has fewer tiny clusters); tiny clusters there raise a ConvergenceWarning and set
+    ``degenerate_``.
 
     Parameters
     ----------
