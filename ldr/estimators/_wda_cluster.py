@@ -128,10 +128,11 @@ def alternate(est, Xs, P, n_min: int) -> dict:
     """Liu et al.'s Algorithm 2 with the tiny-cluster guard: round t runs k-means in P_{t−1}
     (labels L_t), then P_t = WDA-SCF on L_t from P_{t−1}; it ends when
     sin θ(P_{t−1}, P_t) ≤ ``outer_tol``, after ``max_outer`` rounds, or — the guard — at the
-    first round t ≥ 2 whose L_t has a cluster of fewer than ``n_min`` samples while L_{t−1} had
-    none.  Then P_{t−1}, the subspace WDA fitted to L_{t−1}, is the one that made the collapse,
-    so the answer is P_{t−2}, the subspace in which k-means found L_{t−1} (the start for
-    t = 2).  Returns ``{"P", "result", "null", "history", "rounds", "change", "stopped",
+    first round t ≥ 2 whose L_t has more clusters of fewer than ``n_min`` samples than L_{t−1}
+    (on digits at k = 12, k-means in the start subspace already isolates 3 samples; WDA then
+    makes 4 such clusters, 5 later).  Then P_{t−1}, the subspace WDA fitted to L_{t−1}, made
+    the collapse, so the answer is P_{t−2}, the subspace in which k-means found L_{t−1} (the
+    start for t = 2).  Returns ``{"P", "result", "null", "history", "rounds", "change", "stopped",
     "labels"}`` (``stopped``: the round the guard ended, else None; ``result``: the WDA step
     that gave P, None when P is the start; ``labels``: the last labels k-means found, L_{t−1}
     when the guard ended, from whose centroids the final k-means in P starts)."""
@@ -145,7 +146,7 @@ def alternate(est, Xs, P, n_min: int) -> dict:
         tiny = tiny_clusters(labels, k, n_min)
         row = {"outer": it, "smallest_cluster": int(np.bincount(labels, minlength=k).min()),
                "tiny_clusters": len(tiny)}
-        if len(tiny) and it >= 2 and history[-1]["tiny_clusters"] == 0:
+        if it >= 2 and len(tiny) > history[-1]["tiny_clusters"]:
             history.append({**row, "ratio": np.nan, "p_change": np.nan, "scf_converged": None,
                             "null_directions": None})
             stopped = it
@@ -166,11 +167,13 @@ def alternate(est, Xs, P, n_min: int) -> dict:
 def warn_stopped(est, record: dict, n_min: int, stacklevel: int = 3) -> None:
     """The :class:`~sklearn.exceptions.ConvergenceWarning` of an alternation the guard ended."""
     t = record["stopped"]
+    history = record["history"]
     warnings.warn(f"{type(est).__name__}: stopped the alternation at round {t}: k-means in the "
                   f"subspace WDA fitted to round {t - 1}'s clusters left "
-                  f"{record['history'][-1]['tiny_clusters']} cluster(s) of fewer than "
-                  f"min_cluster_size={n_min} samples (smallest "
-                  f"{record['history'][-1]['smallest_cluster']}), a collapse the next WDA steps "
+                  f"{history[-1]['tiny_clusters']} cluster(s) of fewer than "
+                  f"min_cluster_size={n_min} samples (round {t - 1}: "
+                  f"{history[-2]['tiny_clusters']}; smallest "
+                  f"{history[-1]['smallest_cluster']}), a collapse the next WDA steps "
                   f"would reinforce; returned the subspace of round {t - 1}'s clusters "
                   f"({'the start' if t == 2 else f'WDA step {t - 2}'}).  A larger reg may "
                   "help (WDA at a reg small against the projected distances favours "

@@ -387,9 +387,9 @@ class WDAClustering(ClusterMixin, _WDABase):
     on standardized digits the next k-means put 1737 of 1797 samples in one cluster, while
     the trace ratio rose (8171 → 18 132) and k-means' relative cost in the projection fell
     (W/T 0.39 → 0.17), so neither can flag the collapse.  The guard: at the first round
-    t ≥ 2 whose k-means labels have a tiny cluster while round t − 1's had none, the
-    alternation stops and returns the subspace in which k-means found round t − 1's
-    clusters (``stopped_at_`` = t, ``converged_`` False, a ConvergenceWarning).
+    t ≥ 2 whose k-means labels have more tiny clusters than round t − 1's, the alternation
+    stops and returns the subspace in which k-means found round t − 1's clusters
+    (``stopped_at_`` = t, ``converged_`` False, a ConvergenceWarning).
     ``labels_`` is k-means in ``M_`` (10 starts; from the alternation's last clusters where
     that has fewer tiny clusters); tiny clusters there raise a ConvergenceWarning and set
     ``degenerate_``.
