@@ -62,6 +62,23 @@ def test_the_guard_stops_a_collapse_and_says_so():
     assert adjusted_rand_score(y, off.labels_) < 0.5
 
 
+def test_the_guard_counts_tiny_clusters():
+    """Eight clusters of six digit classes: k-means in the start subspace already isolates 4
+    samples, WDA's step then makes five tiny clusters; the guard stops there (a rule that
+    waited for a round without tiny clusters let the alternation go on to 291 of 300 samples
+    in one cluster, ARI 0.001).  The returned partition keeps its cluster of 4, and says so."""
+    X, y = _digits(300, 6)
+    with pytest.warns(ConvergenceWarning) as record:
+        model = WDAClustering(n_clusters=8).fit(X)
+    messages = " ".join(str(w.message) for w in record)
+    assert "stopped the alternation at round 2" in messages and "degenerate" in messages
+    assert model.min_cluster_size_ == 8  # p + 1
+    assert model.stopped_at_ == 2
+    assert 0 < model.history_[0]["tiny_clusters"] < model.history_[1]["tiny_clusters"]
+    assert model.degenerate_ and len(model.tiny_clusters_) == 1
+    assert adjusted_rand_score(y, model.labels_) >= 0.7
+
+
 def test_final_labels_avoid_tiny_clusters():
     """labels_: ten fresh k-means starts in M_ found a lower cost with two singleton clusters
     here (ARI 0.52 before); k-means from the alternation's last clusters has none."""
