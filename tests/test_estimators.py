@@ -415,11 +415,14 @@ def test_linear_dr_wraps_a_user_objective():
 
 def test_wda_clustering_survives_a_singleton_cluster():
     # two blobs and one far outlier: k-means with three clusters isolates the outlier, which
-    # joins the nearest cluster for the WDA step (a class needs two samples for its plan)
+    # joins the nearest cluster for the WDA step (a class needs two samples for its plan); the
+    # labels keep it, a cluster below min_cluster_size, and the fit says so
     rng = np.random.default_rng(0)
     X = np.vstack([rng.normal(0, 0.3, (30, 4)), rng.normal(3, 0.3, (30, 4)), [[40, 40, 0, 0]]])
-    labels = est.WDAClustering(n_clusters=3, n_components=2, max_outer=3).fit_predict(X)
-    assert sorted(np.bincount(labels)) == [1, 30, 30]
+    model = est.WDAClustering(n_clusters=3, n_components=2, max_outer=3)
+    with pytest.warns(ConvergenceWarning, match="degenerate partition"):
+        labels = model.fit_predict(X)
+    assert sorted(np.bincount(labels)) == [1, 30, 30] and model.degenerate_
 
 
 @pytest.mark.parametrize("bad", ["seed", -1, 2.5, True])
