@@ -347,6 +347,18 @@ class _Builder:
         self.symmetric[id(t)] = t
         return True
 
+    def owned(self, node):
+        """An output in memory of its own: an input, a constant or a view of one (a
+        transpose, a broadcast scalar) is copied, so that the caller's arrays are never
+        the result, as with eager autodiff."""
+        if not isinstance(node, self.torch.fx.Node):
+            return node
+        views = (self.aten.t.default, self.aten.expand.default, self.aten.permute.default,
+                 self.aten.alias.default, self.aten.view.default)
+        if node.op in ("placeholder", "get_attr") or node.target in views:
+            return self.graph.call_function(self.aten.clone.default, (node,))
+        return node
+
     # -- the whole graph --------------------------------------------------------------------
     def build(self):
         torch = self.torch
@@ -367,7 +379,7 @@ class _Builder:
                 env[node] = self.rule(node, read(node.args), read(node.kwargs))
             elif node.op == "output":
                 outputs = read(node.args[0])
-        result = torch.fx.node.map_aggregate(outputs, self.node)
+        result = torch.fx.node.map_aggregate(outputs, lambda v: self.owned(self.node(v)))
         self.graph.output(result)
         self.graph.eliminate_dead_code()
         public = _public()
@@ -452,10 +464,15 @@ def simplified(fn, *args):
     """``fn`` (a function of tensors returning a tensor or a tuple of them) traced at
     ``args``' shapes and rebuilt (module docstring): a ``torch.fx.GraphModule`` with the
     same result.  Raises where ``fn`` cannot be traced on fake tensors (control flow on
-    values, ``.item()``, NumPy conversions); callers then run ``fn`` eagerly."""
+    values, ``.item()``, NumPy conversions) or updates a tensor in place; callers then run
+    ``fn`` eagerly."""
     from torch.fx.experimental.proxy_tensor import make_fx
 
     traced = make_fx(fn, tracing_mode="fake", _allow_non_fake_inputs=True)(*args)
+    mutating = sorted({str(n.target) for n in traced.graph.nodes if n.op == "call_function"
+                       and getattr(getattr(n.target, "_schema", None), "is_mutable", False)})
+    if mutating:  # in-place updates of a value folded at trace time would accumulate
+        raise ValueError(f"in-place operations ({', '.join(mutating)}): run eagerly")
     return _Builder(traced).build()
 
 

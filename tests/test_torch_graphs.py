@@ -219,3 +219,41 @@ def test_a_product_point_given_as_a_list_of_tensors(branchy):
     torch.testing.assert_close(hb, -S.T @ Va)
     traced = [g is not None for g in obj.derivatives()._graphs.values()]
     assert traced and all(t != branchy for t in traced)
+
+
+def test_results_never_share_memory_with_the_inputs_or_the_costs_data(data):
+    """A linear cost's gradient is its constant, a quadratic's product is V itself (times a
+    scalar): the rebuilt graphs return copies, so a caller updating the result in place
+    changes neither its point nor the cost's data."""
+    A = data["A"].clone()[:, :R]
+    obj = ldr.objective(lambda M: torch.sum(A * M), shape=(D, R), backend="torch")
+    G = obj.egrad(data["M"].numpy())
+    G += 1.0
+    torch.testing.assert_close(A, data["A"][:, :R])
+    np.testing.assert_array_equal(obj.egrad(data["M"].numpy()), A.numpy())
+    half = ldr.objective(lambda M: 0.5 * torch.sum(M * M), shape=(D, R), backend="torch")
+    V = data["V"].numpy().copy()
+    for HV in (half.ehvp(data["M"].numpy(), V), half.ehvp_at(data["M"].numpy())(V)):
+        np.testing.assert_array_equal(HV, V)
+        HV += 1.0
+        np.testing.assert_array_equal(V, data["V"].numpy())
+
+
+def test_a_cost_with_in_place_updates_runs_eagerly(data):
+    """``x.add_(…)`` on a copy of a small constant would be folded at trace time and then
+    updated at every call; such a cost is differentiated eagerly, and right every time."""
+    S = data["S"]
+
+    def cost(M):
+        B = S.clone()
+        B.add_(1.0)
+        return torch.sum((M[:R] @ B) ** 2)
+    obj = ldr.objective(cost, shape=(D, R), backend="torch")
+    M = data["M"].numpy()
+    first, second = obj.egrad(M), obj.egrad(M)
+    np.testing.assert_array_equal(first, second)
+    B = S.numpy() + 1.0
+    want = np.zeros_like(M)
+    want[:R] = 2 * (M[:R] @ B) @ B.T
+    np.testing.assert_allclose(first, want, rtol=1e-12)
+    assert all(g is None for g in obj.derivatives()._graphs.values())
