@@ -73,7 +73,7 @@ from ldr.objective import Method, Objective
 from ldr.objectives import _transport_xp as xpt
 from ldr.objectives._sinkhorn import plan, sinkhorn, sqdist
 from ldr.objectives._transport import pair_gradient, pair_loss, pair_scatter_rows
-from ldr.objectives._wda_rows import class_groups
+from ldr.objectives._wda_rows import class_groups, uniform_within
 
 __all__ = ["WDA"]
 
@@ -185,8 +185,7 @@ class WDA(Objective):
             raise ParameterError("memory_budget", f"must be a positive number of bytes, got "
                                  f"{memory_budget!r}")
         self.memory_budget = float(memory_budget)
-        self._uniform_w = uniform if ref is not None else sum(  # tr C_w, uniform plans
-            2.0 * float(np.sum((G - G.mean(axis=0)) ** 2)) / len(G) for G in self.groups)
+        self._uniform_w = uniform if ref is not None else uniform_within(self.groups)
         self._batches = self._draw_batches(batch_size, n_batches, random_state)
         self._pair_scale = {pair: 1.0 for pair in self._pairs()}
         if normalize_at is not None:

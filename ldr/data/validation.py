@@ -24,7 +24,7 @@ MAX_MAGNITUDE, MIN_MAGNITUDE = 1e100, 1e-100
 def check_magnitude(X: np.ndarray, name: str = "X") -> None:
     """Raise a ValueError when the data's magnitude is so large or small that second-order
     statistics of it over- or underflow (all-zero data pass: they are merely constant)."""
-    top = float(np.max(np.abs(X))) if X.size else 0.0
+    top = max(float(np.max(X)), -float(np.min(X))) if X.size else 0.0  # no |X| copy
     if top > MAX_MAGNITUDE or 0.0 < top < MIN_MAGNITUDE:
         raise ParameterError(name,
             f"its largest magnitude is {top:.1e}; products of such values "
