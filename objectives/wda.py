@@ -27,7 +27,8 @@ to each pair's spread.
   fits half of ``memory_budget`` and otherwise recomputed by row blocks
   (:mod:`ldr.objectives._transport`); Hessian-vector products by the complex step through
   that pass (exact to rounding); ``batch_size`` replaces each pair's plan by the mean of
-  ``n_batches`` plans between fixed random mini-batches (mini-batch OT, Fatras et al. 2020);
+  ``n_batches`` plans between fixed random mini-batches (mini-batch OT, Fatras et al. 2020;
+  batch j of a class is the same in all its pairs);
 * ``pencil`` (C_b(T(P)), C_w(T(P)) + εI): the ratio-trace NLEP C_b(P)V = C_w(P)VΛ of Liu et al.,
   solved by SCF (``ldr.solvers.SCF``).
 
