@@ -38,6 +38,7 @@ trace ratio at the answer (exact plans between whole classes: ``ratio_`` for an 
     flock /tmp/ldr-bench.lock python benchmarks/bench_wda_scale.py --n 70000 --pca 0
     flock /tmp/ldr-bench.lock python benchmarks/bench_wda_scale.py --n 70000 --pca 0 \
         --modes auto --baseline /work/main/.venv/bin/python   # against main's ldr, same run
+    python benchmarks/bench_wda_scale.py --n 70000 --pca 0 --reference 5000  # good answers
 """
 
 from __future__ import annotations
@@ -187,6 +188,38 @@ def wda_rows(ns, pca=20, exact_max=3000, modes=("exact", "mini", "auto", "pot"),
     return rows
 
 
+def reference_rows(n, pca=20, seed=0, sub=5000) -> list[dict]:
+    """What a good answer is on the same data (quality only): exact WDA fitted on a stratified
+    ``sub``-row subsample of the training rows, LDA (scikit-learn, eigen solver) on that
+    subsample and on all rows; each row: the full-data trace ratio (exact plans, all training
+    rows) at that answer and 10-NN accuracy on the held-out quarter."""
+    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+    from sklearn.model_selection import train_test_split
+    from threadpoolctl import threadpool_limits
+
+    from ldr.estimators import WassersteinDA
+    from ldr.objectives import WDA
+
+    X, Xt, y, yt = _data(n, pca=pca, seed=seed)
+    full = WDA(X, y, P_DIM)
+    full.memory_budget = 2.5 * 8 * float(np.bincount(y).max()) ** 2  # one exp pass a pair
+    Xs, _, ys, _ = train_test_split(X, y, train_size=sub, random_state=0, stratify=y)
+    m, rows = X.mean(axis=0), []
+    with threadpool_limits(1):
+        def lda(A, b):
+            return LinearDiscriminantAnalysis(solver="eigen", n_components=P_DIM).fit(
+                A, b).scalings_[:, :P_DIM]
+
+        fits = {f"exact WDA on {sub} rows": WassersteinDA(P_DIM, batch_size=None).fit(Xs, ys).M_,
+                f"LDA on {sub} rows": lda(Xs, ys), "LDA on all rows": lda(X, y)}
+        for name, M in fits.items():
+            M = np.linalg.qr(M)[0]
+            rows.append({"n": n, "d": pca or X.shape[1], "seed": seed, "fit": name,
+                         "full_ratio": full.ratio(M),
+                         "knn10": _knn((X - m) @ M, y, (Xt - m) @ M, yt)})
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, nargs="+", default=[10_000, 20_000, 70_000])
@@ -198,10 +231,18 @@ def main():
     ap.add_argument("--pot-memory", type=float, default=6.0, help="GiB of address space")
     ap.add_argument("--baseline", help="a Python whose ldr (another checkout's venv) fits "
                     "each row again, on the same data in the same run (mode '...@baseline')")
+    ap.add_argument("--reference", type=int, default=0, metavar="SUB",
+                    help="instead: exact WDA on a SUB-row subsample and LDA (quality only)")
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
         print(json.dumps(child(*a.child)))
+        return
+    if a.reference:
+        for n in a.n:
+            for row in reference_rows(n, a.pca, a.seed, a.reference):
+                print({k: (round(v, 4) if isinstance(v, float) else v)
+                       for k, v in row.items()}, flush=True)
         return
     print(f"WDA at scale: make_classification(784 features, 50 informative, 10 classes), "
           f"PCA to {a.pca or 'none (d = 784)'}, total variance {SCALE_DIMS}, seed {a.seed}; "
