@@ -26,8 +26,9 @@ own; BLAS on one thread
   most, from its own random start) for n up to ``--pot-max-n``, under an address-space limit
   of ``--pot-memory`` GiB and the time limit.
 
-Columns: fit time (s), peak RSS (MiB), SCF iterations (main run), the full-data trace ratio at
-the answer (exact plans between whole classes: ``ratio_`` for an exact fit,
+Columns: fit time (s; ``cpu_s``: the fit's CPU time, which the other developers' jobs on a
+shared machine do not inflate), peak RSS (MiB), SCF iterations (main run), the full-data
+trace ratio at the answer (exact plans between whole classes: ``ratio_`` for an exact fit,
 ``full_data_["full_ratio"]`` after a mini-batch fit and, for POT's answer, ``WDA(X, y, 9)``'s
 ``ratio``), 10-NN accuracy on the held-out quarter in the 9 projected dimensions.
 
@@ -35,6 +36,9 @@ the answer (exact plans between whole classes: ``ratio_`` for an exact fit,
 
     flock /tmp/ldr-bench.lock python benchmarks/bench_wda_scale.py --n 10000 20000 70000
     flock /tmp/ldr-bench.lock python benchmarks/bench_wda_scale.py --n 70000 --pca 0
+    flock /tmp/ldr-bench.lock python benchmarks/bench_wda_scale.py --n 70000 --pca 0 \
+        --modes auto --baseline /work/main/.venv/bin/python   # against main's ldr, same run
+    python benchmarks/bench_wda_scale.py --n 70000 --pca 0 --reference 5000  # good answers
 """
 
 from __future__ import annotations
@@ -81,19 +85,19 @@ def child(path: str, mode: str) -> dict:
     with np.load(path) as f:
         X, Xt, y, yt = f["X"], f["Xt"], f["y"], f["yt"]
     with threadpool_limits(1):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         if mode == "pot":
             import ot.dr
 
             P, proj = ot.dr.wda(X, y, p=P_DIM, reg=1.0, k=10, verbose=0)
-            t = time.perf_counter() - t0
+            t, cpu = time.perf_counter() - t0, time.process_time() - c0
             from ldr.objectives import WDA
 
             P = np.linalg.qr(np.asarray(P, dtype=float))[0]
             full = WDA(X, y, P_DIM).ratio(P)
             m = X.mean(axis=0)
             knn = _knn((X - m) @ P, y, (Xt - m) @ P, yt)
-            row = {"time_s": t, "full_ratio": full, "knn10": knn, "n_iter": None,
+            row = {"time_s": t, "cpu_s": cpu, "full_ratio": full, "knn10": knn, "n_iter": None,
                    "batch_size": None}
         else:
             from ldr.estimators import WassersteinDA
@@ -102,9 +106,9 @@ def child(path: str, mode: str) -> dict:
             kw = {"exact": {"batch_size": None}, "mini": {"batch_size": AUTO_BATCH}}
             est = WassersteinDA(P_DIM, **kw.get(mode, {}))
             est.fit(X, y)
-            t = time.perf_counter() - t0
+            t, cpu = time.perf_counter() - t0, time.process_time() - c0
             full = est.ratio_ if est.full_data_ is None else est.full_data_["full_ratio"]
-            row = {"time_s": t, "full_ratio": full,
+            row = {"time_s": t, "cpu_s": cpu, "full_ratio": full,
                    "knn10": _knn(est.transform(X), y, est.transform(Xt), yt),
                    "n_iter": est.n_iter_, "converged": bool(est.result_.converged),
                    "batch_size": est.batch_size_}
@@ -126,8 +130,8 @@ def _peak_rss_mib() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _run_child(path, mode, timeout, memory_gib=0.0) -> dict:
-    cmd = [sys.executable, __file__, "--child", path, mode]
+def _run_child(path, mode, timeout, memory_gib=0.0, python=None) -> dict:
+    cmd = [python or sys.executable, __file__, "--child", path, mode]
     if memory_gib:
         limit = int(memory_gib * 2**30)
         cmd = ["prlimit", f"--as={limit}", *cmd]
@@ -142,7 +146,8 @@ def _run_child(path, mode, timeout, memory_gib=0.0) -> dict:
 
 
 def wda_rows(ns, pca=20, exact_max=3000, modes=("exact", "mini", "auto", "pot"), seed=0,
-             timeout=600, pot_max_n=20_000, pot_memory=6.0, echo=False) -> list[dict]:
+             timeout=600, pot_max_n=20_000, pot_memory=6.0, echo=False,
+             baseline=None) -> list[dict]:
     """One row per (n, mode): "exact" (batch_size=None, only while the largest class has at
     most ``exact_max`` rows), "mini" (batch_size=AUTO_BATCH), "auto" (the default) and "pot"
     (n ≤ ``pot_max_n``); "auto" is left out where it is the exact fit and "mini" where the
@@ -173,9 +178,45 @@ def wda_rows(ns, pca=20, exact_max=3000, modes=("exact", "mini", "auto", "pot"),
                        "d": pca or 784, "seed": seed, "mode": mode, "largest_class": largest,
                        **_run_child(path, mode, timeout, pot_memory if mode == "pot" else 0)}
                 rows.append(row)
+                if baseline and mode != "pot":  # the same fit by another install of ldr
+                    rows.append({**row, "mode": f"{mode}@baseline",
+                                 **_run_child(path, mode, timeout, 0, baseline)})
                 if echo:
-                    print({k: (round(v, 4) if isinstance(v, float) else v)
-                           for k, v in row.items()}, flush=True)
+                    for r in rows[-2 if baseline and mode != "pot" else -1:]:
+                        print({k: (round(v, 4) if isinstance(v, float) else v)
+                               for k, v in r.items()}, flush=True)
+    return rows
+
+
+def reference_rows(n, pca=20, seed=0, sub=5000) -> list[dict]:
+    """What a good answer is on the same data (quality only): exact WDA fitted on a stratified
+    ``sub``-row subsample of the training rows, LDA (scikit-learn, eigen solver) on that
+    subsample and on all rows; each row: the full-data trace ratio (exact plans, all training
+    rows) at that answer and 10-NN accuracy on the held-out quarter."""
+    from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+    from sklearn.model_selection import train_test_split
+    from threadpoolctl import threadpool_limits
+
+    from ldr.estimators import WassersteinDA
+    from ldr.objectives import WDA
+
+    X, Xt, y, yt = _data(n, pca=pca, seed=seed)
+    full = WDA(X, y, P_DIM)
+    full.memory_budget = 2.5 * 8 * float(np.bincount(y).max()) ** 2  # one exp pass a pair
+    Xs, _, ys, _ = train_test_split(X, y, train_size=sub, random_state=0, stratify=y)
+    m, rows = X.mean(axis=0), []
+    with threadpool_limits(1):
+        def lda(A, b):
+            return LinearDiscriminantAnalysis(solver="eigen", n_components=P_DIM).fit(
+                A, b).scalings_[:, :P_DIM]
+
+        fits = {f"exact WDA on {sub} rows": WassersteinDA(P_DIM, batch_size=None).fit(Xs, ys).M_,
+                f"LDA on {sub} rows": lda(Xs, ys), "LDA on all rows": lda(X, y)}
+        for name, M in fits.items():
+            M = np.linalg.qr(M)[0]
+            rows.append({"n": n, "d": pca or X.shape[1], "seed": seed, "fit": name,
+                         "full_ratio": full.ratio(M),
+                         "knn10": _knn((X - m) @ M, y, (Xt - m) @ M, yt)})
     return rows
 
 
@@ -188,17 +229,27 @@ def main():
     ap.add_argument("--timeout", type=float, default=600, help="seconds per fit")
     ap.add_argument("--pot-max-n", type=int, default=20_000)
     ap.add_argument("--pot-memory", type=float, default=6.0, help="GiB of address space")
+    ap.add_argument("--baseline", help="a Python whose ldr (another checkout's venv) fits "
+                    "each row again, on the same data in the same run (mode '...@baseline')")
+    ap.add_argument("--reference", type=int, default=0, metavar="SUB",
+                    help="instead: exact WDA on a SUB-row subsample and LDA (quality only)")
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
         print(json.dumps(child(*a.child)))
+        return
+    if a.reference:
+        for n in a.n:
+            for row in reference_rows(n, a.pca, a.seed, a.reference):
+                print({k: (round(v, 4) if isinstance(v, float) else v)
+                       for k, v in row.items()}, flush=True)
         return
     print(f"WDA at scale: make_classification(784 features, 50 informative, 10 classes), "
           f"PCA to {a.pca or 'none (d = 784)'}, total variance {SCALE_DIMS}, seed {a.seed}; "
           f"p = {P_DIM}, reg 1; "
           f"one BLAS thread; {time.strftime('%Y-%m-%d %H:%M')}", flush=True)
     wda_rows(a.n, a.pca, modes=a.modes, seed=a.seed, timeout=a.timeout,
-             pot_max_n=a.pot_max_n, pot_memory=a.pot_memory, echo=True)
+             pot_max_n=a.pot_max_n, pot_memory=a.pot_memory, echo=True, baseline=a.baseline)
 
 
 if __name__ == "__main__":

@@ -262,11 +262,18 @@ def pair_scatter_part(Xa, Xb, P, reg: float, n_iter: int, cache_bytes: float):
     Xbᵀ (diag(Tᵀ1) Xb − 2 TᵀXa), whose symmetric part plus Xaᵀ Xa / n is the pair's scatter —
     the rows of T sum to a = 1/n exactly, as the last half-iteration of (1) is f's.  One
     d×d product instead of three (the caller adds Σ XaᵀXa/n, once, and symmetrizes)."""
+    return Xb.T @ pair_scatter_rows(Xa, Xb, P, reg, n_iter, cache_bytes)
+
+
+def pair_scatter_rows(Xa, Xb, P, reg: float, n_iter: int, cache_bytes: float):
+    """diag(Tᵀ1) Xb − 2 TᵀXa (m × d): :func:`pair_scatter_part` is Xbᵀ times it, so pairs
+    that share Xb's rows (a class's batch in every pair, ``WDA.scatter``) sum these first
+    and take one d×d product."""
     kern = PairKernel(Xa @ P, Xb @ P, reg, cache_bytes)
     fs, gs = potentials(kern, n_iter)
     TL = kern.final(fs[-1], gs[-1], np.ones((kern.m, 1)),
                     np.column_stack([np.ones(kern.n), Xa]), False)[1]
-    return Xb.T @ (TL[:, :1] * Xb - 2.0 * TL[:, 1:])
+    return TL[:, :1] * Xb - 2.0 * TL[:, 1:]
 
 
 def pair_gradient(Xa, Xb, P, reg: float, n_iter: int, cache_bytes: float,

@@ -24,7 +24,7 @@ MAX_MAGNITUDE, MIN_MAGNITUDE = 1e100, 1e-100
 def check_magnitude(X: np.ndarray, name: str = "X") -> None:
     """Raise a ValueError when the data's magnitude is so large or small that second-order
     statistics of it over- or underflow (all-zero data pass: they are merely constant)."""
-    top = float(np.max(np.abs(X))) if X.size else 0.0
+    top = max(float(np.max(X)), -float(np.min(X))) if X.size else 0.0  # no |X| copy
     if top > MAX_MAGNITUDE or 0.0 < top < MIN_MAGNITUDE:
         raise ParameterError(name,
             f"its largest magnitude is {top:.1e}; products of such values "
@@ -70,9 +70,10 @@ def non_numeric_error(X, name: str = "X") -> ParameterError | None:
         "sklearn.compose.ColumnTransformer) or pandas.get_dummies")
 
 
-def check_data(X, name: str = "X", min_samples: int = 2) -> np.ndarray:
+def check_data(X, name: str = "X", min_samples: int = 2, copy: bool = True) -> np.ndarray:
     """Return ``X`` as a new 2-D float64 array with finite entries of a magnitude whose
-    products do not over- or underflow (:func:`check_magnitude`), samples as rows."""
+    products do not over- or underflow (:func:`check_magnitude`), samples as rows; with
+    ``copy=False`` X itself where it already is one (a caller that only reads it)."""
     if X is None:
         raise ParameterError(
             name, "expected a 2-D array of shape (n_samples, n_features), got None")
@@ -98,7 +99,7 @@ def check_data(X, name: str = "X", min_samples: int = 2) -> np.ndarray:
         out = check_array(
             arr,
             dtype=np.float64,
-            copy=True,
+            copy=copy,
             ensure_all_finite=True,
             ensure_min_samples=min_samples,
             input_name=name,

@@ -12,7 +12,7 @@ from ldr.errors import ParameterError
 from ldr.estimators._base import check_n_components
 from ldr.estimators._namespace import to_numpy
 from ldr.estimators._output import validate_data
-from ldr.objectives.lda import scatter_matrices
+from ldr.objectives._wda_rows import class_scatters
 
 #: the full-data check after a mini-batch fit runs while the largest class has at most
 #: this many rows (one exact cost evaluation, each pair's reference kernel stored — one
@@ -80,7 +80,7 @@ def _class_scatters(X, codes: np.ndarray, n_classes: int) -> tuple[np.ndarray, n
     """(S_w, S_b) of the rows X (NumPy, d×d) — for X of another namespace computed there, on
     its device, in one pass (:func:`ldr.data.rows.moments`), only the d×d results copied."""
     if arrays.foreign(X) is None:
-        return scatter_matrices(X - X.mean(axis=0), codes, n_classes)[:2]
+        return class_scatters(X, codes, n_classes)  # by row chunks: no copy of X
     return moments(X, codes, name="X").on_host().class_scatter()[:2]
 
 
