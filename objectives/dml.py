@@ -88,6 +88,7 @@ from ldr.objectives._pairwise import (
     nca_laplacian_times,
     nca_probabilities,
     nca_softmax,
+    nearest_sqdist,
     strip_rows,
     sym_laplacian_times,
 )
@@ -257,9 +258,9 @@ class NCA(_MetricLearning):
         self.block_size = block_size
         self._strips = block_size is not None or self.n_samples > DENSE_MAX
         # rows sorted by class: the same-class pairs are the diagonal blocks (_pairwise, P1)
-        order, self._blocks = class_blocks(self.codes_)
-        self._Xo = self._Xs[order]
-        self._zo = self.codes_[order]
+        self._order, self._blocks = class_blocks(self.codes_)
+        self._Xo = self._Xs[self._order]
+        self._zo = self.codes_[self._order]
 
     def batch(self, M, indices):
         """The samples' terms of the cost (Eq. S1 of :class:`~ldr.Objective`), −Σ_{i∈I} p_i
@@ -308,6 +309,27 @@ class NCA(_MetricLearning):
         """f_NCA = Σ_i p_i at L = Mᵀ/c (scikit-learn's objective; −cost)."""
         st = self._state(M)
         return st["f"] if "f" in st else float(np.sum(st["p"]))
+
+    def nearest_hits(self, M) -> np.ndarray:
+        """Whether each sample's nearest other sample in the embedding X M is of its class (in
+        the rows' order of X): the leave-one-out 1-NN hits, the limit of p_i as the map's scale
+        grows without bound (no ties).  From the dense path's cached state, or one pass by
+        strips."""
+        st = None if self._strips else self._state(M)
+        if st is None or "nearest" not in st:
+            U = self._Xo @ M
+            st = {"nearest": nearest_sqdist(U, np.einsum("ij,ij->i", U, U), index=True)[1]}
+        hits = np.empty(self.n_samples, dtype=bool)
+        hits[self._order] = self._zo[st["nearest"]] == self._zo
+        return hits
+
+    def undecided(self, M) -> float | None:
+        """Σ_i min(p_i, 1 − p_i): how far the soft count is from a count of decided samples
+        (0 when every p_i is 0 or 1); from the dense path's cached state, None on strips."""
+        if self._strips:
+            return None
+        p = self._state(M)["p"]
+        return float(np.minimum(p, 1.0 - p).sum())
 
     def cost(self, M) -> float:
         return -self.objective_value(M)

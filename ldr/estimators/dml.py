@@ -38,9 +38,89 @@ STOCHASTIC_ABOVE = 20_000
 #: Chosen on the development tables (benchmarks/bench_dml.py; max_step 0.02, 0.03, 0.05, 0.1:
 #: the largest smallest margin over scikit-learn's objective), checked on the others
 NCA_MAX_STEP = 0.03
+#: ... and once the leave-one-out 1-NN hits of the embedding (which sample's nearest other
+#: sample is of its class) have not changed for NCA_QUIET steps in a row, the cap doubles with
+#: every further such step (back to NCA_MAX_STEP at the first step that changes them)
+NCA_QUIET = 5
+#: the saturation stop: after NCA_QUIET steps without a change of the hits, once the soft
+#: count is that close to a count of decided samples, Σ_i min(p_i, 1 − p_i) ≤ NCA_SATURATED,
+#: the run scales the map up along its ray (×2 while Σ_i p_i rises) and stops (``_Annealed``)
+NCA_SATURATED = 0.5
 #: the exact L-BFGS polish after the stochastic stage gets POLISH_PAIRS / n² iterations (an
 #: exact evaluation is n² pairs, ~2.6e-8 s each on one core): 40 at n = 10⁴, none at 10⁵
 POLISH_PAIRS = 4e9
+
+
+class _Annealed(LBFGS):
+    """NCA's default solver on the exact route: L-BFGS annealing the softmax's temperature.
+
+    Steps are at most ``base`` · ‖M‖ long (the map's scale, the softmax's only temperature,
+    grows by at most that fraction a step) while the neighbour structure changes: ``hits(M)``
+    (:meth:`ldr.objectives.NCA.nearest_hits`) says which samples' nearest other sample in
+    the embedding is of their class.  After ``quiet`` steps in a row that left it unchanged
+    the cap doubles with every further such step, and falls back to ``base`` at the first
+    step that changes it.  Then, once ``undecided(M)`` (Σ_i min(p_i, 1 − p_i),
+    :meth:`ldr.objectives.NCA.undecided`) is at most ``saturate``, only the scale is left to
+    grow (the supremum lies at ‖L‖ → ∞): the run moves along the ray, M ← 2^k M for the k
+    that maximizes Σ_i p_i (cost evaluations only), and stops there ("saturated", a
+    cost-change stop: converged only within 1e3 · gtol · scale of a critical point,
+    :mod:`ldr.stopping`).  Where ``undecided`` returns None (the objective's strips, n >
+    ``DENSE_MAX``) the solver is L-BFGS with the fixed cap ``base``.
+    """
+
+    #: doublings tried along the ray at most (2³⁰: far past any p_ij's saturation)
+    max_doublings = 30
+
+    def __init__(self, hits, undecided, base: float = 0.03, quiet: int = 5,
+                 saturate: float = 0.5):
+        super().__init__(max_step=base)
+        self.hits, self.undecided = hits, undecided
+        self.quiet, self.saturate = int(quiet), float(saturate)
+
+    def init(self, problem, M0):
+        state = super().init(problem, M0)
+        exact = self.undecided(state.M) is not None
+        state.memory.update(cap=self.max_step, calm=0,
+                            hits=self.hits(state.M) if exact else None)
+        return state
+
+    def _alpha_max(self, problem, state, eta_norm):
+        geom = problem.manifold
+        cap = state.memory.get("cap", self.max_step)
+        return cap * max(geom.norm(state.M), geom.typical_dist) / max(eta_norm, 1e-300)
+
+    def step(self, problem, state):
+        mem = state.memory
+        new = super().step(problem, state)
+        if not new.accepted or mem.get("hits") is None:
+            return new
+        hits = self.hits(new.M)
+        calm = mem["calm"] + 1 if np.array_equal(hits, mem["hits"]) else 0
+        cap = self.max_step if calm == 0 else mem["cap"] * (2.0 if calm >= self.quiet else 1.0)
+        new.memory.update(cap=cap, calm=calm, hits=hits)
+        new.info["max_step"] = cap
+        if calm >= self.quiet and self.undecided(new.M) <= self.saturate:
+            new = self._saturate(problem, new, int(hits.sum()), calm)
+        return new
+
+    def _saturate(self, problem, state, hits: int, calm: int):
+        """The saturation stop (class docstring): M ← 2^k M for the best k, and the reason."""
+        best, scale = state.cost, 1.0
+        for _ in range(self.max_doublings):
+            f = problem.cost(2.0 * scale * state.M)
+            if not f < best:
+                break
+            best, scale = f, 2.0 * scale
+        new = state
+        if scale > 1.0:
+            new = self.evaluate(problem, scale * state.M, cost=best)
+            new.iteration, new.memory, new.info = state.iteration, state.memory, state.info
+        new.info["saturated"] = scale
+        new.stop_reason = (f"saturated: the leave-one-out 1-NN hits ({hits} samples) unchanged "
+                           f"for {calm} steps and Σ_i min(p_i, 1 − p_i) ≤ {self.saturate:g}; "
+                           f"the map scaled by {scale:g} along its ray, Σ_i p_i = {-best:.6g}")
+        new.stop_converged = True
+        return new
 
 
 class _Polish(LBFGS):
@@ -70,6 +150,8 @@ class _MetricLearner(LinearDR):
     _max_epochs: int | None = None
     #: the exact route's L-BFGS step cap (None: the objective's default solver as it is)
     _max_step: float | None = None
+    #: with a cap: the quiet steps after which it grows (_Annealed; 0: a fixed cap)
+    _quiet: int = 0
 
     _pairwise_memory = True  # every evaluation forms n×n arrays
 
@@ -132,7 +214,9 @@ class _MetricLearner(LinearDR):
                                  f"samples), got {above!r}")
         self.stochastic_ = self.solver is None and obj.n_samples > above
         if self.solver is None and not self.stochastic_ and self._max_step is not None:
-            obj.default_solver = LBFGS(max_step=self._max_step)
+            obj.default_solver = (
+                _Annealed(obj.nearest_hits, obj.undecided, self._max_step, self._quiet,
+                          NCA_SATURATED) if self._quiet else LBFGS(max_step=self._max_step))
         if self.stochastic_:   # the route of the class docstring: Adam on sampled batches
             seed = int(np.random.default_rng(self.random_state if isinstance(
                 self.random_state, (int, np.integer)) else 0).integers(2**31))
@@ -262,6 +346,7 @@ class NCA(_MetricLearner):
     _objective_class = NCAObjective
     _objective_args = ("start",)
     _max_step = NCA_MAX_STEP
+    _quiet = NCA_QUIET
     _solver_defaults = {"ftol": 1e-5, "fwindow": 5}
 
     def __init__(self, n_components=None, *, start="auto", solver=None, tol=1e-6,
