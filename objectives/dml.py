@@ -88,7 +88,6 @@ from ldr.objectives._pairwise import (
     nca_laplacian_times,
     nca_probabilities,
     nca_softmax,
-    nearest_sqdist,
     strip_rows,
     sym_laplacian_times,
 )
@@ -299,8 +298,9 @@ class NCA(_MetricLearning):
         if key == self._cache_key:
             return self._cache
         if self._strips:
-            f, G = nca_strips(self._Xo @ M, self._zo, step=self.block_size)
-            self._cache_key, self._cache = key, {"f": f, "egrad": -self._Xo.T @ G}
+            stats = {}
+            f, G = nca_strips(self._Xo @ M, self._zo, step=self.block_size, stats=stats)
+            self._cache_key, self._cache = key, {"f": f, "egrad": -self._Xo.T @ G, **stats}
             return self._cache
         self._cache_key, self._cache = key, nca_softmax(self._Xo @ M, self._blocks)
         return self._cache
@@ -313,23 +313,18 @@ class NCA(_MetricLearning):
     def nearest_hits(self, M) -> np.ndarray:
         """Whether each sample's nearest other sample in the embedding X M is of its class (in
         the rows' order of X): the leave-one-out 1-NN hits, the limit of p_i as the map's scale
-        grows without bound (no ties).  From the dense path's cached state, or one pass by
-        strips."""
-        st = None if self._strips else self._state(M)
-        if st is None or "nearest" not in st:
-            U = self._Xo @ M
-            st = {"nearest": nearest_sqdist(U, np.einsum("ij,ij->i", U, U), index=True)[1]}
+        grows without bound (no ties).  From the evaluation's pass (its cached state)."""
         hits = np.empty(self.n_samples, dtype=bool)
-        hits[self._order] = self._zo[st["nearest"]] == self._zo
+        hits[self._order] = self._zo[self._state(M)["nearest"]] == self._zo
         return hits
 
-    def undecided(self, M) -> float | None:
-        """Σ_i min(p_i, 1 − p_i): how far the soft count is from a count of decided samples
-        (0 when every p_i is 0 or 1); from the dense path's cached state, None on strips."""
-        if self._strips:
-            return None
-        p = self._state(M)["p"]
-        return float(np.minimum(p, 1.0 - p).sum())
+    def undecided(self, M) -> float:
+        """Σ_i min(p_i, 1 − p_i): how far the soft count Σ_i p_i is from a count of decided
+        samples (0 when every p_i is 0 or 1).  From the evaluation's pass (its cached state)."""
+        st = self._state(M)
+        if "undecided" not in st:
+            st["undecided"] = float(np.minimum(st["p"], st["q"]).sum())
+        return st["undecided"]
 
     def cost(self, M) -> float:
         return -self.objective_value(M)

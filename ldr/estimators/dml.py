@@ -64,8 +64,7 @@ class _Annealed(LBFGS):
     grow (the supremum lies at ‖L‖ → ∞): the run moves along the ray, M ← 2^k M for the k
     that maximizes Σ_i p_i (cost evaluations only), and stops there ("saturated", a
     cost-change stop: converged only within 1e3 · gtol · scale of a critical point,
-    :mod:`ldr.stopping`).  Where ``undecided`` returns None (the objective's strips, n >
-    ``DENSE_MAX``) the solver is L-BFGS with the fixed cap ``base``.
+    :mod:`ldr.stopping`).  Both measures come from the evaluation's own pass over the pairs.
     """
 
     #: doublings tried along the ray at most (2³⁰: far past any p_ij's saturation)
@@ -79,9 +78,7 @@ class _Annealed(LBFGS):
 
     def init(self, problem, M0):
         state = super().init(problem, M0)
-        exact = self.undecided(state.M) is not None
-        state.memory.update(cap=self.max_step, calm=0,
-                            hits=self.hits(state.M) if exact else None)
+        state.memory.update(cap=self.max_step, calm=0, hits=self.hits(state.M))
         return state
 
     def _alpha_max(self, problem, state, eta_norm):
@@ -92,7 +89,7 @@ class _Annealed(LBFGS):
     def step(self, problem, state):
         mem = state.memory
         new = super().step(problem, state)
-        if not new.accepted or mem.get("hits") is None:
+        if not new.accepted:
             return new
         hits = self.hits(new.M)
         calm = mem["calm"] + 1 if np.array_equal(hits, mem["hits"]) else 0
