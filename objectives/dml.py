@@ -237,7 +237,8 @@ class NCA(_MetricLearning):
 
     ``default_solver`` is ``"lbfgs"`` (:class:`ldr.solvers.LBFGS`, with its plateau rule: on
     separable data the supremum lies at ‖L‖ → ∞); the :class:`~ldr.estimators.NCA` estimator
-    caps its steps (``NCA_MAX_STEP``, measured there).  The trust region was the default
+    anneals instead: it caps its steps while :meth:`nearest_hits` changes and stops once
+    :meth:`undecided` is small (measured there).  The trust region was the default
     before L-BFGS existed: it converged in 23 iterations on iris (0.13 s) and 26 on wine
     (0.36 s) and was highest on digits after 240 s (f = 1644.8), but at many times
     scikit-learn's time on most real tables.  ``benchmarks/bench_dml.py`` times the default

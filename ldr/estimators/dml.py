@@ -246,34 +246,47 @@ class NCA(_MetricLearner):
     successes under the softmax of −‖L(x_i − x_j)‖²) over L ∈ R^{r×d}
     (:class:`ldr.objectives.NCA`).  Same objective, layout, start (``init="auto"``) and
     transform as ``sklearn.neighbors.NeighborhoodComponentsAnalysis``; the default solver is
-    L-BFGS on R^{d×r} (:class:`ldr.solvers.LBFGS`) with each step at most 0.03 · ‖M‖ long
-    (``NCA_MAX_STEP``; L-BFGS's own cap is 0.25).
+    L-BFGS on R^{d×r} (:class:`ldr.solvers.LBFGS`) that anneals the softmax: each step at
+    most 0.03 · ‖M‖ long while the neighbour structure changes (``NCA_MAX_STEP``; L-BFGS's
+    own cap is 0.25), then a longer one, and a saturation stop.
 
     **Why the small steps.**  The softmax's only temperature is the map's scale ‖L‖.  A run
     that lets it grow fast makes the p_ij saturate to 0 or 1 before the neighbour structure
     has settled, and then stops near the leave-one-out 1-NN count of that frozen map.
-    Growing it by at most 3% an iteration costs more iterations (about 20–280 on the
-    benchmark tables, up to 4.5× the 0.25 cap's) but ends higher: at r = 2 at or above
-    scikit-learn's objective on the 12 tables of ``benchmarks/bench_dml.py`` (fair's two
-    left out) and on four ``make_classification`` draws of 3000 rows, where the 0.25 cap
-    was below it on three tables (anes96/PID 401 against 411.3) and on both draws it was
-    run on.  It is not a guarantee: the objective has many local maxima and which one a run
-    reaches depends on its path; on 24 stratified 150- and 250-row subsamples of anes96
-    and star98 the default ends below scikit-learn's on 4 (the 0.25 cap on 11).
+    Growing it by at most 3% an iteration ends higher: at r = 2 at or above scikit-learn's
+    objective on the 12 tables of ``benchmarks/bench_dml.py`` (fair's two left out) and on
+    seven ``make_classification`` draws of 3000 rows, where the 0.25 cap was below it on
+    three tables (anes96/PID 401 against 411.3) and on both draws it was run on.  It is not a
+    guarantee: the objective has many local maxima and which one a run reaches depends on its
+    path; on 24 stratified 150- and 250-row subsamples of anes96 and star98 the fixed 0.03
+    cap ended below scikit-learn's on 4 (the 0.25 cap on 11).
+
+    **Where it saves iterations.**  The fixed cap took 20–280 iterations on the benchmark
+    tables, up to 4.5× the 0.25 cap's, most of them growing a scale whose neighbour
+    structure had settled.  So the solver watches the leave-one-out 1-NN hits of the
+    embedding (which samples' nearest other sample is of their class,
+    :meth:`ldr.objectives.NCA.nearest_hits`): after ``NCA_QUIET`` = 5 steps in a row that
+    leave them unchanged the cap doubles with every further such step, and it is back at
+    0.03 at the first step that changes them.
 
     **When it stops.**  On data whose classes the map can separate, the supremum of Σ_i p_i
     (n, or the leave-one-out 1-NN count of some map) is approached only as ‖L‖ → ∞: there is
     no maximizer to converge to.  The run stops at the first of (1) the gradient rule,
     ‖grad‖ ≤ ``tol`` · scale (default 1e-6: as the p_ij saturate to 0 or 1 the gradient
-    vanishes exponentially), or (2) the plateau rule, the objective rising by less than a
-    relative 1e-5 over the last 5 iterations (``solver_params`` ``ftol=1e-5, fwindow=5``;
-    about 1e-6 of a sample per iteration when Σ_i p_i ≈ n).  ``result_.reason`` says which
-    and with what gradient norm; a plateau stop counts as converged only within
-    1e3 · tol · scale of a critical point, as every cost-change stop (:mod:`ldr.stopping`),
-    else the fit warns.  Where the plateau is reached is path dependent: two solvers (or
-    scikit-learn's L-BFGS-B with another BLAS thread count) stop at different counts on the
-    same data; ``benchmarks/bench_dml.py`` measures how often ldr's is at least
-    scikit-learn's.
+    vanishes exponentially); (2) the saturation stop: the hits unchanged for ``NCA_QUIET``
+    steps and Σ_i min(p_i, 1 − p_i) ≤ ``NCA_SATURATED`` = 0.5 (every sample all but
+    decided), when only the scale is left to grow — the map is scaled by the 2^k along its
+    ray that maximizes Σ_i p_i (a few cost evaluations), which makes the gradient vanish, so
+    ``result_.reason`` is then usually the gradient rule's (``result_.trace``'s last row
+    has ``saturated``, the factor; with ``tol=0`` the reason is "saturated: …"); or (3) the
+    plateau rule, the objective rising by less than a relative 1e-5 over the last 5
+    iterations (``solver_params`` ``ftol=1e-5, fwindow=5``; about 1e-6 of a sample per
+    iteration when Σ_i p_i ≈ n).  ``result_.reason`` says which and with what gradient norm;
+    saturation and plateau stops count as converged only within 1e3 · tol · scale of a
+    critical point, as every cost-change stop (:mod:`ldr.stopping`), else the fit warns.
+    Where the run ends is path dependent: two solvers (or scikit-learn's L-BFGS-B with
+    another BLAS thread count) stop at different counts on the same data;
+    ``benchmarks/bench_dml.py`` measures how often ldr's is at least scikit-learn's.
 
     **Large n** (more than ``stochastic_above`` samples, ``solver=None``).  An exact
     evaluation is n² pairs (about 4 minutes at n = 10⁵ on one core), so the fit runs
@@ -296,9 +309,9 @@ class NCA(_MetricLearner):
         scale), a random point seeded by ``random_state``, or a map L in scikit-learn's
         ``components_`` layout.
     solver : str, Solver, list of them or None, default None
-        None: L-BFGS with steps capped at 0.03 · ‖M‖ ("Why the small steps"); "lbfgs" runs
-        L-BFGS with its own cap, 0.25 · ‖M‖ (2–4× fewer iterations, a lower objective on
-        most benchmark tables).
+        None: the annealing L-BFGS ("Why the small steps", "Where it saves iterations");
+        ``LBFGS(max_step=0.03)`` the fixed cap (the default before 2026-11-26); "lbfgs" runs
+        L-BFGS with its own cap, 0.25 · ‖M‖ (a lower objective on most benchmark tables).
     tol : float, default 1e-6
         The gradient tolerance, relative to the problem's gradient scale ("When it stops").
     max_iter, solver_params : see :class:`~ldr.estimators.LinearDR`
