@@ -21,7 +21,9 @@ others were only checked ("held out").
    Σ_i p_i on the training data at each answer (the same function, tests/test_dml.py), whether
    ldr's reaches scikit-learn's (f_ldr ≥ f_sk (1 − 1e-6)), and the 3-NN accuracy of
    StandardScaler → NCA → 3-NN, stratified 5-fold cross-validation repeated 3 times (once on
-   tables over 1000 rows), the same folds for both.
+   tables over 1000 rows), the same folds for both.  ``--baseline`` adds ldr's NCA default
+   before 2026-11-26's annealing (L-BFGS with the fixed cap 0.03 · ‖M‖), timed interleaved
+   with the two others and scored the same way: the before/after comparison of one run.
 2. **Large-margin DML**: metric-learn's ``LMNN(n_neighbors=3)`` (its defaults: gradient
    descent, up to 1000 iterations) against ldr's ``LargeMarginDML(r)`` (k = 3, L-BFGS).  The
    objectives differ (metric-learn's hinge, ldr's Huberized one and its weighting), so only
