@@ -42,9 +42,10 @@ NCA_MAX_STEP = 0.03
 #: sample is of its class) have not changed for NCA_QUIET steps in a row, the cap doubles with
 #: every further such step (back to NCA_MAX_STEP at the first step that changes them)
 NCA_QUIET = 5
-#: the saturation stop: after NCA_QUIET steps without a change of the hits, once the soft
-#: count is that close to a count of decided samples, Σ_i min(p_i, 1 − p_i) ≤ NCA_SATURATED,
-#: the run scales the map up along its ray (×2 while Σ_i p_i rises) and stops (``_Annealed``)
+#: the saturation stop: after 2 · NCA_QUIET steps without a change of the hits (the structure
+#: has survived NCA_QUIET steps of the growing cap), once the soft count is that close to a
+#: count of decided samples, Σ_i min(p_i, 1 − p_i) ≤ NCA_SATURATED, the run scales the map up
+#: along its ray (×2 while Σ_i p_i rises) and stops (``_Annealed``)
 NCA_SATURATED = 0.5
 #: the exact L-BFGS polish after the stochastic stage gets POLISH_PAIRS / n² iterations (an
 #: exact evaluation is n² pairs, ~2.6e-8 s each on one core): 40 at n = 10⁴, none at 10⁵
@@ -59,7 +60,8 @@ class _Annealed(LBFGS):
     (:meth:`ldr.objectives.NCA.nearest_hits`) says which samples' nearest other sample in
     the embedding is of their class.  After ``quiet`` steps in a row that left it unchanged
     the cap doubles with every further such step, and falls back to ``base`` at the first
-    step that changes it.  Then, once ``undecided(M)`` (Σ_i min(p_i, 1 − p_i),
+    step that changes it.  Then, after ``2 · quiet`` such steps (the structure has survived
+    ``quiet`` steps of the growing cap) and once ``undecided(M)`` (Σ_i min(p_i, 1 − p_i),
     :meth:`ldr.objectives.NCA.undecided`) is at most ``saturate``, only the scale is left to
     grow (the supremum lies at ‖L‖ → ∞): the run moves along the ray, M ← 2^k M for the k
     that maximizes Σ_i p_i (cost evaluations only), and stops there ("saturated", a
@@ -96,7 +98,7 @@ class _Annealed(LBFGS):
         cap = self.max_step if calm == 0 else mem["cap"] * (2.0 if calm >= self.quiet else 1.0)
         new.memory.update(cap=cap, calm=calm, hits=hits)
         new.info["max_step"] = cap
-        if calm >= self.quiet and self.undecided(new.M) <= self.saturate:
+        if calm >= 2 * self.quiet and self.undecided(new.M) <= self.saturate:
             new = self._saturate(problem, new, int(hits.sum()), calm)
         return new
 
@@ -274,7 +276,7 @@ class NCA(_MetricLearner):
     (n, or the leave-one-out 1-NN count of some map) is approached only as ‖L‖ → ∞: there is
     no maximizer to converge to.  The run stops at the first of (1) the gradient rule,
     ‖grad‖ ≤ ``tol`` · scale (default 1e-6: as the p_ij saturate to 0 or 1 the gradient
-    vanishes exponentially); (2) the saturation stop: the hits unchanged for ``NCA_QUIET``
+    vanishes exponentially); (2) the saturation stop: the hits unchanged for 2 · ``NCA_QUIET``
     steps and Σ_i min(p_i, 1 − p_i) ≤ ``NCA_SATURATED`` = 0.5 (every sample all but
     decided), when only the scale is left to grow — the map is scaled by the 2^k along its
     ray that maximizes Σ_i p_i (a few cost evaluations), which makes the gradient vanish, so
