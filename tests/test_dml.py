@@ -135,7 +135,7 @@ def test_nca_plateau_rule_stops_near_the_supremum_with_its_reason():
 
 def test_nca_saturation_stop_scales_the_map_and_says_so():
     """The default's saturation stop: once the leave-one-out 1-NN hits have not changed for
-    NCA_QUIET steps and Σ_i min(p_i, 1 − p_i) ≤ NCA_SATURATED, the map is scaled by 2^k along
+    2·NCA_QUIET steps and Σ_i min(p_i, 1 − p_i) ≤ NCA_SATURATED, the map is scaled by 2^k along
     its ray and the run stops with that reason (here with the gradient rule off, which would
     otherwise fire first at the scaled map), converged, at Σ p_i within 1e-9 of the hit count
     — at least where the fixed cap's plateau rule stops, in fewer iterations; the step cap
@@ -148,6 +148,7 @@ def test_nca_saturation_stop_scales_the_map_and_says_so():
     obj = model.objective_
     hits = obj.nearest_hits(model.M_)
     assert f"({hits.sum()} samples) unchanged for" in res.reason
+    assert int(res.reason.split("unchanged for ")[1].split()[0]) >= 2 * NCA_QUIET
     assert abs(model.objective_value_ - hits.sum()) <= 1e-9 * hits.size
     scale = res.trace[-1]["saturated"]
     assert scale > 1 and float(res.reason.split("scaled by ")[1].split()[0]) == scale
