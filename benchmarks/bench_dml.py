@@ -21,7 +21,9 @@ others were only checked ("held out").
    Σ_i p_i on the training data at each answer (the same function, tests/test_dml.py), whether
    ldr's reaches scikit-learn's (f_ldr ≥ f_sk (1 − 1e-6)), and the 3-NN accuracy of
    StandardScaler → NCA → 3-NN, stratified 5-fold cross-validation repeated 3 times (once on
-   tables over 1000 rows), the same folds for both.
+   tables over 1000 rows), the same folds for both.  ``--baseline`` adds ldr's NCA default
+   before 2026-11-26's annealing (L-BFGS with the fixed cap 0.03 · ‖M‖), timed interleaved
+   with the two others and scored the same way: the before/after comparison of one run.
 2. **Large-margin DML**: metric-learn's ``LMNN(n_neighbors=3)`` (its defaults: gradient
    descent, up to 1000 iterations) against ldr's ``LargeMarginDML(r)`` (k = 3, L-BFGS).  The
    objectives differ (metric-learn's hinge, ldr's Huberized one and its weighting), so only
@@ -54,7 +56,9 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 import ldr.estimators as est
+from ldr.estimators.dml import NCA_MAX_STEP
 from ldr.objectives import NCA
+from ldr.solvers import LBFGS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # `python -P` leaves it out
 import _common as common  # noqa: E402
@@ -106,13 +110,20 @@ def _knn(make, X, y, repeats: int) -> float:
         return float(np.mean(cross_val_score(pipe, X, y, cv=cv)))
 
 
-def nca_row(t, r: int, repeats: int, knn: bool) -> dict:
+def _fixed_cap(r: int):
+    """ldr's NCA default before 2026-11-26's annealing: L-BFGS with the fixed 0.03 · ‖M‖ cap."""
+    return est.NCA(r, solver=LBFGS(max_step=NCA_MAX_STEP))
+
+
+def nca_row(t, r: int, repeats: int, knn: bool, baseline: bool = False) -> dict:
     X, y = StandardScaler().fit_transform(t.X), t.y
     n = X.shape[0]
     repeats = 1 if n > 3000 else repeats
-    times = {"sk": [], "ldr": []}
-    models = {}
     makers = {"sk": lambda: SkNCA(r), "ldr": lambda: est.NCA(r)}
+    if baseline:
+        makers["fixed"] = functools.partial(_fixed_cap, r)
+    times = {key: [] for key in makers}
+    models = {}
     for _ in range(repeats):  # interleaved, so that a busy spell hits both
         for key, make in makers.items():
             seconds, models[key] = _fit_time(make, X, y)
@@ -126,10 +137,14 @@ def nca_row(t, r: int, repeats: int, knn: bool) -> dict:
            "sk_iter": models["sk"].n_iter_, "ldr_iter": models["ldr"].n_iter_,
            "ldr_stop": models["ldr"].result_.reason, "acc_sk": math.nan,
            "acc_ldr": math.nan}
+    if baseline:
+        f_fixed = obj.objective_value(obj.point(models["fixed"].components_))
+        row.update(t_fixed=common.median(times["fixed"]), f_fixed=f_fixed,
+                   fixed_iter=models["fixed"].n_iter_, acc_fixed=math.nan)
     if knn:
         cv_repeats = 1 if n > 1000 else 3
-        row["acc_sk"] = _knn(makers["sk"], t.X, y, cv_repeats)
-        row["acc_ldr"] = _knn(makers["ldr"], t.X, y, cv_repeats)
+        for key in makers:
+            row[f"acc_{key}"] = _knn(makers[key], t.X, y, cv_repeats)
     return row
 
 
@@ -180,6 +195,16 @@ def print_nca(rows: list[dict]) -> None:
                  f"({min(diffs):+.1f} to {max(diffs):+.1f})" if diffs else ""))
     for row in rows:
         print(f"  {row['table']}: ldr stopped: {row['ldr_stop']}")
+    if "t_fixed" in rows[0]:
+        print("  before (--baseline): ldr's previous default, L-BFGS with the fixed cap "
+              f"{NCA_MAX_STEP} · ‖M‖, timed in the same run")
+        common.print_table(
+            ["table", "fixed-cap ldr", "ratio ÷ sklearn", "f (it)", "f ≥ f_sk", "3-NN"],
+            [[row["table"] + ("" if row["dev"] else " *"), common.fmt_time(row["t_fixed"]),
+              common.fmt_ratio(row["t_fixed"] / row["t_sk"]),
+              f"{row['f_fixed']:.3f} ({row['fixed_iter']})",
+              "yes" if row["f_fixed"] >= row["f_sk"] * (1 - REACHED) else "NO",
+              _acc(row["acc_fixed"])] for row in rows])
 
 
 def print_lmnn(rows: list[dict]) -> None:
@@ -203,6 +228,8 @@ def main(argv=None) -> None:
     parser.add_argument("--no-knn", action="store_true", help="skip the 3-NN accuracy")
     parser.add_argument("--no-nca", action="store_true")
     parser.add_argument("--no-lmnn", action="store_true")
+    parser.add_argument("--baseline", action="store_true",
+                        help="also time ldr's previous NCA default (the fixed step cap)")
     parser.add_argument("--lmnn-max-n", type=int, default=600)
     parser.add_argument("--ml-cv-limit", type=float, default=30.0)
     args = parser.parse_args(argv)
@@ -220,7 +247,7 @@ def main(argv=None) -> None:
                   f"NCA({r})")
             rows = []
             for t in tables:
-                rows.append(nca_row(t, r, args.repeats, not args.no_knn))
+                rows.append(nca_row(t, r, args.repeats, not args.no_knn, args.baseline))
                 print(f"  done {t.name}", flush=True)
             print_nca(rows)
             print()

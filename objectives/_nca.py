@@ -40,14 +40,16 @@ DENSE_MAX = 2048
 
 
 def _rows_softmax(U: np.ndarray, sq: np.ndarray, z: np.ndarray, i0: int, i1: int):
-    """(P_s, same_s, p_s, q_s) of (S1) for the rows [i0, i1)."""
+    """(P_s, same_s, p_s, q_s, nearest_s) of (S1) for the rows [i0, i1); nearest_s: each
+    row's nearest other row (the j attaining m_i)."""
     D = U[i0:i1] @ U.T
     D *= -2.0
     D += sq
     D += sq[i0:i1, None]
     rows = np.arange(i1 - i0)
     D[rows, rows + i0] = np.inf
-    D -= D.min(axis=1)[:, None]
+    nearest = D.argmin(axis=1)
+    D -= D[rows, nearest][:, None]
     np.minimum(D, CLIP, out=D)
     np.negative(D, out=D)
     P = np.exp(D, out=D)
@@ -56,13 +58,15 @@ def _rows_softmax(U: np.ndarray, sq: np.ndarray, z: np.ndarray, i0: int, i1: int
     same = z[i0:i1, None] == z[None, :]
     p = np.where(same, P, 0.0).sum(axis=1)
     q = np.where(same, 0.0, P).sum(axis=1)
-    return P, same, p, q
+    return P, same, p, q, nearest
 
 
 def nca_strips(U: np.ndarray, z: np.ndarray, dU: np.ndarray | None = None,
-               step: int | None = None):
+               step: int | None = None, stats: dict | None = None):
     """``(f, G)`` with f = Σ_i p_i and G = ∂f/∂U, or with ``dU`` the derivative of G along dU
-    ((S1), (S2)); ``z`` the class codes of the rows of U, ``step`` the rows per strip."""
+    ((S1), (S2)); ``z`` the class codes of the rows of U, ``step`` the rows per strip.  A
+    ``stats`` dict receives each row's nearest other row (``"nearest"``) and
+    Σ_i min(p_i, q_i) (``"undecided"``), from the same pass."""
     n, r = U.shape
     step = strip_rows(n) if step is None else int(step)
     sq = np.einsum("ij,ij->i", U, U)
@@ -75,11 +79,13 @@ def nca_strips(U: np.ndarray, z: np.ndarray, dU: np.ndarray | None = None,
     col = np.zeros(n)           # Aᵀ 1
     dcol = np.zeros(n)          # dAᵀ 1
     drow = np.zeros(n)          # dA 1 (0 analytically; kept as the dense path computes it)
+    nearest, undecided = np.empty(n, dtype=np.intp), 0.0
     for i0 in range(0, n, step):
         i1 = min(i0 + step, n)
         s = slice(i0, i1)
-        P, same, p, q = _rows_softmax(U, sq, z, i0, i1)
+        P, same, p, q, nearest[s] = _rows_softmax(U, sq, z, i0, i1)
         f += float(p.sum())
+        undecided += float(np.minimum(p, q).sum())
         A = P * np.where(same, -q[:, None], p[:, None])
         col += A.sum(axis=0)
         if not hessian:
@@ -102,6 +108,8 @@ def nca_strips(U: np.ndarray, z: np.ndarray, dU: np.ndarray | None = None,
         dcol += dA.sum(axis=0)
         AU[s] = dA @ U + A @ dU
         AtU += dA.T @ U[s] + A.T @ dU[s]
+    if stats is not None:
+        stats.update(nearest=nearest, undecided=undecided)
     if not hessian:
         return f, 2.0 * (col[:, None] * U - AU - AtU)
     return 2.0 * ((drow + dcol)[:, None] * U + col[:, None] * dU - AU - AtU)

@@ -94,18 +94,22 @@ def _strip(U: np.ndarray, c: np.ndarray, i0: int, i1: int, j0: int, out: np.ndar
     return out
 
 
-def nearest_sqdist(U: np.ndarray, sq: np.ndarray) -> np.ndarray:
-    """m_i = min_{j≠i} ‖u_i − u_j‖², by strips of rows (no n×n array)."""
+def nearest_sqdist(U: np.ndarray, sq: np.ndarray, index: bool = False):
+    """m_i = min_{j≠i} ‖u_i − u_j‖², by strips of rows (no n×n array); with ``index``,
+    ``(m, j)``: also the j attaining each minimum (each row's nearest other row)."""
     n = U.shape[0]
     m = np.empty(n)
+    j = np.empty(n, dtype=np.intp)
     step = strip_rows(n)
     buf = np.empty((min(step, n), n))
     for i0 in range(0, n, step):
         i1 = min(i0 + step, n)
+        rows = np.arange(i1 - i0)
         S = _strip(U, sq, i0, i1, 0, buf[: i1 - i0])
-        S[np.arange(i1 - i0), np.arange(i0, i1)] = np.inf
-        S.min(axis=1, out=m[i0:i1])
-    return m
+        S[rows, rows + i0] = np.inf
+        S.argmin(axis=1, out=j[i0:i1])
+        m[i0:i1] = S[rows, j[i0:i1]]
+    return (m, j) if index else m
 
 
 def softmax_kernel(U: np.ndarray, sq: np.ndarray, h: np.ndarray, symmetric: bool):
@@ -143,13 +147,15 @@ def class_blocks(codes: np.ndarray) -> tuple[np.ndarray, list[slice]]:
 
 
 def nca_softmax(U: np.ndarray, blocks: list[slice]) -> dict:
-    """K, w, s, p and whether K is symmetric, for U = X M with rows sorted by class (P1)."""
+    """K, w, s, p, whether K is symmetric and each row's nearest other row, for U = X M with
+    rows sorted by class (P1)."""
     n, r = U.shape
     sq = np.einsum("ij,ij->i", U, U)
     if strip_rows(n) >= n or r >= WIDE:   # form D once (one product), then K in place
         K = _strip(U, sq, 0, n, 0, np.empty((n, n)))
         np.fill_diagonal(K, np.inf)
-        h = 0.5 * K.min(axis=1)
+        nearest = K.argmin(axis=1)
+        h = 0.5 * K[np.arange(n), nearest]
         symmetric = bool(np.ptp(h) <= SPREAD)
         K -= h[:, None]
         K -= h if symmetric else h[:, None]
@@ -165,7 +171,8 @@ def nca_softmax(U: np.ndarray, blocks: list[slice]) -> dict:
             np.exp(K, out=K)
         np.fill_diagonal(K, 0.0)
     else:
-        h = 0.5 * nearest_sqdist(U, sq)
+        m, nearest = nearest_sqdist(U, sq, index=True)
+        h = 0.5 * m
         symmetric = bool(np.ptp(h) <= SPREAD)
         K = softmax_kernel(U, sq, h, symmetric)
     w = np.exp(h.min() - h) if symmetric else np.ones_like(h)
@@ -173,7 +180,7 @@ def nca_softmax(U: np.ndarray, blocks: list[slice]) -> dict:
     same, other = same[:, 0], other[:, 0]
     s = same + other
     return {"U": U, "K": K, "w": w, "s": s, "p": same / s, "q": other / s,
-            "symmetric": symmetric}
+            "symmetric": symmetric, "nearest": nearest}
 
 
 def _split_products(K: np.ndarray, R_same: np.ndarray, R_other: np.ndarray,

@@ -16,8 +16,10 @@ from sklearn.preprocessing import StandardScaler
 
 import ldr
 import ldr.estimators as est
+from ldr.estimators.dml import NCA_MAX_STEP, NCA_QUIET
 from ldr.objectives import NCA, LargeMarginDML
 from ldr.objectives.dml import huber_hinge
+from ldr.solvers import LBFGS
 
 
 def _subsample(loader, n_per_class, seed=0):
@@ -72,7 +74,8 @@ def test_nca_default_reaches_scikit_learns_default_objective(loader, seed):
         warnings.simplefilter("error")       # no ConvergenceWarning
         model = est.NCA(2, start=L0).fit(X, y)
     assert model.result_.converged, model.result_.reason
-    assert model.result_.reason.startswith(("gradient norm", "relative cost change"))
+    assert model.result_.reason.startswith(("gradient norm", "relative cost change",
+                                            "saturated"))
     assert model.objective_value_ == pytest.approx(_nca_objective(model.components_, X, y),
                                                    rel=1e-12)
     assert model.objective_value_ >= f_sk * (1 - 1e-6), (model.objective_value_, f_sk)
@@ -106,11 +109,13 @@ def test_nca_default_reaches_scikit_learns_objective_where_the_scale_grows_slowl
 
 def test_nca_plateau_rule_stops_near_the_supremum_with_its_reason():
     """On separable data Σ p_i → n only as ‖L‖ → ∞: with the gradient rule off, the plateau
-    rule (relative progress over 5 steps ≤ 1e-5) stops the run — not max_iter — within
-    1e-6·n of n, and says so."""
+    rule (relative progress over 5 steps ≤ 1e-5) stops the run of L-BFGS with the fixed cap
+    (the default's saturation stop is tested below) — not max_iter — within 1e-6·n of n, and
+    says so."""
     X, y = _subsample(load_wine, 20)
     n = X.shape[0]
-    model = est.NCA(2, tol=0.0).fit(X, y)
+    fixed = LBFGS(max_step=NCA_MAX_STEP)
+    model = est.NCA(2, tol=0.0, solver=fixed).fit(X, y)
     res = model.result_
     assert res.reason.startswith("relative cost change") and "over the last 5 steps" in \
         res.reason, res.reason
@@ -122,10 +127,59 @@ def test_nca_plateau_rule_stops_near_the_supremum_with_its_reason():
     # one step's progress is a noisy measure: with a window of 1 the same ftol fires early,
     # lower, while the gradient is still large (reported as stalled, with a warning)
     with pytest.warns(ConvergenceWarning, match="stalled: relative cost change"):
-        one = est.NCA(2, tol=0.0, solver_params={"fwindow": 1}).fit(X, y)
+        one = est.NCA(2, tol=0.0, solver=fixed, solver_params={"fwindow": 1}).fit(X, y)
     assert one.n_iter_ < model.n_iter_ and one.objective_value_ < model.objective_value_
     with pytest.raises(ValueError, match="fwindow: must be a positive integer"):
         est.NCA(2, solver_params={"fwindow": 0}).fit(X, y)
+
+
+def test_nca_saturation_stop_scales_the_map_and_says_so():
+    """The default's saturation stop: once the leave-one-out 1-NN hits have not changed for
+    2·NCA_QUIET steps and Σ_i min(p_i, 1 − p_i) ≤ NCA_SATURATED, the map is scaled by 2^k along
+    its ray and the run stops with that reason (here with the gradient rule off, which would
+    otherwise fire first at the scaled map), converged, at Σ p_i within 1e-9 of the hit count
+    — at least where the fixed cap's plateau rule stops, in fewer iterations; the step cap
+    recorded in the trace is 0.03 · 2^k and grows only after NCA_QUIET calm steps."""
+    X, y = _subsample(load_wine, 20)
+    model = est.NCA(2, tol=0.0).fit(X, y)
+    res = model.result_
+    assert res.reason.startswith("saturated: the leave-one-out 1-NN hits"), res.reason
+    assert res.converged
+    obj = model.objective_
+    hits = obj.nearest_hits(model.M_)
+    assert f"({hits.sum()} samples) unchanged for" in res.reason
+    assert int(res.reason.split("unchanged for ")[1].split()[0]) >= 2 * NCA_QUIET
+    assert abs(model.objective_value_ - hits.sum()) <= 1e-9 * hits.size
+    scale = res.trace[-1]["saturated"]
+    assert scale > 1 and float(res.reason.split("scaled by ")[1].split()[0]) == scale
+    caps = np.array([row["max_step"] for row in res.trace if row.get("max_step")])
+    k = np.log2(caps / NCA_MAX_STEP)
+    np.testing.assert_allclose(k, np.round(k), atol=1e-12)
+    first = int(np.argmax(caps > NCA_MAX_STEP))
+    assert first >= NCA_QUIET - 1 and np.all(caps[:NCA_QUIET - 1] == NCA_MAX_STEP)
+    fixed = est.NCA(2, tol=0.0, solver=LBFGS(max_step=NCA_MAX_STEP)).fit(X, y)
+    assert model.objective_value_ >= fixed.objective_value_ * (1 - 1e-9)
+    assert model.n_iter_ < fixed.n_iter_
+
+
+@pytest.mark.parametrize("block_size", [None, 16])
+def test_nca_nearest_hits_and_undecided_against_brute_force(block_size):
+    """nearest_hits: whether argmin_{j≠i} ‖L(x_i − x_j)‖² is of y_i's class, in X's row
+    order; undecided: Σ_i min(p_i, 1 − p_i); both from the dense pass and from strips."""
+    X, y = _subsample(load_iris, 25, seed=3)
+    perm = np.random.default_rng(1).permutation(len(y))   # rows not sorted by class
+    X, y = X[perm], y[perm]
+    obj = NCA(X, y, 2, block_size=block_size)
+    for scale in (0.5, 3.0):
+        M = scale * np.random.default_rng(2).standard_normal((4, 2))
+        U = X @ obj.components(M).T
+        D = np.sum((U[:, None] - U[None]) ** 2, axis=2)
+        np.fill_diagonal(D, np.inf)
+        np.testing.assert_array_equal(obj.nearest_hits(M), y[D.argmin(axis=1)] == y)
+        P = scipy.special.softmax(-D, axis=1)
+        p = np.sum(P * (y[:, None] == y[None, :]), axis=1)
+        assert obj.undecided(M) == pytest.approx(np.minimum(p, 1 - p).sum(), rel=1e-10)
+        assert -obj.cost(M) == pytest.approx(p.sum(), rel=1e-12)
 
 
 @pytest.mark.parametrize("r, n_per_class, scale", [(2, 150, 1.0), (2, 150, 25.0), (9, 20, 1.0),
