@@ -13,15 +13,18 @@ Python control flow is refused, not baked in) and rebuilds its aten graph:
   rows) is deferred as in :mod:`ldr.symmetric_products` (``dense + Σ_R R Y_R``): sums merge
   the Y's, negation, scalars and transposes carry through, a small matrix on the far side
   moves into Y, a known diagonal one is a scaling; it is formed as ``(Yᵀ R)ᵀ`` (on the CPU
-  PyTorch's ``Yᵀ R`` costs about half its ``R Y`` for a thin Y: 1.1× NumPy's GEMM against
-  1.9×);
+  PyTorch's ``Yᵀ R`` costs about half its ``R Y`` for a thin Y: 1.16× NumPy's GEMM against
+  1.98×);
 * scalar factors are gathered and applied once (``a + t·b`` by ``add``'s ``alpha``), a known
   scalar broadcast (``expand``) stays a scalar for the elementwise operations that broadcast
   it, ``x¹``, ``x·1``, ``detach``, double transposes and the like vanish, and equal
   operations on equal inputs are made once; what no output needs is not kept.
 
-Every other operation is emitted as traced, so the result equals autodiff's to rounding.  Used
-by :class:`ldr.backends.TorchDerivatives` for its gradient and Hessian-vector products.
+Every other operation is emitted as traced, so the result equals autodiff's to rounding.  A
+function that updates a tensor in place is refused; operations that draw random numbers are
+neither evaluated at trace time nor merged; an output that is an input, a constant or a view
+of one is copied.  Used by :class:`ldr.backends.TorchDerivatives` for its gradient and
+Hessian-vector products (:func:`split` for the products of an inner solve).
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ MIN_SIZE = 16
 _KNOWN_MAX = 4096
 
 
-#: "the shape of an operation this builder adds, from its inputs'"
+#: ``emit``'s default shape: infer it from the inputs (an operation this builder adds)
 _INFER = object()
 
 
