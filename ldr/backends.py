@@ -237,8 +237,8 @@ class TorchDerivatives(Derivatives):
         if isinstance(M, self._torch.Tensor):
             return M
         M = np.asarray(M, dtype=float)
-        if not (M.flags.writeable and M.flags.c_contiguous):
-            M = np.array(M, order="C")
+        if not M.flags.writeable or any(s < 0 for s in M.strides):  # from_numpy's limits;
+            M = np.array(M, order="C")  # any positive strides (Fortran order) are shared
         T = self._torch.from_numpy(M)
         return T if self._device is None else T.to(self._device)
 

@@ -17,7 +17,7 @@ import ldr  # noqa: E402
 from ldr.torch_graphs import MIN_SIZE, simplified, split  # noqa: E402
 
 D, R = 40, 3
-MM = (torch.ops.aten.mm.default, torch.mm)
+MM = (torch.ops.aten.mm.default, torch.mm, torch.ops.aten.addmm.default, torch.addmm)
 
 
 @pytest.fixture(scope="module")
