@@ -109,6 +109,9 @@ def test_one_product_per_symmetric_constant(data):
     assert _products_with(h, data["C"]) == 1 and _products_with(g, data["C"]) == 1
     ops = sum(n.op == "call_function" for n in h.graph.nodes)
     assert ops <= 20 < sum(n.op == "call_function" for n in raw.graph.nodes)
+    targets = {n.target for n in h.graph.nodes if n.op == "call_function"}
+    assert not targets & {torch.sqrt, torch.ops.aten.sqrt.default}   # 1/√s by rsqrt
+    assert targets & {torch.rsqrt, torch.ops.aten.rsqrt.default}
     assert data["C"].shape[0] >= MIN_SIZE
     _, hvp_a = _eager(costs["non_symmetric"])
     assert _products_with(simplified(hvp_a, M, V), data["A"]) == 2   # A V and Aᵀ V
