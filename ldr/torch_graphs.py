@@ -9,7 +9,7 @@ Python control flow is refused, not baked in) and rebuilds its aten graph:
 
 * operations whose inputs are all known at trace time (a trace's −I cotangent, ``ones_like``
   of a value of known shape) are evaluated then, so that such a factor is known;
-* a product with a closed-over, exactly symmetric, square constant R (≥ :data:`MIN_SIZE`
+* a product with a closed-over, exactly symmetric, square constant R (≥ ``MIN_SIZE`` = 16
   rows) is deferred as in :mod:`ldr.symmetric_products` (``dense + Σ_R R Y_R``): sums merge
   the Y's, negation, scalars and transposes carry through, a small matrix on the far side
   moves into Y, a known diagonal one is a scaling; it is formed as ``(Yᵀ R)ᵀ`` (on the CPU
