@@ -39,9 +39,11 @@ __all__ = ["MIN_SIZE", "simplified", "split"]
 def simplified(fn, *args):
     """``fn`` (a function of tensors returning a tensor or a tuple of them) traced at
     ``args``' shapes and rebuilt (module docstring): a ``torch.fx.GraphModule`` with the
-    same result.  Raises where ``fn`` cannot be traced on fake tensors (control flow on
+    same result, whose ``ldr_eps`` is the machine epsilon of the least precise floating type
+    it computes in.  Raises where ``fn`` cannot be traced on fake tensors (control flow on
     values, ``.item()``, NumPy conversions) or updates a tensor in place; callers then run
     ``fn`` eagerly."""
+    import torch
     from torch.fx.experimental.proxy_tensor import make_fx
 
     traced = make_fx(fn, tracing_mode="fake", _allow_non_fake_inputs=True)(*args)
@@ -49,7 +51,11 @@ def simplified(fn, *args):
                        and getattr(getattr(n.target, "_schema", None), "is_mutable", False)})
     if mutating:  # in-place updates of a value folded at trace time would accumulate
         raise ValueError(f"in-place operations ({', '.join(mutating)}): run eagerly")
-    return _Builder(traced).build()
+    graph = _Builder(traced).build()
+    vals = [n.meta.get("val") for n in traced.graph.nodes]  # the least precision it computes in
+    graph.ldr_eps = max([torch.finfo(v.dtype).eps for v in vals if isinstance(v, torch.Tensor)
+                         and v.dtype.is_floating_point] + [0.0])
+    return graph
 
 
 def split(module, fixed: int):

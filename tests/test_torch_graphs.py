@@ -260,3 +260,21 @@ def test_a_cost_with_in_place_updates_runs_eagerly(data):
     want[:R] = 2 * (M[:R] @ B) @ B.T
     np.testing.assert_allclose(first, want, rtol=1e-12)
     assert all(g is None for g in obj.derivatives()._graphs.values())
+
+
+def test_a_cost_computing_in_float32_is_rebuilt_without_a_false_alarm(data):
+    """A float64 point through a float32 constant: the merged product rounds differently from
+    autodiff's two at float32's precision, which the check at the traced point allows for
+    (the graph's ``ldr_eps``) instead of warning and running eagerly."""
+    import warnings
+
+    C32 = data["C"].float()
+    obj = ldr.objective(lambda M: -torch.trace(M.T.float() @ C32 @ M.float()).double(),
+                        shape=(D, R), backend="torch")
+    M, V = data["M"].numpy(), data["V"].numpy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        HV = obj.ehvp(M, V)
+    np.testing.assert_allclose(HV, -2 * C32.double().numpy() @ V, rtol=1e-5, atol=1e-5)
+    graphs = list(obj.derivatives()._graphs.values())
+    assert graphs and graphs[0] is not None and graphs[0].ldr_eps == np.finfo(np.float32).eps
