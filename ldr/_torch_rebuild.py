@@ -1,10 +1,13 @@
 """The rebuilding of a traced PyTorch graph behind :mod:`ldr.torch_graphs` (its docstring
-states the rules): the deferred, scaled and broadcast values and the builder that applies the
-rules node by node."""
+states the rules): the scaled and broadcast values (the deferred one, ``dense + Σ_R R Y_R``,
+is :mod:`ldr.symmetric_products`') and the builder that applies the rules node by node."""
 
 from __future__ import annotations
 
+import math
 import numbers
+
+from ldr.symmetric_products import _Deferred, _map
 
 #: the smallest symmetric constant whose products are merged
 MIN_SIZE = 16
@@ -14,16 +17,6 @@ _KNOWN_MAX = 4096
 
 #: ``emit``'s default shape: infer it from the inputs (an operation this builder adds)
 _INFER = object()
-
-
-class _Deferred:
-    """``dense + Σ_R R @ Y_R`` (``transposed``: its transpose); ``terms`` maps id(R) to
-    (R, Y_R)."""
-
-    __slots__ = ("dense", "terms", "transposed")
-
-    def __init__(self, dense, terms: dict, transposed):
-        self.dense, self.terms, self.transposed = dense, terms, transposed
 
 
 class _Scaled:
@@ -205,15 +198,16 @@ class _Builder:
         torch.fx.node.map_aggregate((args, kwargs), lambda a: found.append(a) or a)
         symbolic = any(isinstance(a, (torch.fx.Node, _Deferred, _Scaled, _Broadcast))
                        for a in found)
-        val = self.source_val = node.meta.get("val")
+        val = node.meta.get("val")
         shape = tuple(val.shape) if isinstance(val, torch.Tensor) else None
         if target in (aten.detach.default, aten.alias.default, aten.lift_fresh_copy.default):
             return args[0]
         pure = _pure(target)
-        if not symbolic and pure and shape is not None and _numel(shape) <= _KNOWN_MAX:
+        if not symbolic and pure and shape is not None and math.prod(shape) <= _KNOWN_MAX:
             return target(*args, **kwargs)  # known at trace time
-        if target in (aten.ones_like.default, aten.zeros_like.default) and shape is not None:
-            fill = torch.ones if target == aten.ones_like.default else torch.zeros
+        if shape is not None and (target in (aten.ones_like.default, aten.zeros_like.default)
+                                  or (target == aten.pow.Tensor_Scalar and args[1] == 0)):
+            fill = torch.zeros if target == aten.zeros_like.default else torch.ones  # x⁰ = 1
             one = fill((), dtype=val.dtype, device=val.device)
             return one if not shape else _Broadcast(one, shape)
         if target in (aten.t.default, aten.permute.default, aten.transpose.int) \
@@ -243,14 +237,14 @@ class _Builder:
                 and not kwargs:
             div = target in (aten.div.Tensor, aten.div.Scalar)
             if isinstance(b, numbers.Number) or (self.is_known(b) and b.ndim == 0):
-                return self.scale(a, 1.0 / _float(b) if div else _float(b))
+                return self.scale(a, 1.0 / float(b) if div else float(b))
             if not div and (isinstance(a, numbers.Number)
                             or (self.is_known(a) and a.ndim == 0)):
-                return self.scale(b, _float(a))
+                return self.scale(b, float(a))
             if isinstance(b, _Broadcast) and self.shape(a) == b.shape:
-                return self.scale(a, 1.0 / _float(b.value) if div else _float(b.value))
+                return self.scale(a, 1.0 / float(b.value) if div else float(b.value))
             if not div and isinstance(a, _Broadcast) and self.shape(b) == a.shape:
-                return self.scale(b, _float(a.value))
+                return self.scale(b, float(a.value))
             if div and isinstance(a, _Broadcast) and self.shape(b) == a.shape:  # c / x
                 b, s = (b.node, 1.0 / b.scale) if isinstance(b, _Scaled) else (b, 1.0)
                 return self.scale(self.reciprocal(b, shape), float(a.value) * s)
@@ -277,9 +271,6 @@ class _Builder:
             out = self.emit(target, (a,), shape=shape)
             self.sqrt_of[out] = a
             return out
-        if target == aten.pow.Tensor_Scalar and b == 0 and shape is not None:
-            val = self.source_val
-            return _Broadcast(self.torch.ones((), dtype=val.dtype, device=val.device), shape)
         if target in (aten.add.Tensor, aten.sub.Tensor) and len(args) == 2 \
                 and kwargs.get("alpha", 1) == 1:
             sign = -1.0 if target == aten.sub.Tensor else 1.0
@@ -322,11 +313,10 @@ class _Builder:
             return _map(a, lambda Y: self.times(Y, b))
         if self.is_known(a) and not isinstance(b, _Deferred) \
                 and (d := _diagonal(a)) is not None:  # D X: a row scaling
-            if bool((d == d[0]).all()):
-                return self.scale(b, float(d[0]))
-            return self.emit(self.aten.mul.Tensor, (self.node(b), d.reshape(-1, 1)))
-        if self.is_known(b) and not isinstance(a, _Deferred) and _diagonal(b) is not None:
-            return self.times(a, b)
+            return self.diagonal(b, d, (-1, 1))
+        if self.is_known(b) and not isinstance(a, _Deferred) \
+                and (d := _diagonal(b)) is not None:  # X D: a column scaling
+            return self.diagonal(a, d, (1, -1))
         return None
 
     def operand(self, v):
@@ -334,13 +324,18 @@ class _Builder:
         return v if isinstance(v, _Scaled) else self.node(v)
 
     def times(self, Y, B):
-        """Y B; a column scaling (a scalar one for a multiple of I) for a diagonal B."""
+        """Y B; a column scaling for a diagonal B."""
         d = _diagonal(B)
         if d is None:
             return self.emit(self.aten.mm.default, (self.node(Y), B))
+        return self.diagonal(Y, d, (1, -1))
+
+    def diagonal(self, X, d, shape):
+        """X scaled by the diagonal ``d`` reshaped to ``shape`` (rows: (−1, 1), columns:
+        (1, −1)); a scalar scale for a multiple of I."""
         if bool((d == d[0]).all()):
-            return self.scale(Y, float(d[0]))
-        return self.emit(self.aten.mul.Tensor, (self.node(Y), d.reshape(1, -1)))
+            return self.scale(X, float(d[0]))
+        return self.emit(self.aten.mul.Tensor, (self.node(X), d.reshape(shape)))
 
     def reciprocal(self, x, shape):
         """1 / x; ``rsqrt`` for x = √y (PyTorch's sqrt and reciprocal cost twice its rsqrt)."""
@@ -424,11 +419,6 @@ def _broadcasting():
     return {aten.add.Tensor, aten.sub.Tensor, aten.mul.Tensor, aten.div.Tensor}
 
 
-def _map(v: _Deferred, f) -> _Deferred:
-    return _Deferred(None if v.dense is None else f(v.dense),
-                     {k: (R, f(Y)) for k, (R, Y) in v.terms.items()}, v.transposed)
-
-
 def _diagonal(a):
     """The diagonal of a known square matrix that is diagonal, else None."""
     if a.ndim != 2 or a.shape[0] != a.shape[1] or a.numel() > _KNOWN_MAX:
@@ -448,17 +438,6 @@ def _pure(target) -> bool:
     if schema is None or schema.is_mutable:
         return False
     return torch.Tag.nondeterministic_seeded not in getattr(target, "tags", ())
-
-
-def _float(v) -> float:
-    return float(v)
-
-
-def _numel(shape) -> int:
-    out = 1
-    for s in shape:
-        out *= int(s)
-    return out
 
 
 def _key(value):
