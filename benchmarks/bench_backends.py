@@ -27,7 +27,9 @@ and XLA on one thread; medians over repeats; wall time.
    are excluded (the ``first`` column shows them).  Automatic differentiation of ``tr(MᵀCM)`` does
    not know that C is symmetric: its HVP multiplies by C and by Cᵀ, two GEMMs; ldr's JAX and PyTorch
    backends merge them (``ldr.symmetric_products``, ``ldr.torch_graphs``).  XLA's GEMM and PyTorch's
-   (MKL) differ from NumPy's (OpenBLAS), which the reference rows show.
+   (MKL) differ from NumPy's (OpenBLAS), which the reference rows show; on the CPU ldr's
+   PyTorch graphs form their product by the faster of MKL and SciPy's OpenBLAS (timed once
+   per shape, ``ldr._torch_blas``), whose ``gemm`` the last reference row times.
 1. **Oracles.**  One ``egrad`` and one ``ehvp`` call at a random point (NumPy in, NumPy out,
    as the solvers call them), and the products of one inner solve (``ehvp_at``: 20 products
    at one point).  Ratios against ldr's autograd, and against pymanopt 2.2's backend of the
@@ -291,6 +293,9 @@ def floor_rows(d, r, backends, rounds, compile_torch=False):
                 hvp=lambda: hc(Mt, Vt), egrad=lambda: gc(Mt))
         add("PyTorch's C·V (torch.matmul)", "torch.Tensor", hvp=lambda: Ct @ Vt)
         add("PyTorch's Vᵀ·C (torch.mm)", "torch.Tensor", hvp=lambda: torch.mm(Vt.T, Ct))
+        from scipy.linalg import blas
+
+        add("SciPy's Vᵀ·C (gemm)", "NumPy", hvp=lambda: blas.dgemm(1.0, V.T, C.T))
     times = interleaved(fns, rounds)
     floor = np.array(times["floor"])
     rows = []

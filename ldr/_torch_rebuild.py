@@ -7,6 +7,8 @@ from __future__ import annotations
 import math
 import numbers
 
+from ldr._torch_blas import addmm as blas_addmm
+from ldr._torch_blas import faster_on_cpu
 from ldr.symmetric_products import _Deferred, _map
 
 #: the smallest symmetric constant whose products are merged
@@ -156,12 +158,15 @@ class _Builder:
             if isinstance(Y, _Scaled):
                 Y, alpha = Y.node, Y.scale
             Yt = self.transpose(self.node(Y))
+            shape = (self.shape(Yt)[0], R.shape[1])
+            scipy = faster_on_cpu(shape[0], R)  # the faster BLAS (ldr._torch_blas)
             if out is None:
-                out, beta = self.emit(self.aten.mm.default, (Yt, R)), alpha
+                out = self.emit(blas_addmm, (None, Yt, R), shape=shape) if scipy else \
+                    self.emit(self.aten.mm.default, (Yt, R))
+                beta = alpha
             else:
-                out = self.emit(self.aten.addmm.default, (out, Yt, R),
-                                {"beta": beta, "alpha": alpha},
-                                shape=(self.shape(Yt)[0], R.shape[1]))
+                out = self.emit(blas_addmm if scipy else self.aten.addmm.default,
+                                (out, Yt, R), {"beta": beta, "alpha": alpha}, shape=shape)
                 beta = 1.0
         out = out if v.transposed else self.transpose(out)
         return self.node(self.scale(out, beta))

@@ -42,7 +42,8 @@ product it computes multiplies by C and by Cᵀ, two GEMMs.  The JAX backend re-
 traced gradient and product so that each symmetric matrix the cost closes over is multiplied
 once (:mod:`ldr.symmetric_products`: exact algebra, then XLA compiles one GEMM); the PyTorch
 backend does the same on its aten graph and drops what autodiff's bookkeeping adds
-(:mod:`ldr.torch_graphs`), then runs the dozen operations left eagerly; autograd pays its
+(:mod:`ldr.torch_graphs`; on the CPU its one product by the faster of PyTorch's and SciPy's
+BLAS, timed once per shape), then runs the dozen operations left eagerly; autograd pays its
 per-operation Python overhead.  A
 hand-written ``ehvp`` (``-2 * (C @ V) + ...``; any backend) is the floor plus the elementwise
 terms.

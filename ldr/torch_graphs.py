@@ -15,6 +15,9 @@ Python control flow is refused, not baked in) and rebuilds its aten graph:
   moves into Y, a known diagonal one is a scaling; it is formed as ``(Yᵀ R)ᵀ`` (on the CPU
   PyTorch's ``Yᵀ R`` costs about half its ``R Y`` for a thin Y: 1.16× NumPy's GEMM against
   1.98×), with the dense part and the scales added in the product's epilogue (``addmm``);
+  on the CPU by the faster of PyTorch's and SciPy's BLAS for its shape, timed once
+  (``ldr._torch_blas``: on ldr's AMD benchmark machine OpenBLAS's product costs
+  0.7–0.85× MKL's);
 * scalar factors are gathered and applied once (``a + t·b`` by ``add``'s ``alpha``), a known
   scalar broadcast (``expand``) stays a scalar for the elementwise operations that broadcast
   it, ``x¹``, ``x·1``, ``detach``, double transposes and the like vanish, ``1/√x`` and

@@ -14,10 +14,21 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import ldr  # noqa: E402
+import ldr._torch_blas as torch_blas  # noqa: E402
+import ldr._torch_rebuild as rebuild  # noqa: E402
 from ldr.torch_graphs import MIN_SIZE, simplified, split  # noqa: E402
 
 D, R = 40, 3
-MM = (torch.ops.aten.mm.default, torch.mm, torch.ops.aten.addmm.default, torch.addmm)
+MM = (torch.ops.aten.mm.default, torch.mm, torch.ops.aten.addmm.default, torch.addmm,
+      torch_blas.addmm)
+
+
+@pytest.fixture(params=["torch", "scipy"])
+def blas(request, monkeypatch):
+    """Each merged product formed by PyTorch's BLAS, then by SciPy's (``ldr._torch_blas``:
+    the faster of the two is chosen by timing, so a test must force each)."""
+    monkeypatch.setattr(rebuild, "faster_on_cpu", lambda k, R: request.param == "scipy")
+    return request.param
 
 
 @pytest.fixture(scope="module")
@@ -77,7 +88,7 @@ NAMES = ("sparse_pca", "right_side", "non_symmetric", "small_factor", "log_det",
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_rebuilt_derivatives_equal_autodiffs(data, name):
+def test_rebuilt_derivatives_equal_autodiffs(data, name, blas):
     cost = _costs(data)[name]
     grad, hvp = _eager(cost)
     M, V = data["M"], data["V"]
@@ -93,7 +104,7 @@ def test_rebuilt_derivatives_equal_autodiffs(data, name):
     assert torch.allclose(g(M2), grad(M2), rtol=1e-11, atol=1e-12)
 
 
-def test_one_product_per_symmetric_constant(data):
+def test_one_product_per_symmetric_constant(data, blas):
     """autodiff's graph multiplies by C twice for the gradient of tr(MᵀCM) and twice more for
     the product; the rebuilt ones once each, and a non-symmetric A keeps its products."""
     from torch.fx.experimental.proxy_tensor import make_fx
@@ -117,7 +128,7 @@ def test_one_product_per_symmetric_constant(data):
     assert _products_with(simplified(hvp_a, M, V), data["A"]) == 2   # A V and Aᵀ V
 
 
-def test_split_keeps_the_point_only_work_out_of_each_product(data):
+def test_split_keeps_the_point_only_work_out_of_each_product(data, blas):
     _, hvp = _eager(_costs(data)["sparse_pca"])
     M, V = data["M"], data["V"]
     whole = simplified(hvp, M, V)
@@ -262,7 +273,7 @@ def test_a_cost_with_in_place_updates_runs_eagerly(data):
     assert all(g is None for g in obj.derivatives()._graphs.values())
 
 
-def test_a_cost_computing_in_float32_is_rebuilt_without_a_false_alarm(data):
+def test_a_cost_computing_in_float32_is_rebuilt_without_a_false_alarm(data, blas):
     """A float64 point through a float32 constant: the merged product rounds differently from
     autodiff's two at float32's precision, which the check at the traced point allows for
     (the graph's ``ldr_eps``) instead of warning and running eagerly."""
@@ -278,3 +289,36 @@ def test_a_cost_computing_in_float32_is_rebuilt_without_a_false_alarm(data):
     np.testing.assert_allclose(HV, -2 * C32.double().numpy() @ V, rtol=1e-5, atol=1e-5)
     graphs = list(obj.derivatives()._graphs.values())
     assert graphs and graphs[0] is not None and graphs[0].ldr_eps == np.finfo(np.float32).eps
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+def test_scipys_product_is_addmms(dtype):
+    """β·D + α·A R by SciPy's BLAS equals ``torch.addmm`` for every layout a graph hands it
+    (A a transposed view or contiguous, R symmetric in C or Fortran order, D or none)."""
+    g = torch.Generator().manual_seed(0)
+    B = torch.randn(30, 30, generator=g, dtype=dtype)
+    Rs = B + B.T
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == torch.float32 else dict(rtol=1e-13,
+                                                                          atol=1e-13)
+    for A in (torch.randn(30, 4, generator=g, dtype=dtype).t(),
+              torch.randn(4, 30, generator=g, dtype=dtype)):
+        for Rm in (Rs, Rs.t().contiguous().t()):
+            Dm = torch.randn(30, 4, generator=g, dtype=dtype).t()
+            got = torch_blas.addmm(Dm, A, Rm, beta=0.5, alpha=-2.0)
+            assert got.dtype == dtype
+            torch.testing.assert_close(got, torch.addmm(Dm, A, Rm, beta=0.5, alpha=-2.0),
+                                       **tol)
+            torch.testing.assert_close(torch_blas.addmm(None, A, Rm, alpha=3.0),
+                                       3.0 * (A @ Rm), **tol)
+
+
+def test_the_blas_is_chosen_only_where_scipy_can_take_the_product():
+    """PyTorch's BLAS is kept for a strided R and types SciPy's ``gemm`` does not take; for
+    a contiguous float64 R the timed choice is made once and remembered."""
+    R64 = torch.eye(40, dtype=torch.float64) * 2.0
+    assert not torch_blas.faster_on_cpu(3, R64[::2, ::2])
+    assert not torch_blas.faster_on_cpu(3, R64.half())
+    choice = torch_blas.faster_on_cpu(3, R64)
+    assert isinstance(choice, bool)
+    key = (3, 40, torch.float64, torch.get_num_threads())
+    assert torch_blas._CHOSEN[key] is choice
