@@ -1,6 +1,7 @@
 """The rebuilding of a traced PyTorch graph behind :mod:`ldr.torch_graphs` (its docstring
-states the rules): the scaled and broadcast values (the deferred one, ``dense + Σ_R R Y_R``,
-is :mod:`ldr.symmetric_products`') and the builder that applies the rules node by node."""
+states the rules): the broadcast value (the deferred one, ``dense + Σ_R R Y_R``, is
+:mod:`ldr.symmetric_products`', the scaled one and the elementwise product
+``ldr._torch_products``') and the builder that applies the rules node by node."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import numbers
 
 from ldr._torch_blas import addmm as blas_addmm
 from ldr._torch_blas import faster_on_cpu
+from ldr._torch_products import ProductRules, _Product, _Scaled
 from ldr.symmetric_products import _Deferred, _map
 
 #: the smallest symmetric constant whose products are merged
@@ -19,15 +21,6 @@ _KNOWN_MAX = 4096
 
 #: ``emit``'s default shape: infer it from the inputs (an operation this builder adds)
 _INFER = object()
-
-
-class _Scaled:
-    """``scale · node`` with the scalar not yet applied."""
-
-    __slots__ = ("node", "scale")
-
-    def __init__(self, node, scale):
-        self.node, self.scale = node, scale
 
 
 class _Broadcast:
@@ -46,7 +39,7 @@ def _aten():
     return torch.ops.aten
 
 
-class _Builder:
+class _Builder(ProductRules):
     """Rebuilds a ``make_fx`` graph into a new one by the rules of the module docstring."""
 
     def __init__(self, source):
@@ -62,6 +55,7 @@ class _Builder:
         self.symmetric: dict = {}     # id(R) -> R
         self.broadcasting = _broadcasting()
         self.sqrt_of: dict = {}       # a sqrt node -> its argument
+        self.rank: dict = {}          # node -> the last input it depends on (-1: none)
 
     # -- values ---------------------------------------------------------------------------
     def is_known(self, v) -> bool:
@@ -71,8 +65,8 @@ class _Builder:
         if isinstance(v, self.torch.fx.Node):
             return self.shapes[v]
         if isinstance(v, _Scaled):
-            return self.shapes[v.node]
-        if isinstance(v, _Broadcast):
+            return self.shape(v.node)
+        if isinstance(v, (_Broadcast, _Product)):
             return v.shape
         if isinstance(v, _Deferred):
             R, Y = next(iter(v.terms.values()))
@@ -92,9 +86,11 @@ class _Builder:
         """``v`` as a node of the new graph (forming deferred products, applying scales)."""
         if isinstance(v, _Deferred):
             return self.form(v)
+        if isinstance(v, _Product):
+            return self.product(v.factors)
         if isinstance(v, _Scaled):
-            return v.node if v.scale == 1 else self.emit(self.aten.mul.Tensor,
-                                                         (v.node, v.scale))
+            return self.node(v.node) if v.scale == 1 else self.emit(self.aten.mul.Tensor,
+                                                                    (v.node, v.scale))
         if isinstance(v, _Broadcast):
             return self.emit(self.aten.expand.default, (self.node(v.value), list(v.shape)))
         if self.is_known(v):
@@ -105,7 +101,7 @@ class _Builder:
         import torch
 
         def convert(a):
-            return self.node(a) if isinstance(a, (_Deferred, _Scaled, _Broadcast,
+            return self.node(a) if isinstance(a, (_Deferred, _Scaled, _Broadcast, _Product,
                                                   torch.Tensor)) else a
         args = tuple(torch.fx.node.map_aggregate(a, convert) for a in args)
         kwargs = {k: torch.fx.node.map_aggregate(v, convert) for k, v in (kwargs or {}).items()}
@@ -113,6 +109,7 @@ class _Builder:
         if reuse and key in self.memo:
             return self.memo[key]
         out = self.graph.call_function(target, args, kwargs)
+        self.rank[out] = max([self.rank.get(a, -1) for a in out.all_input_nodes] + [-1])
         self.shapes[out] = self.infer(target, args) if shape is _INFER else \
             (None if shape is None else tuple(shape))
         self.memo[key] = out
@@ -129,6 +126,8 @@ class _Builder:
                                                    if not isinstance(a, numbers.Number)]))
 
     def transpose(self, v):
+        if isinstance(v, _Product):
+            v = self.node(v)
         if self.is_known(v):
             return v.T
         if isinstance(v, _Deferred):
@@ -172,7 +171,11 @@ class _Builder:
         return self.node(self.scale(out, beta))
 
     def add(self, a, b, shape=_INFER):
-        """``a + b``, a scale on either side folded into ``add``'s ``alpha``."""
+        """``a + b``, a scale on either side folded into ``add``'s ``alpha``; the common
+        factors of two products taken out (``c·x + c·y = c·(x + y)``)."""
+        factored = self.factored(a, b)
+        if factored is not None:
+            return factored
         sa = a.scale if isinstance(a, _Scaled) else 1.0
         sb = b.scale if isinstance(b, _Scaled) else 1.0
         na = a.node if isinstance(a, _Scaled) else self.node(a)
@@ -201,8 +204,11 @@ class _Builder:
         aten, torch, target = self.aten, self.torch, node.target
         found = []
         torch.fx.node.map_aggregate((args, kwargs), lambda a: found.append(a) or a)
-        symbolic = any(isinstance(a, (torch.fx.Node, _Deferred, _Scaled, _Broadcast))
+        symbolic = any(isinstance(a, (torch.fx.Node, _Deferred, _Scaled, _Broadcast, _Product))
                        for a in found)
+        if target not in (aten.mul.Tensor, aten.add.Tensor, aten.sub.Tensor, aten.neg.default):
+            args, kwargs = torch.fx.node.map_aggregate(  # products formed for other operations
+                (args, kwargs), lambda a: self.node(a) if isinstance(a, _Product) else a)
         val = node.meta.get("val")
         shape = tuple(val.shape) if isinstance(val, torch.Tensor) else None
         if target in (aten.detach.default, aten.alias.default, aten.lift_fresh_copy.default):
@@ -259,6 +265,11 @@ class _Builder:
                 product = (a, self.reciprocal(root, shape))
                 return self.scale(self.elementwise(aten.mul.Tensor, product, {}, shape)
                                   or self.emit(aten.mul.Tensor, product, shape=shape), s)
+            (pa, sa), (pb, sb) = self.unscaled(a), self.unscaled(b)
+            fa, fb = self.factors(pa), self.factors(pb)
+            if not div and fa is not None and fb is not None \
+                    and self.shape(pa) == self.shape(pb) == shape:
+                return self.scale(_Product(fa + fb, shape), sa * sb)
             if isinstance(a, (_Scaled, _Deferred)) or isinstance(b, (_Scaled, _Deferred)):
                 s = 1.0
                 if isinstance(a, _Scaled):
@@ -281,7 +292,7 @@ class _Builder:
             sign = -1.0 if target == aten.sub.Tensor else 1.0
             if isinstance(a, _Deferred) or isinstance(b, _Deferred):
                 return self.sum(a, self.scale(b, sign) if sign != 1.0 else b)
-            if all(isinstance(v, (_Scaled, self.torch.fx.Node)) for v in (a, b)):
+            if all(isinstance(v, (_Scaled, _Product, self.torch.fx.Node)) for v in (a, b)):
                 return self.add(a, self.scale(b, sign) if sign != 1.0 else b, shape)
         if target in self.broadcasting and len(args) == 2 and not kwargs:
             if isinstance(b, _Broadcast) and self.shape(a) == b.shape:
@@ -380,10 +391,11 @@ class _Builder:
         def read(a):
             return torch.fx.node.map_arg(a, lambda n: env[n])
 
-        outputs = None
+        outputs, inputs = None, -1
         for node in self.source.graph.nodes:
             if node.op == "placeholder":
                 new = self.graph.placeholder(node.name)
+                self.rank[new] = inputs = inputs + 1  # the inputs' order: M before V
                 self.shapes[new] = tuple(node.meta["val"].shape)
                 env[node] = new
             elif node.op == "get_attr":

@@ -23,7 +23,11 @@ Python control flow is refused, not baked in) and rebuilds its aten graph:
   it, ``x¹``, ``x·1``, ``detach``, double transposes and the like vanish, ``1/√x`` and
   ``a/√x`` take ``rsqrt`` (PyTorch's sqrt and reciprocal cost twice its rsqrt) and ``x²``
   a product, and equal operations on equal inputs are made once; what no output needs is not
-  kept.
+  kept;
+* an elementwise product of values of one shape is formed with the factors that depend on
+  fewer inputs first (a point's before a direction's: one point-only node for :func:`split`),
+  and two products with common factors are added as ``c·(x + y)``
+  (``ldr._torch_products``).
 
 Every other operation is emitted as traced, so the result equals autodiff's to rounding.  A
 function that updates a tensor in place is refused; operations that draw random numbers are

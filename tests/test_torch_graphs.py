@@ -56,6 +56,8 @@ def _costs(t):
         "log_det": lambda M: -torch.logdet(M.T @ C @ M + torch.eye(R, dtype=M.dtype)),
         "small_constant": lambda M: torch.sum((M[:6].T @ small @ M[:6]) ** 2),
         "ratio": lambda M: -torch.trace(M.T @ C @ M) / torch.trace(M.T @ M),
+        "products": lambda M: torch.sum(M * M * M) + torch.sum(torch.exp(M) * M)
+        - torch.sum(torch.tanh(M) * M * torch.exp(M)),  # common factors, equal ones
     }
 
 
@@ -84,7 +86,7 @@ def _products_with(graph, constant) -> int:
 
 
 NAMES = ("sparse_pca", "right_side", "non_symmetric", "small_factor", "log_det",
-         "small_constant", "ratio")
+         "small_constant", "ratio", "products")
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -139,6 +141,11 @@ def test_split_keeps_the_point_only_work_out_of_each_product(data, blas):
     per_product = {n.target for n in apply.graph.nodes if n.op == "call_function"}
     assert not per_product & {torch.ops.aten.sqrt.default, torch.sqrt}  # a function of M
     assert per_product & set(MM)
+    # λ ε V ⊘ s^{3/2} as autodiff writes it, V ⊘ √s − V ⊙ M ⊙ M ⊘ s^{3/2}, is V times one
+    # point-only factor: one elementwise product per direction (autodiff's order: five)
+    products = [n for n in apply.graph.nodes if n.op == "call_function"
+                and n.target in (torch.mul, torch.ops.aten.mul.Tensor)]
+    assert len(products) == 1
 
 
 def test_a_product_manifold_cost(data):
