@@ -325,7 +325,12 @@ def test_the_blas_is_chosen_only_where_scipy_can_take_the_product():
     R64 = torch.eye(40, dtype=torch.float64) * 2.0
     assert not torch_blas.faster_on_cpu(3, R64[::2, ::2])
     assert not torch_blas.faster_on_cpu(3, R64.half())
+    torch.manual_seed(5)
+    want = torch.rand(3)
+    torch.manual_seed(5)
+    torch_blas._CHOSEN.clear()
     choice = torch_blas.faster_on_cpu(3, R64)
     assert isinstance(choice, bool)
+    torch.testing.assert_close(torch.rand(3), want)  # the timing drew from its own generator
     key = (3, 40, torch.float64, torch.get_num_threads())
     assert torch_blas._CHOSEN[key] is choice
