@@ -44,7 +44,8 @@ class ProductRules:
         factors ``c`` (``s + t·y`` by ``add``'s scalar where x is 1), else None."""
         (pa, sa), (pb, sb) = self.unscaled(a), self.unscaled(b)
         fa, fb = self.factors(pa), self.factors(pb)
-        if fa is None or fb is None or sa == 0 or sb == 0 or self.shape(pa) != self.shape(pb):
+        if fa is None or fb is None or sa == 0 or sb == 0 or self.shape(pa) is None \
+                or self.shape(pa) != self.shape(pb):
             return None
         rest_b = list(fb)
         common, rest_a = [], []
