@@ -48,7 +48,7 @@ from __future__ import annotations
 import numpy as np
 
 from ldr.data.arrays import to_host
-from ldr.estimators._output import validate_data
+from ldr.estimators._output import FLOAT_DTYPES, as_output, output_dtype, validate_data
 
 #: fitted attributes that are not arrays computed from the data, never converted
 _SKIP = frozenset({"feature_names_in_", "n_features_in_", "result_", "objective_"})
@@ -187,3 +187,41 @@ def project_in(estimator, X, xp, device, shift=None, A=None, scale=None):
     Z = (X if X.dtype == xp.float64 else xp.astype(X, xp.float64)) - put(shift)
     Z = (Z if scale is None else Z / put(scale)) @ A
     return xp.astype(estimator._scale(Z, xp, device) if own else Z, X.dtype)
+
+
+def on_host(X, *others) -> tuple:
+    """``(space, X, *others)`` for a fit that runs on the host (module docstring): ``space``
+    is X's ``(xp, device)`` under ``array_api_dispatch`` (:func:`namespace_of`), and then X
+    and the other arrays (y) are copied to NumPy; else None, and the arrays as they are.  The
+    fit ends with :func:`answer_in`."""
+    space = namespace_of(X)
+    if space is None:
+        return (None, X, *others)
+    return (space, to_numpy(X), *map(to_numpy, others))
+
+
+def answer_in(estimator, space):
+    """``estimator``, its fitted arrays converted to ``space``, X's ``(xp, device)`` from
+    :func:`on_host` (:func:`to_namespace`), when it is not None."""
+    if space is not None:
+        to_namespace(estimator, *space)
+    return estimator
+
+
+def host_copy(value):
+    """:func:`to_numpy`, element-wise for a tuple (a point on a product manifold)."""
+    return tuple(map(to_numpy, value)) if isinstance(value, tuple) else to_numpy(value)
+
+
+def transform_in(estimator, X, xp, device):
+    """:class:`~ldr.estimators.LinearDR`'s ``transform`` for X of namespace ``xp`` on
+    ``device``: ``(X − μ) @ A`` computed there (:func:`project_in`) where the estimator
+    states its map (the hook ``_linear_map() -> (μ, A)``: the graph embeddings, MDS, kernel
+    SDR, the metric learners); else the objective's own ``transform`` (a user's objective:
+    any function of the rows) on a host copy, its answer copied to X's device."""
+    linear = getattr(estimator, "_linear_map", None)
+    if linear is not None:
+        return project_in(estimator, X, xp, device, *linear())
+    X = validate_data(estimator, to_numpy(X), reset=False, dtype=FLOAT_DTYPES)
+    Z = estimator.objective_.transform(X, host_copy(estimator.M_))
+    return from_numpy(as_output(Z, output_dtype(X)), xp, device)
