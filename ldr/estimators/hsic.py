@@ -348,6 +348,8 @@ class _ClusteringHSIC(NamespaceOutput, ClusterMixin, _HSICBase):
         self.n_outer_, self.history_, self.n_iter_ = it, history, it
         self.converged_ = converged_alternation(self, change, "U", stacklevel=4)
         self.U_, self.labels_ = U, cluster_rows(U, k, self.random_state)
+        for name in ("_scores", "_existing"):  # Γ's fixed part (n×m): not kept after the fit
+            vars(self).pop(name, None)
         cast_fitted(self, self._dtype)
         return self
 
