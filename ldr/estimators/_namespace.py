@@ -99,7 +99,8 @@ def check_same_namespace(estimator, X, method: str) -> None:
                       if getattr(estimator, a, None) is not None), None)
     if attribute is None:  # not fitted: the method's own check_is_fitted says so
         return
-    fitted, given = where(getattr(estimator, attribute)), where(X)
+    value = getattr(estimator, attribute)  # a tuple on a product manifold (LinearDR's M_)
+    fitted, given = where(value[0] if isinstance(value, tuple) else value), where(X)
     if fitted == given or (fitted[0] == given[0] == "numpy"):
         return
     name = type(estimator).__name__
