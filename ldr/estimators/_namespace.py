@@ -1,46 +1,72 @@
-"""scikit-learn's array API convention for the estimators that declare it (PCA, OrthogonalLDA;
-SupervisedHSIC: :mod:`ldr.estimators._hsic_namespace`; MAF, SFA, PPCA and FactorAnalysis:
-:mod:`ldr.estimators._moments_namespace`; :class:`~ldr.estimators.CCA` and
-:class:`~ldr.estimators.OrthogonalCCA`; :class:`~ldr.estimators.WassersteinDA`, below).
+"""scikit-learn's array API convention, followed by every estimator of
+:mod:`ldr.estimators` (the tag ``array_api_support`` is True for each).
 
 Under ``sklearn.config_context(array_api_dispatch=True)`` (which scikit-learn allows only with
 ``SCIPY_ARRAY_API=1`` set before SciPy is imported), an input of another array namespace than
 NumPy — a PyTorch tensor, a CuPy or JAX array, an array-api-strict array — gives the fitted
 arrays (``components_``, ``M_``, ``mean_``, ``explained_variance_``, ``coef_``, ...; numeric
-``classes_``) and every output (``transform``, ``inverse_transform``, ``decision_function``,
-``predict``, ``predict_proba``) in that namespace and on that device, as scikit-learn's PCA and
-LinearDiscriminantAnalysis do; ``transform`` and the linear decision rule are computed there.
-As scikit-learn's, a fitted estimator's ``transform``, ``decision_function`` and ``predict*``
-refuse an input of another namespace or device than the fit's, naming the method
-(``check_same_namespace``).  Without the setting, or for NumPy input, nothing changes.
-Scalar scores (``cost_``, ``noise_variance_``, ``ratio_``) stay Python floats, and
-``result_`` and ``objective_`` the driver's NumPy record (WassersteinDA's: below).
+``classes_`` and the clusterers' ``labels_``) and every output (``transform``,
+``inverse_transform``, ``fit_transform``, ``decision_function``, ``predict``,
+``predict_proba``, ``fit_predict``) in that namespace and on that device, as scikit-learn's
+PCA and LinearDiscriminantAnalysis do; ``transform`` and the linear decision rule are
+computed there.  As scikit-learn's, a fitted estimator's ``transform``,
+``decision_function`` and ``predict*`` (and UndercompleteICA's ``inverse_transform``) refuse
+an input of another namespace or device than the fit's, naming the method
+(``check_same_namespace``; PCA's ``inverse_transform`` and ``score_samples`` answer in their
+input's namespace instead).  Without
+the setting, or for NumPy input, nothing changes.  Scalar scores (``cost_``,
+``noise_variance_``, ``ratio_``, ``stress_``) stay Python floats, and ``result_`` and
+``objective_`` the driver's NumPy record (WassersteinDA's and SupervisedHSIC's: below).
+Where the *fit* runs depends on what it computes:
 
-The *fit* reads the rows where they are: the one pass over them that computes the data's
-statistics (:func:`ldr.data.rows.moments`: means, scatter, class sums; MAF's lagged and
-SFA's difference products) runs in their namespace
-and on their device, and only those d×d statistics come to the host, where the solver's
-iterations run on them (d×d work, not n×d); the answers are copied back
+**In the input's namespace, on its device, from its d×d statistics** (PCA, OrthogonalLDA;
+MAF, SFA, PPCA and FactorAnalysis: :mod:`ldr.estimators._moments_namespace`;
+:class:`~ldr.estimators.CCA`, :class:`~ldr.estimators.OrthogonalCCA` and
+:class:`~ldr.estimators.ReducedRankRegression`).  The one pass over the rows that computes
+the data's statistics (:func:`ldr.data.rows.moments`: means, scatter, class sums; MAF's
+lagged and SFA's difference products; ReducedRankRegression's thin SVD of X) runs in their
+namespace and on their device, and only those d×d statistics come to the host, where the
+solver's iterations run on them (d×d work, not n×d); the answers are copied back
 (:func:`to_namespace`).  PCA's singular values are one more product with the rows, on the
-device.  (An objective built directly on a tensor, ``ldr.objectives.PCA(X_tensor, r)``,
-iterates on the device too: :mod:`ldr.data.arrays`.)  SupervisedHSIC standardizes the rows
-on the device and runs its W-step there, the kernel's block sums included, for built-in
-kernels (:mod:`ldr.estimators._hsic_namespace`).
+device.  (An objective built directly on a tensor,
+``ldr.objectives.PCA(X_tensor, r)``, iterates on the device too: :mod:`ldr.data.arrays`.)
 
-:class:`~ldr.estimators.WassersteinDA` cannot reduce its data to d×d statistics — its
-transport plans are between the rows themselves — so its *whole fit* runs in the input's
-namespace and on its device: the WDA objective keeps each class's rows there
-(``objectives/_transport_xp.py``), and SCF, its continuation start (the coarse problem's
-SCF), the whole-space start and a trust-region polish iterate there.  What crosses to the
-host is small: the n class labels (once, at validation, as scikit-learn reads them), the d×d
-scatters of the span check and of the FDA start, d×p points (the FDA, random and array
-starts go to the device; the answer comes back for the sign rule and the span's map) and the
-scalars the stopping rules read.  Its ``result_`` (and ``results_``) hold the points in the
-input's namespace; ``WDAClustering`` converts to NumPy (its k-means runs on the host).
+**Wholly in the input's namespace.**  SupervisedHSIC standardizes the rows on the device and
+runs its W-step there, the kernel's block sums included, for built-in kernels
+(:mod:`ldr.estimators._hsic_namespace`).  :class:`~ldr.estimators.WassersteinDA` cannot
+reduce its data to d×d statistics — its transport plans are between the rows themselves — so
+its whole fit runs in the input's namespace and on its device: the WDA objective keeps each
+class's rows there (``objectives/_transport_xp.py``), and SCF, its continuation start (the
+coarse problem's SCF), the whole-space start and a trust-region polish iterate there.  What
+crosses to the host is small: the n class labels (once, at validation, as scikit-learn reads
+them), the d×d scatters of the span check and of the FDA start, d×p points (the FDA, random
+and array starts go to the device; the answer comes back for the sign rule and the span's
+map) and the scalars the stopping rules read.  Its ``result_`` (and ``results_``) hold the
+points in the input's namespace.
 
-The other estimators (their tag ``array_api_support`` is False) read such an input as NumPy,
-copied to the host by their validation (``ldr.estimators._output.validate_data``), and
-answer in NumPy, as without the setting.
+**On a host copy** (:func:`on_host`, :func:`answer_in`), where the fit's pairwise work is
+NumPy and scikit-learn code: :class:`~ldr.estimators.NCA` and
+:class:`~ldr.estimators.LargeMarginDML` (the n×n softmax and the target neighbours'
+NearestNeighbors), :class:`~ldr.estimators.LPP` and :class:`~ldr.estimators.NPE` (the
+neighbour graph), :class:`~ldr.estimators.MDS` (the pairwise distances),
+:class:`~ldr.estimators.KernelSDR` (the n×n Gram matrices and their solves), the clustering
+HSICs — :class:`~ldr.estimators.UnsupervisedHSIC`,
+:class:`~ldr.estimators.SemiSupervisedHSIC`, :class:`~ldr.estimators.KDAC` (the spectral
+U-step and k-means) —, :class:`~ldr.estimators.UndercompleteICA`,
+:class:`~ldr.estimators.WDAClustering` (k-means between its WDA steps) and the generic
+:class:`~ldr.estimators.LinearDR` (a user's objective).  X and y are copied to NumPy once,
+the fit is NumPy's own run on that copy (the same numbers as a NumPy fit on those rows), and
+every fitted array is then copied to the input's namespace and device (``result_`` and
+``objective_`` stay NumPy).
+Their ``transform`` is a linear map, ``(X − μ) @ A`` (ICA's ``inverse_transform``
+``S @ mixing_ᵀ + mean_``), computed in the input's namespace and on its device in float64,
+then rounded to X's dtype (:func:`project_in`, :func:`transform_in`); only the generic
+LinearDR, whose objective's ``transform`` may be any function of the rows, computes it on a
+host copy and copies the answer back.
+
+An estimator written on :class:`~ldr.estimators.LinearDR` with ``_array_api_support = False``
+reads such an input as NumPy, copied to the host by its validation
+(``ldr.estimators._output.validate_data``), and answers in NumPy, as without the setting.
 """
 
 from __future__ import annotations
