@@ -9,10 +9,11 @@ host, the fit runs there as NumPy's does (nearest neighbours, k-means, the kerne
 every fitted array — ``labels_``, numeric ``classes_`` included — comes back in the input's
 namespace and on its device, equal to the NumPy fit's to 1e-10 (the same run: in fact to the
 last bit).  ``transform`` (and ICA's ``inverse_transform``) computes the linear map in the
-input's namespace, equal to NumPy's to 1e-10; the generic LinearDR, whose objective's
-``transform`` may be any function of the rows, computes it on a host copy and answers in the
-namespace.  An input of another namespace than the fit's is refused, naming the method;
-without the setting a tensor in gives NumPy out, the same numbers as before.
+input's namespace, equal to NumPy's to 1e-10, and a spy on PyTorch's conversions sees no
+data-sized array reach the host there; the generic LinearDR, whose objective's ``transform``
+may be any function of the rows, computes it on a host copy and answers in the namespace.
+An input of another namespace than the fit's is refused, naming the method; without the
+setting a tensor in gives NumPy out, the same numbers as before.
 """
 
 import importlib.util
@@ -28,7 +29,11 @@ if os.environ.get("SCIPY_ARRAY_API") != "1":
 
 import array_api_compat  # noqa: E402
 import sklearn  # noqa: E402
-from _array_namespaces import NAMESPACES, array_api_check_combinations  # noqa: E402
+from _array_namespaces import (  # noqa: E402
+    NAMESPACES,
+    array_api_check_combinations,
+    host_copies,
+)
 from _array_namespaces import as_namespace as _as  # noqa: E402
 from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 
@@ -182,6 +187,26 @@ def test_an_input_of_another_namespace_than_the_fits_is_refused(wine, case):
         if hasattr(est, "inverse_transform"):
             with pytest.raises(ValueError, match=r"inverse_transform\(\) must use the same"):
                 est.inverse_transform(np.zeros((3, 2)))
+
+
+@needs_torch
+@pytest.mark.parametrize("case", [c for c in CASES if not c.startswith("LinearDR")])
+def test_transform_runs_in_the_namespace(wine, case, monkeypatch):
+    """The fit copies the rows to the host; ``transform`` (and ICA's ``inverse_transform``)
+    then moves nothing with as many rows as the data there: the linear map runs on the
+    tensors (every conversion of a tensor to NumPy is recorded)."""
+    make, needs_y = CASES[case]
+    X, y = wine
+    Xt = _as("torch", X)
+    with sklearn.config_context(array_api_dispatch=True):
+        est = _fit(make, needs_y, Xt, _labels("torch", y))
+        seen = host_copies(monkeypatch)
+        Z = est.transform(Xt)
+        if hasattr(est, "inverse_transform"):
+            est.inverse_transform(Z)
+    assert not [s for s in seen if max(s, default=0) >= X.shape[0]], seen
+    arrays.to_host(Xt)  # the spy does see a conversion (so the test can fail)
+    assert seen[-1] == X.shape
 
 
 @needs_torch
