@@ -76,9 +76,10 @@ TWO_VIEW = ("CCA", "OrthogonalCCA", "ReducedRankRegression")
 @pytest.mark.parametrize("namespace", NAMESPACES)
 @pytest.mark.parametrize("name", [n for n in est.__all__ if n != "LinearDR"])
 def test_every_estimator_fits_an_array_of_another_namespace_under_dispatch(name, namespace):
-    # tagged estimators answer in the input's namespace; the others read it as NumPy and
-    # answer in NumPy (module docstring of ldr.estimators._namespace) — five of them raised
-    # TypeError here (scikit-learn's validation asked PyTorch for a NumPy dtype)
+    # every estimator is tagged and answers in the input's namespace (module docstring of
+    # ldr.estimators._namespace); an untagged one would read it as NumPy and answer in NumPy
+    # — five of them once raised TypeError here (scikit-learn's validation asked PyTorch for
+    # a NumPy dtype)
     import numpy as np
     import sklearn
     from array_api_compat import array_namespace

@@ -197,9 +197,10 @@ def test_without_dispatch_a_tensor_gives_numpy_as_before(data):
 
 @needs_torch
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # 2 rounds
-def test_wda_clustering_converts_a_tensor_to_numpy_under_dispatch(data):
-    """WDAClustering does not declare the convention (its k-means runs on the host): a tensor
-    is fitted as its NumPy copy and answered in NumPy (before, validation raised TypeError)."""
+def test_wda_clustering_fits_a_host_copy_and_answers_in_the_tensors_namespace(data):
+    """WDAClustering's k-means runs on the host: a tensor is fitted as its NumPy copy (the
+    same run as NumPy's) and its fitted arrays, ``labels_`` and ``transform`` come back as
+    tensors (tests/array_api_host_fit_cases.py compares every attribute)."""
     import torch
 
     from ldr.estimators import WDAClustering
@@ -209,10 +210,11 @@ def test_wda_clustering_converts_a_tensor_to_numpy_under_dispatch(data):
     with sklearn.config_context(array_api_dispatch=True):
         est = WDAClustering(2, n_clusters=3, max_outer=2).fit(torch.as_tensor(X))
         Z = est.transform(torch.as_tensor(X))
-    assert not est.__sklearn_tags__().array_api_support
-    assert isinstance(est.M_, np.ndarray) and isinstance(Z, np.ndarray)
-    np.testing.assert_array_equal(est.M_, ref.M_)
-    np.testing.assert_array_equal(est.labels_, ref.labels_)
+    assert est.__sklearn_tags__().array_api_support
+    assert all(isinstance(a, torch.Tensor) for a in (est.M_, est.labels_, Z))
+    np.testing.assert_array_equal(est.M_.numpy(), ref.M_)
+    np.testing.assert_array_equal(est.labels_.numpy(), ref.labels_)
+    np.testing.assert_allclose(Z.numpy(), ref.transform(X), rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.gpu

@@ -1,6 +1,10 @@
 """Runs the array API cases — tests/array_api_cases.py (PCA, OrthogonalLDA, SupervisedHSIC),
-tests/array_api_second_order_cases.py (MAF, SFA, PPCA, FactorAnalysis, CCA, OrthogonalCCA) and
-tests/array_api_wda_cases.py (WassersteinDA): scikit-learn's array API convention — in one
+tests/array_api_second_order_cases.py (MAF, SFA, PPCA, FactorAnalysis, CCA, OrthogonalCCA,
+ReducedRankRegression), tests/array_api_wda_cases.py (WassersteinDA),
+tests/array_api_host_fit_cases.py (the estimators whose fit runs on the host: NCA,
+LargeMarginDML, LPP, NPE, MDS, KernelSDR, the clustering HSICs, UndercompleteICA,
+WDAClustering, LinearDR) and tests/array_api_sklearn_checks_cases.py (scikit-learn's other
+array API checks, for every tagged estimator): scikit-learn's array API convention — in one
 fresh interpreter with ``SCIPY_ARRAY_API=1``: scikit-learn's ``array_api_dispatch`` refuses
 to start without it, and it must be set before SciPy is imported, which this test session has
 long done."""
@@ -15,7 +19,7 @@ import pytest
 
 HERE = pathlib.Path(__file__).resolve().parent
 CASES = ("array_api_cases.py", "array_api_second_order_cases.py", "array_api_wda_cases.py",
-         "array_api_sklearn_checks_cases.py")
+         "array_api_host_fit_cases.py", "array_api_sklearn_checks_cases.py")
 
 
 @pytest.mark.skipif(importlib.util.find_spec("array_api_strict") is None
@@ -64,6 +68,8 @@ def test_every_estimator_with_array_api_support_meets_sklearns_check_there():
 
     tagged = {name for name in est.__all__ if name != "LinearDR"
               and getattr(est, name)().__sklearn_tags__().array_api_support}
-    assert {"PCA", "WassersteinDA", "CCA"} <= tagged  # the tag is read correctly
+    # every estimator answers in its input's namespace (ldr.estimators._namespace)
+    assert tagged == set(est.__all__) - {"LinearDR"}
+    assert est.LinearDR("pca").__sklearn_tags__().array_api_support
     missing = tagged - NOT_IN_SKLEARNS_CHECK - _estimators_in_sklearns_array_api_checks()
     assert not missing, f"tagged estimators without scikit-learn's array API check: {missing}"

@@ -64,7 +64,7 @@ from ldr.data.rows import as_dask_array, map_rows, moments
 from ldr.data.validation import is_lazy, refuse_lazy
 from ldr.errors import ParameterError
 from ldr.estimators._fitdata import FitData
-from ldr.estimators._namespace import namespace_of, project_in, to_namespace, to_numpy
+from ldr.estimators._namespace import namespace_of, project_in, to_namespace, to_numpy, transform_in
 from ldr.estimators._output import (
     FLOAT_DTYPES,
     OutputMixin,
@@ -287,7 +287,7 @@ class LinearDR(OutputMixin, TransformerMixin, BaseEstimator):
 
     # --- the objective ----------------------------------------------------------------------
     #: answers in the input's array namespace under array_api_dispatch (``_namespace``)
-    _array_api_support = False
+    _array_api_support = True
 
     def _objective_spec(self) -> tuple:
         if self._objective_class is not None:
@@ -410,14 +410,11 @@ class LinearDR(OutputMixin, TransformerMixin, BaseEstimator):
         return None if isinstance(M, tuple) else M.T
 
     def fit(self, X, y=None):
-        """Build the objective on (X[, y]) and minimize it (the template in the module
-        docstring); returns self.
-
-        ``X`` may be a Dask array (or a Dask DataFrame) or an ``np.memmap`` for the objectives
-        whose statistics are computed in one pass by :mod:`ldr.data.rows` (PCA,
+        """Build the objective on (X[, y]) and minimize it (the module docstring's template);
+        returns self.  ``X`` may be a Dask array (or a Dask DataFrame) or an ``np.memmap`` for
+        the objectives whose statistics are computed in one pass by :mod:`ldr.data.rows` (PCA,
         OrthogonalLDA, MAF, SFA, PPCA, FactorAnalysis): nothing is materialized; the others
-        raise a ValueError stating the memory they would need (Dask) or load the memmap.
-        """
+        raise a ValueError stating the memory they would need (Dask) or load the memmap."""
         space = namespace_of(X) if self._array_api_support else None
         if space is None or not getattr(self, "_rows_in_namespace", False):  # (_namespace)
             X, y = to_numpy(X), to_numpy(y)  # ProjectionAPI, _moments_namespace: kept there
@@ -453,11 +450,13 @@ class LinearDR(OutputMixin, TransformerMixin, BaseEstimator):
 
     def transform(self, X) -> np.ndarray:
         """The objective's mapping of X onto the learned subspace (usually ``(X − mean_) M_``),
-        computed in float64; float32 for float32 X."""
+        computed in float64; float32 for float32 X; in X's namespace under array_api_dispatch
+        (:func:`~ldr.estimators._namespace.transform_in`)."""
         check_is_fitted(self, "M_")
         if is_lazy(X):  # a lazy Dask array, block by block (map_blocks)
-            return map_rows(X, self._transform_block, self.n_features_in_,
-                            self.n_components_)
+            return map_rows(X, self._transform_block, self.n_features_in_, self.n_components_)
+        if (space := namespace_of(X, fitted=self)) is not None:
+            return transform_in(self, X, *space)
         X = validate_data(self, to_numpy(X), reset=False, dtype=FLOAT_DTYPES)
         return as_output(self._transform_block(X), output_dtype(X))
 

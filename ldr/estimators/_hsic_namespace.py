@@ -38,7 +38,8 @@ __all__ = ["NamespaceOutput", "fit_in", "namespace_of", "to_numpy"]
 class NamespaceOutput:
     """The array API tag and ``transform`` in the input's namespace (before the estimator's
     base class in the bases, so that its ``transform`` runs first and defers to the base's for
-    any other input); ``fit`` calls :func:`fit_in` itself."""
+    any other input); SupervisedHSIC's ``fit`` calls :func:`fit_in` itself, the clustering
+    HSICs' fit on a host copy (:func:`ldr.estimators._namespace.on_host`)."""
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -1,46 +1,72 @@
-"""scikit-learn's array API convention for the estimators that declare it (PCA, OrthogonalLDA;
-SupervisedHSIC: :mod:`ldr.estimators._hsic_namespace`; MAF, SFA, PPCA and FactorAnalysis:
-:mod:`ldr.estimators._moments_namespace`; :class:`~ldr.estimators.CCA` and
-:class:`~ldr.estimators.OrthogonalCCA`; :class:`~ldr.estimators.WassersteinDA`, below).
+"""scikit-learn's array API convention, followed by every estimator of
+:mod:`ldr.estimators` (the tag ``array_api_support`` is True for each).
 
 Under ``sklearn.config_context(array_api_dispatch=True)`` (which scikit-learn allows only with
 ``SCIPY_ARRAY_API=1`` set before SciPy is imported), an input of another array namespace than
 NumPy — a PyTorch tensor, a CuPy or JAX array, an array-api-strict array — gives the fitted
 arrays (``components_``, ``M_``, ``mean_``, ``explained_variance_``, ``coef_``, ...; numeric
-``classes_``) and every output (``transform``, ``inverse_transform``, ``decision_function``,
-``predict``, ``predict_proba``) in that namespace and on that device, as scikit-learn's PCA and
-LinearDiscriminantAnalysis do; ``transform`` and the linear decision rule are computed there.
-As scikit-learn's, a fitted estimator's ``transform``, ``decision_function`` and ``predict*``
-refuse an input of another namespace or device than the fit's, naming the method
-(``check_same_namespace``).  Without the setting, or for NumPy input, nothing changes.
-Scalar scores (``cost_``, ``noise_variance_``, ``ratio_``) stay Python floats, and
-``result_`` and ``objective_`` the driver's NumPy record (WassersteinDA's: below).
+``classes_`` and the clusterers' ``labels_``) and every output (``transform``,
+``inverse_transform``, ``fit_transform``, ``decision_function``, ``predict``,
+``predict_proba``, ``fit_predict``) in that namespace and on that device, as scikit-learn's
+PCA and LinearDiscriminantAnalysis do; ``transform`` and the linear decision rule are
+computed there.  As scikit-learn's, a fitted estimator's ``transform``,
+``decision_function`` and ``predict*`` (and UndercompleteICA's ``inverse_transform``) refuse
+an input of another namespace or device than the fit's, naming the method
+(``check_same_namespace``; PCA's ``inverse_transform`` and ``score_samples`` answer in their
+input's namespace instead).  Without
+the setting, or for NumPy input, nothing changes.  Scalar scores (``cost_``,
+``noise_variance_``, ``ratio_``, ``stress_``) stay Python floats, and ``result_`` and
+``objective_`` the driver's NumPy record (WassersteinDA's and SupervisedHSIC's: below).
+Where the *fit* runs depends on what it computes:
 
-The *fit* reads the rows where they are: the one pass over them that computes the data's
-statistics (:func:`ldr.data.rows.moments`: means, scatter, class sums; MAF's lagged and
-SFA's difference products) runs in their namespace
-and on their device, and only those d×d statistics come to the host, where the solver's
-iterations run on them (d×d work, not n×d); the answers are copied back
+**In the input's namespace, on its device, from its d×d statistics** (PCA, OrthogonalLDA;
+MAF, SFA, PPCA and FactorAnalysis: :mod:`ldr.estimators._moments_namespace`;
+:class:`~ldr.estimators.CCA`, :class:`~ldr.estimators.OrthogonalCCA` and
+:class:`~ldr.estimators.ReducedRankRegression`).  The one pass over the rows that computes
+the data's statistics (:func:`ldr.data.rows.moments`: means, scatter, class sums; MAF's
+lagged and SFA's difference products; ReducedRankRegression's thin SVD of X) runs in their
+namespace and on their device, and only those d×d statistics come to the host, where the
+solver's iterations run on them (d×d work, not n×d); the answers are copied back
 (:func:`to_namespace`).  PCA's singular values are one more product with the rows, on the
-device.  (An objective built directly on a tensor, ``ldr.objectives.PCA(X_tensor, r)``,
-iterates on the device too: :mod:`ldr.data.arrays`.)  SupervisedHSIC standardizes the rows
-on the device and runs its W-step there, the kernel's block sums included, for built-in
-kernels (:mod:`ldr.estimators._hsic_namespace`).
+device.  (An objective built directly on a tensor,
+``ldr.objectives.PCA(X_tensor, r)``, iterates on the device too: :mod:`ldr.data.arrays`.)
 
-:class:`~ldr.estimators.WassersteinDA` cannot reduce its data to d×d statistics — its
-transport plans are between the rows themselves — so its *whole fit* runs in the input's
-namespace and on its device: the WDA objective keeps each class's rows there
-(``objectives/_transport_xp.py``), and SCF, its continuation start (the coarse problem's
-SCF), the whole-space start and a trust-region polish iterate there.  What crosses to the
-host is small: the n class labels (once, at validation, as scikit-learn reads them), the d×d
-scatters of the span check and of the FDA start, d×p points (the FDA, random and array
-starts go to the device; the answer comes back for the sign rule and the span's map) and the
-scalars the stopping rules read.  Its ``result_`` (and ``results_``) hold the points in the
-input's namespace; ``WDAClustering`` converts to NumPy (its k-means runs on the host).
+**Wholly in the input's namespace.**  SupervisedHSIC standardizes the rows on the device and
+runs its W-step there, the kernel's block sums included, for built-in kernels
+(:mod:`ldr.estimators._hsic_namespace`).  :class:`~ldr.estimators.WassersteinDA` cannot
+reduce its data to d×d statistics — its transport plans are between the rows themselves — so
+its whole fit runs in the input's namespace and on its device: the WDA objective keeps each
+class's rows there (``objectives/_transport_xp.py``), and SCF, its continuation start (the
+coarse problem's SCF), the whole-space start and a trust-region polish iterate there.  What
+crosses to the host is small: the n class labels (once, at validation, as scikit-learn reads
+them), the d×d scatters of the span check and of the FDA start, d×p points (the FDA, random
+and array starts go to the device; the answer comes back for the sign rule and the span's
+map) and the scalars the stopping rules read.  Its ``result_`` (and ``results_``) hold the
+points in the input's namespace.
 
-The other estimators (their tag ``array_api_support`` is False) read such an input as NumPy,
-copied to the host by their validation (``ldr.estimators._output.validate_data``), and
-answer in NumPy, as without the setting.
+**On a host copy** (:func:`on_host`, :func:`answer_in`), where the fit's pairwise work is
+NumPy and scikit-learn code: :class:`~ldr.estimators.NCA` and
+:class:`~ldr.estimators.LargeMarginDML` (the n×n softmax and the target neighbours'
+NearestNeighbors), :class:`~ldr.estimators.LPP` and :class:`~ldr.estimators.NPE` (the
+neighbour graph), :class:`~ldr.estimators.MDS` (the pairwise distances),
+:class:`~ldr.estimators.KernelSDR` (the n×n Gram matrices and their solves), the clustering
+HSICs — :class:`~ldr.estimators.UnsupervisedHSIC`,
+:class:`~ldr.estimators.SemiSupervisedHSIC`, :class:`~ldr.estimators.KDAC` (the spectral
+U-step and k-means) —, :class:`~ldr.estimators.UndercompleteICA`,
+:class:`~ldr.estimators.WDAClustering` (k-means between its WDA steps) and the generic
+:class:`~ldr.estimators.LinearDR` (a user's objective).  X and y are copied to NumPy once,
+the fit is NumPy's own run on that copy (the same numbers as a NumPy fit on those rows), and
+every fitted array is then copied to the input's namespace and device (``result_`` and
+``objective_`` stay NumPy).
+Their ``transform`` is a linear map, ``(X − μ) @ A`` (ICA's ``inverse_transform``
+``S @ mixing_ᵀ + mean_``), computed in the input's namespace and on its device in float64,
+then rounded to X's dtype (:func:`project_in`, :func:`transform_in`); only the generic
+LinearDR, whose objective's ``transform`` may be any function of the rows, computes it on a
+host copy and copies the answer back.
+
+An estimator written on :class:`~ldr.estimators.LinearDR` with ``_array_api_support = False``
+reads such an input as NumPy, copied to the host by its validation
+(``ldr.estimators._output.validate_data``), and answers in NumPy, as without the setting.
 """
 
 from __future__ import annotations
@@ -48,7 +74,7 @@ from __future__ import annotations
 import numpy as np
 
 from ldr.data.arrays import to_host
-from ldr.estimators._output import validate_data
+from ldr.estimators._output import FLOAT_DTYPES, as_output, output_dtype, validate_data
 
 #: fitted attributes that are not arrays computed from the data, never converted
 _SKIP = frozenset({"feature_names_in_", "n_features_in_", "result_", "objective_"})
@@ -99,7 +125,8 @@ def check_same_namespace(estimator, X, method: str) -> None:
                       if getattr(estimator, a, None) is not None), None)
     if attribute is None:  # not fitted: the method's own check_is_fitted says so
         return
-    fitted, given = where(getattr(estimator, attribute)), where(X)
+    value = getattr(estimator, attribute)  # a tuple on a product manifold (LinearDR's M_)
+    fitted, given = where(value[0] if isinstance(value, tuple) else value), where(X)
     if fitted == given or (fitted[0] == given[0] == "numpy"):
         return
     name = type(estimator).__name__
@@ -187,3 +214,41 @@ def project_in(estimator, X, xp, device, shift=None, A=None, scale=None):
     Z = (X if X.dtype == xp.float64 else xp.astype(X, xp.float64)) - put(shift)
     Z = (Z if scale is None else Z / put(scale)) @ A
     return xp.astype(estimator._scale(Z, xp, device) if own else Z, X.dtype)
+
+
+def on_host(X, *others) -> tuple:
+    """``(space, X, *others)`` for a fit that runs on the host (module docstring): ``space``
+    is X's ``(xp, device)`` under ``array_api_dispatch`` (:func:`namespace_of`), and then X
+    and the other arrays (y) are copied to NumPy; else None, and the arrays as they are.  The
+    fit ends with :func:`answer_in`."""
+    space = namespace_of(X)
+    if space is None:
+        return (None, X, *others)
+    return (space, to_numpy(X), *map(to_numpy, others))
+
+
+def answer_in(estimator, space):
+    """``estimator``, its fitted arrays converted to ``space``, X's ``(xp, device)`` from
+    :func:`on_host` (:func:`to_namespace`), when it is not None."""
+    if space is not None:
+        to_namespace(estimator, *space)
+    return estimator
+
+
+def host_copy(value):
+    """:func:`to_numpy`, element-wise for a tuple (a point on a product manifold)."""
+    return tuple(map(to_numpy, value)) if isinstance(value, tuple) else to_numpy(value)
+
+
+def transform_in(estimator, X, xp, device):
+    """:class:`~ldr.estimators.LinearDR`'s ``transform`` for X of namespace ``xp`` on
+    ``device``: ``(X − μ) @ A`` computed there (:func:`project_in`) where the estimator
+    states its map (the hook ``_linear_map() -> (μ, A)``: the graph embeddings, MDS, kernel
+    SDR, the metric learners); else the objective's own ``transform`` (a user's objective:
+    any function of the rows) on a host copy, its answer copied to X's device."""
+    linear = getattr(estimator, "_linear_map", None)
+    if linear is not None:
+        return project_in(estimator, X, xp, device, *linear())
+    X = validate_data(estimator, to_numpy(X), reset=False, dtype=FLOAT_DTYPES)
+    Z = estimator.objective_.transform(X, host_copy(estimator.M_))
+    return from_numpy(as_output(Z, output_dtype(X)), xp, device)

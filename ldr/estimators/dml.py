@@ -15,6 +15,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from ldr.data.validation import is_lazy, refuse_lazy
 from ldr.errors import ParameterError
 from ldr.estimators._base import FitData, LinearDR, check_int_components
+from ldr.estimators._namespace import to_numpy
 from ldr.objectives.dml import NCA as NCAObjective
 from ldr.objectives.dml import LargeMarginDML as LargeMarginObjective
 from ldr.solvers import LBFGS, Adam
@@ -202,7 +203,7 @@ class _MetricLearner(LinearDR):
 
     def _warm_point(self, obj):
         # the previous map L on the new data's scale (M = c·Lᵀ with c the data's RMS scale)
-        L = np.asarray(self.components_, dtype=float)
+        L = np.asarray(to_numpy(self.components_), dtype=float)  # (a tensor: _namespace)
         return obj.point(L) if L.shape == (obj.r, obj.shape[0]) else L.T  # .T: refused
 
     def _make_objective(self, data: FitData, r: int):
@@ -235,6 +236,11 @@ class _MetricLearner(LinearDR):
 
     def _components(self, obj, M):
         return obj.components(M)
+
+    def _linear_map(self):
+        """``(0, Lᵀ)``: ``transform(X) == X @ components_.T``, computed in X's namespace under
+        ``array_api_dispatch`` (:func:`ldr.estimators._namespace.transform_in`)."""
+        return np.zeros(self.n_features_in_), self.components_.T
 
     def transform(self, X) -> np.ndarray:
         """``X @ components_.T`` (uncentered, as scikit-learn's NCA)."""

@@ -34,6 +34,11 @@ class _Graph(LinearDR):
     def _components(self, obj, M):
         return (obj.whitener_ @ M).T
 
+    def _linear_map(self):
+        """``(μ, A)`` with ``transform(X) == (X − μ) @ A``: computed in X's namespace under
+        ``array_api_dispatch`` (:func:`ldr.estimators._namespace.transform_in`)."""
+        return self.mean_, self.components_.T
+
 
 class LPP(_Graph):
     """Locality preserving projections: keep neighbours close (He & Niyogi; survey Eq. 17–18).

@@ -56,6 +56,7 @@ from ldr.estimators._base import (
     warn_if_unconverged,
 )
 from ldr.estimators._hsic_namespace import NamespaceOutput, fit_in, namespace_of, to_numpy
+from ldr.estimators._namespace import answer_in, on_host
 from ldr.estimators._output import validate_data
 from ldr.estimators._spectral import (
     check_spectral,
@@ -118,8 +119,7 @@ class _HSICBase(OutputMixin, TransformerMixin, BaseEstimator):
     def _scale(self, X, fit: bool):
         check_magnitude(X, "X")
         if fit:
-            self.mean_ = X.mean(axis=0)
-            sd = X.std(axis=0)
+            self.mean_, sd = X.mean(axis=0), X.std(axis=0)
             self.scale_ = np.where(sd > 0, sd, 1.0)
         return (X - self.mean_) / self.scale_
 
@@ -168,8 +168,7 @@ class _HSICBase(OutputMixin, TransformerMixin, BaseEstimator):
         w = np.linalg.eigvalsh(to_numpy(obj.phi(res.M)))  # d×d: on the host
         self.eigengap_ = float(w[q] - w[q - 1])
         self.n_components_ = q
-        self.M_, self.result_, self.n_iter_ = res.M, res, res.n_iter
-        self.components_ = res.M.T
+        self.M_, self.components_, self.result_, self.n_iter_ = res.M, res.M.T, res, res.n_iter
         return obj, res
 
     def transform(self, X):
@@ -225,8 +224,8 @@ class SupervisedHSIC(NamespaceOutput, _HSICBase):
     Attributes
     ----------
     M_ (n_features, q; ``W_`` is its deprecated alias), components_, n_components_,
-    eigengap_, result_ (the W-step's
-    :class:`ldr.Result`), classes_ (one-hot labels), mean_, scale_
+    eigengap_, result_ (the W-step's :class:`ldr.Result`), classes_ (one-hot labels), mean_,
+    scale_
 
     Examples
     --------
@@ -239,9 +238,8 @@ class SupervisedHSIC(NamespaceOutput, _HSICBase):
 
     def __init__(self, n_components=None, *, kernel="gaussian", sigma=None, y_kernel="onehot",
                  solver=None, start="heuristic", tol=1e-8, max_iter=500, solver_params=None,
-                 random_state=0, block_size=None,
-                 memory_budget=DEFAULT_MEMORY_BUDGET, backend="numpy", approximation=None,
-                 n_features=512):
+                 random_state=0, block_size=None, memory_budget=DEFAULT_MEMORY_BUDGET,
+                 backend="numpy", approximation=None, n_features=512):
         self.n_components, self.kernel, self.sigma, self.y_kernel = (
             n_components, kernel, sigma, y_kernel)
         self.solver, self.start, self.tol, self.max_iter = solver, start, tol, max_iter
@@ -318,8 +316,8 @@ def _refuse_continuous(y) -> None:
             "labels stored as floats, cast them to int")
 
 
-class _ClusteringHSIC(ClusterMixin, _HSICBase):
-    """Alternation of W-steps and spectral U-steps."""
+class _ClusteringHSIC(NamespaceOutput, ClusterMixin, _HSICBase):
+    """Alternation of W-steps and spectral U-steps (array API input: ``_namespace.on_host``)."""
 
     center_u = False
 
@@ -330,8 +328,7 @@ class _ClusteringHSIC(ClusterMixin, _HSICBase):
         raise NotImplementedError
 
     def _alternate(self, Xs):
-        n = Xs.shape[0]
-        k = self.n_clusters
+        n, k = Xs.shape[0], self.n_clusters
         if not (isinstance(k, numbers.Integral) and 2 <= k < n):
             raise ParameterError("n_clusters", f"must be an integer in [2, n_samples), got {k!r}")
         self.kernel_ = self._kernel(Xs)
@@ -350,8 +347,9 @@ class _ClusteringHSIC(ClusterMixin, _HSICBase):
                                            self.acceleration)
         self.n_outer_, self.history_, self.n_iter_ = it, history, it
         self.converged_ = converged_alternation(self, change, "U", stacklevel=4)
-        self.U_ = U
-        self.labels_ = cluster_rows(U, k, self.random_state)
+        self.U_, self.labels_ = U, cluster_rows(U, k, self.random_state)
+        for name in ("_scores", "_existing"):  # Γ's fixed part (n×m): not kept after the fit
+            vars(self).pop(name, None)
         cast_fitted(self, self._dtype)
         return self
 
@@ -402,9 +400,10 @@ class UnsupervisedHSIC(_ClusteringHSIC):
         return _center(U), np.full(U.shape[1], 1.0 / n**2)
 
     def fit(self, X, y=None):
+        space, X = on_host(X)  # array API input: fitted on the host (_namespace)
         X, self._dtype = self._validate_X(X)
         self._check_params(X)
-        return self._alternate(self._scale(X, fit=True))
+        return answer_in(self._alternate(self._scale(X, fit=True)), space)
 
 
 class SemiSupervisedHSIC(_ClusteringHSIC):
@@ -449,12 +448,12 @@ class SemiSupervisedHSIC(_ClusteringHSIC):
 
     def fit(self, X, y):
         """``y``: expert scores, (n,) or (n, m), or class labels (one-hot encoded)."""
+        space, X, y = on_host(X, y)
         X, self._dtype = self._validate_X(X)
         self._check_params(X)
         if not (np.isscalar(self.mu) and self.mu >= 0):
             raise ParameterError("mu", f"must be a non-negative number, got {self.mu!r}")
-        n = X.shape[0]
-        Y = np.asarray(y)
+        n, Y = X.shape[0], np.asarray(y)
         if Y.shape[0] != n:
             raise ParameterError("y", f"has {Y.shape[0]} rows but X has {n} samples")
         if Y.dtype.kind in "OUSb" or Y.ndim == 1 and Y.dtype.kind in "iu":
@@ -464,7 +463,7 @@ class SemiSupervisedHSIC(_ClusteringHSIC):
             raise ParameterError("y", "contains NaN or infinity")
         sd = Y.std(axis=0)
         self._scores = _center(Y / np.where(sd > 0, sd, 1.0))
-        return self._alternate(self._scale(X, fit=True))
+        return answer_in(self._alternate(self._scale(X, fit=True)), space)
 
 
 class KDAC(_ClusteringHSIC):
@@ -512,9 +511,10 @@ class KDAC(_ClusteringHSIC):
 
     def fit(self, X, y):
         """``y``: the existing clustering's labels, which the new clustering should avoid."""
+        space, X, y = on_host(X, y)
         X, self._dtype = self._validate_X(X)
         self._check_params(X)
         if not (np.isscalar(self.lam) and self.lam >= 0):
             raise ParameterError("lam", f"must be a non-negative number, got {self.lam!r}")
         self.existing_classes_, self._existing = _onehot(y, X.shape[0])
-        return self._alternate(self._scale(X, fit=True))
+        return answer_in(self._alternate(self._scale(X, fit=True)), space)

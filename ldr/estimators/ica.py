@@ -32,6 +32,7 @@ from ldr.estimators._base import (
     solve_and_warn,
     start_point,
 )
+from ldr.estimators._namespace import answer_in, namespace_of, on_host, project_in
 from ldr.estimators._output import validate_data
 from ldr.objectives.ica import UndercompleteICA as UndercompleteICAObjective
 
@@ -117,8 +118,16 @@ class UndercompleteICA(OutputMixin, TransformerMixin, BaseEstimator):
         self.tol, self.max_iter = tol, max_iter
         self.solver_params, self.random_state = solver_params, random_state
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.array_api_support = True  # (fit's docstring)
+        return tags
+
     def fit(self, X, y=None) -> UndercompleteICA:
-        """Whiten X and maximize the likelihood of the sources; returns self (y is ignored)."""
+        """Whiten X and maximize the likelihood of the sources; returns self (y is ignored).
+        An array of another namespace under ``array_api_dispatch`` is fitted on a host copy,
+        the fitted arrays returned to its namespace (:mod:`ldr.estimators._namespace`)."""
+        space, X = on_host(X)
         X = validate_data(self, X, dtype=FLOAT_DTYPES, ensure_min_samples=2)
         dtype = output_dtype(X)  # float32 in, float32 out; computed in float64
         X = np.asarray(X, dtype=np.float64)
@@ -159,7 +168,7 @@ class UndercompleteICA(OutputMixin, TransformerMixin, BaseEstimator):
         self.cost_, self.n_iter_ = float(res.cost), res.n_iter
         self.log_likelihood_ = obj.log_likelihood(self.M_)
         cast_fitted(self, dtype)
-        return self
+        return answer_in(self, space)
 
     @staticmethod
     def _switch(obj, M, rounds: int):
@@ -174,15 +183,25 @@ class UndercompleteICA(OutputMixin, TransformerMixin, BaseEstimator):
         return obj, obj.rescaled(M), rounds + 1
 
     def transform(self, X) -> np.ndarray:
-        """The estimated sources ``(X − mean_) @ components_.T``."""
+        """The estimated sources ``(X − mean_) @ components_.T`` (in X's namespace, on its
+        device, under ``array_api_dispatch``: :mod:`ldr.estimators._namespace`)."""
+        check_is_fitted(self, "components_")
+        if (space := namespace_of(X, fitted=self)) is not None:
+            return project_in(self, X, *space, self.mean_, self.components_.T)
         return project_centered(self, X)
 
     def inverse_transform(self, X) -> np.ndarray:
-        """Sources back to feature space: ``X @ mixing_.T + mean_``."""
+        """Sources back to feature space: ``X @ mixing_.T + mean_`` (in X's namespace, as
+        :meth:`transform`)."""
         check_is_fitted(self, "components_")
-        S = check_array(X, dtype=FLOAT_DTYPES, input_name="X")
+        space = namespace_of(X, fitted=self, method="inverse_transform")
+        xp = np if space is None else space[0]
+        S = check_array(X, dtype=[xp.float64, xp.float32], input_name="X")
         if S.shape[1] != self.n_components_:
             raise ParameterError(
                 "X", f"expected an array of shape (n_samples, {self.n_components_}) "
                              f"of sources, got shape {S.shape}")
-        return as_output(S @ self.mixing_.T + self.mean_, output_dtype(S))
+        if space is None:
+            return as_output(S @ self.mixing_.T + self.mean_, output_dtype(S))
+        mixing, mean = (xp.astype(a, xp.float64) for a in (self.mixing_, self.mean_))
+        return xp.astype(xp.astype(S, xp.float64) @ mixing.T + mean, S.dtype)

@@ -60,3 +60,8 @@ class KernelSDR(LinearDR):
         self.solver, self.start = solver, start
         self.tol, self.max_iter = tol, max_iter
         self.solver_params, self.random_state = solver_params, random_state
+
+    def _linear_map(self):
+        """``(μ, A)`` with ``transform(X) == (X − μ) @ A``: computed in X's namespace under
+        ``array_api_dispatch`` (:func:`ldr.estimators._namespace.transform_in`)."""
+        return self.mean_, self.components_.T

@@ -74,3 +74,8 @@ class MDS(LinearDR):
     def _finalize(self, obj, M, data):
         self.stress_ = obj.stress(M)
         return M
+
+    def _linear_map(self):
+        """``(μ, A)`` with ``transform(X) == (X − μ) @ A``: computed in X's namespace under
+        ``array_api_dispatch`` (:func:`ldr.estimators._namespace.transform_in`)."""
+        return self.mean_, self.components_.T

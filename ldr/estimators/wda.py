@@ -55,7 +55,14 @@ from ldr.estimators._base import (
     solver_options,
     warn_if_unconverged,
 )
-from ldr.estimators._namespace import namespace_of, project_in, to_namespace, to_numpy
+from ldr.estimators._namespace import (
+    answer_in,
+    namespace_of,
+    on_host,
+    project_in,
+    to_namespace,
+    to_numpy,
+)
 from ldr.estimators._output import validate_data
 from ldr.estimators._span import check_span_components
 from ldr.estimators._wda_batch import (  # noqa: F401  (constants re-exported)
@@ -166,8 +173,14 @@ class _WDABase(OutputMixin, TransformerMixin, BaseEstimator):
         return as_output((np.asarray(X, dtype=np.float64) - self.mean_) @ self.M_,
                          output_dtype(X))
 
-    #: answers in the input's array namespace under array_api_dispatch (WassersteinDA)
-    _array_api_support = False
+    #: answers in the input's array namespace under array_api_dispatch (WassersteinDA fits
+    #: there, WDAClustering on the host: ldr.estimators._namespace)
+    _array_api_support = True
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.array_api_support = self._array_api_support
+        return tags
 
     def _scale(self, Z, xp, device):  # project_in's hook (PCA whitens there): the identity
         return Z
@@ -437,6 +450,7 @@ class WDAClustering(ClusterMixin, _WDABase):
         return preserve_float32(super().__sklearn_tags__())
 
     def fit(self, X, y=None):
+        space, X = on_host(X)  # array API input: fitted on the host (k-means), answers there
         X, _, dtype = self._validate_X(X)
         k = self.n_clusters
         if not (isinstance(k, numbers.Integral) and 2 <= k < X.shape[0]):
@@ -461,7 +475,7 @@ class WDAClustering(ClusterMixin, _WDABase):
         self.tiny_clusters_ = warn_tiny(self, self.labels_, n_min)
         self.degenerate_ = len(self.tiny_clusters_) > 0
         cast_fitted(self, dtype)  # float32 in, float32 out (ldr.estimators._output)
-        return self
+        return answer_in(self, space)
 
     def _natural_n_components(self, n_features: int) -> int | None:
         """``n_components=None``: n_clusters − 1 (at most n_features − 1), the directions k
