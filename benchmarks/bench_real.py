@@ -25,6 +25,8 @@ stratified subsample of a larger table (``LIMITS``), said so in the row.
     python -P benchmarks/bench_real.py                      # everything (about an hour)
     python -P benchmarks/bench_real.py --only NCA,PCA --tables iris,anes96/PID
     python -P benchmarks/bench_real.py --no-cv              # fits and ratios only
+    python -P benchmarks/bench_real.py --no-cv --save t.jsonl   # rows kept for --report
+    python -P benchmarks/bench_real.py --report t.jsonl --scores cv.jsonl   # merged tables
 
 Timings must not overlap other measurements: on a shared machine run it under a lock
 (``flock /tmp/ldr-bench.lock python -P benchmarks/bench_real.py``).
@@ -180,6 +182,10 @@ SPECS = [
     Spec("LPP", ("classes",), lambda t: est.LPP(), supervised=False),
     Spec("NPE", ("classes",), lambda t: est.NPE(), supervised=False),
     Spec("PPCA", ("classes",), lambda t: est.PPCA(), _sk("PCA", {}), supervised=False),
+    # the other transform (PPCA's docstring: the default was chosen between the two)
+    Spec("PPCA(posterior_mean)", ("classes",),
+         lambda t: est.PPCA(transform_algorithm="posterior_mean"), _sk("PCA", {}),
+         supervised=False),
     Spec("FactorAnalysis", ("classes",), lambda t: est.FactorAnalysis(),
          _sk("FactorAnalysis", {}), supervised=False),
     Spec("UndercompleteICA", ("classes",), lambda t: est.UndercompleteICA(),
@@ -472,9 +478,21 @@ def main(argv=None) -> None:
     p.add_argument("--save", help="append the rows to this JSON-lines file")
     p.add_argument("--report", nargs="+", metavar="FILE",
                    help="print the tables of saved rows (several runs' files merged); no fits")
+    p.add_argument("--scores", nargs="+", metavar="FILE",
+                   help="with --report: take the scores from these saved rows (a run with "
+                        "the cross-validation, e.g. unlocked), the rest from --report's (a "
+                        "locked --no-cv run)")
     args = p.parse_args(argv)
     if args.report:
-        report(_load(args.report))
+        rows = _load(args.report)
+        if args.scores:
+            scored = {(r["method"], r["table"]): r for r in _load(args.scores)}
+            for r in rows:
+                other = scored.get((r["method"], r["table"]))
+                for k in ("ours", "theirs"):
+                    if other is not None and k in r and k in other:
+                        r[k].score = other[k].score
+        report(rows)
         return
     only = set(args.only.split(",")) if args.only else None
     wanted = set(args.tables.split(",")) if args.tables else None
