@@ -348,6 +348,28 @@ def test_ppca_transform_is_pca_projection_or_posterior_mean():
     assert exc.value.param == "transform_algorithm"
 
 
+def test_ppca_fit_reads_the_rows_once(monkeypatch):
+    """n_components=None's rank and the objective share one pass's statistics (each read
+    the rows itself before), with the same fit."""
+    import ldr.estimators.latent as latent_est
+    import ldr.objectives.latent as latent_obj
+
+    X = ldr.datasets.make_pca(300, 6, seed=2)
+    before = est.PPCA().fit(X)
+    passes, ranks = [], []
+    for module in (latent_est, latent_obj):
+        monkeypatch.setattr(module, "moments", lambda X, *a, _f=module.moments, **k: (
+            passes.append(type(X).__name__), _f(X, *a, **k))[1])
+    max_rank = latent_obj.PPCA.max_rank
+    monkeypatch.setattr(latent_obj.PPCA, "max_rank", staticmethod(
+        lambda X, y=None: (ranks.append(type(X).__name__), max_rank(X, y))[1]))
+    after = est.PPCA().fit(X)
+    assert passes.count("ndarray") == 1 and ranks == ["Moments"]
+    assert after.n_components_ == before.n_components_ == 5
+    assert after.log_likelihood_ == pytest.approx(before.log_likelihood_, rel=1e-14)
+    np.testing.assert_allclose(after.transform(X), before.transform(X), atol=1e-12)
+
+
 # --- two views ---------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def views():
