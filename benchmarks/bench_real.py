@@ -25,6 +25,8 @@ stratified subsample of a larger table (``LIMITS``), said so in the row.
     python -P benchmarks/bench_real.py                      # everything (about an hour)
     python -P benchmarks/bench_real.py --only NCA,PCA --tables iris,anes96/PID
     python -P benchmarks/bench_real.py --no-cv              # fits and ratios only
+    python -P benchmarks/bench_real.py --no-cv --save t.jsonl   # rows kept for --report
+    python -P benchmarks/bench_real.py --report t.jsonl --scores cv.jsonl   # merged tables
 
 Timings must not overlap other measurements: on a shared machine run it under a lock
 (``flock /tmp/ldr-bench.lock python -P benchmarks/bench_real.py``).
@@ -180,6 +182,10 @@ SPECS = [
     Spec("LPP", ("classes",), lambda t: est.LPP(), supervised=False),
     Spec("NPE", ("classes",), lambda t: est.NPE(), supervised=False),
     Spec("PPCA", ("classes",), lambda t: est.PPCA(), _sk("PCA", {}), supervised=False),
+    # the other transform (PPCA's docstring: the default was chosen between the two)
+    Spec("PPCA(posterior_mean)", ("classes",),
+         lambda t: est.PPCA(transform_algorithm="posterior_mean"), _sk("PCA", {}),
+         supervised=False),
     Spec("FactorAnalysis", ("classes",), lambda t: est.FactorAnalysis(),
          _sk("FactorAnalysis", {}), supervised=False),
     Spec("UndercompleteICA", ("classes",), lambda t: est.UndercompleteICA(),
@@ -220,6 +226,7 @@ class Run:
     score: float = math.nan
     error: str = ""
     warnings: list = field(default_factory=list)
+    reason: str = ""  # the fitted estimator's ``result_.reason`` (ldr's), when it has one
 
 
 def _fit(make_est, X, y, supervised, budget) -> tuple[Run, object]:
@@ -237,6 +244,8 @@ def _fit(make_est, X, y, supervised, budget) -> tuple[Run, object]:
         run.warnings = [str(w.message)[:160] for w in caught
                         if issubclass(w.category, ConvergenceWarning)]
         run.converged = not run.warnings
+        result = getattr(model, "result_", None)
+        run.reason = str(getattr(result, "reason", "") or "")[:160]
         return run, model
     except _Budget:
         run.error = f"over the {budget:g} s budget"
@@ -375,13 +384,13 @@ def report(rows) -> None:
         _common.print_table(["table (* held out)", "n×d", "done", "conv", "ldr", "other",
                              "ratio", "value", "other's", "score", "other's", "note"], table,
                             left=2)
-    print("\nsummary (development | held out): finished, converged without warning, median "
-          "time ratio, mean score (ldr's), mean score difference (ldr − counterpart)")
+    print("\nsummary (development | held out | all tables): finished, converged without warning, "
+          "median time ratio, mean score (ldr's), mean score difference (ldr − counterpart)")
     summary = []
     for method, items in by_method.items():
         cells = [method]
-        for dev in (True, False):
-            part = [r for r in items if r["development"] == dev]
+        for dev in (True, False, None):
+            part = [r for r in items if dev is None or r["development"] == dev]
             if not part:
                 cells += ["—"] * 5
                 continue
@@ -399,7 +408,62 @@ def report(rows) -> None:
                       f"{np.mean(diffs):+.3f}" if diffs else "—"]
         summary.append(cells)
     _common.print_table(["method", "dev done", "conv", "ratio", "score", "Δscore", "held done",
-                         "conv", "ratio", "score", "Δscore"], summary)
+                         "conv", "ratio", "score", "Δscore", "all done", "conv", "ratio",
+                         "score", "Δscore"], summary)
+    flagged = [(r, why) for r in rows for why in [_flags(r)] if why]
+    if flagged:
+        print("\nfits that warn, fail, take over 3× the counterpart's time or score over 1 point "
+              "below it (with ldr's result_.reason)")
+        for r, why in flagged:
+            print(f"  {r['method']:22s} {r['table'] + ('' if r['development'] else ' *'):22s} "
+                  f"{why}")
+
+
+def _flags(r) -> str:
+    """Why a row misses issue 23's criteria, or ''."""
+    ours, theirs, why = r["ours"], r.get("theirs"), []
+    if not ours.finished:
+        return ours.error
+    if not ours.converged:
+        why.append("warns: " + "; ".join(ours.warnings)[:120])
+    if theirs is not None and theirs.finished and theirs.seconds > 0:
+        ratio = ours.seconds / theirs.seconds
+        if ratio > 3:
+            why.append(f"{ratio:.3g}× ({_common.fmt_time(ours.seconds)} against "
+                       f"{_common.fmt_time(theirs.seconds)})")
+        if math.isfinite(ours.score) and math.isfinite(theirs.score) and \
+                ours.score < theirs.score - 0.01:
+            why.append(f"{100 * (ours.score - theirs.score):+.1f} points "
+                       f"({ours.score:.4f} against {theirs.score:.4f})")
+    if why and ours.reason:
+        why.append(f"reason: {ours.reason[:100]}")
+    return "; ".join(why)
+
+
+def _save(rows, path) -> None:
+    """Append the rows as JSON lines (``--report`` merges several runs' files)."""
+    import dataclasses
+    import json
+
+    with open(path, "a") as fh:
+        for r in rows:
+            out = {k: (dataclasses.asdict(v) if isinstance(v, Run) else v) for k, v in r.items()}
+            fh.write(json.dumps(out) + "\n")
+
+
+def _load(paths) -> list:
+    import json
+
+    rows = []
+    for path in paths:
+        with open(path) as fh:
+            for line in fh:
+                r = json.loads(line)
+                for k in ("ours", "theirs"):
+                    if k in r:
+                        r[k] = Run(**r[k])
+                rows.append(r)
+    return rows
 
 
 def main(argv=None) -> None:
@@ -411,7 +475,25 @@ def main(argv=None) -> None:
     p.add_argument("--folds", type=int, default=5)
     p.add_argument("--no-cv", dest="cv", action="store_false",
                    help="skip the cross-validated scores")
+    p.add_argument("--save", help="append the rows to this JSON-lines file")
+    p.add_argument("--report", nargs="+", metavar="FILE",
+                   help="print the tables of saved rows (several runs' files merged); no fits")
+    p.add_argument("--scores", nargs="+", metavar="FILE",
+                   help="with --report: take the scores from these saved rows (a run with "
+                        "the cross-validation, e.g. unlocked), the rest from --report's (a "
+                        "locked --no-cv run)")
     args = p.parse_args(argv)
+    if args.report:
+        rows = _load(args.report)
+        if args.scores:
+            scored = {(r["method"], r["table"]): r for r in _load(args.scores)}
+            for r in rows:
+                other = scored.get((r["method"], r["table"]))
+                for k in ("ours", "theirs"):
+                    if other is not None and k in r and k in other:
+                        r[k].score = other[k].score
+        report(rows)
+        return
     only = set(args.only.split(",")) if args.only else None
     wanted = set(args.tables.split(",")) if args.tables else None
     tables = [t for t in _tables.all_tables() if wanted is None or t.name in wanted]
@@ -436,6 +518,8 @@ def main(argv=None) -> None:
                 print(f"  {spec.name:22s} {t.name:26s} {'ok' if o.finished else 'FAIL':4s} "
                       f"{_common.fmt_time(o.seconds):>9s} score {o.score:.4g}{other} "
                       f"{o.error[:60]}", flush=True)
+                if args.save:
+                    _save([row], args.save)
     report(rows)
 
 

@@ -18,6 +18,7 @@ from threadpoolctl import threadpool_limits
 
 import ldr
 import ldr.estimators as est
+from ldr.errors import ParameterError
 from ldr.manifolds import sin_largest_angle
 
 # --- scikit-learn's estimator checks, for every estimator in ldr.estimators -----------------
@@ -307,6 +308,66 @@ def test_ppca_and_fa_match_sklearn_likelihoods():
     np.testing.assert_allclose(fa.noise_variance_, sk_fa.noise_variance_, atol=1e-3)
     assert fa.log_likelihood_ > est.PPCA(n_components=2).fit(X).log_likelihood_
     assert fa.transform(X).shape == (300, 2)
+
+
+def test_ppca_transform_is_pca_projection_or_posterior_mean():
+    """PPCA's two transforms (its docstring, Eq. 1 and 2): the default projection is
+    scikit-learn's PCA(r).transform, signs included; the posterior mean is
+    (WᵀW + σ²I)⁻¹Wᵀ(x − μ) = diag(√(λ_i − σ²)/λ_i) U_rᵀ(x − μ) with S's eigenpairs."""
+    X = ldr.datasets.make_pca(200, 8, seed=1)
+    ppca = est.PPCA(n_components=3).fit(X)
+    assert ppca.transform_algorithm == "projection"
+    Z = ppca.transform(X)
+    np.testing.assert_allclose(Z, SkPCA(3).fit(X).transform(X), atol=1e-10)
+    # new rows, and the default rank (n_features − 1) against PCA at that rank
+    Xn = X[:50] * 1.3 + 0.5
+    np.testing.assert_allclose(ppca.transform(Xn), SkPCA(3).fit(X).transform(Xn), atol=1e-10)
+    np.testing.assert_allclose(est.PPCA().fit(X).transform(X), SkPCA(7).fit(X).transform(X),
+                               atol=1e-10)
+    post = est.PPCA(n_components=3, transform_algorithm="posterior_mean").fit(X)
+    W, s2 = post.components_.T, post.noise_variance_
+    Xc = X - X.mean(axis=0)
+    np.testing.assert_allclose(post.transform(X), Xc @ W @ np.linalg.inv(W.T @ W + s2 * np.eye(3)),
+                               atol=1e-12)
+    lam, U = np.linalg.eigh(Xc.T @ Xc / len(X))
+    lam, U = lam[::-1][:3], U[:, ::-1][:, :3]
+    U *= np.sign(U[np.argmax(np.abs(U), axis=0), range(3)])
+    np.testing.assert_allclose(post.transform(X), Xc @ U * (np.sqrt(lam - s2) / lam),
+                               atol=1e-10)
+    # the posterior mean shrinks each principal coordinate of the projection, none flips
+    ratio = post.transform(X) / Z
+    np.testing.assert_allclose(ratio, np.broadcast_to(np.sqrt(lam - s2) / lam, ratio.shape),
+                               rtol=1e-8)
+    # σ² fixed above λ_3: a zero loading column, which maps to zero under both
+    fixed = est.PPCA(n_components=3, noise_variance=lam[2] * 1.5).fit(X)
+    assert np.all(fixed.components_[2] == 0)
+    assert np.all(fixed.transform(X)[:, 2] == 0)
+    np.testing.assert_allclose(fixed.transform(X)[:, :2], Z[:, :2], atol=1e-10)
+    with pytest.raises(ParameterError, match="transform_algorithm.*posterior_mean") as exc:
+        est.PPCA(transform_algorithm="whiten").fit(X)
+    assert exc.value.param == "transform_algorithm"
+
+
+def test_ppca_fit_reads_the_rows_once(monkeypatch):
+    """n_components=None's rank and the objective share one pass's statistics (each read
+    the rows itself before), with the same fit."""
+    import ldr.estimators.latent as latent_est
+    import ldr.objectives.latent as latent_obj
+
+    X = ldr.datasets.make_pca(300, 6, seed=2)
+    before = est.PPCA().fit(X)
+    passes, ranks = [], []
+    for module in (latent_est, latent_obj):
+        monkeypatch.setattr(module, "moments", lambda X, *a, _f=module.moments, **k: (
+            passes.append(type(X).__name__), _f(X, *a, **k))[1])
+    max_rank = latent_obj.PPCA.max_rank
+    monkeypatch.setattr(latent_obj.PPCA, "max_rank", staticmethod(
+        lambda X, y=None: (ranks.append(type(X).__name__), max_rank(X, y))[1]))
+    after = est.PPCA().fit(X)
+    assert passes.count("ndarray") == 1 and ranks == ["Moments"]
+    assert after.n_components_ == before.n_components_ == 5
+    assert after.log_likelihood_ == pytest.approx(before.log_likelihood_, rel=1e-14)
+    np.testing.assert_allclose(after.transform(X), before.transform(X), atol=1e-12)
 
 
 # --- two views ---------------------------------------------------------------------------------

@@ -210,6 +210,10 @@ def test_latent_models_at_extreme_scales_give_the_unit_scale_answer(scale):
     unit = np.asarray(SOAK_X) * 1e91
     a, b = ldr.estimators.PPCA(1).fit(X), ldr.estimators.PPCA(1).fit(unit)
     assert a.result_.converged and np.all(np.isfinite(a.transform(X)))
+    # the projection U_rᵀ(x − μ) is in the data's units; the posterior mean in the latent's
+    np.testing.assert_allclose(a.transform(X) / scale, b.transform(unit), rtol=1e-6)
+    post = {"transform_algorithm": "posterior_mean"}
+    a, b = ldr.estimators.PPCA(1, **post).fit(X), ldr.estimators.PPCA(1, **post).fit(unit)
     np.testing.assert_allclose(a.transform(X), b.transform(unit), rtol=1e-6, atol=1e-9)
     assert a.cost_ == pytest.approx(b.cost_ + 2 * np.log(scale), rel=1e-9, abs=1e-9)
 
