@@ -221,7 +221,10 @@ class Problem:
     def _timed(self, kind: str, call, *args):
         """``call(*args)``, unless it would overrun :attr:`deadline` (module docstring)."""
         now = time.perf_counter()
-        expected = self._seconds.get(kind, max(self._seconds.values(), default=0.0))
+        if self.deadline < math.inf:
+            expected = self._seconds.get(kind)
+            if expected is None:
+                expected = max(self._seconds.values(), default=0.0)
         if self.deadline < math.inf and now + expected > self.deadline:
             left = max(self.deadline - now, 0.0)
             raise BudgetExceeded(
