@@ -121,6 +121,9 @@ class LBFGS(Solver):
     """
 
     name = "lbfgs"
+    #: the two-loop recursion on one NumPy factor with its operations written out
+    #: (:meth:`_direction_array`, the same arithmetic); False: through ``Geometry``
+    written_out = True
 
     def __init__(self, memory: int = 10, c1: float = 1e-4, c2: float = 0.9,
                  max_evals: int = 25, cautious: float = 1e-10, angle: float = 1e-8,
@@ -174,7 +177,7 @@ class LBFGS(Solver):
         used = [pair for pair in pairs if pair[2] > 0]
         if not used:
             return geom.lincomb(-1.0, g), 0
-        if type(g) is np.ndarray and not geom.is_product:
+        if self.written_out and type(g) is np.ndarray and not geom.is_product:
             return self._direction_array(g, used), len(used)
         q, alphas = g, []
         for s, y, rho, _ in reversed(used):
