@@ -104,7 +104,9 @@ def _check_array(value, shape, what: str) -> np.ndarray:
     if arr.shape != tuple(shape):
         raise OracleError(f"{what} returned an array of shape {arr.shape}; expected "
                           f"{tuple(shape)} (the shape of the point)")
-    if not np.isfinite(arr).all():
+    # a finite sum has finite terms (a NaN or ±inf entry makes it NaN or ±inf): one reduction
+    # instead of a boolean array; only a sum that overflows is looked at entry by entry
+    if not math.isfinite(np.add.reduce(arr, axis=None)) and not np.isfinite(arr).all():
         bad = "NaN" if np.isnan(arr).any() else "infinite"
         raise OracleError(f"{what} returned {bad} entries", wrong_shape=False)
     return arr
