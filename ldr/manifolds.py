@@ -89,15 +89,6 @@ def sin_largest_angle(M: np.ndarray, N: np.ndarray) -> float:
     return min(1.0, math.sqrt(max(top, 0.0)))
 
 
-def _fro(A: np.ndarray):
-    """‖A‖_F as ``np.linalg.norm(A)`` computes it (√ of the flattened dot product, the same
-    rounding), without its argument handling: the driver measures every step with it."""
-    if A.dtype != np.float64:
-        return np.linalg.norm(A)
-    x = A.ravel(order="K")
-    return math.sqrt(x.dot(x))
-
-
 def _T(A: np.ndarray) -> np.ndarray:
     """Transpose of a matrix, or of each matrix of a stack (k, d, r)."""
     return A.mT
@@ -216,8 +207,8 @@ class _Part:
         if self.batched:
             return self._change_batched(M, N)
         if self.kind == "euclidean":  # np.linalg.norm's own arithmetic, without its dispatch
-            size = max(_fro(M), _fro(N), 1e-300)
-            return float(_fro(N - M) / size)
+            size = max(arrays.frobenius(M), arrays.frobenius(N), 1e-300)
+            return float(arrays.frobenius(N - M) / size)
         if self.kind == "stiefel":  # ‖D‖₂ from the r×r Gram matrix, as sin_largest_angle
             D = N - M
             return math.sqrt(max(_top_eigenvalue(D.T @ D), 0.0))
@@ -381,12 +372,6 @@ class Geometry:
     @functools.cached_property
     def typical_dist(self) -> float:
         return float(np.sqrt(sum(p.typical_dist**2 for p in self.parts)))
-
-    @functools.cached_property
-    def identity_transport(self) -> bool:
-        """Whether :meth:`transport` is the identity (every factor Euclidean): a solver may
-        then keep transported vectors, and numbers computed from them, as they are."""
-        return all(p.kind == "euclidean" for p in self.parts)
 
     @property
     def pymanopt(self):

@@ -207,6 +207,12 @@ class LBFGS(Solver):
             r = r + (a - rho * float(vdot(y, r))) * s
         return -1.0 * r
 
+    @staticmethod
+    def _identity_transport(geom) -> bool:
+        """Whether ``geom.transport`` is the identity (every factor Euclidean): the stored
+        pairs, and the numbers computed from them, are then kept as they are."""
+        return all(p.kind == "euclidean" for p in geom.parts)
+
     # -- line search -------------------------------------------------------------------------
     def _line_search(self, problem: Problem, state: State, eta, slope: float, alpha: float,
                      alpha_max: float = math.inf):
@@ -286,7 +292,7 @@ class LBFGS(Solver):
         s = geom.transport(state.M, M_new, geom.lincomb(alpha, eta))
         y = geom.lincomb(1.0, trial.grad, -1.0, geom.transport(state.M, M_new, state.grad))
         older = pairs[-(self.memory - 1):] if self.memory > 1 else []
-        if geom.identity_transport:   # a Euclidean factor: every pair keeps its numbers
+        if self._identity_transport(geom):   # every pair keeps its numbers
             kept = list(older)
         else:
             kept = []

@@ -15,8 +15,8 @@ from sklearn.datasets import load_iris, load_wine
 from sklearn.preprocessing import StandardScaler
 
 import ldr.estimators as est
-import ldr.manifolds
 import ldr.objectives._pairwise as pairwise
+from ldr.data import arrays
 from ldr.manifolds import Geometry
 from ldr.solvers import LBFGS
 
@@ -35,8 +35,8 @@ def _reference_split_products(K, R_same, R_other, blocks):
 def _general_paths(monkeypatch):
     """Every shortcut switched back to the general code."""
     monkeypatch.setattr(LBFGS, "written_out", False)
-    monkeypatch.setattr(Geometry, "identity_transport", property(lambda self: False))
-    monkeypatch.setattr(ldr.manifolds, "_fro", np.linalg.norm)
+    monkeypatch.setattr(LBFGS, "_identity_transport", staticmethod(lambda geom: False))
+    monkeypatch.setattr(arrays, "frobenius", np.linalg.norm)
     monkeypatch.setattr(pairwise, "_split_products", _reference_split_products)
 
 
