@@ -44,8 +44,8 @@ NCA_MAX_STEP = 0.03
 NCA_QUIET = 5
 #: ... where a step counts as leaving them unchanged ("calm") when it changes the hits of at
 #: most NCA_CALM_SHARE · n samples (none below 100 samples; the saturation stop below still
-#: needs steps that change none).  Chosen on the development tables (0, 0.01, 0.02, 0.05: all
-#: at or above scikit-learn's objective there, 0.05 and 0.02 with the fewest iterations); the
+#: needs steps that change none).  Chosen on the development tables (0.01, 0.02, 0.05: all at
+#: or above scikit-learn's objective there, 0.05 and 0.02 with the fewest iterations); the
 #: held-out tables rejected 0.05 (spector, modechoice, anes96/vote below it) and 0.02
 #: (anes96/vote); docs/real_data.rst, "third change"
 NCA_CALM_SHARE = 0.01
@@ -285,7 +285,7 @@ class NCA(_MetricLearner):
     :meth:`ldr.objectives.NCA.nearest_hits`): after ``NCA_QUIET`` = 5 *calm* steps in a
     row — steps that change the hits of at most 1% of the samples (``NCA_CALM_SHARE``;
     none below 100 samples) — the cap doubles with every further calm step, and it is back
-    at 0.03 at the first step that changes more.  Counting the 1% as calm took 10–51% fewer
+    at 0.03 at the first step that changes more.  Counting the 1% as calm took 3–51% fewer
     iterations on 8 of the 12 benchmark tables at r = 2 (anes96/PID 146 against 163, where
     1–3 of 944 hits changed at nearly every step; modechoice 63 against 102; randhie 137
     against 279), as many on wine, spector and ccard (32 and 72 rows: 1% is less than one
