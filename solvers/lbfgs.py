@@ -122,7 +122,7 @@ class LBFGS(Solver):
 
     name = "lbfgs"
     #: the two-loop recursion on one NumPy factor with its operations written out
-    #: (:meth:`_direction_array`, the same arithmetic); False: through ``Geometry``
+    #: (``_direction_array``, the same arithmetic); False: through ``Geometry``
     written_out = True
 
     def __init__(self, memory: int = 10, c1: float = 1e-4, c2: float = 0.9,
