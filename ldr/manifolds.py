@@ -15,6 +15,7 @@ form we need:
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 
@@ -153,7 +154,7 @@ class _Part:
                 self._pymanopt = pm.Euclidean(*self.shape)
         return self._pymanopt
 
-    @property
+    @functools.cached_property
     def typical_dist(self) -> float:
         if self.kind == "euclidean":
             return float(np.sqrt(self.dim))
@@ -205,9 +206,9 @@ class _Part:
             return arrays.relative_change(M, N)
         if self.batched:
             return self._change_batched(M, N)
-        if self.kind == "euclidean":
-            size = max(np.linalg.norm(M), np.linalg.norm(N), 1e-300)
-            return float(np.linalg.norm(N - M) / size)
+        if self.kind == "euclidean":  # np.linalg.norm's own arithmetic, without its dispatch
+            size = max(arrays.frobenius(M), arrays.frobenius(N), 1e-300)
+            return float(arrays.frobenius(N - M) / size)
         if self.kind == "stiefel":  # ‖D‖₂ from the r×r Gram matrix, as sin_largest_angle
             D = N - M
             return math.sqrt(max(_top_eigenvalue(D.T @ D), 0.0))
@@ -368,7 +369,7 @@ class Geometry:
     def dim(self) -> int:
         return sum(p.dim for p in self.parts)
 
-    @property
+    @functools.cached_property
     def typical_dist(self) -> float:
         return float(np.sqrt(sum(p.typical_dist**2 for p in self.parts)))
 

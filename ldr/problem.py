@@ -104,7 +104,9 @@ def _check_array(value, shape, what: str) -> np.ndarray:
     if arr.shape != tuple(shape):
         raise OracleError(f"{what} returned an array of shape {arr.shape}; expected "
                           f"{tuple(shape)} (the shape of the point)")
-    if not np.isfinite(arr).all():
+    # a finite sum has finite terms (a NaN or ±inf entry makes it NaN or ±inf): one reduction
+    # instead of a boolean array; only a sum that overflows is looked at entry by entry
+    if not math.isfinite(np.add.reduce(arr, axis=None)) and not np.isfinite(arr).all():
         bad = "NaN" if np.isnan(arr).any() else "infinite"
         raise OracleError(f"{what} returned {bad} entries", wrong_shape=False)
     return arr
@@ -221,7 +223,10 @@ class Problem:
     def _timed(self, kind: str, call, *args):
         """``call(*args)``, unless it would overrun :attr:`deadline` (module docstring)."""
         now = time.perf_counter()
-        expected = self._seconds.get(kind, max(self._seconds.values(), default=0.0))
+        if self.deadline < math.inf:
+            expected = self._seconds.get(kind)
+            if expected is None:
+                expected = max(self._seconds.values(), default=0.0)
         if self.deadline < math.inf and now + expected > self.deadline:
             left = max(self.deadline - now, 0.0)
             raise BudgetExceeded(

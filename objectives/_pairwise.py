@@ -153,10 +153,11 @@ def nca_softmax(U: np.ndarray, blocks: list[slice]) -> dict:
     sq = np.einsum("ij,ij->i", U, U)
     if strip_rows(n) >= n or r >= WIDE:   # form D once (one product), then K in place
         K = _strip(U, sq, 0, n, 0, np.empty((n, n)))
-        np.fill_diagonal(K, np.inf)
+        K.flat[:: n + 1] = np.inf   # np.fill_diagonal, without its argument handling
         nearest = K.argmin(axis=1)
         h = 0.5 * K[np.arange(n), nearest]
-        symmetric = bool(np.ptp(h) <= SPREAD)
+        low = h.min()
+        symmetric = bool(h.max() - low <= SPREAD)   # np.ptp(h), without its dispatch
         K -= h[:, None]
         K -= h if symmetric else h[:, None]
         np.minimum(K, CLIP, out=K)
@@ -169,13 +170,14 @@ def nca_softmax(U: np.ndarray, blocks: list[slice]) -> dict:
                 K[i1:, i0:i1] = K[i0:i1, i1:].T
         else:
             np.exp(K, out=K)
-        np.fill_diagonal(K, 0.0)
+        K.flat[:: n + 1] = 0.0
     else:
         m, nearest = nearest_sqdist(U, sq, index=True)
         h = 0.5 * m
-        symmetric = bool(np.ptp(h) <= SPREAD)
+        low = h.min()
+        symmetric = bool(h.max() - low <= SPREAD)
         K = softmax_kernel(U, sq, h, symmetric)
-    w = np.exp(h.min() - h) if symmetric else np.ones_like(h)
+    w = np.exp(low - h) if symmetric else np.ones_like(h)
     same, other = _split_products(K, w[:, None], w[:, None], blocks)
     same, other = same[:, 0], other[:, 0]
     s = same + other
@@ -189,9 +191,15 @@ def _split_products(K: np.ndarray, R_same: np.ndarray, R_other: np.ndarray,
     once, the off-block part summed directly (not as a difference, which would cancel)."""
     same = np.empty((K.shape[0], R_same.shape[1]))
     other = np.empty((K.shape[0], R_other.shape[1]))
+    n = K.shape[1]
     for b in blocks:
         same[b] = K[b, b] @ R_same[b]
-        other[b] = K[b, :b.start] @ R_other[:b.start] + K[b, b.stop:] @ R_other[b.stop:]
+        if b.start == 0:      # the first class: nothing to its left (no empty product)
+            other[b] = K[b, b.stop:] @ R_other[b.stop:]
+        elif b.stop == n:     # the last: nothing to its right
+            other[b] = K[b, :b.start] @ R_other[:b.start]
+        else:
+            other[b] = K[b, :b.start] @ R_other[:b.start] + K[b, b.stop:] @ R_other[b.stop:]
     return same, other
 
 
@@ -206,8 +214,8 @@ def nca_laplacian_times(st: dict, V: np.ndarray, blocks: list[slice]) -> np.ndar
     a, b = (p / s)[:, None], (q / s)[:, None]
     wV = w[:, None] * V
     if st["symmetric"]:   # one pass: K_blk (wV, b∘V, b) and K_off (wV, a∘V, a)
-        blk, off = _split_products(K, np.hstack([wV, b * V, b]), np.hstack([wV, a * V, a]),
-                                   blocks)
+        blk, off = _split_products(K, np.concatenate((wV, b * V, b), axis=1),
+                                   np.concatenate((wV, a * V, a), axis=1), blocks)
         blk_w, off_w, blk_t, off_t = blk[:, :r], off[:, :r], blk[:, r:], off[:, r:]
     else:
         blk_w, off_w = _split_products(K, wV, wV, blocks)

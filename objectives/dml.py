@@ -309,7 +309,7 @@ class NCA(_MetricLearning):
     def objective_value(self, M) -> float:
         """f_NCA = Σ_i p_i at L = Mᵀ/c (scikit-learn's objective; −cost)."""
         st = self._state(M)
-        return st["f"] if "f" in st else float(np.sum(st["p"]))
+        return st["f"] if "f" in st else float(st["p"].sum())
 
     def nearest_hits(self, M) -> np.ndarray:
         """Whether each sample's nearest other sample in the embedding X M is of its class (in
