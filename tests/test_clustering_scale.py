@@ -89,3 +89,23 @@ def test_approximate_clustering_answers_match_the_plain_route(cls):
                   **kw).fit(*args)
     assert sin_largest_angle(new.M_, old.M_) < 1e-6
     np.testing.assert_array_equal(new.labels_, old.labels_)
+
+
+def test_wda_clustering_takes_mini_batches_past_the_exact_size():
+    """batch_size="auto" is exact at these sizes (the answer is batch_size=None's); a forced
+    mini-batch finds the same clusters of well-separated blobs."""
+    from sklearn.datasets import make_blobs
+    from sklearn.metrics import adjusted_rand_score
+
+    from ldr.estimators import WDAClustering
+
+    X, y = make_blobs(900, n_features=6, centers=3, cluster_std=1.5, random_state=0)
+    with threadpool_limits(1), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        auto = WDAClustering(2, n_clusters=3, max_outer=4).fit(X)
+        exact = WDAClustering(2, n_clusters=3, max_outer=4, batch_size=None).fit(X)
+        batch = WDAClustering(2, n_clusters=3, max_outer=4, batch_size=60).fit(X)
+    assert auto.batch_size_ is None and batch.batch_size_ == 60
+    np.testing.assert_array_equal(auto.M_, exact.M_)
+    assert adjusted_rand_score(y, exact.labels_) > 0.95
+    assert adjusted_rand_score(exact.labels_, batch.labels_) > 0.95
