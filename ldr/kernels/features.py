@@ -24,7 +24,8 @@ K ≈ CACᵀ needs, per column t of E, P_t = Cᵀ(E_t ⊙ X) and u_t = Cᵀ E_t:
 * Σ_ij Γ_ij K_ij ≈ Σ_ab M_ab u_aᵀ A u_b
 
 two passes over the rows, O(n·m′·(q + d)) for class labels (O(n·m′·(q + k·d)) in general),
-never an n×n array.
+never an n×n array.  Columns of E that are class scores beside dense ones (SemiSupervisedHSIC's
+Γ) are summed per class (:func:`grouped_columns`): O(n·m′·d) for all of them together.
 """
 
 from __future__ import annotations
