@@ -366,8 +366,8 @@ class ApproximateHSIC(Objective):
     approximation : "rff" or "nystroem"
     n_features : m, the error knob (RFF: m frequencies, 2m features; Nyström: m landmarks)
     random_state : seed of the frequencies / landmarks (default 0)
-    memory_budget : bytes for one block of features (default 256 MiB), and as much again
-        for the blocks one Φ keeps from its first pass to its second (the rest recomputed)
+    memory_budget : bytes for one block of features (default 256 MiB); a Φ keeps its first
+        block from its first pass to its second (all of them when they are one block)
     """
 
     #: ISM only: egrad is 2Φ̃(W)W, an approximation of the exact gradient that is not the
@@ -403,7 +403,7 @@ class ApproximateHSIC(Objective):
         width = 2 * n_features if approximation == "rff" else n_features
         self.block_size = int(min(n, max(256, memory_budget // (8 * width * 4))))
         self.tiles = Tiles(X, None, factor, [], self.block_size)
-        self.memory_budget = float(memory_budget)
+        self._block_bytes = 8 * self.block_size * width  # one block of features, kept
         # class-score columns of Γ's factor beside a dense embedding: summed per class
         self._split = None if self.tiles.groups is not None else \
             grouped_columns(self.tiles.factor[0])
@@ -416,7 +416,7 @@ class ApproximateHSIC(Objective):
             t = self.tiles
             total, XDX, XGKX = approximate_sums(t.X, W, self.features, t.factor, t.groups,
                                                 self.block_size, self._split,
-                                                cache_bytes=self.memory_budget)
+                                                cache_bytes=self._block_bytes)
             Phi = (XDX - XGKX) / self.kernel.sigma**2
             Phi = 0.5 * (Phi + Phi.T)
             self._cache_key, self._cache = key, {"cost": -total, "phi": Phi,
