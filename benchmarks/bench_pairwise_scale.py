@@ -16,6 +16,9 @@ objective, …) and the 5-NN accuracy of the embedding (2000 training and 2000 t
 from the fitted rows).  Where scikit-learn's NCA runs (``sk-nca``), ldr's NCA objective at its
 answer is compared with scikit-learn's at scikit-learn's answer (both evaluated by ldr's
 objective, which equals scikit-learn's, ``tests/test_dml.py``).
+``wda-clustering`` is WDAClustering's default (exact plans up to 3000 rows per cluster,
+mini-batch OT beyond: at 10⁵ the exact plans take hours); ``wda-clustering-batch`` forces the
+mini-batch route (500 rows per class and batch) where the default is exact, for the comparison.
 
 Stochastic solvers: when ``ldr.solvers`` registers "sgd", "adam" or "svrg" (issue 25 item 2,
 another branch), ``--stochastic`` adds a row per such solver for the methods that take a
@@ -46,7 +49,7 @@ sys.path.insert(0, str(HERE))
 #: the fits :func:`build` makes
 METHODS = ("lpp", "npe", "mds", "mds-landmarks", "nca", "nca-stochastic", "nca-noplateau",
            "sk-nca", "lmnn", "lmnn-stochastic", "unsupervised-hsic", "semisupervised-hsic",
-           "kdac", "hsic-gaussian-y", "wda-clustering")
+           "kdac", "hsic-gaussian-y", "wda-clustering", "wda-clustering-batch")
 #: at n above this, "nca-noplateau" runs a fixed number of iterations (one evaluation is n²
 #: pairs: 10¹⁰ at n = 10⁵); "nca" and "lmnn" are the estimators' defaults at every n (past
 #: their ``stochastic_above``, 20 000, the stochastic route), "nca-stochastic" and
@@ -107,8 +110,12 @@ def build(method: str, n: int, d: int, solver=None):
         return est.KDAC(r, n_clusters=10, max_outer=5, **hsic, **kw), "Xy", None
     if method == "hsic-gaussian-y":
         return est.SupervisedHSIC(r, y_kernel="gaussian", **hsic, **kw), "Xt", None
-    if method == "wda-clustering":
+    if method == "wda-clustering":  # batch_size="auto": mini-batch OT past 3000 rows a cluster
         return est.WDAClustering(r, n_clusters=10), "X", None
+    if method == "wda-clustering-batch":  # the mini-batch route forced, against the exact one
+        from ldr.estimators.wda import AUTO_BATCH
+
+        return est.WDAClustering(r, n_clusters=10, batch_size=AUTO_BATCH), "X", None
     raise SystemExit(f"unknown method {method!r}; choose from {METHODS}")
 
 
@@ -271,7 +278,7 @@ def main(argv=None) -> None:
                 row["gap_sign"] = "+: above the exact route" if method.startswith("nca") \
                     else "+: cost above the exact route"
                 row["solver"] = "stochastic route"
-            for solver in stochastic if method not in ("sk-nca", "wda-clustering") \
+            for solver in stochastic if not method.startswith(("sk-nca", "wda-clustering")) \
                     and not method.endswith("-stochastic") else ():
                 srow = run_one(method, args.data, n, solver, args.timeout, limit)
                 if srow["status"] == "ok" and row["status"] == "ok" and "merit" in row:

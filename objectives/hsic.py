@@ -26,7 +26,12 @@ from ldr.data import arrays
 from ldr.data.validation import check_data, check_labels, check_new_data, check_rank
 from ldr.errors import ParameterError
 from ldr.kernels import Gaussian, Kernel, beta, make_kernel
-from ldr.kernels.features import approximate_sums, check_approximation, make_features
+from ldr.kernels.features import (
+    approximate_sums,
+    check_approximation,
+    grouped_columns,
+    make_features,
+)
 from ldr.kernels.tiles import (
     BLOCK_BUFFERS,
     DEFAULT_MEMORY_BUDGET,
@@ -361,7 +366,8 @@ class ApproximateHSIC(Objective):
     approximation : "rff" or "nystroem"
     n_features : m, the error knob (RFF: m frequencies, 2m features; Nyström: m landmarks)
     random_state : seed of the frequencies / landmarks (default 0)
-    memory_budget : bytes for one block of features (default 256 MiB)
+    memory_budget : bytes for one block of features (default 256 MiB); a Φ keeps its first
+        block from its first pass to its second (all of them when they are one block)
     """
 
     #: ISM only: egrad is 2Φ̃(W)W, an approximation of the exact gradient that is not the
@@ -397,6 +403,10 @@ class ApproximateHSIC(Objective):
         width = 2 * n_features if approximation == "rff" else n_features
         self.block_size = int(min(n, max(256, memory_budget // (8 * width * 4))))
         self.tiles = Tiles(X, None, factor, [], self.block_size)
+        self._block_bytes = 8 * self.block_size * width  # one block of features, kept
+        # class-score columns of Γ's factor beside a dense embedding: summed per class
+        self._split = None if self.tiles.groups is not None else \
+            grouped_columns(self.tiles.factor[0])
         self._cache_key, self._cache = None, {}
 
     def _evaluate(self, W) -> dict:
@@ -405,7 +415,8 @@ class ApproximateHSIC(Objective):
         if key != self._cache_key:
             t = self.tiles
             total, XDX, XGKX = approximate_sums(t.X, W, self.features, t.factor, t.groups,
-                                                self.block_size)
+                                                self.block_size, self._split,
+                                                cache_bytes=self._block_bytes)
             Phi = (XDX - XGKX) / self.kernel.sigma**2
             Phi = 0.5 * (Phi + Phi.T)
             self._cache_key, self._cache = key, {"cost": -total, "phi": Phi,

@@ -120,7 +120,7 @@ def wda_step(est, Xs, labels, P):
     q = p - N.shape[1]
     start = np.linalg.svd(R.T @ P, full_matrices=False)[0][:, :q]
     res = est._solve(WDA(Xs @ R, labels, q, reg=est.reg, sinkhorn_iter=est.sinkhorn_iter,
-                         eps=est.eps), start)
+                         eps=est.eps, **est._batching(labels)), start)
     return np.column_stack([N, R @ res.M]), res, N.shape[1]
 
 

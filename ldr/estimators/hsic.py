@@ -51,19 +51,14 @@ from ldr.estimators._base import (
     preserve_float32,
     reraise_interrupt,
     seed_of,
-    solver_options,
     start_point,
     warn_if_unconverged,
 )
 from ldr.estimators._hsic_namespace import NamespaceOutput, fit_in, namespace_of, to_numpy
 from ldr.estimators._namespace import answer_in, on_host
 from ldr.estimators._output import validate_data
-from ldr.estimators._spectral import (
-    check_spectral,
-    cluster_rows,
-    gaussian_gamma,
-    kernel_embedding,
-)
+from ldr.estimators._solving import w_step_solve_args
+from ldr.estimators._spectral import check_spectral, cluster_rows, gaussian_gamma, kernel_embedding
 from ldr.kernels import Gaussian, make_kernel, median_distance
 from ldr.kernels.features import check_approximation
 from ldr.kernels.tiles import DEFAULT_MEMORY_BUDGET
@@ -147,7 +142,8 @@ class _HSICBase(OutputMixin, TransformerMixin, BaseEstimator):
         # start="heuristic") unless warm-started: deterministic, and the same start whichever
         # solver is chosen
         M0 = W0 if W0 is not None else start_point(self.start, obj)
-        res = solve(obj, self.solver, M0=M0, **solver_options(self))
+        solver, options = w_step_solve_args(self)
+        res = solve(obj, solver, M0=M0, **options)
         reraise_interrupt(res)
         warn_if_unconverged(self, res, "raise max_iter, loosen tol, or use "
                             "solver=['ism', 'trust-region']", "the W-step", stacklevel=5)

@@ -419,6 +419,9 @@ class WDAClustering(ClusterMixin, _WDABase):
     start : "pca" (default: the top principal directions) or an array (n_features, p)
         The first subspace, where the first k-means runs.
     reg, solver, sinkhorn_iter, eps, tol, max_iter, solver_params : as WassersteinDA
+    batch_size, n_batches : as WassersteinDA, for each WDA step on that round's clusters
+        ("auto": exact plans while the largest cluster has at most 3000 rows, mini-batch OT
+        beyond — exact plans at n = 10⁵ take hours, ``bench_pairwise_scale_clustering_1e5``)
     max_outer, outer_tol : the alternation's budget and tolerance
     min_cluster_size : "auto" (default) or int >= 1
         n_min above; 1 turns the guard and the warning off.
@@ -432,19 +435,21 @@ class WDAClustering(ClusterMixin, _WDABase):
     subspace_ (the span of the data when its covariance is singular: the alternation runs on
     its coordinates; None otherwise), n_null_directions_ (of the step that gave M_, above; 0
     normally), min_cluster_size_ (n_min), stopped_at_ (the round the guard stopped, else
-    None), tiny_clusters_ (labels_' clusters below n_min), degenerate_ (any of them)
+    None), tiny_clusters_ (labels_' clusters below n_min), degenerate_ (any of them),
+    batch_size_ (the last WDA step's: None for exact plans)
     """
 
     def __init__(self, n_components=None, *, n_clusters=3, reg=1.0, solver="scf",
                  start="pca", sinkhorn_iter=10, eps=1e-8, tol=1e-8, max_iter=1000,
                  solver_params=None, max_outer=20, outer_tol=1e-6, min_cluster_size="auto",
-                 random_state=0):
+                 random_state=0, batch_size="auto", n_batches=2):
         self.n_clusters, self.n_components, self.reg, self.solver = (
             n_clusters, n_components, reg, solver)
         self.min_cluster_size = min_cluster_size
         self.start, self.solver_params = start, solver_params
         self.sinkhorn_iter, self.eps, self.tol, self.max_iter = sinkhorn_iter, eps, tol, max_iter
         self.max_outer, self.outer_tol, self.random_state = max_outer, outer_tol, random_state
+        self.batch_size, self.n_batches = batch_size, n_batches
 
     def __sklearn_tags__(self):
         return preserve_float32(super().__sklearn_tags__())

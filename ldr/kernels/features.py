@@ -24,7 +24,8 @@ K ≈ CACᵀ needs, per column t of E, P_t = Cᵀ(E_t ⊙ X) and u_t = Cᵀ E_t:
 * Σ_ij Γ_ij K_ij ≈ Σ_ab M_ab u_aᵀ A u_b
 
 two passes over the rows, O(n·m′·(q + d)) for class labels (O(n·m′·(q + k·d)) in general),
-never an n×n array.
+never an n×n array.  Columns of E that are class scores beside dense ones (SemiSupervisedHSIC's
+Γ) are summed per class (:func:`grouped_columns`): O(n·m′·d) for all of them together.
 """
 
 from __future__ import annotations
@@ -115,11 +116,35 @@ def make_features(approximation: str, sigma: float, n_features: int, X: np.ndarr
     return Nystroem(sigma, n_features, X.shape[0], seed)
 
 
-def approximate_sums(X, W, feats, factor, groups, block_size: int):
+def grouped_columns(F: np.ndarray, max_groups: int = 256):
+    """``(dense, grouped, gid, R)`` when some columns of Γ's factor F take few distinct rows
+    (class scores beside a dense embedding, as SemiSupervisedHSIC's [D^{-1/2}U, HŶ]): the
+    columns ``grouped`` equal E R, E the indicator of the ``gid`` groups (at most
+    ``max_groups``, and at most n/32) and R their distinct rows; ``dense`` the other columns.
+    ``None`` when no column qualifies or all do (then Γ is a class Γ: ``Tiles.groups``)."""
+    n, k = F.shape
+    cap = min(max_groups, n // 32)
+    few = [j for j in range(k) if np.unique(F[:, j]).shape[0] <= cap]
+    if not few or len(few) == k:
+        return None
+    R, gid = np.unique(F[:, few], axis=0, return_inverse=True)
+    if R.shape[0] > cap:
+        return None
+    dense = np.array([j for j in range(k) if j not in few])
+    return dense, np.array(few), gid.reshape(-1), R
+
+
+def approximate_sums(X, W, feats, factor, groups, block_size: int, split=None,
+                     cache_bytes: float = 0):
     """``(total, XDX, XGKX)`` ≈ (Σ Γ⊙K, Xᵀ diag((Γ⊙K)1) X, Xᵀ (Γ⊙K) X) with K ≈ CACᵀ.
 
     ``factor`` = (F, s) is Γ's factor; ``groups`` = (bounds, gid, G) when the rows are sorted
-    by class and Γ is G between classes (then E is the class indicator, M = G)."""
+    by class and Γ is G between classes (then E is the class indicator, M = G).  ``split``
+    (:func:`grouped_columns`) when some columns of F are E R with E a group indicator: their
+    P_t = Σ_g R_gt C_gᵀ X_g and u_t = Σ_g R_gt C_gᵀ1 from per-group sums, O(n·m′·d) for all
+    of them instead of O(n·m′·d) each (the same sums in another order).  The feature blocks of
+    the first pass are kept for the second (the degrees) up to ``cache_bytes``; the rest are
+    recomputed."""
     n, d = X.shape
     features, A = feats.at(X, W)
     if groups is not None:
@@ -129,25 +154,37 @@ def approximate_sums(X, W, feats, factor, groups, block_size: int):
         F, s = factor
         M = np.diag(s)
         k = F.shape[1]
+        dense = np.arange(k) if split is None else split[0]
+        Fd = F[:, dense]
     blocks = [slice(i, min(i + block_size, n)) for i in range(0, n, block_size)]
-    P = U = None
+    kept: dict = {}
+    P = U = Pg = Ug = None
     for rows in blocks:                                   # pass 1: P_t, u_t
         C = features(rows)
+        if C.nbytes * (len(kept) + 1) <= cache_bytes:
+            kept[rows.start] = C
         if P is None:
             P = np.zeros((C.shape[1], k, d))
             U = np.zeros((C.shape[1], k))
+            if split is not None:
+                Pg = np.zeros((C.shape[1], split[3].shape[0], d))
+                Ug = np.zeros((C.shape[1], split[3].shape[0]))
         Xr = X[rows]
         if groups is not None:
-            g = gid[rows]
-            for a in np.unique(g):
-                sel = g == a
-                P[:, a, :] += C[sel].T @ Xr[sel]
-                U[:, a] += C[sel].sum(axis=0)
-        else:
-            Fr = F[rows]
-            P += (C.T @ (Fr[:, :, None] * Xr[:, None, :]).reshape(len(Xr), k * d)
-                  ).reshape(-1, k, d)
-            U += C.T @ Fr
+            _group_sums(C, Xr, gid[rows], P, U)
+            continue
+        if len(dense):
+            Fr = Fd[rows]
+            kd = len(dense)
+            P[:, dense, :] += (C.T @ (Fr[:, :, None] * Xr[:, None, :]).reshape(len(Xr), kd * d)
+                               ).reshape(-1, kd, d)
+            U[:, dense] += C.T @ Fr
+        if split is not None:
+            _group_sums(C, Xr, split[2][rows], Pg, Ug)
+    if split is not None:                                 # the grouped columns: E R
+        _, grouped, _, R = split
+        P[:, grouped, :] = np.einsum("mgd,gt->mtd", Pg, R)
+        U[:, grouped] = Ug @ R
     AU = U if A is None else A @ U                         # m′ × k
     AUM = AU @ M.T
     total = float(np.einsum("ta,ta->", U, AUM))
@@ -156,10 +193,20 @@ def approximate_sums(X, W, feats, factor, groups, block_size: int):
     XGKX = np.einsum("iad,ab,ibe->de", P, M, AP, optimize=True)
     XDX = np.zeros((d, d))
     for rows in blocks:                                   # pass 2: degrees
-        CAUM = features(rows) @ AUM                        # b × k
+        C = kept.pop(rows.start, None)
+        CAUM = (features(rows) if C is None else C) @ AUM  # b × k
         if groups is not None:
             deg = CAUM[np.arange(rows.stop - rows.start), gid[rows]]
         else:
             deg = np.einsum("ik,ik->i", F[rows], CAUM)
         XDX += X[rows].T @ (deg[:, None] * X[rows])
     return total, XDX, 0.5 * (XGKX + XGKX.T)
+
+
+def _group_sums(C, Xr, g, P, U) -> None:
+    """P[:, a, :] += C_aᵀ X_a and U[:, a] += C_aᵀ1 over the rows of each group a in g."""
+    for a in np.unique(g):
+        sel = g == a
+        Ca = C[sel]
+        P[:, a, :] += Ca.T @ Xr[sel]
+        U[:, a] += Ca.sum(axis=0)

@@ -1,0 +1,111 @@
+"""The HSIC clustering family's approximate W-step at scale (issue 25): the per-class sums of
+class-score columns, the feature blocks kept between the two passes, and ISM's tolerances at
+the approximate Φ's rounding floor — each the same answer as the plain route."""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+from threadpoolctl import threadpool_limits
+
+from ldr.estimators import SemiSupervisedHSIC, UnsupervisedHSIC
+from ldr.estimators._solving import APPROXIMATE_CYCLE_TOL, APPROXIMATE_XTOL, w_step_solve_args
+from ldr.kernels.features import approximate_sums, grouped_columns, make_features
+from ldr.manifolds import sin_largest_angle
+from ldr.solvers import ISM
+
+
+def _factor(n=240, seed=0):
+    """A SemiSupervisedHSIC-like Γ factor: 3 dense columns beside 4 centered class scores."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 5))
+    W = np.linalg.qr(rng.standard_normal((5, 2)))[0]
+    labels = rng.integers(0, 4, n)
+    Y = np.eye(4)[labels] / np.array([1.0, 2.0, 0.5, 1.5])
+    F = np.column_stack([rng.standard_normal((n, 3)), Y - Y.mean(axis=0)])
+    s = rng.uniform(-1.0, 1.0, F.shape[1]) / n**2
+    return X, W, F, s
+
+
+def test_grouped_columns_finds_the_class_scores_only():
+    X, W, F, s = _factor()
+    dense, grouped, gid, R = grouped_columns(F)
+    np.testing.assert_array_equal(dense, [0, 1, 2])
+    np.testing.assert_array_equal(grouped, [3, 4, 5, 6])
+    np.testing.assert_array_equal(R[gid], F[:, 3:])          # F's score columns are E R
+    assert grouped_columns(F[:, :3]) is None                  # nothing grouped
+    assert grouped_columns(F[:, 3:]) is None                  # all grouped: Tiles' class Γ
+    many = np.eye(10)[np.arange(F.shape[0]) % 10]           # 10 groups of 24 rows: n < 32·10
+    assert grouped_columns(np.column_stack([F[:, :3], many])) is None
+
+
+@pytest.mark.parametrize("approximation", ["nystroem", "rff"])
+def test_split_and_kept_blocks_give_the_dense_sums(approximation):
+    """(Σ Γ⊙K̃, Xᵀ diag((Γ⊙K̃)1) X, Xᵀ(Γ⊙K̃)X) with K̃ = CACᵀ formed densely, against the
+    blocked sums with and without the grouped columns and the kept feature blocks."""
+    X, W, F, s = _factor()
+    n = X.shape[0]
+    feats = make_features(approximation, 1.5, 40, X, 0)
+    features, A = feats.at(X, W)
+    C = features(slice(0, n))
+    K = C @ (np.eye(C.shape[1]) if A is None else A) @ C.T
+    GK = (F * s) @ F.T * K
+    dense = (GK.sum(), X.T @ (GK.sum(axis=1)[:, None] * X), X.T @ GK @ X)
+    split = grouped_columns(F)
+    for sp, cache in [(None, 0), (split, 0), (split, C.nbytes / 2), (split, 2 * C.nbytes)]:
+        got = approximate_sums(X, W, feats, (F, s), None, 70, sp, cache_bytes=cache)
+        for a, b in zip(got, dense):
+            assert np.max(np.abs(a - b)) <= 1e-9 * np.max(np.abs(b))
+
+
+def test_w_step_tolerances_apply_to_the_default_approximate_solver_only():
+    est = UnsupervisedHSIC(2, approximation="nystroem")
+    solver, options = w_step_solve_args(est)
+    assert isinstance(solver, ISM) and solver.cycle_tol == APPROXIMATE_CYCLE_TOL
+    assert options["xtol"] == APPROXIMATE_XTOL
+    est.set_params(solver_params={"xtol": 1e-12})
+    assert w_step_solve_args(est)[1]["xtol"] == 1e-12
+    assert w_step_solve_args(UnsupervisedHSIC(2, approximation="nystroem", solver="ism"))[0] \
+        == "ism"
+    solver, options = w_step_solve_args(UnsupervisedHSIC(2))
+    assert solver is None and "xtol" not in options
+
+
+@pytest.mark.parametrize("cls", [UnsupervisedHSIC, SemiSupervisedHSIC])
+def test_approximate_clustering_answers_match_the_plain_route(cls):
+    """The new route (grouped sums, kept blocks, ISM's tolerances at the rounding floor) against
+    the per-column sums with ISM's and the driver's own tolerances: the same clusters."""
+    X, y = make_classification(n_samples=800, n_features=12, n_informative=6, n_redundant=0,
+                               n_classes=4, n_clusters_per_class=1, class_sep=2.0,
+                               random_state=0)
+    kw = dict(n_clusters=4, max_outer=3, approximation="nystroem", n_features=128,
+              spectral="nystroem")
+    args = (X,) if cls is UnsupervisedHSIC else (X, y)
+    with threadpool_limits(1), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        new = cls(2, **kw).fit(*args)
+        old = cls(2, solver=ISM(), solver_params={"xtol": 1e-10}, memory_budget=1e5,
+                  **kw).fit(*args)
+    assert sin_largest_angle(new.M_, old.M_) < 1e-6
+    np.testing.assert_array_equal(new.labels_, old.labels_)
+
+
+def test_wda_clustering_takes_mini_batches_past_the_exact_size():
+    """batch_size="auto" is exact at these sizes (the answer is batch_size=None's); a forced
+    mini-batch finds the same clusters of well-separated blobs."""
+    from sklearn.datasets import make_blobs
+    from sklearn.metrics import adjusted_rand_score
+
+    from ldr.estimators import WDAClustering
+
+    X, y = make_blobs(900, n_features=6, centers=3, cluster_std=1.5, random_state=0)
+    with threadpool_limits(1), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        auto = WDAClustering(2, n_clusters=3, max_outer=4).fit(X)
+        exact = WDAClustering(2, n_clusters=3, max_outer=4, batch_size=None).fit(X)
+        batch = WDAClustering(2, n_clusters=3, max_outer=4, batch_size=60).fit(X)
+    assert auto.batch_size_ is None and batch.batch_size_ == 60
+    np.testing.assert_array_equal(auto.M_, exact.M_)
+    assert adjusted_rand_score(y, exact.labels_) > 0.95
+    assert adjusted_rand_score(exact.labels_, batch.labels_) > 0.95
