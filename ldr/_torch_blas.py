@@ -24,6 +24,8 @@ import time
 MARGIN = 0.1
 #: (k, d, dtype, PyTorch's thread count) -> whether SciPy's BLAS is the faster
 _CHOSEN: dict = {}
+#: SciPy's gemm per NumPy type
+_GEMM: dict = {}
 
 
 def addmm(D, A, R, beta=1.0, alpha=1.0):
@@ -32,16 +34,22 @@ def addmm(D, A, R, beta=1.0, alpha=1.0):
     order): BLAS reads it in its own order as it lies, which equals R (OpenBLAS's product
     with a transposed R took 1.4× the untransposed one's)."""
     import torch
-    from scipy.linalg import blas
 
     a, b = A.numpy(), R.numpy()
     b = b if b.flags.f_contiguous else b.T  # Rᵀ = R, in BLAS's column-major order
-    gemm = blas.get_blas_funcs("gemm", (a, b))
+    gemm = _GEMM.get(b.dtype) or _gemm(b)
     trans_a = 0 if a.flags.f_contiguous else 1  # a transposed view: the same memory
     a = a if trans_a == 0 else a.T
     if D is None:
         return torch.from_numpy(gemm(alpha, a, b, trans_a=trans_a))
     return torch.from_numpy(gemm(alpha, a, b, beta, D.numpy(), trans_a=trans_a))
+
+
+def _gemm(b):
+    from scipy.linalg import blas
+
+    _GEMM[b.dtype] = blas.get_blas_funcs("gemm", (b,))
+    return _GEMM[b.dtype]
 
 
 def faster_on_cpu(k: int, R) -> bool:
