@@ -53,10 +53,11 @@ def _gemm(b):
 
 
 def faster_on_cpu(k: int, R) -> bool:
-    """Whether SciPy's BLAS forms ``D + Aᵀ R`` (A of shape k × d) faster than PyTorch's for
-    ``R`` (a CPU tensor), timed once per shape and type."""
+    """Whether SciPy's BLAS forms ``β·D + α·A R`` (A of shape k × d) faster than PyTorch's
+    for ``R`` (a CPU tensor), timed once per shape, type and thread count."""
     import torch
 
+    R = R.detach()  # a constant the cost closes over may require a gradient (a Parameter)
     if R.device.type != "cpu" or R.dtype not in (torch.float32, torch.float64) or not (
             R.is_contiguous() or R.t().is_contiguous()):
         return False

@@ -334,3 +334,17 @@ def test_the_blas_is_chosen_only_where_scipy_can_take_the_product():
     torch.testing.assert_close(torch.rand(3), want)  # the timing drew from its own generator
     key = (3, 40, torch.float64, torch.get_num_threads())
     assert torch_blas._CHOSEN[key] is choice
+
+
+def test_a_constant_that_requires_a_gradient_is_merged_too(data):
+    """A cost closing over a symmetric ``torch.nn.Parameter`` (it requires a gradient) is
+    rebuilt as any other — one product by it, on either BLAS — not left to run eagerly."""
+    C = torch.nn.Parameter(data["C"].clone())
+    torch_blas._CHOSEN.clear()  # the choice of BLAS is timed with this constant
+    obj = ldr.objective(lambda M: -torch.trace(M.T @ C @ M), shape=(D, R), backend="torch")
+    M, V = data["M"].numpy(), data["V"].numpy()
+    np.testing.assert_allclose(obj.ehvp(M, V), -2 * data["C"].numpy() @ V, rtol=1e-12)
+    np.testing.assert_allclose(obj.egrad(M), -2 * data["C"].numpy() @ M, rtol=1e-12)
+    graphs = list(obj.derivatives()._graphs.values())
+    assert len(graphs) == 2 and all(g is not None for g in graphs)
+    assert all(_products_with(g, dict(g.named_buffers())["_c0"]) == 1 for g in graphs)
