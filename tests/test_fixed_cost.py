@@ -3,14 +3,19 @@
 Two shortcuts on the path of every small fit (``ldr.data.validation.check_data`` skipping
 scikit-learn's ``check_array`` for a finite float64 ndarray, and
 ``ldr.data.statistics._class_sums`` adding class rows with ``np.add.at`` instead of a sparse
-one-hot product) must not change any answer: each estimator is fitted with and without them
-on real tables and every fitted array compared to the last bit.
+one-hot product) and two in the latent objectives' oracles (``_cho_inverse`` calling LAPACK's
+dpotrf/dpotrs as ``scipy.linalg.cho_solve(cho_factor(A), I)`` does; the cost in NumPy rather
+than through autograd's wrappers at plain arrays) must not change any answer: each estimator
+is fitted with and without them on real tables and every fitted array compared to the last
+bit.
 """
 
 from __future__ import annotations
 
+import autograd.numpy as anp
 import numpy as np
 import pytest
+import scipy.linalg
 import scipy.sparse
 from sklearn.datasets import load_breast_cancer, load_iris, load_wine
 from sklearn.preprocessing import StandardScaler
@@ -18,6 +23,7 @@ from sklearn.utils import check_array
 
 import ldr.data.statistics as statistics
 import ldr.data.validation as validation
+import ldr.objectives._latent as latent
 from ldr.data.validation import check_data
 from ldr.estimators import PCA, PPCA, FactorAnalysis, OrthogonalLDA
 
@@ -47,6 +53,21 @@ ESTIMATORS = {"PCA": PCA, "PPCA": PPCA, "OrthogonalLDA": OrthogonalLDA,
               "FactorAnalysis": FactorAnalysis}
 
 
+def _old_cost_wl_raw(self, W, ell):  # objectives/_latent.py before issue 23's change
+    d, r = W.shape
+    psi = anp.exp(ell)
+    L = W / psi[:, None]
+    Kinv = anp.eye(r) + anp.dot(W.T, L)
+    _, logdet_k = anp.linalg.slogdet(Kinv)
+    trace = anp.sum(self._diag_S / psi) - anp.trace(
+        anp.linalg.solve(Kinv, anp.dot(L.T, anp.dot(self._S_unit, L))))
+    return 0.5 * (d * latent._LOG_2PI + anp.sum(ell) + logdet_k + trace + np.sum(self._log_u2))
+
+
+def _old_cho_inverse(A):
+    return scipy.linalg.cho_solve(scipy.linalg.cho_factor(A), np.eye(A.shape[1]))
+
+
 def _fitted(cls, X, y) -> dict:
     est = cls().fit(X, y)
     out = {k: v for k, v in vars(est).items()
@@ -64,6 +85,8 @@ def test_shortcuts_leave_every_fitted_array_identical(table, name, monkeypatch):
     with monkeypatch.context() as m:  # the paths before issue 23's shortcuts
         m.setattr(validation, "_plain_float64", lambda arr, min_samples: False)
         m.setattr(statistics, "_ADD_AT_ENTRIES", -1)
+        m.setattr(latent, "_cho_inverse", _old_cho_inverse)
+        m.setattr(latent._LatentGaussian, "_cost_wl_raw", _old_cost_wl_raw)
         old = _fitted(ESTIMATORS[name], X, y)
     assert new.keys() == old.keys()
     assert len(new) >= 4
@@ -108,3 +131,15 @@ def test_check_data_shortcut_keeps_the_errors():
         check_data(np.ones((4, 0)))
     with pytest.raises(ValueError, match="largest magnitude"):
         check_data(np.full((3, 2), 1e200))
+
+
+def test_cho_inverse_is_cho_solve_bit_for_bit_and_refuses_as_it_does():
+    rng = np.random.default_rng(3)
+    for r in (1, 2, 5):
+        B = rng.standard_normal((r, r))
+        A = np.eye(r) + B.T @ B * 1e3
+        np.testing.assert_array_equal(latent._cho_inverse(A), _old_cho_inverse(A), strict=True)
+    with pytest.raises(np.linalg.LinAlgError):
+        latent._cho_inverse(np.array([[1.0, 2.0], [2.0, 1.0]]))
+    with pytest.raises(ValueError, match="infs or NaNs"):
+        latent._cho_inverse(np.array([[1.0, np.nan], [np.nan, 1.0]]))
