@@ -29,6 +29,28 @@ def _key(*arrays) -> bytes:
     return b"".join(np.ascontiguousarray(a, dtype=float).tobytes() for a in arrays)
 
 
+_POTRF, _POTRS = scipy.linalg.get_lapack_funcs(("potrf", "potrs"), (np.zeros((1, 1)),))
+
+
+def _cho_inverse(A: np.ndarray) -> np.ndarray:
+    """A⁻¹ of a small symmetric positive definite float64 matrix: ``scipy.linalg.cho_solve(
+    cho_factor(A), I)``'s LAPACK calls (dpotrf, dpotrs) with its checks, without its
+    wrappers' overhead (issue 23: fixed cost per fit).  A LinAlgError where A is not
+    numerically positive definite, as ``cho_factor``."""
+    A = np.asarray_chkfinite(A)
+    c, info = _POTRF(A, lower=False, overwrite_a=False, clean=False)
+    if info > 0:
+        raise np.linalg.LinAlgError(
+            f"{info}-th leading minor of the array is not positive definite")
+    if info < 0:
+        raise ValueError(f"LAPACK reported an illegal value in {-info}-th argument on entry "
+                         "to POTRF")
+    x, info = _POTRS(c, np.eye(A.shape[0]), lower=False, overwrite_b=False)
+    if info != 0:
+        raise ValueError(f"illegal value in {-info}th argument of internal potrs")
+    return x
+
+
 class _LatentGaussian(Objective):
     """Shared core: negative mean log-likelihood of x ~ N(μ, WWᵀ + diag(ψ)).
 
@@ -77,12 +99,15 @@ class _LatentGaussian(Objective):
 
     def _cost_wl_raw(self, W, ell):
         d, r = W.shape
-        psi = anp.exp(ell)
+        # NumPy itself at plain arrays (autograd's wrappers call the same functions, at a
+        # few µs each: issue 23's fixed cost), autograd where it traces the cost
+        xp = np if type(W) is np.ndarray and type(ell) is np.ndarray else anp
+        psi = xp.exp(ell)
         L = W / psi[:, None]
-        Kinv = anp.eye(r) + anp.dot(W.T, L)
-        _, logdet_k = anp.linalg.slogdet(Kinv)
-        trace = anp.sum(self._diag_S / psi) - anp.trace(
-            anp.linalg.solve(Kinv, anp.dot(L.T, anp.dot(self._S_unit, L))))
+        Kinv = xp.eye(r) + xp.dot(W.T, L)
+        _, logdet_k = xp.linalg.slogdet(Kinv)
+        trace = xp.sum(self._diag_S / psi) - xp.trace(
+            xp.linalg.solve(Kinv, xp.dot(L.T, xp.dot(self._S_unit, L))))
         # + Σ log u_j: the cost in the units of the data (Σℓ counts 2 log u_j per feature)
         return 0.5 * (d * _LOG_2PI + anp.sum(ell) + logdet_k + trace + np.sum(self._log_u2))
 
@@ -96,7 +121,7 @@ class _LatentGaussian(Objective):
         L = W * D[:, None]
         Kinv = np.eye(W.shape[1]) + W.T @ L
         try:
-            K = scipy.linalg.cho_solve(scipy.linalg.cho_factor(Kinv), np.eye(W.shape[1]))
+            K = _cho_inverse(Kinv)
         except np.linalg.LinAlgError:  # K⁻¹ = I + WᵀΨ⁻¹W ⪰ I, lost to rounding (ψ_j → 0)
             w, Q = scipy.linalg.eigh(0.5 * (Kinv + Kinv.T))
             K = (Q / np.maximum(w, 1.0)) @ Q.T

@@ -202,7 +202,8 @@ class PPCA(_LatentGaussian):
         d = self.shape[0] if self.noise_variance is not None else self.shape[0][0]
         if self.noise_variance is not None:
             return M, np.full(d, np.log(self.noise_variance) - self._log_unit2)
-        return M[0], M[1][0, 0] * anp.ones(d)
+        ones = np.ones if type(M[1]) is np.ndarray else anp.ones  # anp: where traced
+        return M[0], M[1][0, 0] * ones(d)
 
     # --- oracles (the model in units of c: M is (W/c, ℓ − 2 log c) itself) ------------------
     def cost(self, M):

@@ -146,6 +146,25 @@ def _sym(S: np.ndarray) -> np.ndarray:
     return 0.5 * (S + S.T)
 
 
+#: below this many entries of Y, :func:`_class_sums` adds the rows with ``np.add.at`` (about
+#: 20 µs on a 150×4 table against 250 µs for building the sparse one-hot matrix); above it
+#: ``np.add.at``'s per-row loop is the slower one
+_ADD_AT_ENTRIES = 10_000
+
+
+def _class_sums(Y: np.ndarray, codes: np.ndarray, k: int) -> np.ndarray:
+    """The k×d sums of the rows of ``Y`` in each class (``codes``: each row's class index).
+    Both ways add a class's rows one at a time, in row order, from zero (the sparse one-hot
+    product's CSR loop and ``np.add.at``), so they give the same bits (tested)."""
+    n = Y.shape[0]
+    if Y.size <= _ADD_AT_ENTRIES:
+        out = np.zeros((k, Y.shape[1]))
+        np.add.at(out, codes, Y)
+        return out
+    onehot = scipy.sparse.csr_matrix((np.ones(n), (codes, np.arange(n))), shape=(k, n))
+    return onehot @ Y
+
+
 def chunk_moments(X, y=None, lag: int | None = None, diff: bool = False, name: str = "X",
                   start: int | None = None, y_name: str = "y",
                   width: int | None = None) -> Moments:
@@ -172,9 +191,7 @@ def chunk_moments(X, y=None, lag: int | None = None, diff: bool = False, name: s
                                   return_inverse=True)
         codes = codes.reshape(-1)
         counts = np.bincount(codes, minlength=len(labels)).astype(float)
-        onehot = scipy.sparse.csr_matrix((np.ones(n), (codes, np.arange(n))),
-                                         shape=(len(labels), n))
-        offsets = (onehot @ Y) / counts[:, None]
+        offsets = _class_sums(Y, codes, len(labels)) / counts[:, None]
         Z = Y - offsets[codes]
         out.labels, out.class_counts, out.class_offsets, out.within = (
             labels, counts, offsets, Z.T @ Z)
