@@ -377,6 +377,16 @@ class OrthogonalCCA(_CCABase):
                            + (c / b) * (self._Sb @ Vb)) / s
         return Ha, Hb
 
+    def horizontal(self, M, V):
+        """``V`` less its part along the orbit M → (M_aR, M_bR), R ∈ O(r), which leaves the
+        cost unchanged: the vertical vectors at M are (M_aΩ, M_bΩ), Ω skew, and the part of
+        V along them has Ω = skew(M_aᵀV_a + M_bᵀV_b)/2 (each M orthonormal)."""
+        Ma, Mb = M
+        Va, Vb = V
+        A = Ma.T @ Va + Mb.T @ Vb
+        Om = 0.25 * (A - A.T)
+        return Va - Ma @ Om, Vb - Mb @ Om
+
     def correlation(self, M) -> float:
         """ρ(y_a, y_b) of Eq. 7 for the orthogonal projections: −cost(M), in [−1, 1]."""
         Ma, Mb = _split(M, self.shape)

@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 import pytest
 import statsmodels.api as sm
+from scipy.linalg import expm as scipy_expm
 from sklearn.datasets import load_linnerud
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import StandardScaler
@@ -89,3 +90,53 @@ def test_fewer_components_keep_the_heuristic_start():
     b = OrthogonalCCA(n_components=2, start="heuristic").fit(Xa, Xb)
     np.testing.assert_allclose(a.M_[0], b.M_[0])
     assert a.n_iter_ == b.n_iter_
+
+
+def test_horizontal_removes_exactly_the_directions_of_the_common_rotation():
+    """(M_aΩ, M_bΩ), Ω skew, leaves the cost unchanged to second order along the orbit and is
+    removed entirely; the horizontal part is orthogonal to every such vector; idempotent."""
+    Xa, Xb = _macrodata()
+    obj = OrthogonalCCAObjective(Xa, Xb, 3)
+    geom = Geometry(obj.manifold, obj.shape)
+    rng = np.random.default_rng(0)
+    M = geom.random_point(rng)
+    A = rng.standard_normal((3, 3))
+    Om = A - A.T
+    vertical = (M[0] @ Om, M[1] @ Om)
+    for h in obj.horizontal(M, vertical):
+        assert np.abs(h).max() < 1e-12
+    E = scipy_expm(Om * 1e-3)
+    assert abs(obj.cost((M[0] @ E, M[1] @ E)) - obj.cost(M)) < 1e-14
+    V = geom.project(M, (rng.standard_normal(M[0].shape), rng.standard_normal(M[1].shape)))
+    H = obj.horizontal(M, V)
+    assert abs(np.vdot(H[0], vertical[0]) + np.vdot(H[1], vertical[1])) < 1e-12
+    H2 = obj.horizontal(M, H)
+    np.testing.assert_allclose(H2[0], H[0], atol=1e-14)
+    np.testing.assert_allclose(H2[1], H[1], atol=1e-14)
+
+
+class _WithoutHorizontal(OrthogonalCCAObjective):
+    horizontal = ldr.Objective.horizontal
+
+
+def test_trust_region_on_the_quotient_needs_fewer_iterations_to_the_same_optimum():
+    """macrodata, r = 5 and 2, from the heuristic: the same optimum (1e-10) with the
+    horizontal inner solve and without, and fewer outer iterations with it (measured:
+    r = 5, 18 against 33; r = 2, 15 against 17)."""
+    Xa, Xb = _macrodata()
+    for r in (5, 2):
+        with_h = ldr.solve(OrthogonalCCAObjective(Xa, Xb, r), "trust-region", M0="heuristic")
+        plain = ldr.solve(_WithoutHorizontal(Xa, Xb, r), "trust-region", M0="heuristic")
+        assert with_h.converged and plain.converged
+        assert abs(with_h.cost - plain.cost) < 1e-10
+        assert with_h.n_iter < plain.n_iter
+
+
+def test_one_component_keeps_the_optimal_heuristic_start():
+    """y with one column: r = 1 = d_y, where the first canonical pair (the heuristic) is the
+    optimum; the fit takes no iteration."""
+    Xa, Xb = _macrodata()
+    est = OrthogonalCCA().fit(Xa, Xb[:, 0])
+    assert est.n_iter_ == 0
+    obj = est.objective_
+    assert abs(est.correlation_ - obj.correlation(obj.heuristic())) < 1e-12

@@ -292,9 +292,9 @@ class OrthogonalCCA(_TwoView):
         singular (constant or collinear columns, fewer samples than columns) is fitted in
         the span of its rows (``x_subspace_``, ``y_subspace_``).
     start : None, "heuristic", "random" or a pair of arrays, default None
-        None: with n_components = min(n_features, n_targets) (one view's factor square) the
-        top singular pairs of Σ_xy (the optimum when both factors are square), else the
-        orthonormalized traditional mappings ("heuristic").
+        None: with 1 < n_components = min(n_features, n_targets) (one view's factor square)
+        the top singular pairs of Σ_xy (the optimum when both factors are square), else the
+        orthonormalized traditional mappings ("heuristic"; optimal for n_components = 1).
     solver, tol, max_iter, solver_params, random_state : see
         :class:`ldr.estimators.LinearDR`
 
@@ -350,9 +350,10 @@ class OrthogonalCCA(_TwoView):
 
     def _default_start(self, obj):
         # one square factor (r = min(d_x, d_y), the default n_components): the top-r singular
-        # pairs of Σ_xy, the optimum when both are square (objective's cross_start)
+        # pairs of Σ_xy, the optimum when both are square (objective's cross_start); r = 1
+        # keeps the heuristic, the first canonical pair, which is then optimal
         (dx, r), (dy, _) = obj.shape
-        return obj.cross_start() if r == min(dx, dy) else None
+        return obj.cross_start() if 1 < r == min(dx, dy) else None
 
     def _scores(self, obj, M):
         self.correlation_ = obj.correlation(M)
