@@ -37,6 +37,9 @@ Members (DESIGN.md's table):
                one: the driver solves it first and takes the solver's own start there
                (continuation; WDA: reg × 10)
 ``heuristic()`` the classical eigenvector answer
+``horizontal(M, V)`` the part of a tangent vector orthogonal to the orbit of a symmetry of the
+               cost (a quotient the manifold does not know of); the trust-region inner solve
+               keeps to it (orthogonal CCA: one rotation of both factors)
 ``transform(X, M)`` the method's low-dimensional mapping (default ``X @ M``)
 ``global_gap(M)`` an upper bound on the relative suboptimality ``(f(M) − f*)/|f*|``, 0 exactly at
                a global minimizer, where theory gives one (:func:`ldr.certificate`)
@@ -312,6 +315,13 @@ class Objective:
     def heuristic(self):
         """The classical eigenvector answer (an orthonormal point)."""
         raise NotImplementedError(f"{type(self).__name__} has no heuristic")
+
+    def horizontal(self, M, V):
+        """The part of the tangent vector ``V`` at ``M`` orthogonal to the directions along
+        which the cost is invariant (a symmetry's orbit through M, e.g. a rotation applied
+        to every factor of a product), for a cost declared on a manifold larger than its
+        quotient; the trust-region inner solve keeps to that part."""
+        raise NotImplementedError(f"{type(self).__name__} declares no invariance")
 
     def global_gap(self, M) -> float:
         """Upper bound on ``(f(M) − f*)/|f*|``, 0 exactly at a global minimizer."""

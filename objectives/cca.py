@@ -377,6 +377,16 @@ class OrthogonalCCA(_CCABase):
                            + (c / b) * (self._Sb @ Vb)) / s
         return Ha, Hb
 
+    def horizontal(self, M, V):
+        """``V`` less its part along the orbit M → (M_aR, M_bR), R ∈ O(r), which leaves the
+        cost unchanged: the vertical vectors at M are (M_aΩ, M_bΩ), Ω skew, and the part of
+        V along them has Ω = skew(M_aᵀV_a + M_bᵀV_b)/2 (each M orthonormal)."""
+        Ma, Mb = M
+        Va, Vb = V
+        A = Ma.T @ Va + Mb.T @ Vb
+        Om = 0.25 * (A - A.T)
+        return Va - Ma @ Om, Vb - Mb @ Om
+
     def correlation(self, M) -> float:
         """ρ(y_a, y_b) of Eq. 7 for the orthogonal projections: −cost(M), in [−1, 1]."""
         Ma, Mb = _split(M, self.shape)
@@ -409,6 +419,23 @@ class OrthogonalCCA(_CCABase):
         signs = np.sign(np.sum(Ma * (self.Sab @ Mb), axis=0))
         signs[signs == 0] = 1.0
         return Ma, Mb * signs
+
+    def cross_start(self) -> tuple[np.ndarray, np.ndarray]:
+        """The top-r singular vector pairs of Σ_ab: ``(U_r, V_r)`` with Σ_ab = U S Vᵀ.
+
+        They maximize the numerator tr(M_aᵀΣ_abM_b) over Stiefel × Stiefel (von Neumann's
+        trace inequality).  When a view's factor is square (r = d_a, say), M_a is orthogonal
+        and a = tr(Σ_a) does not depend on it; when both are (r = d_a = d_b), neither
+        denominator term does, so this pair is the global optimum (an orthogonal Procrustes
+        problem, −f = Σ s_i / √(tr Σ_a tr Σ_b)), which no path from :meth:`heuristic` need
+        reach: the product of two O(r) has components that a continuous path cannot leave.
+        With one square factor it is the start the estimator uses (fewer trust-region
+        iterations than :meth:`heuristic` on the two-view tables of ``benchmarks/
+        bench_real.py``, to an optimum at least as good; docs/real_data.rst).
+        """
+        r = self.shape[0][1]
+        U, _, Vt = scipy.linalg.svd(self.Sab, full_matrices=False)
+        return U[:, :r].copy(), Vt[:r].T.copy()
 
     def transform(self, X, M):
         """``(Y_a, Y_b) = ((X_a − mean_a) M_a, (X_b − mean_b) M_b)`` for ``X = (X_a, X_b)``."""

@@ -117,7 +117,8 @@ class _TwoView(OutputMixin, TransformerMixin, BaseEstimator):
                              f"min(n_features, n_targets) = {min(dx, dy)} (X has {dx} "
                              f"features, Y has {dy}{rank}), got {r!r}")
         obj = self._objective_class(X, Y, int(r), reg=self.reg)
-        res = solve_and_warn(self, obj, start_point(self.start, obj))
+        M0 = self._default_start(obj) if self.start is None else None
+        res = solve_and_warn(self, obj, start_point(self.start, obj) if M0 is None else M0)
         Mx, My = (np.asarray(m, dtype=float) for m in res.M)
         U, _, Vt = np.linalg.svd(Mx.T @ self._cross(obj) @ My)
         Mx, My = Mx @ U, My @ Vt.T
@@ -201,6 +202,10 @@ class _TwoView(OutputMixin, TransformerMixin, BaseEstimator):
 
         V64 = V if V.dtype == xp.float64 else xp.astype(V, xp.float64)
         return xp.astype((V64 - put("mean")) @ put("rotations"), V.dtype)
+
+    def _default_start(self, obj):
+        """Hook: the start for ``start=None`` (None: the solver's own default start)."""
+        return None
 
     def _scores(self, obj, M):
         """Hook: scores beyond ``canonical_correlations_`` (none by default)."""
@@ -286,7 +291,11 @@ class OrthogonalCCA(_TwoView):
         Shrinkage of Σ_x and Σ_y towards tr(Σ)/d · I.  With 0, a view whose covariance is
         singular (constant or collinear columns, fewer samples than columns) is fitted in
         the span of its rows (``x_subspace_``, ``y_subspace_``).
-    solver, start, tol, max_iter, solver_params, random_state : see
+    start : None, "heuristic", "random" or a pair of arrays, default None
+        None: with 1 < n_components = min(n_features, n_targets) (one view's factor square)
+        the top singular pairs of Σ_xy (the optimum when both factors are square), else the
+        orthonormalized traditional mappings ("heuristic"; optimal for n_components = 1).
+    solver, tol, max_iter, solver_params, random_state : see
         :class:`ldr.estimators.LinearDR`
 
     Attributes
@@ -338,6 +347,13 @@ class OrthogonalCCA(_TwoView):
 
     def _rotations(self, obj, M):
         return M
+
+    def _default_start(self, obj):
+        # one square factor (r = min(d_x, d_y), the default n_components): the top-r singular
+        # pairs of Σ_xy, the optimum when both are square (objective's cross_start); r = 1
+        # keeps the heuristic, the first canonical pair, which is then optimal
+        (dx, r), (dy, _) = obj.shape
+        return obj.cross_start() if 1 < r == min(dx, dy) else None
 
     def _scores(self, obj, M):
         self.correlation_ = obj.correlation(M)
