@@ -32,7 +32,7 @@ import sklearn  # noqa: E402
 from _array_namespaces import array_api_check_combinations  # noqa: E402
 
 import ldr  # noqa: E402
-from ldr.estimators import PCA, OrthogonalLDA, SupervisedHSIC  # noqa: E402
+from ldr.estimators import PCA, PPCA, FactorAnalysis, OrthogonalLDA, SupervisedHSIC  # noqa: E402
 from ldr.kernels import Custom, Gaussian, Polynomial  # noqa: E402
 
 NAMESPACES = ["array_api_strict",
@@ -294,3 +294,24 @@ def test_scikit_learns_array_api_check_of_supervised_hsic(namespace, device, dty
 
     check_array_api_input("SupervisedHSIC", SupervisedHSIC(2), namespace, device_name=device,
                           dtype_name=dtype, check_values=False)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
+@pytest.mark.parametrize("make, methods", [
+    (lambda: PCA(2), ("transform", "inverse_transform", "score_samples")),
+    (lambda: PPCA(2), ("transform", "score_samples")),
+    (lambda: FactorAnalysis(2), ("transform", "score_samples")),
+])
+def test_every_method_refuses_another_namespace_than_the_fits(wine, make, methods):
+    """scikit-learn's rule for every method that reads X, not only ``transform``: a NumPy
+    array (or another namespace) given to an estimator fitted on a tensor is refused by
+    name (``inverse_transform`` and ``score_samples`` used to convert it)."""
+    X, _ = wine
+    with sklearn.config_context(array_api_dispatch=True):
+        est = make().fit(_as("torch", X))
+        for method in methods:
+            arg = X if method != "inverse_transform" else np.zeros((3, 2))
+            with pytest.raises(ValueError, match=rf"\.{method}\(\) must use the same"):
+                getattr(est, method)(arg)
+            good = _as("torch", arg)
+            assert array_api_compat.is_torch_array(getattr(est, method)(good))

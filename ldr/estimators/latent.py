@@ -51,7 +51,7 @@ class _LatentGaussian(SecondOrderNamespace, LinearDR):
         """Log-likelihood of each row of X under the fitted Gaussian ``N(mean_, WWᵀ + Ψ)``
         (in X's namespace under ``array_api_dispatch``, computed on the host)."""
         check_is_fitted(self, "M_")
-        space = namespace_of(X)
+        space = namespace_of(X, fitted=self, method="score_samples")
         X = validate_data(self, to_numpy(X), reset=False, dtype=np.float64)
         out = self._log_density(X)
         return out if space is None else from_numpy(out, *space)

@@ -226,7 +226,7 @@ class PCA(ProjectionAPI, LinearDR):
         """Back to the feature space: ``X @ components_ + mean_`` (× ``√explained_variance_`` per
         component first when ``whiten``) — exact for data in the principal subspace."""
         check_is_fitted(self, "M_")
-        space = namespace_of(X)
+        space = namespace_of(X, fitted=self, method="inverse_transform")
         X = check_array(to_numpy(X), dtype=[np.float64, np.float32], input_name="X")
         if X.shape[1] != self.n_components_:
             raise ParameterError("X", f"has {X.shape[1]} columns, but {type(self).__name__} has "
@@ -257,7 +257,7 @@ class PCA(ProjectionAPI, LinearDR):
     def score_samples(self, X) -> np.ndarray:
         """Log-likelihood of each row of X under ``N(mean_, get_covariance())``."""
         check_is_fitted(self, "M_")
-        space = namespace_of(X)
+        space = namespace_of(X, fitted=self, method="score_samples")
         X = validate_data(self, to_numpy(X), reset=False, dtype=np.float64)
         Xr = X - fitted_numpy(self, "mean_")
         # a singular covariance (rank-deficient data, all its directions kept) has no
