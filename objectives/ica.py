@@ -241,6 +241,9 @@ class UndercompleteICA(Objective):
     default_solver = "trust-region"
 
     def __init__(self, X, r: int | None, prior="supergaussian"):
+        dtype = getattr(X, "dtype", None)  # the rank is read at the data's own precision:
+        floating = dtype is not None and np.issubdtype(dtype, np.floating)  # float32's
+        eps = np.finfo(dtype if floating else float).eps  # rounding is not a direction
         X = check_data(X, "X", min_samples=2)
         n, d = X.shape
         self.mean_ = X.mean(axis=0)
@@ -250,7 +253,6 @@ class UndercompleteICA(Objective):
         # dropped, the others scaled to unit variance, and the rank read off the singular
         # values of the scaled data (no squared condition number); the scaling is folded
         # back into the whitening map, which is defined up to a rotation anyway
-        eps = np.finfo(float).eps
         sd = Xc.std(axis=0)
         varies = sd > 16 * eps * np.max(np.abs(X), axis=0, initial=0.0)
         _, sv, Vt = scipy.linalg.svd(Xc[:, varies] / (sd[varies] * np.sqrt(n)),

@@ -287,14 +287,12 @@ def test_cuda_tensors_give_cuda_answers(wine, case):
                                        KDAC(2), UndercompleteICA(2), WDAClustering(2)],
                          ids=lambda e: type(e).__name__)
 def test_scikit_learns_array_api_check(estimator, namespace, device, dtype):
-    """scikit-learn's own ``check_array_api_input`` (values compared with NumPy's), but for
-    UndercompleteICA's values in float32: the check's data have rank 8 in 10 features, and
-    rounded to float32 their two null directions keep a variance of rounding size, which the
-    whitening scales up (unmixing entries of 7e7); NumPy's float32 transform of such a map
-    loses every digit to cancellation, the namespace's (in float64, as every namespace
-    ``transform``) does not.  The fitted arrays agree either way."""
+    """scikit-learn's own ``check_array_api_input``, values compared with NumPy's — for
+    UndercompleteICA in float32 too: the check's data have rank 8 in 10 features, which
+    UndercompleteICA now reads at float32's precision (it whitened float32's rounding in the
+    two null directions up to unmixing entries of 7e7, whose NumPy float32 transform had no
+    correct digit)."""
     from sklearn.utils.estimator_checks import check_array_api_input
 
-    values = not (isinstance(estimator, UndercompleteICA) and dtype == "float32")
     check_array_api_input(type(estimator).__name__, estimator, namespace, device_name=device,
-                          dtype_name=dtype, check_values=values)
+                          dtype_name=dtype, check_values=True)

@@ -296,3 +296,21 @@ def test_auto_priors_are_re_evaluated_where_kurtosis_misleads(seed):
     for prior in ("supergaussian", "subgaussian", fobi.priors):
         one = est.UndercompleteICA(2, prior=prior).fit(X)
         assert source_correlations(one.transform(X), S).min() < 0.95
+
+
+def test_float32_data_of_low_rank_keeps_its_rank():
+    """Eight sources mixed into ten float32 columns: the rank is read at float32's precision
+    (8), not float64's — float32's rounding in the two null directions is not a source, and
+    whitening it up gave unmixing entries of about 1e7 and a float32 transform with no
+    correct digit.  The float32 fit finds the float64 fit's sources."""
+    rng = np.random.default_rng(0)
+    X = rng.laplace(size=(300, 8)) @ rng.standard_normal((8, 10))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fit64 = est.UndercompleteICA().fit(X)
+        fit32 = est.UndercompleteICA().fit(X.astype(np.float32))
+    assert fit64.n_components_ == fit32.n_components_ == 8
+    assert fit32.components_.dtype == np.float32
+    assert np.abs(fit32.components_).max() < 10 * np.abs(fit64.components_).max()
+    C = np.corrcoef(fit64.transform(X).T, fit32.transform(X.astype(np.float32)).T)[:8, 8:]
+    assert np.all(np.abs(C).max(axis=1) > 0.999)

@@ -129,9 +129,8 @@ class UndercompleteICA(OutputMixin, TransformerMixin, BaseEstimator):
         the fitted arrays returned to its namespace (:mod:`ldr.estimators._namespace`)."""
         space, X = on_host(X)
         X = validate_data(self, X, dtype=FLOAT_DTYPES, ensure_min_samples=2)
-        dtype = output_dtype(X)  # float32 in, float32 out; computed in float64
-        X = np.asarray(X, dtype=np.float64)
-        r = self.n_components
+        dtype = output_dtype(X)  # float32 in, float32 out; computed in float64 (the
+        r = self.n_components   # objective reads the rank at X's own precision)
         if r is not None:
             r = check_int_components(r, X.shape[1], "n_features")
         try:
