@@ -50,9 +50,11 @@ class ProductRules:
         rest_b = list(fb)
         common, rest_a = [], []
         for f in fa:
-            (common if f in rest_b else rest_a).append(f)
             if f in rest_b:
                 rest_b.remove(f)
+                common.append(f)
+            else:
+                rest_a.append(f)
         if not common or not (rest_a or rest_b):
             return None
         if not rest_a:

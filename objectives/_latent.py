@@ -109,7 +109,7 @@ class _LatentGaussian(Objective):
         trace = xp.sum(self._diag_S / psi) - xp.trace(
             xp.linalg.solve(Kinv, xp.dot(L.T, xp.dot(self._S_unit, L))))
         # + Σ log u_j: the cost in the units of the data (Σℓ counts 2 log u_j per feature)
-        return 0.5 * (d * _LOG_2PI + anp.sum(ell) + logdet_k + trace + np.sum(self._log_u2))
+        return 0.5 * (d * _LOG_2PI + xp.sum(ell) + logdet_k + trace + np.sum(self._log_u2))
 
     def _factors(self, W: np.ndarray, ell: np.ndarray) -> dict:
         """Woodbury factors at (W, ℓ), cached (gradient and Hessian come at one point)."""
