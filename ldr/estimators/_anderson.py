@@ -62,20 +62,29 @@ class SubspaceAnderson:
         return V[:, ::-1][:, :W_in.shape[1]]
 
 
-def alternate(U, dm, round_, max_outer: int, outer_tol: float, acceleration):
-    """Run an alternation from the embedding ``(U, dm)``: ``round_(U, dm, W)`` fits W from
-    the embedding (warm-started at W, None in the first round) and returns ``(W_out, embed,
-    record)`` — ``embed(W)`` the embedding of a subspace, ``record`` the round's entries of
-    ``history_``.  A round's change is sin θ(U, embed(W_out)), its fixed-point residual; the
+def alternate(U, dm, round_, max_outer: int, outer_tol: float, acceleration,
+              inexact: bool = False):
+    """Run an alternation from the embedding ``(U, dm)``: ``round_(U, dm, W, exact)`` fits W
+    from the embedding (warm-started at W, None in the first round) and returns ``(W_out,
+    embed, record)`` — ``embed(W)`` the embedding of a subspace, ``record`` the round's entries
+    of ``history_``.  A round's change is sin θ(U, embed(W_out)), its fixed-point residual; the
     next round starts from W_out or, with ``acceleration="anderson"``, from
-    :class:`SubspaceAnderson`'s proposal.  Returns ``(U, history, rounds, last change)``."""
+    :class:`SubspaceAnderson`'s proposal.
+
+    ``exact`` is True for every round unless ``inexact``; then it is True only once a round's
+    change is within ``outer_tol`` and in round ``max_outer``: an inexact round may take one
+    step of the W-step's fixed-point iteration instead of solving it (the HSIC estimators'
+    ``_alternate``), so that the alternation and the W-step's iteration converge together;
+    the alternation stops only on an exact round within ``outer_tol``.  Returns ``(U,
+    history, rounds, last change)``."""
     if acceleration not in ("anderson", None):
         raise ParameterError("acceleration", f"expected 'anderson' or None, got "
                              f"{acceleration!r}")
     accelerate = SubspaceAnderson() if acceleration == "anderson" else None
-    W, history = None, []
+    W, history, change = None, [], np.inf
     for it in range(1, max_outer + 1):
-        W_out, embed, record = round_(U, dm, W)
+        exact = not inexact or change <= outer_tol or it == max_outer
+        W_out, embed, record = round_(U, dm, W, exact)
         U_out, dm_out = embed(W_out)
         change = sin_largest_angle(U, U_out)
         history.append({"outer": it, **record, "u_change": change})
@@ -85,6 +94,6 @@ def alternate(U, dm, round_, max_outer: int, outer_tol: float, acceleration):
             W_next = accelerate.step(W, W_out)
             U, dm = (U_out, dm_out) if W_next is W_out else embed(W_next)
             W = W_next
-        if change <= outer_tol:
+        if change <= outer_tol and exact:
             break
     return U, history, it, change

@@ -63,6 +63,7 @@ from ldr.kernels import Gaussian, make_kernel, median_distance
 from ldr.kernels.features import check_approximation
 from ldr.kernels.tiles import DEFAULT_MEMORY_BUDGET
 from ldr.objectives.hsic import HSIC, ApproximateHSIC, label_gamma
+from ldr.solvers.ism import minimizing_eigenvectors
 
 #: y_kernel="gaussian" forms Γ densely up to this many rows, a low-rank factor beyond
 GAMMA_DENSE_MAX = 2000
@@ -334,13 +335,20 @@ class _ClusteringHSIC(NamespaceOutput, ClusterMixin, _HSICBase):
             return kernel_embedding(self.kernel_, Z, k, self.center_u, spectral,
                                     self.n_features, seed)
 
-        def round_(U, dm, W):
-            obj, res = self._fit_w(Xs, self._gamma(U, dm, n), W0=W)
+        def round_(U, dm, W, exact):
+            Gamma = self._gamma(U, dm, n)
+            if not exact and (W is not None or self._spectral_start()):
+                W_out, cost = self._ism_step(Xs, Gamma, W)
+                return W_out, lambda M: embed(Xs @ M), {"cost": cost, "w_exact": False}
+            obj, res = self._fit_w(Xs, Gamma, W0=W)
             return (res.M, lambda M: embed(Xs @ M),
-                    {"cost": res.cost, "w_converged": res.converged})
+                    {"cost": res.cost, "w_converged": res.converged, "w_exact": True})
         U, dm = embed(Xs)
+        # one ISM step per round until the alternation settles (module docstring, "Inexact
+        # W-steps"): only with the default solver, whose first stage is ISM, and a fixed q
+        inexact = self.solver is None and not isinstance(self.n_components, str)
         U, history, it, change = alternate(U, dm, round_, self.max_outer, self.outer_tol,
-                                           self.acceleration)
+                                           self.acceleration, inexact)
         self.n_outer_, self.history_, self.n_iter_ = it, history, it
         self.converged_ = converged_alternation(self, change, "U", stacklevel=4)
         self.U_, self.labels_ = U, cluster_rows(U, k, self.random_state)
@@ -348,6 +356,23 @@ class _ClusteringHSIC(NamespaceOutput, ClusterMixin, _HSICBase):
             vars(self).pop(name, None)
         cast_fitted(self, self._dtype)
         return self
+
+    def _spectral_start(self) -> bool:
+        """Whether the W-step starts from ISM's spectral start (``start="heuristic"``)."""
+        return isinstance(self.start, str) and self.start == "heuristic"
+
+    def _ism_step(self, Xs, Gamma, W):
+        """An inexact W-step: one step of ISM (:class:`ldr.solvers.ISM`), W ← the minimizing
+        eigenvectors of Φ(W) — from ISM's spectral start (those of Φ₀) when W is None — and
+        the cost at W (None in that case: no kernel pass is made there).  One pass over the
+        kernel; the exact W-step's fixed points are its fixed points."""
+        q = Xs.shape[1] - 1 if self.n_components is None else self.n_components
+        obj = self._objective(Xs, Gamma, q)
+        if W is None:
+            Phi0 = to_numpy(obj.phi0())
+            return minimizing_eigenvectors(0.5 * (Phi0 + Phi0.T), q)[0], None
+        Phi = to_numpy(obj.phi(W))
+        return minimizing_eigenvectors(0.5 * (Phi + Phi.T), q)[0], float(obj.cost(W))
 
     def fit_predict(self, X, y=None, **kwargs):
         return self.fit(X, y, **kwargs).labels_
