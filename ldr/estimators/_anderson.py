@@ -85,6 +85,13 @@ def alternate(U, dm, round_, max_outer: int, outer_tol: float, acceleration,
     for it in range(1, max_outer + 1):
         exact = not inexact or change <= outer_tol or it == max_outer
         W_out, embed, record = round_(U, dm, W, exact)
+        if not exact and W is not None:  # its residual in W: no U-step at W_out
+            change = sin_largest_angle(W, W_out)
+            history.append({"outer": it, **record, "w_change": change})
+            W_next = W_out if accelerate is None else accelerate.step(W, W_out)
+            W = W_next
+            U, dm = embed(W)
+            continue
         U_out, dm_out = embed(W_out)
         change = sin_largest_angle(U, U_out)
         history.append({"outer": it, **record, "u_change": change})

@@ -60,12 +60,37 @@ def spectral_embedding(K: np.ndarray, k: int, center: bool = False
     if np.any(deg <= 0):
         raise ValueError("kernel matrix has a non-positive degree; use a positive kernel")
     dm = 1.0 / np.sqrt(deg)
+    n = K.shape[0]
+    if n > LANCZOS_MIN and k < n // 4:  # Lanczos: products with L only, L never formed
+
+        def product(V):
+            V = V.reshape(n, -1)
+            if center:
+                V = V - V.mean(axis=0)
+            V = dm[:, None] * (K @ (dm[:, None] * V))
+            return V - V.mean(axis=0) if center else V
+
+        U = lanczos(scipy.sparse.linalg.LinearOperator((n, n), matvec=product,
+                                                       matmat=product, dtype=K.dtype), k)
+        if U is not None:
+            return U, dm
     L = K * dm[:, None]
     L *= dm[None, :]
     if center:
         L -= L.mean(axis=0)
         L -= L.mean(axis=1, keepdims=True)
     return top_eigenvectors(L, k), dm
+
+
+def lanczos(L, k: int) -> np.ndarray | None:
+    """The top-k eigenvectors of the symmetric operator L, largest first, by ARPACK from a
+    seeded start vector; None should it not converge."""
+    v0 = np.random.default_rng(0).standard_normal(L.shape[0])
+    try:
+        w, U = scipy.sparse.linalg.eigsh(L, k=k, which="LA", v0=v0, tol=0.0)
+    except scipy.sparse.linalg.ArpackNoConvergence:
+        return None
+    return U[:, np.argsort(w)[::-1]]
 
 
 def top_eigenvectors(L: np.ndarray, k: int) -> np.ndarray:
@@ -75,13 +100,9 @@ def top_eigenvectors(L: np.ndarray, k: int) -> np.ndarray:
     n = L.shape[0]
     if n > LANCZOS_MIN and k < n // 4:  # L as it is: symmetric to rounding, which Lanczos
         # (products with L only) does not notice
-        v0 = np.random.default_rng(0).standard_normal(n)
-        try:
-            w, U = scipy.sparse.linalg.eigsh(L, k=k, which="LA", v0=v0, tol=0.0)
-        except scipy.sparse.linalg.ArpackNoConvergence:
-            pass
-        else:
-            return U[:, np.argsort(w)[::-1]]
+        U = lanczos(L, k)
+        if U is not None:
+            return U
     _, U = scipy.linalg.eigh(0.5 * (L + L.T), subset_by_index=[n - k, n - 1])
     return U[:, ::-1]
 
@@ -167,10 +188,23 @@ def nystroem_embedding(kernel, Z: np.ndarray, k: int, center: bool, m: int, seed
     return U, dm
 
 
+def dense_route(spectral: str, n: int) -> bool:
+    """Whether the U-step on n rows is the exact (dense n×n) one."""
+    return spectral == "exact" or (spectral == "auto" and n <= DENSE_MAX)
+
+
+def gaussian_sigma(kernel) -> float | None:
+    """σ when ``kernel`` is one Gaussian (weight 1), else None."""
+    terms = kernel.terms()
+    if len(terms) == 1 and terms[0][0] == 1.0 and type(terms[0][1]) is Gaussian:
+        return float(terms[0][1].sigma)
+    return None
+
+
 def kernel_embedding(kernel, Z: np.ndarray, k: int, center: bool, spectral: str, m: int,
                      seed) -> tuple[np.ndarray, np.ndarray]:
     """The U-step on the rows Z = XW: exact or Nyström by ``spectral`` (module docstring)."""
-    if spectral == "exact" or (spectral == "auto" and Z.shape[0] <= DENSE_MAX):
+    if dense_route(spectral, Z.shape[0]):
         return spectral_embedding(gram(kernel, Z), k, center)
     return nystroem_embedding(kernel, Z, k, center, m, seed)
 

@@ -39,13 +39,11 @@ from ldr.data.rows import map_rows
 from ldr.data.validation import check_labels, check_magnitude, is_lazy, refuse_lazy
 from ldr.driver import solve
 from ldr.errors import ParameterError
-from ldr.estimators._anderson import alternate
 from ldr.estimators._base import (
     FLOAT_DTYPES,
     OutputMixin,
     as_output,
     cast_fitted,
-    converged_alternation,
     deprecated_attribute,
     output_dtype,
     preserve_float32,
@@ -55,15 +53,15 @@ from ldr.estimators._base import (
     warn_if_unconverged,
 )
 from ldr.estimators._hsic_namespace import NamespaceOutput, fit_in, namespace_of, to_numpy
+from ldr.estimators._hsic_rounds import fit_alternation
 from ldr.estimators._namespace import answer_in, on_host
 from ldr.estimators._output import validate_data
 from ldr.estimators._solving import w_step_solve_args
-from ldr.estimators._spectral import check_spectral, cluster_rows, gaussian_gamma, kernel_embedding
+from ldr.estimators._spectral import gaussian_gamma
 from ldr.kernels import Gaussian, make_kernel, median_distance
 from ldr.kernels.features import check_approximation
 from ldr.kernels.tiles import DEFAULT_MEMORY_BUDGET
 from ldr.objectives.hsic import HSIC, ApproximateHSIC, label_gamma
-from ldr.solvers.ism import minimizing_eigenvectors
 
 #: y_kernel="gaussian" forms Γ densely up to this many rows, a low-rank factor beyond
 GAMMA_DENSE_MAX = 2000
@@ -325,54 +323,11 @@ class _ClusteringHSIC(NamespaceOutput, ClusterMixin, _HSICBase):
         raise NotImplementedError
 
     def _alternate(self, Xs):
-        n, k = Xs.shape[0], self.n_clusters
-        if not (isinstance(k, numbers.Integral) and 2 <= k < n):
-            raise ParameterError("n_clusters", f"must be an integer in [2, n_samples), got {k!r}")
-        self.kernel_ = self._kernel(Xs)
-        spectral, seed = check_spectral(self.spectral), seed_of(self.random_state)
-
-        def embed(Z):  # the U-step: exact up to 4000 rows, Nyström beyond (_spectral)
-            return kernel_embedding(self.kernel_, Z, k, self.center_u, spectral,
-                                    self.n_features, seed)
-
-        def round_(U, dm, W, exact):
-            Gamma = self._gamma(U, dm, n)
-            if not exact and (W is not None or self._spectral_start()):
-                W_out, cost = self._ism_step(Xs, Gamma, W)
-                return W_out, lambda M: embed(Xs @ M), {"cost": cost, "w_exact": False}
-            obj, res = self._fit_w(Xs, Gamma, W0=W)
-            return (res.M, lambda M: embed(Xs @ M),
-                    {"cost": res.cost, "w_converged": res.converged, "w_exact": True})
-        U, dm = embed(Xs)
-        # one ISM step per round until the alternation settles (module docstring, "Inexact
-        # W-steps"): only with the default solver, whose first stage is ISM, and a fixed q
-        inexact = self.solver is None and not isinstance(self.n_components, str)
-        U, history, it, change = alternate(U, dm, round_, self.max_outer, self.outer_tol,
-                                           self.acceleration, inexact)
-        self.n_outer_, self.history_, self.n_iter_ = it, history, it
-        self.converged_ = converged_alternation(self, change, "U", stacklevel=4)
-        self.U_, self.labels_ = U, cluster_rows(U, k, self.random_state)
-        for name in ("_scores", "_existing"):  # Γ's fixed part (n×m): not kept after the fit
-            vars(self).pop(name, None)
-        cast_fitted(self, self._dtype)
-        return self
+        return fit_alternation(self, Xs)  # W-steps and U-steps (ldr.estimators._hsic_rounds)
 
     def _spectral_start(self) -> bool:
         """Whether the W-step starts from ISM's spectral start (``start="heuristic"``)."""
         return isinstance(self.start, str) and self.start == "heuristic"
-
-    def _ism_step(self, Xs, Gamma, W):
-        """An inexact W-step: one step of ISM (:class:`ldr.solvers.ISM`), W ← the minimizing
-        eigenvectors of Φ(W) — from ISM's spectral start (those of Φ₀) when W is None — and
-        the cost at W (None in that case: no kernel pass is made there).  One pass over the
-        kernel; the exact W-step's fixed points are its fixed points."""
-        q = Xs.shape[1] - 1 if self.n_components is None else self.n_components
-        obj = self._objective(Xs, Gamma, q)
-        if W is None:
-            Phi0 = to_numpy(obj.phi0())
-            return minimizing_eigenvectors(0.5 * (Phi0 + Phi0.T), q)[0], None
-        Phi = to_numpy(obj.phi(W))
-        return minimizing_eigenvectors(0.5 * (Phi + Phi.T), q)[0], float(obj.cost(W))
 
     def fit_predict(self, X, y=None, **kwargs):
         return self.fit(X, y, **kwargs).labels_
