@@ -100,3 +100,16 @@ def test_the_last_round_is_exact_when_max_outer_ends_the_alternation(wine):
     assert [h["w_exact"] for h in est.history_] == [False, False, True]
     assert est.result_.converged and est.M_.shape == (13, 12)
     np.testing.assert_allclose(est.M_.T @ est.M_, np.eye(12), atol=1e-12)
+
+
+def test_rounds_without_the_kept_kernel_are_the_same(wine):
+    """A ``memory_budget`` below 2n² floats keeps no kernel: the inexact rounds' Φ comes from
+    the HSIC objective's row blocks instead of (R1), with the same iterates to rounding."""
+    X, _ = wine
+    kept = UnsupervisedHSIC(n_clusters=3).fit(X)
+    blocks = UnsupervisedHSIC(n_clusters=3, memory_budget=16.0 * X.shape[0] ** 2 - 1).fit(X)
+    assert len(kept.history_) == len(blocks.history_)
+    for a, b in zip(kept.history_[1:], blocks.history_[1:], strict=True):
+        assert a["cost"] == pytest.approx(b["cost"], rel=1e-10)
+    np.testing.assert_array_equal(kept.labels_, blocks.labels_)
+    assert sin_largest_angle(kept.M_, blocks.M_) < 1e-8
