@@ -107,10 +107,11 @@ def log_prior(y, prior: str):
     return _log_cosh(y) - 0.5 * y * y - _HALF_LOG_2PI_E
 
 
-def _prior_derivatives(Y: np.ndarray, sub: np.ndarray, second: bool = True):
+def _prior_derivatives(Y: np.ndarray, sub: np.ndarray, second: bool = True, t=None):
     """g′(Y) and, with ``second``, g″(Y) per column (``sub[k]``: column k has the
-    sub-Gaussian prior); one tanh per entry, each branch only on its own columns."""
-    t = np.tanh(Y)
+    sub-Gaussian prior); one tanh per entry (``t``, when given), each branch only on its own
+    columns."""
+    t = np.tanh(Y) if t is None else t  # read only
     g1 = -t
     if sub.any():
         g1[:, sub] += Y[:, sub]
@@ -286,13 +287,38 @@ class UndercompleteICA(Objective):
         Y = anp.dot(self.Z, M)
         _, logdet = anp.linalg.slogdet(anp.dot(M.T, M))
         sign = np.where(self._sub, 1.0, -1.0)
-        total = (anp.sum(_log_cosh(Y) * sign) - 0.5 * anp.sum(Y * Y * self._sub)
+        if type(M) is np.ndarray:  # not traced: keep e^{−2|y|}, tanh's ingredient (_at)
+            a = np.abs(Y)
+            e = np.exp(-2.0 * a)
+            log_cosh = a + np.log1p(e) - np.log(2.0)  # _log_cosh's arithmetic, unchanged
+            self._point = (M.copy(), Y, e)
+        else:
+            log_cosh = _log_cosh(Y)
+        total = (anp.sum(log_cosh * sign) - 0.5 * anp.sum(Y * Y * self._sub)
                  - self.n_samples_ * np.sum(np.where(self._sub, _HALF_LOG_2PI_E, _LOG_PI)))
         return -0.5 * logdet - total / self.n_samples_
 
+    def _at(self, M) -> tuple[np.ndarray, np.ndarray]:
+        """(Y, tanh Y) with Y = ZM, for the gradient, the Hessian's products and the
+        preconditioner at one iterate: from the cost's e = e^{−2|y|} at the same M when
+        it was the last point costed (tanh |y| = (1 − e)/(1 + e), to a few ulps of
+        np.tanh), else computed, and kept for the next oracle at M."""
+        point = getattr(self, "_point", None)
+        if point is not None and point[0].shape == M.shape and np.array_equal(point[0], M):
+            Y, e = point[1], point[2]
+            if point[3:]:
+                return Y, point[3]
+            t = np.copysign((1.0 - e) / (1.0 + e), Y)
+        else:
+            Y = self.Z @ M
+            t = np.tanh(Y)
+        self._point = (M.copy(), Y, None, t)
+        return Y, t
+
     def egrad(self, M):
         M = np.asarray(M, float)
-        g1, _ = _prior_derivatives(self.Z @ M, self._sub, second=False)
+        Y, t = self._at(M)
+        g1, _ = _prior_derivatives(Y, self._sub, second=False, t=t)
         return -np.linalg.solve(M.T @ M, M.T).T - self.Z.T @ g1 / self.n_samples_
 
     def ehvp(self, M, V):
@@ -311,7 +337,8 @@ class UndercompleteICA(Objective):
         M = np.asarray(M, float)
         Kinv = np.linalg.inv(M.T @ M)
         MK = M @ Kinv
-        g2 = _prior_derivatives(self.Z @ M, self._sub)[1] / self.n_samples_
+        Y, t = self._at(M)
+        g2 = _prior_derivatives(Y, self._sub, t=t)[1] / self.n_samples_
         k, r = self.shape
         switch = k // 4 + 1 if r * k * k <= _HVP_BLOCK_ENTRIES else None
         blocks, calls = None, 0
@@ -322,12 +349,74 @@ class UndercompleteICA(Objective):
             logdet = -V @ Kinv + MK @ (V.T @ M + M.T @ V) @ Kinv
             calls += 1
             if blocks is None and switch is not None and calls > switch:
-                Z = self.Z
-                blocks = np.stack([(Z * g2[:, j, None]).T @ Z for j in range(r)])
+                blocks = self._hessian_blocks(g2)
             if blocks is not None:
                 return logdet - np.matmul(blocks, V.T[:, :, None])[:, :, 0].T
             return logdet - self.Z.T @ (g2 * (self.Z @ V))
         return hvp
+
+    def _hessian_blocks(self, g2: np.ndarray) -> np.ndarray:
+        """The r blocks A_j = Zᵀ diag(g2_j) Z: one product g2ᵀ [z_a z_b]_{a≤b} with the
+        rows' k(k+1)/2 distinct pair products (formed once per objective, where they fit
+        ``_HVP_BLOCK_ENTRIES``; :meth:`release` drops them), else one product per column."""
+        Z = self.Z
+        n, k = Z.shape
+        if n * k * (k + 1) // 2 > _HVP_BLOCK_ENTRIES:
+            return np.stack([(Z * g2[:, j, None]).T @ Z for j in range(g2.shape[1])])
+        a, b = np.triu_indices(k)
+        if getattr(self, "_pairs", None) is None:
+            self._pairs = Z[:, a] * Z[:, b]
+        upper = g2.T @ self._pairs
+        blocks = np.empty((g2.shape[1], k, k))
+        blocks[:, a, b] = upper
+        blocks[:, b, a] = upper
+        return blocks
+
+    def release(self) -> None:
+        """Drop what the oracles keep between calls (the last point's ZM and tanh, the rows'
+        pair products): a fitted estimator holds its objective."""
+        self._point = self._pairs = None
+
+    def preconditioner_at(self, M, floor: float = 1e-2):
+        """``V ↦ P⁻¹V``, P Picard's approximation of the Hessian (Ablin, Cardoso & Gramfort
+        2018) extended to r < k; the trust region preconditions its inner CG with it.
+
+        With V = M E + N F (N an orthonormal basis of span(M)^⊥ in the whitened space) and
+        the sources taken independent, h_k = E[−g″(y_k)], s_k = E[y_k²]: the Hessian's
+        quadratic form is Σ_{l≠k} ½ h_k s_l E_lk² + E_lk E_kl, Σ_k ½ (E[−g″(y_k) y_k²] + 1)
+        E_kk² and, for F, the Schur complement of N's pair in the completed square model
+        (a Gaussian component, −g″ = 1, unit variance), Σ ½ (h_k − 1/s_k) ‖F_k‖²  (Eq. P1).
+        Each 2×2 pair's smallest eigenvalue is lifted to ``floor`` (Picard's rule), so P is
+        positive definite; P⁻¹V = M H̃⁻¹(MᵀV) + (V − M(MᵀM)⁻¹MᵀV) diag(1/c)."""
+        M = np.asarray(M, float)
+        Y, t = self._at(M)
+        k, r = self.shape
+        t2 = t * t
+        neg_g2 = np.where(self._sub, t2, 1.0 - t2)            # −g″(Y) > 0
+        h, s = neg_g2.mean(axis=0), np.mean(Y * Y, axis=0)
+        diag = np.mean(neg_g2 * Y * Y, axis=0) + 1.0
+        A = s[:, None] * h[None, :]                            # A_lk = h_k s_l
+        low = 0.5 * (A + A.T - np.sqrt((A - A.T) ** 2 + 4.0))
+        A = A + np.maximum(floor - low, 0.0)
+        det = A * A.T - 1.0
+        np.fill_diagonal(det, 1.0)
+        if r < k:
+            hs = np.column_stack([h, s])
+            low = 0.5 * (h + s - np.sqrt((h - s) ** 2 + 4.0))
+            hs += np.maximum(floor - low, 0.0)[:, None]
+            c = hs[:, 0] - 1.0 / hs[:, 1]
+            MtM_inv = np.linalg.inv(M.T @ M)
+
+        def solve(V):
+            V = np.asarray(V, float)
+            G = M.T @ V
+            E = (A.T * G - G.T) / det
+            E[np.diag_indices(r)] = np.diag(G) / diag
+            out = M @ E
+            if r < k:
+                out += (V - M @ (MtM_inv @ G)) / c
+            return out
+        return solve
 
     # --- start and mapping --------------------------------------------------------------
     def fobi_matrix(self) -> np.ndarray:
@@ -384,11 +473,13 @@ class UndercompleteICA(Objective):
         """The estimated sources ``(X − mean_) K M`` of every row of ``X``."""
         return (check_new_data(X, self.mean_.shape[0]) - self.mean_) @ (self.whitening_ @ M)
 
-    def log_likelihood(self, M) -> float:
+    def log_likelihood(self, M, cost: float | None = None) -> float:
         """Mean log-likelihood per whitened sample of the completed model (module docstring):
-        −cost(M) − (k − r)(1 + log 2π)/2."""
+        −cost(M) − (k − r)(1 + log 2π)/2 (``cost``: cost(M), where the caller has it)."""
         k, r = self.shape
-        return -float(self.cost(np.asarray(M, float))) - (k - r) * _HALF_LOG_2PI_E
+        if cost is None:
+            cost = self.cost(np.asarray(M, float))
+        return -float(cost) - (k - r) * _HALF_LOG_2PI_E
 
 
 def amari_distance(W, A) -> float:

@@ -165,7 +165,8 @@ class UndercompleteICA(OutputMixin, TransformerMixin, BaseEstimator):
         self.mean_ = obj.mean_.copy()
         self.n_components_ = obj.shape[1]
         self.cost_, self.n_iter_ = float(res.cost), res.n_iter
-        self.log_likelihood_ = obj.log_likelihood(self.M_)
+        self.log_likelihood_ = obj.log_likelihood(self.M_, cost=res.cost)
+        obj.release()
         cast_fitted(self, dtype)
         return answer_in(self, space)
 
