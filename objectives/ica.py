@@ -140,23 +140,38 @@ def best_scales(Y: np.ndarray, sub: np.ndarray, lo: float = -5.0, hi: float = 5.
     |u|, so φ′ increases in t and the minimizer is its root, or the end of the interval where
     φ′ keeps one sign (checked first: such a column ends there at once).  The other columns
     at once: Newton steps on t, kept inside a bracket that each step narrows (bisection when a
-    step leaves it), until each column's step is below ``tol``."""
+    step leaves it), until each column's step is below ``tol``.
+
+    With a = mean(u tanh u), b = mean(u² tanh² u) and q = mean(u²) = e^{2t} mean(y²):
+    mean(u ρ′) = a (super-Gaussian), q − a (sub-Gaussian); mean(u² ρ″) = q − b, resp. b — one
+    tanh and two means per column and step.  The ends are checked exactly only where cheap
+    bounds leave them open: 0 ≤ u tanh u ≤ u² (so mean(u ρ′) ≤ q) and
+    u tanh u ≥ |u| − 0.28 (so mean(u ρ′) ≥ e^t mean|y| − 0.28, resp. q − e^t mean|y|)."""
     Y = np.asarray(Y, dtype=float)
     sub = np.asarray(sub, dtype=bool)
+    y2, y1 = np.mean(Y * Y, axis=0), np.mean(np.abs(Y), axis=0)
 
     def slopes(t, cols):
-        U = Y[:, cols] * np.exp(t)
-        th = np.tanh(U)
+        et = np.exp(t)
+        U = Y[:, cols] * et
+        P = U * np.tanh(U)
+        a, b, q = np.mean(P, axis=0), np.mean(P * P, axis=0), y2[cols] * et * et
         s = sub[cols]
-        rho1 = np.where(s, U - th, th)              # ρ′(u)
-        rho2 = np.where(s, th * th, 1.0 - th * th)  # ρ″(u)
-        return (np.mean(U * rho1, axis=0) - 1.0,
-                np.mean(U * rho1 + U * U * rho2, axis=0))
+        urho1 = np.where(s, q - a, a)
+        return urho1 - 1.0, urho1 + np.where(s, b, q - b)
 
     r = Y.shape[1]
     t = np.zeros(r)
-    at_lo = slopes(np.full(r, lo), np.arange(r))[0] >= 0
-    at_hi = ~at_lo & (slopes(np.full(r, hi), np.arange(r))[0] <= 0)
+    e_lo, e_hi = np.exp(lo), np.exp(hi)
+    open_lo = np.flatnonzero(y2 * e_lo * e_lo >= 0.5)   # else mean(u ρ′) < 1 at lo surely
+    at_lo = np.zeros(r, dtype=bool)
+    if open_lo.size:
+        at_lo[open_lo] = slopes(np.full(open_lo.size, lo), open_lo)[0] >= 0
+    low_bound = np.where(sub, y2 * e_hi * e_hi - e_hi * y1, e_hi * y1 - 0.28)
+    open_hi = np.flatnonzero(~at_lo & (low_bound <= 1.5))  # else φ′ > 0 at hi surely
+    at_hi = np.zeros(r, dtype=bool)
+    if open_hi.size:
+        at_hi[open_hi] = slopes(np.full(open_hi.size, hi), open_hi)[0] <= 0
     t[at_lo], t[at_hi] = lo, hi
     cols = np.flatnonzero(~at_lo & ~at_hi)
     a, b = np.full(cols.size, lo), np.full(cols.size, hi)
@@ -291,7 +306,7 @@ class UndercompleteICA(Objective):
             a = np.abs(Y)
             e = np.exp(-2.0 * a)
             log_cosh = a + np.log1p(e) - np.log(2.0)  # _log_cosh's arithmetic, unchanged
-            self._point = (M.copy(), Y, e)
+            self._point = {"M": M.copy(), "Y": Y, "e": e}
         else:
             log_cosh = _log_cosh(Y)
         total = (anp.sum(log_cosh * sign) - 0.5 * anp.sum(Y * Y * self._sub)
@@ -304,16 +319,22 @@ class UndercompleteICA(Objective):
         it was the last point costed (tanh |y| = (1 − e)/(1 + e), to a few ulps of
         np.tanh), else computed, and kept for the next oracle at M."""
         point = getattr(self, "_point", None)
-        if point is not None and point[0].shape == M.shape and np.array_equal(point[0], M):
-            Y, e = point[1], point[2]
-            if point[3:]:
-                return Y, point[3]
-            t = np.copysign((1.0 - e) / (1.0 + e), Y)
-        else:
-            Y = self.Z @ M
-            t = np.tanh(Y)
-        self._point = (M.copy(), Y, None, t)
-        return Y, t
+        if point is not None and point["M"].shape == M.shape and np.array_equal(point["M"], M):
+            if "t" not in point:
+                e = point.pop("e")
+                point["t"] = np.copysign((1.0 - e) / (1.0 + e), point["Y"])
+            return point["Y"], point["t"]
+        Y = self.Z @ M
+        self._point = {"M": M.copy(), "Y": Y, "t": np.tanh(Y)}
+        return Y, self._point["t"]
+
+    def _g2_at(self, M) -> tuple[np.ndarray, np.ndarray]:
+        """(Y, g″(Y)) at M, g″ kept with ``_at``'s point (the Hessian's products and the
+        preconditioner at one iterate)."""
+        Y, t = self._at(M)
+        if "g2" not in self._point:
+            self._point["g2"] = _prior_derivatives(Y, self._sub, t=t)[1]
+        return Y, self._point["g2"]
 
     def egrad(self, M):
         M = np.asarray(M, float)
@@ -337,8 +358,7 @@ class UndercompleteICA(Objective):
         M = np.asarray(M, float)
         Kinv = np.linalg.inv(M.T @ M)
         MK = M @ Kinv
-        Y, t = self._at(M)
-        g2 = _prior_derivatives(Y, self._sub, t=t)[1] / self.n_samples_
+        g2 = self._g2_at(M)[1] / self.n_samples_
         k, r = self.shape
         switch = k // 4 + 1 if r * k * k <= _HVP_BLOCK_ENTRIES else None
         blocks, calls = None, 0
@@ -389,12 +409,11 @@ class UndercompleteICA(Objective):
         Each 2×2 pair's smallest eigenvalue is lifted to ``floor`` (Picard's rule), so P is
         positive definite; P⁻¹V = M H̃⁻¹(MᵀV) + (V − M(MᵀM)⁻¹MᵀV) diag(1/c)."""
         M = np.asarray(M, float)
-        Y, t = self._at(M)
+        Y, g2 = self._g2_at(M)                                 # −g″(Y) > 0
         k, r = self.shape
-        t2 = t * t
-        neg_g2 = np.where(self._sub, t2, 1.0 - t2)            # −g″(Y) > 0
-        h, s = neg_g2.mean(axis=0), np.mean(Y * Y, axis=0)
-        diag = np.mean(neg_g2 * Y * Y, axis=0) + 1.0
+        Y2 = Y * Y
+        h, s = -g2.mean(axis=0), Y2.mean(axis=0)
+        diag = 1.0 - np.mean(g2 * Y2, axis=0)
         A = s[:, None] * h[None, :]                            # A_lk = h_k s_l
         low = 0.5 * (A + A.T - np.sqrt((A - A.T) ** 2 + 4.0))
         A = A + np.maximum(floor - low, 0.0)
@@ -448,6 +467,7 @@ class UndercompleteICA(Objective):
     def with_priors(self, prior) -> UndercompleteICA:
         """The same whitened data with other priors (no copy of the data)."""
         other = copy.copy(self)
+        other._point = None  # its g″ is the priors' own
         other.priors = check_priors(prior, self.shape[1])
         other._sub = np.array([p == "subgaussian" for p in other.priors])
         return other
@@ -458,12 +478,15 @@ class UndercompleteICA(Objective):
         k = switching_statistic(self.Z @ np.asarray(M, float))
         return tuple("subgaussian" if v < 0 else "supergaussian" for v in k)
 
-    def rescaled(self, M) -> np.ndarray:
-        """M with each column scaled to the best scale of its prior along it (a start for a
-        refit after the priors changed)."""
-        U = np.asarray(M, dtype=float)
-        U = U / np.linalg.norm(U, axis=0)
-        return U * best_scales(self.Z @ U, self._sub)
+    def rescaled(self, M, columns=None) -> np.ndarray:
+        """M with each column (of ``columns``, a boolean mask; all by default) scaled to the
+        best scale of its prior along it, the others as they are (a start for a refit after
+        the priors of ``columns`` changed)."""
+        M = np.array(M, dtype=float)
+        cols = np.ones(M.shape[1], bool) if columns is None else np.asarray(columns, bool)
+        U = M[:, cols] / np.linalg.norm(M[:, cols], axis=0)
+        M[:, cols] = U * best_scales(self.Z @ U, self._sub[cols])
+        return M
 
     def unmixing(self, M) -> np.ndarray:
         """The r×d unmixing matrix W = (K M)ᵀ: sources = ``(X − mean_) @ W.T``."""
