@@ -149,13 +149,14 @@ def best_scales(Y: np.ndarray, sub: np.ndarray, lo: float = -5.0, hi: float = 5.
     u tanh u ≥ |u| − 0.28 (so mean(u ρ′) ≥ e^t mean|y| − 0.28, resp. q − e^t mean|y|)."""
     Y = np.asarray(Y, dtype=float)
     sub = np.asarray(sub, dtype=bool)
-    y2, y1 = np.mean(Y * Y, axis=0), np.mean(np.abs(Y), axis=0)
+    n = Y.shape[0]  # sums / n: np.mean's arithmetic without its Python layer
+    y2, y1 = (Y * Y).sum(axis=0) / n, np.abs(Y).sum(axis=0) / n
 
     def slopes(t, cols):
         et = np.exp(t)
         U = Y[:, cols] * et
         P = U * np.tanh(U)
-        a, b, q = np.mean(P, axis=0), np.mean(P * P, axis=0), y2[cols] * et * et
+        a, b, q = P.sum(axis=0) / n, (P * P).sum(axis=0) / n, y2[cols] * et * et
         s = sub[cols]
         urho1 = np.where(s, q - a, a)
         return urho1 - 1.0, urho1 + np.where(s, b, q - b)
@@ -197,7 +198,9 @@ def switching_statistic(Y: np.ndarray) -> np.ndarray:
     docstring): positive for a source that the super-Gaussian prior fits stably, negative
     for one that needs the sub-Gaussian prior."""
     t = np.tanh(Y)
-    return np.mean(1.0 - t * t, axis=0) * np.mean(Y * Y, axis=0) - np.mean(Y * t, axis=0)
+    n = Y.shape[0]  # sums / n: np.mean's arithmetic without its Python layer
+    return ((1.0 - t * t).sum(axis=0) / n * ((Y * Y).sum(axis=0) / n)
+            - (Y * t).sum(axis=0) / n)
 
 
 def check_priors(prior, r: int) -> tuple[str, ...]:
@@ -412,8 +415,9 @@ class UndercompleteICA(Objective):
         Y, g2 = self._g2_at(M)                                 # −g″(Y) > 0
         k, r = self.shape
         Y2 = Y * Y
-        h, s = -g2.mean(axis=0), Y2.mean(axis=0)
-        diag = 1.0 - np.mean(g2 * Y2, axis=0)
+        n = self.n_samples_
+        h, s = -(g2.sum(axis=0) / n), Y2.sum(axis=0) / n
+        diag = 1.0 - (g2 * Y2).sum(axis=0) / n
         A = s[:, None] * h[None, :]                            # A_lk = h_k s_l
         low = 0.5 * (A + A.T - np.sqrt((A - A.T) ** 2 + 4.0))
         A = A + np.maximum(floor - low, 0.0)
@@ -426,11 +430,13 @@ class UndercompleteICA(Objective):
             c = hs[:, 0] - 1.0 / hs[:, 1]
             MtM_inv = np.linalg.inv(M.T @ M)
 
+        on_diag = np.diag_indices(r)
+
         def solve(V):
             V = np.asarray(V, float)
             G = M.T @ V
             E = (A.T * G - G.T) / det
-            E[np.diag_indices(r)] = np.diag(G) / diag
+            E[on_diag] = G[on_diag] / diag
             out = M @ E
             if r < k:
                 out += (V - M @ (MtM_inv @ G)) / c
