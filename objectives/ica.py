@@ -64,11 +64,16 @@ Gaussian components have κ = 0), so the eigenvectors of its largest eigenvalues
 super-Gaussian sources and those of its smallest at sub-Gaussian ones.  Deterministic, and
 exact when the kurtoses differ; the likelihood then refines it.
 
-Default solver: ``"trust-region"`` — measured on ``make_uica(5000, 10, 4)`` data, 20 seeds,
-from the FOBI start, BLAS on one thread (benchmarks/bench_uica.py, last table): all three
-solvers converge to the same cost (within 5e-16 relative); the trust region in a median of 7
-iterations and 42 ms, gradient descent 30 iterations and 58 ms, conjugate gradient 42 and
-110 ms.
+**Preconditioner** (:meth:`UndercompleteICA.preconditioner_at`): the trust region's inner CG
+is preconditioned with Picard's approximation of the Hessian (Ablin, Cardoso & Gramfort
+2018), extended to r < k (Eq. P1 there); on bench_real's tables it cut the Hessian-vector
+products 1.1–4.6× (docs/real_data.rst).
+
+Default solver: ``"trust-region"`` — measured (before the preconditioner) on
+``make_uica(5000, 10, 4)`` data, 20 seeds, from the FOBI start, BLAS on one thread
+(benchmarks/bench_uica.py, last table): all three solvers converge to the same cost (within
+5e-16 relative); the trust region in a median of 7 iterations and 42 ms, gradient descent 30
+iterations and 58 ms, conjugate gradient 42 and 110 ms.
 """
 
 from __future__ import annotations
