@@ -245,6 +245,8 @@ def _fit(make_est, X, y, supervised, budget) -> tuple[Run, object]:
             model = make_est()
             model.fit(X, y) if supervised else model.fit(X)
             run.seconds = time.perf_counter() - start
+        if run.seconds > budget:  # the alarm's exception swallowed (pymanopt inside POT)
+            raise _Budget()
         run.finished = True
         run.warnings = [str(w.message)[:160] for w in caught
                         if issubclass(w.category, ConvergenceWarning)]
@@ -441,14 +443,16 @@ def _ratio_of(r, key) -> float:
 
 
 def _also_note(r) -> str:
-    """The second counterpart's cells (``Spec.also``) for the note column."""
-    also = r.get("also")
-    if also is None:
-        return ""
-    if not also.finished:
-        return f"[{r['also_label']}: FAIL]"
-    return (f"[{r['also_label']} {_common.fmt_time(also.seconds)}, ratio "
-            f"{_common.fmt_ratio(_ratio_of(r, 'also'))}, score {_cell(also, 'score')}]")
+    """The note's brackets: a failed counterpart's error, the second counterpart's cells."""
+    theirs, also, out = r.get("theirs"), r.get("also"), []
+    if theirs is not None and not theirs.finished:
+        out.append(f"[{r['counterpart']}: {theirs.error[:60]}]")
+    if also is not None and not also.finished:
+        out.append(f"[{r['also_label']}: {also.error[:60]}]")
+    elif also is not None:
+        out.append(f"[{r['also_label']} {_common.fmt_time(also.seconds)}, ratio "
+                   f"{_common.fmt_ratio(_ratio_of(r, 'also'))}, score {_cell(also, 'score')}]")
+    return " ".join(out)
 
 
 def _also_summary(by_method) -> None:
