@@ -214,7 +214,7 @@ SPECS = [
 
 
 # --- running one fit --------------------------------------------------------------------------
-class _Budget(Exception):
+class _Budget(BaseException):  # not caught by a library's `except Exception`
     pass
 
 
