@@ -39,8 +39,15 @@ def _sizes(labels, k):
 
 def test_the_guard_stops_a_collapse_and_says_so():
     X, y = _digits(250, 5)
-    with pytest.warns(ConvergenceWarning, match="stopped the alternation at round 2"):
+    with pytest.warns(ConvergenceWarning, match="stopped the alternation at round 2") as rec:
         model = WDAClustering(n_clusters=5).fit(X)
+    # the warning names the scale reg is small against: the mean squared distance between
+    # the samples projected by WDA step 1 (the subspace a one-round fit returns)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        step1 = WDAClustering(n_clusters=5, max_outer=1, min_cluster_size=1).fit(X).M_
+    spread = 2 * np.sum(np.var((X - X.mean(axis=0)) @ step1, axis=0))
+    assert spread > 1 and f"by WDA step 1 ({spread:.3g})" in str(rec[0].message)
     n_min = model.min_cluster_size_
     assert n_min == 5  # p + 1 = 5 > ⌈0.03 · 250 / 5⌉ = 2
     assert model.stopped_at_ == 2 and not model.converged_ and model.n_outer_ == 2
@@ -113,7 +120,14 @@ def test_a_degenerate_partition_warns():
     np.testing.assert_array_equal(model.tiny_clusters_, np.flatnonzero(sizes < 3))
     assert sizes.max() > 0.9 * len(X)  # genuinely degenerate: one cluster holds almost all
     assert adjusted_rand_score(y, model.labels_) < 0.05
-    assert adjusted_rand_score(y, KMeans(3, n_init=10, random_state=0).fit_predict(X)) > 0.4
+    plain = KMeans(3, n_init=10, random_state=0).fit_predict(X)
+    assert adjusted_rand_score(y, plain) > 0.4
+    # k-means on the data has a cluster of 2 too, of other samples: the rule compares the
+    # samples, not the count (a count would have excused this partition)
+    mine = np.flatnonzero(model.labels_ == model.tiny_clusters_[0])
+    theirs = [np.flatnonzero(plain == c) for c in range(3) if np.sum(plain == c) < 3]
+    assert len(theirs) == len(model.tiny_clusters_) == 1
+    assert set(theirs[0]) != set(mine)
 
 
 def test_min_cluster_size_rule_and_bad_values():
