@@ -10,9 +10,10 @@ standardized features:
 * **fit time** (median of repeats for fits under a second, one BLAS thread) and its **ratio**
   to the counterpart a user would otherwise pick, measured in the same run: scikit-learn's
   ``PCA``, ``LinearDiscriminantAnalysis``, ``NeighborhoodComponentsAnalysis``,
-  ``FactorAnalysis``, ``FastICA``, ``CCA``, ``PLSRegression``, ``SpectralClustering``,
-  ``KMeans``; POT's ``ot.dr.wda`` (where installed) and metric-learn's ``LMNN`` (where
-  installed);
+  ``FactorAnalysis``, ``FastICA``, ``CCA``, ``PLSRegression``, ``SpectralClustering``;
+  POT's ``ot.dr.wda`` (where installed), for WDAClustering the KMeans ↔ ``ot.dr.wda``
+  alternation (``_wda_kmeans.py``; plain ``KMeans`` beside it, ``Spec.also``) and
+  metric-learn's ``LMNN`` (where installed);
 * the **objective** where both optimize one (NCA's Σ p_i; LDA's trace ratio; PCA's variance);
 * **3-NN accuracy**, 5-fold stratified cross-validation of StandardScaler → method → 3-NN
   (supervised and unsupervised projections), or the adjusted Rand index of the clustering
@@ -60,6 +61,7 @@ import ldr.estimators as est
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # `python -P` leaves it out
 import _common  # noqa: E402
 import _tables  # noqa: E402
+import _wda_kmeans  # noqa: E402
 
 #: documented size limits: the method runs on a stratified subsample of this many rows
 LIMITS = {"KernelSDR": 1000, "MDS": 2000, "UnsupervisedHSIC": 1500, "SemiSupervisedHSIC": 1500,
@@ -74,6 +76,9 @@ class Spec:
     kinds: tuple[str, ...]
     make: Callable  # (table) -> estimator at its defaults
     counterpart: Callable | None = None  # (table) -> (label, estimator) or None
+    # the counterpart is set from ldr's fit: counterpart(table, fitted model or None)
+    counterpart_sees_fit: bool = False
+    also: Callable | None = None  # a second counterpart, as counterpart: its own columns
     score: str = "knn"  # "knn", "ari" (clustering) or "none"
     value: Callable | None = None  # (fitted, table, Xs) -> objective value, to compare
     supervised: bool = True
@@ -195,8 +200,8 @@ SPECS = [
          _sk("SpectralClustering", lambda t: {"n_clusters": _n_classes(t), "random_state": 0}),
          score="ari", supervised=False),
     Spec("WDAClustering", ("classes",), lambda t: est.WDAClustering(n_clusters=_n_classes(t)),
-         _sk("KMeans", lambda t: {"n_clusters": _n_classes(t), "random_state": 0}),
-         score="ari", supervised=False),
+         _wda_kmeans.counterpart, counterpart_sees_fit=True, score="ari", supervised=False,
+         also=_sk("KMeans", lambda t: {"n_clusters": _n_classes(t), "random_state": 0})),
     Spec("MAF", ("series",), lambda t: est.MAF(), score="none", supervised=False),
     Spec("SFA", ("series",), lambda t: est.SFA(), score="none", supervised=False),
     Spec("CCA", ("two-view",), lambda t: est.CCA(),
@@ -209,7 +214,7 @@ SPECS = [
 
 
 # --- running one fit --------------------------------------------------------------------------
-class _Budget(Exception):
+class _Budget(BaseException):  # not caught by a library's `except Exception`
     pass
 
 
@@ -240,6 +245,8 @@ def _fit(make_est, X, y, supervised, budget) -> tuple[Run, object]:
             model = make_est()
             model.fit(X, y) if supervised else model.fit(X)
             run.seconds = time.perf_counter() - start
+        if run.seconds > budget:  # the alarm's exception swallowed (pymanopt inside POT)
+            raise _Budget()
         run.finished = True
         run.warnings = [str(w.message)[:160] for w in caught
                         if issubclass(w.category, ConvergenceWarning)]
@@ -324,30 +331,39 @@ def run_one(spec, t, args) -> dict:
             ours.score = adjusted_rand_score(t.y, model.labels_)
         elif args.cv and t.kind == "classes":
             ours.score = _cv_score(lambda: spec.make(t), t, Xs, spec, args.folds)
-    other = spec.counterpart(t) if spec.counterpart is not None else None
-    if other is not None:
-        label, proto = other
-
-        def fresh():
-            try:
-                return clone(proto)
-            except TypeError:
-                return type(proto)(**proto.get_params())
-        theirs, fitted = _timed(fresh, Xs, yfit, supervised and spec.score != "ari",
-                                args.budget, args.repeats)
-        theirs.error = theirs.error or ""
-        row["counterpart"], row["theirs"] = label, theirs
-        if theirs.finished:
-            if spec.value is not None:
-                try:
-                    theirs.value = spec.value(fitted, t, Xs)
-                except Exception:  # noqa: BLE001 - a counterpart without that attribute
-                    pass
-            if spec.score == "ari":
-                theirs.score = adjusted_rand_score(t.y, fitted.labels_)
-            elif args.cv and t.kind == "classes":
-                theirs.score = _cv_score(fresh, t, Xs, spec, args.folds)
+    for key, make_other in (("theirs", spec.counterpart), ("also", spec.also)):
+        if make_other is None:
+            continue
+        sees = key == "theirs" and spec.counterpart_sees_fit
+        other = make_other(t, model) if sees else make_other(t)
+        if other is not None:
+            _counterpart(row, key, other, spec, t, Xs, yfit, supervised, args)
     return row
+
+
+def _counterpart(row, key, other, spec, t, Xs, yfit, supervised, args) -> None:
+    """Fit one counterpart as ldr's estimator was fitted: ``row[key]`` and its label."""
+    label, proto = other
+
+    def fresh():
+        try:
+            return clone(proto)
+        except TypeError:
+            return type(proto)(**proto.get_params())
+    theirs, fitted = _timed(fresh, Xs, yfit, supervised and spec.score != "ari",
+                            args.budget, args.repeats)
+    theirs.error = theirs.error or ""
+    row["counterpart" if key == "theirs" else "also_label"], row[key] = label, theirs
+    if theirs.finished:
+        if spec.value is not None:
+            try:
+                theirs.value = spec.value(fitted, t, Xs)
+            except Exception:  # noqa: BLE001 - a counterpart without that attribute
+                pass
+        if spec.score == "ari":
+            theirs.score = adjusted_rand_score(t.y, fitted.labels_)
+        elif args.cv and t.kind == "classes":
+            theirs.score = _cv_score(fresh, t, Xs, spec, args.folds)
 
 
 # --- report -----------------------------------------------------------------------------------
@@ -379,8 +395,8 @@ def report(rows) -> None:
                           _cell(ours, "seconds"), _cell(theirs, "seconds"),
                           _common.fmt_ratio(ratio), _cell(ours, "value"),
                           _cell(theirs, "value"), _cell(ours, "score"), _cell(theirs, "score"),
-                          (r["note"] + " " + (ours.error or "; ".join(ours.warnings))[:90]
-                           ).strip()])
+                          (r["note"] + " " + _also_note(r) + " " +
+                           (ours.error or "; ".join(ours.warnings))[:90]).strip()])
         _common.print_table(["table (* held out)", "n×d", "done", "conv", "ldr", "other",
                              "ratio", "value", "other's", "score", "other's", "note"], table,
                             left=2)
@@ -410,6 +426,7 @@ def report(rows) -> None:
     _common.print_table(["method", "dev done", "conv", "ratio", "score", "Δscore", "held done",
                          "conv", "ratio", "score", "Δscore", "all done", "conv", "ratio",
                          "score", "Δscore"], summary)
+    _also_summary(by_method)
     flagged = [(r, why) for r in rows for why in [_flags(r)] if why]
     if flagged:
         print("\nfits that warn, fail, take over 3× the counterpart's time or score over 1 point "
@@ -417,6 +434,47 @@ def report(rows) -> None:
         for r, why in flagged:
             print(f"  {r['method']:22s} {r['table'] + ('' if r['development'] else ' *'):22s} "
                   f"{why}")
+
+
+def _ratio_of(r, key) -> float:
+    ours, other = r["ours"], r.get(key)
+    return (ours.seconds / other.seconds if other is not None and ours.finished
+            and other.finished and other.seconds > 0 else math.nan)
+
+
+def _also_note(r) -> str:
+    """The note's brackets: a failed counterpart's error, the second counterpart's cells."""
+    theirs, also, out = r.get("theirs"), r.get("also"), []
+    if theirs is not None and not theirs.finished:
+        out.append(f"[{r['counterpart']}: {theirs.error[:60]}]")
+    if also is not None and not also.finished:
+        out.append(f"[{r['also_label']}: {also.error[:60]}]")
+    elif also is not None:
+        out.append(f"[{r['also_label']} {_common.fmt_time(also.seconds)}, ratio "
+                   f"{_common.fmt_ratio(_ratio_of(r, 'also'))}, score {_cell(also, 'score')}]")
+    return " ".join(out)
+
+
+def _also_summary(by_method) -> None:
+    """Median time ratio and mean score difference against the second counterparts."""
+    lines = []
+    for method, items in by_method.items():
+        if not any(r.get("also") for r in items):
+            continue
+        cells = [method, items[0]["also_label"]]
+        for dev in (True, False, None):
+            part = [r for r in items if dev is None or r["development"] == dev]
+            ratios = [x for x in (_ratio_of(r, "also") for r in part) if math.isfinite(x)]
+            diffs = [r["ours"].score - r["also"].score for r in part if r.get("also")
+                     and math.isfinite(r["ours"].score) and math.isfinite(r["also"].score)]
+            cells += [_common.fmt_ratio(_common.median(ratios)) if ratios else "—",
+                      f"{np.mean(diffs):+.3f}" if diffs else "—"]
+        lines.append(cells)
+    if lines:
+        print("\nagainst the second counterpart (the note's [...]): median time ratio, mean "
+              "score difference (dev | held out | all)")
+        _common.print_table(["method", "counterpart", "dev ratio", "Δscore", "held ratio",
+                             "Δscore", "all ratio", "Δscore"], lines)
 
 
 def _flags(r) -> str:
@@ -459,7 +517,7 @@ def _load(paths) -> list:
         with open(path) as fh:
             for line in fh:
                 r = json.loads(line)
-                for k in ("ours", "theirs"):
+                for k in ("ours", "theirs", "also"):
                     if k in r:
                         r[k] = Run(**r[k])
                 rows.append(r)
@@ -489,7 +547,7 @@ def main(argv=None) -> None:
             scored = {(r["method"], r["table"]): r for r in _load(args.scores)}
             for r in rows:
                 other = scored.get((r["method"], r["table"]))
-                for k in ("ours", "theirs"):
+                for k in ("ours", "theirs", "also"):
                     if other is not None and k in r and k in other:
                         r[k].score = other[k].score
         report(rows)

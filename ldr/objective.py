@@ -40,6 +40,8 @@ Members (DESIGN.md's table):
 ``horizontal(M, V)`` the part of a tangent vector orthogonal to the orbit of a symmetry of the
                cost (a quotient the manifold does not know of); the trust-region inner solve
                keeps to it (orthogonal CCA: one rotation of both factors)
+``preconditioner_at(M)`` ``V ↦ P⁻¹V``, P a positive-definite approximation of the Hessian at M;
+               the trust-region inner solve preconditions with it (undercomplete ICA)
 ``transform(X, M)`` the method's low-dimensional mapping (default ``X @ M``)
 ``global_gap(M)`` an upper bound on the relative suboptimality ``(f(M) − f*)/|f*|``, 0 exactly at
                a global minimizer, where theory gives one (:func:`ldr.certificate`)
@@ -322,6 +324,12 @@ class Objective:
         to every factor of a product), for a cost declared on a manifold larger than its
         quotient; the trust-region inner solve keeps to that part."""
         raise NotImplementedError(f"{type(self).__name__} declares no invariance")
+
+    def preconditioner_at(self, M):
+        """``V ↦ P⁻¹ V`` at ``M``: the inverse of a symmetric positive-definite approximation
+        of the Hessian on the tangent space, with which the trust-region inner solve
+        preconditions its conjugate gradients (its region is then ``‖η‖_P ≤ Δ``)."""
+        raise NotImplementedError(f"{type(self).__name__} has no preconditioner")
 
     def global_gap(self, M) -> float:
         """Upper bound on ``(f(M) − f*)/|f*|``, 0 exactly at a global minimizer."""

@@ -96,8 +96,11 @@ class TrustRegion(Solver):
         r = geom.lincomb(unit, state.grad) if unit != 1.0 else state.grad
         r_r = geom.inner(r, r)
         norm_r0 = math.sqrt(r_r)
-        z_r = r_r
-        delta = geom.lincomb(-1.0, r)
+        precon = (problem.objective.preconditioner_at(M)
+                  if problem.provides("preconditioner_at") else None)
+        z = r if precon is None else precon(r)
+        z_r = r_r if precon is None else geom.inner(z, r)
+        delta = geom.lincomb(-1.0, z)
         e_Pe, e_Pd, d_Pd = 0.0, 0.0, z_r
         max_inner = self.max_inner or geom.dim
         if math.isfinite(state.work_left):  # the run's max_iter counts these products too
@@ -153,9 +156,10 @@ class TrustRegion(Solver):
                                                                self.kappa):
                 stop = "residual small"
                 break
-            z_r_old, z_r = z_r, r_r
+            z = r if precon is None else precon(r)
+            z_r_old, z_r = z_r, (r_r if precon is None else geom.inner(z, r))
             beta = z_r / z_r_old
-            delta = geom.lincomb(-1.0, r, beta, delta)
+            delta = geom.lincomb(-1.0, z, beta, delta)
             e_Pd = beta * (e_Pd + alpha * d_Pd)
             d_Pd = z_r + beta**2 * d_Pd
         if unit != 1.0:

@@ -199,6 +199,36 @@ def test_nca_kernels_against_the_dense_formulas(r, n_per_class, scale):
     assert ldr.check(obj, M, seed=1)
 
 
+@pytest.mark.parametrize("scale", [0.5, 3.0, 25.0])
+def test_nca_small_table_path_equals_the_symmetric_form(scale):
+    """Up to SMALL rows (r < WIDE) the softmax is the plain row-stabilized one with a
+    same-class mask (objectives/_pairwise.py, nca_small): the same p_i, q_i (summed directly:
+    accurate where p_i ≈ 1 at the large scale), nearest rows, objective, gradient and
+    Hessian-vector product as the symmetric form of (P1), and finite differences agree."""
+    from ldr.objectives._pairwise import SMALL
+    X, y = _subsample(load_wine, 20, seed=4)           # 60 rows ≤ SMALL
+    assert len(y) <= SMALL
+    small, general = NCA(X, y, 2), NCA(X, y, 2)
+    general._same = None                                # the symmetric / general dense form
+    rng = np.random.default_rng(5)
+    M, V = scale * rng.standard_normal((13, 2)) / 3, rng.standard_normal((13, 2))
+    a, b = small._state(M), general._state(M)
+    assert "blk" in a and "blk" not in b
+    np.testing.assert_array_equal(a["nearest"], b["nearest"])
+    for key in ("p", "q"):
+        np.testing.assert_allclose(a[key], b[key], rtol=1e-11, atol=1e-250)  # (clip level)
+    assert small.cost(M) == pytest.approx(general.cost(M), rel=1e-13)
+    g = general.egrad(M)
+    np.testing.assert_allclose(small.egrad(M), g, rtol=0, atol=1e-11 * np.abs(g).max())
+    h = general.ehvp(M, V)
+    np.testing.assert_allclose(small.ehvp(M, V), h, rtol=0, atol=1e-10 * np.abs(h).max())
+    if scale < 10:   # at the large scale the derivatives are at rounding level
+        assert ldr.check(small, M, seed=1)
+    # above SMALL rows the symmetric form runs
+    X2, y2 = _subsample(load_breast_cancer, 70)
+    assert NCA(X2, y2, 2)._same is None
+
+
 def test_nca_start_is_scikit_learns_auto_init():
     """scikit-learn's init="auto": LDA's scalings for r <= C − 1, else PCA's components."""
     from sklearn.decomposition import PCA as SkPCA

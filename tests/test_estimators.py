@@ -477,13 +477,16 @@ def test_linear_dr_wraps_a_user_objective():
 def test_wda_clustering_survives_a_singleton_cluster():
     # two blobs and one far outlier: k-means with three clusters isolates the outlier, which
     # joins the nearest cluster for the WDA step (a class needs two samples for its plan); the
-    # labels keep it, a cluster below min_cluster_size, and the fit says so
+    # labels keep it, a cluster below min_cluster_size (tiny_clusters_), but not a degenerate
+    # partition: k-means on the data isolates the same sample, so the fit does not warn
     rng = np.random.default_rng(0)
     X = np.vstack([rng.normal(0, 0.3, (30, 4)), rng.normal(3, 0.3, (30, 4)), [[40, 40, 0, 0]]])
     model = est.WDAClustering(n_clusters=3, n_components=2, max_outer=3)
-    with pytest.warns(ConvergenceWarning, match="degenerate partition"):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
         labels = model.fit_predict(X)
-    assert sorted(np.bincount(labels)) == [1, 30, 30] and model.degenerate_
+    assert sorted(np.bincount(labels)) == [1, 30, 30] and not model.degenerate_
+    np.testing.assert_array_equal(model.tiny_clusters_, [labels[60]])
 
 
 @pytest.mark.parametrize("bad", ["seed", -1, 2.5, True])

@@ -314,3 +314,74 @@ def test_float32_data_of_low_rank_keeps_its_rank():
     assert np.abs(fit32.components_).max() < 10 * np.abs(fit64.components_).max()
     C = np.corrcoef(fit64.transform(X).T, fit32.transform(X.astype(np.float32)).T)[:8, 8:]
     assert np.all(np.abs(C).max(axis=1) > 0.999)
+
+
+def _square_sources(n, seed):
+    rng = np.random.default_rng(seed)
+    S = np.column_stack([rng.laplace(size=n), rng.laplace(size=n), rng.uniform(-1, 1, n),
+                         rng.standard_t(5, size=n)])
+    return S @ rng.standard_normal((4, 4))
+
+
+@pytest.mark.parametrize("case", ["square", "undercomplete"])
+def test_preconditioner_approximates_the_hessian_at_the_optimum(case):
+    """preconditioner_at (Picard's approximation, extended to r < k): at the fitted point of
+    independent sources it inverts the Hessian to within 15% (a wrong pair term, transpose
+    or Schur complement is off by O(1)); elsewhere it is symmetric positive definite."""
+    X = (_square_sources(20_000, 1) if case == "square"
+         else ldr.datasets.make_uica(20_000, 8, 3, sources="mixed", seed=0)[0])
+    ica = est.UndercompleteICA(n_components=None if case == "square" else 3).fit(X)
+    obj, M = ica.objective_, ica.M_
+    hvp, solve = obj.ehvp_at(M), obj.preconditioner_at(M)
+    rng = np.random.default_rng(0)
+    for _ in range(4):
+        V = rng.standard_normal(M.shape)
+        assert np.linalg.norm(solve(hvp(V)) - V) <= 0.15 * np.linalg.norm(V)
+    P = obj.preconditioner_at(obj.heuristic() + 0.3 * rng.standard_normal(M.shape))
+    U, V = rng.standard_normal((2, *M.shape))
+    assert np.sum(U * P(V)) == pytest.approx(np.sum(P(U) * V), rel=1e-10)
+    assert np.sum(V * P(V)) > 0 and np.sum(U * P(U)) > 0
+
+
+def test_preconditioned_trust_region_reaches_the_unpreconditioned_optimum():
+    """The trust region with the preconditioner (the default) and without it converge to the
+    same point from the FOBI start (solver against solver)."""
+    X = ldr.datasets.make_uica(3000, 10, 4, sources="mixed", seed=7)[0]
+    obj = UndercompleteICA(X, 4, prior="auto")
+    plain = obj.with_priors(obj.priors)
+    plain.preconditioner_at = None  # provides("preconditioner_at") is False
+    with_p = ldr.solve(obj, "trust-region", M0="heuristic", gtol=1e-11)
+    without = ldr.solve(plain, "trust-region", M0="heuristic", gtol=1e-11)
+    assert with_p.converged and without.converged
+    assert with_p.counts["hvp"] < without.counts["hvp"]
+    np.testing.assert_allclose(with_p.M, without.M, atol=1e-8)
+
+
+def test_oracles_share_one_point_and_not_across_points_or_priors():
+    """The gradient and Hessian products after a cost at M (tanh from the cost's e^{−2|y|})
+    equal those of a fresh objective; a cost at another point or other priors is not
+    reused."""
+    X = ldr.datasets.make_uica(500, 6, 3, sources="mixed", seed=1)[0]
+    pri = ["supergaussian", "subgaussian", "supergaussian"]
+    obj, fresh = UndercompleteICA(X, 3, prior=pri), UndercompleteICA(X, 3, prior=pri)
+    rng = np.random.default_rng(2)
+    M, M2, V = (obj.heuristic() + 0.3 * rng.standard_normal(obj.shape) for _ in range(3))
+    auto = ldr.objective(fresh.cost, shape=fresh.shape, manifold="euclidean")
+    obj.cost(M)
+    np.testing.assert_allclose(obj.egrad(M), auto.egrad(M), rtol=1e-11, atol=1e-13)
+    np.testing.assert_allclose(obj.ehvp(M, V), auto.ehvp(M, V), rtol=1e-9, atol=1e-11)
+    obj.cost(M2)
+    np.testing.assert_allclose(obj.egrad(M), fresh.egrad(M), rtol=1e-11, atol=1e-13)
+    other = obj.with_priors(["subgaussian"] * 3)
+    auto_other = ldr.objective(UndercompleteICA(X, 3, prior="subgaussian").cost,
+                               shape=obj.shape, manifold="euclidean")
+    np.testing.assert_allclose(other.ehvp(M, V), auto_other.ehvp(M, V), rtol=1e-9, atol=1e-11)
+
+
+def test_rescaled_touches_only_the_columns_asked():
+    X = ldr.datasets.make_uica(800, 6, 3, sources="mixed", seed=3)[0]
+    obj = UndercompleteICA(X, 3, prior=["supergaussian", "subgaussian", "supergaussian"])
+    M = obj.heuristic() * np.array([2.0, 0.5, 3.0])
+    out = obj.rescaled(M, [False, True, False])
+    np.testing.assert_array_equal(out[:, [0, 2]], M[:, [0, 2]])
+    np.testing.assert_allclose(out[:, 1], obj.rescaled(M)[:, 1], rtol=1e-12)

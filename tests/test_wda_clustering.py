@@ -39,8 +39,15 @@ def _sizes(labels, k):
 
 def test_the_guard_stops_a_collapse_and_says_so():
     X, y = _digits(250, 5)
-    with pytest.warns(ConvergenceWarning, match="stopped the alternation at round 2"):
+    with pytest.warns(ConvergenceWarning, match="stopped the alternation at round 2") as rec:
         model = WDAClustering(n_clusters=5).fit(X)
+    # the warning names the scale reg is small against: the mean squared distance between
+    # the samples projected by WDA step 1 (the subspace a one-round fit returns)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        step1 = WDAClustering(n_clusters=5, max_outer=1, min_cluster_size=1).fit(X).M_
+    spread = 2 * np.sum(np.var((X - X.mean(axis=0)) @ step1, axis=0))
+    assert spread > 1 and f"by WDA step 1 ({spread:.3g})" in str(rec[0].message)
     n_min = model.min_cluster_size_
     assert n_min == 5  # p + 1 = 5 > ⌈0.03 · 250 / 5⌉ = 2
     assert model.stopped_at_ == 2 and not model.converged_ and model.n_outer_ == 2
@@ -66,16 +73,20 @@ def test_the_guard_counts_tiny_clusters():
     """Eight clusters of six digit classes: k-means in the start subspace already isolates 4
     samples, WDA's step then makes five tiny clusters; the guard stops there (a rule that
     waited for a round without tiny clusters let the alternation go on to 291 of 300 samples
-    in one cluster, ARI 0.001).  The returned partition keeps its cluster of 4, and says so."""
+    in one cluster, ARI 0.001).  The returned partition keeps its cluster of 4, which k-means
+    on the data isolates as well: the data's outliers, listed in ``tiny_clusters_`` but not a
+    degenerate partition (the guard's warning says what went wrong)."""
     X, y = _digits(300, 6)
     with pytest.warns(ConvergenceWarning) as record:
         model = WDAClustering(n_clusters=8).fit(X)
     messages = " ".join(str(w.message) for w in record)
-    assert "stopped the alternation at round 2" in messages and "degenerate" in messages
+    assert "stopped the alternation at round 2" in messages and "degenerate" not in messages
     assert model.min_cluster_size_ == 8  # p + 1
     assert model.stopped_at_ == 2
     assert 0 < model.history_[0]["tiny_clusters"] < model.history_[1]["tiny_clusters"]
-    assert model.degenerate_ and len(model.tiny_clusters_) == 1
+    assert not model.degenerate_ and len(model.tiny_clusters_) == 1
+    plain = KMeans(8, n_init=10, random_state=0).fit_predict(X)
+    assert _sizes(plain, 8).min() < model.min_cluster_size_
     assert adjusted_rand_score(y, model.labels_) >= 0.7
 
 
@@ -109,7 +120,14 @@ def test_a_degenerate_partition_warns():
     np.testing.assert_array_equal(model.tiny_clusters_, np.flatnonzero(sizes < 3))
     assert sizes.max() > 0.9 * len(X)  # genuinely degenerate: one cluster holds almost all
     assert adjusted_rand_score(y, model.labels_) < 0.05
-    assert adjusted_rand_score(y, KMeans(3, n_init=10, random_state=0).fit_predict(X)) > 0.4
+    plain = KMeans(3, n_init=10, random_state=0).fit_predict(X)
+    assert adjusted_rand_score(y, plain) > 0.4
+    # k-means on the data has a cluster of 2 too, of other samples: the rule compares the
+    # samples, not the count (a count would have excused this partition)
+    mine = np.flatnonzero(model.labels_ == model.tiny_clusters_[0])
+    theirs = [np.flatnonzero(plain == c) for c in range(3) if np.sum(plain == c) < 3]
+    assert len(theirs) == len(model.tiny_clusters_) == 1
+    assert set(theirs[0]) != set(mine)
 
 
 def test_min_cluster_size_rule_and_bad_values():
@@ -124,3 +142,25 @@ def test_min_cluster_size_rule_and_bad_values():
         with pytest.raises(ParameterError, match="min_cluster_size") as info:
             WDAClustering(n_clusters=3, min_cluster_size=bad).fit(X)
         assert info.value.param == "min_cluster_size"
+
+
+def test_the_datas_own_outliers_are_no_degenerate_partition():
+    """statsmodels' grunfeld (bench_real's grunfeld/firm): 220 firm-years, 11 firms.  General
+    Motors' 1953 and 1954 (investment 1304 and 1487; the next largest 891) form a cluster of 2,
+    below min_cluster_size = p + 1 = 4, for WDAClustering and for k-means on the data alike.
+    The fit used to call that a degenerate partition (a ConvergenceWarning advising to compare
+    with k-means, which gives the same); it lists the cluster in ``tiny_clusters_`` and does
+    not warn."""
+    sm = pytest.importorskip("statsmodels.datasets.grunfeld")
+    frame = sm.load_pandas().data.dropna()
+    X = StandardScaler().fit_transform(frame.drop(columns=["firm"]).to_numpy(dtype=float))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        model = WDAClustering(n_clusters=11).fit(X)
+    assert model.converged_ and not model.degenerate_ and model.min_cluster_size_ == 4
+    assert len(model.tiny_clusters_) == 1
+    tiny = np.flatnonzero(model.labels_ == model.tiny_clusters_[0])
+    assert frame["firm"].iloc[tiny].tolist() == ["General Motors"] * 2
+    assert sorted(frame["year"].iloc[tiny].tolist()) == [1953, 1954]
+    plain = KMeans(11, n_init=10, random_state=0).fit_predict(X)
+    assert set(np.flatnonzero(plain == plain[tiny[0]])) == set(tiny)

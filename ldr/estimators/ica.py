@@ -165,7 +165,8 @@ class UndercompleteICA(OutputMixin, TransformerMixin, BaseEstimator):
         self.mean_ = obj.mean_.copy()
         self.n_components_ = obj.shape[1]
         self.cost_, self.n_iter_ = float(res.cost), res.n_iter
-        self.log_likelihood_ = obj.log_likelihood(self.M_)
+        self.log_likelihood_ = obj.log_likelihood(self.M_, cost=res.cost)
+        obj.release()
         cast_fitted(self, dtype)
         return answer_in(self, space)
 
@@ -173,13 +174,14 @@ class UndercompleteICA(OutputMixin, TransformerMixin, BaseEstimator):
     def _switch(obj, M, rounds: int):
         """``(objective, point, rounds)`` with the priors the sources at ``M`` prefer
         (:meth:`~ldr.objectives.UndercompleteICA.preferred_priors`): the same objective and
-        point when they already have them, else the objective with those priors and M's
-        columns rescaled for them, one more round."""
+        point when they already have them, else the objective with those priors and the
+        columns whose prior changed rescaled for it, one more round."""
         wanted = obj.preferred_priors(M)
         if wanted == obj.priors:
             return obj, M, rounds
+        changed = [a != b for a, b in zip(wanted, obj.priors)]
         obj = obj.with_priors(wanted)
-        return obj, obj.rescaled(M), rounds + 1
+        return obj, obj.rescaled(M, changed), rounds + 1
 
     def transform(self, X) -> np.ndarray:
         """The estimated sources ``(X − mean_) @ components_.T`` (in X's namespace, on its
