@@ -301,7 +301,7 @@ class UndercompleteICA(Objective):
         Each 2×2 pair's smallest eigenvalue is lifted to ``floor`` (Picard's rule), so P is
         positive definite; P⁻¹V = M H̃⁻¹(MᵀV) + (V − M(MᵀM)⁻¹MᵀV) diag(1/c)."""
         M = np.asarray(M, float)
-        Y, g2 = self._g2_at(M)                                 # −g″(Y) > 0
+        Y, g2 = self._g2_at(M)                 # g2 = g″(Y) ≤ 0 (both priors), h = −E g″
         k, r = self.shape
         Y2 = Y * Y
         n = self.n_samples_
