@@ -170,11 +170,7 @@ def nca_small(U: np.ndarray, same: np.ndarray) -> dict:
     p_i = Σ_{j: z_j = z_i} K_ij / s_i and q_i = Σ_{j: z_j ≠ z_i} K_ij / s_i (q summed directly,
     as in (P1)); ``same`` is the same-class mask as 0/1 floats (:func:`same_class_mask`)."""
     n = U.shape[0]
-    sq = np.einsum("ij,ij->i", U, U)
-    K = U @ U.T
-    K *= -2.0
-    K += sq
-    K += sq[:, None]
+    K = _strip(U, np.einsum("ij,ij->i", U, U), 0, n, 0, np.empty((n, n)))   # D
     K.flat[:: n + 1] = np.inf
     nearest = K.argmin(axis=1)
     K -= K[np.arange(n), nearest][:, None]
