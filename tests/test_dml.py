@@ -423,3 +423,24 @@ def test_nca_calm_share_grows_the_cap_despite_a_few_changed_hits(monkeypatch):
     assert model.objective_value_ >= f_sk * (1 - 1e-9)
     caps = [row["max_step"] for row in model.result_.trace if row.get("max_step")]
     assert max(caps) > NCA_MAX_STEP
+
+
+def test_nca_annealing_cap_stops_doubling_at_max_cap():
+    """The annealing's cap doubles with every calm step past NCA_QUIET, but not past
+    ``_Annealed.max_cap`` (it grew past 1e186 on long calm runs).  Every step here is calm
+    (the hits never change) and the run never saturates, so the cap would reach
+    0.03 · 2⁵⁵ without the bound; the iterates are those of the unbounded cap while it is
+    below the bound (the bound binds no step of these runs)."""
+    from ldr.estimators.dml import _Annealed
+
+    X, y = load_iris(return_X_y=True)
+    obj = NCA(StandardScaler().fit_transform(X), y, 2)
+    hits = np.zeros(X.shape[0], dtype=bool)
+    solver = _Annealed(lambda M: hits, lambda M: np.inf, 0.03, 5)
+    res = ldr.solve(obj, solver, M0="heuristic", gtol=0.0, xtol=0.0, max_iter=60)
+    caps = res.trace["max_step"][1:]
+    assert res.n_iter == 60
+    assert np.all(caps <= _Annealed.max_cap)
+    assert np.count_nonzero(caps == _Annealed.max_cap) > 10
+    grown = caps[3:22]   # calm from the first step: doubling from the fifth, up to the bound
+    assert np.allclose(grown[1:] / grown[:-1], 2.0)

@@ -68,9 +68,10 @@ class _Annealed(LBFGS):
     (:meth:`ldr.objectives.NCA.nearest_hits`) says which samples' nearest other sample in
     the embedding is of their class.  After ``quiet`` steps in a row that left it unchanged
     — *calm* steps, which change the hits of at most ``calm_share`` · n samples — the cap
-    doubles with every further such step, and falls back to ``base`` at the first step that
-    changes more.  Then, after ``2 · quiet`` steps in a row that changed no hit at all (the
-    structure has survived ``quiet`` steps of the growing cap) and once ``undecided(M)``
+    doubles with every further such step (up to ``max_cap``), and falls back to ``base`` at
+    the first step that changes more.  Then, after ``2 · quiet`` steps in a row that changed
+    no hit at all (the structure has survived ``quiet`` steps of the growing cap) and once
+    ``undecided(M)``
     (Σ_i min(p_i, 1 − p_i), :meth:`ldr.objectives.NCA.undecided`) is at most ``saturate``,
     only the scale is left to grow (the supremum lies at ‖L‖ → ∞): the run moves along the
     ray, M ← 2^k M for the k that maximizes Σ_i p_i (cost evaluations only), and stops there
@@ -81,6 +82,11 @@ class _Annealed(LBFGS):
 
     #: doublings tried along the ray at most (2³⁰: far past any p_ij's saturation)
     max_doublings = 30
+    #: the cap stops doubling here: a step of 10⁴ · ‖M‖ is longer than any a line search of
+    #: these runs takes (the longest seen on the benchmark tables was under 10 · ‖M‖), so
+    #: the bound changes no iterate; without it the trace's ``max_step`` grew past 1e186
+    #: over a long run of calm steps (randhie/health with the plateau rule off)
+    max_cap = 1e4
 
     def __init__(self, hits, undecided, base: float = 0.03, quiet: int = 5,
                  saturate: float = 0.5, calm_share: float = 0.0):
@@ -108,7 +114,8 @@ class _Annealed(LBFGS):
         changed = int(np.count_nonzero(hits != mem["hits"]))
         calm = mem["calm"] + 1 if changed <= self.calm_share * hits.size else 0
         still = mem.get("still", 0) + 1 if changed == 0 else 0   # the stop: none changed
-        cap = self.max_step if calm == 0 else mem["cap"] * (2.0 if calm >= self.quiet else 1.0)
+        cap = self.max_step if calm == 0 else min(
+            mem["cap"] * (2.0 if calm >= self.quiet else 1.0), self.max_cap)
         new.memory.update(cap=cap, calm=calm, still=still, hits=hits)
         new.info["max_step"] = cap
         if still >= 2 * self.quiet and self.undecided(new.M) <= self.saturate:
