@@ -71,8 +71,8 @@ class _Annealed(LBFGS):
     doubles with every further such step (up to ``max_cap``), and falls back to ``base`` at
     the first step that changes more.  Then, after ``2 · quiet`` steps in a row that changed
     no hit at all (the structure has survived ``quiet`` steps of the growing cap) and once
-    ``undecided(M)``
-    (Σ_i min(p_i, 1 − p_i), :meth:`ldr.objectives.NCA.undecided`) is at most ``saturate``,
+    ``undecided(M)`` (Σ_i min(p_i, 1 − p_i), :meth:`ldr.objectives.NCA.undecided`) is at
+    most ``saturate``,
     only the scale is left to grow (the supremum lies at ‖L‖ → ∞): the run moves along the
     ray, M ← 2^k M for the k that maximizes Σ_i p_i (cost evaluations only), and stops there
     ("saturated", a cost-change stop: converged only within 1e3 · gtol · scale of a critical
