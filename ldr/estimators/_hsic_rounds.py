@@ -40,6 +40,7 @@ from ldr.estimators._anderson import alternate
 from ldr.estimators._base import cast_fitted, converged_alternation, seed_of
 from ldr.estimators._hsic_namespace import to_numpy
 from ldr.estimators._spectral import (
+    SYMMETRIC_BLOCK,
     check_spectral,
     cluster_rows,
     dense_route,
@@ -53,12 +54,34 @@ from ldr.solvers.ism import minimizing_eigenvectors
 
 def phi_from_gram(K: np.ndarray, X: np.ndarray, Gamma, sigma: float
                   ) -> tuple[np.ndarray, float]:
-    """(R1): Φ(W) and the cost from the Gaussian kernel K = K_XW and Γ = F diag(s) Fᵀ."""
+    """(R1): Φ(W) and the cost from the Gaussian kernel K = K_XW and Γ = F diag(s) Fᵀ.
+
+    A = Γ ⊙ K is symmetric, so only its blocks on and above the diagonal are formed, a block
+    of rows R at a time (in cache): with P_R = A_{R,≥R} [X_{≥R} 1] and S = Σ_R X_Rᵀ P_R,
+    XᵀAX = S + Sᵀ − Σ_R X_Rᵀ A_RR X_R, and the degree A1 is P's last column plus the column
+    sums of the blocks right of the diagonal."""
     F, s = Gamma
-    A = (F * s) @ F.T
-    A *= K
-    Phi = (X.T @ (A.sum(axis=1)[:, None] * X) - X.T @ (A @ X)) / sigma**2
-    return 0.5 * (Phi + Phi.T), -float(A.sum())
+    Fs = F * s
+    n, d = X.shape
+    B1 = np.hstack([X, np.ones((n, 1))])
+    deg = np.zeros(n)
+    S = np.zeros((d, d))
+    diagonal = np.zeros((d, d))
+    buf = np.empty((SYMMETRIC_BLOCK, n))
+    out = np.empty((SYMMETRIC_BLOCK, d + 1))
+    for i in range(0, n, SYMMETRIC_BLOCK):
+        j = min(i + SYMMETRIC_BLOCK, n)
+        A, P = buf[:j - i, :n - i], out[:j - i]
+        np.matmul(Fs[i:j], F[i:].T, out=A)
+        A *= K[i:j, i:]
+        np.matmul(A, B1[i:], out=P)
+        deg[i:j] += P[:, -1]
+        deg[j:] += A[:, j - i:].sum(axis=0)
+        S += X[i:j].T @ P[:, :-1]
+        diagonal += X[i:j].T @ (A[:, :j - i] @ X[i:j])
+    XAX = S + S.T - diagonal
+    Phi = (X.T @ (deg[:, None] * X) - XAX) / sigma**2
+    return 0.5 * (Phi + Phi.T), -float(deg.sum())
 
 
 def fit_alternation(est, Xs):
@@ -83,11 +106,17 @@ def fit_alternation(est, Xs):
         return kernel_embedding(est.kernel_, Xs @ W, k, est.center_u, spectral,
                                 est.n_features, seed)
 
+    def from_kept(Gamma, W):
+        """(Φ, cost) at W by (R1) when W is the kept kernel's, else None."""
+        if W is not None and kept.get("W") is W and isinstance(Gamma, tuple):
+            return phi_from_gram(kept["K"], Xs, Gamma, sigma)
+        return None
+
     def ism_step(Gamma, W):
         """One ISM step from W (from Φ₀'s minimizing eigenvectors when W is None: ISM's
         spectral start, no kernel pass) and the cost at W (None at the start)."""
-        if W is not None and kept.get("W") is W and isinstance(Gamma, tuple):
-            Phi, cost = phi_from_gram(kept["K"], Xs, Gamma, sigma)
+        if (known := from_kept(Gamma, W)) is not None:
+            Phi, cost = known
         else:
             obj = est._objective(Xs, Gamma, q)
             if W is None:
@@ -101,7 +130,8 @@ def fit_alternation(est, Xs):
         if not exact and (W is not None or est._spectral_start()):
             W_out, cost = ism_step(Gamma, W)
             return W_out, embed, {"cost": cost, "w_exact": False}
-        obj, res = est._fit_w(Xs, Gamma, W0=W)
+        known = from_kept(Gamma, W)  # the exact W-step's first pass, from the kept kernel
+        obj, res = est._fit_w(Xs, Gamma, W0=W, known=None if known is None else known[::-1])
         return res.M, embed, {"cost": res.cost, "w_converged": res.converged, "w_exact": True}
 
     U, dm = kernel_embedding(est.kernel_, Xs, k, est.center_u, spectral, est.n_features, seed)
