@@ -27,6 +27,17 @@ keeps every round exact.
 Gaussian, :mod:`ldr.kernels.family`), from the kept K — no second exp over n² entries,
 which is most of a kernel pass.  Kept only while 2n² floats fit in ``memory_budget`` and Γ
 is a low-rank factor (F, s).
+
+**An exact round's ISM steps on the same route** (``settle``): the exact W-step starts with
+ISM steps from the round's W, each a pass over the row blocks (n² exp); instead they are
+taken by (R1) on a new symmetric gram (half the exp), until W meets the W-step's own stopping
+rule, ‖(I − WWᵀ)∇f(W)‖ ≤ gtol · scale with the driver's gradient scale (its reference
+gradient computed once and kept by the objective for the driver; the known values go in by
+:meth:`ldr.objectives.HSIC.remember`).
+The W-step then starts at that W with (Φ, cost) known and stops at once, certified (0
+iterations; one pass over the row blocks, the reference point's), at the ISM iterate it
+would have reached itself (sin θ ≤ 6e-13 on bench_real's tables).  An inexact round's U-step
+is warm-started from the last U (:func:`ldr.estimators._spectral.spectral_embedding`).
 """
 
 from __future__ import annotations
