@@ -37,7 +37,7 @@ gradient computed once and kept by the objective for the driver; the known value
 The W-step then starts at that W with (Φ, cost) known and stops at once, certified (0
 iterations; one pass over the row blocks, the reference point's), at the ISM iterate it
 would have reached itself (sin θ ≤ 6e-13 on bench_real's tables).  An inexact round's U-step
-is warm-started from the last U (:func:`ldr.estimators._spectral.spectral_embedding`).
+is warm-started from the last U (``_spectral.spectral_embedding``).
 """
 
 from __future__ import annotations
