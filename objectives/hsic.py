@@ -43,6 +43,9 @@ from ldr.objective import Method, Objective
 
 __all__ = ["HSIC"]
 
+#: points whose cost, gradient and Φ an :class:`HSIC` objective keeps (small: d×d each)
+RECENT = 3
+
 
 def _check_gamma(Gamma, n: int):
     if isinstance(Gamma, tuple):
@@ -145,6 +148,7 @@ class HSIC(Objective):
                 raise ParameterError("backend", "'dask' block sums need NumPy data")
         self._cache_key: bytes | None = None
         self._cache: dict = {}
+        self._recent: dict = {}  # the last RECENT points' cost, gradient (and Φ): d×d each
         self._dask_handle = None
 
     @classmethod
@@ -181,19 +185,43 @@ class HSIC(Objective):
         key = W.tobytes()
         if key == self._cache_key and (not need_phi or "phi" in self._cache):
             return self._cache
+        hit = self._recent.get(key)
+        if hit is not None and (not need_phi or "phi" in hit):
+            self._cache_key, self._cache = key, dict(hit)
+            return self._cache
         if self.block_backend == "dask":
             cost, S, self._dask_handle = dask_sums(self.tiles, W, need_phi,
                                                    handle=self._dask_handle)
         else:
             cost, S = self.tiles.sums(W, need_phi)
-        out = {"cost": cost}
         if need_phi:
-            out["phi"] = 0.5 * (S + S.T)
-            out["egrad"] = 2.0 * out["phi"] @ W
-        else:
-            out["egrad"] = S
+            return self.remember(W, cost, 0.5 * (S + S.T))
+        out = {"cost": cost, "egrad": S}
         self._cache_key, self._cache = key, out
+        self._keep(key, out)
         return out
+
+    def remember(self, W, cost: float, phi: np.ndarray) -> dict:
+        """Take the cost and Φ at W (NumPy) as this objective's values there: a caller that
+        has them from the same kernel by another route (the clustering estimators' (R1) from
+        their kept K_XW) spares the pass over the rows.  The gradient is ∇f = 2ΦW.  The last
+        ``RECENT`` points' values are kept (a solver's reference-point gradient between two
+        evaluations at its iterate evicts nothing)."""
+        if type(self.X) is not np.ndarray:  # another namespace: computed there, not taken
+            return self._evaluate(W, need_phi=True)
+        W = np.asarray(W, dtype=float)
+        key = W.tobytes()
+        out = {"cost": float(cost), "phi": phi, "egrad": 2.0 * phi @ W}
+        self._cache_key, self._cache = key, out
+        self._keep(key, out)
+        return out
+
+    def _keep(self, key: bytes, out: dict) -> None:
+        self._recent.pop(key, None)
+        self._recent[key] = {name: out[name] for name in ("cost", "phi", "egrad")
+                             if name in out}  # not the Hessian's n×n arrays
+        while len(self._recent) > RECENT:
+            del self._recent[next(iter(self._recent))]
 
     def cost(self, W) -> float:
         return self._evaluate(W, need_phi=False)["cost"]

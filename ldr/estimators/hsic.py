@@ -135,8 +135,10 @@ class _HSICBase(OutputMixin, TransformerMixin, BaseEstimator):
                                approximation=self.approximation, n_features=self.n_features,
                                random_state=seed, memory_budget=self.memory_budget)
 
-    def _w_step(self, Xs, Gamma, q, W0=None):
-        obj = self._objective(Xs, Gamma, q)
+    def _w_step(self, Xs, Gamma, q, W0=None, known=None, obj=None):
+        obj = self._objective(Xs, Gamma, q) if obj is None else obj
+        if known is not None and isinstance(obj, HSIC):  # (cost, Φ) at W0: no pass there
+            obj.remember(W0, *known)
         # every solver starts from ISM's spectral start (Φ₀'s minimizing eigenvectors,
         # start="heuristic") unless warm-started: deterministic, and the same start whichever
         # solver is chosen
@@ -148,7 +150,9 @@ class _HSICBase(OutputMixin, TransformerMixin, BaseEstimator):
                             "solver=['ism', 'trust-region']", "the W-step", stacklevel=5)
         return obj, res
 
-    def _fit_w(self, Xs, Gamma, W0=None):
+    def _fit_w(self, Xs, Gamma, W0=None, known=None, obj=None):
+        """The W-step from W0 (``known``: the cost and Φ at W0, when the caller has them;
+        ``obj``: the W-step's objective, when the caller has built it)."""
         q = Xs.shape[1] - 1 if self.n_components is None else self.n_components
         if isinstance(q, str):  # "auto"
             probe = self._objective(Xs, Gamma, 1)
@@ -159,7 +163,7 @@ class _HSICBase(OutputMixin, TransformerMixin, BaseEstimator):
                 q = q_final
                 obj, res = self._w_step(Xs, Gamma, q)
         else:
-            obj, res = self._w_step(Xs, Gamma, q, W0)
+            obj, res = self._w_step(Xs, Gamma, q, W0, known, obj)
         w = np.linalg.eigvalsh(to_numpy(obj.phi(res.M)))  # d×d: on the host
         self.eigengap_ = float(w[q] - w[q - 1])
         self.n_components_ = q
