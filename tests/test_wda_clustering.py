@@ -99,6 +99,9 @@ def test_a_collapse_raises_reg_to_the_within_cluster_spread():
     assert [h["reg"] for h in model.history_] == [1.0] + [model.reg_] * (model.n_outer_ - 1)
     assert model.history_[1]["tiny_clusters"] > 0  # the collapse that raised it
     assert adjusted_rand_score(y, model.labels_) >= 0.68
+    for bad in (1, "yes", None):
+        with pytest.raises(ParameterError, match="adapt_reg"):
+            WDAClustering(n_clusters=5, adapt_reg=bad).fit(X)
 
 
 def test_the_guard_still_stops_a_collapse_at_the_raised_reg():

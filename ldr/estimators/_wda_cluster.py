@@ -15,6 +15,14 @@ next WDA steps, fitted on the tiny clusters, reinforce them).  Neither the trace
 → 18 132 → 27 116 along that path) nor k-means' relative cost in the projection (W/T 0.39 →
 0.17; in the full space it rose, 0.64 → 0.84) can tell a collapse from progress: both favour
 it.  So the alternation watches the cluster sizes instead.
+
+**Why raise reg.**  The directions WDA chose there are rare pixels (standardized, a few
+images 16–36 sd out; kurtosis of the projected coordinates up to 950), already at SCF's
+first iterate: the cause is reg against the within-cluster distances, not the solver's path.
+So a collapse first raises reg to the within-cluster spread of the last accepted clusters
+(:func:`within_spread`, 26.3 there), the scale below which each cluster's plan onto itself
+turns into the identity, and makes the step again; the guard stops only when reg is
+already at least that (``alternate``).
 """
 
 from __future__ import annotations
@@ -156,6 +164,8 @@ def alternate(est, Xs, P, n_min: int) -> dict:
     ``result``: the WDA step that gave P, None for the start; ``labels``: the last accepted
     labels, from whose centroids the final k-means in P starts; ``reg``: the last step's;
     ``raised``: the rounds that raised it; ``accepted``: (a, L_a's tiny clusters))."""
+    if not isinstance(est.adapt_reg, (bool, np.bool_)):
+        raise ParameterError("adapt_reg", f"expected True or False, got {est.adapt_reg!r}")
     k = est.n_clusters
     history, labels, change, stopped, spread = [], None, np.inf, None, np.nan
     made = [(P, None, 0)]  # made[i]: the subspace round i + 1 runs k-means in, and its step
@@ -172,7 +182,7 @@ def alternate(est, Xs, P, n_min: int) -> dict:
         else:  # a collapse: the step made[-1] on the accepted labels caused it
             made.pop()
             scale = within_spread(Xc @ made[-1][0], labels)
-            if not (getattr(est, "adapt_reg", True) and reg < scale):
+            if not (est.adapt_reg and reg < scale):
                 history.append({**row, "ratio": np.nan, "p_change": np.nan,
                                 "scf_converged": None, "null_directions": None, "reg": None})
                 stopped, spread = it, 2.0 * float(np.sum(np.var(Z, axis=0)))

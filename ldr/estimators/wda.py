@@ -397,7 +397,7 @@ class WDAClustering(ClusterMixin, _WDABase):
     of the mean cluster size was chosen on real tables (``MIN_CLUSTER_SHARE``).  WDA at a reg
     small against the projected distances favours directions that isolate a few samples
     (each cluster's entropic plan onto itself is nearly the identity, its cost nearly zero):
-    on standardized digits (rare pixels 20–36 sd out) the next k-means put 1737 of 1797
+    on standardized digits (rare pixels 16–36 sd out) the next k-means put 1737 of 1797
     samples in one cluster; the trace ratio and k-means' cost cannot flag it (module
     docstring).  At the first round t ≥ 2 whose k-means labels have more tiny clusters than
     round t − 1's, with ``adapt_reg`` and reg < s, the within-cluster spread of round t − 1's
