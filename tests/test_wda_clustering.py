@@ -22,7 +22,7 @@ from sklearn.preprocessing import StandardScaler
 
 from ldr.errors import ParameterError
 from ldr.estimators import WDAClustering
-from ldr.estimators._wda_cluster import min_cluster_size
+from ldr.estimators._wda_cluster import min_cluster_size, within_spread
 from ldr.manifolds import sin_largest_angle
 
 
@@ -38,14 +38,16 @@ def _sizes(labels, k):
 
 
 def test_the_guard_stops_a_collapse_and_says_so():
+    """With ``adapt_reg=False`` (the default raises reg instead: the test after this one)."""
     X, y = _digits(250, 5)
     with pytest.warns(ConvergenceWarning, match="stopped the alternation at round 2") as rec:
-        model = WDAClustering(n_clusters=5).fit(X)
+        model = WDAClustering(n_clusters=5, adapt_reg=False).fit(X)
     # the warning names the scale reg is small against: the mean squared distance between
     # the samples projected by WDA step 1 (the subspace a one-round fit returns)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        step1 = WDAClustering(n_clusters=5, max_outer=1, min_cluster_size=1).fit(X).M_
+        step1 = WDAClustering(n_clusters=5, max_outer=1, min_cluster_size=1,
+                              adapt_reg=False).fit(X).M_
     spread = 2 * np.sum(np.var((X - X.mean(axis=0)) @ step1, axis=0))
     assert spread > 1 and f"by WDA step 1 ({spread:.3g})" in str(rec[0].message)
     n_min = model.min_cluster_size_
@@ -64,9 +66,57 @@ def test_the_guard_stops_a_collapse_and_says_so():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         off = WDAClustering(n_clusters=5, min_cluster_size=1).fit(X)
-    assert off.stopped_at_ is None
+    assert off.stopped_at_ is None and off.reg_ == 1.0
     assert _sizes(off.labels_, 5).min() < n_min
     assert adjusted_rand_score(y, off.labels_) < 0.5
+
+
+def test_within_spread_is_the_mean_squared_distance_within_clusters():
+    rng = np.random.default_rng(3)
+    Z, labels = rng.standard_normal((40, 3)) * [1.0, 2.0, 0.5], rng.integers(0, 4, 40)
+    pairs = sum(np.sum((Z[labels == c][:, None] - Z[labels == c][None]) ** 2) / np.sum(labels == c)
+                for c in range(4)) / len(Z)
+    assert within_spread(Z, labels) == pytest.approx(pairs, rel=1e-12)
+    assert within_spread(3.0 * Z, labels) == pytest.approx(9.0 * pairs, rel=1e-12)
+
+
+def test_a_collapse_raises_reg_to_the_within_cluster_spread():
+    """The case above with the default ``adapt_reg=True``: round 2's collapse came from WDA
+    step 1 at reg = 1, far below s, the mean squared distance between two samples of one of
+    round 1's clusters in the start subspace (k-means' clusters in PCA's); reg becomes s, the
+    step on round 1's clusters is made again, and the alternation converges, without a
+    warning, at a higher adjusted Rand index than the guard's stop (0.687 against 0.657)."""
+    X, y = _digits(250, 5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        model = WDAClustering(n_clusters=5).fit(X)
+    Z = (X - X.mean(axis=0)) @ PCA(4).fit(X).components_.T
+    round1 = KMeans(5, n_init=10, random_state=0).fit(Z)
+    s = 2.0 * round1.inertia_ / len(X)  # twice k-means' mean cost
+    assert model.reg_ == pytest.approx(s, rel=1e-6) and s > 10
+    assert model.converged_ and model.stopped_at_ is None and not model.degenerate_
+    assert [h["reg_raised"] for h in model.history_[:2]] == [False, True]
+    assert [h["reg"] for h in model.history_] == [1.0] + [model.reg_] * (model.n_outer_ - 1)
+    assert model.history_[1]["tiny_clusters"] > 0  # the collapse that raised it
+    assert adjusted_rand_score(y, model.labels_) >= 0.68
+    for bad in (1, "yes", None):
+        with pytest.raises(ParameterError, match="adapt_reg"):
+            WDAClustering(n_clusters=5, adapt_reg=bad).fit(X)
+
+
+def test_the_guard_still_stops_a_collapse_at_the_raised_reg():
+    """Ten clusters of six digit classes: round 2 collapses at reg = 1, reg is raised to the
+    within-cluster spread of round 1's clusters, and the step made again collapses them too
+    (round 3): no larger reg is justified by that spread, so the guard stops and says so."""
+    X, y = _digits(300, 6)
+    with pytest.warns(ConvergenceWarning, match="stopped the alternation at round 3") as rec:
+        model = WDAClustering(n_clusters=10).fit(X)
+    assert "reg was raised to" in str(rec[0].message)
+    assert model.stopped_at_ == 3 and not model.converged_ and model.reg_ > 10
+    assert model.history_[1]["reg_raised"] and model.history_[2]["reg"] is None
+    assert np.isnan(model.history_[2]["ratio"])  # round 3 ran k-means only
+    assert model.result_ is None  # round 1's clusters were found in the start
+    assert sin_largest_angle(model.M_, PCA(9).fit(X).components_.T) < 1e-8
 
 
 def test_the_guard_counts_tiny_clusters():
@@ -75,10 +125,12 @@ def test_the_guard_counts_tiny_clusters():
     waited for a round without tiny clusters let the alternation go on to 291 of 300 samples
     in one cluster, ARI 0.001).  The returned partition keeps its cluster of 4, which k-means
     on the data isolates as well: the data's outliers, listed in ``tiny_clusters_`` but not a
-    degenerate partition (the guard's warning says what went wrong)."""
+    degenerate partition (the guard's warning says what went wrong).  ``adapt_reg=False``:
+    by default reg is raised at round 2 and the fit converges (ARI 0.775) to a partition with
+    a singleton cluster, which warns as degenerate."""
     X, y = _digits(300, 6)
     with pytest.warns(ConvergenceWarning) as record:
-        model = WDAClustering(n_clusters=8).fit(X)
+        model = WDAClustering(n_clusters=8, adapt_reg=False).fit(X)
     messages = " ".join(str(w.message) for w in record)
     assert "stopped the alternation at round 2" in messages and "degenerate" not in messages
     assert model.min_cluster_size_ == 8  # p + 1

@@ -15,6 +15,14 @@ next WDA steps, fitted on the tiny clusters, reinforce them).  Neither the trace
 → 18 132 → 27 116 along that path) nor k-means' relative cost in the projection (W/T 0.39 →
 0.17; in the full space it rose, 0.64 → 0.84) can tell a collapse from progress: both favour
 it.  So the alternation watches the cluster sizes instead.
+
+**Why raise reg.**  The directions WDA chose there are rare pixels (standardized, a few
+images 16–36 sd out; kurtosis of the projected coordinates up to 950), already at SCF's
+first iterate: the cause is reg against the within-cluster distances, not the solver's path.
+So a collapse first raises reg to the within-cluster spread of the last accepted clusters
+(:func:`within_spread`, 26.3 there), the scale below which each cluster's plan onto itself
+turns into the identity, and makes the step again; the guard stops only when reg is
+already at least that (``alternate``).
 """
 
 from __future__ import annotations
@@ -92,8 +100,9 @@ def final_labels(Z, previous, k: int, random_state, n_min: int) -> np.ndarray:
         else fresh
 
 
-def wda_step(est, Xs, labels, P):
-    """One WDA step on the clustering ``labels`` from P: ``(P_new, result, m)``.
+def wda_step(est, Xs, labels, P, reg=None):
+    """One WDA step on the clustering ``labels`` from P, at ``reg`` (None: ``est.reg``):
+    ``(P_new, result, m)``.
 
     Where the within-cluster scatter S_w is singular — m > 0 directions along which every
     cluster is a single point (a binary feature that k-means split on), so the ratio is
@@ -103,8 +112,10 @@ def wda_step(est, Xs, labels, P):
     classes, codes = np.unique(labels, return_inverse=True)
     Sw, Sb, _ = scatter_matrices(Xs - Xs.mean(axis=0), codes, len(classes))
     R = span_basis(Sw)
+    reg = est.reg if reg is None else reg
     if R is None:
-        res = est._solve(est._objective(Xs, labels), P)
+        res = est._solve(WDA(Xs, labels, P.shape[1], reg=reg, sinkhorn_iter=est.sinkhorn_iter,
+                             eps=est.eps, **est._batching(labels)), P)
         return res.M, res, 0
     N = scipy.linalg.null_space(R.T)
     p = P.shape[1]
@@ -119,72 +130,104 @@ def wda_step(est, Xs, labels, P):
         return M, res, N.shape[1]
     q = p - N.shape[1]
     start = np.linalg.svd(R.T @ P, full_matrices=False)[0][:, :q]
-    res = est._solve(WDA(Xs @ R, labels, q, reg=est.reg, sinkhorn_iter=est.sinkhorn_iter,
+    res = est._solve(WDA(Xs @ R, labels, q, reg=reg, sinkhorn_iter=est.sinkhorn_iter,
                          eps=est.eps, **est._batching(labels)), start)
     return np.column_stack([N, R @ res.M]), res, N.shape[1]
+
+
+def within_spread(Z: np.ndarray, labels: np.ndarray) -> float:
+    """s = (1/n) Σ_c (1/n_c) Σ_{i,j∈c} ‖z_i − z_j‖² = (2/n) Σ_c Σ_{i∈c} ‖z_i − z̄_c‖²: the
+    mean squared distance between two samples of one cluster (clusters weighted by size) —
+    each cluster's transport cost onto itself under the uniform plan (reg → ∞), twice
+    k-means' mean cost."""
+    codes = np.unique(labels, return_inverse=True)[1]
+    sums = np.zeros((codes.max() + 1, Z.shape[1]))
+    np.add.at(sums, codes, Z)
+    means = sums / np.bincount(codes)[:, None]
+    return 2.0 * float(np.sum((Z - means[codes]) ** 2)) / len(Z)
 
 
 def alternate(est, Xs, P, n_min: int) -> dict:
     """Liu et al.'s Algorithm 2 with the tiny-cluster guard: round t runs k-means in P_{t−1}
     (labels L_t), then P_t = WDA-SCF on L_t from P_{t−1}; it ends when
-    sin θ(P_{t−1}, P_t) ≤ ``outer_tol``, after ``max_outer`` rounds, or — the guard — at the
-    first round t ≥ 2 whose L_t has more clusters of fewer than ``n_min`` samples than L_{t−1}
-    (on digits at k = 12, k-means in the start subspace already isolates 3 samples; WDA then
-    makes 4 such clusters, 5 later).  Then P_{t−1}, the subspace WDA fitted to L_{t−1}, made
-    the collapse, so the answer is P_{t−2}, the subspace in which k-means found L_{t−1} (the
-    start for t = 2).  Returns ``{"P", "result", "null", "history", "rounds", "change", "stopped",
-    "labels", "spread"}`` (``stopped``: the round the guard ended, else None; ``spread``: then
-    the mean squared distance between the rows projected by P_{t−1}; ``result``: the WDA step
-    that gave P, None when P is the start; ``labels``: the last labels k-means found, L_{t−1}
-    when the guard ended, from whose centroids the final k-means in P starts)."""
+    sin θ(P_{t−1}, P_t) ≤ ``outer_tol`` or after ``max_outer`` rounds.  A *collapse* is a
+    round whose labels have more clusters of fewer than ``n_min`` samples than the last
+    accepted labels L_a (found by k-means in P_{a−1}): the step P_a made it.  With
+    ``adapt_reg`` and reg < s, the within-cluster spread of L_a in P_{a−1}
+    (:func:`within_spread`), reg becomes s and the step on L_a from P_{a−1} is made again (a
+    round; reg only grows and stays for the rounds after).  Otherwise — the guard — the
+    alternation stops (on digits at k = 12, k-means in the start subspace already isolates 3
+    samples; WDA then makes 4 such clusters, 5 later) and returns P_{a−1} and L_a.  Returns
+    ``{"P", "result", "null", "history", "rounds", "change", "stopped", "labels", "spread",
+    "reg", "raised", "accepted"}`` (``stopped``: the round the guard ended, else None;
+    ``spread``: then the mean squared distance between the rows projected by P_a;
+    ``result``: the WDA step that gave P, None for the start; ``labels``: the last accepted
+    labels, from whose centroids the final k-means in P starts; ``reg``: the last step's;
+    ``raised``: the rounds that raised it; ``accepted``: (a, L_a's tiny clusters))."""
+    if not isinstance(est.adapt_reg, (bool, np.bool_)):
+        raise ParameterError("adapt_reg", f"expected True or False, got {est.adapt_reg!r}")
     k = est.n_clusters
-    history, labels, previous = [], None, None
+    history, labels, change, stopped, spread = [], None, np.inf, None, np.nan
     made = [(P, None, 0)]  # made[i]: the subspace round i + 1 runs k-means in, and its step
-    change, stopped, spread = np.inf, None, np.nan
+    reg, raised, accepted = float(est.reg), [], None
+    Xc = Xs - Xs.mean(axis=0)
     for it in range(1, est.max_outer + 1):
-        Z = (Xs - Xs.mean(axis=0)) @ P
-        previous, labels = labels, kmeans_step(Z, labels, k, est.random_state)
-        tiny = tiny_clusters(labels, k, n_min)
-        row = {"outer": it, "smallest_cluster": int(np.bincount(labels, minlength=k).min()),
-               "tiny_clusters": len(tiny)}
-        if it >= 2 and len(tiny) > history[-1]["tiny_clusters"]:
-            history.append({**row, "ratio": np.nan, "p_change": np.nan, "scf_converged": None,
-                            "null_directions": None})
-            stopped, spread = it, 2.0 * float(np.sum(np.var(Z, axis=0)))
-            break
-        P_new, res, n_null = wda_step(est, Xs, _merge_singletons(labels, Z), P)
+        Z = Xc @ P
+        new = kmeans_step(Z, labels, k, est.random_state)
+        tiny = len(tiny_clusters(new, k, n_min))
+        row = {"outer": it, "smallest_cluster": int(np.bincount(new, minlength=k).min()),
+               "tiny_clusters": tiny, "reg_raised": False}
+        if accepted is None or tiny <= accepted[1]:
+            labels, accepted = new, (it, tiny)
+        else:  # a collapse: the step made[-1] on the accepted labels caused it
+            made.pop()
+            scale = within_spread(Xc @ made[-1][0], labels)
+            if not (est.adapt_reg and reg < scale):
+                history.append({**row, "ratio": np.nan, "p_change": np.nan,
+                                "scf_converged": None, "null_directions": None, "reg": None})
+                stopped, spread = it, 2.0 * float(np.sum(np.var(Z, axis=0)))
+                break
+            reg, row["reg_raised"] = scale, True
+            raised.append(it)
+        P = made[-1][0]  # the step on the accepted labels, from where k-means found them
+        P_new, res, n_null = wda_step(est, Xs, _merge_singletons(labels, Xc @ P), P, reg)
         change = sin_largest_angle(P, P_new)
         history.append({**row, "ratio": -res.cost, "p_change": change,
-                        "scf_converged": res.converged, "null_directions": n_null})
+                        "scf_converged": res.converged, "null_directions": n_null, "reg": reg})
         P = P_new
         made.append((P, res, n_null))
         if change <= est.outer_tol:
             break
-    P, res, n_null = made[-2] if stopped else made[-1]
+    P, res, n_null = made[-1]
     return {"P": P, "result": res, "null": n_null, "history": history, "rounds": it,
-            "change": change, "stopped": stopped, "labels": previous if stopped else labels,
-            "spread": spread}
+            "change": change, "stopped": stopped, "labels": labels, "spread": spread,
+            "reg": reg, "raised": raised, "accepted": accepted}
 
 
 def warn_stopped(est, record: dict, n_min: int, stacklevel: int = 3) -> None:
     """The :class:`~sklearn.exceptions.ConvergenceWarning` of an alternation the guard ended."""
-    t = record["stopped"]
-    history = record["history"]
-    spread = record.get("spread", np.nan)
-    why = (f"  reg={est.reg:g} is small against the mean squared distance between the samples "
-           f"projected by WDA step {t - 1} ({spread:.3g}): each cluster's entropic plan onto "
-           "itself is then nearly the identity, and WDA favours directions that isolate a few "
-           "samples; a reg nearer that scale may avoid the collapse (on scikit-learn's "
-           "standardized digits reg=30 did), or compare with k-means"
-           if spread > est.reg else "  Compare with k-means")
+    t, (a, before) = record["stopped"], record["accepted"]
+    last = record["history"][-1]
+    spread, reg = record.get("spread", np.nan), record.get("reg", est.reg)
+    if record.get("raised"):
+        why = (f"  reg was raised to {reg:.3g} (from {est.reg:g}), the within-cluster spread "
+               f"of round {a}'s clusters (adapt_reg), and WDA still isolated samples: "
+               "compare with k-means")
+    elif spread > reg:
+        why = (f"  reg={reg:g} is small against the mean squared distance between the samples "
+               f"projected by WDA step {a} ({spread:.3g}): each cluster's entropic plan onto "
+               "itself is then nearly the identity, and WDA favours directions that isolate "
+               "a few samples; a reg nearer that scale may avoid the collapse (adapt_reg=True "
+               "raises it to the within-cluster spread), or compare with k-means")
+    else:
+        why = "  Compare with k-means"
     warnings.warn(f"{type(est).__name__}: stopped the alternation at round {t}: k-means in the "
-                  f"subspace WDA fitted to round {t - 1}'s clusters left "
-                  f"{history[-1]['tiny_clusters']} cluster(s) of fewer than "
-                  f"min_cluster_size={n_min} samples (round {t - 1}: "
-                  f"{history[-2]['tiny_clusters']}; smallest "
-                  f"{history[-1]['smallest_cluster']}), a collapse the next WDA steps "
-                  f"would reinforce; returned the subspace of round {t - 1}'s clusters "
-                  f"({'the start' if t == 2 else f'WDA step {t - 2}'}).{why}",
+                  f"subspace WDA fitted to round {a}'s clusters left "
+                  f"{last['tiny_clusters']} cluster(s) of fewer than "
+                  f"min_cluster_size={n_min} samples (round {a}: {before}; smallest "
+                  f"{last['smallest_cluster']}), a collapse the next WDA steps "
+                  f"would reinforce; returned the subspace of round {a}'s clusters "
+                  f"({'the start' if record['result'] is None else 'a WDA step'}).{why}",
                   ConvergenceWarning, stacklevel=stacklevel)
 
 
