@@ -181,7 +181,8 @@ def alternate(est, Xs, P, n_min: int) -> dict:
             labels, accepted = new, (it, tiny)
         else:  # a collapse: the step made[-1] on the accepted labels caused it
             made.pop()
-            scale = within_spread(Xc @ made[-1][0], labels)
+            Z_found = Xc @ made[-1][0]  # where k-means found the accepted labels
+            scale = within_spread(Z_found, labels)
             if not (est.adapt_reg and reg < scale):
                 history.append({**row, "ratio": np.nan, "p_change": np.nan,
                                 "scf_converged": None, "null_directions": None, "reg": None})
@@ -189,8 +190,9 @@ def alternate(est, Xs, P, n_min: int) -> dict:
                 break
             reg, row["reg_raised"] = scale, True
             raised.append(it)
-        P = made[-1][0]  # the step on the accepted labels, from where k-means found them
-        P_new, res, n_null = wda_step(est, Xs, _merge_singletons(labels, Xc @ P), P, reg)
+            Z = Z_found
+        P = made[-1][0]  # the step on the accepted labels, from where k-means found them (Z)
+        P_new, res, n_null = wda_step(est, Xs, _merge_singletons(labels, Z), P, reg)
         change = sin_largest_angle(P, P_new)
         history.append({**row, "ratio": -res.cost, "p_change": change,
                         "scf_converged": res.converged, "null_directions": n_null, "reg": reg})
