@@ -63,6 +63,7 @@ from ldr.estimators._spectral import (
 )
 from ldr.problem import Problem
 from ldr.solvers.ism import minimizing_eigenvectors
+from ldr.stopping import default_gtol
 
 #: an exact round's ISM steps by (R1) before its W-step (``settle``): at most this many
 SETTLE_MAX = 30
@@ -169,11 +170,12 @@ def fit_alternation(est, Xs):
             return W, known, None
         obj = est._objective(Xs, Gamma, q)
         options = solver_options(est)
-        scale = options.get("gtol_scale", "auto")
-        target = ((1e-8 if options["gtol"] is None else options["gtol"])  # float64's default
-                  * (Problem(obj).gradient_scale() if scale == "auto" else float(scale)))
+        scale, problem = options.get("gtol_scale", "auto"), Problem(obj)
+        target = ((default_gtol(problem.template) if options["gtol"] is None
+                   else options["gtol"])  # ldr.solve's default, as the W-step's own
+                  * (problem.gradient_scale() if scale == "auto" else float(scale)))
         for _ in range(SETTLE_MAX):
-            Phi = 0.5 * (known[0] + known[0].T)
+            Phi = known[0]  # (R1) returns it symmetric
             G = 2.0 * Phi @ W  # ∇f = 2ΦW, on Grassmann projected: (I − WWᵀ)∇f
             if np.linalg.norm(G - W @ (W.T @ G)) <= target:
                 break
