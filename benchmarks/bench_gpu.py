@@ -126,7 +126,7 @@ def hsic_rows(device, sizes, repeats, sync, budget, deadline, dtype_names="float
             W = obj.heuristic()
 
             def phi(obj=obj, W=W):
-                obj._cache_key = None
+                obj.forget()
                 return obj.phi(W)
 
             t_phi = _median(phi, reps, sync)
@@ -138,7 +138,7 @@ def hsic_rows(device, sizes, repeats, sync, budget, deadline, dtype_names="float
             t_gemm = times * _median(lambda K=K, XZ=XZ: K @ XZ, max(reps, 3), sync)
             t_exp = times * _median(lambda K=K: torch.exp(K), max(reps, 3), sync)
             limit = t_gemm + t_exp
-            t_host = (_median(lambda h=host, W=W: (setattr(h, "_cache_key", None),
+            t_host = (_median(lambda h=host, W=W: (h.forget(),
                                                    h.phi(W.cpu().double().numpy())),
                               reps, lambda: None) if host is not None else float("nan"))
             phi_rows[n, dtype] = [n, label, obj.block_size, common.fmt_time(t_phi),

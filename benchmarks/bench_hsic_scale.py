@@ -112,7 +112,7 @@ def child_phi(n: int, repeats: int) -> dict:
         W = obj.heuristic()
 
         def phi(obj=obj, W=W):
-            obj._cache_key = None
+            obj.forget()
             return obj.phi(W)
 
         out[label] = common.median_time(common.timed(phi), repeats)[0]

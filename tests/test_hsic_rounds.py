@@ -176,6 +176,11 @@ def test_remembered_values_spare_the_pass_and_the_last_points_are_kept(monkeypat
         obj.cost(point)
     obj.cost(W)                                    # evicted by RECENT newer points
     assert len(calls) == 2 + RECENT + 1
+    obj.phi(W), obj.phi(W)                         # Φ was not kept with the cost: one pass
+    assert len(calls) == 2 + RECENT + 2
+    obj.forget()                                   # what a benchmark timing a pass calls
+    obj.phi(W)
+    assert len(calls) == 2 + RECENT + 3
 
 
 @pytest.mark.parametrize("n", [150, 420])
