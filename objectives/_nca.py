@@ -6,7 +6,7 @@ each strip of rows s is formed, used and dropped.  The softmax is row-local, so 
 everything its rows need: with rows sorted by class, D_ij = ‖u_i − u_j‖² (D_ii = ∞),
 m_i = min_j D_ij,
 
-    E_ij = exp(−min(D_ij − m_i, CLIP)),   P_ij = E_ij / Σ_j E_ij,
+    E_ij = exp(−(D_ij − m_i))  (0 past CLIP),   P_ij = E_ij / Σ_j E_ij,
     p_i = Σ_{j: z_j = z_i} P_ij,   q_i = Σ_{j: z_j ≠ z_i} P_ij                          (S1)
 
 (q summed directly, as the dense path does).  With A_ij = P_ij (p_i − 1[z_i = z_j]) (rows
@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ldr.objectives._pairwise import CLIP, strip_rows
+from ldr.objectives._pairwise import CLIP, exp_neg, strip_rows
 
 #: the dense path (one n×n kernel, 8·6.2·n² bytes: 208 MB at n = 2048) up to this many rows;
 #: strips beyond.  Measured (one BLAS thread, d = 50, 10 classes, cost + gradient / one
@@ -50,9 +50,7 @@ def _rows_softmax(U: np.ndarray, sq: np.ndarray, z: np.ndarray, i0: int, i1: int
     D[rows, rows + i0] = np.inf
     nearest = D.argmin(axis=1)
     D -= D[rows, nearest][:, None]
-    np.minimum(D, CLIP, out=D)
-    np.negative(D, out=D)
-    P = np.exp(D, out=D)
+    P = exp_neg(D, np.empty(D.shape, dtype=bool))
     P[rows, rows + i0] = 0.0
     P /= P.sum(axis=1)[:, None]
     same = z[i0:i1, None] == z[None, :]

@@ -444,3 +444,37 @@ def test_nca_annealing_cap_stops_doubling_at_max_cap():
     assert np.count_nonzero(caps == _Annealed.max_cap) > 10
     grown = caps[3:22]   # calm from the first step: doubling from the fifth, up to the bound
     assert np.allclose(grown[1:] / grown[:-1], 2.0)
+
+
+def test_softmax_entries_past_the_clip_are_zero_and_the_others_exact():
+    """exp_neg exponentiates only the entries below CLIP (bit for bit np.exp's), sets the
+    rest — +∞ on a diagonal included — to 0 without a floating-point warning, and an NCA whose
+    map puts most entries past the clip keeps the exact objective and its derivatives."""
+    from ldr.objectives._pairwise import CLIP, MASKED_EXP_BELOW, exp_neg
+    for top in (1.2 * CLIP, 4.0 * CLIP):              # the plain call, then the masked one
+        S = np.random.default_rng(2).uniform(0.0, top, (9, 40))
+        S[np.arange(9), np.arange(9)] = np.inf
+        keep = S < CLIP
+        assert (keep.mean() > MASKED_EXP_BELOW) == (top < 2 * CLIP)
+        with np.errstate(all="raise"):
+            out = exp_neg(S.copy(), np.empty(S.shape, dtype=bool))
+        np.testing.assert_array_equal(out[keep], np.exp(-S[keep]))
+        assert np.all(out[~keep] == 0.0)
+    X, y = _subsample(load_breast_cancer, 150)
+    for block_size in (None, 64):                     # the dense path and the strips
+        obj = NCA(X[:, :12], y, 2, block_size=block_size)
+        M = 25.0 * np.random.default_rng(0).standard_normal((12, 2)) / np.sqrt(2)
+        U = obj._Xo @ M
+        D = ((U[:, None] - U[None]) ** 2).sum(-1)
+        np.fill_diagonal(D, np.inf)
+        R = D - D.min(1)[:, None]
+        assert np.mean(R >= CLIP) > 0.8               # most entries past the clip
+        P = np.exp(-R)                                # every entry exponentiated
+        P /= P.sum(1)[:, None]
+        same = obj._zo[:, None] == obj._zo[None, :]
+        p = (P * same).sum(1)
+        assert -obj.cost(M) == pytest.approx(p.sum(), rel=1e-13)
+        A = P * (p[:, None] - same)                   # the gradient of Σ_i p_i (module doc)
+        G = 2.0 * (A.sum(0)[:, None] * U - A @ U - A.T @ U)
+        ref = -obj._Xo.T @ G
+        np.testing.assert_allclose(obj.egrad(M), ref, rtol=0, atol=1e-11 * np.abs(ref).max())
