@@ -72,8 +72,9 @@ MASKED_EXP_BELOW = 0.6
 
 def exp_neg(S: np.ndarray, keep: np.ndarray) -> np.ndarray:
     """S ← exp(−S) in place, 0 where S ≥ :data:`CLIP` (the diagonal's +∞ too); ``keep`` a
-    boolean buffer of S's shape.  Only the entries below CLIP are exponentiated (a masked
-    ufunc call, which works on runs of kept entries): those past it were e^−700 ≈ 1e−304,
+    boolean buffer of S's shape.  Where at most :data:`MASKED_EXP_BELOW` of S is below CLIP,
+    only those entries are exponentiated (a masked ufunc call, which works on runs of kept
+    entries), else all and the rest zeroed after: the entries past it were e^−700 ≈ 1e−304,
     which no sum of normal magnitude feels, and late in a fit they are most of the entries
     (45–67% of those exponentiated over whole default fits on anes96/PID, digits, star98,
     modechoice; at fair/religious' stop 99.9%) while the exponential is most of an
