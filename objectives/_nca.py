@@ -39,9 +39,11 @@ from ldr.objectives._pairwise import CLIP, exp_neg, strip_rows
 DENSE_MAX = 2048
 
 
-def _rows_softmax(U: np.ndarray, sq: np.ndarray, z: np.ndarray, i0: int, i1: int):
+def _rows_softmax(U: np.ndarray, sq: np.ndarray, z: np.ndarray, i0: int, i1: int,
+                  keep: np.ndarray):
     """(P_s, same_s, p_s, q_s, nearest_s) of (S1) for the rows [i0, i1); nearest_s: each
-    row's nearest other row (the j attaining m_i)."""
+    row's nearest other row (the j attaining m_i); ``keep`` a boolean buffer of at least
+    i1 − i0 rows and n columns (:func:`exp_neg`'s mask, one for every strip)."""
     D = U[i0:i1] @ U.T
     D *= -2.0
     D += sq
@@ -50,7 +52,7 @@ def _rows_softmax(U: np.ndarray, sq: np.ndarray, z: np.ndarray, i0: int, i1: int
     D[rows, rows + i0] = np.inf
     nearest = D.argmin(axis=1)
     D -= D[rows, nearest][:, None]
-    P = exp_neg(D, np.empty(D.shape, dtype=bool))
+    P = exp_neg(D, keep[: i1 - i0])
     P[rows, rows + i0] = 0.0
     P /= P.sum(axis=1)[:, None]
     same = z[i0:i1, None] == z[None, :]
@@ -78,10 +80,11 @@ def nca_strips(U: np.ndarray, z: np.ndarray, dU: np.ndarray | None = None,
     dcol = np.zeros(n)          # dAᵀ 1
     drow = np.zeros(n)          # dA 1 (0 analytically; kept as the dense path computes it)
     nearest, undecided = np.empty(n, dtype=np.intp), 0.0
+    keep = np.empty((min(step, n), n), dtype=bool)   # exp_neg's mask, reused by every strip
     for i0 in range(0, n, step):
         i1 = min(i0 + step, n)
         s = slice(i0, i1)
-        P, same, p, q, nearest[s] = _rows_softmax(U, sq, z, i0, i1)
+        P, same, p, q, nearest[s] = _rows_softmax(U, sq, z, i0, i1, keep)
         f += float(p.sum())
         undecided += float(np.minimum(p, q).sum())
         A = P * np.where(same, -q[:, None], p[:, None])
