@@ -20,6 +20,9 @@ chain (the reason names the stages not run).  A stage whose last iterate met the
 rule (exactly, not on an estimate) certifies the chain: the later stages — a polish, which
 would stop at its start — are not run (each costs a cost and a gradient, full passes over
 the data at large n), and are listed in ``Result.stages`` with 0 iterations and that reason.
+A *rescue* stage (a solver whose ``rescue`` is True, as NCA's default trust region after its
+L-BFGS) runs only where the stage before it ended without converging; skipped, it is listed
+the same way, and the reason of a chain that ran one stage is that stage's, unprefixed.
 
 **Stochastic solvers** (``"sgd"``, ``"adam"``, ``"svrg"``) on an objective that is a sum of
 terms (``n_terms``, ``batch``: :class:`~ldr.objective.Objective`) report mini-batch estimates
@@ -289,7 +292,12 @@ def solve(
     budget = ""
     work_done, hvp_start = 0, problem.counts["hvp"]  # max_iter's work (ldr.stopping, rule 8)
     certified = False
+    named = [t.name for t in solvers]  # the stages a chain's reason counts: not a rescue skipped
     for stage, s in enumerate(solvers):
+        if stage > 0 and converged and s.rescue:  # nothing to rescue: not run, not named
+            named[stage] = ""
+            stages.append(StageSummary(s.name, 0, reason, True))
+            continue
         if stage > 0 and certified:  # the gradient rule fired on an exact state: a polish
             stages.append(StageSummary(s.name, 0, reason, True))  # would stop at its start
             continue
@@ -411,8 +419,9 @@ def solve(
 
     elapsed = time.perf_counter() - start
     names = " → ".join(s.name for s in solvers)
-    if len(solvers) > 1 and not interrupted:
-        reason = f"{stages[-1].solver}: {reason}"
+    named = [name for name in named if name]
+    if len(named) > 1 and not interrupted:
+        reason = f"{named[-1]}: {reason}"
     counts = dict(problem.counts)
     if previous is not None:
         for key, value in previous.counts.items():

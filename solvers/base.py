@@ -51,6 +51,9 @@ class Solver:
     #: True for a spectral solver (ISM, SCF), whose step is an eigenproblem for one
     #: orthonormal d×r point: it cannot run on a product, a batch or a Euclidean factor
     single_orthonormal_factor: bool = False
+    #: True for a rescue stage of a chain: it runs only where the stage before it ended
+    #: without converging (a converged run keeps its point and skips it)
+    rescue: bool = False
 
     def check_problem(self, problem: Problem) -> None:
         """Raise a clear error when the objective lacks an oracle this solver needs, or lives

@@ -16,7 +16,7 @@ from sklearn.preprocessing import StandardScaler
 
 import ldr
 import ldr.estimators as est
-from ldr.estimators.dml import NCA_MAX_STEP, NCA_QUIET
+from ldr.estimators.dml import NCA_MAX_STEP, NCA_QUIET, NCA_RESCUE_WORK
 from ldr.objectives import NCA, LargeMarginDML
 from ldr.objectives.dml import huber_hinge
 from ldr.solvers import LBFGS
@@ -160,6 +160,54 @@ def test_nca_saturation_stop_scales_the_map_and_says_so():
     fixed = est.NCA(2, tol=0.0, solver=LBFGS(max_step=NCA_MAX_STEP)).fit(X, y)
     assert model.objective_value_ >= fixed.objective_value_ * (1 - 1e-9)
     assert model.n_iter_ < fixed.n_iter_
+
+
+def _statsmodels_table(name, label, n, seed):
+    """n stratified rows of a statsmodels table (``label`` the classes), standardized."""
+    import importlib
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        frame = importlib.import_module(f"statsmodels.datasets.{name}").load_pandas().data
+    frame = frame.dropna()
+    y = frame[label].to_numpy()
+    X = frame.drop(columns=[label]).to_numpy(dtype=float)
+    keep, _ = train_test_split(np.arange(len(X)), train_size=n, stratify=y, random_state=seed)
+    keep = np.sort(keep)
+    return StandardScaler().fit_transform(X[keep]), y[keep]
+
+
+def test_nca_default_rescues_a_plateau_stop_with_a_bounded_trust_region():
+    """On fair's survey rows (40% duplicates of other rows, most with another class) the
+    annealing L-BFGS can stop on the plateau rule far from a critical point (stalled); the
+    default then runs the trust region for at most NCA_RESCUE_WORK iterations plus
+    Hessian-vector products.  Here (250 rows) it converges within that budget, above the
+    stalled value, without a warning; where it does not (150 rows) the fit stops at the
+    budget and warns; on a table where L-BFGS converges the rescue does not run."""
+    X, y = _statsmodels_table("fair", "rate_marriage", 250, 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        model = est.NCA(2).fit(X, y)
+    res = model.result_
+    (first, rescue) = res.stages
+    assert not first.converged and first.reason.startswith("stalled: relative cost change")
+    assert rescue.solver == "trust-region" and rescue.n_iter > 0 and rescue.converged
+    assert res.converged and res.reason.startswith("trust-region: ")
+    stalled = res.trace["cost"][res.trace["stage"] == 0][-1]
+    assert model.cost_ < stalled
+    assert rescue.n_iter + res.counts["hvp"] <= NCA_RESCUE_WORK
+    g = model.objective_.egrad(model.M_)
+    assert np.linalg.norm(g) == pytest.approx(res.grad_norm, rel=1e-9)   # Euclidean factor
+
+    X, y = _statsmodels_table("fair", "rate_marriage", 150, 0)
+    with pytest.warns(ConvergenceWarning, match="rescue budget of 40"):
+        spent = est.NCA(2).fit(X, y)
+    assert spent.result_.stages[1].n_iter + spent.result_.counts["hvp"] == NCA_RESCUE_WORK
+
+    X, y = _subsample(load_wine, 20)
+    calm = est.NCA(2).fit(X, y).result_
+    assert calm.converged and [s.n_iter for s in calm.stages][1] == 0
+    assert "hvp" not in calm.counts and not calm.reason.startswith("lbfgs")
 
 
 @pytest.mark.parametrize("block_size", [None, 16])

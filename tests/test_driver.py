@@ -229,3 +229,28 @@ def test_a_shape_that_does_not_fit_the_cost_names_shape(solver):
         raise ValueError("the data are bad")
     with pytest.raises(ValueError, match="^the data are bad$"):
         ldr.solve(ldr.objective(broken, shape=(13, 2)), solver)
+
+
+def test_a_rescue_stage_runs_only_after_a_stage_that_did_not_converge(pca_data):
+    # a solver with rescue = True (NCA's default trust region) is skipped after a converged
+    # stage — certified or not — and the reason is then the first stage's, unprefixed
+    from ldr.solvers import TrustRegion
+
+    class Rescue(TrustRegion):
+        rescue = True
+
+    obj = PCA(pca_data, 3)
+    calm = dict(M0="random", seed=0, ftol=1e-5, gtol=1e-4)  # a cost-change stop, converged
+    alone = ldr.solve(obj, "gradient", **calm)
+    skipped = ldr.solve(obj, ["gradient", Rescue()], **calm)
+    assert alone.converged and alone.reason.startswith("relative cost change")
+    assert [(s.n_iter, s.converged) for s in skipped.stages] == [(alone.n_iter, True), (0, True)]
+    assert skipped.reason == alone.reason and skipped.counts == alone.counts
+    assert np.array_equal(skipped.M, alone.M)
+    # a stalled first stage is rescued, and the reason names the rescue
+    stalled = dict(M0="random", seed=0, ftol=1e-2)
+    first = ldr.solve(obj, "gradient", **stalled)
+    rescued = ldr.solve(obj, ["gradient", Rescue()], **stalled)
+    assert not first.converged and first.reason.startswith("stalled")
+    assert rescued.stages[1].n_iter > 0 and rescued.reason.startswith("trust-region: ")
+    assert rescued.cost < first.cost
