@@ -10,6 +10,7 @@ import pytest
 import scipy.spatial.distance
 
 import ldr.estimators as est
+import ldr.estimators._spectral as _spectral
 import ldr.objectives._nca as nca_module
 import ldr.objectives.mds as mds_module
 from ldr.estimators._spectral import (
@@ -192,7 +193,7 @@ def test_nystroem_embedding_with_every_row_a_landmark_is_exact(center):
     assert sin_largest_angle(U, U4) < 1e-10
 
 
-def test_gaussian_gamma_factor_equals_the_dense_gamma():
+def test_gaussian_gamma_factor_equals_the_dense_gamma(monkeypatch):
     rng = np.random.default_rng(6)
     n = 400
     for Y in (rng.standard_normal((n, 1)), rng.exponential(size=(n, 1))):
@@ -204,6 +205,11 @@ def test_gaussian_gamma_factor_equals_the_dense_gamma():
         assert F.shape[1] < 40
         np.testing.assert_allclose((F * s) @ F.T, K / n**2, rtol=0,
                                    atol=1e-8 * np.abs(K).max() / n**2)
+        with monkeypatch.context() as patch:   # Ψ in blocks of rows (uneven), as past 4096
+            patch.setattr(_spectral, "BLOCK", 97)
+            F2, s2 = gaussian_gamma(Y, 1.0, 128, 0)
+        np.testing.assert_allclose((F2 * s2) @ F2.T, (F * s) @ F.T, rtol=0,
+                                   atol=1e-12 * np.abs(K).max() / n**2)
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")

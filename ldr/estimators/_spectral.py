@@ -253,7 +253,9 @@ def gaussian_gamma(Y: np.ndarray, sigma: float, m: int, seed
     Γ ≈ F diag(s) Fᵀ: Nyström on m landmarks chosen by seeded k-means++ (K_Y ≈ ΨΨᵀ as in
     (N1)), then the eigenvectors of HΨΨᵀH with eigenvalues above 1e-12 of the largest (the
     factor's rank is that of the kernel on y to rounding: a few dozen for one continuous
-    target).  m = n is exact to rounding."""
+    target).  m = n is exact to rounding.  Ψ is formed ``BLOCK`` rows at a time: n × m
+    kernel values at once were 1.2 GB at n = 10⁵ (three such arrays alive, m = 512) and past
+    6 GiB at 10⁶; now the largest arrays are n × rank."""
     from ldr.kernels import Gaussian
 
     n = Y.shape[0]
@@ -262,9 +264,13 @@ def gaussian_gamma(Y: np.ndarray, sigma: float, m: int, seed
     YL = Y[landmarks(Y, m, seed)]
     lam, V = scipy.linalg.eigh(_cross(kern, YL, YL))
     keep = lam > 1e-12 * max(lam[-1], 1e-300)
-    Psi = _cross(kern, Y, YL) @ (V[:, keep] / np.sqrt(lam[keep]))
+    B = V[:, keep] / np.sqrt(lam[keep])                      # Ψ = C B
+    Psi = np.empty((n, B.shape[1]))
+    for i in range(0, n, BLOCK):
+        Psi[i:i + BLOCK] = _cross(kern, Y[i:i + BLOCK], YL) @ B
     Psi -= Psi.mean(axis=0)                                  # H Ψ
     Q, R = np.linalg.qr(Psi)
+    del Psi
     ev, P = np.linalg.eigh(R @ R.T)
     top = ev > 1e-12 * max(ev[-1], 1e-300)
     return Q @ P[:, top], ev[top] / n**2

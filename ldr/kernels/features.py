@@ -175,9 +175,14 @@ def approximate_sums(X, W, feats, factor, groups, block_size: int, split=None,
             continue
         if len(dense):
             Fr = Fd[rows]
-            kd = len(dense)
-            P[:, dense, :] += (C.T @ (Fr[:, :, None] * Xr[:, None, :]).reshape(len(Xr), kd * d)
-                               ).reshape(-1, kd, d)
+            # P_t += Cᵀ diag(F_t) X for a few columns t at a time: the b × (columns · d)
+            # temporary no larger than the block of features C (was b × kd × d: 279 MB at
+            # kd = 45, d = 50 beside a 128 MB block of features)
+            step = max(1, C.shape[1] // d)
+            for j in range(0, len(dense), step):
+                cols = dense[j:j + step]
+                P[:, cols, :] += (C.T @ (Fr[:, j:j + step, None] * Xr[:, None, :]).reshape(
+                    len(Xr), len(cols) * d)).reshape(-1, len(cols), d)
             U[:, dense] += C.T @ Fr
         if split is not None:
             _group_sums(C, Xr, split[2][rows], Pg, Ug)
