@@ -139,14 +139,17 @@ def test_nca_saturation_stop_scales_the_map_and_says_so():
     its ray and the run stops with that reason (here with the gradient rule off, which would
     otherwise fire first at the scaled map), converged, at Σ p_i within 1e-9 of the hit count
     — at least where the fixed cap's plateau rule stops, in fewer iterations; the step cap
-    recorded in the trace is 0.03 · 2^k and grows only after NCA_QUIET calm steps."""
-    X, y = _subsample(load_wine, 20)
+    recorded in the trace is 0.03 · 2^k and grows only after NCA_QUIET calm steps.  (Iris with
+    25 samples a class: one sample's nearest other sample stays of another class, so the
+    shortcut of the next test does not apply.)"""
+    X, y = _subsample(load_iris, 25)
     model = est.NCA(2, tol=0.0).fit(X, y)
     res = model.result_
     assert res.reason.startswith("saturated: the leave-one-out 1-NN hits"), res.reason
     assert res.converged
     obj = model.objective_
     hits = obj.nearest_hits(model.M_)
+    assert not hits.all()
     assert f"({hits.sum()} samples) unchanged for" in res.reason
     assert int(res.reason.split("unchanged for ")[1].split()[0]) >= 2 * NCA_QUIET
     assert abs(model.objective_value_ - hits.sum()) <= 1e-9 * hits.size
@@ -161,6 +164,25 @@ def test_nca_saturation_stop_scales_the_map_and_says_so():
     assert model.objective_value_ >= fixed.objective_value_ * (1 - 1e-9)
     assert model.n_iter_ < fixed.n_iter_
 
+
+@pytest.mark.parametrize("loader, per_class", [(load_wine, 20), (load_iris, 15)])
+def test_nca_stops_at_once_where_every_nearest_sample_is_of_its_class(loader, per_class):
+    """Where every sample's nearest other sample in the embedding is of its class and
+    Σ_i min(p_i, 1 − p_i) ≤ NCA_SATURATED, Σ_i p_i tends to n — its global supremum — along
+    the map's ray, so the saturation stop needs no 2·NCA_QUIET unchanged steps first: the run
+    ends sooner than that rule allows, at Σ_i p_i = n to rounding (scikit-learn's objective at
+    its answer is at most that), converged, and says why."""
+    X, y = _subsample(loader, per_class)
+    model = est.NCA(2, tol=0.0).fit(X, y)
+    res = model.result_
+    n = X.shape[0]
+    assert res.reason.startswith("saturated: every sample's nearest other sample is of its "
+                                 f"class ({n} samples"), res.reason
+    assert res.converged and res.stages[0].n_iter < 2 * NCA_QUIET
+    assert model.objective_.nearest_hits(model.M_).all()
+    assert model.objective_value_ >= n * (1 - 1e-9)
+    sk = SkNCA(2).fit(X, y)
+    assert model.objective_value_ >= _nca_objective(sk.components_, X, y) * (1 - 1e-12)
 
 def _statsmodels_table(name, label, n, seed):
     """n stratified rows of a statsmodels table (``label`` the classes), standardized."""

@@ -1,0 +1,151 @@
+"""The solvers of the metric-learning estimators' default routes (:mod:`ldr.estimators.dml`):
+NCA's annealing L-BFGS (``_Annealed``), the bounded exact polish after the stochastic stage
+(``_Polish``) and the trust region as a bounded rescue stage (``_Rescue``).  Their
+parameters, and why they were chosen, are documented beside the constants in
+:mod:`ldr.estimators.dml` and in :class:`ldr.estimators.NCA`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from ldr.solvers import LBFGS, TrustRegion
+
+
+class _Annealed(LBFGS):
+    """NCA's default solver on the exact route: L-BFGS annealing the softmax's temperature.
+
+    Steps are at most ``base`` · ‖M‖ long (the map's scale, the softmax's only temperature,
+    grows by at most that fraction a step) while the neighbour structure changes: ``hits(M)``
+    (:meth:`ldr.objectives.NCA.nearest_hits`) says which samples' nearest other sample in
+    the embedding is of their class.  After ``quiet`` steps in a row that left it unchanged
+    — *calm* steps, which change the hits of at most ``calm_share`` · n samples — the cap
+    doubles with every further such step (up to ``max_cap``), and falls back to ``base`` at
+    the first step that changes more.  Then, after ``2 · quiet`` steps in a row that changed
+    no hit at all (the structure has survived ``quiet`` steps of the growing cap) — or at
+    once where every sample is a hit: Σ_i p_i then tends to n, its global supremum, along the
+    ray, and no other structure can do better — and once
+    ``undecided(M)`` (Σ_i min(p_i, 1 − p_i), :meth:`ldr.objectives.NCA.undecided`) is at
+    most ``saturate``,
+    only the scale is left to grow (the supremum lies at ‖L‖ → ∞): the run moves along the
+    ray, M ← 2^k M for the k that maximizes Σ_i p_i (cost evaluations only), and stops there
+    ("saturated", a cost-change stop: converged only within 1e3 · gtol · scale of a critical
+    point, :mod:`ldr.stopping`).  Both measures come from the evaluation's own pass over the
+    pairs.
+    """
+
+    #: doublings tried along the ray at most (2³⁰: far past any p_ij's saturation)
+    max_doublings = 30
+    #: the cap stops doubling here: a step of 10⁴ · ‖M‖ is longer than any a line search of
+    #: these runs takes (the longest seen on the benchmark tables was under 10 · ‖M‖), so
+    #: the bound changes no iterate; without it the trace's ``max_step`` grew past 1e186
+    #: over a long run of calm steps (randhie/health with the plateau rule off)
+    max_cap = 1e4
+
+    def __init__(self, hits, undecided, base: float = 0.03, quiet: int = 5,
+                 saturate: float = 0.5, calm_share: float = 0.0):
+        super().__init__(max_step=base)
+        self.hits, self.undecided = hits, undecided
+        self.quiet, self.saturate = int(quiet), float(saturate)
+        self.calm_share = float(calm_share)
+
+    def init(self, problem, M0):
+        state = super().init(problem, M0)
+        state.memory.update(cap=self.max_step, calm=0, hits=self.hits(state.M))
+        return state
+
+    def _alpha_max(self, problem, state, eta_norm):
+        geom = problem.manifold
+        cap = state.memory.get("cap", self.max_step)
+        return cap * max(geom.norm(state.M), geom.typical_dist) / max(eta_norm, 1e-300)
+
+    def step(self, problem, state):
+        mem = state.memory
+        new = super().step(problem, state)
+        if not new.accepted:
+            return new
+        hits = self.hits(new.M)
+        changed = int(np.count_nonzero(hits != mem["hits"]))
+        calm = mem["calm"] + 1 if changed <= self.calm_share * hits.size else 0
+        still = mem.get("still", 0) + 1 if changed == 0 else 0   # the stop: none changed
+        cap = self.max_step if calm == 0 else min(
+            mem["cap"] * (2.0 if calm >= self.quiet else 1.0), self.max_cap)
+        new.memory.update(cap=cap, calm=calm, still=still, hits=hits)
+        new.info["max_step"] = cap
+        every = bool(hits.all())   # Σ_i p_i → n along the ray: the global supremum
+        if (still >= 2 * self.quiet or every) and self.undecided(new.M) <= self.saturate:
+            why = (f"every sample's nearest other sample is of its class ({hits.size} samples: "
+                   "the supremum Σ_i p_i = n lies along the map's ray)" if every else
+                   f"the leave-one-out 1-NN hits ({int(hits.sum())} samples) unchanged for "
+                   f"{still} steps")
+            new = self._saturate(problem, new, why)
+        return new
+
+    def _saturate(self, problem, state, why: str):
+        """The saturation stop (class docstring): M ← 2^k M for the best k, and the reason."""
+        best, scale = state.cost, 1.0
+        for _ in range(self.max_doublings):
+            f = problem.cost(2.0 * scale * state.M)
+            if not f < best:
+                break
+            best, scale = f, 2.0 * scale
+        new = state
+        if scale > 1.0:
+            new = self.evaluate(problem, scale * state.M, cost=best)
+            new.iteration, new.memory, new.info = state.iteration, state.memory, state.info
+        new.info["saturated"] = scale
+        new.stop_reason = (f"saturated: {why} and Σ_i min(p_i, 1 − p_i) ≤ {self.saturate:g}; "
+                           f"the map scaled by {scale:g} along its ray, Σ_i p_i = {-best:.6g}")
+        new.stop_converged = True
+        return new
+
+
+class _Polish(LBFGS):
+    """L-BFGS ended after ``steps`` iterations (not converged, unless the gradient rule fired
+    first): the exact polish of the stochastic route, bounded by its cost."""
+
+    def __init__(self, steps: int, max_step: float | None = 0.25):
+        super().__init__(max_step=max_step)
+        self.steps = int(steps)
+
+    def init(self, problem, M0):
+        state = super().init(problem, M0)
+        self._first = state.iteration
+        return state
+
+    def step(self, problem, state):
+        new = super().step(problem, state)
+        if new.iteration - self._first >= self.steps and not new.stop_reason:
+            new.stop_reason = f"polish budget of {self.steps} iterations (n² pairs each) spent"
+        return new
+
+
+class _Rescue(TrustRegion):
+    """The trust region as a rescue stage (``rescue``: run only after a stage that did not
+    converge), ended after ``work`` iterations plus Hessian-vector products, not converged
+    unless a stopping rule fired first."""
+
+    rescue = True
+
+    def __init__(self, work: int):
+        super().__init__()
+        self.work = int(work)
+
+    def _used(self, problem, state) -> int:
+        return state.iteration - self._first + problem.counts["hvp"] - self._hvps
+
+    def init(self, problem, M0):
+        state = super().init(problem, M0)
+        self._first, self._hvps = state.iteration, problem.counts["hvp"]
+        return state
+
+    def step(self, problem, state):
+        left = self.work - self._used(problem, state)
+        if left <= 0:  # the driver's rules have had their say on the last iterate: stop here
+            return replace(state, accepted=False, stop_reason=(
+                f"rescue budget of {self.work} iterations and Hessian-vector products spent "
+                f"(gradient norm {state.grad_norm:.3e})"))
+        state.work_left = min(state.work_left, left)
+        return super().step(problem, state)
