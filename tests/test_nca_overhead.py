@@ -62,7 +62,7 @@ def test_nca_fit_is_the_same_to_the_last_bit_without_the_shortcuts(table, solver
     with monkeypatch.context() as m:
         _general_paths(m)
         general = est.NCA(2, solver=solver).fit(X, y)
-    assert fast.n_iter_ == general.n_iter_ > 5
+    assert fast.n_iter_ == general.n_iter_ > 2   # wine: 3 (every sample a hit at once)
     np.testing.assert_array_equal(fast.components_, general.components_)
     assert fast.result_.reason == general.result_.reason
     assert fast.result_.converged == general.result_.converged
