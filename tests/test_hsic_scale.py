@@ -251,6 +251,49 @@ def test_estimator_with_an_approximation_is_seeded_and_accurate():
     assert cross_val_score(pipe, X, y, cv=cv).mean() >= 0.93
 
 
+
+@pytest.mark.parametrize("approximation", [None, "nystroem"])
+def test_the_estimator_keeps_one_standardized_copy_of_x(approximation, monkeypatch):
+    """``copy=False``: the objective keeps the estimator's standardized array itself (at 10⁶
+    rows each n×d copy is 400 MB), ``copy=True`` (the default) its own; the objective's X is
+    the standardized data either way, and the fit is the same."""
+    X, y = load_wine(return_X_y=True)
+    Gamma = label_gamma(y, X.shape[0])[1]
+    cls = HSIC if approximation is None else ApproximateHSIC
+    kw = {} if approximation is None else {"approximation": approximation, "n_features": 64}
+    Xs = (X - X.mean(axis=0)) / X.std(axis=0)
+    assert cls(Xs, Gamma, 2, copy=False, **kw).X is Xs
+    own = cls(Xs, Gamma, 2, **kw).X
+    assert not np.shares_memory(own, Xs)
+    np.testing.assert_array_equal(own, Xs)
+    seen = []
+    real = SupervisedHSIC._objective
+
+    def spy(self, Xs, Gamma, q):
+        obj = real(self, Xs, Gamma, q)
+        seen.append((obj.X is Xs, Xs.copy()))
+        return obj
+
+    monkeypatch.setattr(SupervisedHSIC, "_objective", spy)
+    model = SupervisedHSIC(4, approximation=approximation,
+                           **({} if approximation is None else {"n_features": 64})).fit(X, y)
+    assert seen and all(same for same, _ in seen)
+    np.testing.assert_allclose(seen[0][1], Xs, rtol=1e-14, atol=1e-14)
+    with monkeypatch.context() as m:
+        m.setattr(SupervisedHSIC, "_objective", real)
+        m.setattr(cls, "__init__", _with_copy(cls.__init__))
+        again = SupervisedHSIC(4, approximation=approximation,
+                               **({} if approximation is None else {"n_features": 64})).fit(X, y)
+    np.testing.assert_array_equal(model.M_, again.M_)
+
+
+def _with_copy(init):
+    """``init`` with copy=True forced (the objective's own copy, as before copy=False)."""
+    def wrapped(self, *args, **kwargs):
+        kwargs["copy"] = True
+        return init(self, *args, **kwargs)
+    return wrapped
+
 # -- the new defaults leave the estimators' answers (and so SVM accuracy) unchanged ---------
 @pytest.mark.parametrize("load", [load_wine, load_breast_cancer, load_digits])
 def test_default_blocks_give_the_one_block_answer(load):

@@ -115,7 +115,9 @@ class _HSICBase(OutputMixin, TransformerMixin, BaseEstimator):
         if fit:
             self.mean_, sd = X.mean(axis=0), X.std(axis=0)
             self.scale_ = np.where(sd > 0, sd, 1.0)
-        return (X - self.mean_) / self.scale_
+        Xs = X - self.mean_   # the estimator's own copy (the objectives keep it: copy=False)
+        Xs /= self.scale_     # in place: one n×d temporary fewer at the peak
+        return Xs
 
     def _kernel(self, Xs):
         if self.kernel == "gaussian" or self.kernel is None:
@@ -128,12 +130,13 @@ class _HSICBase(OutputMixin, TransformerMixin, BaseEstimator):
         or, with ``approximation``, :class:`ApproximateHSIC` seeded by ``random_state``."""
         if self.approximation is None:
             return HSIC(Xs, Gamma, q, kernel=self.kernel_, block_size=self.block_size,
-                        memory_budget=self.memory_budget, backend=self.backend)
+                        memory_budget=self.memory_budget, backend=self.backend, copy=False)
         check_approximation(self.approximation, self.n_features)
         seed = seed_of(self.random_state)
         return ApproximateHSIC(Xs, Gamma, q, kernel=self.kernel_,
                                approximation=self.approximation, n_features=self.n_features,
-                               random_state=seed, memory_budget=self.memory_budget)
+                               random_state=seed, memory_budget=self.memory_budget,
+                               copy=False)
 
     def _w_step(self, Xs, Gamma, q, W0=None, known=None, obj=None):
         obj = self._objective(Xs, Gamma, q) if obj is None else obj
