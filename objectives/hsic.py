@@ -159,7 +159,7 @@ class HSIC(Objective):
     def supervised(cls, X, y, r: int, kernel="gaussian", **kwargs) -> HSIC:
         """Supervised HSIC(XW, y) for class labels: Γ = H YYᵀ H / n² with one-hot Y, kept as
         the low-rank factor (HY, 1/n²).  ``X`` is used as given (standardize it first)."""
-        Xh = check_data(arrays.to_host(X), "X")
+        Xh = check_data(arrays.to_host(X), "X", copy=False)  # read here: the copy is cls(...)'s
         X = X if arrays.foreign(X) is not None else Xh  # PyTorch, CuPy, ...: kept there
         return cls(X, label_gamma(arrays.to_host(y), Xh.shape[0])[1], r, kernel, **kwargs)
 

@@ -265,6 +265,8 @@ def test_the_estimator_keeps_one_standardized_copy_of_x(approximation, monkeypat
     assert cls(Xs, Gamma, 2, copy=False, **kw).X is Xs
     own = cls(Xs, Gamma, 2, **kw).X
     assert not np.shares_memory(own, Xs)
+    if approximation is None:   # supervised(): one copy of the caller's X, not two
+        assert not np.shares_memory(HSIC.supervised(Xs, y, 2).X, Xs)
     np.testing.assert_array_equal(own, Xs)
     seen = []
     real = SupervisedHSIC._objective
