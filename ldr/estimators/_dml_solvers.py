@@ -1,6 +1,7 @@
 """The solvers of the metric-learning estimators' default routes (:mod:`ldr.estimators.dml`):
 NCA's annealing L-BFGS (``_Annealed``), the bounded exact polish after the stochastic stage
-(``_Polish``) and the trust region as a bounded rescue stage (``_Rescue``).  Their
+(``_Polish``), the trust region as a bounded rescue stage (``_Rescue``) and scikit-learn's
+route from the chain's start as the last one (``_Restart``).  Their
 parameters, and why they were chosen, are documented beside the constants in
 :mod:`ldr.estimators.dml` and in :class:`ldr.estimators.NCA`.
 """
@@ -10,8 +11,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
+from scipy.optimize import minimize
 
 from ldr.solvers import LBFGS, TrustRegion
+from ldr.solvers.base import Solver
 
 
 class _Annealed(LBFGS):
@@ -54,6 +57,7 @@ class _Annealed(LBFGS):
     def init(self, problem, M0):
         state = super().init(problem, M0)
         state.memory.update(cap=self.max_step, calm=0, hits=self.hits(state.M))
+        self.start_ = state.M   # the chain's start: where a ``_Restart`` begins again
         return state
 
     def _alpha_max(self, problem, state, eta_norm):
@@ -149,3 +153,56 @@ class _Rescue(TrustRegion):
                 f"(gradient norm {state.grad_norm:.3e})"))
         state.work_left = min(state.work_left, left)
         return super().step(problem, state)
+
+
+class _Restart(Solver):
+    """The last rescue stage (``rescue``: run only after stages that did not converge):
+    scikit-learn's route again from the chain's start — scipy's L-BFGS-B (its Moré–Thuente
+    line search, first step of unit length) in scikit-learn's coordinates L = Mᵀ/c, with its
+    tolerance ``tol`` — and the better of its end and the point it was handed.
+
+    On a rough plateau (many rows duplicating rows of another class) the annealed route and
+    the trust region can stall in a basin that this route, whose first steps grow the map's
+    scale fast, passes by (fair/religious: 2275.6 against 2324.7); where they reach a better
+    one, the handed point stays.  ``first`` is the chain's first stage (its ``start_``); the
+    whole run is one step of the driver (its iterations counted, ``max_iter`` bounding them).
+    """
+
+    rescue = True
+    name = "l-bfgs-b"
+
+    def __init__(self, first, unit: float, tol: float = 1e-5):
+        self.first, self.unit, self.tol = first, float(unit), float(tol)
+
+    def check_problem(self, problem) -> None:
+        super().check_problem(problem)
+        geom = problem.manifold
+        if geom.is_product or geom.batched or geom.parts[0].kind != "euclidean":
+            raise ValueError(f"solver {self.name!r} needs one Euclidean factor; the objective "
+                             f"lives on {geom!r}")
+
+    def step(self, problem, state):
+        c, shape = self.unit, np.shape(state.M)
+
+        def cost_and_gradient(x):   # in L = Mᵀ/c: ∂f/∂L = c (∂f/∂M)ᵀ
+            M = c * x.reshape(shape[::-1]).T
+            return problem.cost(M), c * np.asarray(problem.egrad(M)).T.ravel()
+
+        x0 = (np.asarray(self.first.start_) / c).T.ravel()
+        steps = max(1, int(min(state.work_left, 1e6)))
+        res = minimize(cost_and_gradient, x0, jac=True, method="L-BFGS-B", tol=self.tol,
+                       options={"maxiter": steps})
+        what = (f"restarted from the start along scikit-learn's optimizer (scipy's L-BFGS-B, "
+                f"tol {self.tol:g}): {res.message.lower()} after {res.nit} iterations, cost "
+                f"{res.fun:.10g}")
+        if not res.fun < state.cost:   # no better: the handed point stays, as it was
+            return replace(state, iteration=state.iteration + res.nit, accepted=False,
+                           stop_reason=f"{what}, not below the stalled point's "
+                                       f"{state.cost:.10g} (that point kept: stalled, gradient "
+                                       f"norm {state.grad_norm:.3e})")
+        new = self.evaluate(problem, c * res.x.reshape(shape[::-1]).T)
+        new.iteration = state.iteration + res.nit
+        new.info = {"restart": True, "nit": int(res.nit), "nfev": int(res.nfev)}
+        new.stop_reason = f"{what}, below the stalled point's {state.cost:.10g}"
+        new.stop_converged = True   # the driver's gradient test decides (ldr.stopping)
+        return new
