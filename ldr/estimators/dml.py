@@ -242,7 +242,7 @@ class NCA(_MetricLearner):
     too, the run starts again from its start along scikit-learn's optimizer (scipy's
     L-BFGS-B, tol 1e-5: ``NCA_RESTART_TOL``) and returns the better of the two ends (a
     second rescue stage): on fair/religious the stalled point is 2275.6, the restart's
-    2324.7 (scikit-learn's answer 2320.5), at 1.6× scikit-learn's time; on 6 stalled
+    2324.7 (scikit-learn's answer 2320.5), at 1.13× scikit-learn's time; on 6 stalled
     subsamples of 150–400 rows of randhie and fair and 2 of 20 integer-valued
     ``make_classification`` draws the returned end was at or above scikit-learn's on all 8
     (the stalled point on 1 of them).  The fit still warns where the end is not near a
