@@ -587,3 +587,43 @@ def test_softmax_entries_past_the_clip_are_zero_and_the_others_exact():
         G = 2.0 * (A.sum(0)[:, None] * U - A @ U - A.T @ U)
         ref = -obj._Xo.T @ G
         np.testing.assert_allclose(obj.egrad(M), ref, rtol=0, atol=1e-11 * np.abs(ref).max())
+
+
+def test_nca_restart_out_of_time_returns_the_best_point_it_evaluated():
+    """max_time inside the restart (the oracle refuses a call): the stage returns the best
+    point scipy's L-BFGS-B had evaluated where it is below the handed one — not converged,
+    its reason starting with max_time (the driver's budget label) — and the handed point
+    itself where nothing was evaluated."""
+    from ldr.errors import BudgetExceeded
+    from ldr.estimators._dml_solvers import _Restart
+    from ldr.problem import Problem
+
+    X, y = _subsample(load_iris, 15)
+    obj = NCA(X, y, 2)
+    start = obj.heuristic()
+
+    class First:
+        start_ = start
+
+    for calls, better in ((12, True), (0, False)):
+        problem = Problem(obj)
+        stage = _Restart(First, obj.unit_)
+        handed = stage.evaluate(problem, 0.2 * start)   # a worse point than the route's
+        left = [calls]
+        cost = problem.cost
+
+        def refusing(M, cost=cost, left=left):
+            if left[0] == 0:
+                raise BudgetExceeded("no time left")
+            left[0] -= 1
+            return cost(M)
+
+        problem.cost = refusing
+        new = stage.step(problem, handed)
+        assert new.stop_reason.startswith("max_time reached: restarted from the start")
+        assert not new.stop_converged
+        if better:
+            assert new.cost < handed.cost and new.accepted
+            assert new.cost == pytest.approx(obj.cost(new.M), rel=1e-12)
+        else:
+            assert new.M is handed.M and new.cost == handed.cost and not new.accepted

@@ -13,6 +13,7 @@ from dataclasses import replace
 import numpy as np
 from scipy.optimize import minimize
 
+from ldr.errors import BudgetExceeded
 from ldr.solvers import LBFGS, TrustRegion
 from ldr.solvers.base import Solver
 
@@ -183,26 +184,41 @@ class _Restart(Solver):
 
     def step(self, problem, state):
         c, shape = self.unit, np.shape(state.M)
+        best = {"f": np.inf, "x": None}
 
         def cost_and_gradient(x):   # in L = Mᵀ/c: ∂f/∂L = c (∂f/∂M)ᵀ
             M = c * x.reshape(shape[::-1]).T
-            return problem.cost(M), c * np.asarray(problem.egrad(M)).T.ravel()
+            f = problem.cost(M)
+            if f < best["f"]:
+                best.update(f=f, x=x.copy())
+            return f, c * np.asarray(problem.egrad(M)).T.ravel()
 
         x0 = (np.asarray(self.first.start_) / c).T.ravel()
         steps = max(1, int(min(state.work_left, 1e6)))
-        res = minimize(cost_and_gradient, x0, jac=True, method="L-BFGS-B", tol=self.tol,
-                       options={"maxiter": steps})
+        try:
+            res = minimize(cost_and_gradient, x0, jac=True, method="L-BFGS-B", tol=self.tol,
+                           options={"maxiter": steps})
+            nit, end = int(res.nit), f"{res.message.lower()} after {res.nit} iterations"
+            f, x, budget = float(res.fun), res.x, False
+        except BudgetExceeded:   # max_time: the best point the restart evaluated
+            nit, end, budget = 0, "max_time reached inside it", True
+            f, x = best["f"], best["x"]
         what = (f"restarted from the start along scikit-learn's optimizer (scipy's L-BFGS-B, "
-                f"tol {self.tol:g}): {res.message.lower()} after {res.nit} iterations, cost "
-                f"{res.fun:.10g}")
-        if not res.fun < state.cost:   # no better: the handed point stays, as it was
-            return replace(state, iteration=state.iteration + res.nit, accepted=False,
+                f"tol {self.tol:g}): {end}, cost {f:.10g}")
+        if budget:
+            what = f"max_time reached: {what}"
+        if not f < state.cost:   # no better: the handed point stays, as it was
+            return replace(state, iteration=state.iteration + nit, accepted=False,
                            stop_reason=f"{what}, not below the stalled point's "
                                        f"{state.cost:.10g} (that point kept: stalled, gradient "
                                        f"norm {state.grad_norm:.3e})")
-        new = self.evaluate(problem, c * res.x.reshape(shape[::-1]).T)
-        new.iteration = state.iteration + res.nit
-        new.info = {"restart": True, "nit": int(res.nit), "nfev": int(res.nfev)}
+        try:
+            new = self.evaluate(problem, c * x.reshape(shape[::-1]).T, cost=f)
+        except BudgetExceeded:   # no time for its gradient: the handed point stays
+            return replace(state, accepted=False, stop_reason=f"max_time reached: {what}, "
+                           "its gradient not evaluated (the stalled point kept)")
+        new.iteration = state.iteration + nit
+        new.info = {"restart": True, "nit": nit}
         new.stop_reason = f"{what}, below the stalled point's {state.cost:.10g}"
-        new.stop_converged = True   # the driver's gradient test decides (ldr.stopping)
+        new.stop_converged = not budget   # the driver's gradient test decides (ldr.stopping)
         return new
