@@ -7,18 +7,27 @@ objectives, their units and their start are documented in :mod:`ldr.objectives.d
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 
 from ldr.data.validation import is_lazy, refuse_lazy
+from ldr.driver import solve
 from ldr.errors import ParameterError
-from ldr.estimators._base import FitData, LinearDR, check_int_components
-from ldr.estimators._dml_solvers import _Annealed, _Polish, _Rescue, _Restart
+from ldr.estimators._base import (
+    FitData,
+    LinearDR,
+    check_int_components,
+    solver_options,
+    warn_if_unconverged,
+)
+from ldr.estimators._dml_solvers import _Annealed, _Polish, _Rescue, _Route
 from ldr.estimators._namespace import to_numpy
 from ldr.objectives.dml import NCA as NCAObjective
 from ldr.objectives.dml import LargeMarginDML as LargeMarginObjective
+from ldr.result import Result, Trace
 from ldr.solvers import LBFGS, Adam
 
 __all__ = ["LargeMarginDML", "NCA"]
@@ -63,10 +72,9 @@ NCA_SATURATED = 0.5
 #: Hessian-vector products, each about one evaluation): randhie/health's plateau stop
 #: (gradient norm 0.62 against 0.045) converges in 7 iterations and 33 products, +9 s on 25 s
 NCA_RESCUE_WORK = 40
-#: where that does not converge either, the run starts again from its start along
-#: scikit-learn's optimizer (scipy's L-BFGS-B, scikit-learn's tol 1e-5) and keeps the better
-#: end (``_Restart``)
-NCA_RESTART_TOL = 1e-5
+#: NCA's exact default runs scikit-learn's optimizer first (``_Route``: scipy's L-BFGS-B,
+#: scikit-learn's tol 1e-5) and then the annealing, both from the start, and keeps the better
+NCA_ROUTE_TOL = 1e-5
 #: the exact L-BFGS polish after the stochastic stage gets POLISH_PAIRS / n² iterations (an
 #: exact evaluation is n² pairs, ~2.6e-8 s each on one core): 40 at n = 10⁴, none at 10⁵
 POLISH_PAIRS = 4e9
@@ -143,10 +151,9 @@ class _MetricLearner(LinearDR):
                                  f"samples), got {above!r}")
         self.stochastic_ = self.solver is None and obj.n_samples > above
         if self.solver is None and not self.stochastic_ and self._max_step is not None:
-            first = _Annealed(obj.nearest_hits, obj.undecided, self._max_step, self._quiet,
-                              NCA_SATURATED, NCA_CALM_SHARE)
             obj.default_solver = (
-                [first, _Rescue(NCA_RESCUE_WORK), _Restart(first, obj.unit_, NCA_RESTART_TOL)]
+                [_Annealed(obj.nearest_hits, obj.undecided, self._max_step, self._quiet,
+                           NCA_SATURATED, NCA_CALM_SHARE), _Rescue(NCA_RESCUE_WORK)]
                 if self._quiet else LBFGS(max_step=self._max_step))
         if self.stochastic_:   # the route of the class docstring: Adam on sampled batches
             seed = int(np.random.default_rng(self.random_state if isinstance(
@@ -160,6 +167,25 @@ class _MetricLearner(LinearDR):
                                        decay=opts["decay"])] + \
                 ([_Polish(steps, self._max_step or 0.25)] if steps > 0 else [])
         return obj
+
+    def _solve(self, obj, M0, warm):
+        """NCA's exact default: two routes from the same start — scikit-learn's optimizer
+        (``_Route``) and then the annealing chain — and the better end (the NCA docstring)."""
+        if not (self.solver is None and not self.stochastic_ and self._quiet) or \
+                warm is not None:
+            return super()._solve(obj, M0, warm)
+        opts = solver_options(self)
+        route = solve(obj, _Route(obj.unit_, NCA_ROUTE_TOL), M0=M0, **opts)
+        rest = dict(opts)
+        if rest.get("max_iter") is not None:   # a budget the user set bounds both routes
+            rest["max_iter"] = max(int(rest["max_iter"]) - route.n_iter, 0)
+        if "max_time" in rest:
+            rest["max_time"] = max(float(rest["max_time"]) - route.time, 0.0)
+        annealed = solve(obj, None, M0=M0, **rest)
+        res = _better_of(route, annealed)
+        warn_if_unconverged(self, res, "raise max_iter (or max_time through solver_params), "
+                            "or loosen tol", stacklevel=5)
+        return res
 
     def _finalize(self, obj, M, data: FitData):
         self.classes_ = obj.classes_
@@ -403,3 +429,25 @@ class LargeMarginDML(_MetricLearner):
         self.start, self.solver, self.tol, self.max_iter = start, solver, tol, max_iter
         self.solver_params, self.random_state, self.init = solver_params, random_state, init
         self.warm_start = warm_start
+
+
+def _better_of(route: Result, annealed: Result) -> Result:
+    """The Result of the better end (the annealing's on a tie), with both runs' trace (the
+    route's rows first, ``stage`` −1; the annealing's after them, its times and iterations
+    offset), iterations, time and counts, and ``routes``: the two Results."""
+    keep, other = (route, annealed) if route.cost < annealed.cost else (annealed, route)
+    rows = [dict(row, stage=-1) for row in route.trace]
+    rows += [dict(row, time=row["time"] + route.time, iteration=row["iteration"] + route.n_iter)
+             for row in annealed.trace]
+    counts = dict(route.counts)
+    for key, value in annealed.counts.items():
+        counts[key] = counts.get(key, 0) + value
+    names = ("scikit-learn's route", "the annealing")
+    which, beside = names if keep is route else names[::-1]
+    res = dataclasses.replace(
+        keep, trace=Trace(rows), n_iter=route.n_iter + annealed.n_iter,
+        time=route.time + annealed.time, counts=counts,
+        reason=f"{keep.reason} ({which}: the better of two routes from the start; {beside} "
+               f"ended at cost {other.cost:.10g})")
+    res.routes = {"route": route, "annealed": annealed}
+    return res
