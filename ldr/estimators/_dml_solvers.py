@@ -8,6 +8,7 @@ parameters, and why they were chosen, are documented beside the constants in
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
 import numpy as np
@@ -160,7 +161,8 @@ class _Route(Solver):
     first step of unit length) from the stage's start, in scikit-learn's coordinates
     L = Mᵀ/c, with its tolerance ``tol`` and no iteration cap but the run's ``max_iter``.
 
-    The whole run is one step of the driver (its iterations counted); it stops by scipy's
+    The whole run is one step of the driver (its iterations counted; ``path_`` holds the
+    clock and the cost after each of them, for the estimator's trace); it stops by scipy's
     relative-reduction rule, so the driver counts the end converged only near a critical
     point (:mod:`ldr.stopping`).  Out of time (``max_time``) it returns the best point it had
     evaluated.  The NCA estimator runs it beside its annealing and keeps the better end
@@ -192,9 +194,14 @@ class _Route(Solver):
 
         x0 = (np.asarray(state.M) / c).T.ravel()
         steps = max(1, int(min(state.work_left, 1e6)))
+        self.path_ = path = []   # (perf_counter, cost) after each of scipy's iterations
+
+        def record(intermediate_result):
+            path.append((time.perf_counter(), float(intermediate_result.fun)))
+
         try:
             res = minimize(cost_and_gradient, x0, jac=True, method="L-BFGS-B", tol=self.tol,
-                           options={"maxiter": steps})
+                           options={"maxiter": steps}, callback=record)
             nit, end = int(res.nit), f"{res.message.lower()} after {res.nit} iterations"
             f, x, budget = float(res.fun), res.x, False
         except BudgetExceeded:   # max_time: the best point the route evaluated

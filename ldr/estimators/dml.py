@@ -8,6 +8,7 @@ objectives, their units and their start are documented in :mod:`ldr.objectives.d
 from __future__ import annotations
 
 import dataclasses
+import time
 import warnings
 
 import numpy as np
@@ -175,14 +176,17 @@ class _MetricLearner(LinearDR):
                 warm is not None:
             return super()._solve(obj, M0, warm)
         opts = solver_options(self)
-        route = solve(obj, _Route(obj.unit_, NCA_ROUTE_TOL), M0=M0, **opts)
+        first = _Route(obj.unit_, NCA_ROUTE_TOL)
+        route = solve(obj, first, M0=M0, **opts)
+        ended = time.perf_counter()
         rest = dict(opts)
         if rest.get("max_iter") is not None:   # a budget the user set bounds both routes
             rest["max_iter"] = max(int(rest["max_iter"]) - route.n_iter, 0)
         if "max_time" in rest:
             rest["max_time"] = max(float(rest["max_time"]) - route.time, 0.0)
         annealed = solve(obj, None, M0=M0, **rest)
-        res = _better_of(route, annealed)
+        path = [(route.time - (ended - clock), cost) for clock, cost in getattr(first, "path_", [])]
+        res = _better_of(route, annealed, path)
         warn_if_unconverged(self, res, "raise max_iter (or max_time through solver_params), "
                             "or loosen tol", stacklevel=5)
         return res
@@ -431,12 +435,19 @@ class LargeMarginDML(_MetricLearner):
         self.warm_start = warm_start
 
 
-def _better_of(route: Result, annealed: Result) -> Result:
-    """The Result of the better end (the annealing's on a tie), with both runs' trace (the
-    route's rows first, ``stage`` −1; the annealing's after them, its times and iterations
-    offset), iterations, time and counts, and ``routes``: the two Results."""
-    keep, other = (route, annealed) if route.cost < annealed.cost else (annealed, route)
+def _better_of(route: Result, annealed: Result, path: list) -> Result:
+    """The Result of the better end — a converged end before one that is not, then the lower
+    cost (the annealing's on a tie) — with both runs' trace (the route's rows first,
+    ``stage`` −1, with ``path``: (seconds, cost) after each of scipy's iterations, between its
+    first and last row; then the annealing's, its times and iterations offset), iterations,
+    time and counts, and ``routes``: the two Results."""
+    better = (not annealed.converged, annealed.cost) > (not route.converged, route.cost)
+    keep, other = (route, annealed) if better else (annealed, route)
     rows = [dict(row, stage=-1) for row in route.trace]
+    inner = [{"iteration": k + 1, "time": t, "cost": f, "grad_norm": np.nan,
+              "change": np.nan, "stage": -1, "route_path": True}
+             for k, (t, f) in enumerate(path[:-1])]
+    rows = rows[:1] + inner + rows[1:]
     rows += [dict(row, time=row["time"] + route.time, iteration=row["iteration"] + route.n_iter)
              for row in annealed.trace]
     counts = dict(route.counts)
