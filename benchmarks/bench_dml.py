@@ -15,8 +15,9 @@ others were only checked ("held out").
 
 1. **NCA**, both estimators at their defaults on the whole standardized table: scikit-learn's
    ``NeighborhoodComponentsAnalysis(r)`` (init "auto", L-BFGS-B, tol 1e-5, max_iter 50) and
-   ldr's ``NCA(r)`` (the same start; L-BFGS, stopped by the gradient rule or the plateau
-   rule).  Reported: each one's wall time (median of ``--repeats`` fits, interleaved; one fit
+   ldr's ``NCA(r)`` (the same start; scikit-learn's optimizer on ldr's evaluations, then the
+   annealing L-BFGS, stopped by the gradient rule or the plateau rule, the better end kept).
+   Reported: each one's wall time (median of ``--repeats`` fits, interleaved; one fit
    on tables over 3000 rows), their ratio ldr ÷ scikit-learn, scikit-learn's objective
    Σ_i p_i on the training data at each answer (the same function, tests/test_dml.py), whether
    ldr's reaches scikit-learn's (f_ldr ≥ f_sk (1 − 1e-6)) and **when** it did: ldr's fit

@@ -202,73 +202,138 @@ def _statsmodels_table(name, label, n, seed):
 def test_nca_default_rescues_a_plateau_stop_with_a_bounded_trust_region():
     """On fair's survey rows (40% duplicates of other rows, most with another class) the
     annealing L-BFGS can stop on the plateau rule far from a critical point (stalled); the
-    default then runs the trust region for at most NCA_RESCUE_WORK iterations plus
+    annealing route then runs the trust region for at most NCA_RESCUE_WORK iterations plus
     Hessian-vector products.  Here (250 rows) it converges within that budget, above the
-    stalled value, without a warning, and the restart stage after it does not run; on a table
-    where L-BFGS converges neither runs."""
+    stalled value, and is the answer without a warning: scikit-learn's route (the default's
+    other route) ends higher but stalled, and a converged end goes before one that is not.
+    On a table where L-BFGS converges the rescue does not run."""
     X, y = _statsmodels_table("fair", "rate_marriage", 250, 1)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         model = est.NCA(2).fit(X, y)
-    res = model.result_
-    (first, rescue, restart) = res.stages
+    annealed, route = model.result_.routes["annealed"], model.result_.routes["route"]
+    (first, rescue) = annealed.stages
     assert not first.converged and first.reason.startswith("stalled: relative cost change")
     assert rescue.solver == "trust-region" and rescue.n_iter > 0 and rescue.converged
-    assert restart.solver == "l-bfgs-b" and restart.n_iter == 0
-    assert res.converged and res.reason.startswith("trust-region: ")
-    stalled = res.trace["cost"][res.trace["stage"] == 0][-1]
-    assert model.cost_ < stalled
-    assert rescue.n_iter + res.counts["hvp"] <= NCA_RESCUE_WORK
+    assert annealed.converged and annealed.reason.startswith("trust-region: ")
+    stalled = annealed.trace["cost"][annealed.trace["stage"] == 0][-1]
+    assert annealed.cost < stalled
+    assert rescue.n_iter + annealed.counts["hvp"] <= NCA_RESCUE_WORK
+    assert model.cost_ == annealed.cost and model.result_.converged
+    assert route.cost < annealed.cost and not route.converged
+    assert model.n_iter_ == route.n_iter + annealed.n_iter
     g = model.objective_.egrad(model.M_)
-    assert np.linalg.norm(g) == pytest.approx(res.grad_norm, rel=1e-9)   # Euclidean factor
+    assert np.linalg.norm(g) == pytest.approx(model.result_.grad_norm, rel=1e-9)
 
     X, y = _subsample(load_wine, 20)
     calm = est.NCA(2).fit(X, y).result_
-    assert calm.converged and [s.n_iter for s in calm.stages][1:] == [0, 0]
+    assert calm.converged and [s.n_iter for s in calm.stages][1:] == [0]
     assert "hvp" not in calm.counts and not calm.reason.startswith("lbfgs")
 
 
-def _stalled_fit(X, y):
-    """The default fit (a warning expected: still stalled), scikit-learn's objective at its
-    own answer, and the cost where the trust region's rescue ended."""
-    with pytest.warns(ConvergenceWarning, match="l-bfgs-b: (stalled: )?restarted from the "
-                      "start along scikit-learn's optimizer"):
+def _two_routes(X, y, match):
+    """The default fit (a warning matching ``match`` expected) and scikit-learn's objective
+    at its own answer."""
+    with pytest.warns(ConvergenceWarning, match=match):
         model = est.NCA(2).fit(X, y)
-    res = model.result_
-    assert [s.solver for s in res.stages] == ["lbfgs", "trust-region", "l-bfgs-b"]
-    assert not any(s.converged for s in res.stages) and res.stages[2].n_iter > 0
-    assert res.stages[1].n_iter + res.counts["hvp"] == NCA_RESCUE_WORK   # the budget spent
-    rescued = res.trace["cost"][res.trace["stage"] == 1][-1]
     f_sk = _nca_objective(SkNCA(2).fit(X, y).components_, X, y)
-    return model, f_sk, rescued
+    return model, model.result_.routes["route"], model.result_.routes["annealed"], f_sk
 
 
-def test_nca_default_restarts_a_stalled_run_along_scikit_learns_route():
-    """Where the rescue stalls too, the default runs scikit-learn's optimizer (scipy's
-    L-BFGS-B, tol 1e-5) again from the chain's start and returns the better end.  On fair's
-    150 rows (seed 0) the rescue ends at Σp ≈ 90.0 and the restart at scikit-learn's value,
-    93.0: the fit returns that (still warned: its gradient is not small)."""
+def test_nca_default_keeps_scikit_learns_route_where_the_annealing_ends_lower():
+    """The default runs scikit-learn's optimizer (scipy's L-BFGS-B, tol 1e-5) and the
+    annealing from the same start and keeps the better end.  On fair's 150 rows (seed 0) the
+    annealing stalls at Σp ≈ 90.0 (its rescue's budget spent) and the route reaches
+    scikit-learn's own value, 93.0: the fit returns that (warned: not near a critical
+    point), its trace holding both runs (the route's rows first, stage −1)."""
     X, y = _statsmodels_table("fair", "rate_marriage", 150, 0)
-    model, f_sk, rescued = _stalled_fit(X, y)
-    assert model.cost_ < rescued - 1.0
+    model, route, annealed, f_sk = _two_routes(X, y, "scikit-learn's route: the better")
+    assert [s.solver for s in annealed.stages] == ["lbfgs", "trust-region"]
+    assert annealed.stages[1].n_iter + annealed.counts["hvp"] == NCA_RESCUE_WORK
+    assert model.cost_ == route.cost < annealed.cost - 1.0
     assert model.objective_value_ >= f_sk * (1 - 1e-6)
     assert model.objective_value_ == pytest.approx(_nca_objective(model.components_, X, y),
                                                    rel=1e-12)
-    assert ", below the stalled point's" in model.result_.reason
+    trace = model.result_.trace   # the route's rows, scipy's iterations among them
+    assert len(trace) == len(route.trace) + len(annealed.trace) + route.n_iter - 1
+    assert np.all(trace["stage"][: route.n_iter + 1] == -1)
+    assert np.all(np.diff(trace["time"]) >= 0) and np.all(np.diff(trace["iteration"]) >= 0)
 
 
-def test_nca_restart_keeps_the_stalled_point_where_it_is_better():
+def test_nca_default_keeps_the_annealing_where_it_ends_higher():
     """On integer-valued features (copies of rows of other classes) drawn by
-    make_classification (seed 2, 400 rows), the stalled point is above what scikit-learn's
-    route reaches from the start: the fit returns the stalled point itself."""
+    make_classification (seed 2, 400 rows) the annealing's stalled end is above what
+    scikit-learn's route reaches: the fit returns the annealing's Result, warned."""
     X, y = make_classification(400, 6, n_informative=4, n_redundant=0, n_classes=4,
                                n_clusters_per_class=1, class_sep=0.8, flip_y=0.1,
                                random_state=2)
     X = StandardScaler().fit_transform(np.round(X))
-    model, f_sk, rescued = _stalled_fit(X, y)
-    assert model.cost_ == rescued
+    model, route, annealed, f_sk = _two_routes(X, y, "the annealing: the better of two")
+    assert model.cost_ == annealed.cost < route.cost
+    assert model.result_.stages == annealed.stages
     assert model.objective_value_ > f_sk
-    assert "(that point kept: stalled, gradient norm" in model.result_.reason
+
+
+def test_nca_route_out_of_time_returns_the_best_point_it_evaluated():
+    """max_time inside scikit-learn's route (the oracle refuses a call): the stage returns
+    the best point scipy's L-BFGS-B had evaluated where it is below its start — not
+    converged, its reason starting with max_time (the driver's budget label) — and its start
+    where nothing was evaluated."""
+    from ldr.errors import BudgetExceeded
+    from ldr.estimators._dml_solvers import _Route
+    from ldr.problem import Problem
+
+    X, y = _subsample(load_iris, 15)
+    obj = NCA(X, y, 2)
+    start = 0.2 * obj.heuristic()
+    for calls, better in ((12, True), (0, False)):
+        problem = Problem(obj)
+        stage = _Route(obj.unit_)
+        handed = stage.evaluate(problem, start)
+        left = [calls]
+        cost = problem.cost
+
+        def refusing(M, cost=cost, left=left):
+            if left[0] == 0:
+                raise BudgetExceeded("no time left")
+            left[0] -= 1
+            return cost(M)
+
+        problem.cost = refusing
+        new = stage.step(problem, handed)
+        assert new.stop_reason.startswith("max_time reached: scikit-learn's route")
+        assert not new.stop_converged
+        if better:
+            assert new.cost < handed.cost and new.accepted
+            assert new.cost == pytest.approx(obj.cost(new.M), rel=1e-12)
+        else:
+            assert new.M is handed.M and new.cost == handed.cost and not new.accepted
+
+
+@pytest.mark.parametrize("r", [2, None])
+def test_nca_default_is_at_least_scikit_learns_route(r):
+    """The two routes on iris at r = 2 (the annealing ends higher: 150 against 149.999) and
+    at full rank (scikit-learn's route does: 149 against the annealing's 148): the fit is
+    the better, at or above scikit-learn's objective, and says which route it is."""
+    X, y = load_iris(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    model = est.NCA(r).fit(X, y)
+    routes = model.result_.routes
+    assert model.cost_ == min(routes["route"].cost, routes["annealed"].cost)
+    sk = SkNCA(r).fit(X, y)
+    assert model.objective_value_ >= _nca_objective(sk.components_, X, y) * (1 - 1e-6)
+    kept = "the annealing" if r == 2 else "scikit-learn's route"
+    assert f"({kept}: the better of two routes from the start;" in model.result_.reason
+
+
+def test_nca_max_iter_bounds_both_routes():
+    """A max_iter the user sets is the budget of the whole fit: both routes' iterations."""
+    X, y = _subsample(load_iris, 15)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        model = est.NCA(2, max_iter=8).fit(X, y)
+    routes = model.result_.routes
+    assert model.n_iter_ == routes["route"].n_iter + routes["annealed"].n_iter <= 8
 
 
 @pytest.mark.parametrize("block_size", [None, 16])
@@ -588,42 +653,3 @@ def test_softmax_entries_past_the_clip_are_zero_and_the_others_exact():
         ref = -obj._Xo.T @ G
         np.testing.assert_allclose(obj.egrad(M), ref, rtol=0, atol=1e-11 * np.abs(ref).max())
 
-
-def test_nca_restart_out_of_time_returns_the_best_point_it_evaluated():
-    """max_time inside the restart (the oracle refuses a call): the stage returns the best
-    point scipy's L-BFGS-B had evaluated where it is below the handed one — not converged,
-    its reason starting with max_time (the driver's budget label) — and the handed point
-    itself where nothing was evaluated."""
-    from ldr.errors import BudgetExceeded
-    from ldr.estimators._dml_solvers import _Restart
-    from ldr.problem import Problem
-
-    X, y = _subsample(load_iris, 15)
-    obj = NCA(X, y, 2)
-    start = obj.heuristic()
-
-    class First:
-        start_ = start
-
-    for calls, better in ((12, True), (0, False)):
-        problem = Problem(obj)
-        stage = _Restart(First, obj.unit_)
-        handed = stage.evaluate(problem, 0.2 * start)   # a worse point than the route's
-        left = [calls]
-        cost = problem.cost
-
-        def refusing(M, cost=cost, left=left):
-            if left[0] == 0:
-                raise BudgetExceeded("no time left")
-            left[0] -= 1
-            return cost(M)
-
-        problem.cost = refusing
-        new = stage.step(problem, handed)
-        assert new.stop_reason.startswith("max_time reached: restarted from the start")
-        assert not new.stop_converged
-        if better:
-            assert new.cost < handed.cost and new.accepted
-            assert new.cost == pytest.approx(obj.cost(new.M), rel=1e-12)
-        else:
-            assert new.M is handed.M and new.cost == handed.cost and not new.accepted

@@ -401,6 +401,11 @@ class LinearDR(OutputMixin, TransformerMixin, BaseEstimator):
         """Hook: ``(M, Result)`` when :meth:`_make_objective` returned None."""
         raise NotImplementedError(f"{type(self).__name__} has no closed form")
 
+    def _solve(self, obj: Objective, M0, warm):
+        """Hook: the :class:`~ldr.result.Result` of minimizing ``obj`` from ``M0`` (``warm``:
+        the previous fit's Result under ``warm_start``, else None), warned if unconverged."""
+        return solve_and_warn(self, obj, M0)
+
     def _finalize(self, obj: Objective | None, M, data: FitData):
         """Hook: the point to keep (a subclass may rotate a Grassmann answer); sets scores."""
         return M
@@ -426,7 +431,7 @@ class LinearDR(OutputMixin, TransformerMixin, BaseEstimator):
             M, res = self._closed_form(data, r)
         else:
             warm = warm_result(self, obj)
-            res = solve_and_warn(self, obj, self._start(obj) if warm is None else warm)
+            res = self._solve(obj, self._start(obj) if warm is None else warm, warm)
             M = res.M if isinstance(res.M, tuple) else np.asarray(res.M, dtype=float)
         self.objective_, self.result_ = obj, res
         self.M_ = self._finalize(obj, M, data)

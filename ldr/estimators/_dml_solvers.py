@@ -1,13 +1,14 @@
 """The solvers of the metric-learning estimators' default routes (:mod:`ldr.estimators.dml`):
 NCA's annealing L-BFGS (``_Annealed``), the bounded exact polish after the stochastic stage
 (``_Polish``), the trust region as a bounded rescue stage (``_Rescue``) and scikit-learn's
-route from the chain's start as the last one (``_Restart``).  Their
+optimizer as a stage of the driver (``_Route``, the first of NCA's two routes).  Their
 parameters, and why they were chosen, are documented beside the constants in
 :mod:`ldr.estimators.dml` and in :class:`ldr.estimators.NCA`.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 
 import numpy as np
@@ -58,7 +59,6 @@ class _Annealed(LBFGS):
     def init(self, problem, M0):
         state = super().init(problem, M0)
         state.memory.update(cap=self.max_step, calm=0, hits=self.hits(state.M))
-        self.start_ = state.M   # the chain's start: where a ``_Restart`` begins again
         return state
 
     def _alpha_max(self, problem, state, eta_norm):
@@ -156,24 +156,23 @@ class _Rescue(TrustRegion):
         return super().step(problem, state)
 
 
-class _Restart(Solver):
-    """The last rescue stage (``rescue``: run only after stages that did not converge):
-    scikit-learn's route again from the chain's start — scipy's L-BFGS-B (its Moré–Thuente
-    line search, first step of unit length) in scikit-learn's coordinates L = Mᵀ/c, with its
-    tolerance ``tol`` — and the better of its end and the point it was handed.
+class _Route(Solver):
+    """scikit-learn's route as one stage: scipy's L-BFGS-B (its Moré–Thuente line search,
+    first step of unit length) from the stage's start, in scikit-learn's coordinates
+    L = Mᵀ/c, with its tolerance ``tol`` and no iteration cap but the run's ``max_iter``.
 
-    On a rough plateau (many rows duplicating rows of another class) the annealed route and
-    the trust region can stall in a basin that this route, whose first steps grow the map's
-    scale fast, passes by (fair/religious: 2275.6 against 2324.7); where they reach a better
-    one, the handed point stays.  ``first`` is the chain's first stage (its ``start_``); the
-    whole run is one step of the driver (its iterations counted, ``max_iter`` bounding them).
+    The whole run is one step of the driver (its iterations counted; ``path_`` holds the
+    clock and the cost after each of them, for the estimator's trace); it stops by scipy's
+    relative-reduction rule, so the driver counts the end converged only near a critical
+    point (:mod:`ldr.stopping`).  Out of time (``max_time``) it returns the best point it had
+    evaluated.  The NCA estimator runs it beside its annealing and keeps the better end
+    (:class:`ldr.estimators.NCA`).
     """
 
-    rescue = True
     name = "l-bfgs-b"
 
-    def __init__(self, first, unit: float, tol: float = 1e-5):
-        self.first, self.unit, self.tol = first, float(unit), float(tol)
+    def __init__(self, unit: float, tol: float = 1e-5):
+        self.unit, self.tol = float(unit), float(tol)
 
     def check_problem(self, problem) -> None:
         super().check_problem(problem)
@@ -193,32 +192,35 @@ class _Restart(Solver):
                 best.update(f=f, x=x.copy())
             return f, c * np.asarray(problem.egrad(M)).T.ravel()
 
-        x0 = (np.asarray(self.first.start_) / c).T.ravel()
+        x0 = (np.asarray(state.M) / c).T.ravel()
         steps = max(1, int(min(state.work_left, 1e6)))
+        self.path_ = path = []   # (perf_counter, cost) after each of scipy's iterations
+
+        def record(intermediate_result):
+            path.append((time.perf_counter(), float(intermediate_result.fun)))
+
         try:
             res = minimize(cost_and_gradient, x0, jac=True, method="L-BFGS-B", tol=self.tol,
-                           options={"maxiter": steps})
+                           options={"maxiter": steps}, callback=record)
             nit, end = int(res.nit), f"{res.message.lower()} after {res.nit} iterations"
             f, x, budget = float(res.fun), res.x, False
-        except BudgetExceeded:   # max_time: the best point the restart evaluated
+        except BudgetExceeded:   # max_time: the best point the route evaluated
             nit, end, budget = 0, "max_time reached inside it", True
             f, x = best["f"], best["x"]
-        what = (f"restarted from the start along scikit-learn's optimizer (scipy's L-BFGS-B, "
-                f"tol {self.tol:g}): {end}, cost {f:.10g}")
+        what = (f"scikit-learn's route (scipy's L-BFGS-B, tol {self.tol:g}): {end}, cost "
+                f"{f:.10g}")
         if budget:
             what = f"max_time reached: {what}"
-        if not f < state.cost:   # no better: the handed point stays, as it was
+        if not f < state.cost:   # no better than its start: the start stays
             return replace(state, iteration=state.iteration + nit, accepted=False,
-                           stop_reason=f"{what}, not below the stalled point's "
-                                       f"{state.cost:.10g} (that point kept: stalled, gradient "
-                                       f"norm {state.grad_norm:.3e})")
+                           stop_reason=f"{what}, not below its start's {state.cost:.10g}")
         try:
             new = self.evaluate(problem, c * x.reshape(shape[::-1]).T, cost=f)
-        except BudgetExceeded:   # no time for its gradient: the handed point stays
+        except BudgetExceeded:   # no time for its gradient
             return replace(state, accepted=False, stop_reason=f"max_time reached: {what}, "
-                           "its gradient not evaluated (the stalled point kept)")
+                           "its gradient not evaluated (the start kept)")
         new.iteration = state.iteration + nit
-        new.info = {"restart": True, "nit": nit}
-        new.stop_reason = f"{what}, below the stalled point's {state.cost:.10g}"
+        new.info = {"route": True, "nit": nit}
+        new.stop_reason = what
         new.stop_converged = not budget   # the driver's gradient test decides (ldr.stopping)
         return new
