@@ -326,6 +326,22 @@ def test_nca_default_is_at_least_scikit_learns_route(r):
     assert f"({kept}: the better of two routes from the start;" in model.result_.reason
 
 
+def test_nca_interrupted_in_the_first_route_runs_no_second(monkeypatch):
+    """Ctrl-C inside scikit-learn's route: the fit returns the driver's interrupted Result
+    (its start), warned, without starting the annealing."""
+    from ldr.estimators._dml_solvers import _Route
+
+    def interrupted(self, problem, state):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(_Route, "step", interrupted)
+    X, y = _subsample(load_iris, 15)
+    with pytest.warns(ConvergenceWarning, match="interrupted"):
+        model = est.NCA(2).fit(X, y)
+    assert model.result_.interrupted and not hasattr(model.result_, "routes")
+    assert model.n_iter_ == 0
+
+
 def test_nca_max_iter_bounds_both_routes():
     """A max_iter the user sets is the budget of the whole fit: both routes' iterations."""
     X, y = _subsample(load_iris, 15)
