@@ -205,7 +205,7 @@ class _Route(Solver):
             nit, end = int(res.nit), f"{res.message.lower()} after {res.nit} iterations"
             f, x, budget = float(res.fun), res.x, False
         except BudgetExceeded:   # max_time: the best point the route evaluated
-            nit, end, budget = 0, "max_time reached inside it", True
+            nit, end, budget = len(path), "max_time reached inside it", True
             f, x = best["f"], best["x"]
         what = (f"scikit-learn's route (scipy's L-BFGS-B, tol {self.tol:g}): {end}, cost "
                 f"{f:.10g}")
