@@ -286,7 +286,7 @@ class NCA(_MetricLearner):
     other's cost), with both runs' iterations, time and trace (the route's rows first,
     ``stage`` −1, one per scipy iteration) and ``result_.routes``, the two Results.  The
     route reaches scikit-learn's value at 0.37–0.81 of scikit-learn's time on the benchmark
-    tables (it is the same path; rounding can make it part), so the fit passes it early;
+    tables (the same path until rounding makes the two part), so the fit passes it early;
     the annealing then usually ends higher (under ``warm_start`` only the annealing runs, from
     the previous answer).  Where the route's end is kept: at full rank on
     iris (149 against the annealing's 148), star98 (244.0 against 233.0) and ccard (62
