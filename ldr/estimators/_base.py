@@ -35,18 +35,16 @@ template, which the concrete estimators specialize through hooks instead of rewr
 2. ``_n_components(data)`` — resolve r;
 3. ``_make_objective(data, r)`` — the objective, or None when there is nothing to optimize
    (r = n_features: the whole space), then ``_closed_form(data, r)`` gives the point;
-4. :func:`solve_and_warn` — :func:`ldr.solve` with the estimator's settings, a
-   :class:`~sklearn.exceptions.ConvergenceWarning` quoting the driver's reason if it did not
-   converge;
+4. ``_solve(obj, M0, warm)`` — by default :func:`solve_and_warn`: :func:`ldr.solve` with the
+   estimator's settings, a ConvergenceWarning quoting the driver's reason if unconverged;
 5. ``_finalize(obj, M, data)`` — the point to keep (a rotation within the span) and the
    method's scores; ``_components(obj, M)`` — ``components_``.
 
-Layout of the answer: ``M_`` is ldr's d×r point and the projection is ``X @ M``;
-``components_`` keeps scikit-learn's meaning — one component per **row** — so
-``components_ == M_.T`` for orthogonal projections, the whole linear map for methods that
-whiten first (SFA; LPP/NPE with ``form="whitened"``), the loadings Wᵀ for latent-variable
-models.  float32 X gives float32 fitted arrays and outputs; the solve runs in float64
-(:mod:`ldr.estimators._output`).
+Layout of the answer: ``M_`` is ldr's d×r point and the projection is ``X @ M``; ``components_``
+keeps scikit-learn's meaning — one component per **row** — so ``components_ == M_.T`` for
+orthogonal projections, the whole linear map for methods that whiten first (SFA; LPP/NPE with
+``form="whitened"``), the loadings Wᵀ for latent-variable models. float32 X gives float32 fitted
+arrays and outputs; the solve runs in float64 (:mod:`ldr.estimators._output`).
 """
 
 from __future__ import annotations
@@ -168,9 +166,8 @@ def resolve_objective(objective):
 
 
 def requires_y(cls) -> bool:
-    """Whether ``cls`` is built from (X, y, r) (True) or (X, r) (False): its declared
-    :class:`~ldr.objective.Method`, else its constructor's signature; a factory takes y
-    always and says nothing about needing it (False)."""
+    """Whether ``cls`` is built from (X, y, r) (True) or (X, r) (False): its declared Method,
+    else its constructor's signature; a factory takes y always and needs it not (False)."""
     if _is_factory(cls):
         return False
     if cls.method is not None:
@@ -402,8 +399,7 @@ class LinearDR(OutputMixin, TransformerMixin, BaseEstimator):
         raise NotImplementedError(f"{type(self).__name__} has no closed form")
 
     def _solve(self, obj: Objective, M0, warm):
-        """Hook: the :class:`~ldr.result.Result` of minimizing ``obj`` from ``M0`` (``warm``:
-        the previous fit's Result under ``warm_start``, else None), warned if unconverged."""
+        """Hook: the warned Result from ``M0`` (``warm``: the previous fit's Result, or None)."""
         return solve_and_warn(self, obj, M0)
 
     def _finalize(self, obj: Objective | None, M, data: FitData):
