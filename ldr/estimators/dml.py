@@ -151,11 +151,13 @@ class _MetricLearner(LinearDR):
             raise ParameterError("stochastic_above", f"must be a positive integer (a number of "
                                  f"samples), got {above!r}")
         self.stochastic_ = self.solver is None and obj.n_samples > above
-        if self.solver is None and not self.stochastic_ and self._max_step is not None:
+        exact = self.solver is None and not self.stochastic_ and self._max_step is not None
+        self._two_routes = exact and bool(self._quiet)   # the annealing: _solve adds the route
+        if exact:
             obj.default_solver = (
                 [_Annealed(obj.nearest_hits, obj.undecided, self._max_step, self._quiet,
                            NCA_SATURATED, NCA_CALM_SHARE), _Rescue(NCA_RESCUE_WORK)]
-                if self._quiet else LBFGS(max_step=self._max_step))
+                if self._two_routes else LBFGS(max_step=self._max_step))
         if self.stochastic_:   # the route of the class docstring: Adam on sampled batches
             seed = int(np.random.default_rng(self.random_state if isinstance(
                 self.random_state, (int, np.integer)) else 0).integers(2**31))
@@ -172,8 +174,7 @@ class _MetricLearner(LinearDR):
     def _solve(self, obj, M0, warm):
         """NCA's exact default: two routes from the same start — scikit-learn's optimizer
         (``_Route``) and then the annealing chain — and the better end (the NCA docstring)."""
-        if not (self.solver is None and not self.stochastic_ and self._quiet) or \
-                warm is not None:
+        if not self._two_routes or warm is not None:
             return super()._solve(obj, M0, warm)
         opts = solver_options(self)
         first = _Route(obj.unit_, NCA_ROUTE_TOL)
