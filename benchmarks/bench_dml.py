@@ -9,7 +9,8 @@ Run from the checkout root, under the bench lock (as every timing)::
 The tables are the classification tables of ``_tables.py`` (scikit-learn's bundled iris,
 wine, breast_cancer and digits; statsmodels' anes96, fair, grunfeld, modechoice, randhie,
 star98, ccard and spector, each with the class column ``_tables.py`` documents), every one
-standardized (StandardScaler) and embedded in r = ``--components`` (default 2) dimensions.
+standardized (StandardScaler) and embedded in r = ``--components`` (default 2) dimensions
+(``--components 0``: full rank, ``n_components=None`` for both tools, as bench_real runs).
 ``_tables.DEVELOPMENT`` marks the tables on which NCA's defaults were chosen ("dev"); the
 others were only checked ("held out").
 
@@ -132,7 +133,7 @@ def _fixed_cap(r: int):
     return est.NCA(r, solver=LBFGS(max_step=NCA_MAX_STEP))
 
 
-def nca_row(t, r: int, repeats: int, knn: bool, baseline: bool = False) -> dict:
+def nca_row(t, r: int | None, repeats: int, knn: bool, baseline: bool = False) -> dict:
     X, y = StandardScaler().fit_transform(t.X), t.y
     n = X.shape[0]
     repeats = 1 if n > 3000 else repeats
@@ -147,7 +148,7 @@ def nca_row(t, r: int, repeats: int, knn: bool, baseline: bool = False) -> dict:
             times[key].append(seconds)
             if key == "ldr":
                 ldr_fits.append((seconds, models[key]))
-    obj = NCA(X, y, r)
+    obj = NCA(X, y, r or X.shape[1])
     f_sk = obj.objective_value(obj.point(models["sk"].components_))
     f_ldr = obj.objective_value(obj.point(models["ldr"].components_))
     row = {"table": t.name, "shape": t.shape, "dev": t.name in _tables.DEVELOPMENT,
@@ -168,7 +169,7 @@ def nca_row(t, r: int, repeats: int, knn: bool, baseline: bool = False) -> dict:
     return row
 
 
-def lmnn_row(t, r: int, repeats: int, knn: bool, ml_cv_limit: float) -> dict:
+def lmnn_row(t, r: int | None, repeats: int, knn: bool, ml_cv_limit: float) -> dict:
     LMNN = _metric_learn()
     X, y = StandardScaler().fit_transform(t.X), t.y
     ldr_times = [_fit_time(lambda: est.LargeMarginDML(r), X, y)[0] for _ in range(repeats)]
@@ -249,7 +250,8 @@ def print_lmnn(rows: list[dict]) -> None:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tables", default="", help="comma-separated names (default: all)")
-    parser.add_argument("--components", type=int, default=2)
+    parser.add_argument("--components", type=int, default=2,
+                        help="r; 0: full rank (n_components=None, each table's d)")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--no-knn", action="store_true", help="skip the 3-NN accuracy")
     parser.add_argument("--no-nca", action="store_true")
@@ -263,11 +265,12 @@ def main(argv=None) -> None:
     if args.tables:
         wanted = args.tables.split(",")
         tables = [t for t in tables if t.name in wanted]
-    r = args.components
+    r = args.components or None   # None: full rank, both tools' default
     with common.single_threaded():
         common.print_header("NCA and large-margin DML at their defaults",
-                            [f"r = {r}, repeats = {args.repeats} (interleaved; 1 over 3000 "
-                             "rows), standardized tables, one BLAS thread"])
+                            [f"r = {r or 'd (full rank)'}, repeats = {args.repeats} "
+                             "(interleaved; 1 over 3000 rows), standardized tables, one BLAS "
+                             "thread"])
         if not args.no_nca:
             print(f"1. NCA: scikit-learn's NeighborhoodComponentsAnalysis({r}) vs ldr's "
                   f"NCA({r})")

@@ -1,7 +1,8 @@
 """The solvers of the metric-learning estimators' default routes (:mod:`ldr.estimators.dml`):
 NCA's annealing L-BFGS (``_Annealed``), the bounded exact polish after the stochastic stage
 (``_Polish``), the trust region as a bounded rescue stage (``_Rescue``) and scikit-learn's
-optimizer as a stage of the driver (``_Route``, the first of NCA's two routes).  Their
+optimizer as a stage of the driver (``_Route``, the first of NCA's two routes, with L-BFGS
+on from its end where the driver does not count it converged, ``_Onward``).  Their
 parameters, and why they were chosen, are documented beside the constants in
 :mod:`ldr.estimators.dml` and in :class:`ldr.estimators.NCA`.
 """
@@ -111,6 +112,8 @@ class _Polish(LBFGS):
     """L-BFGS ended after ``steps`` iterations (not converged, unless the gradient rule fired
     first): the exact polish of the stochastic route, bounded by its cost."""
 
+    spent = "polish budget of {} iterations (n² pairs each) spent"
+
     def __init__(self, steps: int, max_step: float | None = 0.25):
         super().__init__(max_step=max_step)
         self.steps = int(steps)
@@ -123,8 +126,19 @@ class _Polish(LBFGS):
     def step(self, problem, state):
         new = super().step(problem, state)
         if new.iteration - self._first >= self.steps and not new.stop_reason:
-            new.stop_reason = f"polish budget of {self.steps} iterations (n² pairs each) spent"
+            new.stop_reason = self.spent.format(self.steps)
         return new
+
+
+class _Onward(_Polish):
+    """L-BFGS on from scikit-learn's route where the driver does not count its end converged
+    (a rescue stage), for at most ``steps`` iterations.  scipy stops on one iteration's
+    relative reduction; the driver's plateau rule needs ``fwindow`` of them and a gradient
+    within 1e3 · tol · scale of zero (:mod:`ldr.stopping`), and a few more steps usually
+    give both (the NCA docstring, "Two routes")."""
+
+    rescue = True
+    spent = "onward budget of {} L-BFGS iterations after scikit-learn's route spent"
 
 
 class _Rescue(TrustRegion):

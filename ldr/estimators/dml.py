@@ -8,7 +8,6 @@ objectives, their units and their start are documented in :mod:`ldr.objectives.d
 from __future__ import annotations
 
 import dataclasses
-import time
 import warnings
 
 import numpy as np
@@ -24,7 +23,7 @@ from ldr.estimators._base import (
     solver_options,
     warn_if_unconverged,
 )
-from ldr.estimators._dml_solvers import _Annealed, _Polish, _Rescue, _Route
+from ldr.estimators._dml_solvers import _Annealed, _Onward, _Polish, _Rescue, _Route
 from ldr.estimators._namespace import to_numpy
 from ldr.objectives.dml import NCA as NCAObjective
 from ldr.objectives.dml import LargeMarginDML as LargeMarginObjective
@@ -76,6 +75,11 @@ NCA_RESCUE_WORK = 40
 #: NCA's exact default runs scikit-learn's optimizer first (``_Route``: scipy's L-BFGS-B,
 #: scikit-learn's tol 1e-5) and then the annealing, both from the start, and keeps the better
 NCA_ROUTE_TOL = 1e-5
+#: ... and where the driver does not count the route's end converged (scipy stops on one
+#: iteration's relative reduction), L-BFGS goes on from there, with the annealing's step cap,
+#: for at most this many iterations (``_Onward``): on 13 of the 22 rows of
+#: ``benchmarks/results/nca_route_probe.txt`` it did not, and 9 of them converge within it
+NCA_ONWARD_STEPS = 50
 #: the exact L-BFGS polish after the stochastic stage gets POLISH_PAIRS / n² iterations (an
 #: exact evaluation is n² pairs, ~2.6e-8 s each on one core): 40 at n = 10⁴, none at 10⁵
 POLISH_PAIRS = 4e9
@@ -178,8 +182,7 @@ class _MetricLearner(LinearDR):
             return super()._solve(obj, M0, warm)
         opts = solver_options(self)
         first = _Route(obj.unit_, NCA_ROUTE_TOL)
-        route = solve(obj, first, M0=M0, **opts)
-        ended = time.perf_counter()
+        route = solve(obj, [first, _Onward(NCA_ONWARD_STEPS, self._max_step)], M0=M0, **opts)
         if route.interrupted:   # Ctrl-C in the first route: no second one
             warn_if_unconverged(self, route, "fit again to run both routes", stacklevel=5)
             return route
@@ -189,7 +192,10 @@ class _MetricLearner(LinearDR):
         if "max_time" in rest:
             rest["max_time"] = max(float(rest["max_time"]) - route.time, 0.0)
         annealed = solve(obj, None, M0=M0, **rest)
-        path = [(route.time - (ended - clock), cost) for clock, cost in getattr(first, "path_", [])]
+        path = getattr(first, "path_", [])   # scipy's clocks, the last one at its stage's end
+        if path:
+            ended = [row["time"] for row in route.trace if row["stage"] == 0][-1]
+            path = [(ended - (path[-1][0] - clock), cost) for clock, cost in path]
         res = _better_of(route, annealed, path)
         warn_if_unconverged(self, res, "raise max_iter (or max_time through solver_params), "
                             "or loosen tol", stacklevel=5)
