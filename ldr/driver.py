@@ -67,7 +67,7 @@ from ldr.data import arrays
 from ldr.errors import BudgetExceeded, ParameterError
 from ldr.objective import Objective
 from ldr.problem import OracleError, Problem, template_of
-from ldr.result import Result, StageSummary, Trace
+from ldr.result import Result, StageSummary, Trace, summed_counts
 from ldr.solvers import chain
 from ldr.stopping import StageRules, StopOptions, default_gtol, first_rule
 
@@ -422,10 +422,7 @@ def solve(
     named = [name for name in named if name]
     if len(named) > 1 and not interrupted:
         reason = f"{named[-1]}: {reason}"
-    counts = dict(problem.counts)
-    if previous is not None:
-        for key, value in previous.counts.items():
-            counts[key] = counts.get(key, 0) + value
+    counts = summed_counts(problem.counts, previous.counts if previous is not None else {})
     result = Result(M=state.M, cost=state.cost, converged=converged, reason=reason,
                     n_iter=n_total, time=t_before + elapsed, grad_norm=state.grad_norm,
                     trace=trace, solver=names, stages=stages, counts=counts,

@@ -193,3 +193,13 @@ class Result:
             f"Result({self.solver}: cost={self.cost:.10g}, {status} after {self.n_iter} "
             f"iterations in {self.time:.3g}s: {self.reason})"
         )
+
+
+def summed_counts(*counts: dict) -> dict:
+    """Oracle counts of several runs added key by key (a resumed run and its previous
+    Result; the two routes of the NCA estimator)."""
+    total: dict = {}
+    for each in counts:
+        for key, value in each.items():
+            total[key] = total.get(key, 0) + value
+    return total
