@@ -128,6 +128,12 @@ def reach_time(seconds: float, model, f_target: float) -> float:
     return seconds - (model.result_.time - float(at[hit[0]]))
 
 
+def _rows(L: np.ndarray, r: int) -> np.ndarray:
+    """L with zero rows below it up to r: at full rank scikit-learn's LDA start returns as many
+    rows as the data's rank (grunfeld: 3 of 4), and zero rows leave Σ_i p_i unchanged."""
+    return np.vstack([L, np.zeros((r - L.shape[0], L.shape[1]))])
+
+
 def _fixed_cap(r: int):
     """ldr's NCA default before 2026-11-26's annealing: L-BFGS with the fixed 0.03 · ‖M‖ cap."""
     return est.NCA(r, solver=LBFGS(max_step=NCA_MAX_STEP))
@@ -149,8 +155,8 @@ def nca_row(t, r: int | None, repeats: int, knn: bool, baseline: bool = False) -
             if key == "ldr":
                 ldr_fits.append((seconds, models[key]))
     obj = NCA(X, y, r or X.shape[1])
-    f_sk = obj.objective_value(obj.point(models["sk"].components_))
-    f_ldr = obj.objective_value(obj.point(models["ldr"].components_))
+    f_sk = obj.objective_value(obj.point(_rows(models["sk"].components_, obj.r)))
+    f_ldr = obj.objective_value(obj.point(_rows(models["ldr"].components_, obj.r)))
     row = {"table": t.name, "shape": t.shape, "dev": t.name in _tables.DEVELOPMENT,
            "t_sk": common.median(times["sk"]), "t_ldr": common.median(times["ldr"]),
            "t_reach": common.median([reach_time(s, m, f_sk) for s, m in ldr_fits]),
@@ -159,7 +165,7 @@ def nca_row(t, r: int | None, repeats: int, knn: bool, baseline: bool = False) -
            "ldr_stop": models["ldr"].result_.reason, "acc_sk": math.nan,
            "acc_ldr": math.nan}
     if baseline:
-        f_fixed = obj.objective_value(obj.point(models["fixed"].components_))
+        f_fixed = obj.objective_value(obj.point(_rows(models["fixed"].components_, obj.r)))
         row.update(t_fixed=common.median(times["fixed"]), f_fixed=f_fixed,
                    fixed_iter=models["fixed"].n_iter_, acc_fixed=math.nan)
     if knn:

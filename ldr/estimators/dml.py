@@ -77,8 +77,9 @@ NCA_RESCUE_WORK = 40
 NCA_ROUTE_TOL = 1e-5
 #: ... and where the driver does not count the route's end converged (scipy stops on one
 #: iteration's relative reduction), L-BFGS goes on from there, with the annealing's step cap,
-#: for at most this many iterations (``_Onward``): on 13 of the 22 rows of
-#: ``benchmarks/results/nca_route_probe.txt`` it did not, and 9 of them converge within it
+#: for at most this many iterations (``_Onward``): the route's end was not converged on 17
+#: of 28 runs (14 tables, r = 2 and full rank), and 10 of them converge within it
+#: (``benchmarks/results/nca_onward_probe.txt``)
 NCA_ONWARD_STEPS = 50
 #: the exact L-BFGS polish after the stochastic stage gets POLISH_PAIRS / n² iterations (an
 #: exact evaluation is n² pairs, ~2.6e-8 s each on one core): 40 at n = 10⁴, none at 10⁵
