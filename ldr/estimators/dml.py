@@ -246,7 +246,7 @@ class NCA(_MetricLearner):
     (``n_components=None``) it ends below scikit-learn's on iris (148 against 149), star98
     (233 against 244), ccard (58 against 62) and digits (1778 against 1780), at or above it
     on the other 8 benchmark tables measured there (fair's two were not) — hence the second
-    route below, whose end is kept on the first three (on digits it is not converged).
+    route below, whose end is kept on all four (on digits once L-BFGS went on from it).
 
     **Where it saves iterations.**  The fixed cap took 20–280 iterations on the benchmark
     tables, up to 4.5× the 0.25 cap's, most of them growing a scale whose neighbour
@@ -303,11 +303,13 @@ class NCA(_MetricLearner):
     the annealing then usually ends higher (under ``warm_start`` only the annealing runs, from
     the previous answer).  Where the route's end is kept: at full rank on
     iris (149 against the annealing's 148), star98 (244.0 against 233.0) and ccard (62
-    against 58), and where the annealing stalls (fair/religious: 2324.7 against 2275.6).
-    Chosen on fair/religious and the full-rank tables; checked on 27 stratified subsamples of
-    150–400 rows of randhie and fair (at or above scikit-learn's on 20, as with the annealing
-    alone followed by the route only after a stall; 22 converged either way) and 20
-    integer-valued ``make_classification`` draws (18 against 15; 18 converged either way).
+    against 58), digits (1782.0 against 1778.0) and where the annealing stalls
+    (fair/religious: 2324.7 against 2275.6).  Chosen on fair/religious and the full-rank
+    tables; checked on 27 stratified subsamples of 150–400 rows of randhie and fair (at or
+    above scikit-learn's on 25, converged on 24; without the L-BFGS after the route 20 and
+    22, as with the annealing alone followed by the route only after a stall) and 20
+    integer-valued ``make_classification`` draws (at or above on 19, converged on 19; 18 and
+    18 without it, 15 and 18 with the annealing alone).
     Where the run ends is path dependent: two solvers (or scikit-learn's L-BFGS-B with
     another BLAS thread count) stop at different counts on the same data;
     ``benchmarks/bench_dml.py`` measures how often ldr's is at least scikit-learn's.
