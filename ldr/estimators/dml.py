@@ -182,6 +182,8 @@ class _MetricLearner(LinearDR):
         if not self._two_routes or warm is not None:
             return super()._solve(obj, M0, warm)
         opts = solver_options(self)
+        if isinstance(M0, str) and M0 == "heuristic":   # one start for both routes
+            M0 = obj.heuristic()
         first = _Route(obj.unit_, NCA_ROUTE_TOL)
         route = solve(obj, [first, _Onward(NCA_ONWARD_STEPS, self._max_step)], M0=M0, **opts)
         if route.interrupted:   # Ctrl-C in the first route: no second one
