@@ -288,6 +288,38 @@ def test_nca_default_keeps_the_annealing_where_it_ends_higher():
     assert model.objective_value_ > f_sk
 
 
+def test_nca_route_evaluates_its_start_once_and_follows_scipys_path():
+    """scikit-learn's route takes the driver's evaluation at the start for scipy's first
+    call (one evaluation fewer) and is otherwise scipy's L-BFGS-B on the same function: its
+    end equals scipy's own run on ldr's cost and gradient, to the last digits."""
+    from scipy.optimize import minimize
+
+    from ldr.estimators._dml_solvers import _Route
+
+    X, y = _subsample(load_wine, 30)
+    obj = NCA(X, y, 2)
+    M0, c = obj.heuristic(), obj.unit_
+    seen = []
+    cost = obj.cost
+
+    def counted(M, cost=cost):
+        seen.append(np.array(M))
+        return cost(M)
+
+    obj.cost = counted
+    res = ldr.solve(obj, _Route(c), M0=M0, gtol=1e-6)
+    del obj.cost
+    assert sum(np.array_equal(M, M0) for M in seen) == 1
+
+    def fun(x):
+        M = c * x.reshape(2, -1).T
+        return obj.cost(M), c * obj.egrad(M).T.ravel()
+
+    ref = minimize(fun, (M0 / c).T.ravel(), jac=True, method="L-BFGS-B", tol=1e-5)
+    assert res.cost == pytest.approx(ref.fun, rel=1e-12, abs=1e-12)
+    assert res.stages[0].n_iter == ref.nit
+
+
 def test_nca_route_out_of_time_returns_the_best_point_it_evaluated():
     """max_time inside scikit-learn's route (the oracle refuses a call): the stage returns
     the best point scipy's L-BFGS-B had evaluated where it is below its start — not

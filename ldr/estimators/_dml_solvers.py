@@ -200,6 +200,8 @@ class _Route(Solver):
         best = {"f": np.inf, "x": None}
 
         def cost_and_gradient(x):   # in L = Mᵀ/c: ∂f/∂L = c (∂f/∂M)ᵀ
+            if x is x0 or np.array_equal(x, x0):   # the start: the driver has evaluated it
+                return state.cost, c * np.asarray(state.egrad).T.ravel()
             M = c * x.reshape(shape[::-1]).T
             f = problem.cost(M)
             if f < best["f"]:
