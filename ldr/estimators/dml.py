@@ -471,8 +471,9 @@ def _better_of(route: Result, annealed: Result, path: list) -> Result:
     """The Result of the better end — a converged end before one that is not, then the lower
     cost (the annealing's on a tie) — with both runs' trace (the route's rows first,
     ``stage`` −1, with ``path``: (seconds, cost) after each of scipy's iterations, between its
-    first and last row; then the annealing's, its times and iterations offset), iterations,
-    time and counts, and ``routes``: the two Results."""
+    first row and the row of scipy's end, before the L-BFGS rows after it; then the
+    annealing's, its times and iterations offset), iterations, time and counts, and
+    ``routes``: the two Results."""
     better = (not annealed.converged, annealed.cost) > (not route.converged, route.cost)
     keep, other = (route, annealed) if better else (annealed, route)
     rows = [dict(row, stage=-1) for row in route.trace]
