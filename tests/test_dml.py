@@ -204,30 +204,34 @@ def test_nca_default_rescues_a_plateau_stop_with_a_bounded_trust_region():
     annealing L-BFGS can stop on the plateau rule far from a critical point (stalled); the
     annealing route then runs the trust region for at most NCA_RESCUE_WORK iterations plus
     Hessian-vector products.  Here (250 rows) it converges within that budget, above the
-    stalled value, and is the answer without a warning: scikit-learn's route (the default's
-    other route) ends higher but stalled, and a converged end goes before one that is not.
-    On a table where L-BFGS converges the rescue does not run."""
+    stalled value, and the route's last rescue (the limit along the ray) is not run.
+    scikit-learn's route (the default's other route) stalls too, and ends higher, converged,
+    once its map is doubled along its ray: that is the answer, without a warning.  On a table
+    where L-BFGS converges the rescues do not run."""
     X, y = _statsmodels_table("fair", "rate_marriage", 250, 1)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
         model = est.NCA(2).fit(X, y)
     annealed, route = model.result_.routes["annealed"], model.result_.routes["route"]
-    (first, rescue) = annealed.stages
+    (first, rescue, ray) = annealed.stages
     assert not first.converged and first.reason.startswith("stalled: relative cost change")
     assert rescue.solver == "trust-region" and rescue.n_iter > 0 and rescue.converged
+    assert ray.solver == "ray" and ray.n_iter == 0
     assert annealed.converged and annealed.reason.startswith("trust-region: ")
     stalled = annealed.trace["cost"][annealed.trace["stage"] == 0][-1]
     assert annealed.cost < stalled
     assert rescue.n_iter + annealed.counts["hvp"] <= NCA_RESCUE_WORK
-    assert model.cost_ == annealed.cost and model.result_.converged
-    assert route.cost < annealed.cost and not route.converged
+    assert [(s.solver, s.converged) for s in route.stages] == [
+        ("l-bfgs-b", False), ("lbfgs", False), ("ray", True)]
+    assert route.reason.startswith("ray: gradient norm")
+    assert model.cost_ == route.cost < annealed.cost and model.result_.converged
     assert model.n_iter_ == route.n_iter + annealed.n_iter
     g = model.objective_.egrad(model.M_)
     assert np.linalg.norm(g) == pytest.approx(model.result_.grad_norm, rel=1e-9)
 
     X, y = _subsample(load_wine, 20)
     calm = est.NCA(2).fit(X, y).result_
-    assert calm.converged and [s.n_iter for s in calm.stages][1:] == [0]
+    assert calm.converged and [s.n_iter for s in calm.stages][1:] == [0, 0]
     assert "hvp" not in calm.counts and not calm.reason.startswith("lbfgs")
 
 
@@ -248,18 +252,21 @@ def _two_routes(X, y, match=None):
 def test_nca_default_keeps_scikit_learns_route_where_the_annealing_ends_lower():
     """The default runs scikit-learn's optimizer (scipy's L-BFGS-B, tol 1e-5) and the
     annealing from the same start and keeps the better end.  On fair's 150 rows (seed 0) the
-    annealing stalls at Σp ≈ 90.0 (its rescue's budget spent) and the route reaches
+    annealing stalls at Σp ≈ 90.0 (its rescue's budget spent, and doubling its map along the
+    ray gains nothing) and the route reaches
     scikit-learn's own value, 93.0, where scipy stops by its relative-reduction rule, not
     near a critical point by the driver's; L-BFGS goes on from there (``_Onward``) and
     converges in a few steps: the fit returns that, unwarned, its trace holding both runs
     (the route's rows first, stage −1)."""
     X, y = _statsmodels_table("fair", "rate_marriage", 150, 0)
     model, route, annealed, f_sk = _two_routes(X, y)
-    assert [s.solver for s in annealed.stages] == ["lbfgs", "trust-region"]
+    assert [s.solver for s in annealed.stages] == ["lbfgs", "trust-region", "ray"]
     assert annealed.stages[1].n_iter + annealed.counts["hvp"] == NCA_RESCUE_WORK
-    scipy, onward = route.stages
+    assert "doubling the map along its ray does not raise" in annealed.reason
+    scipy, onward, ray = route.stages
     assert scipy.solver == "l-bfgs-b" and not scipy.converged
     assert onward.solver == "lbfgs" and 0 < onward.n_iter <= NCA_ONWARD_STEPS
+    assert ray.solver == "ray" and ray.n_iter == 0   # a rescue: not run after a converged end
     assert route.converged and model.result_.converged
     assert model.result_.reason.startswith("lbfgs: relative cost change")
     assert "scikit-learn's route: the better of two routes" in model.result_.reason
@@ -276,16 +283,59 @@ def test_nca_default_keeps_scikit_learns_route_where_the_annealing_ends_lower():
 
 def test_nca_default_keeps_the_annealing_where_it_ends_higher():
     """On integer-valued features (copies of rows of other classes) drawn by
-    make_classification (seed 2, 400 rows) the annealing's stalled end is above what
-    scikit-learn's route reaches: the fit returns the annealing's Result, warned."""
+    make_classification (seed 2, 400 rows) the annealing stalls (its trust-region rescue
+    too) above what scikit-learn's route reaches, and doubling its map along the ray makes it
+    a critical point (Σ_i p_i = 266, every sample decided but those tied for every map): the
+    fit returns the annealing's Result, converged by the gradient rule, without a warning.
+    The route stalls lower, and doubling its map does not raise Σ_i p_i: its point is kept,
+    not converged."""
     X, y = make_classification(400, 6, n_informative=4, n_redundant=0, n_classes=4,
                                n_clusters_per_class=1, class_sep=0.8, flip_y=0.1,
                                random_state=2)
     X = StandardScaler().fit_transform(np.round(X))
-    model, route, annealed, f_sk = _two_routes(X, y, "the annealing: the better of two")
+    model, route, annealed, f_sk = _two_routes(X, y)
     assert model.cost_ == annealed.cost < route.cost
     assert model.result_.stages == annealed.stages
+    assert [(s.solver, s.converged) for s in annealed.stages] == [
+        ("lbfgs", False), ("trust-region", False), ("ray", True)]
+    assert model.result_.converged and model.result_.reason.startswith("ray: gradient norm")
+    assert route.stages[-1].solver == "ray" and not route.converged
+    assert "does not raise" in route.reason
     assert model.objective_value_ > f_sk
+
+
+def test_nca_ray_stage_doubles_the_map_where_that_raises_the_count_and_flattens_it():
+    """``_Ray`` (NCA's last rescue stage): M ← 2^k M for the k that doublings reach while
+    Σ_i p_i rises, kept only where the gradient norm there is lower.  On fair's survey rows
+    (rate_marriage, 250 rows, seed 1) scikit-learn's route and the L-BFGS after it stall at a
+    scale where only near-ties keep the gradient up; the stage doubles the map, raises the
+    count (checked on an independent implementation, step by step: it rises up to 2^k and
+    not at 2^(k+1)) and reaches a critical point, which the driver's gradient rule
+    certifies.  Where doubling does not raise the count, or raises it at a larger gradient
+    (the LDA start and 4× it, p_ij still soft), the point is kept, not converged."""
+    from ldr.estimators._dml_solvers import _Onward, _Ray, _Route
+
+    X, y = _statsmodels_table("fair", "rate_marriage", 250, 1)
+    obj = NCA(X, y, 2)
+    stalled = ldr.solve(obj, [_Route(obj.unit_), _Onward(NCA_ONWARD_STEPS, NCA_MAX_STEP)],
+                        M0=obj.heuristic())
+    assert not stalled.converged
+    res = ldr.solve(obj, _Ray(), M0=stalled.M)
+    assert res.converged and res.grad_norm < 1e-3 * stalled.grad_norm
+    k = int(round(np.log2(np.linalg.norm(res.M) / np.linalg.norm(stalled.M))))
+    assert k >= 1 and np.array_equal(res.M, 2.0**k * stalled.M)
+    L = obj.components(stalled.M)
+    counts = [_nca_objective(2.0**j * L, X, y) for j in range(k + 2)]
+    assert np.all(np.diff(counts[: k + 1]) > 0) and counts[k + 1] <= counts[k]
+    assert -res.cost == pytest.approx(counts[k], rel=1e-12)
+
+    H = obj.heuristic()   # doubling 4H lowers Σ_i p_i; doubling H raises it, and the gradient
+    for M0, why in ((4.0 * H, "does not raise"), (H, "is not below")):
+        assert obj.cost(2.0 * M0) >= obj.cost(M0) if why == "does not raise" else \
+            np.linalg.norm(obj.egrad(2.0 * M0)) > np.linalg.norm(obj.egrad(M0))
+        kept = ldr.solve(obj, _Ray(), M0=M0)
+        assert not kept.converged and why in kept.reason
+        assert np.array_equal(kept.M, M0) and kept.cost == obj.cost(M0)
 
 
 def test_nca_route_evaluates_its_start_once_and_follows_scipys_path():

@@ -23,7 +23,7 @@ from ldr.estimators._base import (
     solver_options,
     warn_if_unconverged,
 )
-from ldr.estimators._dml_solvers import _Annealed, _Onward, _Polish, _Rescue, _Route
+from ldr.estimators._dml_solvers import _Annealed, _Onward, _Polish, _Ray, _Rescue, _Route
 from ldr.estimators._namespace import to_numpy
 from ldr.objectives.dml import NCA as NCAObjective
 from ldr.objectives.dml import LargeMarginDML as LargeMarginObjective
@@ -81,6 +81,8 @@ NCA_ROUTE_TOL = 1e-5
 #: of 28 runs (14 tables, r = 2 and full rank), and 10 of them converge within it
 #: (``benchmarks/results/nca_onward_probe.txt``)
 NCA_ONWARD_STEPS = 50
+#: both routes end with a last rescue stage, ``_Ray``: the map doubled while Σ_i p_i rises,
+#: kept where its gradient norm is lower too (the NCA docstring, "The limit along the ray")
 #: the exact L-BFGS polish after the stochastic stage gets POLISH_PAIRS / n² iterations (an
 #: exact evaluation is n² pairs, ~2.6e-8 s each on one core): 40 at n = 10⁴, none at 10⁵
 POLISH_PAIRS = 4e9
@@ -161,7 +163,8 @@ class _MetricLearner(LinearDR):
         if exact:
             obj.default_solver = (
                 [_Annealed(obj.nearest_hits, obj.undecided, self._max_step, self._quiet,
-                           NCA_SATURATED, NCA_CALM_SHARE), _Rescue(NCA_RESCUE_WORK)]
+                           NCA_SATURATED, NCA_CALM_SHARE), _Rescue(NCA_RESCUE_WORK),
+                 _Ray()]
                 if self._two_routes else LBFGS(max_step=self._max_step))
         if self.stochastic_:   # the route of the class docstring: Adam on sampled batches
             seed = int(np.random.default_rng(self.random_state if isinstance(
@@ -185,7 +188,8 @@ class _MetricLearner(LinearDR):
         if isinstance(M0, str) and M0 == "heuristic":   # one start for both routes
             M0 = obj.heuristic()
         first = _Route(obj.unit_, NCA_ROUTE_TOL)
-        route = solve(obj, [first, _Onward(NCA_ONWARD_STEPS, self._max_step)], M0=M0, **opts)
+        route = solve(obj, [first, _Onward(NCA_ONWARD_STEPS, self._max_step), _Ray()],
+                      M0=M0, **opts)
         if route.interrupted:   # Ctrl-C in the first route: no second one
             warn_if_unconverged(self, route, "fit again to run both routes", stacklevel=5)
             return route
@@ -312,6 +316,18 @@ class NCA(_MetricLearner):
     22, as with the annealing alone followed by the route only after a stall) and 20
     integer-valued ``make_classification`` draws (at or above on 19, converged on 19; 18 and
     18 without it, 15 and 18 with the annealing alone).
+
+    **The limit along the ray.**  Each route ends with one more rescue stage (``_Ray``):
+    where its run has not converged, the map is doubled while Σ_i p_i rises, and the
+    doubled map is kept if its gradient norm is lower too; the driver's gradient rule then
+    decides whether it is converged.  On integer-valued survey tables (fair) the runs stall
+    at a large scale where nearly every p_ij is 0 or 1 except between samples tied for every
+    map — duplicate rows, and a sample's two lattice neighbours x_i ± δ — whose p_i stays
+    fractional (Σ_i min(p_i, 1 − p_i) ≈ 560 of 6366) although they contribute no gradient,
+    so the annealing's saturation test never fires; the gradient left comes from a few
+    near-ties that one doubling decides (fair/religious, r = 2: gradient norm 0.95 → 1.2e-7,
+    Σ_i p_i 2324.7011 → 2324.7066; at full rank 2322.79, converged).  Where doubling lowers
+    Σ_i p_i (fair/rate_marriage at full rank) the stage keeps the point and the fit warns.
     Where the run ends is path dependent: two solvers (or scikit-learn's L-BFGS-B with
     another BLAS thread count) stop at different counts on the same data;
     ``benchmarks/bench_dml.py`` measures how often ldr's is at least scikit-learn's.
