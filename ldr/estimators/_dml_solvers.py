@@ -258,14 +258,15 @@ class _Ray(Solver):
     one at M, and the driver's gradient rule then decides whether it is converged.
 
     Why: on tables of integer-valued survey answers (fair) the runs end on a plateau where
-    nearly every p_ij is 0 or 1 except between samples tied *for every map* — duplicate rows,
-    and a sample's two lattice neighbours x_i ± δ, always equidistant — whose fractional p_i
-    (Σ_i min(p_i, 1 − p_i) ≈ 560 on fair/religious) keeps ``_Annealed``'s saturation test
-    from firing, although those ties contribute no gradient.  What is left of the gradient
-    comes from the few near-ties one doubling decides: on fair/religious (r = 2) the route's
-    end has gradient norm 0.95 and Σ_i p_i = 2324.7011, twice the map 1.2e-7 and 2324.7066
-    (docs/real_data.rst, "The fair stalls").  Elsewhere a doubling that does not flatten the
-    gradient leaves M as it was (the stage then says so, not converged)."""
+    nearly every p_ij is 0 or 1 except between samples tied *for every map* — duplicate rows
+    of different classes, and samples whose nearest neighbours are copies of one such row —
+    whose fractional p_i (Σ_i min(p_i, 1 − p_i) ≈ 560 on fair/religious) keeps
+    ``_Annealed``'s saturation test from firing, although those ties contribute no gradient.
+    What is left of the gradient comes from the few near-ties one doubling decides: on
+    fair/religious (r = 2) the route's end has gradient norm 0.95 and Σ_i p_i = 2324.7011,
+    twice the map 1.2e-7 and 2324.7066 (docs/real_data.rst, "The fair stalls").  Elsewhere a
+    doubling that does not flatten the gradient leaves M as it was (the stage then says so,
+    not converged)."""
 
     name = "ray"
     rescue = True

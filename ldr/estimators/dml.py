@@ -322,9 +322,9 @@ class NCA(_MetricLearner):
     doubled map is kept if its gradient norm is lower too; the driver's gradient rule then
     decides whether it is converged.  On integer-valued survey tables (fair) the runs stall
     at a large scale where nearly every p_ij is 0 or 1 except between samples tied for every
-    map — duplicate rows, and a sample's two lattice neighbours x_i ± δ — whose p_i stays
-    fractional (Σ_i min(p_i, 1 − p_i) ≈ 560 of 6366) although they contribute no gradient,
-    so the annealing's saturation test never fires; the gradient left comes from a few
+    map — duplicate rows, and samples whose nearest neighbours are copies of one row — whose
+    p_i stays fractional (Σ_i min(p_i, 1 − p_i) ≈ 560 of 6366) although they contribute no
+    gradient, so the annealing's saturation test never fires; the gradient left comes from a few
     near-ties that one doubling decides (fair/religious, r = 2: gradient norm 0.95 → 1.2e-7,
     Σ_i p_i 2324.7011 → 2324.7066; at full rank 2322.79, converged).  Where doubling lowers
     Σ_i p_i (fair/rate_marriage at full rank) the stage keeps the point and the fit warns.
