@@ -79,10 +79,10 @@ NCA_ROUTE_TOL = 1e-5
 #: iteration's relative reduction), L-BFGS goes on from there, with the annealing's step cap,
 #: for at most this many iterations (``_Onward``): the route's end was not converged on 17
 #: of 28 runs (14 tables, r = 2 and full rank), and 10 of them converge within it
-#: (``benchmarks/results/nca_onward_probe.txt``)
+#: (``benchmarks/results/nca_onward_probe.txt``).  Both routes then end with a last rescue
+#: stage, ``_Ray``: the map doubled while Σ_i p_i rises, kept where its gradient norm is
+#: lower too (the NCA docstring, "The limit along the ray")
 NCA_ONWARD_STEPS = 50
-#: both routes end with a last rescue stage, ``_Ray``: the map doubled while Σ_i p_i rises,
-#: kept where its gradient norm is lower too (the NCA docstring, "The limit along the ray")
 #: the exact L-BFGS polish after the stochastic stage gets POLISH_PAIRS / n² iterations (an
 #: exact evaluation is n² pairs, ~2.6e-8 s each on one core): 40 at n = 10⁴, none at 10⁵
 POLISH_PAIRS = 4e9
