@@ -19,8 +19,11 @@ from ldr.errors import BudgetExceeded
 from ldr.solvers import LBFGS, TrustRegion
 from ldr.solvers.base import Solver
 
+#: doublings of the map along its ray tried at most (2³⁰: far past any p_ij's saturation)
+MAX_DOUBLINGS = 30
 
-def along_ray(problem, M, cost: float, doublings: int = 30) -> tuple[float, float]:
+
+def along_ray(problem, M, cost: float, doublings: int = MAX_DOUBLINGS) -> tuple[float, float]:
     """``(s, f)``: the scale s = 2^k (0 ≤ k ≤ ``doublings``) that the doublings M ← 2M reach
     while the cost falls, and the cost f at s·M (cost evaluations only; s = 1 when the first
     doubling gains nothing).  NCA's softmax has no temperature but the map's scale, so this
@@ -56,8 +59,6 @@ class _Annealed(LBFGS):
     pairs.
     """
 
-    #: doublings tried along the ray at most (2³⁰: far past any p_ij's saturation)
-    max_doublings = 30
     #: the cap stops doubling here: a step of 10⁴ · ‖M‖ is longer than any a line search of
     #: these runs takes (the longest seen on the benchmark tables was under 10 · ‖M‖), so
     #: the bound changes no iterate; without it the trace's ``max_step`` grew past 1e186
@@ -105,7 +106,7 @@ class _Annealed(LBFGS):
 
     def _saturate(self, problem, state, why: str):
         """The saturation stop (class docstring): M ← 2^k M for the best k, and the reason."""
-        scale, best = along_ray(problem, state.M, state.cost, self.max_doublings)
+        scale, best = along_ray(problem, state.M, state.cost)
         new = state
         if scale > 1.0:
             new = self.evaluate(problem, scale * state.M, cost=best)
@@ -270,11 +271,9 @@ class _Ray(Solver):
 
     name = "ray"
     rescue = True
-    #: doublings tried at most (2³⁰: far past any p_ij's saturation)
-    max_doublings = 30
 
     def step(self, problem, state):
-        scale, best = along_ray(problem, state.M, state.cost, self.max_doublings)
+        scale, best = along_ray(problem, state.M, state.cost)
         if scale > 1.0:
             new = self.evaluate(problem, scale * state.M, cost=best)
             if new.grad_norm < state.grad_norm:
