@@ -335,7 +335,8 @@ def solve(
         rules = StageRules.for_stage(options, scale, state.iteration, start, callback,
                                      work_before=work_done if options.total else 0,
                                      hvps=(lambda: problem.counts["hvp"] - hvp_start)
-                                     if options.total else None)
+                                     if options.total else None,
+                                     past_stalls=getattr(s, "past_stalls", False))
         row = {"iteration": n_total, "time": t_before + time.perf_counter() - start,
                "cost": state.cost, "grad_norm": state.grad_norm, "change": np.nan,
                "stage": stage, **state.info}

@@ -49,8 +49,10 @@ that full gradient meeting ``gtol · scale`` makes the run converged.
 they reached a critical point: they report ``converged=True`` only when the gradient norm is
 also within ``1e3 · gtol · scale`` (the default gtol = 1e-8 when gtol = 0 disables the
 gradient rule); otherwise the run stops as *stalled* (not converged), with both numbers in the
-reason.  Solvers that compute no gradient (SCF, whose fixed points are not critical points of
-the cost) converge on their residual alone.
+reason — except in a stage whose solver sets ``past_stalls`` (NCA's ``_Settle``), which rules
+5 and 6 end only where they count it converged: a stall there is not a stop, and the stage
+goes on to its own budget.  Solvers that compute no gradient (SCF, whose fixed points are not
+critical points of the cost) converge on their residual alone.
 
 **Scale-invariant tolerance.**  ``scale`` is the problem's typical gradient norm
 (:meth:`ldr.problem.Problem.gradient_scale`), so multiplying the data by a constant changes
@@ -211,6 +213,9 @@ class StageRules:
     work_before: int = 0
     #: ``() -> int``: the Hessian-vector products made so far in the run (rule 8)
     hvps: Callable[[], int] | None = None
+    #: the stage goes on past a stall (``Solver.past_stalls``): rules 5 and 6 end it only
+    #: where they count it converged
+    past_stalls: bool = False
 
     def work(self, state) -> int:
         """The run's work at ``state`` (rule 8): iterations of every stage so far plus
@@ -228,12 +233,14 @@ class StageRules:
     @classmethod
     def for_stage(cls, options: StopOptions, scale: float | None, first_iter: int,
                   started: float, callback: Callable | None = None, work_before: int = 0,
-                  hvps: Callable[[], int] | None = None) -> StageRules:
+                  hvps: Callable[[], int] | None = None,
+                  past_stalls: bool = False) -> StageRules:
         if scale is None:
             return cls(options, math.nan, math.nan, first_iter, started, callback,
-                       work_before=work_before, hvps=hvps)
+                       work_before=work_before, hvps=hvps, past_stalls=past_stalls)
         return cls(options, options.gtol * scale, (options.gtol or 1e-8) * scale, first_iter,
-                   started, callback, work_before=work_before, hvps=hvps)
+                   started, callback, work_before=work_before, hvps=hvps,
+                   past_stalls=past_stalls)
 
 
 def _gnorm(state) -> str:
@@ -293,21 +300,23 @@ def first_rule(state, prev, change: float, rules: StageRules) -> tuple[str, bool
             return _small_move(state.stop_reason, state, rules.stall_tol)
         return state.stop_reason, False
     if prev is not None and state.accepted:
+        moves = []   # rules 5 and 6: what fired, converged only near a critical point
         residual = state.info.get("residual")
         if opts.xtol > 0 and residual is not None:  # a fixed-point iteration's own measure
             if residual <= opts.xtol:
-                return _small_move(f"fixed-point residual {residual:.3e} ≤ xtol "
-                                   f"{opts.xtol:.1e}", state, rules.stall_tol)
+                moves.append(f"fixed-point residual {residual:.3e} ≤ xtol {opts.xtol:.1e}")
         elif opts.xtol > 0 and change <= opts.xtol:
-            return _small_move(f"step {change:.3e} ≤ xtol {opts.xtol:.1e}", state,
-                               rules.stall_tol)
+            moves.append(f"step {change:.3e} ≤ xtol {opts.xtol:.1e}")
         w, costs = opts.fwindow, rules.costs
         if opts.ftol > 0 and len(costs) > w:
             rel = abs(state.cost - costs[-1 - w]) / max(abs(state.cost), 1e-300)
             if rel <= opts.ftol:
                 over = "" if w == 1 else f" over the last {w} steps"
-                return _small_move(f"relative cost change {rel:.3e}{over} ≤ ftol "
-                                   f"{opts.ftol:.1e}", state, rules.stall_tol)
+                moves.append(f"relative cost change {rel:.3e}{over} ≤ ftol {opts.ftol:.1e}")
+        if moves:
+            reason, ok = _small_move(moves[0], state, rules.stall_tol)
+            if ok or not rules.past_stalls:   # a stage past stalls goes on (Solver)
+                return reason, ok
     flat = rules.floor.update(state) if exact else 0  # noisy estimates have no floor
     if opts.floor_patience and flat >= opts.floor_patience:
         return _at_rounding_floor(state, flat, rules)

@@ -16,7 +16,13 @@ from sklearn.preprocessing import StandardScaler
 
 import ldr
 import ldr.estimators as est
-from ldr.estimators.dml import NCA_MAX_STEP, NCA_ONWARD_STEPS, NCA_QUIET, NCA_RESCUE_WORK
+from ldr.estimators.dml import (
+    NCA_MAX_STEP,
+    NCA_ONWARD_STEPS,
+    NCA_QUIET,
+    NCA_RESCUE_WORK,
+    NCA_SETTLE_STEPS,
+)
 from ldr.objectives import NCA, LargeMarginDML
 from ldr.objectives.dml import huber_hinge
 from ldr.solvers import LBFGS
@@ -204,7 +210,8 @@ def test_nca_default_rescues_a_plateau_stop_with_a_bounded_trust_region():
     annealing L-BFGS can stop on the plateau rule far from a critical point (stalled); the
     annealing route then runs the trust region for at most NCA_RESCUE_WORK iterations plus
     Hessian-vector products.  Here (250 rows) it converges within that budget, above the
-    stalled value, and the route's last rescue (the limit along the ray) is not run.
+    stalled value, and the route's last rescues (the limit along the ray, L-BFGS past the
+    stall) are not run.
     scikit-learn's route (the default's other route) stalls too, and ends higher, converged,
     once its map is doubled along its ray: that is the answer, without a warning.  On a table
     where L-BFGS converges the rescues do not run."""
@@ -213,10 +220,11 @@ def test_nca_default_rescues_a_plateau_stop_with_a_bounded_trust_region():
         warnings.simplefilter("error", ConvergenceWarning)
         model = est.NCA(2).fit(X, y)
     annealed, route = model.result_.routes["annealed"], model.result_.routes["route"]
-    (first, rescue, ray) = annealed.stages
+    (first, rescue, ray, settle) = annealed.stages
     assert not first.converged and first.reason.startswith("stalled: relative cost change")
     assert rescue.solver == "trust-region" and rescue.n_iter > 0 and rescue.converged
     assert ray.solver == "ray" and ray.n_iter == 0
+    assert settle.solver == "lbfgs" and settle.n_iter == 0
     assert annealed.converged and annealed.reason.startswith("trust-region: ")
     stalled = annealed.trace["cost"][annealed.trace["stage"] == 0][-1]
     assert annealed.cost < stalled
@@ -231,7 +239,7 @@ def test_nca_default_rescues_a_plateau_stop_with_a_bounded_trust_region():
 
     X, y = _subsample(load_wine, 20)
     calm = est.NCA(2).fit(X, y).result_
-    assert calm.converged and [s.n_iter for s in calm.stages][1:] == [0, 0]
+    assert calm.converged and [s.n_iter for s in calm.stages][1:] == [0, 0, 0]
     assert "hvp" not in calm.counts and not calm.reason.startswith("lbfgs")
 
 
@@ -252,17 +260,21 @@ def _two_routes(X, y, match=None):
 def test_nca_default_keeps_scikit_learns_route_where_the_annealing_ends_lower():
     """The default runs scikit-learn's optimizer (scipy's L-BFGS-B, tol 1e-5) and the
     annealing from the same start and keeps the better end.  On fair's 150 rows (seed 0) the
-    annealing stalls at Σp ≈ 90.0 (its rescue's budget spent, and doubling its map along the
-    ray gains nothing) and the route reaches
+    annealing stalls at Σp ≈ 90.0 (its trust region's budget spent, and doubling its map
+    along the ray gains nothing; L-BFGS past the stall, ``_Settle``, then counts it converged
+    by the plateau rule within 1e3 · tol · scale) and the route reaches
     scikit-learn's own value, 93.0, where scipy stops by its relative-reduction rule, not
     near a critical point by the driver's; L-BFGS goes on from there (``_Onward``) and
     converges in a few steps: the fit returns that, unwarned, its trace holding both runs
     (the route's rows first, stage −1)."""
     X, y = _statsmodels_table("fair", "rate_marriage", 150, 0)
     model, route, annealed, f_sk = _two_routes(X, y)
-    assert [s.solver for s in annealed.stages] == ["lbfgs", "trust-region", "ray"]
+    assert [s.solver for s in annealed.stages] == ["lbfgs", "trust-region", "ray", "lbfgs"]
     assert annealed.stages[1].n_iter + annealed.counts["hvp"] == NCA_RESCUE_WORK
-    assert "doubling the map along its ray does not raise" in annealed.reason
+    assert "doubling the map along its ray does not raise" in annealed.stages[2].reason
+    settle = annealed.stages[3]
+    assert annealed.converged and 0 < settle.n_iter <= NCA_SETTLE_STEPS
+    assert annealed.reason.startswith("lbfgs: relative cost change")
     scipy, onward, ray = route.stages
     assert scipy.solver == "l-bfgs-b" and not scipy.converged
     assert onward.solver == "lbfgs" and 0 < onward.n_iter <= NCA_ONWARD_STEPS
@@ -296,8 +308,9 @@ def test_nca_default_keeps_the_annealing_where_it_ends_higher():
     model, route, annealed, f_sk = _two_routes(X, y)
     assert model.cost_ == annealed.cost < route.cost
     assert model.result_.stages == annealed.stages
-    assert [(s.solver, s.converged) for s in annealed.stages] == [
-        ("lbfgs", False), ("trust-region", False), ("ray", True)]
+    assert [(s.solver, s.n_iter > 0, s.converged) for s in annealed.stages] == [
+        ("lbfgs", True, False), ("trust-region", True, False), ("ray", True, True),
+        ("lbfgs", False, True)]   # L-BFGS past the stall: not run after a converged ray
     assert model.result_.converged and model.result_.reason.startswith("ray: gradient norm")
     assert route.stages[-1].solver == "ray" and not route.converged
     assert "does not raise" in route.reason

@@ -254,3 +254,27 @@ def test_a_rescue_stage_runs_only_after_a_stage_that_did_not_converge(pca_data):
     assert not first.converged and first.reason.startswith("stalled")
     assert rescued.stages[1].n_iter > 0 and rescued.reason.startswith("trust-region: ")
     assert rescued.cost < first.cost
+
+
+def test_a_stage_past_stalls_goes_on_until_the_cost_change_rule_counts_it_converged(
+        pca_data):
+    # a solver with past_stalls = True (NCA's settle stage) is not ended by a cost-change
+    # stop far from a critical point (stalled) but by the first one within 1e3·gtol·scale
+    from ldr.solvers import GradientDescent
+
+    class PastStalls(GradientDescent):
+        past_stalls = True
+
+    obj = PCA(pca_data, 3)
+    loose = dict(M0="random", seed=0, gtol=0, xtol=0, ftol=1e-6)
+    stalled = ldr.solve(obj, "gradient", **loose)
+    on = ldr.solve(obj, PastStalls(), **loose)
+    assert not stalled.converged and stalled.reason.startswith("stalled: relative cost change")
+    assert on.converged and on.reason.startswith("relative cost change")
+    assert on.n_iter > stalled.n_iter and on.cost <= stalled.cost
+    assert on.grad_norm <= 1e3 * 1e-8 * on.grad_scale < stalled.grad_norm
+    # the run's path is the plain solver's until the stall: only the stop differs
+    np.testing.assert_array_equal(on.trace["cost"][: len(stalled.trace)], stalled.trace["cost"])
+    # its budgets still end it, not converged
+    capped = ldr.solve(obj, PastStalls(), max_iter=stalled.n_iter + 2, **loose)
+    assert not capped.converged and capped.reason.startswith("max_iter")

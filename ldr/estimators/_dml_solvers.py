@@ -151,6 +151,26 @@ class _Onward(_Polish):
     spent = "onward budget of {} L-BFGS iterations after scikit-learn's route spent"
 
 
+class _Settle(_Onward):
+    """L-BFGS on past a stall (``past_stalls``), for at most ``steps`` iterations: the
+    annealing route's last rescue.  Where the plateau rule (rule 6 of
+    :mod:`ldr.stopping`) fires with the gradient above 1e3 · tol · scale, the stage does not
+    stop but goes on until the rule fires within it (the driver's own "converged"), the
+    gradient rule holds, or ``steps`` are spent.  It runs after ``_Ray``, whose
+    gradient-certified end it would otherwise pre-empt with a plateau stop.
+
+    Why: at the annealing's end on fair/rate_marriage (full rank, ‖M‖ = 482) Σ_i p_i is a
+    staircase — one sample's neighbour flipping is a step of 1, and between steps the
+    gradient (0.49 there, against 1e3 · tol · scale = 5.6e-2) lives in a dozen directions of
+    curvature up to 1.4e4 from near-ties, the other 50 nearly flat.  Each cost-change window
+    gains ~1e-4 (below ftol), so the plateau rule stalls the annealing, and 4 trust-region
+    iterations do not settle it; plain L-BFGS brings that gradient under 1e3 · tol · scale
+    within ~50 iterations (docs/real_data.rst, "The staircase")."""
+
+    past_stalls = True
+    spent = "settle budget of {} L-BFGS iterations past the plateau rule's stall spent"
+
+
 class _Rescue(TrustRegion):
     """The trust region as a rescue stage (``rescue``: run only after a stage that did not
     converge), ended after ``work`` iterations plus Hessian-vector products, not converged
