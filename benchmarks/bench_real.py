@@ -386,12 +386,12 @@ def main(argv=None) -> None:
     wanted = set(args.tables.split(",")) if args.tables else None
     tables = [t for t in _tables.all_tables() if wanted is None or t.name in wanted]
     specs = [s for s in SPECS if only is None or s.name in only]
-    _common.print_header("ldr at its defaults on real tables", [
-        f"{len(specs)} estimators × their tables ({len(tables)} tables; * held out: never used "
-        f"to choose a default); budget {args.budget:g} s per fit; standardized features; "
-        f"{args.folds}-fold 3-NN accuracy" if args.cv else "no cross-validation"])
     rows = []
-    with _common.single_threaded():
+    with _common.single_threaded():   # the header's BLAS line shows the pinned pools
+        _common.print_header("ldr at its defaults on real tables", [
+            f"{len(specs)} estimators × their tables ({len(tables)} tables; * held out: never "
+            f"used to choose a default); budget {args.budget:g} s per fit; standardized "
+            f"features; {args.folds}-fold 3-NN accuracy" if args.cv else "no cross-validation"])
         for spec in specs:
             for t in tables:
                 if t.kind not in spec.kinds:

@@ -169,6 +169,17 @@ class _Settle(_Onward):
 
     past_stalls = True
     spent = "settle budget of {} L-BFGS iterations past the plateau rule's stall spent"
+    #: the cost at the end of NCA's other route where that converged (``NCA._solve``): from a
+    #: start above it the stage does not run — it certifies, it does not climb, and the fit
+    #: keeps that converged, better end either way
+    rival: float | None = None
+
+    def step(self, problem, state):
+        if self.rival is not None and state.cost > self.rival:
+            return replace(state, accepted=False, stop_reason=(
+                f"not run: scikit-learn's route ended converged at a lower cost, "
+                f"{self.rival:.10g}, than this point's {state.cost:.10g}"))
+        return super().step(problem, state)
 
 
 class _Rescue(TrustRegion):

@@ -72,10 +72,8 @@ NCA_SATURATED = 0.5
 #: Hessian-vector products, each about one evaluation): randhie/health's plateau stop
 #: (gradient norm 0.62 against 0.045) converges in 7 iterations and 33 products, +9 s on 25 s
 NCA_RESCUE_WORK = 40
-#: ... and where neither it nor the limit along the ray (``_Ray``, below) settles it, L-BFGS
-#: goes on past the plateau rule's stall for at most this many iterations (``_Settle``): until
-#: that rule fires with the gradient within 1e3 · tol · scale (fair/rate_marriage at full
-#: rank, where Σ_i p_i is a staircase of near-ties: 8 iterations)
+#: ... then, after the limit along the ray (``_Ray``), L-BFGS past the plateau rule's stall
+#: for at most this many iterations (``_Settle``; fair/rate_marriage at full rank: 8)
 NCA_SETTLE_STEPS = 100
 #: NCA's exact default runs scikit-learn's optimizer first (``_Route``: scipy's L-BFGS-B,
 #: scikit-learn's tol 1e-5) and then the annealing, both from the start, and keeps the better
@@ -203,6 +201,9 @@ class _MetricLearner(LinearDR):
             rest["max_iter"] = max(int(rest["max_iter"]) - route.n_iter, 0)
         if "max_time" in rest:
             rest["max_time"] = max(float(rest["max_time"]) - route.time, 0.0)
+        for stage in obj.default_solver:   # a converged route higher than the annealing's
+            if isinstance(stage, _Settle):  # stall: no L-BFGS past it, which only certifies
+                stage.rival = route.cost if route.converged else None
         annealed = solve(obj, None, M0=M0, **rest)
         path = getattr(first, "path_", [])   # scipy's clocks, the last one at its stage's end
         if path:
@@ -332,14 +333,10 @@ class NCA(_MetricLearner):
     gradient, so the annealing's saturation test never fires; the gradient left comes from a few
     near-ties that one doubling decides (fair/religious, r = 2: gradient norm 0.95 → 1.2e-7,
     Σ_i p_i 2324.7011 → 2324.7066; at full rank 2322.79, converged).  Where doubling lowers
-    Σ_i p_i (fair/rate_marriage at full rank) the stage keeps the point.  There Σ_i p_i is a
-    staircase (one sample's neighbour flipping is a step of 1; between steps the gradient,
-    0.49 at the annealing's end, lives in a dozen directions of curvature up to 1.4e4 from
-    near-ties), so a cost-change window stalls it far above 1e3 · tol · scale; the annealing
-    route's last rescue (``_Settle``) runs L-BFGS on past that stall, for at most
-    ``NCA_SETTLE_STEPS`` iterations, until the plateau rule fires within 1e3 · tol · scale —
-    the driver's own "converged" for a cost-change stop, not a weaker one (8 iterations
-    there: gradient norm 0.034 against 0.056).
+    Σ_i p_i (fair/rate_marriage at full rank) the stage keeps the point: there Σ_i p_i is a
+    staircase of near-ties, and the annealing route's last rescue (``_Settle``) runs L-BFGS
+    on past the plateau rule's stall until that rule fires within 1e3 · tol · scale, the
+    driver's usual "converged" for a cost-change stop (8 iterations there).
     Where the run ends is path dependent: two solvers (or scikit-learn's L-BFGS-B with
     another BLAS thread count) stop at different counts on the same data;
     ``benchmarks/bench_dml.py`` measures how often ldr's is at least scikit-learn's.
