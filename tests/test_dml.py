@@ -317,6 +317,37 @@ def test_nca_default_keeps_the_annealing_where_it_ends_higher():
     assert model.objective_value_ > f_sk
 
 
+def test_nca_settle_goes_on_past_the_plateau_rules_stall_until_that_rule_counts_it_converged():
+    """``_Settle`` (the annealing route's last rescue): L-BFGS that a stall does not stop.
+    On fair's survey rows (religious, 400 rows, seed 2) the annealing stalls (Σ_i p_i a
+    staircase of near-ties), its trust region and the ray do not settle it, and plain L-BFGS
+    from there stalls again after one window; the stage goes on until the plateau rule fires
+    within 1e3 · tol · scale, as the driver counts a cost-change stop converged anywhere, and
+    the fit returns that end, unwarned, above scikit-learn's."""
+    from ldr.estimators._dml_solvers import _Settle
+
+    X, y = _statsmodels_table("fair", "religious", 400, 2)
+    model, route, annealed, f_sk = _two_routes(X, y)
+    assert [s.solver for s in annealed.stages] == ["lbfgs", "trust-region", "ray", "lbfgs"]
+    assert not any(s.converged for s in annealed.stages[:3])
+    settle = annealed.stages[3]
+    assert annealed.converged and 5 < settle.n_iter <= NCA_SETTLE_STEPS
+    assert settle.reason.startswith("relative cost change")
+    assert model.cost_ == annealed.cost < route.cost and model.objective_value_ > f_sk
+    assert annealed.grad_norm <= 1e3 * model.tol * annealed.grad_scale
+    # the same three stages again, then plain L-BFGS and the stage from their end
+    obj = model.objective_
+    opts = dict(gtol=model.tol, ftol=1e-5, fwindow=5, gtol_scale=annealed.grad_scale)
+    stalled = ldr.solve(obj, obj.default_solver[:3], M0=obj.heuristic(), **opts)
+    assert not stalled.converged and stalled.cost == annealed.trace["cost"][
+        annealed.trace["stage"] == 2][-1]
+    plain = ldr.solve(obj, LBFGS(max_step=NCA_MAX_STEP), M0=stalled.M, **opts)
+    assert not plain.converged and plain.reason.startswith("stalled: relative cost change")
+    settled = ldr.solve(obj, _Settle(NCA_SETTLE_STEPS, NCA_MAX_STEP), M0=stalled.M, **opts)
+    assert settled.converged and settled.cost == annealed.cost
+    assert settled.n_iter == settle.n_iter > plain.n_iter
+
+
 def test_nca_ray_stage_doubles_the_map_where_that_raises_the_count_and_flattens_it():
     """``_Ray`` (NCA's last rescue stage): M ← 2^k M for the k that doublings reach while
     Σ_i p_i rises, kept only where the gradient norm there is lower.  On fair's survey rows
