@@ -161,11 +161,11 @@ class _Settle(_Onward):
 
     Why: at the annealing's end on fair/rate_marriage (full rank, ‖M‖ = 482) Σ_i p_i is a
     staircase — one sample's neighbour flipping is a step of 1, and between steps the
-    gradient (0.49 there, against 1e3 · tol · scale = 5.6e-2) lives in a dozen directions of
-    curvature up to 1.4e4 from near-ties, the other 50 nearly flat.  Each cost-change window
-    gains ~1e-4 (below ftol), so the plateau rule stalls the annealing, and 4 trust-region
-    iterations do not settle it; plain L-BFGS brings that gradient under 1e3 · tol · scale
-    within ~50 iterations (docs/real_data.rst, "The staircase")."""
+    gradient (0.49 there, against 1e3 · tol · scale = 5.6e-2) lives in 11 directions of
+    curvature up to 1.4e4 from near-ties, the other 53 nearly flat.  A cost-change window
+    gains ~1e-4 of a sample (ftol · |f| is 0.025), so the plateau rule stalls the annealing,
+    and 4 trust-region iterations do not settle it; L-BFGS past the stall brings that
+    gradient under 1e3 · tol · scale in 8 iterations (docs/real_data.rst, "The staircase")."""
 
     past_stalls = True
     spent = "settle budget of {} L-BFGS iterations past the plateau rule's stall spent"
