@@ -27,7 +27,8 @@ Tables are in two sets (``_tables.DEVELOPMENT``: defaults may be chosen there; t
 held out); the summary reports both.  Methods with a documented size limit run on a seeded
 stratified subsample of a larger table (``LIMITS``), said so in the row.
 
-    python -P benchmarks/bench_real.py                      # everything (about an hour)
+    python -P benchmarks/bench_real.py                      # everything (over two hours:
+                                                            # NCA on fair, with the CV, 52 min)
     python -P benchmarks/bench_real.py --only NCA,PCA --tables iris,anes96/PID
     python -P benchmarks/bench_real.py --no-cv              # fits and ratios only
     python -P benchmarks/bench_real.py --no-cv --save t.jsonl   # rows kept for --report
@@ -422,8 +423,8 @@ def main(argv=None) -> None:
             f"{len(specs)} estimators × their tables ({len(tables)} tables; * held out: never "
             f"used to choose a default); budget per fit {args.budget:g} s or "
             f"{args.relative_budget:g}× the counterpart's, which gets "
-            f"{args.counterpart_budget:g} s; standardized "
-            f"features; {args.folds}-fold 3-NN accuracy" if args.cv else "no cross-validation"])
+            f"{args.counterpart_budget:g} s; standardized features; "
+            + (f"{args.folds}-fold 3-NN accuracy" if args.cv else "no cross-validation")])
         for spec in specs:
             for t in tables:
                 if t.kind not in spec.kinds:
