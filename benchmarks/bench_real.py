@@ -9,7 +9,9 @@ standardized features:
   seconds, or ``--relative-budget`` (3) times the counterpart's fit on the same table where
   that is longer — a table on which scikit-learn's own fit needs 150 s (NCA on fair) does
   not fail ldr's fit at 60 s, one on which it needs 4 s still does.  The counterpart is
-  fitted first, within ``--counterpart-budget`` seconds (300);
+  fitted first, within ``--counterpart-budget`` seconds (300) — except one built from ldr's
+  fit (``counterpart_sees_fit``: WDAClustering's alternation), after it, ldr's budget then
+  ``--budget``;
 * **converged** without a ``ConvergenceWarning``;
 * **fit time** (median of repeats for fits under a second, one BLAS thread) and its **ratio**
   to the counterpart a user would otherwise pick, measured in the same run: scikit-learn's
