@@ -55,9 +55,10 @@ ratio tables give ours ÷ pymanopt (< 1: ldr faster) for the total times and for
 to accuracy, and pymanopt's time to accuracy ÷ ours as "× sooner".
 
 Finally one ISM run on digits (``--profile``, breast_cancer with ``--quick``) is profiled
-line by line (line_profiler; cProfile by function if it is not installed): where the time of a
-Φ evaluation goes (β, the exponentials, Γ's rows, the Ψ·X products, eigh), and the measured
-time of one Φ evaluation against its flop count 2n²(d + q) at the measured dgemm rate.
+line by line (``_hsic_profile.py``; line_profiler, or cProfile by function if it is not
+installed): the ten longest lines of a Φ evaluation's pass and of ISM's eigh, per evaluation,
+and the measured time of one Φ evaluation against its flop count 2n²(d + q) at the measured
+dgemm rate.
 
 BLAS is pinned to one thread for the whole run.
 """
@@ -67,7 +68,6 @@ from __future__ import annotations
 import argparse
 import gc
 import math
-import statistics
 import sys
 import time
 from collections import Counter
@@ -93,6 +93,7 @@ try:
 except ImportError:  # run with `python -P`: the script's folder is not on sys.path
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import _common as common
+from _hsic_profile import profile_ism  # noqa: E402
 
 GTOL = 1e-8  # gradient-norm stop for every solver (the cost is O(0.1))
 DATASETS = {"wine": (load_wine, 4), "breast_cancer": (load_breast_cancer, 2),
@@ -451,152 +452,6 @@ def issue_checks(names, outcomes) -> None:
         print(line)
     print()
 
-
-# --- profile -------------------------------------------------------------------------------
-def profile_ism(data: Data, reps: int = 10) -> None:
-    obj = data.obj
-    n, d = data.Xs.shape
-    q = data.q
-    rng = np.random.default_rng(0)
-    print(f"Profile of one ISM run on {data.name} (n = {n}, d = {d}, q = {q}), BLAS 1 thread")
-    # one Φ evaluation (with the cost and the gradient, in the same pass); rotating W inside
-    # its subspace changes its bytes, so the objective's one-point cache never answers
-    W = data.M0
-    phi_times = []
-    for _ in range(reps):
-        R = np.linalg.qr(rng.standard_normal((q, q)))[0]
-        t0 = time.perf_counter()
-        obj.phi(W @ R)
-        phi_times.append(time.perf_counter() - t0)
-    t_phi = statistics.median(phi_times)
-    flops = 2.0 * n * n * (d + q)
-    t_gemm = _gemm_time(rng.random((n, n)), rng.random((n, d + q)), reps)
-    rate = flops / t_gemm
-    print(f"  one Φ evaluation (with cost and gradient, median of {reps}): "
-          f"{t_phi * 1e3:.1f} ms; its flop count n²(d + q) = {flops / 2:.3g} multiply-adds "
-          f"= {flops:.3g} flop → {flops / t_phi / 1e9:.2f} GFLOP/s achieved")
-    print(f"  dgemm (n×n)·(n×(d+q)), the same flops: {t_gemm * 1e3:.1f} ms = "
-          f"{rate / 1e9:.1f} GFLOP/s → one Φ takes {t_phi / t_gemm:.1f}× its flop-bound time")
-    _rusage_ism(obj)
-    try:
-        from line_profiler import LineProfiler
-    except ImportError:
-        _cprofile_ism(obj)
-        return
-    _line_profile_ism(obj, LineProfiler)
-
-
-def _rusage_ism(obj) -> None:
-    """Wall, user and system time and minor page faults of one unprofiled ISM run."""
-    try:
-        import resource
-    except ImportError:  # not on Unix
-        return
-    gc.collect()
-    r0, t0 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
-    res = ldr.solve(obj, "ism", gtol=GTOL)
-    wall = time.perf_counter() - t0
-    r1 = resource.getrusage(resource.RUSAGE_SELF)
-    n_phi = res.counts.get("phi", 0)
-    print(f"  one ISM run, unprofiled: {res.n_iter} iterations, {n_phi} Φ evaluations, "
-          f"{wall:.3f} s wall ({wall / max(n_phi, 1) * 1e3:.1f} ms per Φ + eigh), "
-          f"user {r1.ru_utime - r0.ru_utime:.2f} s, system {r1.ru_stime - r0.ru_stime:.2f} s, "
-          f"{r1.ru_minflt - r0.ru_minflt} minor page faults "
-          f"(≈ {(r1.ru_minflt - r0.ru_minflt) / max(n_phi, 1):.0f} per Φ; an n×n float64 "
-          f"array is {obj.X.shape[0] ** 2 * 8 / 4096:.0f} pages of 4 KiB)")
-
-
-def _gemm_time(A: np.ndarray, B: np.ndarray, reps: int) -> float:
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        A @ B
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
-
-
-def _line_profile_ism(obj, LineProfiler) -> None:
-    import linecache
-
-    from ldr import kernels
-    from ldr.objectives import hsic
-    from ldr.solvers import ism
-
-    funcs = {"_evaluate": hsic.HSIC._evaluate, "beta": kernels.beta,
-             "f_df": kernels.Gaussian.f_df,
-             "minimizing_eigenvectors": ism.minimizing_eigenvectors}
-    lp = LineProfiler(*funcs.values())
-    t0 = time.perf_counter()
-    res = lp.runcall(ldr.solve, obj, "ism", gtol=GTOL)
-    wall = time.perf_counter() - t0
-    stats = lp.get_stats()
-    lines = {}  # (function, source text) -> (hits, seconds)
-    totals = {}
-    for (filename, _, qualname), timings in stats.timings.items():
-        fname = qualname.rsplit(".", 1)[-1]  # line_profiler 5 on 3.11+: "HSIC._evaluate"
-        total = 0.0
-        for lineno, hits, t in timings:
-            text = linecache.getline(filename, lineno).strip()
-            lines[(fname, text)] = (hits, t * stats.unit)
-            total += t * stats.unit
-        totals[fname] = total
-
-    def line(fname, needle):
-        hits = [v for (f, text), v in lines.items() if f == fname and needle in text]
-        return (hits[0][0], hits[0][1]) if hits else (0, 0.0)
-
-    n_phi = line("_evaluate", "Psi @ X")[0]
-    gemm_beta = line("beta", "@ Z.T")[1]
-    parts = [
-        ("Γ's rows (formed once, then cached)", line("_evaluate", "_gamma_rows(")[1]),
-        ("β: Z_b·Zᵀ (n²q gemm)", gemm_beta),
-        ("β: ‖z_i‖² + ‖z_j‖² − 2·, clip at 0 (n×n elementwise, in place)",
-         totals.get("beta", 0.0) - gemm_beta),
-        ("exp in f(β), shared with f′ (f_df)", line("f_df", "np.exp")[1]),
-        ("f′ = −K/2σ² (n×n elementwise)", line("f_df", "return K")[1]),
-        ("cost: Γ ⊙ K and its sum (n×n elementwise)", line("_evaluate", "np.vdot(G, fb)")[1]),
-        ("Ψ = w·Γ ⊙ f′(β) (n×n elementwise, in place)",
-         line("_evaluate", "Psi *= G")[1] + line("_evaluate", "Psi *= w")[1]),
-        ("degrees Ψ·1", line("_evaluate", "Psi.sum")[1]),
-        ("gradient: Ψ·Z (n²q gemm) and T", line("_evaluate", "Psi @ Z")[1]),
-        ("Φ: Ψ·X (n²d gemm), Xᵀ(·) (nd²)", line("_evaluate", "Psi @ X")[1]),
-    ]
-    accounted = sum(t for _, t in parts) + sum(
-        t for (f, text), (_, t) in lines.items() if f == "_evaluate" and "beta(" in text
-    ) - totals.get("beta", 0.0)
-    other = totals.get("_evaluate", 0.0) - accounted
-    parts.append(("other in the pass (Z = XW, cache, egrad = XᵀT, symmetrize, call overhead)",
-                  other))
-    eig_hits = line("minimizing_eigenvectors", "eigh(")
-    parts.append(("eigh of Φ (d×d, q+1 smallest), per ISM step", eig_hits[1]))
-    print(f"  line_profiler, one ISM run: {res.n_iter} iterations, {n_phi} Φ evaluations, "
-          f"{wall:.2f} s wall under the profiler ({res.reason})")
-    total = sum(t for _, t in parts)
-    gemm = sum(t for label, t in parts if "gemm" in label or label.startswith("Γ's rows"))
-    elementwise = sum(t for label, t in parts if "elementwise" in label or "exp in" in label
-                      or label.startswith("degrees"))
-    rows = [[label, f"{t / max(n_phi, 1) * 1e3:.1f} ms", f"{100 * t / total:.0f}%"]
-            for label, t in parts]
-    rows.append(["total (per Φ evaluation)", f"{total / max(n_phi, 1) * 1e3:.1f} ms", "100%"])
-    common.print_table(["part", "per Φ evaluation", "share"], rows)
-    print(f"  matrix products (the four gemm rows, incl. Γ's rows): "
-          f"{gemm / max(n_phi, 1) * 1e3:.1f} ms per Φ ({100 * gemm / total:.0f}%); n×n "
-          f"elementwise passes and exponentials: {elementwise / max(n_phi, 1) * 1e3:.1f} ms "
-          f"({100 * elementwise / total:.0f}%)")
-    print()
-
-
-def _cprofile_ism(obj) -> None:
-    import cProfile
-    import pstats
-
-    prof = cProfile.Profile()
-    res = prof.runcall(ldr.solve, obj, "ism", gtol=GTOL)
-    print(f"  cProfile (line_profiler not installed), one ISM run: {res.n_iter} iterations; "
-          "top functions by own time:")
-    pstats.Stats(prof).sort_stats("tottime").print_stats(12)
-
-
 # --- main ------------------------------------------------------------------------------------
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -657,7 +512,7 @@ def main(argv=None) -> None:
         ratio_table(names, outcomes, args.tol)
         issue_checks(names, outcomes)
         if profile != "none":
-            profile_ism(datas.get(profile) or load(profile))
+            profile_ism(datas.get(profile) or load(profile), GTOL)
 
 
 if __name__ == "__main__":
