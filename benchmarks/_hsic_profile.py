@@ -5,7 +5,6 @@ of HSIC's evaluation.  Split from ``bench_hsic.py``, which calls :func:`profile_
 from __future__ import annotations
 
 import gc
-import statistics
 import time
 
 import _common as common
@@ -24,15 +23,15 @@ def profile_ism(data, gtol: float, reps: int = 10) -> None:
     # one Φ evaluation (with the cost and the gradient, in the same pass); rotating W inside
     # its subspace changes its bytes, so the objective's one-point cache never answers
     W = data.M0
-    phi_times = []
-    for _ in range(reps):
+
+    def phi_once():
         R = np.linalg.qr(rng.standard_normal((q, q)))[0]
-        t0 = time.perf_counter()
-        obj.phi(W @ R)
-        phi_times.append(time.perf_counter() - t0)
-    t_phi = statistics.median(phi_times)
+        return common.timed(lambda: obj.phi(W @ R))()
+
+    t_phi = common.median_time(phi_once, reps)[0]
     flops = 2.0 * n * n * (d + q)
-    t_gemm = _gemm_time(rng.random((n, n)), rng.random((n, d + q)), reps)
+    A, B = rng.random((n, n)), rng.random((n, d + q))
+    t_gemm = common.median_time(common.timed(lambda: A @ B), reps)[0]
     rate = flops / t_gemm
     print(f"  one Φ evaluation (with cost and gradient, median of {reps}): "
           f"{t_phi * 1e3:.1f} ms; its flop count n²(d + q) = {flops / 2:.3g} multiply-adds "
@@ -66,15 +65,6 @@ def _rusage_ism(obj, gtol) -> None:
           f"{r1.ru_minflt - r0.ru_minflt} minor page faults "
           f"(≈ {(r1.ru_minflt - r0.ru_minflt) / max(n_phi, 1):.0f} per Φ; an n×n float64 "
           f"array is {obj.X.shape[0] ** 2 * 8 / 4096:.0f} pages of 4 KiB)")
-
-
-def _gemm_time(A: np.ndarray, B: np.ndarray, reps: int) -> float:
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        A @ B
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times)
 
 
 def _line_profile_ism(obj, LineProfiler, gtol) -> None:
