@@ -6,7 +6,7 @@ budget", not waited for) and an address-space limit (``--memory-limit``: a fit t
 allocate more fails with MemoryError, reported "over memory").  BLAS on one thread.  Data:
 
 * ``classification``: scikit-learn's ``make_classification`` at n rows, d = 50 features
-  (10 informative), 10 classes, seed 0;
+  (10 informative), 10 classes, seed 0 (``--seeds`` for others);
 * ``mnist``: an MNIST-sized generator, 70 000 × 784, 10 classes (``make_classification`` with
   50 informative features, the rest noise; ``--mnist-n`` for fewer rows).
 
@@ -48,8 +48,9 @@ sys.path.insert(0, str(HERE))
 
 #: the fits :func:`build` makes
 METHODS = ("lpp", "npe", "mds", "mds-landmarks", "nca", "nca-stochastic", "nca-noplateau",
-           "sk-nca", "lmnn", "lmnn-stochastic", "unsupervised-hsic", "semisupervised-hsic",
-           "kdac", "hsic-gaussian-y", "wda-clustering", "wda-clustering-batch")
+           "nca-lbfgs", "sk-nca", "lmnn", "lmnn-stochastic", "unsupervised-hsic",
+           "semisupervised-hsic", "kdac", "hsic-gaussian-y", "wda-clustering",
+           "wda-clustering-batch")
 #: at n above this, "nca-noplateau" runs a fixed number of iterations (one evaluation is n²
 #: pairs: 10¹⁰ at n = 10⁵); "nca" and "lmnn" are the estimators' defaults at every n (past
 #: their ``stochastic_above``, 20 000, the stochastic route), "nca-stochastic" and
@@ -91,6 +92,8 @@ def build(method: str, n: int, d: int, solver=None):
     if method in ("nca", "nca-stochastic"):
         forced = {"stochastic_above": 1} if method == "nca-stochastic" else {}
         return est.NCA(r, **forced, **kw), "Xy", "objective_value_"
+    if method == "nca-lbfgs":   # a second exact solver: plain L-BFGS from the same start
+        return est.NCA(r, solver="lbfgs", **kw), "Xy", "objective_value_"
     if method == "nca-noplateau":   # the plateau rule off: the gradient rule or 200 iterations
         return est.NCA(r, max_iter=LONG_ITERS if long else 200, solver_params={"ftol": 0},
                        **kw), "Xy", "objective_value_"
@@ -128,11 +131,11 @@ def knn_accuracy(Z, y, seed=0) -> float:
     return float(KNeighborsClassifier(5).fit(Z[tr], y[tr]).score(Z[te], y[te]))
 
 
-def child(method: str, kind: str, n: int, solver: str | None) -> dict:
+def child(method: str, kind: str, n: int, solver: str | None, seed: int = 0) -> dict:
     """One fit in this process: the JSON row."""
     from threadpoolctl import threadpool_limits
 
-    X, y = make_data(kind, n)
+    X, y = make_data(kind, n, seed)
     if kind == "classification":
         X = (X - X.mean(axis=0)) / X.std(axis=0)
     data_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -144,7 +147,8 @@ def child(method: str, kind: str, n: int, solver: str | None) -> dict:
         model.fit(*fit_args)
         seconds = time.perf_counter() - start
     Z = model.transform(X)
-    row = {"method": method, "data": kind, "n": n, "d": X.shape[1], "solver": solver,
+    row = {"method": method, "data": kind, "n": n, "seed": seed, "d": X.shape[1],
+           "solver": solver,
            "seconds": seconds, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
            / 1024, "data_mb": X.nbytes / 2**20, "after_data_mb": data_rss,
            "knn": knn_accuracy(Z, y)}
@@ -155,7 +159,7 @@ def child(method: str, kind: str, n: int, solver: str | None) -> dict:
         row["stochastic"] = bool(model.stochastic_)
         row["converged"] = bool(model.result_.converged)
         row["reason"] = model.result_.reason[:160]
-    if method in ("nca", "nca-stochastic", "nca-noplateau", "sk-nca") and n <= LONG_N:
+    if method.startswith(("nca", "sk-nca")) and n <= LONG_N:
         from ldr.objectives import NCA
 
         obj = NCA(X, y, 2)
@@ -169,15 +173,15 @@ def child(method: str, kind: str, n: int, solver: str | None) -> dict:
     return row
 
 
-def run_one(method, kind, n, solver, timeout, memory_limit) -> dict:
+def run_one(method, kind, n, solver, timeout, memory_limit, seed: int = 0) -> dict:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--child", method, kind, str(n),
-           solver or "-"]
+           solver or "-", str(seed)]
 
     def limit():
         if memory_limit:
             resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
 
-    base = {"method": method, "data": kind, "n": n, "solver": solver}
+    base = {"method": method, "data": kind, "n": n, "seed": seed, "solver": solver}
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=limit, env={**os.environ, "OMP_NUM_THREADS": "1",
                                                    "OPENBLAS_NUM_THREADS": "1"})
@@ -211,6 +215,26 @@ def _vm_hwm_mb(pid: int) -> float:
     return 0.0
 
 
+#: the rows compared with an estimator's default fit on the same draw: (default, compared key)
+COMPARED = {"nca-stochastic": ("nca", "nca_objective"), "nca-lbfgs": ("nca", "nca_objective"),
+            "sk-nca": ("nca", "nca_objective"), "lmnn-stochastic": ("lmnn", "merit")}
+
+
+def signed_gap(row: dict, rows: list[dict]) -> None:
+    """Set ``row["gap"]``, (row − default) / |default| on the same n and seed, for the
+    COMPARED rows (NCA's Σ p_i is maximized, LMNN's cost minimized)."""
+    if row["method"] not in COMPARED or row["status"] != "ok":
+        return
+    if row["method"].endswith("-stochastic"):
+        row["solver"] = "stochastic route"
+    default, key = COMPARED[row["method"]]
+    exact = next((r for r in rows if r["method"] == default and r["n"] == row["n"]
+                  and r.get("seed", 0) == row.get("seed", 0) and r["status"] == "ok"
+                  and key in r), None)
+    if exact is not None and key in row:
+        row["gap"] = (row[key] - exact[key]) / max(abs(exact[key]), 1e-300)
+
+
 def available_stochastic() -> list[str]:
     try:
         from ldr.solvers import REGISTRY
@@ -221,8 +245,8 @@ def available_stochastic() -> list[str]:
 
 def fmt(row) -> list:
     if row["status"] != "ok":
-        return [row["method"], row["data"], row["n"], row.get("solver") or "default",
-                row["status"], "", "", "", ""]
+        return [row["method"], row["data"], row["n"], row.get("seed", 0),
+                row.get("solver") or "default", row["status"], "", "", "", ""]
     merit = ""
     if "nca_objective" in row:
         merit = f"f_NCA {row['nca_objective']:.6g}"
@@ -231,9 +255,9 @@ def fmt(row) -> list:
     if "exact_stress" in row:
         merit += f" (exact {row['exact_stress']:.4g})"
     iters = f" ({row['n_iter']} it)" if row.get("n_iter") is not None else ""
-    return [row["method"], row["data"], row["n"], row.get("solver") or "default",
-            f"{row['seconds']:.1f} s{iters}", f"{row['peak_mb']:.0f} MB",
-            f"{row['data_mb']:.0f} MB", merit, f"{row['knn']:.3f}"]
+    return [row["method"], row["data"], row["n"], row.get("seed", 0),
+            row.get("solver") or "default", f"{row['seconds']:.1f} s{iters}",
+            f"{row['peak_mb']:.0f} MB", f"{row['data_mb']:.0f} MB", merit, f"{row['knn']:.3f}"]
 
 
 def main(argv=None) -> None:
@@ -247,11 +271,13 @@ def main(argv=None) -> None:
                    "per fit (0: none)")
     p.add_argument("--stochastic", action="store_true")
     p.add_argument("--wda", action="store_true", help="add bench_wda_scale.wda_rows(ns)")
-    p.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    p.add_argument("--seeds", type=int, nargs="+", default=[0], help="make_data's seeds")
+    p.add_argument("--child", nargs=5, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child:
-        method, kind, n, solver = args.child
-        print(json.dumps(child(method, kind, int(n), None if solver == "-" else solver)))
+        method, kind, n, solver, seed = args.child
+        print(json.dumps(child(method, kind, int(n), None if solver == "-" else solver,
+                               int(seed))))
         return
     from _common import print_header, print_table
 
@@ -260,43 +286,41 @@ def main(argv=None) -> None:
     print_header("Pairwise methods at scale (one fit per subprocess, BLAS on one thread)", [
         f"data: {args.data}, n = {ns}; per fit: {args.timeout:.0f} s, "
         f"{args.memory_limit:g} GiB address space; above n = {LONG_N} nca-noplateau runs "
-        f"{LONG_ITERS} iterations; nca and lmnn are the defaults (stochastic past 20 000)"])
+        f"{LONG_ITERS} iterations; nca and lmnn are the defaults (stochastic past 20 000); "
+        f"seeds {args.seeds}"])
     rows = []
     stochastic = available_stochastic() if args.stochastic else []
     if args.stochastic and not stochastic:
         print("note: no stochastic solver registered (sgd/adam/svrg): exact rows only")
-    for n in ns:
-        for method in args.methods:
-            row = run_one(method, args.data, n, None, args.timeout, limit)
-            rows.append(row)
-            print(json.dumps(row), flush=True)
-            exact = next((r for r in rows if r["n"] == n and r["status"] == "ok"
-                          and r["method"] == method.replace("-stochastic", "")
-                          and "merit" in r), None)
-            if method.endswith("-stochastic") and row["status"] == "ok" and exact is not None:
-                row["gap"] = (row["merit"] - exact["merit"]) / max(abs(exact["merit"]), 1e-300)
-                row["gap_sign"] = "+: above the exact route" if method.startswith("nca") \
-                    else "+: cost above the exact route"
-                row["solver"] = "stochastic route"
-            for solver in stochastic if not method.startswith(("sk-nca", "wda-clustering")) \
-                    and not method.endswith("-stochastic") else ():
-                srow = run_one(method, args.data, n, solver, args.timeout, limit)
-                if srow["status"] == "ok" and row["status"] == "ok" and "merit" in row:
-                    srow["gap"] = abs(srow["merit"] - row["merit"]) / max(abs(row["merit"]),
-                                                                          1e-300)
-                rows.append(srow)
-                print(json.dumps(srow), flush=True)
+    for n, seed, method in ((n, s, m) for n in ns for s in args.seeds for m in args.methods):
+        row = run_one(method, args.data, n, None, args.timeout, limit, seed)
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+        for solver in stochastic if not method.startswith(("sk-nca", "wda-clustering")) \
+                and not method.endswith("-stochastic") else ():
+            srow = run_one(method, args.data, n, solver, args.timeout, limit, seed)
+            if srow["status"] == "ok" and row["status"] == "ok" and "merit" in row:
+                srow["gap"] = abs(srow["merit"] - row["merit"]) / max(abs(row["merit"]),
+                                                                      1e-300)
+            rows.append(srow)
+            print(json.dumps(srow), flush=True)
+    for row in rows:
+        signed_gap(row, rows)
     print()
-    print_table(["method", "data", "n", "solver", "time", "peak RSS", "X", "merit", "5-NN"],
+    print_table(["method", "data", "n", "seed", "solver", "time", "peak RSS", "X", "merit",
+                 "5-NN"],
                 [fmt(r) for r in rows])
     gaps = [r for r in rows if "gap" in r]
     if gaps:
-        print_table(["method", "n", "solver", "relative gap to exact (signed for the routes)"],
-                    [[r["method"], r["n"], r["solver"], f"{r['gap']:.2e}"] for r in gaps])
+        print_table(["method", "n", "seed", "solver",
+                     "relative gap to the default (signed: + is a higher objective or cost)"],
+                    [[r["method"], r["n"], r.get("seed", 0), r["solver"] or "default",
+                      f"{r['gap']:+.2e}"] for r in gaps])
     checked = [r for r in rows if "converged" in r]
     if checked:
-        print_table(["method", "n", "stochastic route", "converged", "reason"],
-                    [[r["method"], r["n"], r["stochastic"], r["converged"], r["reason"][:100]]
+        print_table(["method", "n", "seed", "stochastic route", "converged", "reason"],
+                    [[r["method"], r["n"], r.get("seed", 0), r["stochastic"], r["converged"],
+                      r["reason"][:100]]
                      for r in checked])
     if args.wda:
         try:
