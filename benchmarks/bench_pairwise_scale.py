@@ -300,8 +300,7 @@ def main(argv=None) -> None:
                 and not method.endswith("-stochastic") else ():
             srow = run_one(method, args.data, n, solver, args.timeout, limit, seed)
             if srow["status"] == "ok" and row["status"] == "ok" and "merit" in row:
-                srow["gap"] = abs(srow["merit"] - row["merit"]) / max(abs(row["merit"]),
-                                                                      1e-300)
+                srow["gap"] = (srow["merit"] - row["merit"]) / max(abs(row["merit"]), 1e-300)
             rows.append(srow)
             print(json.dumps(srow), flush=True)
     for row in rows:
