@@ -229,10 +229,15 @@ def signed_gap(row: dict, rows: list[dict]) -> None:
         row["solver"] = "stochastic route"
     default, key = COMPARED[row["method"]]
     exact = next((r for r in rows if r["method"] == default and r["n"] == row["n"]
-                  and r.get("seed", 0) == row.get("seed", 0) and r["status"] == "ok"
-                  and key in r), None)
-    if exact is not None and key in row:
-        row["gap"] = (row[key] - exact[key]) / max(abs(exact[key]), 1e-300)
+                  and r.get("seed", 0) == row.get("seed", 0)), None)
+    if exact is not None:
+        compare(row, exact, key)
+
+
+def compare(row: dict, ref: dict, key: str) -> None:
+    """Set ``row["gap"]`` = (row[key] − ref[key]) / |ref[key]| where both fits finished."""
+    if row["status"] == "ok" and ref["status"] == "ok" and key in row and key in ref:
+        row["gap"] = (row[key] - ref[key]) / max(abs(ref[key]), 1e-300)
 
 
 def available_stochastic() -> list[str]:
@@ -299,8 +304,7 @@ def main(argv=None) -> None:
         for solver in stochastic if not method.startswith(("sk-nca", "wda-clustering")) \
                 and not method.endswith("-stochastic") else ():
             srow = run_one(method, args.data, n, solver, args.timeout, limit, seed)
-            if srow["status"] == "ok" and row["status"] == "ok" and "merit" in row:
-                srow["gap"] = (srow["merit"] - row["merit"]) / max(abs(row["merit"]), 1e-300)
+            compare(srow, row, "merit")
             rows.append(srow)
             print(json.dumps(srow), flush=True)
     for row in rows:
