@@ -378,8 +378,9 @@ class HSIC(Objective):
         """K_XW, the n×n kernel matrix of the projected data."""
         return self.kernel.gram(self.X, W)
 
-    def transform(self, X, W):
-        return check_new_data(X, self.shape[0]) @ W
+    def linear_map(self, W):
+        """x ↦ x W (the rows are standardized by the caller)."""
+        return None, W
 
 
 class ApproximateHSIC(Objective):
@@ -486,5 +487,6 @@ class ApproximateHSIC(Objective):
         """The exact n×n kernel matrix K_XW (the clustering estimators' U-step)."""
         return self.kernel.gram(self.X, W)
 
-    def transform(self, X, W):
-        return check_new_data(X, self.shape[0]) @ W
+    def linear_map(self, W):
+        """x ↦ x W (the rows are standardized by the caller)."""
+        return None, W

@@ -387,9 +387,9 @@ class UndercompleteICA(Objective):
         """The r×d unmixing matrix W = (K M)ᵀ: sources = ``(X − mean_) @ W.T``."""
         return (self.whitening_ @ np.asarray(M, float)).T
 
-    def transform(self, X, M):
-        """The estimated sources ``(X − mean_) K M`` of every row of ``X``."""
-        return (check_new_data(X, self.mean_.shape[0]) - self.mean_) @ (self.whitening_ @ M)
+    def linear_map(self, M):
+        """The estimated sources: x ↦ (x − mean_) K M, K the whitening."""
+        return self.mean_, self.whitening_ @ M
 
     def log_likelihood(self, M, cost: float | None = None) -> float:
         """Mean log-likelihood per whitened sample of the completed model (module docstring):

@@ -257,5 +257,6 @@ class KernelSDR(Objective):
         out = Xs.T @ Q @ Xs / (n * s**2)
         return 0.5 * (out + out.T)
 
-    def transform(self, X, M):
-        return (check_new_data(X, self.shape[0]) - self.mean_) @ M
+    def linear_map(self, M):
+        """x ↦ (x − mean_) M."""
+        return self.mean_, M

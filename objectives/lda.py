@@ -119,5 +119,6 @@ class LDA(QuotientOfTraces):
             n_classes = len(np.unique(np.asarray(y)))
         return max(1, min(int(X.shape[1]), n_classes) - 1)
 
-    def transform(self, X, M):
-        return (check_new_data(X, self.shape[0]) - self.mean_) @ M
+    def linear_map(self, M):
+        """x ↦ (x − mean_) M."""
+        return self.mean_, M

@@ -145,5 +145,6 @@ class MAF(QuotientOfTraces):
         (for r = 1, statsmodels' ``acf(X @ m, adjusted=False)[δ]``)."""
         return self.ratio(M)
 
-    def transform(self, X, M):
-        return (check_new_data(X, self.shape[0]) - self.mean_) @ M
+    def linear_map(self, M):
+        """x ↦ (x − mean_) M."""
+        return self.mean_, M

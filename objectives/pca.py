@@ -157,5 +157,6 @@ class PCA(Objective):
         """tr(MᵀCM), the variance captured by span(M)."""
         return float(arrays.namespace(M, self.C).sum(M * (self.C @ M)))
 
-    def transform(self, X, M):
-        return (check_new_data(X, self.shape[0]) - self.mean_) @ M
+    def linear_map(self, M):
+        """x ↦ (x − mean_) M."""
+        return self.mean_, M

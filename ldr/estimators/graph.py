@@ -7,7 +7,7 @@ import numpy as np
 
 from ldr.data.validation import span_basis
 from ldr.estimators._base import LinearDR
-from ldr.estimators._span import reduce_rows
+from ldr.estimators.span import reduce_rows
 from ldr.objectives.graph import LPP as LPPObjective
 from ldr.objectives.graph import NPE as NPEObjective
 from ldr.objectives.graph import lpp_scatters
