@@ -174,6 +174,13 @@ def input_space(X):
     return xp, arrays.device(X)
 
 
+def described(space) -> str:
+    """``space = (xp, device)`` (None: NumPy) in words, for messages."""
+    if space is None:
+        return "numpy (device None)"
+    return f"{space[0].__name__} (device {space[1]})"
+
+
 def validate_data(estimator, X="no_validation", y="no_validation", **kwargs):
     """scikit-learn's ``validate_data``, with errors that name the fix when X or y is not
     numeric: the first non-numeric column of X, by index and DataFrame column name ("encode
@@ -587,6 +594,24 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         return FitData(X, y, np.float64 if not isinstance(X, np.memmap) else dtype, None,
                        lazy=True)
 
+    def _renamed(self, new: str, old: str):
+        """The value of the parameter ``new``, or of its former name ``old`` when that was
+        given (with a FutureWarning): ``(value, name given)``."""
+        value = getattr(self, old, "deprecated")
+        if isinstance(value, str) and value == "deprecated":
+            return getattr(self, new), new
+        warn_renamed(type(self).__name__, old, new, 4)
+        return value, old
+
+    def _shrinkage(self) -> float:
+        """``shrinkage`` (or the former ``reg``) of the estimators that shrink a covariance
+        towards tr(Σ)/d · I, checked: a number in [0, 1]."""
+        level, name = self._renamed("shrinkage", "reg")
+        if isinstance(level, bool) or not isinstance(level, numbers.Real) \
+                or not 0 <= level <= 1:
+            raise ParameterError(name, f"must be a number in [0, 1], got {level!r}")
+        return float(level)
+
     # --- steps 2-5: the hooks ---------------------------------------------------------------
     def _prepare(self, data: FitData) -> None:
         """Hook: the method's statistics and checks on the validated data."""
@@ -634,7 +659,11 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         """Hook: the objective minimized with the estimator's settings, from the previous
         answer under ``warm_start``; a ConvergenceWarning when it did not converge."""
         warm = self._warm_result(obj)
-        start = self._start(obj, data) if warm is None else warm
+        return self._run(obj, self._start(obj, data) if warm is None else warm)
+
+    def _run(self, obj: Objective, start) -> Result:
+        """:func:`ldr.solve` with the estimator's solver and settings from ``start``; a
+        ConvergenceWarning when it did not converge."""
         res = solve(obj, self.solver, start, **self._solve_options())
         self._warn_unconverged(res, "raise max_iter (or max_time through solver_params), or "
                                     "loosen tol")
@@ -671,6 +700,11 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         return AffineMap(np.asarray(arrays.to_host(shift), dtype=float),
                          np.asarray(arrays.to_host(A), dtype=float))
 
+    def _point(self, data: FitData, M):
+        """Hook: ``M_``, the fitted point in the original features (the span's basis applied
+        to a single factor)."""
+        return M if data.basis is None or isinstance(M, tuple) else data.basis @ M
+
     def _components(self, data: FitData, obj, M):
         """Hook: ``components_`` (r×d) of the original features: ``M.T`` for a single factor
         (the span's basis applied), None on a product."""
@@ -690,15 +724,15 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         self._prepare(data)
         r = self._n_components(data)
         obj, res = self._fit_point(data, r)
+        self.n_components_ = r
         M = self._finish(data, obj, res)
         self.objective_ = obj
         self.result_ = res
-        self.n_components_ = r
         self.cost_ = float(res.cost)
         self.n_iter_ = res.n_iter
         components = self._components(data, obj, M)
         self.map_ = self._affine_map(data, obj, M)
-        self.M_ = M if data.basis is None or isinstance(M, tuple) else data.basis @ M
+        self.M_ = self._point(data, M)
         if components is not None:
             self.components_ = components
         mean = data.mean if data.mean is not None else getattr(obj, "mean_", None)
@@ -712,7 +746,7 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         for name, value in list(vars(self).items()):
             if name.startswith("_") or not name.endswith("_") or name in LABELS:
                 continue
-            if name == "map_":
+            if isinstance(value, AffineMap):
                 value = value.rounded(data.dtype)
                 if data.space is not None:
                     value = value.moved(data.space)
@@ -810,14 +844,12 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
             same = (fitted is not None and given is not None and fitted[0] is given[0]
                     and fitted[1] == given[1])
             if not same:
-                where = (lambda s: ("numpy", None) if s is None else (s[0].__name__, s[1]))
                 name = type(self).__name__
                 raise ValueError(
                     f"Inputs passed to {name}.{method}() must use the same namespace and the "
                     f"same device as those passed to fit(): it was fitted on "
-                    f"{where(fitted)[0]} (device {where(fitted)[1]}) and given "
-                    f"{where(given)[0]} (device {where(given)[1]}). Convert X to the fit's "
-                    f"namespace and device, or refit {name} on X's.")
+                    f"{described(fitted)} and given {described(given)}. Convert X to the "
+                    f"fit's namespace and device, or refit {name} on X's.")
         xp = given[0] if given is not None else np
         return validate_data(self, X, reset=False, dtype=[xp.float64, xp.float32])
 
@@ -827,9 +859,14 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         array block by block, lazily.  ``y``: the second view of a two-view estimator (then
         the pair of projections)."""
         check_is_fitted(self, "map_")
-        if is_lazy(X):
-            return map_rows(X, self.transform, self.n_features_in_,
-                            self.map_.matrix.shape[1])
+        if is_lazy(X) or is_lazy(y):
+            Z = map_rows(X, self.map_.apply, self.n_features_in_, self.map_.matrix.shape[1])
+            if y is None:
+                return Z
+            Y = as_dask_array(y, "Y")
+            Y = Y[:, None] if Y.ndim == 1 else Y
+            return Z, map_rows(Y, self.y_map_.apply, self.y_map_.matrix.shape[0],
+                               self.y_map_.matrix.shape[1], "Y")
         Z = self.map_.apply(self._check_rows(X))
         if y is None:
             return Z
@@ -837,10 +874,10 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         if y_map is None:
             raise ParameterError("y", f"{type(self).__name__}.transform takes one view, X; "
                                  "y is the second view of a two-view estimator")
-        return Z, y_map.apply(self._check_second_view(y))
+        return Z, y_map.apply(self._check_second_view(y, X))
 
-    def _check_second_view(self, Y):
-        """Hook: a two-view estimator's new second view, validated."""
+    def _check_second_view(self, Y, X):
+        """Hook: a two-view estimator's new second view (beside the rows X), validated."""
         raise NotImplementedError
 
     def _has_inverse(self) -> bool:

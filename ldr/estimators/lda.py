@@ -19,7 +19,6 @@ from ldr.data.validation import (
     shrink,
     span_basis,
 )
-from ldr.deprecation import warn_renamed
 from ldr.errors import ParameterError
 from ldr.estimators.base import (
     AffineMap,
@@ -226,12 +225,7 @@ class OrthogonalLDA(ClassifierMixin, LinearDR):
 
     def _shrinkage_param(self):
         """``shrinkage`` (or the deprecated ``reg``): None, "auto" or a number in [0, 1]."""
-        level = self.shrinkage
-        name = "shrinkage"
-        if not (isinstance(self.reg, str) and self.reg == "deprecated"):
-            warn_renamed(type(self).__name__, "reg", "shrinkage", 5)
-            level = self.reg
-            name = "reg"
+        level, name = self._renamed("shrinkage", "reg")
         if level is None or (isinstance(level, str) and level == "auto"):
             return level
         if isinstance(level, bool) or not isinstance(level, numbers.Real) \

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import numbers
 
-from ldr.deprecation import warn_renamed
 from ldr.errors import ParameterError
 from ldr.estimators.base import FitData, LinearDR
 from ldr.estimators.span import reduce_rows
@@ -29,19 +28,6 @@ class SecondOrderSeries(LinearDR):
     def _moment_options(self) -> dict:
         """Hook: the options of :func:`ldr.data.rows.moments` the objective reads."""
         raise NotImplementedError
-
-    def _shrinkage(self) -> float:
-        """``shrinkage`` (or the deprecated ``reg``), a number in [0, 1]."""
-        level = self.shrinkage
-        name = "shrinkage"
-        if not (isinstance(self.reg, str) and self.reg == "deprecated"):
-            warn_renamed(type(self).__name__, "reg", "shrinkage", 6)
-            level = self.reg
-            name = "reg"
-        if isinstance(level, bool) or not isinstance(level, numbers.Real) \
-                or not 0 <= level <= 1:
-            raise ParameterError(name, f"must be a number in [0, 1], got {level!r}")
-        return float(level)
 
     def _prepare(self, data: FitData) -> None:
         data.params["reg"] = self._shrinkage()
