@@ -293,7 +293,7 @@ class TraditionalCCA(_CCABase):
         return self.whiten_a_ @ Ma, self.whiten_b_ @ Mb
 
     def linear_map(self, M):
-        """One map per view: x_a ↦ (x_a − mean_a) Σ_a^{-1/2} M_a, x_b likewise."""
+        """One map per view: x_a ↦ (x_a − μ_a) Σ_a^{-1/2} M_a, x_b likewise."""
         Pa, Pb = self.mappings(M)
         return (self.mean_a_, Pa), (self.mean_b_, Pb)
 
@@ -443,7 +443,7 @@ class OrthogonalCCA(_CCABase):
         return U[:, :r].copy(), Vt[:r].T.copy()
 
     def linear_map(self, M):
-        """One map per view: x_a ↦ (x_a − mean_a) M_a, x_b likewise."""
+        """One map per view: x_a ↦ (x_a − μ_a) M_a, x_b likewise."""
         Ma, Mb = _split(M, self.shape)
         return (self.mean_a_, Ma), (self.mean_b_, Mb)
 

@@ -222,7 +222,7 @@ class _GraphQuotient(QuotientOfTraces):
         return float(np.sum(M * (-self.A @ M)) / np.sum(M * (self.B @ M)))
 
     def linear_map(self, M):
-        """x ↦ (x − mean_) W M, W the whitener (the identity for the ratio form)."""
+        """x ↦ (x − ``mean_``) W M, W the whitener (the identity for the ratio form)."""
         return self.mean_, self.whitener_ @ M
 
 

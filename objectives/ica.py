@@ -125,7 +125,7 @@ class UndercompleteICA(Objective):
     Attributes
     ----------
     mean_ : (n_features,) sample mean
-    whitening_ : (n_features, k) the whitening map K: ``z = (x − mean_) @ whitening_``
+    whitening_ : (n_features, k) the whitening map K: ``z = (x − ``mean_``) @ whitening_``
     Z : (n_samples, k) the whitened training rows
     priors : tuple of the r prior names
 
@@ -388,7 +388,7 @@ class UndercompleteICA(Objective):
         return (self.whitening_ @ np.asarray(M, float)).T
 
     def linear_map(self, M):
-        """The estimated sources: x ↦ (x − mean_) K M, K the whitening."""
+        """The estimated sources: x ↦ (x − ``mean_``) K M, K the whitening."""
         return self.mean_, self.whitening_ @ M
 
     def log_likelihood(self, M, cost: float | None = None) -> float:

@@ -258,5 +258,5 @@ class KernelSDR(Objective):
         return 0.5 * (out + out.T)
 
     def linear_map(self, M):
-        """x ↦ (x − mean_) M."""
+        """x ↦ (x − ``mean_``) M."""
         return self.mean_, M

@@ -252,7 +252,7 @@ class PPCA(_LatentGaussian):
         return W @ W.T + sigma2 * np.eye(W.shape[0])
 
     def linear_map(self, M):
-        """The posterior mean E[z | x] = (WᵀW + σ²I)⁻¹Wᵀ(x − μ): x ↦ (x − mean_) A."""
+        """The posterior mean E[z | x] = (WᵀW + σ²I)⁻¹Wᵀ(x − μ): x ↦ (x − ``mean_``) A."""
         return self.mean_, self.posterior_map(M)
 
 
@@ -423,5 +423,5 @@ class FactorAnalysis(_LatentGaussian):
 
     def linear_map(self, M):
         """The posterior mean E[z | x] = (I + WᵀΨ⁻¹W)⁻¹WᵀΨ⁻¹(x − μ) (scikit-learn's transform):
-        x ↦ (x − mean_) A."""
+        x ↦ (x − ``mean_``) A."""
         return self.mean_, self.posterior_map(M)

@@ -120,5 +120,5 @@ class LDA(QuotientOfTraces):
         return max(1, min(int(X.shape[1]), n_classes) - 1)
 
     def linear_map(self, M):
-        """x ↦ (x − mean_) M."""
+        """x ↦ (x − ``mean_``) M."""
         return self.mean_, M

@@ -146,5 +146,5 @@ class MAF(QuotientOfTraces):
         return self.ratio(M)
 
     def linear_map(self, M):
-        """x ↦ (x − mean_) M."""
+        """x ↦ (x − ``mean_``) M."""
         return self.mean_, M

@@ -307,7 +307,7 @@ class MDS(Objective):
         return V[:, ::-1].copy()
 
     def linear_map(self, M):
-        """x ↦ (x − mean_) M."""
+        """x ↦ (x − ``mean_``) M."""
         return self.mean_, M
 
 

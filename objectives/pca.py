@@ -158,5 +158,5 @@ class PCA(Objective):
         return float(arrays.namespace(M, self.C).sum(M * (self.C @ M)))
 
     def linear_map(self, M):
-        """x ↦ (x − mean_) M."""
+        """x ↦ (x − ``mean_``) M."""
         return self.mean_, M

@@ -293,7 +293,7 @@ class ReducedRankRegression(Objective):
         return Ug * signs, Sg, (M @ Qt.T) * signs
 
     def linear_map(self, M):
-        """The survey's map S_B U_Bᵀ x: x ↦ (x − mean_) U_B diag(S_B)."""
+        """The survey's map S_B U_Bᵀ x: x ↦ (x − ``mean_``) U_B diag(S_B)."""
         U, S, _ = self.svd_factors(M)
         return self.mean_, U * S
 

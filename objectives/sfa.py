@@ -130,5 +130,5 @@ class SFA(Objective):
         return self.whitening_ @ M
 
     def linear_map(self, M):
-        """The slow features y = Mᵀ W (x − μ): x ↦ (x − mean_) W M (whitening, then M)."""
+        """The slow features y = Mᵀ W (x − μ): x ↦ (x − ``mean_``) W M (whitening, then M)."""
         return self.mean_, self.filters(M)

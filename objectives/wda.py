@@ -512,6 +512,6 @@ class WDA(Objective):
         return top_generalized(Sb, Sw + 1e-3 * np.trace(Sw) / d * np.eye(d), p)[0]
 
     def linear_map(self, P):
-        """x ↦ (x − mean_) P."""
+        """x ↦ (x − ``mean_``) P."""
         return self.mean_, P
 
