@@ -181,7 +181,7 @@ def test_the_default_tolerance_follows_the_datas_precision():
 
     from ldr.estimators import NCA, OrthogonalLDA
     from ldr.estimators._solving import gradient_tolerance
-    from ldr.stopping import default_gtol
+    from ldr.stopping import default_tol as default_gtol
 
     assert default_gtol(torch.zeros(1, dtype=torch.float64)) == 1e-8 == default_gtol(None)
     assert default_gtol(torch.zeros(1, dtype=torch.float32)) == pytest.approx(2.317e-4,

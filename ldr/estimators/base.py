@@ -838,6 +838,13 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         of the fit (scikit-learn's rule under ``array_api_dispatch``), validated against the
         fit (feature count and names), float64 or float32."""
         check_is_fitted(self)
+        given = self._check_space(X, method)
+        xp = given[0] if given is not None else np
+        return validate_data(self, X, reset=False, dtype=[xp.float64, xp.float32])
+
+    def _check_space(self, X, method: str):
+        """scikit-learn's rule under ``array_api_dispatch``: X in the namespace and on the
+        device of the fit, else a ValueError naming ``method``; X's space (None for NumPy)."""
         fitted = input_space(getattr(self.map_, "matrix", None))
         given = input_space(X)
         if fitted is not None or given is not None:
@@ -850,8 +857,7 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
                     f"same device as those passed to fit(): it was fitted on "
                     f"{described(fitted)} and given {described(given)}. Convert X to the "
                     f"fit's namespace and device, or refit {name} on X's.")
-        xp = given[0] if given is not None else np
-        return validate_data(self, X, reset=False, dtype=[xp.float64, xp.float32])
+        return given
 
     def transform(self, X, y=None):
         """The rows projected by the fitted map, ``(X − map_.shift) @ map_.matrix``; computed
@@ -894,7 +900,8 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         """Back to the feature space: ``X @ map_.inverse + map_.shift`` (exact for data in the
         fitted subspace)."""
         check_is_fitted(self, "map_")
-        xp = arrays.namespace(X) if input_space(X) is not None else np
+        given = self._check_space(X, "inverse_transform")
+        xp = given[0] if given is not None else np
         from sklearn.utils import check_array
 
         Z = check_array(X, dtype=[xp.float64, xp.float32], input_name="X")

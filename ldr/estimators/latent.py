@@ -292,7 +292,7 @@ class FactorAnalysis(LatentGaussian):
         return M
 
     def _log_density(self, X):
-        const = self.constant_features_
+        const = np.asarray(arrays.to_host(self.constant_features_))
         if const.size == 0:
             return super()._log_density(X)
         kept = np.setdiff1d(np.arange(self.n_features_in_), const)

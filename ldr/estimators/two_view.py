@@ -103,8 +103,8 @@ class TwoView(LinearDR):
         """The second view as a 2-D float array of X's namespace ``xp`` (moved there when
         given in another one), with as many rows as X; its width recorded at fit
         (``n_features_y_``) and checked afterwards."""
-        if xp is not np and input_space(y) is None:
-            y = xp.asarray(np.ascontiguousarray(np.asarray(y, dtype=float)))
+        if xp is not np and (input_space(y) is None or input_space(y)[0] is not xp):
+            y = xp.asarray(np.ascontiguousarray(np.asarray(arrays.to_host(y), dtype=float)))
         try:
             Y = check_array(y, input_name="Y", dtype=[xp.float64, xp.float32], ensure_2d=False,
                             ensure_min_samples=2 if reset else 1)
