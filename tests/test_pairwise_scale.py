@@ -219,7 +219,8 @@ def test_clustering_estimators_nystroem_u_step_agrees_with_the_exact_one():
     X, y = _blobs(300, 4, seed=7)
     for cls, args in ((est.UnsupervisedHSIC, (X,)), (est.KDAC, (X, y))):
         exact = cls(2, n_clusters=3, max_outer=3, spectral="exact").fit(*args)
-        nys = cls(2, n_clusters=3, max_outer=3, spectral="nystroem", n_kernel_features=300).fit(*args)
+        nys = cls(2, n_clusters=3, max_outer=3, spectral="nystroem",
+                  n_kernel_features=300).fit(*args)
         assert adjusted_rand_score(exact.labels_, nys.labels_) > 0.99
         assert sin_largest_angle(exact.M_, nys.M_) < 1e-6
     with pytest.raises(ValueError, match="spectral:"):

@@ -170,6 +170,7 @@ class _HSICBase(LinearDR):
         if d < 2:
             raise ParameterError("n_components", f"n_features = {d} leaves no proper subspace "
                                  "to reduce to: pass data with at least two features")
+        self._n_components(data)  # (its checks, before the kernel and Γ are built)
         if self.sigma is not None and not (np.isscalar(self.sigma) and self.sigma > 0):
             raise ParameterError("sigma", f"must be a positive number, got {self.sigma!r}")
         m, name = self._renamed("n_kernel_features", "n_features")
