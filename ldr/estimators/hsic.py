@@ -77,7 +77,6 @@ from ldr.estimators.base import (
     FitData,
     LinearDR,
     deprecated_attribute,
-    moved,
     random_seed,
     start_point,
     validate_data,
@@ -542,20 +541,10 @@ class _ClusteringHSIC(ClusterMixin, _HSICBase):
                           "max_outer or loosen outer_tol", ConvergenceWarning, stacklevel=3)
         self.U_ = outcome.U
         self.labels_ = cluster_rows(outcome.U, self.n_clusters, self.random_state)
-        return M
-
-    def _store(self, data: FitData) -> None:
-        """The base's; ``n_iter_`` counts the alternation's rounds (as scikit-learn's
-        clusterers count theirs; ``result_`` is the last W-step's), and the numeric labels
-        (``labels_``, KDAC's ``existing_classes_``) are moved to the input's namespace."""
+        # n_iter_ counts the alternation's rounds, as scikit-learn's clusterers count theirs
+        # (result_ is the last W-step's)
         self.n_iter_ = self.n_outer_
-        super()._store(data)
-        if data.space is None:
-            return
-        for name in ("labels_", "existing_classes_"):
-            value = getattr(self, name, None)
-            if isinstance(value, np.ndarray) and value.dtype.kind in "biu":
-                setattr(self, name, moved(value, data.space))
+        return M
 
     def fit_predict(self, X, y=None):
         """``fit(X, y)``, then ``labels_``."""
