@@ -292,7 +292,7 @@ def test_wda_clustering_fits_a_split_with_no_within_cluster_spread():
     np.testing.assert_allclose(model.M_.T @ model.M_, np.eye(2), atol=1e-10)
     assert adjusted_rand_score(codes, model.labels_) == 1.0
     one = WDAClustering(1, n_clusters=2).fit(X)  # m = 1 >= p: the null direction alone
-    assert one.result_.solver == "null-space" and abs(one.M_[0, 0]) == pytest.approx(1.0)
+    assert one.step_result_.solver == "null-space" and abs(one.M_[0, 0]) == pytest.approx(1.0)
 
 
 def test_wda_clustering_default_dimension_is_n_clusters_minus_one():
