@@ -118,7 +118,7 @@ def build(method: str, n: int, d: int, solver=None):
     if method == "wda-clustering":  # batch_size="auto": mini-batch OT past 3000 rows a cluster
         return est.WDAClustering(r, n_clusters=10), "X", None
     if method == "wda-clustering-batch":  # the mini-batch route forced, against the exact one
-        from ldr.estimators.wda import AUTO_BATCH
+        from ldr.estimators.wda_minibatch import AUTO_BATCH
 
         return est.WDAClustering(r, n_clusters=10, batch_size=AUTO_BATCH), "X", None
     raise SystemExit(f"unknown method {method!r}; choose from {METHODS}")

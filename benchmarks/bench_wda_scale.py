@@ -101,7 +101,7 @@ def child(path: str, mode: str) -> dict:
                    "batch_size": None}
         else:
             from ldr.estimators import WassersteinDA
-            from ldr.estimators._wda_batch import AUTO_BATCH
+            from ldr.estimators.wda_minibatch import AUTO_BATCH
 
             kw = {"exact": {"batch_size": None}, "mini": {"batch_size": AUTO_BATCH}}
             est = WassersteinDA(P_DIM, **kw.get(mode, {}))
@@ -155,7 +155,7 @@ def wda_rows(ns, pca=20, exact_max=3000, modes=("exact", "mini", "auto", "pot"),
     import tempfile
     from pathlib import Path
 
-    from ldr.estimators._wda_batch import EXACT_MAX_CLASS
+    from ldr.estimators.wda_minibatch import EXACT_MAX_CLASS
 
     rows = []
     with tempfile.TemporaryDirectory() as tmp:

@@ -292,7 +292,53 @@ def test_wda_clustering_fits_a_split_with_no_within_cluster_spread():
     np.testing.assert_allclose(model.M_.T @ model.M_, np.eye(2), atol=1e-10)
     assert adjusted_rand_score(codes, model.labels_) == 1.0
     one = WDAClustering(1, n_clusters=2).fit(X)  # m = 1 >= p: the null direction alone
-    assert one.result_.solver == "null-space" and abs(one.M_[0, 0]) == pytest.approx(1.0)
+    assert one.step_result_.solver == "null-space" and abs(one.M_[0, 0]) == pytest.approx(1.0)
+
+
+def test_ridge_is_the_pencils_and_eps_its_deprecated_name(wda_small):
+    """``ridge`` is the objective's ε (C_w + ε·tr(C_w)/d·I): the estimator's answer is SCF's
+    on ``WDA(..., eps=ridge)`` from the same (continuation) start; ``eps=`` gives the same
+    fit with a FutureWarning, and a bad value is an error naming the name given."""
+    from ldr.errors import ParameterError
+
+    X, y = wda_small
+    est = WassersteinDA(2, ridge=1e-2).fit(X, y)
+    ref = ldr.solve(WDA(X, y, 2, eps=1e-2), "scf", xtol=1e-6)
+    assert ldr.manifolds.sin_largest_angle(est.M_, ref.M) < 1e-6
+    with pytest.warns(FutureWarning, match="'eps' is deprecated.*pass ridge="):
+        old = WassersteinDA(2, eps=1e-2).fit(X, y)
+    np.testing.assert_array_equal(old.M_, est.M_)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        new = WDAClustering(2, ridge=1e-2, max_outer=2).fit(X)
+        with pytest.warns(FutureWarning, match="'eps' is deprecated.*pass ridge="):
+            old = WDAClustering(2, eps=1e-2, max_outer=2).fit(X)
+    np.testing.assert_array_equal(old.M_, new.M_)
+    for cls, args in ((WassersteinDA, (X, y)), (WDAClustering, (X,))):
+        for name in ("ridge", "eps"):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", FutureWarning)
+                with pytest.raises(ParameterError) as err:
+                    cls(2, **{name: -1.0}).fit(*args)
+            assert err.value.param == name
+
+
+def test_wda_clustering_result_is_the_alternations_record():
+    """``result_`` records the alternation (its rounds, convergence and rows), and
+    ``step_result_`` the WDA step that gave ``M_``; the map is (X − mean_) M_."""
+    X, _ = ldr.datasets.make_wda(200, seed=0)
+    model = WDAClustering(n_clusters=3).fit(X)
+    res = model.result_
+    assert model.converged_ and res.converged and "outer_tol" in res.reason
+    assert res.n_iter == model.n_iter_ == model.n_outer_ == len(model.history_)
+    assert list(res.trace) == model.history_
+    np.testing.assert_array_equal(res.M, model.M_)
+    step = model.step_result_
+    assert res.cost == step.cost == model.cost_
+    assert ldr.manifolds.sin_largest_angle(step.M, model.M_) < 1e-12
+    assert model.history_[-1]["ratio"] == pytest.approx(-step.cost)
+    np.testing.assert_allclose(model.transform(X), (X - X.mean(axis=0)) @ model.M_,
+                               atol=1e-12)
 
 
 def test_wda_clustering_default_dimension_is_n_clusters_minus_one():

@@ -22,7 +22,7 @@ from sklearn.preprocessing import StandardScaler
 
 from ldr.errors import ParameterError
 from ldr.estimators import WDAClustering
-from ldr.estimators._wda_cluster import min_cluster_size, within_spread
+from ldr.estimators.wda_alternation import min_cluster_size, within_spread
 from ldr.manifolds import sin_largest_angle
 
 
@@ -56,7 +56,7 @@ def test_the_guard_stops_a_collapse_and_says_so():
     assert model.history_[0]["tiny_clusters"] == 0 and model.history_[1]["tiny_clusters"] > 0
     # round 2's collapse came from WDA step 1: the answer is the start (PCA), where k-means
     # found round 1's clusters
-    assert model.result_ is None
+    assert model.step_result_ is None
     assert sin_largest_angle(model.M_, PCA(4).fit(X).components_.T) < 1e-8
     assert _sizes(model.labels_, 5).min() >= n_min and not model.degenerate_
     kmeans = adjusted_rand_score(y, KMeans(5, n_init=10, random_state=0).fit_predict(X))
@@ -115,7 +115,7 @@ def test_the_guard_still_stops_a_collapse_at_the_raised_reg():
     assert model.stopped_at_ == 3 and not model.converged_ and model.reg_ > 10
     assert model.history_[1]["reg_raised"] and model.history_[2]["reg"] is None
     assert np.isnan(model.history_[2]["ratio"])  # round 3 ran k-means only
-    assert model.result_ is None  # round 1's clusters were found in the start
+    assert model.step_result_ is None  # round 1's clusters were found in the start
     assert sin_largest_angle(model.M_, PCA(9).fit(X).components_.T) < 1e-8
 
 

@@ -176,9 +176,9 @@ def lda():
 def test_solve_rejects_a_non_orthonormal_start_naming_the_option(lda):
     M0 = np.random.default_rng(0).standard_normal((13, 2))
     with pytest.raises(ValueError, match=r"not orthonormal.*orthonormalize=True"):
-        ldr.solve(lda, "trust-region", M0=M0)
+        ldr.solve(lda, "trust-region", start=M0)
     with pytest.raises(ValueError, match="orthonormalize: expected True or False"):
-        ldr.solve(lda, "trust-region", M0=M0, orthonormalize="yes")
+        ldr.solve(lda, "trust-region", start=M0, orthonormalize="yes")
 
 
 def test_solve_orthonormalize_takes_the_nearest_orthonormal_basis(lda):
@@ -186,14 +186,14 @@ def test_solve_orthonormalize_takes_the_nearest_orthonormal_basis(lda):
     U, _, Vt = np.linalg.svd(M0, full_matrices=False)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        start = ldr.solve(lda, "trust-region", M0=M0, orthonormalize=True, max_iter=0)
+        start = ldr.solve(lda, "trust-region", start=M0, orthonormalize=True, max_iter=0)
     np.testing.assert_allclose(start.M, U @ Vt, atol=1e-12)  # polar factor: same span
     assert start.cost == pytest.approx(lda.cost(U @ Vt), rel=1e-12)
-    res = ldr.solve(lda, "trust-region", M0=M0, orthonormalize=True)
-    ref = ldr.solve(lda, "trust-region", M0=U @ Vt)
+    res = ldr.solve(lda, "trust-region", start=M0, orthonormalize=True)
+    ref = ldr.solve(lda, "trust-region", start=U @ Vt)
     assert res.converged and sin_largest_angle(res.M, ref.M) < 1e-8
-    with pytest.raises(ValueError, match="M0: its columns are linearly dependent"):
-        ldr.solve(lda, "trust-region", M0=np.column_stack([M0[:, 0], M0[:, 0]]),
+    with pytest.raises(ValueError, match="start: its columns are linearly dependent"):
+        ldr.solve(lda, "trust-region", start=np.column_stack([M0[:, 0], M0[:, 0]]),
                   orthonormalize=True)
 
 
@@ -202,11 +202,12 @@ def test_solve_orthonormalize_on_a_product_manifold():
     obj = OrthogonalCCA(Xa, Xb, 2)
     rng = np.random.default_rng(0)
     M0 = (rng.standard_normal(obj.shape[0]), rng.standard_normal(obj.shape[1]))
-    with pytest.raises(ValueError, match=r"M0: columns are not orthonormal.*orthonormalize=True"):
-        ldr.solve(obj, "trust-region", M0=M0)
+    with pytest.raises(ValueError,
+                       match=r"start: columns are not orthonormal.*orthonormalize=True"):
+        ldr.solve(obj, "trust-region", start=M0)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        start = ldr.solve(obj, "trust-region", M0=M0, orthonormalize=True, max_iter=0)
+        start = ldr.solve(obj, "trust-region", start=M0, orthonormalize=True, max_iter=0)
     for m0, m in zip(M0, start.M):
         np.testing.assert_allclose(m.T @ m, np.eye(2), atol=1e-12)
         assert sin_largest_angle(orthonormalize(m0), m) < 1e-12

@@ -87,7 +87,7 @@ def test_auto_switches_to_mini_batches_past_the_class_size_and_stops_looser(monk
     n): mini-batch OT with ``AUTO_BATCH`` rows, SCF (and the coarse problem of its
     continuation start) stopped by ``BATCH_STOP``; the looser rule costs nothing the
     full-data trace ratio can see, and an explicit xtol still wins."""
-    import ldr.estimators._wda_batch as wb
+    import ldr.estimators.wda_minibatch as wb
 
     X, y = ldr.datasets.make_wda(600, seed=0)
     monkeypatch.setattr(wb, "EXACT_MAX_CLASS", 100)
@@ -165,7 +165,7 @@ def test_the_objective_holds_one_copy_of_the_data(monkeypatch):
     the constructor's peak was about six arrays of X's size (validated copy, centred copy,
     and scatter_matrices' copies)."""
     import ldr.objectives._wda_rows as rows
-    from ldr.estimators._wda_steps import _class_scatters
+    from ldr.estimators.wda import fisher_scatters
     from ldr.objectives.lda import scatter_matrices
 
     X, y = _data([2000, 1500, 2500], d=40)
@@ -174,7 +174,7 @@ def test_the_objective_holds_one_copy_of_the_data(monkeypatch):
     obj = WDA(X, y, 2)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.reset_peak()
-    Sw, Sb = _class_scatters(X, y, 3)  # the estimator's test of S_w (WassersteinDA._span)
+    Sw, Sb = fisher_scatters(X, y, 3)  # the estimator's test of S_w (discriminant_span)
     peak_span = tracemalloc.get_traced_memory()[1] - tracemalloc.get_traced_memory()[0]
     tracemalloc.stop()
     assert peak <= 1.3 * X.nbytes, peak / X.nbytes
