@@ -36,7 +36,6 @@ from ldr.estimators.base import (
     LinearDR,
     check_n_components,
     deprecated_attribute,
-    moved,
     random_seed,
     sign_rule,
     validate_data,
@@ -664,9 +663,3 @@ class WDAClustering(ClusterMixin, WDAEstimator):
         A = M if data.basis is None else data.basis @ M
         return AffineMap(np.asarray(data.mean, dtype=float), A)
 
-    def _store(self, data: FitData) -> None:
-        """As the base's, and ``labels_`` in X's namespace too (the clusters are numbers the
-        fit computed, unlike class labels)."""
-        super()._store(data)
-        if data.space is not None:
-            self.labels_ = moved(self.labels_, data.space)
