@@ -110,7 +110,7 @@ def test_other_oracles_of_the_wrong_shape_or_non_finite(oracle):
 
 
 def test_non_finite_costs_end_the_run_not_converged():
-    with pytest.raises(ValueError, match=r"cost\(M0\) is inf"):
+    with pytest.raises(ValueError, match=r"cost\(start\) is inf"):
         ldr.solve(ldr.objective(lambda M: np.inf + anp.sum(M), shape=(4, 2)), "gradient")
     calls = {"n": 0}
     C = np.diag([5.0, 4.0, 3.0, 2.0, 1.0])

@@ -692,6 +692,10 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         ``linear_map(M)`` (``(x − shift) A``), mapped back from the span of the data when the
         fit ran there."""
         shift, A = obj.linear_map(M) if obj is not None else (None, M)
+        if isinstance(shift, tuple):  # a two-view objective: one map per view
+            (shift, A), (y_shift, y_A) = shift, A
+            self.y_map_ = AffineMap(np.asarray(arrays.to_host(y_shift), dtype=float),
+                                    np.asarray(arrays.to_host(y_A), dtype=float))
         if data.basis is not None:  # the objective saw the coordinates z = Uᵀ(x − mean)
             A = data.basis @ A
             shift = data.mean
@@ -874,14 +878,15 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
             Y = Y[:, None] if Y.ndim == 1 else Y
             return Z, map_rows(Y, self.y_map_.apply, self.y_map_.matrix.shape[0],
                                self.y_map_.matrix.shape[1], "Y")
-        Z = self.map_.apply(self._check_rows(X))
+        rows = self._check_rows(X)
+        Z = self.map_.apply(rows)
         if y is None:
             return Z
         y_map = getattr(self, "y_map_", None)
         if y_map is None:
             raise ParameterError("y", f"{type(self).__name__}.transform takes one view, X; "
                                  "y is the second view of a two-view estimator")
-        return Z, y_map.apply(self._check_second_view(y, X))
+        return Z, y_map.apply(self._check_second_view(y, rows))
 
     def _check_second_view(self, Y, X):
         """Hook: a two-view estimator's new second view (beside the rows X), validated."""

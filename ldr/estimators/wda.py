@@ -551,6 +551,12 @@ class WDAClustering(ClusterMixin, WDAEstimator):
     dimension reduction using discriminant analysis and K-means clustering", ICML 2007.
     """
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        # ClusterMixin declares none; transform keeps float32 as the base's does
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
+
     def __init__(self, n_components=None, *, n_clusters=3, reg=1.0, sinkhorn_iter=10,
                  ridge=1e-8, batch_size="auto", n_batches=2, max_outer=20, outer_tol=1e-6,
                  min_cluster_size="auto", adapt_reg=True, solver="scf", start="pca", tol=None,
