@@ -889,8 +889,18 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         return Z, y_map.apply(self._check_second_view(y, rows))
 
     def _check_second_view(self, Y, X):
-        """Hook: a two-view estimator's new second view (beside the rows X), validated."""
-        raise NotImplementedError
+        """A two-view estimator's new second view beside the validated rows X: a 2-D float
+        array of X's namespace with as many rows and the fitted map's width."""
+        from sklearn.utils import check_array
+
+        xp = arrays.namespace(X)
+        Y = check_array(Y, dtype=[xp.float64, xp.float32], ensure_2d=False, input_name="Y")
+        Y = xp.reshape(Y, (-1, 1)) if Y.ndim == 1 else Y
+        width = self.y_map_.matrix.shape[0]
+        if Y.shape[0] != X.shape[0] or Y.shape[1] != width:
+            raise ParameterError("Y", f"expected shape ({X.shape[0]}, {width}) (X's rows, the "
+                                      f"fitted second view's features), got {Y.shape}")
+        return Y
 
     def _has_inverse(self) -> bool:
         """Whether the fitted map has a map back (``inverse_transform`` exists only then, and
