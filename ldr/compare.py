@@ -16,7 +16,7 @@ every solver) under the driver's one set of stopping rules, and returns a
   glance; ``to_A`` is each run's distance to the best answer A.  "The same answer" is measured
   as fits the manifold (``ldr.answers.answer_distance``): on Grassmann factors the largest
   principal-angle sine (the manifold's own step measure,
-  :meth:`ldr.manifolds.Geometry.change`); on Stiefel factors the same sine between the spans
+  :meth:`ldr.manifolds.Manifold.change`); on Stiefel factors the same sine between the spans
   where the costs agree (a cost invariant to M → MQ has one answer at rotated bases), else
   the spectral norm of the difference — all within ``same_tol`` — and, on a manifold with a
   Euclidean factor (PPCA, factor analysis), the relative cost

@@ -88,7 +88,7 @@ def test_the_start_point_is_always_evaluated(pca_data):
     res = ldr.solve(PCA(pca_data, 3), "gradient", M0="random", max_time=0.0)
     assert not res.converged and res.budget == "max_time" and res.n_iter == 0
     assert res.cost == pytest.approx(PCA(pca_data, 3).cost(
-        ldr.manifolds.Geometry("grassmann", (12, 3)).random_point(np.random.default_rng(0))))
+        ldr.manifolds.Grassmann(12, 3).random_point(np.random.default_rng(0))))
     assert ldr.solve(PCA(pca_data, 3), "gradient", M0="random",
                      max_iter=1).budget == "max_iter"
     assert ldr.solve(PCA(pca_data, 3), "trust-region").budget == ""

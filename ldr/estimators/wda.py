@@ -88,7 +88,7 @@ from ldr.estimators._wda_steps import (
     _start_array,
     _validate_in,
 )
-from ldr.manifolds import Geometry
+from ldr.manifolds import Grassmann
 from ldr.objectives.wda import WDA
 from ldr.problem import Problem
 from ldr.solvers.scf import SCF
@@ -514,7 +514,7 @@ class WDAClustering(ClusterMixin, _WDABase):
             raise ParameterError("start", f"expected a finite array of shape {shape} "
                                  f"(n_features, n_components), got shape {P.shape}")
         P = P if U is None else U.T @ P
-        return Geometry("grassmann", P.shape).validate_point(P, "start", orthonormalize=True)
+        return Grassmann(*P.shape).validate_point(P, "start", orthonormalize=True)
 
     def fit_predict(self, X, y=None, **kwargs):
         return self.fit(X, **kwargs).labels_
