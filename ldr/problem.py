@@ -30,8 +30,7 @@ Hessian-vector products), and an objective is never interrupted inside a call.  
 durations are remembered per objective, shared by every Problem built on the same
 objective instance: a second run (``ldr.compare`` runs one per solver and start, each with
 its own Problem) judges even its first call by what that oracle took before, instead of
-starting a call it has no time for (``ldr compare --method wda`` on a 6366-row table: each
-run's first gradient took 6 s of a 3 s share and the comparison ended at 80 s of its 45).
+starting a call it has no time for.
 """
 
 from __future__ import annotations

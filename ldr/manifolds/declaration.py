@@ -21,6 +21,12 @@ from ldr.manifolds.stiefel import Stiefel
 KINDS = {"stiefel": Stiefel, "grassmann": Grassmann, "euclidean": Euclidean}
 
 
+def _nested_tuple(shape):
+    if isinstance(shape, Sequence) and not isinstance(shape, str):
+        return tuple(_nested_tuple(s) for s in shape)
+    return shape
+
+
 def _sizes(shape) -> bool:
     return (isinstance(shape, Sequence) and not isinstance(shape, str)
             and all(isinstance(s, int) or hasattr(s, "__index__") for s in shape))
@@ -57,7 +63,7 @@ def from_declaration(manifold, shape=None) -> Manifold:
     Stiefel(3, 1, k=24)
     """
     if isinstance(manifold, Manifold):
-        if shape is not None and tuple(shape) != tuple(manifold.shape):
+        if shape is not None and _nested_tuple(shape) != manifold.shape:
             raise ParameterError("shape", f"{shape!r} is not the shape {manifold.shape} of the "
                                           f"declared manifold {manifold!r}")
         return manifold
