@@ -12,10 +12,10 @@ matrix of a stack (..., m, n):
   stack.
 
 **Dispatch.**  One NumPy float64 matrix goes to LAPACK directly (``gesdd``, ``geqrf`` and
-``orgqr``, ``syevd`` — the routines ``numpy.linalg`` itself calls), since on the small
-matrices of a solver step (d×r with r a few columns) ``numpy.linalg``'s argument handling
-costs more than the factorization; any other array takes the array-API code.  The direct
-calls are one dispatch, :func:`_lapack`, and the benchmark that keeps them is named there.
+``orgqr``, ``syevd`` — the routines ``numpy.linalg`` itself calls) without ``numpy.linalg``'s
+argument handling, a fixed cost per call that a small d×r matrix does not amortize; any other
+array, and a stack, takes the array-API code.  The direct calls are one dispatch,
+``_lapack``, and the benchmark that keeps them is named there.
 
 References
 ----------
@@ -38,10 +38,10 @@ from ldr.data import arrays
 def _lapack(A) -> bool:
     """Whether ``A`` takes the direct LAPACK calls: one NumPy float64 matrix.
 
-    Kept because of ``benchmarks/bench_overhead.py`` (a whole trust-region or gradient
-    solve of PCA and LDA at small d, as a multiple of one ``eigh``): the polar retraction and
-    the step measure run once per iteration, and through ``numpy.linalg`` they cost more than
-    the arithmetic at d ≤ 50."""
+    The fast path is kept for the fixed cost of a solve on small problems that
+    ``benchmarks/bench_overhead.py`` measures (a whole trust-region or gradient solve of PCA
+    and LDA at small d, as a multiple of one ``eigh``): the retraction and the step measure
+    run at every iteration."""
     return type(A) is np.ndarray and A.ndim == 2 and A.dtype == np.float64
 
 
