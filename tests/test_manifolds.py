@@ -503,3 +503,15 @@ def test_a_new_manifold_is_one_class(solver, rng):
     np.testing.assert_allclose(sphere.rhess(M, G, H, V),
                                sphere.pymanopt.euclidean_to_riemannian_hessian(M, G, H, V),
                                atol=1e-13)
+
+
+def test_check_rotates_each_stacked_factor(rng):
+    """ldr.check's invariance test acts by one orthogonal R per factor of a stack: the
+    correlation cost of unit vectors, ¼‖YYᵀ − A‖², is invariant to each vector's sign."""
+    A = rng.standard_normal((5, 5))
+    A = A + A.T
+    obj = ldr.objective(lambda M: 0.25 * anp.sum((M[:, :, 0] @ M[:, :, 0].T - A) ** 2),
+                        shape=(5, 3, 1), manifold="stiefel")
+    report = ldr.check(obj)
+    assert report
+    assert [item.error for item in report.items if item.name == "invariance"][0] < 1e-12
