@@ -50,7 +50,7 @@ import numpy as np
 import pymanopt
 
 import ldr
-from ldr.manifolds import _polar
+from ldr.linalg import polar
 from ldr.objectives import LDA, PCA
 from ldr.objectives.lda import scatter_matrices
 
@@ -135,7 +135,7 @@ def bare_trust_region(C: np.ndarray, M: np.ndarray, gtol: float = 1e-8):
             beta, r_r = r_r_new / r_r, r_r_new
             delta = beta * delta - r
             e_Pd, d_Pd = beta * (e_Pd + alpha * d_Pd), r_r + beta**2 * d_Pd
-        N = _polar(M + eta)
+        N = polar(M + eta)
         CN = C @ N
         f_new = -np.vdot(N, CN)
         reg = max(f_scale, abs(f)) * 2.2e-16 * 1e3  # ρ regularized near convergence, as ldr's
@@ -173,7 +173,7 @@ def overhead_table(dims, repeats: int) -> None:
                              common.fmt_time(t_eigh), f"{seconds / t_eigh:.1f}",
                              f"{per_iter / t_eigh:.2f}"])
             if name == "PCA":  # the floor: the same algorithm inlined, nothing else
-                M0 = ldr.manifolds.Geometry("grassmann", obj.shape).random_point(
+                M0 = ldr.manifolds.Grassmann(*obj.shape).random_point(
                     np.random.default_rng(0))  # the start of M0="random", seed=0
                 seconds, results = common.median_time(timed(lambda S=S, M0=M0:
                                                             bare_trust_region(S, M0)), repeats)

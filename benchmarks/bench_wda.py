@@ -186,7 +186,7 @@ def flow_endpoint(obj, P0) -> tuple[float, np.ndarray]:
     trust region (gtol 1e-6).  Halving the step to 0.01 rad moved no endpoint on the
     seven starts (reg 0.1 and 5) where the solvers disagreed.
     """
-    geom = ldr.manifolds.Geometry(obj.manifold, obj.shape)
+    geom = ldr.manifolds.from_declaration(obj.manifold, obj.shape)
     P, f, step = P0, obj.cost(P0), np.inf
     for _ in range(FLOW_MAXITER):
         G = geom.rgrad(P, obj.egrad(P))

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ldr.manifolds import sin_largest_angle
+from ldr.manifolds import Euclidean, Grassmann, sin_largest_angle
 
 #: How answers are compared, by manifold: (header of the ``to_A`` column, name in the notes,
 #: what the number is).
@@ -73,25 +73,22 @@ def verdict(converged: bool, cert=None, budget: str = "") -> str:
 
 def distance_kind(geom) -> str:
     """How :func:`ldr.compare` tells answers apart on the manifold ``geom``
-    (:class:`~ldr.manifolds.Geometry`): ``"sin"`` when every factor is Grassmann, ``"cost"``
+    (:class:`~ldr.manifolds.Manifold`): ``"sin"`` when every factor is Grassmann, ``"cost"``
     when a factor is Euclidean, else ``"norm"`` (Stiefel factors)."""
-    kinds = {p.kind for p in geom.parts}
-    if "euclidean" in kinds:
+    if any(isinstance(m, Euclidean) for m in geom.factors):
         return "cost"
-    return "sin" if kinds == {"grassmann"} else "norm"
+    return "sin" if all(isinstance(m, Grassmann) for m in geom.factors) else "norm"
 
 
 def _span_sine(geom, A, B) -> float:
     """The largest principal-angle sine between the spans of two points, over the
     (Stiefel or Grassmann) factors, and over a batch's matrices; 0 for a square factor."""
-    pairs = zip(geom.parts, A, B) if geom.is_product else [(geom.parts[0], A, B)]
     worst = 0.0
-    for part, a, b in pairs:
+    for part, a, b in zip(geom.factors, geom.split(A), geom.split(B)):
         d, r = part.shape[-2:]
-        if part.kind == "euclidean" or r == d:
+        if isinstance(part, Euclidean) or r == d:
             continue
-        mats = zip(a, b) if part.batched else [(a, b)]
-        worst = max([worst] + [sin_largest_angle(x, y) for x, y in mats])
+        worst = max(worst, sin_largest_angle(a, b))  # the largest over a stack's matrices
     return worst
 
 
@@ -101,11 +98,11 @@ def answer_distance(geom, a: tuple, b: tuple, kind: str | None = None,
     manifold ``geom`` (``kind`` from :func:`distance_kind` by default).
 
     ``"sin"`` (Grassmann factors): the largest principal-angle sine, the manifold's own step
-    measure :meth:`~ldr.manifolds.Geometry.change`.  ``"norm"`` (Stiefel factors): where the
+    measure :meth:`~ldr.manifolds.Manifold.change`.  ``"norm"`` (Stiefel factors): where the
     two costs agree to ``cost_tol`` (relative), the largest principal-angle sine between the
     spans — many costs on Stiefel are invariant to M → MQ (LDA's ratio, CCA's joint
     rotation), and rotated bases of one span at one cost are one answer — else the spectral
-    norm ‖N − M‖₂ (:meth:`~ldr.manifolds.Geometry.change`).  ``"cost"`` (a Euclidean factor):
+    norm ‖N − M‖₂ (:meth:`~ldr.manifolds.Manifold.change`).  ``"cost"`` (a Euclidean factor):
     the relative cost difference ``|f_a − f_b| / max(|f_a|, |f_b|)``, because a Euclidean
     factor's parameters are identified only up to the model's symmetries (the PPCA and FA
     likelihoods are invariant to W → WR), so the distance between the matrices says nothing

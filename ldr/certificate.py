@@ -2,7 +2,7 @@
 
 At a point M, the Riemannian Hessian is a self-adjoint operator on the tangent space (the
 horizontal space on Grassmann).  In an orthonormal basis of that space (built by
-:meth:`ldr.manifolds.Geometry.tangent_basis`) it is a symmetric matrix; its extreme
+:meth:`ldr.manifolds.Manifold.tangent_basis`) it is a symmetric matrix; its extreme
 eigenvalues come from Lanczos (``scipy.sparse.linalg.eigsh``) on Hessian-vector products, or
 from a dense ``eigh`` when the space is small.  A local minimizer has a vanishing gradient and
 a positive-semidefinite Hessian.

@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ldr.deprecation import renamed_keywords
-from ldr.manifolds import scaled_norm
+from ldr.linalg import scaled_norm
+from ldr.manifolds import Euclidean, Grassmann
 from ldr.objective import Objective
 from ldr.problem import Problem
 
@@ -158,26 +159,23 @@ def _check_pencil(problem: Problem, M, rtol: float) -> CheckItem:
 
 def _check_invariance(problem: Problem, M, rng, rtol: float) -> CheckItem:
     geom = problem.manifold
-    parts = geom.parts
+    factors = geom.factors
 
-    def rotate(m, r):
-        Q, _ = np.linalg.qr(rng.standard_normal((r, r)))
+    def rotate(m):  # M → MR with R a random orthogonal r×r matrix (one per stacked factor)
+        Q, _ = np.linalg.qr(rng.standard_normal((*m.shape[:-2], m.shape[-1], m.shape[-1])))
         return m @ Q
 
-    if geom.is_product:
-        MR = tuple(rotate(m, p.shape[1]) for m, p in zip(M, parts))
-    else:
-        MR = rotate(M, parts[0].shape[1])
+    MR = geom.apply(rotate, M)
     f, fR = problem.cost(M), problem.cost(MR)
     err = abs(f - fR) / max(abs(f), 1e-300)
     invariant = err <= rtol
     found = (f"to M → MR: {'invariant' if invariant else 'not invariant'} (error {err:.1e}, "
              f"tol {rtol:.0e})")
-    if any(p.kind == "grassmann" for p in parts):
+    if any(isinstance(m, Grassmann) for m in factors):
         msg = ("cost(MR) = cost(M), as a Grassmann cost must be" if invariant else
                "cost(MR) ≠ cost(M): NOT a Grassmann cost; declare manifold='stiefel'")
         return CheckItem("invariance", invariant, err, rtol, msg)
-    if all(p.kind == "euclidean" for p in parts):
+    if all(isinstance(m, Euclidean) for m in factors):
         return CheckItem("invariance", True, err, rtol,
                          f"{found}: nothing to check on a Euclidean manifold", kind="info")
     msg = (f"{found}: a Grassmann cost, so manifold='grassmann' would also do (and is cheaper)"

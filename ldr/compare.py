@@ -16,7 +16,7 @@ every solver) under the driver's one set of stopping rules, and returns a
   glance; ``to_A`` is each run's distance to the best answer A.  "The same answer" is measured
   as fits the manifold (``ldr.answers.answer_distance``): on Grassmann factors the largest
   principal-angle sine (the manifold's own step measure,
-  :meth:`ldr.manifolds.Geometry.change`); on Stiefel factors the same sine between the spans
+  :meth:`ldr.manifolds.Manifold.change`); on Stiefel factors the same sine between the spans
   where the costs agree (a cost invariant to M → MQ has one answer at rotated bases), else
   the spectral norm of the difference — all within ``same_tol`` — and, on a manifold with a
   Euclidean factor (PPCA, factor analysis), the relative cost
@@ -61,8 +61,8 @@ import numpy as np
 from ldr import tables
 from ldr.answers import DISTANCES, distance_kind, group_answers, label_of, verdict
 from ldr.certificate import certificate
-from ldr.driver import solve
 from ldr.deprecation import warn_renamed
+from ldr.driver import solve
 from ldr.errors import ParameterError
 from ldr.objective import Objective
 from ldr.problem import Problem, sharing_reference
@@ -464,7 +464,8 @@ def compare(objective: Objective, solvers: Sequence = ("trust-region", "gradient
                       answers={label_of(j): rep[0] for j, rep in enumerate(reps)},
                       answer_distances=dist, heuristic_cost=f_heur,
                       meta={"objective": repr(objective), "starts": [s for s, _ in named],
-                            "random_state": random_state, "stopping": dict(stopping, max_time=max_time),
+                            "random_state": random_state,
+                            "stopping": dict(stopping, max_time=max_time),
                             "distance": measure, "same_tol": same_tol, "cost_tol": cost_tol,
                             "skipped": skipped, "time_budget": time_budget,
                             "manifold": tables.manifold_words(problem.manifold)})

@@ -64,12 +64,12 @@ import numpy as np
 
 from ldr.certificate import certificate
 from ldr.data import arrays
+from ldr.deprecation import renamed_keywords
 from ldr.errors import BudgetExceeded, ParameterError
 from ldr.objective import Objective
 from ldr.problem import OracleError, Problem, template_of
 from ldr.result import Result, StageSummary, Trace, summed_counts
 from ldr.solvers import chain
-from ldr.deprecation import renamed_keywords
 from ldr.stopping import StageRules, StopOptions, default_tol, first_rule
 
 #: the fixed-point tolerance of the coarse problem that starts a continuation (at least

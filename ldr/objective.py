@@ -21,8 +21,9 @@ read when the class is made), ``ldr.objective(cost, shape=(d, r), backend="torch
 
 Members (DESIGN.md's table):
 
-``manifold``   "stiefel", "grassmann" (cost invariant to M → MR), "euclidean" or a tuple (product)
-``shape``      (d, r), or a tuple of them on a product
+``manifold``   "stiefel", "grassmann" (cost invariant to M → MR), "euclidean" or a tuple (product);
+               or an :class:`ldr.manifolds.Manifold` (:func:`ldr.manifolds.from_declaration`)
+``shape``      (d, r), or a tuple of them on a product (may be None for a Manifold)
 ``backend``    where egrad and ehvp come from: "autograd" (default), "jax", "torch" or "numpy"
                (hand-written only); :mod:`ldr.backends`
 ``cost(M)``    scalar to minimize

@@ -30,8 +30,7 @@ Hessian-vector products), and an objective is never interrupted inside a call.  
 durations are remembered per objective, shared by every Problem built on the same
 objective instance: a second run (``ldr.compare`` runs one per solver and start, each with
 its own Problem) judges even its first call by what that oracle took before, instead of
-starting a call it has no time for (``ldr compare --method wda`` on a 6366-row table: each
-run's first gradient took 6 s of a 3 s share and the comparison ended at 80 s of its 45).
+starting a call it has no time for.
 """
 
 from __future__ import annotations
@@ -49,7 +48,7 @@ import numpy as np
 from ldr.backends import validate as validate_backend
 from ldr.data import arrays
 from ldr.errors import BudgetExceeded, ParameterError
-from ldr.manifolds import Geometry
+from ldr.manifolds import Manifold, Product, from_declaration
 from ldr.objective import Objective
 
 #: the last call's duration per oracle, per objective instance (module docstring, Deadline)
@@ -165,17 +164,17 @@ def _shape_error(exc: ValueError, name: str, shape) -> ParameterError | None:
 
 
 @functools.lru_cache(maxsize=64)
-def _reference_point_cached(spec, shape):
-    point = Geometry(spec, shape).random_point(np.random.default_rng(0))
-    for p in point if isinstance(point, tuple) else (point,):
+def _reference_point_cached(manifold: Manifold):
+    point = manifold.random_point(np.random.default_rng(0))
+    for p in manifold.split(point):
         p.setflags(write=False)
     return point
 
 
-def _reference_point(spec, shape):
-    """The fixed point of :meth:`Problem.gradient_scale` (seed 0), drawn once per manifold and
-    shape (a fresh copy each time, so an oracle that writes into its argument harms nothing)."""
-    point = _reference_point_cached(spec, shape)
+def _reference_point(manifold: Manifold):
+    """The fixed point of :meth:`Problem.gradient_scale` (seed 0), drawn once per manifold (a
+    fresh copy each time, so an oracle that writes into its argument harms nothing)."""
+    point = _reference_point_cached(manifold)
     return tuple(p.copy() for p in point) if isinstance(point, tuple) else point.copy()
 
 
@@ -188,14 +187,15 @@ class Problem:
                 f"expected an ldr.Objective, got {type(objective).__name__}; "
                 "wrap a cost function with ldr.objective(cost, shape=(d, r))"
             )
-        if objective.shape is None:
+        if objective.shape is None and not isinstance(objective.manifold, Manifold):
             raise ParameterError("objective",
                 f"{type(objective).__name__} has no shape; set self.shape = (d, r)"
             )
         if objective.backend != "autograd":  # set on an instance, never checked before
             validate_backend(objective.backend)
         self.objective = objective
-        self.manifold = Geometry(objective.manifold, objective.shape)
+        #: the :class:`~ldr.manifolds.Manifold` the objective declares
+        self.manifold = from_declaration(objective.manifold, objective.shape)
         self.counts: Counter = Counter()
         self._name = type(objective).__name__
         self._evaluated = False  # until the first cost or gradient: shape errors name shape
@@ -213,7 +213,7 @@ class Problem:
         try:
             out = oracle(*args)
         except ValueError as exc:
-            better = _shape_error(exc, self._name, self.objective.shape)
+            better = _shape_error(exc, self._name, self.manifold.shape)
             if better is None:
                 raise
             raise better from exc
@@ -238,13 +238,13 @@ class Problem:
 
     def _tangent_like(self, value, what: str):
         geom = self.manifold
-        if geom.is_product:
-            if not isinstance(value, (tuple, list)) or len(value) != len(geom.parts):
+        if isinstance(geom, Product):
+            if not isinstance(value, (tuple, list)) or len(value) != len(geom.shape):
                 raise OracleError(f"{self._name}.{what} returned {type(value).__name__}; "
-                                  f"expected a tuple of {len(geom.parts)} arrays (one per "
+                                  f"expected a tuple of {len(geom.shape)} arrays (one per "
                                   "factor of the product manifold)")
-            return tuple(_check_array(v, p.shape, f"{self._name}.{what}[{i}]")
-                         for i, (v, p) in enumerate(zip(value, geom.parts)))
+            return tuple(_check_array(v, shape, f"{self._name}.{what}[{i}]")
+                         for i, (v, shape) in enumerate(zip(value, geom.shape)))
         return _check_array(value, geom.shape, f"{self._name}.{what}")
 
     def cost(self, M) -> float:
@@ -289,7 +289,7 @@ class Problem:
 
     def phi(self, M) -> np.ndarray:
         self.counts["phi"] += 1
-        d = self.manifold.shape[0]
+        d = self.manifold.shape[-2]
         return _check_array(self._timed("phi", self.objective.phi, M), (d, d),
                             f"{self._name}.phi")
 
@@ -299,7 +299,7 @@ class Problem:
         if not isinstance(out, (tuple, list)) or len(out) != 2:
             raise OracleError(f"{self._name}.pencil returned {type(out).__name__}; expected "
                               "a pair (A, B)")
-        d = self.manifold.shape[0]
+        d = self.manifold.shape[-2]
         return (_check_array(out[0], (d, d), f"{self._name}.pencil A"),
                 _check_array(out[1], (d, d), f"{self._name}.pencil B"))
 
@@ -313,7 +313,7 @@ class Problem:
     def hess_operator(self, M, G):
         """``V ↦`` the Riemannian Hessian at ``M`` along ``V`` (G = egrad(M)), for the many
         products of one inner solve: what does not depend on V — the manifold's part of the
-        conversion (:meth:`~ldr.manifolds.Geometry.hess_shift`) and, for an autograd Hessian,
+        conversion (:meth:`~ldr.manifolds.Manifold.hess_shift`) and, for an autograd Hessian,
         the trace of the gradient (:meth:`~ldr.Objective.ehvp_at`) — is done once.
         Each product is counted and checked as ``ehvp`` is."""
         geom = self.manifold
@@ -352,7 +352,7 @@ class Problem:
             shared = False
         reference = _REFERENCE_NORMS.get(self.objective) if shared else None
         if reference is None:  # an estimate (rgrad) is never shared: it is the run's own
-            R = _reference_point(geom.spec, geom.shape)
+            R = _reference_point(geom)
             if self.template is not None:
                 R = arrays.like(R, self.template)
             try:

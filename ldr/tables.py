@@ -127,12 +127,7 @@ def render(records: list[dict], columns, markdown: bool) -> str:
 
 def manifold_words(geom) -> str:
     """The manifold as a reader names it: ``Grassmann(13, 2)``, ``R^{8×2}``, products with ×."""
-    def one(p):
-        d, r = p.shape[-2:]
-        name = f"R^{{{d}×{r}}}" if p.kind == "euclidean" else f"{p.kind.capitalize()}({d}, {r})"
-        return name + (f"^{p.k}" if p.batched else "")
-
-    return " × ".join(one(p) for p in geom.parts)
+    return str(geom)
 
 
 def legend_text(cmp, pers, columns, wide: bool, width: int) -> str:

@@ -22,8 +22,7 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-
+from ldr.data import arrays
 from ldr.errors import ParameterError
 from ldr.problem import Problem
 from ldr.solvers._stochastic import _StochasticSolver
@@ -74,10 +73,10 @@ class Adam(_StochasticSolver):
         xi = problem.rgrad(M, egrad_estimate)
         k = memory["steps"] + 1
         m = geom.lincomb(b1, memory["m"], 1.0 - b1, xi)
-        v = geom._map(lambda _p, a, g: b2 * a + (1.0 - b2) * g * g, memory["v"], xi)
+        v = geom.apply(lambda a, g: b2 * a + (1.0 - b2) * g * g, memory["v"], xi)
         c1, c2 = 1.0 - b1**k, 1.0 - b2**k
         eps = memory["eps"]
-        d = geom._map(lambda _p, a, s: (a / c1) / (np.sqrt(s / c2) + eps), m, v)
+        d = geom.apply(lambda a, s: (a / c1) / (arrays.namespace(s).sqrt(s / c2) + eps), m, v)
         d = geom.project(M, d)
         M_new = geom.retract(M, geom.lincomb(-self.step_size(memory), d), self.retraction)
         memory["m"], memory["v"] = geom.transport(M, M_new, m), v

@@ -49,7 +49,8 @@ class Solver:
     name = "solver"
     needs: tuple[str, ...] = ()
     #: True for a spectral solver (ISM, SCF), whose step is an eigenproblem for one
-    #: orthonormal d×r point: it cannot run on a product, a batch or a Euclidean factor
+    #: orthonormal d×r point: it runs only where the manifold's ``orthonormal_matrix`` is
+    #: True (not on a product, a stack or a Euclidean factor)
     single_orthonormal_factor: bool = False
     #: True for a rescue stage of a chain: it runs only where the stage before it ended
     #: without converging (a converged run keeps its point and skips it)
@@ -71,10 +72,9 @@ class Solver:
                    "backend)" if problem.objective.backend == "numpy" else "")
             )
         geom = problem.manifold
-        if self.single_orthonormal_factor and (geom.is_product or geom.batched
-                                               or geom.parts[0].kind == "euclidean"):
+        if self.single_orthonormal_factor and not geom.orthonormal_matrix:
             raise ValueError(f"solver {self.name!r} needs a Stiefel or Grassmann objective; "
-                             f"{type(problem.objective).__name__} lives on {geom!r}")
+                             f"{type(problem.objective).__name__} lives on {geom}")
 
     def evaluate(self, problem: Problem, M, cost: float | None = None, **kw) -> State:
         """The State at ``M``: cost (pass it if known), Euclidean and Riemannian gradient."""

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ldr.errors import ParameterError
+from ldr.manifolds import Product
 from ldr.objective import Objective
 from ldr.problem import Problem
 from ldr.solvers.base import Solver, State
@@ -46,8 +47,8 @@ def pymanopt_problem(problem: Problem | Objective, backend: str = "oracles") -> 
     if backend not in ("oracles", "autograd"):
         raise ParameterError("backend", f"expected 'oracles' or 'autograd', got {backend!r}")
     manifold = problem.manifold.pymanopt
-    product = problem.manifold.is_product
-    k = len(problem.manifold.parts)
+    product = isinstance(problem.manifold, Product)
+    k = len(problem.manifold.factors)
 
     def point(args):
         return tuple(args) if product else args[0]
@@ -111,9 +112,10 @@ class Pymanopt(Solver):
 
     def step(self, problem: Problem, state: State) -> State:
         pproblem = pymanopt_problem(problem, self.backend)
-        M0 = list(state.M) if problem.manifold.is_product else state.M
+        product = isinstance(problem.manifold, Product)
+        M0 = list(state.M) if product else state.M
         res = self.optimizer.run(pproblem, initial_point=M0)
-        M = tuple(np.asarray(m, float) for m in res.point) if problem.manifold.is_product \
+        M = tuple(np.asarray(m, float) for m in res.point) if product \
             else np.asarray(res.point, float)
         iters = int(res.iterations or 0)
         new = self.evaluate(problem, M, iteration=state.iteration + max(iters, 1),

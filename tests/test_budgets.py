@@ -88,7 +88,7 @@ def test_the_start_point_is_always_evaluated(pca_data):
     res = ldr.solve(PCA(pca_data, 3), "gradient", start="random", max_time=0.0)
     assert not res.converged and res.budget == "max_time" and res.n_iter == 0
     assert res.cost == pytest.approx(PCA(pca_data, 3).cost(
-        ldr.manifolds.Geometry("grassmann", (12, 3)).random_point(np.random.default_rng(0))))
+        ldr.manifolds.Grassmann(12, 3).random_point(np.random.default_rng(0))))
     assert ldr.solve(PCA(pca_data, 3), "gradient", start="random",
                      max_iter=1).budget == "max_iter"
     assert ldr.solve(PCA(pca_data, 3), "trust-region").budget == ""
@@ -197,7 +197,8 @@ def test_compare_evaluates_the_reference_gradient_once(pca_data):
     assert cmp.results[("gradient", "rand0")].grad_scale == alone.grad_scale
     assert all(r.converged for r in cmp.results.values())
     calls.clear()
-    ldr.solve(obj, "gradient", start="random", random_state=1)  # outside a comparison: computed again
+    # outside a comparison: computed again
+    ldr.solve(obj, "gradient", start="random", random_state=1)
     assert sum(np.array_equal(M, reference) for M in calls) == 1
 
 

@@ -6,7 +6,7 @@ import pytest
 from sklearn.cross_decomposition import CCA as SkCCA
 
 import ldr
-from ldr.manifolds import Geometry, sin_largest_angle
+from ldr.manifolds import from_declaration, sin_largest_angle
 from ldr.objectives import OrthogonalCCA, TraditionalCCA
 from ldr.objectives.cca import covariances
 
@@ -18,7 +18,7 @@ def views():
 
 
 def random_point(obj, seed):
-    return Geometry(obj.manifold, obj.shape).random_point(np.random.default_rng(seed))
+    return from_declaration(obj.manifold, obj.shape).random_point(np.random.default_rng(seed))
 
 
 def pooled_correlation(Ya, Yb):

@@ -13,7 +13,7 @@ from sklearn.preprocessing import StandardScaler
 
 import ldr
 from ldr.estimators import OrthogonalCCA
-from ldr.manifolds import Geometry
+from ldr.manifolds import from_declaration
 from ldr.objectives import OrthogonalCCA as OrthogonalCCAObjective
 
 
@@ -53,7 +53,7 @@ def test_cross_start_is_the_global_optimum_when_both_factors_are_square():
         best = np.linalg.svd(obj.Sab, compute_uv=False).sum() / np.sqrt(
             np.trace(obj.Sa) * np.trace(obj.Sb))
         assert abs(obj.correlation(M0) - best) < 1e-12
-        geom = Geometry(obj.manifold, obj.shape)
+        geom = from_declaration(obj.manifold, obj.shape)
         starts = [geom.random_point(np.random.default_rng(s)) for s in range(20)]
         for start in [obj.heuristic(), *starts]:
             res = ldr.solve(obj, "trust-region", start=start, tol=1e-12, max_iter=500)
@@ -97,7 +97,7 @@ def test_horizontal_removes_exactly_the_directions_of_the_common_rotation():
     removed entirely; the horizontal part is orthogonal to every such vector; idempotent."""
     Xa, Xb = _macrodata()
     obj = OrthogonalCCAObjective(Xa, Xb, 3)
-    geom = Geometry(obj.manifold, obj.shape)
+    geom = from_declaration(obj.manifold, obj.shape)
     rng = np.random.default_rng(0)
     M = geom.random_point(rng)
     A = rng.standard_normal((3, 3))

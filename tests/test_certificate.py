@@ -60,6 +60,6 @@ def test_quotient_of_traces_at_1e_minus_90_over_1e90_is_certified_global():
     assert tiny.converged and tiny.certificate.global_optimum
     assert tiny.cost * 1e180 == pytest.approx(unit.cost, rel=1e-9)
     assert ldr.manifolds.sin_largest_angle(tiny.M, unit.M) < 1e-6
-    geom = ldr.manifolds.Geometry("stiefel", (3, 2))
+    geom = ldr.manifolds.Stiefel(3, 2)
     assert geom.norm(np.full((3, 2), 1e-180)) == pytest.approx(np.sqrt(6) * 1e-180, rel=1e-12)
     assert geom.norm(np.full((3, 2), 1e180)) == pytest.approx(np.sqrt(6) * 1e180, rel=1e-12)

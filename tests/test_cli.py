@@ -23,7 +23,7 @@ def test_compare_table_agrees_with_solve_by_hand(tmp_path, capsys):
     X, y = ldr.datasets.load("wine")
     obj = LDA(X, y, 2)
     rng = np.random.default_rng(0)
-    geom = ldr.manifolds.Geometry(obj.manifold, obj.shape)
+    geom = ldr.manifolds.from_declaration(obj.manifold, obj.shape)
     starts = [geom.random_point(rng) for _ in range(2)]
     heur = obj.cost(obj.heuristic())
     for row in runs:
@@ -563,7 +563,7 @@ def test_euclidean_answers_are_grouped_by_cost_not_by_matrix(method, tmp_path, c
     X, _ = ldr.datasets.load("wine")
     obj = registry.from_table(method, X, None, 2)
     cmp = compare(obj, ["trust-region"], 3, random_state=0)
-    geom = ldr.manifolds.Geometry(obj.manifold, obj.shape)
+    geom = ldr.manifolds.from_declaration(obj.manifold, obj.shape)
     points = [res.M for res in cmp.results.values()]
     assert max(geom.change(points[0], p) for p in points) > 1e-2
     assert len(cmp.answers) == 1

@@ -84,12 +84,12 @@ def test_answers_are_compared_as_fits_the_manifold():
     """sin θ on Grassmann, ‖ΔM‖₂ on Stiefel (each the manifold's own step measure), the
     relative cost difference as soon as a factor is Euclidean."""
     from ldr.answers import answer_distance, distance_kind
-    from ldr.manifolds import Geometry
+    from ldr.manifolds import Euclidean, Grassmann, Product, Stiefel
 
     rng = np.random.default_rng(0)
     Q = np.linalg.qr(rng.standard_normal((5, 2)))[0]
     R = np.array([[0.0, -1.0], [1.0, 0.0]])  # a rotation inside the span
-    grass, stief = Geometry("grassmann", (5, 2)), Geometry("stiefel", (5, 2))
+    grass, stief = Grassmann(5, 2), Stiefel(5, 2)
     assert distance_kind(grass) == "sin" and distance_kind(stief) == "norm"
     assert answer_distance(grass, (Q, 1.0), (Q @ R, 2.0)) < 1e-12  # the same subspace
     assert answer_distance(stief, (Q, 1.0), (Q @ R, 2.0)) == pytest.approx(np.sqrt(2))
@@ -98,12 +98,12 @@ def test_answers_are_compared_as_fits_the_manifold():
     assert answer_distance(stief, (Q, 1.0), (Q @ R, 1.0)) < 1e-12
     Q2 = np.linalg.qr(rng.standard_normal((5, 2)))[0]
     assert answer_distance(stief, (Q, 1.0), (Q2, 1.0)) > 0.1
-    batch = Geometry("stiefel", (3, 5, 2))
+    batch = Stiefel(5, 2, k=3)
     stack = np.stack([Q, Q2, Q])
     assert answer_distance(batch, (stack, 1.0), (stack @ R, 1.0)) < 1e-12
-    eucl = Geometry(("euclidean", "euclidean"), ((5, 2), (5, 1)))
-    assert distance_kind(eucl) == "cost" and distance_kind(Geometry(
-        ("stiefel", "euclidean"), ((5, 2), (3, 1)))) == "cost"
+    eucl = Product(Euclidean(5, 2), Euclidean(5, 1))
+    assert distance_kind(eucl) == "cost" and distance_kind(
+        Product(Stiefel(5, 2), Euclidean(3, 1))) == "cost"
     W = rng.standard_normal((5, 2))
     assert answer_distance(eucl, ((W, W[:, :1]), 4.0), ((-W, W[:, :1]), 4.0)) == 0.0
     assert answer_distance(eucl, ((W, W[:, :1]), 4.0), ((W, W[:, :1]), 5.0)) == \

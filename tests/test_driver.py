@@ -93,12 +93,14 @@ def test_chain_starts_where_the_previous_stopped(pca_data):
     # the second starts where it stopped
     obj = PCA(pca_data, 3)
     first = ldr.solve(obj, "gradient", start="random", random_state=0, ftol=1e-2)
-    chained = ldr.solve(obj, ["gradient", "trust-region"], start="random", random_state=0, ftol=1e-2)
+    chained = ldr.solve(obj, ["gradient", "trust-region"], start="random", random_state=0,
+                        ftol=1e-2)
     assert [s.solver for s in chained.stages] == ["gradient", "trust-region"]
     stage1 = chained.trace["stage"] == 1
     assert chained.trace["cost"][stage1][0] == pytest.approx(first.cost, rel=1e-14)
     assert chained.stages[0].n_iter == first.n_iter > 0
-    done = ldr.solve(obj, ["gradient", "trust-region"], start="random", random_state=0, max_iter=200,
+    done = ldr.solve(obj, ["gradient", "trust-region"], start="random", random_state=0,
+                     max_iter=200,
                      tol=1e-9)
     assert done.converged and done.reason.startswith("trust-region")
 
@@ -108,7 +110,8 @@ def test_a_budget_reached_in_a_stage_ends_the_chain(pca_data):
     # used to run max_iter more iterations, each with many Hessian-vector products)
     obj = PCA(pca_data, 3)
     first = ldr.solve(obj, "gradient", start="random", random_state=0, max_iter=4)
-    chained = ldr.solve(obj, ["gradient", "trust-region"], start="random", random_state=0, max_iter=4)
+    chained = ldr.solve(obj, ["gradient", "trust-region"], start="random", random_state=0,
+                        max_iter=4)
     assert [s.solver for s in chained.stages] == ["gradient"]
     assert chained.n_iter == 4 and chained.cost == first.cost
     assert not chained.converged and chained.budget == "max_iter"
@@ -129,7 +132,8 @@ def test_a_stage_that_certifies_ends_the_chain_without_the_polish(pca_data):
     assert chained.counts == alone.counts and np.array_equal(chained.M, alone.M)
     assert set(chained.trace["stage"]) == {0}
     # a first stage that only stalled is still polished
-    stalled = ldr.solve(obj, ["gradient", "trust-region"], start="random", random_state=0, ftol=1e-2)
+    stalled = ldr.solve(obj, ["gradient", "trust-region"], start="random", random_state=0,
+                        ftol=1e-2)
     assert stalled.stages[1].n_iter > 0 or stalled.trace["stage"][-1] == 1
 
 
@@ -251,7 +255,8 @@ def test_a_rescue_stage_runs_only_after_a_stage_that_did_not_converge(pca_data):
         rescue = True
 
     obj = PCA(pca_data, 3)
-    calm = dict(start="random", random_state=0, ftol=1e-5, tol=1e-4)  # a cost-change stop, converged
+    # a cost-change stop, converged
+    calm = dict(start="random", random_state=0, ftol=1e-5, tol=1e-4)
     alone = ldr.solve(obj, "gradient", **calm)
     skipped = ldr.solve(obj, ["gradient", Rescue()], **calm)
     assert alone.converged and alone.reason.startswith("relative cost change")

@@ -93,7 +93,8 @@ def test_recovers_the_direction_y_depends_on():
         assert res.converged and res.cost <= obj.cost(obj.heuristic())
         angles.append((heur, SIN(res.M, b)))
         assert SIN(res.M, b) < 0.1
-        rand = ldr.solve(obj, "trust-region", start="random", random_state=seed)  # a random start finds it
+        # a random start finds it
+        rand = ldr.solve(obj, "trust-region", start="random", random_state=seed)
         assert SIN(rand.M, b) < 0.1
     assert np.mean([a for _, a in angles]) < np.mean([h for h, _ in angles])
 

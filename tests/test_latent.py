@@ -8,7 +8,7 @@ from sklearn.decomposition import FactorAnalysis as SkFA
 from sklearn.exceptions import ConvergenceWarning
 
 import ldr
-from ldr.manifolds import Geometry, orthonormalize, sin_largest_angle
+from ldr.manifolds import from_declaration, orthonormalize, sin_largest_angle
 from ldr.objective import Objective
 from ldr.objectives import PPCA, FactorAnalysis
 
@@ -36,7 +36,7 @@ def test_check_and_autograd_agree_with_closed_form_oracles(data):
         report = ldr.check(obj, random_state=1)
         assert report, str(report)
         assert report["egrad"].error < 1e-7 and report["ehvp"].error < 1e-7
-        geom = Geometry(obj.manifold, obj.shape)
+        geom = from_declaration(obj.manifold, obj.shape)
         M = geom.random_point(np.random.default_rng(2))
         V = geom.random_ambient(np.random.default_rng(3))
         for mine, auto in [(obj.egrad(M), Objective.egrad(obj, M)),
@@ -49,7 +49,7 @@ def test_check_and_autograd_agree_with_closed_form_oracles(data):
 
 def test_cost_is_the_negative_mean_gaussian_log_likelihood(data):
     for obj in _objectives(data):
-        geom = Geometry(obj.manifold, obj.shape)
+        geom = from_declaration(obj.manifold, obj.shape)
         M = geom.random_point(np.random.default_rng(4))
         ll = multivariate_normal(obj.mean_, obj.covariance(M)).logpdf(data).mean()
         assert obj.log_likelihood(M) == pytest.approx(ll, rel=1e-12)

@@ -9,7 +9,7 @@ from test_stiefel_convergence import brockett
 
 import ldr
 from ldr.errors import ParameterError
-from ldr.manifolds import Geometry, sin_largest_angle
+from ldr.manifolds import Euclidean, sin_largest_angle
 from ldr.objectives import LDA, PCA
 from ldr.solvers import LBFGS
 
@@ -134,7 +134,7 @@ def test_riemannian_lbfgs_on_a_cost_that_is_not_rotation_invariant():
 
 
 def test_two_loop_recursion_meets_the_secant_equation_and_skips_bad_pairs():
-    geom = Geometry("euclidean", (4, 2))
+    geom = Euclidean(4, 2)
     rng = np.random.default_rng(0)
     s, y = rng.standard_normal((4, 2)), rng.standard_normal((4, 2))
     if np.vdot(s, y) < 0:
@@ -177,7 +177,7 @@ def test_step_cap_and_options():
     """No accepted step is longer than max_step · max(‖M‖, Δ̄); options are checked."""
     obj, _, _ = _rosenbrock()
     x0 = 0.5 * np.random.default_rng(0).standard_normal((10, 2))
-    geom = Geometry("euclidean", (10, 2))
+    geom = Euclidean(10, 2)
     rows = []
     res = ldr.solve(obj, LBFGS(max_step=0.05), M0=x0, gtol=1e-10, gtol_scale=1.0,
                     max_iter=5000, callback=lambda st: rows.append(st))

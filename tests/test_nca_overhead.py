@@ -17,7 +17,7 @@ from sklearn.preprocessing import StandardScaler
 import ldr.estimators as est
 import ldr.objectives._pairwise as pairwise
 from ldr.data import arrays
-from ldr.manifolds import Geometry
+from ldr.manifolds import Euclidean
 from ldr.solvers import LBFGS
 
 
@@ -35,7 +35,7 @@ def _reference_split_products(K, R_same, R_other, blocks):
 def _general_paths(monkeypatch):
     """Every shortcut switched back to the general code."""
     monkeypatch.setattr(LBFGS, "written_out", False)
-    monkeypatch.setattr(LBFGS, "_identity_transport", staticmethod(lambda geom: False))
+    monkeypatch.setattr(Euclidean, "transport_is_identity", False)
     monkeypatch.setattr(arrays, "frobenius", np.linalg.norm)
     monkeypatch.setattr(pairwise, "_split_products", _reference_split_products)
 
@@ -73,7 +73,7 @@ def test_nca_fit_is_the_same_to_the_last_bit_without_the_shortcuts(table, solver
 
 def test_lbfgs_written_out_recursion_equals_the_geometry_one():
     rng = np.random.default_rng(0)
-    geom, solver = Geometry("euclidean", (7, 3)), LBFGS()
+    geom, solver = Euclidean(7, 3), LBFGS()
     pairs = [solver._pair(geom, rng.standard_normal((7, 3)), rng.standard_normal((7, 3)))
              for _ in range(6)]
     pairs = [(s, s + 0.1 * y, rho, yy) for s, y, rho, yy in pairs]  # mostly positive curvature
@@ -103,7 +103,7 @@ def test_split_products_without_the_empty_ends_equals_the_two_part_sums(sizes):
 
 def test_step_change_equals_numpys_norm():
     rng = np.random.default_rng(2)
-    part = Geometry("euclidean", (6, 2)).parts[0]
+    part = Euclidean(6, 2)
     for dtype in (np.float64, np.float32):
         M, N = (rng.standard_normal((6, 2)).astype(dtype) for _ in range(2))
         size = max(np.linalg.norm(M), np.linalg.norm(N), 1e-300)

@@ -19,7 +19,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 LIBRARY = sorted(p for folder in ("ldr", "objectives", "solvers")
                  for p in (ROOT / folder).rglob("*.py"))
 #: the tables the benchmarks and earlier docstrings measured on, and other data sets
-DATA_SETS = ("iris", "wine", "digits'", "on digits", "(digits", "breast_cancer", "anes96", "star98", "randhie",
+DATA_SETS = ("iris", "wine", "digits'", "on digits", "(digits", "breast_cancer", "anes96",
+             "star98", "randhie",
              "grunfeld", "spector", "modechoice", "ccard", "rate_marriage", "fair/", "mnist",
              "statsmodels' tables", "development tables", "held-out tables", "held out tables")
 #: modules whose job is to name the bundled data sets

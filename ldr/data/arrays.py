@@ -7,8 +7,8 @@ anything that is not an array API array: Python floats, autograd's traced boxes)
 importing array-api-compat, and the callers keep their LAPACK-direct NumPy code for it, so a
 NumPy run costs what it did.  Any other namespace goes through the functions here, which use
 only the array API standard (and its ``linalg`` extension): no transfer to the host except
-the Python scalars they return (:func:`vdot`, :func:`top_eigenvalue`), which are what the
-stopping rules read.
+the Python scalars they return (:func:`vdot`), which are what the stopping rules read.  The
+manifolds' polar factor, QR and largest eigenvalue are :mod:`ldr.linalg`'s.
 """
 
 from __future__ import annotations
@@ -145,31 +145,9 @@ def max_abs(a) -> float:
     return float(xp.max(xp.abs(a))) if math.prod(a.shape) else 0.0
 
 
-def polar(A):
-    """The polar factor U Vᵀ of A = U S Vᵀ (each matrix of a stack)."""
-    xp = namespace(A)
-    U, _, Vt = xp.linalg.svd(A, full_matrices=False)
-    return U @ Vt
-
-
-def qr(A):
-    """Q of A = QR with diag(R) ≥ 0 (each matrix of a stack)."""
-    xp = namespace(A)
-    Q, R = xp.linalg.qr(A)
-    signs = xp.sign(xp.linalg.diagonal(R))
-    signs = xp.where(signs == 0, xp.ones_like(signs), signs)
-    return Q * signs[..., None, :]
-
-
 def singular_values(A):
     xp = namespace(A)
     return xp.linalg.svdvals(A)
-
-
-def top_eigenvalue(G) -> float:
-    """The largest eigenvalue of the symmetric matrix ``G``, or the largest over a stack."""
-    xp = namespace(G)
-    return float(xp.max(xp.linalg.eigvalsh(G)[..., -1]))
 
 
 def eigh(A):

@@ -16,6 +16,7 @@ import numpy as np
 from scipy.optimize import minimize
 
 from ldr.errors import BudgetExceeded
+from ldr.manifolds import Euclidean
 from ldr.solvers import LBFGS, TrustRegion
 from ldr.solvers.base import Solver
 
@@ -232,7 +233,7 @@ class _Route(Solver):
     def check_problem(self, problem) -> None:
         super().check_problem(problem)
         geom = problem.manifold
-        if geom.is_product or geom.batched or geom.parts[0].kind != "euclidean":
+        if not isinstance(geom, Euclidean) or len(geom.shape) != 2:
             raise ValueError(f"solver {self.name!r} needs one Euclidean factor; the objective "
                              f"lives on {geom!r}")
 

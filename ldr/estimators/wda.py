@@ -56,7 +56,7 @@ from ldr.estimators.wda_minibatch import (
     continuation_start,
     full_data_check,
 )
-from ldr.manifolds import Geometry
+from ldr.manifolds import Grassmann
 from ldr.objectives._wda_rows import class_scatters
 from ldr.objectives.wda import WDA
 from ldr.problem import Problem
@@ -639,7 +639,7 @@ class WDAClustering(ClusterMixin, WDAEstimator):
             return SkPCA(r).fit(data.X).components_.T
         P = start_matrix(self.start, (self.n_features_in_, r))
         P = P if data.basis is None else data.basis.T @ P
-        return Geometry("grassmann", P.shape).validate_point(P, "start", orthonormalize=True)
+        return Grassmann(*P.shape).validate_point(P, "start", orthonormalize=True)
 
     def _finish(self, data: FitData, obj, result: Result):
         """``labels_`` (k-means in the subspace), the alternation's record and its warnings:

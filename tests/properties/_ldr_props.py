@@ -506,6 +506,7 @@ def _solve(name: str, data: Data, r, options: dict):
 def check_method(name: str, data: Data, r, options: dict, repeat: bool = False) -> str:
     """Build the method's objective from the data (as ``ldr compare`` does) and solve it;
     assert the outcome (module docstring)."""
+    from ldr.manifolds import Euclidean
     from ldr.problem import Problem
 
     args = (data.X, data.y)
@@ -529,9 +530,9 @@ def check_method(name: str, data: Data, r, options: dict, repeat: bool = False) 
     if not res.converged and not res.reason:
         raise SilentlyWrong("not converged, and no reason given")
     geom = Problem(obj).manifold
-    for part, M in zip(geom.parts, res.M if isinstance(res.M, tuple) else (res.M,)):
-        if part.kind != "euclidean":
-            check_orthonormal(f"M ({part.kind})", M)
+    for part, M in zip(geom.factors, geom.split(res.M)):
+        if not isinstance(part, Euclidean):
+            check_orthonormal(f"M ({part!r})", M)
     check_certified(res, obj)
     if repeat:
         with warnings.catch_warnings():

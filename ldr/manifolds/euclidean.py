@@ -1,0 +1,87 @@
+"""The flat space R^{d×r} of unconstrained matrices (PPCA's and factor analysis's loadings,
+a metric's factor)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ldr.data import arrays
+from ldr.errors import ParameterError
+from ldr.manifolds.manifold import RETRACTIONS, Manifold, factor_shape
+
+
+class Euclidean(Manifold):
+    """R^{d×r} with the Euclidean metric, or ``k`` stacked copies (points (k, d, r)).
+
+    The tangent space is the whole space: the projection, the transport and the conversion
+    of the Hessian are the identity, and the retraction is ``M + V``.
+
+    Parameters
+    ----------
+    d, r : int
+        A point is a d×r matrix.
+    k : int, default 1
+        The number of factors; k > 1 stacks them (points (k, d, r)).
+
+    Attributes
+    ----------
+    dim : int
+        k·d·r.
+    typical_dist : float
+        √dim (pymanopt's).
+    """
+
+    transport_is_identity = True
+
+    def __init__(self, d: int, r: int, k: int = 1):
+        self.shape = factor_shape(d, r, k)
+        self.k = int(k)
+        self.dim = math.prod(self.shape)
+        self.typical_dist = math.sqrt(self.dim)
+
+    def __repr__(self) -> str:
+        d, r = self.shape[-2:]
+        return f"Euclidean({d}, {r}" + (f", k={self.k})" if self.k > 1 else ")")
+
+    def __str__(self) -> str:
+        d, r = self.shape[-2:]
+        return f"R^{{{d}×{r}}}" + (f"^{self.k}" if self.k > 1 else "")
+
+    @property
+    def pymanopt(self):
+        import pymanopt.manifolds as pm  # only for the adapter and cross-checks
+
+        return pm.Euclidean(*self.shape)
+
+    def project(self, M, Z):
+        return Z
+
+    def rhess(self, M, G, H, V, S=None):
+        return H
+
+    def retract(self, M, V, method: str = "polar"):
+        if method not in RETRACTIONS:
+            raise ParameterError("retraction", f"expected one of {RETRACTIONS}, got {method!r}")
+        return M + V
+
+    def transport(self, M, N, V):
+        return V
+
+    def random_point(self, rng: np.random.Generator):
+        return rng.standard_normal(self.shape)
+
+    def change(self, M, N) -> float:
+        """The relative distance ‖N − M‖_F / max(‖M‖_F, ‖N‖_F), which does not depend on the
+        units of the data (the largest over a stack's factors)."""
+        if type(M) is np.ndarray and M.ndim == 2:
+            # np.linalg.norm's arithmetic without its argument handling:
+            # benchmarks/bench_dml.py (NCA's fit on small tables)
+            size = max(arrays.frobenius(M), arrays.frobenius(N), 1e-300)
+            return float(arrays.frobenius(N - M) / size)
+        return arrays.relative_change(M, N)
+
+    def matrix_tangent_basis(self, M):
+        d, r = M.shape
+        return d * r, lambda c: c.reshape(d, r), lambda V: V.reshape(-1)
