@@ -128,6 +128,21 @@ def large_margin(U: np.ndarray, T: np.ndarray, v: np.ndarray, blocks: list[slice
                   + dlap + _pair_laplacian(diff, dw_tgt, T, n))
 
 
+def huber_hinge(z: np.ndarray, delta: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The Huberized hinge h(z) and its first two derivatives (module docstring)."""
+    c = np.clip(z, 0.0, delta)
+    h = c * c / (2.0 * delta) + np.maximum(z - delta, 0.0)
+    dh = c / delta
+    d2h = ((z > 0) & (z < delta)) / delta
+    return h, dh, d2h
+
+
+def lmnn_memory(n: int, sizes) -> float:
+    """Bytes of the large-margin oracles' arrays: about 12 strips of ``strip_rows(n)`` × n
+    float64 entries at the peak (the Hessian's pass) — no n×n array."""
+    return 8.0 * 12 * n * min(n, strip_rows(n))
+
+
 def large_margin_sampled(X: np.ndarray, z: np.ndarray, T: np.ndarray, v: np.ndarray,
                          M: np.ndarray, idx: np.ndarray, cand, lam: float, delta: float):
     """The batch I's terms of (M1), f_i = Σ_t v_it (d_it + λ Σ_ℓ h(1 + d_it − D_iℓ)), and

@@ -32,18 +32,17 @@ import numpy as np
 from ldr.objectives._pairwise import CLIP, exp_neg, strip_rows
 
 #: the dense path (one n×n kernel, 8·6.2·n² bytes: 208 MB at n = 2048) up to this many rows;
-#: strips beyond.  Measured (one BLAS thread, d = 50, 10 classes, cost + gradient / one
-#: Hessian-vector product): n = 1000, r = 2: dense 23 / 29 ms, strips 26 / 55 ms; n = 2000:
-#: 98 / 161 against 127 / 157 ms (r = 10: 185 / 167 against 111 / 179); n = 4000, r = 2:
-#: 295 / 1203 against 383 / 527 ms — the dense path's n×n temporaries stop paying there
+#: strips beyond.  The dense path exponentiates half the entries (K is symmetric) but forms
+#: n×n temporaries; past about 2000 rows those cost more than the strips' second half of
+#: exponentials (the crossover was timed with one BLAS thread against the strips, cost,
+#: gradient and Hessian-vector product)
 DENSE_MAX = 2048
 
 
 def _rows_softmax(U: np.ndarray, sq: np.ndarray, z: np.ndarray, i0: int, i1: int,
                   keep: np.ndarray):
-    """(P_s, same_s, p_s, q_s, nearest_s) of (S1) for the rows [i0, i1); nearest_s: each
-    row's nearest other row (the j attaining m_i); ``keep`` a boolean buffer of at least
-    i1 − i0 rows and n columns (:func:`exp_neg`'s mask, one for every strip)."""
+    """(P_s, same_s, p_s, q_s) of (S1) for the rows [i0, i1); ``keep`` a boolean buffer of
+    at least i1 − i0 rows and n columns (:func:`exp_neg`'s mask, one for every strip)."""
     D = U[i0:i1] @ U.T
     D *= -2.0
     D += sq
@@ -58,15 +57,13 @@ def _rows_softmax(U: np.ndarray, sq: np.ndarray, z: np.ndarray, i0: int, i1: int
     same = z[i0:i1, None] == z[None, :]
     p = np.where(same, P, 0.0).sum(axis=1)
     q = np.where(same, 0.0, P).sum(axis=1)
-    return P, same, p, q, nearest
+    return P, same, p, q
 
 
 def nca_strips(U: np.ndarray, z: np.ndarray, dU: np.ndarray | None = None,
-               step: int | None = None, stats: dict | None = None):
+               step: int | None = None):
     """``(f, G)`` with f = Σ_i p_i and G = ∂f/∂U, or with ``dU`` the derivative of G along dU
-    ((S1), (S2)); ``z`` the class codes of the rows of U, ``step`` the rows per strip.  A
-    ``stats`` dict receives each row's nearest other row (``"nearest"``) and
-    Σ_i min(p_i, q_i) (``"undecided"``), from the same pass."""
+    ((S1), (S2)); ``z`` the class codes of the rows of U, ``step`` the rows per strip."""
     n, r = U.shape
     step = strip_rows(n) if step is None else int(step)
     sq = np.einsum("ij,ij->i", U, U)
@@ -79,14 +76,12 @@ def nca_strips(U: np.ndarray, z: np.ndarray, dU: np.ndarray | None = None,
     col = np.zeros(n)           # Aᵀ 1
     dcol = np.zeros(n)          # dAᵀ 1
     drow = np.zeros(n)          # dA 1 (0 analytically; kept as the dense path computes it)
-    nearest, undecided = np.empty(n, dtype=np.intp), 0.0
     keep = np.empty((min(step, n), n), dtype=bool)   # exp_neg's mask, reused by every strip
     for i0 in range(0, n, step):
         i1 = min(i0 + step, n)
         s = slice(i0, i1)
-        P, same, p, q, nearest[s] = _rows_softmax(U, sq, z, i0, i1, keep)
+        P, same, p, q = _rows_softmax(U, sq, z, i0, i1, keep)
         f += float(p.sum())
-        undecided += float(np.minimum(p, q).sum())
         A = P * np.where(same, -q[:, None], p[:, None])
         col += A.sum(axis=0)
         if not hessian:
@@ -109,8 +104,6 @@ def nca_strips(U: np.ndarray, z: np.ndarray, dU: np.ndarray | None = None,
         dcol += dA.sum(axis=0)
         AU[s] = dA @ U + A @ dU
         AtU += dA.T @ U[s] + A.T @ dU[s]
-    if stats is not None:
-        stats.update(nearest=nearest, undecided=undecided)
     if not hessian:
         return f, 2.0 * (col[:, None] * U - AU - AtU)
     return 2.0 * ((drow + dcol)[:, None] * U + col[:, None] * dU - AU - AtU)
@@ -120,6 +113,14 @@ def strip_memory(n: int) -> float:
     """Bytes of ``nca_strips``' arrays at n rows: about ten strip × n float64 arrays (and
     their boolean mask) plus a few n×r ones."""
     return 8.0 * 10 * n * min(n, strip_rows(n)) + 2**20
+
+
+def nca_memory(n: int) -> float:
+    """Bytes of NCA's oracles: up to ``DENSE_MAX`` rows the dense path's peak, 6.2 n×n
+    float64 arrays (the kernel, the Hessian-vector product's three and the temporaries;
+    ``tests/test_pairwise_scale.py`` checks such declarations against tracemalloc), the
+    strips' beyond (``objectives/_nca.py``)."""
+    return 8 * 6.2 * n**2 if n <= DENSE_MAX else strip_memory(n)
 
 
 def nca_sampled(X: np.ndarray, z: np.ndarray, M: np.ndarray, idx: np.ndarray, cand):

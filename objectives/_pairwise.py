@@ -45,11 +45,9 @@ STRIP_ENTRIES = 2**16
 #: up to this many rows (and fewer than :data:`WIDE` columns) NCA's softmax is the plain
 #: row-stabilized one over the whole n×n array with a same-class mask (:func:`nca_small`):
 #: a dozen NumPy calls, where the symmetric form's strips, mirror and class blocks cost more
-#: in dispatch than they save in exponentials.  Measured (one BLAS thread, r = 2, cost and
-#: gradient, the better of 15 interleaved runs): n = 32 130 → 64 µs, 72 180 → 126 µs,
-#: 100 227 → 199 µs, 128 about equal; at 150 the plain form takes 2.2–2.6× as long — its
-#: four n×n arrays pass glibc's 128 KiB threshold for allocating by mmap (page faults on every
-#: call), 8 · 120² bytes stay below it
+#: in dispatch than they save in exponentials.  The bound keeps each of the plain form's
+#: four n×n float64 arrays (8 · 120² bytes) below glibc's 128 KiB threshold for allocating
+#: by mmap, past which every call page-faults and the plain form loses its advantage
 SMALL = 120
 
 
@@ -61,7 +59,7 @@ def strip_rows(n: int) -> int:
 
 #: exponents at or past CLIP are not exponentiated, the entry is 0 (:func:`exp_neg`): it would
 #: be at most e^−700 ≈ 1e−304 (×e^SPREAD in the symmetric form), far below the rounding of
-#: any p_i, and results that underflow take the exponential's slow path (5× slower)
+#: any p_i, and results that underflow take the exponential's slow path
 CLIP = 700.0
 
 
@@ -75,10 +73,9 @@ def exp_neg(S: np.ndarray, keep: np.ndarray) -> np.ndarray:
     boolean buffer of S's shape.  Where at most :data:`MASKED_EXP_BELOW` of S is below CLIP,
     only those entries are exponentiated (a masked ufunc call, which works on runs of kept
     entries), else all and the rest zeroed after: the entries past it were e^−700 ≈ 1e−304,
-    which no sum of normal magnitude feels, and late in a fit they are most of the entries
-    (45–67% of those exponentiated over whole default fits on anes96/PID, digits, star98,
-    modechoice; at fair/religious' stop 99.9%) while the exponential is most of an
-    evaluation's time (glibc's, about 10 ns an entry, e^−700 on its slow path)."""
+    which no sum of normal magnitude feels, and late in a fit (a large map) they are most of
+    the entries, while the exponential is most of an evaluation's time and e^−700 takes its
+    slow path."""
     np.less(S, CLIP, out=keep)
     np.minimum(S, CLIP, out=S)       # finite everywhere: the product below makes no NaN
     np.negative(S, out=S)

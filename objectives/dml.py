@@ -4,8 +4,8 @@ Rows x_i of X are samples with class labels z_i.  A map L ∈ R^{r×d} (scikit-l
 ``components_`` layout) embeds u_i = L x_i and defines the distance
 d_L(x_i, x_j)² = ‖L(x_i − x_j)‖² = ‖x_i − x_j‖²_{LᵀL}, a Mahalanobis metric of rank r.
 
-**Neighbourhood components analysis** (Goldberger, Roweis, Hinton & Salakhutdinov 2004;
-the objective scikit-learn's ``NeighborhoodComponentsAnalysis`` maximizes by L-BFGS)::
+**Neighbourhood components analysis** (Goldberger, Roweis, Hinton & Salakhutdinov 2004,
+Eqs. 1–3; the objective scikit-learn's ``NeighborhoodComponentsAnalysis`` maximizes)::
 
     p_ij = exp(−D_ij) / Σ_{k≠i} exp(−D_ik),   p_ii = 0,   D_ij = ‖u_i − u_j‖²
     f_NCA(L) = Σ_i p_i,   p_i = Σ_{j: z_j = z_i} p_ij          (the expected number of
@@ -22,9 +22,10 @@ and the Hessian-vector product differentiates it once more (dD, dp_ij, dp_i, dA 
 
     f_LM(L) = Σ_i Σ_{j∈η(i)} ( D_ij + λ Σ_ℓ 1[z_ℓ ≠ z_i] h(1 + D_ij − D_iℓ) )
 
-with η(i) the k **target neighbours** of x_i: its k nearest same-class samples in the *input*
-space (Euclidean distance of X as given), fixed once before the optimization, as LMNN does
-(a class with m ≤ k samples gives each of them its m − 1 classmates).  The survey's hinge
+with λ = ``impostor_weight`` and η(i) the k = ``n_neighbors`` **target neighbours** of x_i:
+its k nearest same-class samples in the *input* space (Euclidean distance of X as given),
+fixed once before the optimization, as LMNN does (a class with m ≤ k samples gives each of
+them its m − 1 classmates).  The survey's hinge
 [·]_+ has no derivative at 0, so h is the **Huberized (quadratically smoothed) hinge**
 
     h(z) = 0 (z ≤ 0),   z²/(2δ) (0 < z < δ),   z − δ/2 (z ≥ δ)       (δ = ``smoothing``)
@@ -59,31 +60,41 @@ r ≤ min(d, C − 1), else PCA when r < min(d, n), else the identity — in uni
 scalings are scale-equivariant and equal scikit-learn's start exactly; PCA and the identity
 are orthonormal in M (scikit-learn's are orthonormal in L: the same when c = 1).
 
-**Memory and time.**  Up to 2048 samples NCA keeps one n×n float64 array per point (the
-kernel K of ``objectives/_pairwise.py``, about 26 MB for n = 1797, scikit-learn's digits; the
-Hessian-vector product forms three more), and an evaluation costs n²/2 exponentials (K is
-symmetric) and a few passes over K — up to ``SMALL`` = 120 samples (r < 8) the plain
-row-stabilized softmax over the whole array instead (n² exponentials but a third of the NumPy
-calls: 1.2–2× faster there); beyond 2048 (or with ``block_size``) it goes by strips of
-rows (``objectives/_nca.py``, n² exponentials, about 10 strips of max(32, 2¹⁶/n) rows: 260 MB at
-n = 10⁵).  The
-large-margin cost, gradient and Hessian go by strips of rows (``objectives/_lmnn.py``) and keep
-no n×n array, at O(n²(r + k)) time.  Time, not memory, limits both: at n = 10⁵ one evaluation
-is 10¹⁰ exponentials.
+**Memory and time.**  Up to ``DENSE_MAX`` samples NCA keeps one n×n float64 array per point
+(the kernel K of ``objectives/_pairwise.py``; the Hessian-vector product forms three more),
+and an evaluation costs n²/2 exponentials (K is symmetric) and a few passes over K — up to
+``SMALL`` samples (r < 8) the plain row-stabilized softmax over the whole array instead (n²
+exponentials, a third of the NumPy calls); beyond ``DENSE_MAX`` (or with ``block_size``) it
+goes by strips of rows (``objectives/_nca.py``, n² exponentials, about ten strips of
+max(32, 2¹⁶/n) rows).  The large-margin cost, gradient and Hessian go by strips of rows
+(``objectives/_lmnn.py``) and keep no n×n array, at O(n²(r + k)) time.  Time, not memory,
+limits both: one evaluation is n² pairs.
+
+**Sums of terms.**  Both costs are sums over samples (:class:`~ldr.objective.Objective`,
+Eq. S1), so the stochastic solvers run on them; :meth:`sample_batches` makes a batch's terms
+an estimate from candidate sets (``objectives/_candidates.py``, Eq. C1) at O(b·(K + m))
+pairs instead of O(b·n).
+
+References: J. Goldberger, S. T. Roweis, G. E. Hinton, R. Salakhutdinov (2004),
+"Neighbourhood components analysis", NIPS 17, 513–520; K. Q. Weinberger, L. K. Saul (2009),
+"Distance metric learning for large margin nearest neighbor classification", JMLR 10,
+207–244; J. P. Cunningham, Z. Ghahramani (2015), "Linear dimensionality reduction: survey,
+insights, and generalizations", JMLR 16, 2859–2900, §3.2.5.
 """
 
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
 
 from ldr.data.validation import check_data, check_labels, check_new_data
 from ldr.errors import ParameterError
 from ldr.objective import Method, Objective
-from ldr.objectives._candidates import Candidates
-from ldr.objectives._lmnn import large_margin, large_margin_sampled
-from ldr.objectives._nca import DENSE_MAX, nca_sampled, nca_strips, strip_memory
+from ldr.objectives._candidates import NEAREST_CANDIDATES, SAMPLED_COLUMNS, Candidates
+from ldr.objectives._lmnn import large_margin, large_margin_sampled, lmnn_memory
+from ldr.objectives._nca import DENSE_MAX, nca_memory, nca_sampled, nca_strips
 from ldr.objectives._pairwise import (
     SMALL,
     WIDE,
@@ -93,13 +104,25 @@ from ldr.objectives._pairwise import (
     nca_probabilities,
     nca_softmax,
     same_class_mask,
-    strip_rows,
     sym_laplacian_times,
 )
 
 __all__ = ["LargeMarginDML", "NCA"]
 
 _INITS = ("auto", "lda", "pca", "identity")
+#: the value of a deprecated parameter that was not given
+_DEPRECATED = "deprecated"
+
+
+def _given(value, old: str, new: str) -> bool:
+    """Whether the deprecated parameter ``old`` of :class:`LargeMarginDML` was given (with a
+    FutureWarning naming ``new``, its replacement with the same values)."""
+    if isinstance(value, str) and value == _DEPRECATED:
+        return False
+    warnings.warn(f"LargeMarginDML({old}=...) is deprecated since ldr 0.2 and will be removed "
+                  f"in the next release; pass {new}=... (the same values)", FutureWarning,
+                  stacklevel=3)
+    return True
 
 
 def _check_r(r, d: int) -> int:
@@ -136,11 +159,12 @@ class _MetricLearning(Objective):
         self._cand: Candidates | None = None
         self.n_terms = n
 
-    def sample_batches(self, sample: int | None, neighbours: int = 32, seed: int = 0):
+    def sample_batches(self, sample: int | None = SAMPLED_COLUMNS,
+                       neighbours: int = NEAREST_CANDIDATES, seed: int = 0):
         """Make :meth:`batch` estimate each sample's term from a candidate set
         (``objectives/_candidates.py``, Eq. C1): its ``neighbours`` nearest samples in the
-        embedding and ``sample`` columns drawn uniformly (seeded by ``seed`` and the batch);
-        None: exact terms (every column).  Returns self."""
+        embedding, exact, and ``sample`` columns drawn uniformly (seeded by ``seed`` and the
+        batch), weighted n/``sample``; None: exact terms (every column).  Returns self."""
         self._cand = None if sample is None else Candidates(self.n_samples, neighbours,
                                                             sample, seed)
         return self
@@ -232,26 +256,24 @@ class NCA(_MetricLearning):
         Which start :meth:`heuristic` returns (scikit-learn's NCA names).
     block_size : int, optional
         Rows per strip of the strip-by-strip oracles (``objectives/_nca.py``), which keep no
-        n×n array.  None (default): one dense n×n kernel up to 2048 samples, strips of
-        max(32, 2¹⁶/n) rows beyond.
+        n×n array.  None (default): one dense n×n kernel up to ``DENSE_MAX`` = 2048 samples,
+        strips of max(32, 2¹⁶/n) rows beyond.
 
     Notes
     -----
     The cost equals −(scikit-learn's NCA objective) at L = Mᵀ/c; :meth:`objective_value`
-    returns the positive value.
+    returns the positive value.  The cost is bounded (0 ≥ −f ≥ −n) but on data whose classes
+    a map separates its infimum lies at ‖L‖ → ∞ (the map's scale is the softmax's only
+    temperature): along the ray of such a map the gradient vanishes exponentially, so a run
+    ends by the gradient rule or by a relative cost-change rule (``ftol``).
 
-    ``default_solver`` is ``"lbfgs"`` (:class:`ldr.solvers.LBFGS`, with its plateau rule: on
-    separable data the supremum lies at ‖L‖ → ∞); the :class:`~ldr.estimators.NCA` estimator
-    anneals instead: it caps its steps while :meth:`nearest_hits` changes and stops once
-    :meth:`undecided` is small (measured there).  The trust region was the default
-    before L-BFGS existed: it converged in 23 iterations on iris (0.13 s) and 26 on wine
-    (0.36 s) and was highest on digits after 240 s (f = 1644.8), but at many times
-    scikit-learn's time on most real tables.  ``benchmarks/bench_dml.py`` times the default
-    against scikit-learn.
+    ``default_solver`` is ``"lbfgs"`` (:class:`ldr.solvers.LBFGS`); the
+    :class:`~ldr.estimators.NCA` estimator runs its route (:mod:`ldr.solvers.routes`) with
+    the relative-progress stop.
     """
 
     method = Method("nca", "neighbourhood components analysis, −Σ_i p_i on R^{d×r}",
-                    supervised=True, memory=lambda n, sizes: _nca_memory(n))
+                    supervised=True, memory=lambda n, sizes: nca_memory(n))
 
     default_solver = "lbfgs"
 
@@ -307,9 +329,8 @@ class NCA(_MetricLearning):
         if key == self._cache_key:
             return self._cache
         if self._strips:
-            stats = {}
-            f, G = nca_strips(self._Xo @ M, self._zo, step=self.block_size, stats=stats)
-            self._cache_key, self._cache = key, {"f": f, "egrad": -self._Xo.T @ G, **stats}
+            f, G = nca_strips(self._Xo @ M, self._zo, step=self.block_size)
+            self._cache_key, self._cache = key, {"f": f, "egrad": -self._Xo.T @ G}
             return self._cache
         self._cache_key, self._cache = key, nca_softmax(self._Xo @ M, self._blocks,
                                                         self._same)
@@ -319,22 +340,6 @@ class NCA(_MetricLearning):
         """f_NCA = Σ_i p_i at L = Mᵀ/c (scikit-learn's objective; −cost)."""
         st = self._state(M)
         return st["f"] if "f" in st else float(st["p"].sum())
-
-    def nearest_hits(self, M) -> np.ndarray:
-        """Whether each sample's nearest other sample in the embedding X M is of its class (in
-        the rows' order of X): the leave-one-out 1-NN hits, the limit of p_i as the map's scale
-        grows without bound (no ties).  From the evaluation's pass (its cached state)."""
-        hits = np.empty(self.n_samples, dtype=bool)
-        hits[self._order] = self._zo[self._state(M)["nearest"]] == self._zo
-        return hits
-
-    def undecided(self, M) -> float:
-        """Σ_i min(p_i, 1 − p_i): how far the soft count Σ_i p_i is from a count of decided
-        samples (0 when every p_i is 0 or 1).  From the evaluation's pass (its cached state)."""
-        st = self._state(M)
-        if "undecided" not in st:
-            st["undecided"] = float(np.minimum(st["p"], st["q"]).sum())
-        return st["undecided"]
 
     def cost(self, M) -> float:
         return -self.objective_value(M)
@@ -369,30 +374,9 @@ class NCA(_MetricLearning):
                                     + nca_laplacian_times(st, dU, self._blocks))
 
 
-def _nca_memory(n: int) -> float:
-    """Bytes of NCA's oracles: the dense path's n×n arrays up to ``DENSE_MAX`` rows (measured
-    by tracemalloc, 6.2 n×n float64), the strips' beyond (``objectives/_nca.py``)."""
-    return 8 * 6.2 * n**2 if n <= DENSE_MAX else strip_memory(n)
-
-
-def huber_hinge(z: np.ndarray, delta: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The Huberized hinge h(z) and its first two derivatives (module docstring)."""
-    c = np.clip(z, 0.0, delta)
-    h = c * c / (2.0 * delta) + np.maximum(z - delta, 0.0)
-    dh = c / delta
-    d2h = ((z > 0) & (z < delta)) / delta
-    return h, dh, d2h
-
-
-def _lmnn_memory(n: int, sizes) -> float:
-    """Bytes of the large-margin oracles' arrays: about 12 strips of ``strip_rows(n)`` × n
-    float64 entries (the Hessian's pass, measured by tracemalloc: 5.0 MB at n = 1000, 15.7 MB at
-    n = 6000) — no n×n array."""
-    return 8.0 * 12 * n * min(n, strip_rows(n))
-
-
 class LargeMarginDML(_MetricLearning):
-    """Large-margin DML (LMNN's objective, survey Eq. 27, Huberized hinge) over M ∈ R^{d×r}.
+    """Large-margin DML (LMNN's objective, the survey's Eq. 27, with a Huberized hinge) over
+    M ∈ R^{d×r} (module docstring).
 
     Parameters
     ----------
@@ -402,10 +386,11 @@ class LargeMarginDML(_MetricLearning):
         Class labels, at least two classes.
     r : int
         Embedding dimension, 1 ≤ r ≤ n_features.
-    k : int, default 3
-        Target neighbours per sample (nearest same-class samples in the input space).
-    lam : float > 0, default 1
-        λ, the weight of the margin term (LMNN's μ/(1 − μ); λ = 1 is its usual μ = ½).
+    n_neighbors : int, default 3
+        k, the target neighbours per sample (nearest same-class samples in the input space).
+    impostor_weight : float > 0, default 1
+        λ, the weight of the margin (impostor) term (LMNN's μ/(1 − μ); λ = 1 is its usual
+        μ = ½).
     smoothing : float > 0, default 0.5
         δ, the width of the Huberized hinge's quadratic piece, in the embedding's squared
         distance units (the margin is 1): half the margin, so the Hessian (1/δ on the
@@ -413,34 +398,49 @@ class LargeMarginDML(_MetricLearning):
         every triple violating the margin by more than δ.
     init : {"auto", "lda", "pca", "identity"}
         Which start :meth:`heuristic` returns (scikit-learn's NCA rule, as :class:`NCA`).
+    k, lam : deprecated
+        The former names of ``n_neighbors`` and ``impostor_weight``; each warns (a
+        FutureWarning) and is used when given; removed in the next release.
+
+    Attributes
+    ----------
+    n_neighbors, impostor_weight, smoothing : int, float, float
+        The validated parameters.
+    targets_, target_mask_ : (n_samples, n_neighbors)
+        Each sample's target neighbours (indices into X's rows) and which slots are valid (a
+        class of m ≤ k samples gives each of them m − 1).
 
     Notes
     -----
     ``default_solver`` is ``["lbfgs", "trust-region"]``: L-BFGS (:class:`ldr.solvers.LBFGS`),
-    whose certified answer ends the chain, and the trust region where it ends uncertified.
-    ``benchmarks/bench_real.py --only LargeMarginDML --no-cv`` (full rank, under the lock,
-    2026-11-26): L-BFGS alone converged on 13 of 14 tables and reached ``max_iter`` on star98
-    (4.4 s, 8.9e-5 above the trust region's cost); the chain converges on all 14, star98 in
-    32.6 s, the other 13 in the same time (the polish is not run).  The trust region alone
-    took 151 s on star98.
+    whose certified answer ends the chain (:mod:`ldr.driver`), and the trust region, whose
+    second-order steps certify the minimizer where L-BFGS ends uncertified (a budget or a
+    stall).
     """
 
     method = Method("lmnn", "large-margin DML (LMNN, smoothed hinge, 3 target neighbours) on "
-                    "R^{d×r}", supervised=True, memory=_lmnn_memory)
+                    "R^{d×r}", supervised=True, memory=lmnn_memory)
 
     default_solver = ["lbfgs", "trust-region"]
 
-    def __init__(self, X, y, r, k=3, lam=1.0, smoothing=0.5, init="auto"):
+    def __init__(self, X, y, r, n_neighbors=3, impostor_weight=1.0, smoothing=0.5,
+                 init="auto", *, k=_DEPRECATED, lam=_DEPRECATED):
         super().__init__(X, y, r, init)
-        if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
-            raise ParameterError(
-                "k", f"the number of target neighbours must be a positive integer, "
-                             f"got {k!r}")
-        for name, value in (("lam", lam), ("smoothing", smoothing)):
+        if _given(k, "k", "n_neighbors"):
+            n_neighbors = k
+        if _given(lam, "lam", "impostor_weight"):
+            impostor_weight = lam
+        if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, numbers.Integral) \
+                or n_neighbors < 1:
+            raise ParameterError("n_neighbors", f"the number of target neighbours must be a "
+                                 f"positive integer, got {n_neighbors!r}")
+        for name, value in (("impostor_weight", impostor_weight), ("smoothing", smoothing)):
             if isinstance(value, bool) or not isinstance(value, numbers.Real) or \
                     not (np.isfinite(value) and value > 0):
                 raise ParameterError(name, f"must be a positive number, got {value!r}")
-        self.k, self.lam, self.smoothing = int(k), float(lam), float(smoothing)
+        self.n_neighbors = int(n_neighbors)
+        self.impostor_weight = float(impostor_weight)
+        self.smoothing = float(smoothing)
         self.targets_, self.target_mask_ = self._target_neighbours()
 
     @property
@@ -451,11 +451,11 @@ class LargeMarginDML(_MetricLearning):
     def _target_neighbours(self) -> tuple[np.ndarray, np.ndarray]:
         """(n×k indices, n×k validity): each sample's k nearest classmates in the input space."""
         n = self.n_samples
-        T = np.tile(np.arange(n)[:, None], (1, self.k))
-        valid = np.zeros((n, self.k), dtype=bool)
+        T = np.tile(np.arange(n)[:, None], (1, self.n_neighbors))
+        valid = np.zeros((n, self.n_neighbors), dtype=bool)
         for c in range(self.classes_.shape[0]):
             idx = np.flatnonzero(self.codes_ == c)
-            m = min(self.k, idx.shape[0] - 1)
+            m = min(self.n_neighbors, idx.shape[0] - 1)
             if m < 1:
                 continue
             from sklearn.neighbors import NearestNeighbors
@@ -490,7 +490,7 @@ class LargeMarginDML(_MetricLearning):
         after :meth:`sample_batches` the unbiased estimate (M3) from candidate sets."""
         X, T, v = self._sorted()
         cand = self._cand or Candidates(self.n_samples, 0, self.n_samples)
-        return large_margin_sampled(X, self._zo, T, v, M, indices, cand, self.lam,
+        return large_margin_sampled(X, self._zo, T, v, M, indices, cand, self.impostor_weight,
                                     self.smoothing)
 
     def _state(self, M) -> dict:
@@ -498,7 +498,7 @@ class LargeMarginDML(_MetricLearning):
         if key == self._cache_key:
             return self._cache
         X, T, v = self._sorted()
-        cost, GU = large_margin(X @ M, T, v, self._blocks, self.lam, self.smoothing)
+        cost, GU = large_margin(X @ M, T, v, self._blocks, self.impostor_weight, self.smoothing)
         self._cache_key, self._cache = key, {"cost": cost, "GU": GU}
         return self._cache
 
@@ -511,5 +511,5 @@ class LargeMarginDML(_MetricLearning):
 
     def ehvp(self, M, V) -> np.ndarray:
         X, T, v = self._sorted()
-        return X.T @ large_margin(X @ M, T, v, self._blocks, self.lam, self.smoothing,
+        return X.T @ large_margin(X @ M, T, v, self._blocks, self.impostor_weight, self.smoothing,
                                   dU=X @ V)
