@@ -19,7 +19,7 @@ from sklearn.preprocessing import StandardScaler
 import ldr
 import ldr.estimators as est
 from ldr.objectives import NCA, LargeMarginDML
-from ldr.objectives._lmnn import huber_hinge
+from ldr.objectives.lmnn import huber_hinge
 
 
 def _subsample(loader, n_per_class, seed=0):

@@ -2,8 +2,9 @@
 
 Both learn a linear map L ∈ R^{r×d} (``components_``, scikit-learn's
 ``NeighborhoodComponentsAnalysis`` layout) and transform by ``X @ components_.T``; the
-objectives, their units and their start are documented in :mod:`ldr.objectives.dml`, the
-default routes in :mod:`ldr.solvers.routes`.
+objectives are documented in :mod:`ldr.objectives.nca` and :mod:`ldr.objectives.lmnn`, their
+units and start in :mod:`ldr.objectives.dml`, the default routes in
+:mod:`ldr.solvers.routes`.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from ldr.data.validation import is_lazy, refuse_lazy
 from ldr.errors import ParameterError
 from ldr.estimators._base import FitData, LinearDR, check_int_components
 from ldr.estimators._namespace import to_numpy
-from ldr.objectives.dml import NCA as NCAObjective
-from ldr.objectives.dml import LargeMarginDML as LargeMarginObjective
+from ldr.objectives.lmnn import LargeMarginDML as LargeMarginObjective
+from ldr.objectives.nca import NCA as NCAObjective
 from ldr.solvers import routes
 
 __all__ = ["LargeMarginDML", "NCA"]
