@@ -169,8 +169,8 @@ class NCA(_MetricLearner):
     (:mod:`ldr.stopping`), and is reported as stalled, with a ConvergenceWarning, farther
     from one.  Past ``stochastic_above`` samples: Riemannian Adam on mini-batches whose
     softmax runs over sampled candidate sets, then a bounded exact L-BFGS polish
-    (:func:`ldr.solvers.routes.stochastic_then_polish`); the driver's exact check at the end
-    of the Adam stage decides whether it converged.
+    (:func:`ldr.solvers.routes.stochastic_then_polish`); only an exact gradient certifies
+    that route (the driver's full check after the Adam stage, then the polish's own).
 
     Parameters
     ----------
