@@ -37,11 +37,11 @@ from ldr.solvers.base import Solver
 from ldr.solvers.lbfgs import LBFGS
 
 #: samples per mini-batch of the stochastic stage: a block of b × (K + m) candidate pairs is a
-#: matrix product of useful size for BLAS, and an epoch still takes n/b ≥ 80 Adam steps past
-#: the estimators' threshold of 2·10⁴ samples
+#: matrix product of useful size for BLAS, and an epoch still takes n/b ≈ 80 Adam steps or
+#: more past the estimators' threshold of 2·10⁴ samples
 BATCH_SIZE = 256
 #: terms the stochastic start is estimated on (its cost, gradient, step size and the driver's
-#: gradient scale): a sample mean over 4096 terms has a relative standard error of about
+#: gradient scale): a sample mean over 4096 terms has a relative standard error of order
 #: 1/√4096 ≈ 1.6%, and the start then needs no full evaluation
 START_TERMS = 4096
 #: the exact work of the polish, in pairs (one exact evaluation of a pairwise sum is n²): ten
