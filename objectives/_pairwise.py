@@ -272,7 +272,11 @@ def _split_products(K: np.ndarray, R_same: np.ndarray, R_other: np.ndarray,
 def nca_laplacian_times(st: dict, V: np.ndarray, blocks: list[slice]) -> np.ndarray:
     """Lap(A + Aᵀ) V = diag(Aᵀ1) V − A V − AᵀV at the state of :func:`nca_softmax` (P2);
     ∂(Σ_i p_i)/∂U is twice this at V = U."""
-    K, w, s, p, q = st["K"], st["w"], st["s"], st["p"], st["q"]
+    K = st["K"]
+    w = st["w"]
+    s = st["s"]
+    p = st["p"]
+    q = st["q"]
     r = V.shape[1]
     if "blk" in st:   # nca_small's state: A_ij = K_ij (a_i off the blocks, −b_i in them)
         if "A" not in st:
@@ -284,12 +288,16 @@ def nca_laplacian_times(st: dict, V: np.ndarray, blocks: list[slice]) -> np.ndar
     if r >= WIDE:   # many columns: S = A + Aᵀ formed once, then one product with V
         S = _symmetrized_weights(st, blocks)
         return S.sum(axis=1)[:, None] * V - S @ V
-    a, b = (p / s)[:, None], (q / s)[:, None]
+    a = (p / s)[:, None]
+    b = (q / s)[:, None]
     wV = w[:, None] * V
     if st["symmetric"]:   # one pass: K_blk (wV, b∘V, b) and K_off (wV, a∘V, a)
         blk, off = _split_products(K, np.concatenate((wV, b * V, b), axis=1),
                                    np.concatenate((wV, a * V, a), axis=1), blocks)
-        blk_w, off_w, blk_t, off_t = blk[:, :r], off[:, :r], blk[:, r:], off[:, r:]
+        blk_w = blk[:, :r]
+        off_w = off[:, :r]
+        blk_t = blk[:, r:]
+        off_t = off[:, r:]
     else:
         blk_w, off_w = _split_products(K, wV, wV, blocks)
         blk_t, off_t = _split_products(K.T, np.hstack([b * V, b]), np.hstack([a * V, a]),
@@ -303,8 +311,10 @@ def _symmetrized_weights(st: dict, blocks: list[slice]) -> np.ndarray:
     """S = A + Aᵀ, A_ij = p_ij p_i off the class blocks and −p_ij q_i in them (P2), formed once
     per point (cached in ``st``)."""
     if "S" not in st:
-        K, w = st["K"], st["w"]
-        a, b = st["p"] / st["s"], st["q"] / st["s"]
+        K = st["K"]
+        w = st["w"]
+        a = st["p"] / st["s"]
+        b = st["q"] / st["s"]
         A = K * a[:, None]
         A *= w
         for c in blocks:

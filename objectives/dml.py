@@ -164,7 +164,8 @@ class MetricLearning(Objective):
         """scikit-learn's ``init="auto"`` start (or the ``init`` asked for), in units of c
         (module docstring)."""
         n, d = self._Xs.shape
-        r, init = self.r, self.init
+        r = self.r
+        init = self.init
         if init == "auto":
             n_classes = self.classes_.shape[0]
             if r <= min(d, n_classes - 1):

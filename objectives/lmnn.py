@@ -96,7 +96,8 @@ def _pair_laplacian(diff: np.ndarray, w: np.ndarray, T: np.ndarray, n: int) -> n
 def _classmates_at_infinity(D: np.ndarray, i0: int, i1: int, blocks: list[slice]) -> None:
     """Set D[i − i0, classmates of i] = +∞ for the rows i of the strip [i0, i1)."""
     for b in blocks:
-        lo, hi = max(b.start, i0), min(b.stop, i1)
+        lo = max(b.start, i0)
+        hi = min(b.stop, i1)
         if lo < hi:
             D[lo - i0:hi - i0, b] = np.inf
 
@@ -206,11 +207,13 @@ def large_margin_sampled(X: np.ndarray, z: np.ndarray, T: np.ndarray, v: np.ndar
     from ldr.objectives._candidates import block_sqdist, gathered_sqdist, pair_gradient
 
     idx = np.asarray(idx, dtype=np.intp)
-    b, r = idx.shape[0], M.shape[1]
+    b = idx.shape[0]
+    r = M.shape[1]
     UI = X[idx] @ M
     N = cand.neighbours(idx, lambda: X @ M)
     R = cand.columns(idx)
-    Ti, vi = T[idx], v[idx]
+    Ti = T[idx]
+    vi = v[idx]
     UT = (X[Ti.ravel()] @ M).reshape(b, Ti.shape[1], r)
     UN = (X[N.ravel()] @ M).reshape(b, N.shape[1], r)
     UR = X[R] @ M
@@ -222,7 +225,8 @@ def large_margin_sampled(X: np.ndarray, z: np.ndarray, T: np.ndarray, v: np.ndar
     wf = cand.far_weights(idx, N, R) * (z[R][None, :] != zi)
     cost = float(np.sum(vi * d))
     hp_t = np.zeros_like(d)                     # Σ_ℓ w h′ per target slot
-    Wn, Wf = np.zeros_like(Dn), np.zeros_like(Df)
+    Wn = np.zeros_like(Dn)
+    Wf = np.zeros_like(Df)
     for D, w, W in ((Dn, wn, Wn), (Df, wf, Wf)):
         if D.shape[1] == 0:
             continue
@@ -364,7 +368,8 @@ class LargeMarginDML(MetricLearning):
             return self._cache
         X, T, v = self._sorted()
         cost, GU = large_margin(X @ M, T, v, self._blocks, self.impostor_weight, self.smoothing)
-        self._cache_key, self._cache = key, {"cost": cost, "GU": GU}
+        self._cache_key = key
+        self._cache = {"cost": cost, "GU": GU}
         return self._cache
 
     def cost(self, M) -> float:

@@ -175,7 +175,8 @@ def nca_sampled(X: np.ndarray, z: np.ndarray, M: np.ndarray, idx: np.ndarray, ca
     from ldr.objectives._candidates import block_sqdist, gathered_sqdist, pair_gradient
 
     idx = np.asarray(idx, dtype=np.intp)
-    b, r = idx.shape[0], M.shape[1]
+    b = idx.shape[0]
+    r = M.shape[1]
     UI = X[idx] @ M
     N = cand.neighbours(idx, lambda: X @ M)
     R = cand.columns(idx)
@@ -195,7 +196,8 @@ def nca_sampled(X: np.ndarray, z: np.ndarray, M: np.ndarray, idx: np.ndarray, ca
     En /= Z[:, None]
     Ef /= Z[:, None]
     zi = z[idx, None]
-    same_n, same_f = z[N] == zi, z[R][None, :] == zi
+    same_n = z[N] == zi
+    same_f = z[R][None, :] == zi
     p = np.where(same_n, En, 0.0).sum(axis=1) + np.where(same_f, Ef, 0.0).sum(axis=1)
     An = En * (p[:, None] - same_n)
     Af = Ef * (p[:, None] - same_f)
@@ -299,10 +301,10 @@ class NCA(MetricLearning):
             return self._cache
         if self._strips:
             f, G = nca_strips(self._Xo @ M, self._zo, step=self.block_size)
-            self._cache_key, self._cache = key, {"f": f, "egrad": -self._Xo.T @ G}
-            return self._cache
-        self._cache_key, self._cache = key, nca_softmax(self._Xo @ M, self._blocks,
-                                                        self._same)
+            self._cache = {"f": f, "egrad": -self._Xo.T @ G}
+        else:
+            self._cache = nca_softmax(self._Xo @ M, self._blocks, self._same)
+        self._cache_key = key
         return self._cache
 
     def objective_value(self, M) -> float:
@@ -324,7 +326,8 @@ class NCA(MetricLearning):
             return -self._Xo.T @ nca_strips(self._Xo @ M, self._zo, self._Xo @ V,
                                             step=self.block_size)
         st = self._state(M)
-        U, p = st["U"], st["p"]
+        U = st["U"]
+        p = st["p"]
         P = nca_probabilities(st)
         dU = self._Xo @ V
         dP = ddist(U, dU)  # dD, then dp_ij = p_ij (Σ_k p_ik dD_ik − dD_ij), in place
