@@ -32,7 +32,7 @@ c: LDA's scalings are scale-equivariant and equal scikit-learn's start exactly; 
 identity are orthonormal in M (scikit-learn's are orthonormal in L: the same when c = 1).
 
 **Sampled batches.**  :meth:`MetricLearning.sample_batches` makes a batch's terms an estimate
-from candidate sets (``objectives/_candidates.py``, Eq. C1) at O(b·(K + m)) pairs instead of
+from candidate sets (``objectives/candidates.py``, Eq. C1) at O(b·(K + m)) pairs instead of
 O(b·n): the stochastic solvers' batches at large n.
 
 Reference: J. P. Cunningham, Z. Ghahramani (2015), "Linear dimensionality reduction: survey,
@@ -48,7 +48,7 @@ import numpy as np
 from ldr.data.validation import check_data, check_labels, check_new_data
 from ldr.errors import ParameterError
 from ldr.objective import Objective
-from ldr.objectives._candidates import NEAREST_CANDIDATES, SAMPLED_COLUMNS, Candidates
+from ldr.objectives.candidates import NEAREST_CANDIDATES, SAMPLED_COLUMNS, Candidates
 
 #: the family's objectives are exported by their own modules (``nca.py``, ``lmnn.py``)
 __all__: list[str] = []
@@ -119,7 +119,7 @@ class MetricLearning(Objective):
     def sample_batches(self, sample: int | None = SAMPLED_COLUMNS,
                        neighbours: int = NEAREST_CANDIDATES, seed: int = 0):
         """Make :meth:`batch` estimate each sample's term from a candidate set
-        (``objectives/_candidates.py``, Eq. C1): its ``neighbours`` nearest samples in the
+        (``objectives/candidates.py``, Eq. C1): its ``neighbours`` nearest samples in the
         embedding, exact, and ``sample`` columns drawn uniformly (seeded by ``seed`` and the
         batch), weighted n/``sample``; None: exact terms (every column).  Returns self."""
         self._cand = None if sample is None else Candidates(self.n_samples, neighbours,

@@ -56,9 +56,9 @@ import numpy as np
 
 from ldr.errors import ParameterError
 from ldr.objective import Method
-from ldr.objectives._candidates import Candidates
-from ldr.objectives._pairwise import class_blocks, strip_rows
+from ldr.objectives.candidates import Candidates
 from ldr.objectives.dml import MetricLearning
+from ldr.objectives.pairwise import class_blocks, strip_rows
 
 __all__ = ["LargeMarginDML"]
 
@@ -196,7 +196,7 @@ def large_margin_sampled(X: np.ndarray, z: np.ndarray, T: np.ndarray, v: np.ndar
                          M: np.ndarray, idx: np.ndarray, cand, lam: float, delta: float):
     """The batch I's terms of (M1), f_i = Σ_t v_it (d_it + λ Σ_ℓ h(1 + d_it − D_iℓ)), and
     their gradient in M, the impostors ℓ (z_ℓ ≠ z_i) taken from i's candidates
-    (``objectives/_candidates.py``, C1: the neighbours N_i with weight 1, the sampled
+    (``objectives/candidates.py``, C1: the neighbours N_i with weight 1, the sampled
     columns with n/m):
 
         f̂_i = Σ_t v_it (d_it + λ Σ_ℓ w_iℓ h(z_itℓ)),   ∂f̂_i/∂d_it = v_it (1 + λ Σ_ℓ w_iℓ h′),
@@ -204,7 +204,7 @@ def large_margin_sampled(X: np.ndarray, z: np.ndarray, T: np.ndarray, v: np.ndar
 
     an unbiased estimate of f_i and of its gradient (f_i is linear in the sums over ℓ);
     exact when m ≥ n.  O(b·k·(K + m)) time and memory."""
-    from ldr.objectives._candidates import block_sqdist, gathered_sqdist, pair_gradient
+    from ldr.objectives.candidates import block_sqdist, gathered_sqdist, pair_gradient
 
     idx = np.asarray(idx, dtype=np.intp)
     b = idx.shape[0]

@@ -17,7 +17,7 @@ A_ij = p_ij (p_i − 1[z_i = z_j]) = ∂p_i/∂D_ij, S = A + Aᵀ and Lap(S) = d
 and the Hessian-vector product differentiates it once more.
 
 **Dense oracles** up to ``DENSE_MAX`` samples: one n×n kernel per point, exponentiated on its
-upper triangle (``objectives/_pairwise.py``, Eqs. P1–P2), or up to ``SMALL`` samples (r < 8)
+upper triangle (``objectives/pairwise.py``, Eqs. P1–P2), or up to ``SMALL`` samples (r < 8)
 the plain row-stabilized softmax over the whole array.  **Strips** beyond (or with
 ``block_size``): no n×n array is stored; each strip of rows s is formed, used and dropped.
 The softmax is row-local, so a strip holds everything its rows need: with rows sorted by
@@ -53,7 +53,8 @@ import numpy as np
 
 from ldr.errors import ParameterError
 from ldr.objective import Method
-from ldr.objectives._pairwise import (
+from ldr.objectives.dml import MetricLearning
+from ldr.objectives.pairwise import (
     CLIP,
     SMALL,
     WIDE,
@@ -67,7 +68,6 @@ from ldr.objectives._pairwise import (
     strip_rows,
     sym_laplacian_times,
 )
-from ldr.objectives.dml import MetricLearning
 
 __all__ = ["NCA"]
 
@@ -165,14 +165,14 @@ def nca_memory(n: int) -> float:
 
 def nca_sampled(X: np.ndarray, z: np.ndarray, M: np.ndarray, idx: np.ndarray, cand):
     """(Σ_{i∈I} p̂_i, its gradient in M) with each p̂_i the softmax over i's candidates
-    (``objectives/_candidates.py``, C1): with weights w_ij = 1 on the neighbours N_i and n/m
+    (``objectives/candidates.py``, C1): with weights w_ij = 1 on the neighbours N_i and n/m
     on the sampled columns R ∩ F_i (0 elsewhere),
 
         p̂_ij = w_ij e^{−D_ij} / Σ_k w_ik e^{−D_ik},   p̂_i = Σ_{j: z_j = z_i} p̂_ij      (S3)
 
     and ∂p̂_i/∂D_ik = A_ik = p̂_ik (p̂_i − 1[z_i = z_k]), as for the exact term.  O(b(K + m)r
     + bKd + md) time for b = |I|; exact when m ≥ n."""
-    from ldr.objectives._candidates import block_sqdist, gathered_sqdist, pair_gradient
+    from ldr.objectives.candidates import block_sqdist, gathered_sqdist, pair_gradient
 
     idx = np.asarray(idx, dtype=np.intp)
     b = idx.shape[0]
@@ -256,7 +256,7 @@ class NCA(MetricLearning):
             raise ParameterError("block_size", f"must be a positive integer, got {block_size!r}")
         self.block_size = block_size
         self._strips = block_size is not None or self.n_samples > DENSE_MAX
-        # rows sorted by class: the same-class pairs are the diagonal blocks (_pairwise, P1)
+        # rows sorted by class: the same-class pairs are the diagonal blocks (pairwise.py, P1)
         self._order, self._blocks = class_blocks(self.codes_)
         self._Xo = self._Xs[self._order]
         self._zo = self.codes_[self._order]

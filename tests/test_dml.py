@@ -187,10 +187,10 @@ def test_nca_kernels_against_the_dense_formulas(r, n_per_class, scale):
 @pytest.mark.parametrize("scale", [0.5, 3.0, 25.0])
 def test_nca_small_table_path_equals_the_symmetric_form(scale):
     """Up to SMALL rows (r < WIDE) the softmax is the plain row-stabilized one with a
-    same-class mask (objectives/_pairwise.py, nca_small): the same p_i, q_i (summed directly:
+    same-class mask (objectives/pairwise.py, nca_small): the same p_i, q_i (summed directly:
     accurate where p_i ≈ 1 at the large scale), nearest rows, objective, gradient and
     Hessian-vector product as the symmetric form of (P1), and finite differences agree."""
-    from ldr.objectives._pairwise import SMALL
+    from ldr.objectives.pairwise import SMALL
     X, y = _subsample(load_wine, 20, seed=4)           # 60 rows ≤ SMALL
     assert len(y) <= SMALL
     small, general = NCA(X, y, 2), NCA(X, y, 2)
@@ -417,7 +417,7 @@ def test_softmax_entries_past_the_clip_are_zero_and_the_others_exact():
     """exp_neg exponentiates only the entries below CLIP (bit for bit np.exp's), sets the
     rest — +∞ on a diagonal included — to 0 without a floating-point warning, and an NCA whose
     map puts most entries past the clip keeps the exact objective and its derivatives."""
-    from ldr.objectives._pairwise import CLIP, MASKED_EXP_BELOW, exp_neg
+    from ldr.objectives.pairwise import CLIP, MASKED_EXP_BELOW, exp_neg
     for top in (1.2 * CLIP, 4.0 * CLIP):              # the plain call, then the masked one
         S = np.random.default_rng(2).uniform(0.0, top, (9, 40))
         S[np.arange(9), np.arange(9)] = np.inf

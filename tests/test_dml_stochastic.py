@@ -1,5 +1,5 @@
 """NCA and large-margin DML at large n: the sampled candidate batches
-(``objectives/_candidates.py``), the sampled stochastic start, and the estimators' stochastic
+(``objectives/candidates.py``), the sampled stochastic start, and the estimators' stochastic
 route past ``stochastic_above`` (``ldr.solvers.routes.stochastic_then_polish``) — exercised
 at small n by lowering the threshold."""
 

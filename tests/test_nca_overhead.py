@@ -16,7 +16,7 @@ from sklearn.datasets import load_iris, load_wine
 from sklearn.preprocessing import StandardScaler
 
 import ldr.estimators as est
-import ldr.objectives._pairwise as pairwise
+import ldr.objectives.pairwise as pairwise
 from ldr.data import arrays
 from ldr.manifolds import Geometry
 from ldr.solvers import LBFGS

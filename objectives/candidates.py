@@ -33,6 +33,9 @@ import zlib
 
 import numpy as np
 
+__all__ = ["NEAREST_CANDIDATES", "SAMPLED_COLUMNS", "Candidates", "block_sqdist",
+           "gathered_sqdist", "pair_gradient"]
+
 #: K, the nearest samples taken exactly: where the map has grown, NCA's softmax mass and
 #: LMNN's active impostors lie among a sample's nearest others; 32 is a few times LMNN's
 #: default 3 targets and small beside m, so the exact part costs a small share of a batch

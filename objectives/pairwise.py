@@ -1,4 +1,5 @@
-"""Pairwise kernels of the metric-learning objectives (:mod:`ldr.objectives.dml`).
+"""Pairwise kernels of the metric-learning objectives (:mod:`ldr.objectives.nca`,
+:mod:`ldr.objectives.lmnn`).
 
 Every evaluation of NCA or the large-margin cost works on n×n arrays; these helpers make each
 evaluation a few passes over one such array.
@@ -33,6 +34,11 @@ which reads each entry of K once (for a symmetric K, against 2r + 1 columns).
 from __future__ import annotations
 
 import numpy as np
+
+__all__ = ["CLIP", "MASKED_EXP_BELOW", "SMALL", "SPREAD", "STRIP_ENTRIES", "WIDE",
+           "class_blocks", "ddist", "exp_neg", "nca_laplacian_times", "nca_probabilities",
+           "nca_small", "nca_softmax", "nearest_sqdist", "same_class_mask", "softmax_kernel",
+           "strip_rows", "sym_laplacian_times"]
 
 #: largest spread max h − min h (in squared-distance units) for the symmetric form (P1):
 #: e^−600 ≈ 1e−261 keeps every row sum a normal double
@@ -87,25 +93,9 @@ def exp_neg(S: np.ndarray, keep: np.ndarray) -> np.ndarray:
     return S
 
 
-def laplacian_times(S: np.ndarray, U: np.ndarray) -> np.ndarray:
-    """Lap(S) U = diag(S1) U − S U for a symmetric S."""
-    return S.sum(axis=1)[:, None] * U - S @ U
-
-
 def sym_laplacian_times(A: np.ndarray, U: np.ndarray) -> np.ndarray:
     """Lap(A + Aᵀ) U without forming A + Aᵀ (two products with A instead of a transpose)."""
     return (A.sum(axis=1) + A.sum(axis=0))[:, None] * U - A @ U - A.T @ U
-
-
-def sqdist(U: np.ndarray) -> np.ndarray:
-    """Squared Euclidean distances between the rows of U (clipped at 0), in place."""
-    sq = np.sum(U * U, axis=1)
-    D = U @ U.T
-    D *= -2.0
-    D += sq[:, None]
-    D += sq[None, :]
-    np.maximum(D, 0.0, out=D)
-    return D
 
 
 def ddist(U: np.ndarray, dU: np.ndarray) -> np.ndarray:
