@@ -55,7 +55,7 @@ def test_nca_reaches_scikit_learns_objective_from_the_same_start(loader):
     # ... and ldr's cost is −(its objective) at any L, e.g. scikit-learn's answers
     for L in (sk.components_, sk0.components_):
         assert -obj.cost(obj.point(L)) == pytest.approx(_nca_objective(L, X, y), rel=1e-12)
-    res = ldr.solve(obj, M0=M0)
+    res = ldr.solve(obj, None, M0)
     assert res.converged, res.reason
     assert -res.cost >= f_sk * (1 - 1e-6), (-res.cost, f_sk)
     assert abs(-res.cost - f_sk) <= 1e-6 * f_sk
@@ -288,8 +288,8 @@ def test_large_margin_default_solver_reaches_the_trust_regions_minimum(loader):
     X, y = _subsample(loader, 15)
     obj = LargeMarginDML(X, y, 2)
     assert list(LargeMarginDML.default_solver) == ["lbfgs", "trust-region"]
-    ours = ldr.solve(obj, M0="heuristic", gtol=1e-9)
-    tr = ldr.solve(obj, "trust-region", M0="heuristic", gtol=1e-9)
+    ours = ldr.solve(obj, None, "heuristic", gtol=1e-9)
+    tr = ldr.solve(obj, "trust-region", "heuristic", gtol=1e-9)
     assert ours.converged and tr.converged, (ours.reason, tr.reason)
     assert ours.cost == pytest.approx(tr.cost, rel=1e-10)
     np.testing.assert_allclose(ours.M @ ours.M.T, tr.M @ tr.M.T, rtol=1e-5, atol=1e-7)

@@ -131,10 +131,10 @@ def test_polish_stops_after_its_budget_and_the_route_drops_it_past_the_pairs(win
     unless the gradient rule held); the stochastic route gets POLISH_PAIRS / n² of them, none
     once one exact iteration costs more."""
     obj = NCA(*wine, 2)
-    res = ldr.solve(obj, routes.Polish(3), M0="heuristic")
+    res = ldr.solve(obj, routes.Polish(3), "heuristic")
     assert res.n_iter == 3 and not res.converged
     assert res.reason.startswith("polish budget of 3 exact L-BFGS iterations spent")
-    full = ldr.solve(obj, "lbfgs", M0="heuristic", max_iter=3)
+    full = ldr.solve(obj, "lbfgs", "heuristic", max_iter=3)
     np.testing.assert_array_equal(res.M, full.M)   # the same iterates as L-BFGS
     assert routes.polish_steps(20_000) == 10 and routes.polish_steps(70_000) == 0
     assert [s.name for s in routes.stochastic_then_polish(20_000, max_epochs=5)] == \
@@ -163,7 +163,7 @@ def test_the_stochastic_route_says_when_the_full_gradient_misses_tol(classes):
 def test_sampled_start_makes_no_full_evaluation_before_the_check(classes):
     X, y = classes
     obj = NCA(X, y, 2).sample_batches(128, neighbours=8)
-    res = ldr.solve(obj, Adam(batch_size=100, start_terms=300, max_epochs=2), M0="heuristic")
+    res = ldr.solve(obj, Adam(batch_size=100, start_terms=300, max_epochs=2), "heuristic")
     assert res.counts["cost"] == 1 and res.counts["grad"] == 1   # the driver's check
     assert res.n_iter == 2 and "max_epochs 2 reached" in res.reason
 
