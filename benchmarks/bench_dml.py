@@ -16,20 +16,18 @@ others were only checked ("held out").
 
 1. **NCA**, both estimators at their defaults on the whole standardized table: scikit-learn's
    ``NeighborhoodComponentsAnalysis(r)`` (init "auto", L-BFGS-B, tol 1e-5, max_iter 50) and
-   ldr's ``NCA(r)`` (the same start; scikit-learn's optimizer on ldr's evaluations, then the
-   annealing L-BFGS, stopped by the gradient rule or the plateau rule, the better end kept).
+   ldr's ``NCA(r)`` (the same start; L-BFGS with the strong Wolfe line search, stopped by the
+   gradient rule or the relative-progress rule, ``ldr.solvers.routes.exact_nca``).
    Reported: each one's wall time (median of ``--repeats`` fits, interleaved; one fit
    on tables over 3000 rows), their ratio ldr ÷ scikit-learn, scikit-learn's objective
-   Σ_i p_i on the training data at each answer (the same function, tests/test_dml.py), whether
-   ldr's reaches scikit-learn's (f_ldr ≥ f_sk (1 − 1e-6)) and **when** it did: ldr's fit
-   time but the iterations after the first that reached it (from ``result_.trace``; NCA's
-   supremum lies at ‖L‖ → ∞, and ldr's default goes on past scikit-learn's value — the time
-   to reach the other tool's objective is the comparison of the two optimizers, the whole
-   fit's time that of the two defaults; both are printed), and the 3-NN accuracy of
-   StandardScaler → NCA → 3-NN, stratified 5-fold cross-validation repeated 3 times (once on
-   tables over 1000 rows), the same folds for both.  ``--baseline`` adds ldr's NCA default
-   before 2026-11-26's annealing (L-BFGS with the fixed cap 0.03 · ‖M‖), timed interleaved
-   with the two others and scored the same way: the before/after comparison of one run.
+   Σ_i p_i on the training data at each answer (the same function, tests/test_dml.py),
+   whether ldr's fit converged (``result_.converged``), whether ldr's objective reaches
+   scikit-learn's (f_ldr ≥ f_sk (1 − 1e-6)) and **when** it did: ldr's fit time but the
+   iterations after the first that reached it (from ``result_.trace``; NCA's supremum lies
+   at ‖L‖ → ∞ — the time to reach the other tool's objective is the comparison of the two
+   optimizers, the whole fit's time that of the two defaults; both are printed), and the
+   3-NN accuracy of StandardScaler → NCA → 3-NN, stratified 5-fold cross-validation
+   repeated 3 times (once on tables over 1000 rows), the same folds for both.
 2. **Large-margin DML**: metric-learn's ``LMNN(n_neighbors=3)`` (its defaults: gradient
    descent, up to 1000 iterations) against ldr's ``LargeMarginDML(r)`` (k = 3, L-BFGS).  The
    objectives differ (metric-learn's hinge, ldr's Huberized one and its weighting), so only
@@ -62,9 +60,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 import ldr.estimators as est
-from ldr.estimators.dml import NCA_MAX_STEP
 from ldr.objectives import NCA
-from ldr.solvers import LBFGS
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # `python -P` leaves it out
 import _common as common  # noqa: E402
@@ -134,18 +130,11 @@ def _rows(L: np.ndarray, r: int) -> np.ndarray:
     return np.vstack([L, np.zeros((r - L.shape[0], L.shape[1]))])
 
 
-def _fixed_cap(r: int):
-    """ldr's NCA default before 2026-11-26's annealing: L-BFGS with the fixed 0.03 · ‖M‖ cap."""
-    return est.NCA(r, solver=LBFGS(max_step=NCA_MAX_STEP))
-
-
-def nca_row(t, r: int | None, repeats: int, knn: bool, baseline: bool = False) -> dict:
+def nca_row(t, r: int | None, repeats: int, knn: bool) -> dict:
     X, y = StandardScaler().fit_transform(t.X), t.y
     n = X.shape[0]
     repeats = 1 if n > 3000 else repeats
     makers = {"sk": lambda: SkNCA(r), "ldr": lambda: est.NCA(r)}
-    if baseline:
-        makers["fixed"] = functools.partial(_fixed_cap, r)
     times = {key: [] for key in makers}
     models, ldr_fits = {}, []
     for _ in range(repeats):  # interleaved, so that a busy spell hits both
@@ -162,12 +151,9 @@ def nca_row(t, r: int | None, repeats: int, knn: bool, baseline: bool = False) -
            "t_reach": common.median([reach_time(s, m, f_sk) for s, m in ldr_fits]),
            "f_sk": f_sk, "f_ldr": f_ldr, "reached": f_ldr >= f_sk * (1 - REACHED),
            "sk_iter": models["sk"].n_iter_, "ldr_iter": models["ldr"].n_iter_,
-           "ldr_stop": models["ldr"].result_.reason, "acc_sk": math.nan,
+           "ldr_stop": models["ldr"].result_.reason,
+           "converged": models["ldr"].result_.converged, "acc_sk": math.nan,
            "acc_ldr": math.nan}
-    if baseline:
-        f_fixed = obj.objective_value(obj.point(_rows(models["fixed"].components_, obj.r)))
-        row.update(t_fixed=common.median(times["fixed"]), f_fixed=f_fixed,
-                   fixed_iter=models["fixed"].n_iter_, acc_fixed=math.nan)
     if knn:
         cv_repeats = 1 if n > 1000 else 3
         for key in makers:
@@ -203,11 +189,12 @@ def print_nca(rows: list[dict]) -> None:
               common.fmt_ratio(row["t_ldr"] / row["t_sk"]),
               common.fmt_time(row["t_reach"]), common.fmt_ratio(row["t_reach"] / row["t_sk"]),
               f"{row['f_sk']:.3f} ({row['sk_iter']})", f"{row['f_ldr']:.3f} ({row['ldr_iter']})",
-              "yes" if row["reached"] else "NO", _acc(row["acc_sk"]), _acc(row["acc_ldr"])]
+              "yes" if row["converged"] else "NO", "yes" if row["reached"] else "NO",
+              _acc(row["acc_sk"]), _acc(row["acc_ldr"])]
              for row in rows]
     common.print_table(["table", "n×d, classes", "sklearn", "ldr", "ratio", "ldr at f_sk",
-                        "ratio", "f sklearn (it)", "f ldr (it)", "f_ldr ≥ f_sk", "3-NN sklearn",
-                        "3-NN ldr"], table)
+                        "ratio", "f sklearn (it)", "f ldr (it)", "ldr conv", "f_ldr ≥ f_sk",
+                        "3-NN sklearn", "3-NN ldr"], table)
     print("  * held out: NCA's defaults were not chosen on this table")
     print("  ldr at f_sk: when ldr's run first reached scikit-learn's objective (its whole fit "
           "but the iterations after that one), ratio ÷ scikit-learn's fit")
@@ -223,21 +210,12 @@ def print_nca(rows: list[dict]) -> None:
               f"(max {max(ratios):.2f}), at scikit-learn's objective median "
               f"{common.median(reach):.2f} (max {max(reach):.2f}), ldr's objective reaches "
               f"scikit-learn's on "
-              f"{sum(row['reached'] for row in part)}/{len(part)}"
+              f"{sum(row['reached'] for row in part)}/{len(part)}, converged on "
+              f"{sum(row['converged'] for row in part)}/{len(part)}"
               + (f", 3-NN accuracy ldr − sklearn {np.mean(diffs):+.2f} points on average "
                  f"({min(diffs):+.1f} to {max(diffs):+.1f})" if diffs else ""))
     for row in rows:
         print(f"  {row['table']}: ldr stopped: {row['ldr_stop']}")
-    if "t_fixed" in rows[0]:
-        print("  before (--baseline): ldr's previous default, L-BFGS with the fixed cap "
-              f"{NCA_MAX_STEP} · ‖M‖, timed in the same run")
-        common.print_table(
-            ["table", "fixed-cap ldr", "ratio ÷ sklearn", "f (it)", "f ≥ f_sk", "3-NN"],
-            [[row["table"] + ("" if row["dev"] else " *"), common.fmt_time(row["t_fixed"]),
-              common.fmt_ratio(row["t_fixed"] / row["t_sk"]),
-              f"{row['f_fixed']:.3f} ({row['fixed_iter']})",
-              "yes" if row["f_fixed"] >= row["f_sk"] * (1 - REACHED) else "NO",
-              _acc(row["acc_fixed"])] for row in rows])
 
 
 def print_lmnn(rows: list[dict]) -> None:
@@ -262,8 +240,6 @@ def main(argv=None) -> None:
     parser.add_argument("--no-knn", action="store_true", help="skip the 3-NN accuracy")
     parser.add_argument("--no-nca", action="store_true")
     parser.add_argument("--no-lmnn", action="store_true")
-    parser.add_argument("--baseline", action="store_true",
-                        help="also time ldr's previous NCA default (the fixed step cap)")
     parser.add_argument("--lmnn-max-n", type=int, default=600)
     parser.add_argument("--ml-cv-limit", type=float, default=30.0)
     args = parser.parse_args(argv)
@@ -282,7 +258,7 @@ def main(argv=None) -> None:
                   f"NCA({r})")
             rows = []
             for t in tables:
-                rows.append(nca_row(t, r, args.repeats, not args.no_knn, args.baseline))
+                rows.append(nca_row(t, r, args.repeats, not args.no_knn))
                 print(f"  done {t.name}", flush=True)
             print_nca(rows)
             print()

@@ -27,7 +27,8 @@ standardized features:
 
 Tables are in two sets (``_tables.DEVELOPMENT``: defaults may be chosen there; the rest are
 held out); the summary reports both.  Methods with a documented size limit run on a seeded
-stratified subsample of a larger table (``LIMITS``), said so in the row.
+stratified subsample of a larger table (``LIMITS``), said so in the row; ``--max-rows``
+subsamples every table so (a quicker cross-validation of a slow method on a large table).
 
     python -P benchmarks/bench_real.py                      # everything (over two hours:
                                                             # NCA on fair, with the CV, 52 min)
@@ -299,8 +300,10 @@ def _cv_score(make_est, t, Xs, spec, folds) -> float:
     return math.nan
 
 
-def _limit(spec, t):
+def _limit(spec, t, max_rows=None):
     n = LIMITS.get(spec.name)
+    if max_rows is not None:
+        n = max_rows if n is None else min(n, max_rows)
     if n is None or t.X.shape[0] <= n:
         return t, ""
     X, y = _tables._subsample(t.X, t.y, n)
@@ -319,7 +322,7 @@ def _budget(args, theirs: Run) -> float:
 
 
 def run_one(spec, t, args) -> dict:
-    t, limited = _limit(spec, t)
+    t, limited = _limit(spec, t, args.max_rows)
     Xs = StandardScaler().fit_transform(t.X)
     ys = StandardScaler().fit_transform(t.y) if t.kind == "two-view" else t.y
     # a one-hot target for RRR and PLS (a regression onto the classes)
@@ -396,6 +399,9 @@ def main(argv=None) -> None:
     p.add_argument("--folds", type=int, default=5)
     p.add_argument("--no-cv", dest="cv", action="store_false",
                    help="skip the cross-validated scores")
+    p.add_argument("--max-rows", type=int, default=None,
+                   help="run every method on a seeded stratified subsample of at most this "
+                        "many rows of each table (said so in the row's note)")
     p.add_argument("--save", help="append the rows to this JSON-lines file")
     p.add_argument("--report", nargs="+", metavar="FILE",
                    help="print the tables of saved rows (several runs' files merged); no fits")

@@ -9,19 +9,33 @@ argument, mapped to its new name, and announced with a :class:`FutureWarning`.
 
 from __future__ import annotations
 
+import sys
 import warnings
 
-__all__ = ["renamed_keywords", "warn_renamed"]
+__all__ = ["renamed_keywords", "user_stacklevel", "warn_renamed"]
 
 
-def warn_renamed(where: str, old: str, new: str, stacklevel: int = 3) -> None:
-    """Announce that ``where``'s parameter ``old`` is now called ``new``."""
+def user_stacklevel() -> int:
+    """The ``stacklevel`` that makes a warning raised by the caller of this function point
+    at the first frame outside the ``ldr`` package: the user's line, however deep inside
+    ldr the warning is raised."""
+    frame = sys._getframe(1)
+    level = 1
+    while frame is not None and frame.f_globals.get("__name__", "").split(".")[0] == "ldr":
+        frame = frame.f_back
+        level += 1
+    return level
+
+
+def warn_renamed(where: str, old: str, new: str, stacklevel: int | None = None) -> None:
+    """Announce that ``where``'s parameter ``old`` is now called ``new`` (the warning points
+    at the user's line)."""
     warnings.warn(f"{where}: the parameter {old!r} is deprecated and will be removed in the "
-                  f"next release; pass {new}= instead", FutureWarning, stacklevel=stacklevel)
+                  f"next release; pass {new}= instead", FutureWarning,
+                  stacklevel=user_stacklevel() if stacklevel is None else stacklevel)
 
 
-def renamed_keywords(where: str, given: dict, renames: dict, new_values: dict,
-                     stacklevel: int = 4) -> dict:
+def renamed_keywords(where: str, given: dict, renames: dict, new_values: dict) -> dict:
     """``new_values`` updated with the old names found in ``given``.
 
     Parameters
@@ -51,7 +65,7 @@ def renamed_keywords(where: str, given: dict, renames: dict, new_values: dict,
         if old not in renames:
             raise TypeError(f"{where}() got an unexpected keyword argument {old!r}")
         new = renames[old]
-        warn_renamed(where, old, new, stacklevel)
+        warn_renamed(where, old, new)
         out[new] = value
     both = [old for old in given if renames[old] in given]
     if both:

@@ -77,7 +77,7 @@ TWO_VIEW = ("CCA", "OrthogonalCCA", "ReducedRankRegression")
 @pytest.mark.parametrize("name", [n for n in est.__all__ if n != "LinearDR"])
 def test_every_estimator_fits_an_array_of_another_namespace_under_dispatch(name, namespace):
     # every estimator is tagged and answers in the input's namespace (module docstring of
-    # ldr.estimators._namespace); an untagged one would read it as NumPy and answer in NumPy
+    # ldr.estimators.base); an untagged one would read it as NumPy and answer in NumPy
     # — five of them once raised TypeError here (scikit-learn's validation asked PyTorch for
     # a NumPy dtype)
     import numpy as np

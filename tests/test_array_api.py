@@ -68,7 +68,7 @@ def test_every_estimator_with_array_api_support_meets_sklearns_check_there():
 
     tagged = {name for name in est.__all__ if name != "LinearDR"
               and getattr(est, name)().__sklearn_tags__().array_api_support}
-    # every estimator answers in its input's namespace (ldr.estimators._namespace)
+    # every estimator answers in its input's namespace (ldr.estimators.base)
     assert tagged == set(est.__all__) - {"LinearDR"}
     assert est.LinearDR("pca").__sklearn_tags__().array_api_support
     missing = tagged - NOT_IN_SKLEARNS_CHECK - _estimators_in_sklearns_array_api_checks()

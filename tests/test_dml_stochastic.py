@@ -1,6 +1,7 @@
-"""NCA and large-margin DML at large n (issue 25): the sampled candidate batches
-(``objectives/_candidates.py``), the sampled stochastic start, and the estimators' stochastic
-route past ``stochastic_above`` — exercised at small n by lowering the threshold."""
+"""NCA and large-margin DML at large n: the sampled candidate batches
+(``objectives/candidates.py``), the sampled stochastic start, and the estimators' stochastic
+route past ``stochastic_above`` (``ldr.solvers.routes.stochastic_then_polish``) — exercised
+at small n by lowering the threshold."""
 
 import warnings
 
@@ -12,7 +13,7 @@ from sklearn.preprocessing import StandardScaler
 
 import ldr
 import ldr.estimators as est
-import ldr.estimators.dml as dml_estimators
+import ldr.solvers.routes as routes
 from ldr.errors import ParameterError
 from ldr.objectives import NCA, LargeMarginDML
 from ldr.solvers import Adam
@@ -97,23 +98,51 @@ def test_the_stochastic_route_is_taken_past_the_threshold(Est, classes):
     assert first.solver == "adam" and "full gradient" in first.reason
     # seeded: the same fit twice gives the same map
     np.testing.assert_array_equal(fast.components_, again.components_)
-    # the answer is the exact solver's to 1e-3 relative objective (evaluated exactly)
+    # the answer (evaluated exactly) is within the spread of two exact solvers of the exact
+    # route's: NCA's Σ_i p_i a few samples of n = 1200 (0.25%), LMNN's cost 1e-3
     assert fast.cost_ == pytest.approx(fast.objective_.cost(fast.M_), rel=1e-12)
-    assert (fast.cost_ - exact.cost_) / abs(exact.cost_) <= 1e-3
+    assert (fast.cost_ - exact.cost_) / abs(exact.cost_) <= (2.5e-3 if Est is est.NCA
+                                                               else 1e-3)
 
 
-def test_without_polish_budget_the_check_is_the_only_full_evaluation(classes, monkeypatch):
+@pytest.mark.parametrize("tol", [1e-6, 0.5])
+def test_without_polish_budget_the_full_gradient_check_decides_converged(classes, monkeypatch,
+                                                                          tol):
     """At n where no exact iteration fits POLISH_PAIRS (n = 10⁵) the route is Adam alone: the
-    driver's check is its one full evaluation and says whether the gradient met tol."""
-    monkeypatch.setattr(dml_estimators, "POLISH_PAIRS", 1e5)
+    driver's check is its one full evaluation, and the run is converged exactly when the full
+    gradient at the answer, computed here again, meets tol · scale — at a tight tol and a
+    loose one."""
+    monkeypatch.setattr(routes, "POLISH_PAIRS", 1e5)
     X, y = classes
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        model = est.NCA(2, stochastic_above=1000).fit(X, y)
+        model = est.NCA(2, stochastic_above=1000, tol=tol).fit(X, y)
     res = model.result_
     assert res.solver == "adam" and res.counts["cost"] == 1 and res.counts["grad"] == 1
     assert res.trace[-1]["full_check"] and res.reason.startswith("stochastic run ended (")
-    assert "above tol" in res.reason and not res.converged and res.n_iter <= 20
+    full = np.linalg.norm(model.objective_.egrad(model.M_))
+    assert res.grad_norm == pytest.approx(full, rel=1e-10)
+    assert res.converged == (full <= tol * res.grad_scale), (res.reason, full)
+    assert ("above tol" in res.reason) == (not res.converged) and res.n_iter <= 20
+
+
+def test_polish_stops_after_its_budget_and_the_route_drops_it_past_the_pairs(wine):
+    """``Polish(steps)`` is L-BFGS ended after ``steps`` iterations (not converged there,
+    unless the gradient rule held); the stochastic route gets POLISH_PAIRS / n² of them, none
+    once one exact iteration costs more."""
+    obj = NCA(*wine, 2)
+    res = ldr.solve(obj, routes.Polish(3), "heuristic")
+    assert res.n_iter == 3 and not res.converged
+    assert res.reason.startswith("polish budget of 3 exact L-BFGS iterations spent")
+    full = ldr.solve(obj, "lbfgs", "heuristic", max_iter=3)
+    np.testing.assert_array_equal(res.M, full.M)   # the same iterates as L-BFGS
+    assert routes.polish_steps(20_000) == 10 and routes.polish_steps(70_000) == 0
+    assert [s.name for s in routes.stochastic_then_polish(20_000, max_epochs=5)] == \
+        ["adam", "lbfgs"]
+    assert [s.name for s in routes.stochastic_then_polish(70_000, max_epochs=5)] == ["adam"]
+    with pytest.raises(ParameterError) as info:
+        routes.Polish(0)
+    assert info.value.param == "steps"
 
 
 def test_the_stochastic_route_says_when_the_full_gradient_misses_tol(classes):
@@ -134,7 +163,7 @@ def test_the_stochastic_route_says_when_the_full_gradient_misses_tol(classes):
 def test_sampled_start_makes_no_full_evaluation_before_the_check(classes):
     X, y = classes
     obj = NCA(X, y, 2).sample_batches(128, neighbours=8)
-    res = ldr.solve(obj, Adam(batch_size=100, start_terms=300, max_epochs=2), M0="heuristic")
+    res = ldr.solve(obj, Adam(batch_size=100, start_terms=300, max_epochs=2), "heuristic")
     assert res.counts["cost"] == 1 and res.counts["grad"] == 1   # the driver's check
     assert res.n_iter == 2 and "max_epochs 2 reached" in res.reason
 

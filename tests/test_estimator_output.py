@@ -1,4 +1,4 @@
-"""What every estimator's output shares (ldr.estimators._output): float32 in → float32 out and
+"""What every estimator's output shares (ldr.estimators.base): float32 in → float32 out and
 equal to the float64 answer to float32 precision; feature names, DataFrames and
 ``set_output``; ``n_components`` first, None = the natural maximum; ``ldr.estimators`` lazy."""
 

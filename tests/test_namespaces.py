@@ -174,21 +174,20 @@ def test_float32_torch_iterates_in_float32_to_its_precision(wine, solver):
 
 @pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed")
 def test_the_default_tolerance_follows_the_datas_precision():
-    """ldr.solve's default gtol is √ε-scaled to the iterates' dtype; an estimator's default
-    tol of 1e-8 defers to it, a tol the user set or another default (NCA's 1e-6) is kept.
+    """ldr.solve's default tol is √ε-scaled to the iterates' dtype; an estimator's default
+    tol (None) is ldr.solve's, a tol the user set or another default (NCA's 1e-6) is kept.
     (A float32 estimator fit under dispatch: tests/array_api_cases.py.)"""
     import torch
 
     from ldr.estimators import NCA, OrthogonalLDA
-    from ldr.estimators._solving import gradient_tolerance
-    from ldr.stopping import default_tol as default_gtol
+    from ldr.stopping import default_tol
 
-    assert default_gtol(torch.zeros(1, dtype=torch.float64)) == 1e-8 == default_gtol(None)
-    assert default_gtol(torch.zeros(1, dtype=torch.float32)) == pytest.approx(2.317e-4,
-                                                                                rel=1e-3)
-    assert gradient_tolerance(OrthogonalLDA(2)) is None
-    assert gradient_tolerance(OrthogonalLDA(2, tol=1e-6)) == 1e-6
-    assert gradient_tolerance(NCA(2)) == 1e-6
+    assert default_tol(torch.zeros(1, dtype=torch.float64)) == 1e-8 == default_tol(None)
+    assert default_tol(torch.zeros(1, dtype=torch.float32)) == pytest.approx(2.317e-4,
+                                                                               rel=1e-3)
+    assert OrthogonalLDA(2)._solve_options()["tol"] is None
+    assert OrthogonalLDA(2, tol=1e-6)._solve_options()["tol"] == 1e-6
+    assert NCA(2)._solve_options()["tol"] == 1e-6
 
 
 @pytest.mark.gpu

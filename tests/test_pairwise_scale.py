@@ -11,8 +11,8 @@ import scipy.spatial.distance
 
 import ldr.estimators as est
 import ldr.estimators.spectral as spectral_module
-import ldr.objectives._nca as nca_module
 import ldr.objectives.mds as mds_module
+import ldr.objectives.nca as nca_module
 from ldr.estimators.spectral import (
     gaussian_gamma,
     kernel_embedding,
@@ -22,7 +22,7 @@ from ldr.estimators.spectral import (
 from ldr.kernels import Gaussian
 from ldr.manifolds import sin_largest_angle
 from ldr.objectives import LPP, MDS, NCA, NPE
-from ldr.objectives.dml import NCA as NCAObjective
+from ldr.objectives.nca import NCA as NCAObjective
 
 
 def _blobs(n=240, d=5, seed=0):
@@ -107,9 +107,6 @@ def test_nca_strips_are_the_default_beyond_dense_max_and_allocate_what_they_decl
     tracemalloc.start()
     try:
         obj = NCAObjective.__new__(NCAObjective)
-        import ldr.objectives.dml as dml
-
-        monkeypatch.setattr(dml, "DENSE_MAX", 100)
         obj.__init__(X, y, 2)
         obj.cost(M), obj.egrad(M), obj.ehvp(M, V)
         peak = tracemalloc.get_traced_memory()[1]

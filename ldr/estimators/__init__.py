@@ -1,5 +1,5 @@
 """scikit-learn estimators (``fit``/``transform``; ``fit_predict`` for clustering), one module
-per family; :mod:`ldr.estimators._base` holds what they share (the generic
+per family; :mod:`ldr.estimators.base` holds what they share (the generic
 :class:`LinearDR`, its fit template, the solver settings and the projection API).
 """
 

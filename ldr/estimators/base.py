@@ -49,7 +49,7 @@ from ldr.data import arrays
 from ldr.data.rows import as_dask_array, map_rows
 from ldr.data.statistics import Moments
 from ldr.data.validation import is_lazy, non_numeric_error, refuse_lazy
-from ldr.deprecation import warn_renamed
+from ldr.deprecation import user_stacklevel, warn_renamed
 from ldr.driver import solve
 from ldr.errors import ParameterError
 from ldr.estimators.span import check_span_components
@@ -600,7 +600,7 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         value = getattr(self, old, "deprecated")
         if isinstance(value, str) and value == "deprecated":
             return getattr(self, new), new
-        warn_renamed(type(self).__name__, old, new, 4)
+        warn_renamed(type(self).__name__, old, new)
         return value, old
 
     def _shrinkage(self) -> float:
@@ -782,7 +782,7 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
             if key in RENAMED_SOLVE_OPTIONS:
                 new = RENAMED_SOLVE_OPTIONS[key]
                 warn_renamed(f"{type(self).__name__}.solver_params", key,
-                             new if new == "tol_scale" else f"the estimator's {new}", 5)
+                             new if new == "tol_scale" else f"the estimator's {new}")
                 if new == "tol_scale":
                     options["tol_scale"] = value
                 else:
@@ -835,7 +835,8 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
             raise KeyboardInterrupt(res.reason)
         if not res.converged:
             warnings.warn(f"{type(self).__name__}: {what} {res.solver!r} did not converge "
-                          f"({res.reason}); {remedy}", ConvergenceWarning, stacklevel=4)
+                          f"({res.reason}); {remedy}", ConvergenceWarning,
+                          stacklevel=user_stacklevel())
 
     # --- new rows -------------------------------------------------------------------------
     def _check_rows(self, X, method: str = "transform"):

@@ -333,7 +333,8 @@ ESTIMATORS: dict[str, Spec] = {
     "KernelSDR": Spec("labels", {"max_iter": 100}, {"eps": st.sampled_from(
         (1e-3, 1e-3, 0.0, -1.0)), "sigma": _SIGMA}),
     "LargeMarginDML": Spec("labels", {"max_iter": 100}, {
-        "k": st.sampled_from((3, 1, 0, 50)), "lam": st.sampled_from((1.0, 0.0, -1.0)),
+        "n_neighbors": st.sampled_from((3, 1, 0, 50)),
+        "impostor_weight": st.sampled_from((1.0, 0.0, -1.0)),
         "smoothing": st.sampled_from((0.5, 0.0, -1.0))}, orthonormal=()),
     "LinearDR": Spec("labels", {"max_iter": 200}, args=("lda",)),
     "OrthogonalCCA": Spec("targets", {"max_iter": 200}, {"reg": _reg(1.5)},

@@ -21,8 +21,7 @@ The near terms carry most of the mass where the metric has grown (NCA's softmax 
 concentrated on a few neighbours; LMNN's active impostors are near), the uniform sample
 where it has not.  LMNN's cost is linear in these sums: its batch estimates are unbiased.
 NCA's p_i is a ratio of two of them: its estimate is biased by O(1/m) where the far part
-matters, which is why a stochastic NCA run ends with an exact check (the driver's) and is
-compared with the exact solver in ``benchmarks/bench_pairwise_scale.py``.
+matters, which is why a stochastic NCA run ends with an exact check (the driver's).
 
 Gradients: for pair weights W_ik = ∂(batch cost)/∂D_ik on the candidate pairs,
 ∂/∂M = 2 Σ W_ik (x_i − x_k)(u_i − u_k)ᵀ (:func:`pair_gradient`).
@@ -33,6 +32,18 @@ from __future__ import annotations
 import zlib
 
 import numpy as np
+
+__all__ = ["NEAREST_CANDIDATES", "SAMPLED_COLUMNS", "Candidates", "block_sqdist",
+           "gathered_sqdist", "pair_gradient"]
+
+#: K, the nearest samples taken exactly: where the map has grown, NCA's softmax mass and
+#: LMNN's active impostors lie among a sample's nearest others; 32 is a few times LMNN's
+#: default 3 targets and small beside m, so the exact part costs a small share of a batch
+NEAREST_CANDIDATES = 32
+#: m, the columns sampled uniformly: the far part of each sum is estimated from m of n terms,
+#: unbiased with a relative standard error of order 1/√m (about 4% at 512) whatever n is, at
+#: O(b·m) pairs per batch of b samples
+SAMPLED_COLUMNS = 512
 
 
 class Candidates:

@@ -1,4 +1,5 @@
-"""Pairwise kernels of the metric-learning objectives (:mod:`ldr.objectives.dml`).
+"""Pairwise kernels of the metric-learning objectives (:mod:`ldr.objectives.nca`,
+:mod:`ldr.objectives.lmnn`).
 
 Every evaluation of NCA or the large-margin cost works on n×n arrays; these helpers make each
 evaluation a few passes over one such array.
@@ -34,6 +35,11 @@ from __future__ import annotations
 
 import numpy as np
 
+__all__ = ["CLIP", "MASKED_EXP_BELOW", "SMALL", "SPREAD", "STRIP_ENTRIES", "WIDE",
+           "class_blocks", "ddist", "exp_neg", "nca_laplacian_times", "nca_probabilities",
+           "nca_small", "nca_softmax", "nearest_sqdist", "same_class_mask", "softmax_kernel",
+           "strip_rows", "sym_laplacian_times"]
+
 #: largest spread max h − min h (in squared-distance units) for the symmetric form (P1):
 #: e^−600 ≈ 1e−261 keeps every row sum a normal double
 SPREAD = 600.0
@@ -45,11 +51,9 @@ STRIP_ENTRIES = 2**16
 #: up to this many rows (and fewer than :data:`WIDE` columns) NCA's softmax is the plain
 #: row-stabilized one over the whole n×n array with a same-class mask (:func:`nca_small`):
 #: a dozen NumPy calls, where the symmetric form's strips, mirror and class blocks cost more
-#: in dispatch than they save in exponentials.  Measured (one BLAS thread, r = 2, cost and
-#: gradient, the better of 15 interleaved runs): n = 32 130 → 64 µs, 72 180 → 126 µs,
-#: 100 227 → 199 µs, 128 about equal; at 150 the plain form takes 2.2–2.6× as long — its
-#: four n×n arrays pass glibc's 128 KiB threshold for allocating by mmap (page faults on every
-#: call), 8 · 120² bytes stay below it
+#: in dispatch than they save in exponentials.  The bound keeps each of the plain form's
+#: four n×n float64 arrays (8 · 120² bytes) below glibc's 128 KiB threshold for allocating
+#: by mmap, past which every call page-faults and the plain form loses its advantage
 SMALL = 120
 
 
@@ -61,7 +65,7 @@ def strip_rows(n: int) -> int:
 
 #: exponents at or past CLIP are not exponentiated, the entry is 0 (:func:`exp_neg`): it would
 #: be at most e^−700 ≈ 1e−304 (×e^SPREAD in the symmetric form), far below the rounding of
-#: any p_i, and results that underflow take the exponential's slow path (5× slower)
+#: any p_i, and results that underflow take the exponential's slow path
 CLIP = 700.0
 
 
@@ -75,10 +79,9 @@ def exp_neg(S: np.ndarray, keep: np.ndarray) -> np.ndarray:
     boolean buffer of S's shape.  Where at most :data:`MASKED_EXP_BELOW` of S is below CLIP,
     only those entries are exponentiated (a masked ufunc call, which works on runs of kept
     entries), else all and the rest zeroed after: the entries past it were e^−700 ≈ 1e−304,
-    which no sum of normal magnitude feels, and late in a fit they are most of the entries
-    (45–67% of those exponentiated over whole default fits on anes96/PID, digits, star98,
-    modechoice; at fair/religious' stop 99.9%) while the exponential is most of an
-    evaluation's time (glibc's, about 10 ns an entry, e^−700 on its slow path)."""
+    which no sum of normal magnitude feels, and late in a fit (a large map) they are most of
+    the entries, while the exponential is most of an evaluation's time and e^−700 takes its
+    slow path."""
     np.less(S, CLIP, out=keep)
     np.minimum(S, CLIP, out=S)       # finite everywhere: the product below makes no NaN
     np.negative(S, out=S)
@@ -90,25 +93,9 @@ def exp_neg(S: np.ndarray, keep: np.ndarray) -> np.ndarray:
     return S
 
 
-def laplacian_times(S: np.ndarray, U: np.ndarray) -> np.ndarray:
-    """Lap(S) U = diag(S1) U − S U for a symmetric S."""
-    return S.sum(axis=1)[:, None] * U - S @ U
-
-
 def sym_laplacian_times(A: np.ndarray, U: np.ndarray) -> np.ndarray:
     """Lap(A + Aᵀ) U without forming A + Aᵀ (two products with A instead of a transpose)."""
     return (A.sum(axis=1) + A.sum(axis=0))[:, None] * U - A @ U - A.T @ U
-
-
-def sqdist(U: np.ndarray) -> np.ndarray:
-    """Squared Euclidean distances between the rows of U (clipped at 0), in place."""
-    sq = np.sum(U * U, axis=1)
-    D = U @ U.T
-    D *= -2.0
-    D += sq[:, None]
-    D += sq[None, :]
-    np.maximum(D, 0.0, out=D)
-    return D
 
 
 def ddist(U: np.ndarray, dU: np.ndarray) -> np.ndarray:
@@ -275,7 +262,11 @@ def _split_products(K: np.ndarray, R_same: np.ndarray, R_other: np.ndarray,
 def nca_laplacian_times(st: dict, V: np.ndarray, blocks: list[slice]) -> np.ndarray:
     """Lap(A + Aᵀ) V = diag(Aᵀ1) V − A V − AᵀV at the state of :func:`nca_softmax` (P2);
     ∂(Σ_i p_i)/∂U is twice this at V = U."""
-    K, w, s, p, q = st["K"], st["w"], st["s"], st["p"], st["q"]
+    K = st["K"]
+    w = st["w"]
+    s = st["s"]
+    p = st["p"]
+    q = st["q"]
     r = V.shape[1]
     if "blk" in st:   # nca_small's state: A_ij = K_ij (a_i off the blocks, −b_i in them)
         if "A" not in st:
@@ -287,12 +278,16 @@ def nca_laplacian_times(st: dict, V: np.ndarray, blocks: list[slice]) -> np.ndar
     if r >= WIDE:   # many columns: S = A + Aᵀ formed once, then one product with V
         S = _symmetrized_weights(st, blocks)
         return S.sum(axis=1)[:, None] * V - S @ V
-    a, b = (p / s)[:, None], (q / s)[:, None]
+    a = (p / s)[:, None]
+    b = (q / s)[:, None]
     wV = w[:, None] * V
     if st["symmetric"]:   # one pass: K_blk (wV, b∘V, b) and K_off (wV, a∘V, a)
         blk, off = _split_products(K, np.concatenate((wV, b * V, b), axis=1),
                                    np.concatenate((wV, a * V, a), axis=1), blocks)
-        blk_w, off_w, blk_t, off_t = blk[:, :r], off[:, :r], blk[:, r:], off[:, r:]
+        blk_w = blk[:, :r]
+        off_w = off[:, :r]
+        blk_t = blk[:, r:]
+        off_t = off[:, r:]
     else:
         blk_w, off_w = _split_products(K, wV, wV, blocks)
         blk_t, off_t = _split_products(K.T, np.hstack([b * V, b]), np.hstack([a * V, a]),
@@ -306,8 +301,10 @@ def _symmetrized_weights(st: dict, blocks: list[slice]) -> np.ndarray:
     """S = A + Aᵀ, A_ij = p_ij p_i off the class blocks and −p_ij q_i in them (P2), formed once
     per point (cached in ``st``)."""
     if "S" not in st:
-        K, w = st["K"], st["w"]
-        a, b = st["p"] / st["s"], st["q"] / st["s"]
+        K = st["K"]
+        w = st["w"]
+        a = st["p"] / st["s"]
+        b = st["q"] / st["s"]
         A = K * a[:, None]
         A *= w
         for c in blocks:

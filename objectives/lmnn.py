@@ -1,0 +1,385 @@
+"""Large-margin distance metric learning (LMNN's objective; Weinberger & Saul 2009, as the
+survey's Eq. 27 writes it): the objective :class:`LargeMarginDML` and its oracles.
+
+With u_i = L x_i and D_ij = ‖u_i − u_j‖² (``objectives/dml.py``)::
+
+    f_LM(L) = Σ_i Σ_{j∈η(i)} ( D_ij + λ Σ_ℓ 1[z_ℓ ≠ z_i] h(1 + D_ij − D_iℓ) )
+
+with λ = ``impostor_weight`` and η(i) the k = ``n_neighbors`` **target neighbours** of x_i:
+its k nearest same-class samples in the *input* space (Euclidean distance of X as given),
+fixed once before the optimization, as LMNN does (a class with m ≤ k samples gives each of
+them its m − 1 classmates).  The survey's hinge [·]_+ has no derivative at 0, so h is the
+**Huberized (quadratically smoothed) hinge**
+
+    h(z) = 0 (z ≤ 0),   z²/(2δ) (0 < z < δ),   z − δ/2 (z ≥ δ)       (δ = ``smoothing``)
+
+which is C¹ with h″ = 1/δ on (0, δ) and 0 elsewhere.  Chosen over softplus
+(log(1 + e^{βz})/β) because it keeps LMNN's sparsity — triples (i, j, ℓ) outside the margin
+(z ≤ 0) contribute exactly nothing, so the objective is the hinge's wherever the margin is
+met or violated by more than δ (there it differs by the constant δ/2 per triple), while
+softplus charges every one of the n²k triples log 2/β even at z = 0 and never vanishes.
+
+**Oracles by strips of rows**: no n×n array is ever stored.  Rows are sorted by class, so a
+sample's classmates are one block of columns.  For a strip of rows s the squared distances
+D_s are formed with +∞ on the classmates' columns (never impostors), and for each target
+slot t (target T_it, distance d_it, validity v_it ∈ {0, 1}) the hinge arguments
+z = 1 + d_it − D_iℓ, with c = min(z⁺, δ),
+
+    h(z) = c²/(2δ) + (z⁺ − c),   h′(z) = c/δ,   h″(z) = 1[0 < z < δ]/δ
+
+(z = −∞ on the classmates' columns costs and weighs nothing).  With W the weights of
+∂f/∂D — impostor pairs W_iℓ = −λ Σ_t v_it h′(z_itℓ), target pairs W_{i,T_it} =
+v_it (1 + λ Σ_ℓ h′(z_itℓ)) —
+
+    f = Σ_it v_it (d_it + λ Σ_ℓ h(z_itℓ)),      ∂f/∂U = 2 Lap(W + Wᵀ) U               (M1)
+
+and the Hessian along dU differentiates W once more (dz = dd_it − dD_iℓ):
+
+    d(∂f/∂U) = 2 Lap(dW + dWᵀ) U + 2 Lap(W + Wᵀ) dU                                     (M2)
+
+The impostor part of each Laplacian product, diag(W1 + Wᵀ1) V − W V − WᵀV, is accumulated
+strip by strip; the target part (n·k pairs) is a scatter.  O(n²(r + k)) time, no n×n array.
+**Sampled batches**: each sample's impostors from its candidate set, Eq. M3 below.
+
+References: K. Q. Weinberger, L. K. Saul (2009), "Distance metric learning for large margin
+nearest neighbor classification", JMLR 10, 207–244; J. P. Cunningham, Z. Ghahramani (2015),
+"Linear dimensionality reduction: survey, insights, and generalizations", JMLR 16,
+2859–2900, Eq. 27.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+
+import numpy as np
+
+from ldr.errors import ParameterError
+from ldr.objective import Method
+from ldr.objectives.candidates import Candidates
+from ldr.objectives.dml import MetricLearning
+from ldr.objectives.pairwise import class_blocks, strip_rows
+
+__all__ = ["LargeMarginDML"]
+
+#: the value of a deprecated parameter that was not given
+_DEPRECATED = "deprecated"
+
+
+def _given(value, old: str, new: str) -> bool:
+    """Whether the deprecated parameter ``old`` of :class:`LargeMarginDML` was given (with a
+    FutureWarning naming ``new``, its replacement with the same values)."""
+    if isinstance(value, str) and value == _DEPRECATED:
+        return False
+    warnings.warn(f"LargeMarginDML({old}=...) is deprecated since ldr 0.2 and will be removed "
+                  f"in the next release; pass {new}=... (the same values)", FutureWarning,
+                  stacklevel=3)
+    return True
+
+
+def target_distances(U: np.ndarray, T: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(u_i − u_{T_it}) as an (n, k, r) array and d_it = its squared norms."""
+    diff = U[:, None, :] - U[T]
+    return diff, np.einsum("ikr,ikr->ik", diff, diff)
+
+
+def _pair_laplacian(diff: np.ndarray, w: np.ndarray, T: np.ndarray, n: int) -> np.ndarray:
+    """Lap(W + Wᵀ) U for W supported on the target pairs (i, T_it) with weights w_it:
+    w_it (u_i − u_T) added to row i and subtracted from row T_it."""
+    wd = w[:, :, None] * diff
+    out = wd.sum(axis=1)
+    for col in range(out.shape[1]):
+        out[:, col] -= np.bincount(T.ravel(), weights=wd[:, :, col].ravel(), minlength=n)
+    return out
+
+
+def _classmates_at_infinity(D: np.ndarray, i0: int, i1: int, blocks: list[slice]) -> None:
+    """Set D[i − i0, classmates of i] = +∞ for the rows i of the strip [i0, i1)."""
+    for b in blocks:
+        lo = max(b.start, i0)
+        hi = min(b.stop, i1)
+        if lo < hi:
+            D[lo - i0:hi - i0, b] = np.inf
+
+
+def large_margin(U: np.ndarray, T: np.ndarray, v: np.ndarray, blocks: list[slice], lam: float,
+                 delta: float, dU: np.ndarray | None = None):
+    """(f, ∂f/∂U) of (M1), or, with ``dU``, the Hessian along dU of (M2), for U with rows
+    sorted by class (``blocks`` the class slices), targets T (n×k) and validity v (n×k)."""
+    n, r = U.shape
+    k = T.shape[1]
+    sq = np.einsum("ij,ij->i", U, U)
+    diff, d = target_distances(U, T)
+    hessian = dU is not None
+    if hessian:
+        dsq = np.einsum("ij,ij->i", U, dU)
+        ddiff = dU[:, None, :] - dU[T]
+        dd = 2.0 * np.einsum("ikr,ikr->ik", diff, ddiff)
+    cost = float(np.sum(v * d))
+    hp_sum = np.zeros((n, k))     # Σ_ℓ h′(z_itℓ)
+    hpp_sum = np.zeros((n, k))    # Σ_ℓ h″(z_itℓ) dz_itℓ (Hessian)
+    # impostor parts of Lap(W + Wᵀ) V (V = U, or dU for the Hessian) and Lap(dW + dWᵀ) U
+    V = dU if hessian else U
+    lap = np.zeros((n, r))
+    col_w = np.zeros(n)
+    dlap = np.zeros((n, r))
+    col_dw = np.zeros(n)
+    step = strip_rows(n)
+    buf = np.empty((min(step, n), n))
+    for i0 in range(0, n, step):
+        i1 = min(i0 + step, n)
+        s = slice(i0, i1)
+        D = buf[: i1 - i0]
+        np.matmul(U[s], U.T, out=D)
+        D *= -2.0
+        D += sq
+        D += sq[s, None]
+        _classmates_at_infinity(D, i0, i1, blocks)
+        W = np.zeros_like(D)
+        if hessian:
+            dD = np.matmul(U[s], dU.T) + np.matmul(dU[s], U.T)
+            dD *= -2.0
+            dD += 2.0 * dsq
+            dD += 2.0 * dsq[s, None]
+            dW = np.zeros_like(D)
+        for t in range(k):
+            vt = v[s, t]
+            if not vt.any():
+                continue
+            Z = (1.0 + d[s, t])[:, None] - D            # −∞ on the classmates' columns
+            np.maximum(Z, 0.0, out=Z)                    # z⁺
+            c = np.minimum(Z, delta)
+            if not hessian:
+                h_rows = (np.einsum("ij,ij->i", c, c) / (2.0 * delta) + Z.sum(axis=1)
+                          - c.sum(axis=1))
+                cost += lam * float(vt @ h_rows)
+            hp_sum[s, t] = c.sum(axis=1) / delta
+            W -= (lam / delta) * vt[:, None] * c
+            if hessian:
+                band = (Z > 0.0) & (Z < delta)
+                G = (dd[s, t][:, None] - dD) * band      # h″ dz · δ
+                hpp_sum[s, t] = G.sum(axis=1) / delta
+                dW -= (lam / delta) * vt[:, None] * G
+        lap[s] += W.sum(axis=1)[:, None] * V[s] - W @ V
+        col_w += W.sum(axis=0)
+        lap -= W.T @ V[s]
+        if hessian:
+            dlap[s] += dW.sum(axis=1)[:, None] * U[s] - dW @ U
+            col_dw += dW.sum(axis=0)
+            dlap -= dW.T @ U[s]
+    lap += col_w[:, None] * V
+    w_tgt = v * (1.0 + lam * hp_sum)
+    if not hessian:
+        return cost, 2.0 * (lap + _pair_laplacian(diff, w_tgt, T, n))
+    dlap += col_dw[:, None] * U
+    dw_tgt = lam * v * hpp_sum
+    return 2.0 * (lap + _pair_laplacian(ddiff, w_tgt, T, n)
+                  + dlap + _pair_laplacian(diff, dw_tgt, T, n))
+
+
+def huber_hinge(z: np.ndarray, delta: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The Huberized hinge h(z) and its first two derivatives (module docstring)."""
+    c = np.clip(z, 0.0, delta)
+    h = c * c / (2.0 * delta) + np.maximum(z - delta, 0.0)
+    dh = c / delta
+    d2h = ((z > 0) & (z < delta)) / delta
+    return h, dh, d2h
+
+
+def lmnn_memory(n: int, sizes) -> float:
+    """Bytes of the large-margin oracles' arrays: about 12 strips of ``strip_rows(n)`` × n
+    float64 entries at the peak (the Hessian's pass) — no n×n array."""
+    return 8.0 * 12 * n * min(n, strip_rows(n))
+
+
+def large_margin_sampled(X: np.ndarray, z: np.ndarray, T: np.ndarray, v: np.ndarray,
+                         M: np.ndarray, idx: np.ndarray, cand, lam: float, delta: float):
+    """The batch I's terms of (M1), f_i = Σ_t v_it (d_it + λ Σ_ℓ h(1 + d_it − D_iℓ)), and
+    their gradient in M, the impostors ℓ (z_ℓ ≠ z_i) taken from i's candidates
+    (``objectives/candidates.py``, C1: the neighbours N_i with weight 1, the sampled
+    columns with n/m):
+
+        f̂_i = Σ_t v_it (d_it + λ Σ_ℓ w_iℓ h(z_itℓ)),   ∂f̂_i/∂d_it = v_it (1 + λ Σ_ℓ w_iℓ h′),
+        ∂f̂_i/∂D_iℓ = −λ w_iℓ Σ_t v_it h′(z_itℓ)                                        (M3)
+
+    an unbiased estimate of f_i and of its gradient (f_i is linear in the sums over ℓ);
+    exact when m ≥ n.  O(b·k·(K + m)) time and memory."""
+    from ldr.objectives.candidates import block_sqdist, gathered_sqdist, pair_gradient
+
+    idx = np.asarray(idx, dtype=np.intp)
+    b = idx.shape[0]
+    r = M.shape[1]
+    UI = X[idx] @ M
+    N = cand.neighbours(idx, lambda: X @ M)
+    R = cand.columns(idx)
+    Ti = T[idx]
+    vi = v[idx]
+    UT = (X[Ti.ravel()] @ M).reshape(b, Ti.shape[1], r)
+    UN = (X[N.ravel()] @ M).reshape(b, N.shape[1], r)
+    UR = X[R] @ M
+    du_t, d = gathered_sqdist(UI, UT)
+    du_n, Dn = gathered_sqdist(UI, UN)
+    Df = block_sqdist(UI, UR)
+    zi = z[idx, None]
+    wn = (z[N] != zi).astype(float)
+    wf = cand.far_weights(idx, N, R) * (z[R][None, :] != zi)
+    cost = float(np.sum(vi * d))
+    hp_t = np.zeros_like(d)                     # Σ_ℓ w h′ per target slot
+    Wn = np.zeros_like(Dn)
+    Wf = np.zeros_like(Df)
+    for D, w, W in ((Dn, wn, Wn), (Df, wf, Wf)):
+        if D.shape[1] == 0:
+            continue
+        Z = 1.0 + d[:, :, None] - D[:, None, :]      # b×k×(K or m)
+        c = np.clip(Z, 0.0, delta)
+        h = c * c / (2.0 * delta) + np.maximum(Z - delta, 0.0)
+        hp = c / delta
+        cost += lam * float(np.einsum("it,itl,il->", vi, h, w))
+        hp_t += np.einsum("itl,il->it", hp, w)
+        W -= lam * w * np.einsum("it,itl->il", vi, hp)
+    Wt = vi * (1.0 + lam * hp_t)
+    return cost, pair_gradient(X, idx, UI, [(Ti, du_t, Wt), (N, du_n, Wn)], R, UR, Wf)
+
+
+class LargeMarginDML(MetricLearning):
+    """Large-margin DML: minimize f_LM(L) (LMNN's objective, the survey's Eq. 27, with a
+    Huberized hinge) over M = c Lᵀ ∈ R^{d×r} (module docstring).
+
+    Parameters
+    ----------
+    X : array of shape (n_samples, n_features)
+        Data as rows (copied; ``X`` is not modified).
+    y : array of shape (n_samples,)
+        Class labels, at least two classes.
+    r : int
+        Embedding dimension, 1 ≤ r ≤ n_features.
+    n_neighbors : int, default 3
+        k, the target neighbours per sample (nearest same-class samples in the input space).
+    impostor_weight : float > 0, default 1
+        λ, the weight of the margin (impostor) term (LMNN's μ/(1 − μ); λ = 1 is its usual
+        μ = ½).
+    smoothing : float > 0, default 0.5
+        δ, the width of the Huberized hinge's quadratic piece, in the embedding's squared
+        distance units (the margin is 1): half the margin, so the Hessian (1/δ on the
+        active band) stays well conditioned while the cost is the hinge's minus δ/2 on
+        every triple violating the margin by more than δ.
+    init : {"auto", "lda", "pca", "identity"}
+        Which start :meth:`heuristic` returns (scikit-learn's NCA rule, as :class:`NCA`).
+    k, lam : deprecated
+        The former names of ``n_neighbors`` and ``impostor_weight``; each warns (a
+        FutureWarning) and is used when given; removed in the next release.
+
+    Attributes
+    ----------
+    classes_, codes_, r, shape, mean_, unit_, n_terms :
+        As :class:`~ldr.objectives.dml.MetricLearning`.
+    n_neighbors, impostor_weight, smoothing : int, float, float
+        The validated parameters.
+    targets_, target_mask_ : (n_samples, n_neighbors)
+        Each sample's target neighbours (indices into X's rows) and which slots are valid (a
+        class of m ≤ k samples gives each of them m − 1).
+
+    Notes
+    -----
+    ``default_solver`` is ``["lbfgs", "trust-region"]``: L-BFGS (:class:`ldr.solvers.LBFGS`),
+    whose certified answer ends the chain (:mod:`ldr.driver`), and the trust region, whose
+    second-order steps certify the minimizer where L-BFGS ends uncertified (a budget or a
+    stall).
+    """
+
+    method = Method("lmnn", "large-margin DML (LMNN, smoothed hinge, 3 target neighbours) on "
+                    "R^{d×r}", supervised=True, memory=lmnn_memory)
+
+    default_solver = ["lbfgs", "trust-region"]
+
+    def __init__(self, X, y, r, n_neighbors=3, impostor_weight=1.0, smoothing=0.5,
+                 init="auto", *, k=_DEPRECATED, lam=_DEPRECATED):
+        super().__init__(X, y, r, init)
+        if _given(k, "k", "n_neighbors"):
+            n_neighbors = k
+        if _given(lam, "lam", "impostor_weight"):
+            impostor_weight = lam
+        if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, numbers.Integral) \
+                or n_neighbors < 1:
+            raise ParameterError("n_neighbors", f"the number of target neighbours must be a "
+                                 f"positive integer, got {n_neighbors!r}")
+        for name, value in (("impostor_weight", impostor_weight), ("smoothing", smoothing)):
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or \
+                    not (np.isfinite(value) and value > 0):
+                raise ParameterError(name, f"must be a positive number, got {value!r}")
+        self.n_neighbors = int(n_neighbors)
+        self.impostor_weight = float(impostor_weight)
+        self.smoothing = float(smoothing)
+        self.targets_, self.target_mask_ = self._target_neighbours()
+
+    @property
+    def impostor_mask_(self) -> np.ndarray:
+        """The n×n mask of other-class pairs, the candidate impostors (formed on request)."""
+        return ~self.same_class_
+
+    def _target_neighbours(self) -> tuple[np.ndarray, np.ndarray]:
+        """(n×k indices, n×k validity): each sample's k nearest classmates in the input space."""
+        n = self.n_samples
+        T = np.tile(np.arange(n)[:, None], (1, self.n_neighbors))
+        valid = np.zeros((n, self.n_neighbors), dtype=bool)
+        for c in range(self.classes_.shape[0]):
+            idx = np.flatnonzero(self.codes_ == c)
+            m = min(self.n_neighbors, idx.shape[0] - 1)
+            if m < 1:
+                continue
+            from sklearn.neighbors import NearestNeighbors
+
+            nn = NearestNeighbors(n_neighbors=m + 1).fit(self._Xs[idx])
+            _, nbr = nn.kneighbors(self._Xs[idx])
+            # drop each sample itself (the first neighbour, or wherever a duplicate put it)
+            own = nbr == np.arange(idx.shape[0])[:, None]
+            keep = np.where(own.any(axis=1)[:, None], ~own, np.arange(m + 1) < m)
+            T[idx, :m] = idx[nbr[keep].reshape(idx.shape[0], m)]
+            valid[idx, :m] = True
+        return T, valid
+
+    def _sorted(self) -> tuple:
+        """X, targets and their validity with the rows sorted by class (built once)."""
+        if "_Xo" not in self.__dict__:
+            order, self._blocks = class_blocks(self.codes_)
+            position = np.empty_like(order)
+            position[order] = np.arange(order.shape[0])
+            self._Xo = self._Xs[order]
+            self._To = position[self.targets_[order]]
+            self._vo = self.target_mask_[order].astype(float)
+            self._zo = self.codes_[order]
+        return self._Xo, self._To, self._vo
+
+    def _sorted_X(self) -> np.ndarray:
+        return self._sorted()[0]
+
+    def batch(self, M, indices):
+        """The samples' terms f_i of (M1) and their gradient, term
+        i the i-th sample in class order: exact (every impostor column, O(b·k·n) memory), or
+        after :meth:`sample_batches` the unbiased estimate (M3) from candidate sets."""
+        X, T, v = self._sorted()
+        cand = self._cand or Candidates(self.n_samples, 0, self.n_samples)
+        return large_margin_sampled(X, self._zo, T, v, M, indices, cand, self.impostor_weight,
+                                    self.smoothing)
+
+    def _state(self, M) -> dict:
+        key = self._point_key(M)
+        if key == self._cache_key:
+            return self._cache
+        X, T, v = self._sorted()
+        cost, GU = large_margin(X @ M, T, v, self._blocks, self.impostor_weight, self.smoothing)
+        self._cache_key = key
+        self._cache = {"cost": cost, "GU": GU}
+        return self._cache
+
+    def cost(self, M) -> float:
+        return self._state(M)["cost"]
+
+    def egrad(self, M) -> np.ndarray:
+        GU = self._state(M)["GU"]
+        return self._Xo.T @ GU
+
+    def ehvp(self, M, V) -> np.ndarray:
+        X, T, v = self._sorted()
+        return X.T @ large_margin(X @ M, T, v, self._blocks, self.impostor_weight, self.smoothing,
+                                  dU=X @ V)

@@ -1,0 +1,346 @@
+"""Neighbourhood components analysis (Goldberger, Roweis, Hinton & Salakhutdinov 2004): the
+objective :class:`NCA` and its oracles.
+
+With u_i = L x_i and D_ij = ‖u_i − u_j‖² (``objectives/dml.py``), Goldberger et al.'s
+stochastic neighbour rule and objective (their Eqs. 1–3, the objective scikit-learn's
+``NeighborhoodComponentsAnalysis`` maximizes)::
+
+    p_ij = exp(−D_ij) / Σ_{k≠i} exp(−D_ik),   p_ii = 0
+    f_NCA(L) = Σ_i p_i,   p_i = Σ_{j: z_j = z_i} p_ij          (the expected number of
+                                                              leave-one-out 1-NN successes)
+
+a **sum** over samples, as scikit-learn's (not a mean).  The cost minimized is −f_NCA.  With
+A_ij = p_ij (p_i − 1[z_i = z_j]) = ∂p_i/∂D_ij, S = A + Aᵀ and Lap(S) = diag(S1) − S,
+
+    ∂f_NCA/∂U = 2 Lap(S) U          (U = XLᵀ, n×r)
+
+and the Hessian-vector product differentiates it once more.
+
+**Dense oracles** up to ``DENSE_MAX`` samples: one n×n kernel per point, exponentiated on its
+upper triangle (``objectives/pairwise.py``, Eqs. P1–P2), or up to ``SMALL`` samples (r < 8)
+the plain row-stabilized softmax over the whole array.  **Strips** beyond (or with
+``block_size``): no n×n array is stored; each strip of rows s is formed, used and dropped.
+The softmax is row-local, so a strip holds everything its rows need: with rows sorted by
+class, D_ii = ∞ and m_i = min_j D_ij,
+
+    E_ij = exp(−(D_ij − m_i))  (0 past CLIP),   P_ij = E_ij / Σ_j E_ij,
+    p_i = Σ_{j: z_j = z_i} P_ij,   q_i = Σ_{j: z_j ≠ z_i} P_ij                          (S1)
+
+(q summed directly, as the dense path does).  The gradient is ∂f/∂U = 2 (diag(Aᵀ1) U − AU −
+AᵀU); the strip adds its rows of AU and its share A_sᵀU_s of AᵀU and of Aᵀ1.  The
+Hessian-vector product along dU differentiates A row by row,
+
+    dD_ij = 2 (u_i − u_j)ᵀ(du_i − du_j),   dP_ij = P_ij (Σ_k P_ik dD_ik − dD_ij),
+    dp_i = Σ_{j: z_j = z_i} dP_ij,          dA_ij = dP_ij (p_i − 1[z_i = z_j]) + P_ij dp_i  (S2)
+
+    d(∂f/∂U) = 2 (Lap(dA + dAᵀ) U + Lap(A + Aᵀ) dU)
+
+again accumulated strip by strip.  Memory: the dense path 8·6.2·n² bytes (62 GB at
+n = 10⁵), the strips about six strip × n float64 arrays besides U and dU; time: n²
+exponentials per pass (the dense path's symmetric form needs n²/2).  **Sampled batches**
+(:meth:`~ldr.objectives.dml.MetricLearning.sample_batches`): each sample's softmax over its
+candidate set, Eq. S3 below.
+
+Reference: J. Goldberger, S. T. Roweis, G. E. Hinton, R. Salakhutdinov (2004),
+"Neighbourhood components analysis", NIPS 17, 513–520.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ldr.errors import ParameterError
+from ldr.objective import Method
+from ldr.objectives.dml import MetricLearning
+from ldr.objectives.pairwise import (
+    CLIP,
+    SMALL,
+    WIDE,
+    class_blocks,
+    ddist,
+    exp_neg,
+    nca_laplacian_times,
+    nca_probabilities,
+    nca_softmax,
+    same_class_mask,
+    strip_rows,
+    sym_laplacian_times,
+)
+
+__all__ = ["NCA"]
+
+#: the dense path (one n×n kernel, 8·6.2·n² bytes: 208 MB at n = 2048) up to this many rows;
+#: strips beyond.  The dense path exponentiates half the entries (K is symmetric) but forms
+#: n×n temporaries; past about 2000 rows those cost more than the strips' second half of
+#: exponentials (the crossover was timed with one BLAS thread against the strips, cost,
+#: gradient and Hessian-vector product)
+DENSE_MAX = 2048
+
+
+def _rows_softmax(U: np.ndarray, sq: np.ndarray, z: np.ndarray, i0: int, i1: int,
+                  keep: np.ndarray):
+    """(P_s, same_s, p_s, q_s) of (S1) for the rows [i0, i1); ``keep`` a boolean buffer of
+    at least i1 − i0 rows and n columns (:func:`exp_neg`'s mask, one for every strip)."""
+    D = U[i0:i1] @ U.T
+    D *= -2.0
+    D += sq
+    D += sq[i0:i1, None]
+    rows = np.arange(i1 - i0)
+    D[rows, rows + i0] = np.inf
+    nearest = D.argmin(axis=1)
+    D -= D[rows, nearest][:, None]
+    P = exp_neg(D, keep[: i1 - i0])
+    P[rows, rows + i0] = 0.0
+    P /= P.sum(axis=1)[:, None]
+    same = z[i0:i1, None] == z[None, :]
+    p = np.where(same, P, 0.0).sum(axis=1)
+    q = np.where(same, 0.0, P).sum(axis=1)
+    return P, same, p, q
+
+
+def nca_strips(U: np.ndarray, z: np.ndarray, dU: np.ndarray | None = None,
+               step: int | None = None):
+    """``(f, G)`` with f = Σ_i p_i and G = ∂f/∂U, or with ``dU`` the derivative of G along dU
+    ((S1), (S2)); ``z`` the class codes of the rows of U, ``step`` the rows per strip."""
+    n, r = U.shape
+    step = strip_rows(n) if step is None else int(step)
+    sq = np.einsum("ij,ij->i", U, U)
+    hessian = dU is not None
+    if hessian:
+        a = np.einsum("ij,ij->i", U, dU)
+    f = 0.0
+    AU = np.empty((n, r))       # rows of A U (or of dA U + A dU)
+    AtU = np.zeros((n, r))      # Aᵀ U (or dAᵀ U + Aᵀ dU)
+    col = np.zeros(n)           # Aᵀ 1
+    dcol = np.zeros(n)          # dAᵀ 1
+    drow = np.zeros(n)          # dA 1 (0 analytically; kept as the dense path computes it)
+    keep = np.empty((min(step, n), n), dtype=bool)   # exp_neg's mask, reused by every strip
+    for i0 in range(0, n, step):
+        i1 = min(i0 + step, n)
+        s = slice(i0, i1)
+        P, same, p, q = _rows_softmax(U, sq, z, i0, i1, keep)
+        f += float(p.sum())
+        A = P * np.where(same, -q[:, None], p[:, None])
+        col += A.sum(axis=0)
+        if not hessian:
+            AU[s] = A @ U
+            AtU += A.T @ U[s]
+            continue
+        # dD_ij = 2 (a_i + a_j − u_i·du_j − du_i·u_j), a_i = u_i·du_i
+        dD = U[s] @ dU.T
+        dD += dU[s] @ U.T
+        dD -= a
+        dD -= a[s, None]
+        dD *= -2.0
+        dP = dD
+        np.subtract(np.einsum("ij,ij->i", P, dD)[:, None], dD, out=dP)
+        dP *= P
+        dp = np.where(same, dP, 0.0).sum(axis=1)
+        dA = dP * np.where(same, -q[:, None], p[:, None])
+        dA += P * dp[:, None]
+        drow[s] = dA.sum(axis=1)
+        dcol += dA.sum(axis=0)
+        AU[s] = dA @ U + A @ dU
+        AtU += dA.T @ U[s] + A.T @ dU[s]
+    if not hessian:
+        return f, 2.0 * (col[:, None] * U - AU - AtU)
+    return 2.0 * ((drow + dcol)[:, None] * U + col[:, None] * dU - AU - AtU)
+
+
+def strip_memory(n: int) -> float:
+    """Bytes of ``nca_strips``' arrays at n rows: about ten strip × n float64 arrays (and
+    their boolean mask) plus a few n×r ones."""
+    return 8.0 * 10 * n * min(n, strip_rows(n)) + 2**20
+
+
+def nca_memory(n: int) -> float:
+    """Bytes of NCA's oracles: up to ``DENSE_MAX`` rows the dense path's peak, 6.2 n×n
+    float64 arrays (the kernel, the Hessian-vector product's three and the temporaries;
+    ``tests/test_pairwise_scale.py`` checks such declarations against tracemalloc), the
+    strips' beyond."""
+    return 8 * 6.2 * n**2 if n <= DENSE_MAX else strip_memory(n)
+
+
+def nca_sampled(X: np.ndarray, z: np.ndarray, M: np.ndarray, idx: np.ndarray, cand):
+    """(Σ_{i∈I} p̂_i, its gradient in M) with each p̂_i the softmax over i's candidates
+    (``objectives/candidates.py``, C1): with weights w_ij = 1 on the neighbours N_i and n/m
+    on the sampled columns R ∩ F_i (0 elsewhere),
+
+        p̂_ij = w_ij e^{−D_ij} / Σ_k w_ik e^{−D_ik},   p̂_i = Σ_{j: z_j = z_i} p̂_ij      (S3)
+
+    and ∂p̂_i/∂D_ik = A_ik = p̂_ik (p̂_i − 1[z_i = z_k]), as for the exact term.  O(b(K + m)r
+    + bKd + md) time for b = |I|; exact when m ≥ n."""
+    from ldr.objectives.candidates import block_sqdist, gathered_sqdist, pair_gradient
+
+    idx = np.asarray(idx, dtype=np.intp)
+    b = idx.shape[0]
+    r = M.shape[1]
+    UI = X[idx] @ M
+    N = cand.neighbours(idx, lambda: X @ M)
+    R = cand.columns(idx)
+    UN = (X[N.ravel()] @ M).reshape(b, N.shape[1], r)
+    UR = X[R] @ M
+    du, Dn = gathered_sqdist(UI, UN)
+    Df = block_sqdist(UI, UR)
+    wf = cand.far_weights(idx, N, R)
+    with np.errstate(divide="ignore"):
+        Lf = np.log(wf) - Df
+    Ln = -Dn
+    top = np.maximum(Ln.max(axis=1, initial=-np.inf), Lf.max(axis=1))
+    En = np.exp(np.maximum(Ln - top[:, None], -CLIP))
+    Ef = np.exp(np.maximum(Lf - top[:, None], -CLIP))
+    Ef[wf == 0] = 0.0
+    Z = En.sum(axis=1) + Ef.sum(axis=1)
+    En /= Z[:, None]
+    Ef /= Z[:, None]
+    zi = z[idx, None]
+    same_n = z[N] == zi
+    same_f = z[R][None, :] == zi
+    p = np.where(same_n, En, 0.0).sum(axis=1) + np.where(same_f, Ef, 0.0).sum(axis=1)
+    An = En * (p[:, None] - same_n)
+    Af = Ef * (p[:, None] - same_f)
+    G = pair_gradient(X, idx, UI, [(N, du, An)], R, UR, Af)
+    return float(p.sum()), G
+
+
+class NCA(MetricLearning):
+    """Neighbourhood components analysis: minimize −f_NCA(L) = −Σ_i p_i over M = c Lᵀ ∈ R^{d×r}
+    (module docstring; Goldberger et al. 2004, Eqs. 1–3).
+
+    Parameters
+    ----------
+    X : array of shape (n_samples, n_features)
+        Data as rows (copied; ``X`` is not modified).
+    y : array of shape (n_samples,)
+        Class labels, at least two classes.
+    r : int
+        Embedding dimension, 1 ≤ r ≤ n_features (r = n_features learns a full-rank metric).
+    init : {"auto", "lda", "pca", "identity"}
+        Which start :meth:`heuristic` returns (scikit-learn's NCA names).
+    block_size : int, optional
+        Rows per strip of the strip-by-strip oracles (S1–S2), which keep no n×n array.
+        None (default): one dense n×n kernel up to ``DENSE_MAX`` = 2048 samples, strips of
+        max(32, 2¹⁶/n) rows beyond.
+
+    Attributes
+    ----------
+    classes_, codes_, r, shape, mean_, unit_, n_terms :
+        As :class:`~ldr.objectives.dml.MetricLearning`.
+    block_size : int or None
+        The parameter.
+
+    Notes
+    -----
+    The cost equals −(scikit-learn's NCA objective) at L = Mᵀ/c; :meth:`objective_value`
+    returns the positive value.  The cost is bounded (0 ≥ −f ≥ −n) but on data whose classes
+    a map separates its infimum lies at ‖L‖ → ∞ (the map's scale is the softmax's only
+    temperature): along the ray of such a map the gradient vanishes exponentially, so a run
+    ends by the gradient rule or by a relative cost-change rule (``ftol``).
+
+    ``default_solver`` is ``"lbfgs"`` (:class:`ldr.solvers.LBFGS`); the
+    :class:`~ldr.estimators.NCA` estimator runs its route (:mod:`ldr.solvers.routes`) with
+    the relative-progress stop.
+    """
+
+    method = Method("nca", "neighbourhood components analysis, −Σ_i p_i on R^{d×r}",
+                    supervised=True, memory=lambda n, sizes: nca_memory(n))
+
+    default_solver = "lbfgs"
+
+    def __init__(self, X, y, r, init="auto", block_size: int | None = None):
+        super().__init__(X, y, r, init)
+        if block_size is not None and (isinstance(block_size, bool) or not isinstance(
+                block_size, numbers.Integral) or block_size < 1):
+            raise ParameterError("block_size", f"must be a positive integer, got {block_size!r}")
+        self.block_size = block_size
+        self._strips = block_size is not None or self.n_samples > DENSE_MAX
+        # rows sorted by class: the same-class pairs are the diagonal blocks (pairwise.py, P1)
+        self._order, self._blocks = class_blocks(self.codes_)
+        self._Xo = self._Xs[self._order]
+        self._zo = self.codes_[self._order]
+        # small tables: the plain softmax over the whole array with the same-class mask
+        self._same = (same_class_mask(self._blocks, self.n_samples)
+                      if not self._strips and self.n_samples <= SMALL and self.r < WIDE else None)
+
+    def batch(self, M, indices):
+        """The samples' terms of the cost (Eq. S1 of :class:`~ldr.Objective`), −Σ_{i∈I} p_i
+        and its gradient, without an n×n array: with rows I of the n×n softmax (b × n, the
+        rows sorted by class), A_ik = p_ik (p_i − 1[z_i = z_k]) = ∂p_i/∂D_ik and
+        U = XM,
+
+            ∂(Σ_{i∈I} p_i)/∂M = 2 (X_Iᵀ (diag(A1) U_I − A U) − Xᵀ (AᵀU_I − diag(Aᵀ1) U))
+
+        (the sum of 2 A_ik (x_i − x_k)(x_i − x_k)ᵀM), at O(b·n·r + n·d·r) time.  Term i is
+        the i-th sample in class order.  After :meth:`sample_batches`, the estimate (S3)."""
+        if self._cand is not None:
+            f, G = nca_sampled(self._Xo, self._zo, M, indices, self._cand)
+            return -f, -G
+        idx = np.asarray(indices, dtype=np.intp)
+        X = self._Xo
+        U = X @ M
+        Ub = U[idx]
+        sq = np.einsum("ij,ij->i", U, U)
+        D = sq[idx, None] + sq[None, :] - 2.0 * (Ub @ U.T)
+        np.maximum(D, 0.0, out=D)
+        D[np.arange(idx.shape[0]), idx] = np.inf  # p_ii = 0
+        D -= D.min(axis=1, keepdims=True)
+        P = np.exp(-D)
+        P /= P.sum(axis=1, keepdims=True)
+        same = self._zo[idx, None] == self._zo[None, :]
+        p = np.where(same, P, 0.0).sum(axis=1)
+        A = P * (p[:, None] - same)
+        W1 = A.sum(axis=1)[:, None] * Ub - A @ U
+        W2 = A.T @ Ub - A.sum(axis=0)[:, None] * U
+        return -float(p.sum()), -2.0 * (X[idx].T @ W1 - X.T @ W2)
+
+    def _state(self, M) -> dict:
+        key = self._point_key(M)
+        if key == self._cache_key:
+            return self._cache
+        if self._strips:
+            f, G = nca_strips(self._Xo @ M, self._zo, step=self.block_size)
+            self._cache = {"f": f, "egrad": -self._Xo.T @ G}
+        else:
+            self._cache = nca_softmax(self._Xo @ M, self._blocks, self._same)
+        self._cache_key = key
+        return self._cache
+
+    def objective_value(self, M) -> float:
+        """f_NCA = Σ_i p_i at L = Mᵀ/c (scikit-learn's objective; −cost)."""
+        st = self._state(M)
+        return st["f"] if "f" in st else float(st["p"].sum())
+
+    def cost(self, M) -> float:
+        return -self.objective_value(M)
+
+    def egrad(self, M) -> np.ndarray:
+        st = self._state(M)
+        if "egrad" not in st:
+            st["egrad"] = -2.0 * self._Xo.T @ nca_laplacian_times(st, st["U"], self._blocks)
+        return st["egrad"].copy()
+
+    def ehvp(self, M, V) -> np.ndarray:
+        if self._strips:
+            return -self._Xo.T @ nca_strips(self._Xo @ M, self._zo, self._Xo @ V,
+                                            step=self.block_size)
+        st = self._state(M)
+        U = st["U"]
+        p = st["p"]
+        P = nca_probabilities(st)
+        dU = self._Xo @ V
+        dP = ddist(U, dU)  # dD, then dp_ij = p_ij (Σ_k p_ik dD_ik − dD_ij), in place
+        q = np.einsum("ij,ij->i", P, dP)
+        np.subtract(q[:, None], dP, out=dP)
+        dP *= P
+        dp = np.empty_like(p)
+        for b in self._blocks:
+            dp[b] = dP[b, b].sum(axis=1)
+        # dA_ij = dp_ij (p_i − 1[z_i = z_j]) + p_ij dp_i, with p_i − 1 = −q_i in the blocks
+        dA = dP * p[:, None]
+        for b in self._blocks:
+            dA[b, b] = dP[b, b] * -st["q"][b, None]
+        dA += P * dp[:, None]
+        return -2.0 * self._Xo.T @ (sym_laplacian_times(dA, U)
+                                    + nca_laplacian_times(st, dU, self._blocks))
