@@ -25,9 +25,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 #: installed module prefix → folder of the checkout
 FOLDERS = {"ldr.objectives": ROOT / "objectives", "ldr.solvers": ROOT / "solvers",
            "ldr": ROOT / "ldr"}
-GROUND = ("ldr.errors", "ldr.backends", "ldr.symmetric_products", "ldr.torch_graphs",
-          "ldr._torch_rebuild", "ldr._torch_blas", "ldr._torch_products",
-          "ldr.objective",
+GROUND = ("ldr.errors", "ldr.backends", "ldr.symmetric_products", "ldr.objective",
           "ldr.problem", "ldr.manifolds", "ldr.result", "ldr.eigen", "ldr.stopping", "ldr.data",
           "ldr.kernels", "ldr.datasets")
 DRIVER = ("ldr.driver", "ldr.certificate", "ldr.checks", "ldr.compare", "ldr.answers",
