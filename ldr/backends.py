@@ -88,6 +88,7 @@ References
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import warnings
 from collections.abc import Callable
@@ -102,8 +103,6 @@ BACKENDS = ("autograd", "jax", "torch", "numpy")
 OPTIONAL = {"jax": ("jax", "jax"), "torch": ("torch", "torch")}
 #: the backends that differentiate a cost (all but "numpy")
 AUTODIFF = ("autograd", "jax", "torch")
-#: the oracles a :class:`Derivatives` gives, in the order of their arguments' count
-ORACLES = ("cost", "egrad", "ehvp")
 
 
 def validate(backend) -> str:
@@ -350,10 +349,15 @@ class TorchDerivatives(Derivatives):
         T = self.torch.from_numpy(M)
         return T if self.target is None else T.to(self.target)
 
+    def recording(self, M):
+        """The context of a call at ``M``: the caller's tensors as they are (autograd may be
+        recording through them), NumPy points under ``torch.no_grad`` (``torch.func``'s
+        transforms differentiate inside it; a constant that requires a gradient records
+        nothing)."""
+        return contextlib.nullcontext() if self.is_native(M) else self.torch.no_grad()
+
     def call(self, name, *args):
-        if self.is_native(args[0]):  # the caller's tensors: autograd may be recording
-            return super().call(name, *args)
-        with self.torch.no_grad():  # torch.func's transforms differentiate inside it
+        with self.recording(args[0]):
             return super().call(name, *args)
 
     def run(self, name, *args):
@@ -363,11 +367,13 @@ class TorchDerivatives(Derivatives):
         if self.raw_ehvp is not None or self.compile:
             return super().ehvp_at(M)
         native = self.is_native(M)
-        T = as_tuple(M) if native else self.from_numpy(M)
-        vjp = self.torch.func.vjp(self.grad, T)[1]  # the point's work, once
+        with self.recording(M):
+            vjp = self.torch.func.vjp(self.grad, as_tuple(M) if native
+                                      else self.from_numpy(M))[1]  # the point's work, once
 
         def product_at(V):
-            HV = vjp(as_tuple(V) if native else self.from_numpy(V))[0]
+            with self.recording(M):
+                HV = vjp(as_tuple(V) if native else self.from_numpy(V))[0]
             return HV if native else to_numpy(HV)
         return product_at
 
