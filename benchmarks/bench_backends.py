@@ -4,48 +4,58 @@ Run from the checkout root (JAX and PyTorch rows appear where they are installed
 
     flock /tmp/ldr-bench.lock .venv/bin/python -P benchmarks/bench_backends.py   # ~4 minutes
     flock /tmp/ldr-bench.lock .venv/bin/python -P benchmarks/bench_backends.py --floor-only
+    flock /tmp/ldr-bench.lock .venv/bin/python -P benchmarks/bench_backends.py --floor-only \
+        --compile                                                        # + torch.compile
     .venv/bin/python -P benchmarks/bench_backends.py --quick                      # smoke run
 
 The README's custom objective, sparse PCA ``−tr(MᵀCM) + λ Σ √(M² + ε)`` on Stiefel(d, r),
 written four times — ``autograd.numpy`` (the default backend), ``jax.numpy``
-(``backend="jax"``), PyTorch (``backend="torch"``) and NumPy with a hand-written gradient and
-Hessian (``backend="numpy"``) — at d × r = 13 × 2 (wine's covariance, the README's) and
-200 × 5 (``--large``: also 1000 × 10; covariances of seeded Gaussian data).  BLAS, PyTorch
-and XLA on one thread; medians over repeats; wall time.
+(``backend="jax"``; with ``merge_symmetric=True``, ``ldr.symmetric_products``: the rows
+"jax-merge"), PyTorch (``backend="torch"``, eager, and with ``compile=True``: the rows
+"torch-compile") and NumPy with a hand-written gradient and Hessian (``backend="numpy"``) —
+at d × r = 13 × 2 (wine's covariance, the README's) and 200 × 5 (``--large``: also
+1000 × 10; covariances of seeded Gaussian data).  BLAS, PyTorch and XLA on one thread;
+medians over repeats; wall time.
 
-0. **The arithmetic floor** (d × r = 500 × 10; ``--floor-only`` prints only this).  A Hessian-vector
-   product of this cost needs one GEMM, C·V (500×500 by 500×10: the hand-written ``ehvp`` is ``−2 C
-   V + λ ε V ⊘ (M² + ε)^{3/2}``); its NumPy time on one thread is the floor, and every oracle's
-   median time is divided by it — ldr's four backends (NumPy in, NumPy out, as the solvers call
-   them), pymanopt's three, and for reference the same jitted ``jax.jvp`` of ``jax.grad`` on JAX's
-   own arrays (no conversion), XLA's own C·V and Vᵀ·C (the two orientations its HVP's GEMMs take),
-   PyTorch's own C·V and Vᵀ·C (the orientation ldr's PyTorch graphs use), and ``torch.func.jvp`` of
-   ``torch.func.grad`` (eager; with ``--compile`` also under ``torch.compile``).  The callables are
-   timed in interleaved rounds (each once per round, a batch of about 30 ms) and ``÷ floor`` is the
-   median of the per-round ratios, so that a load that comes and goes on a shared machine falls on
-   the floor and the oracle alike; each is called twice before timing, so compilation and tracing
-   are excluded (the ``first`` column shows them).  Automatic differentiation of ``tr(MᵀCM)`` does
-   not know that C is symmetric: its HVP multiplies by C and by Cᵀ, two GEMMs; ldr's JAX and PyTorch
-   backends merge them (``ldr.symmetric_products``, ``ldr.torch_graphs``).  XLA's GEMM and PyTorch's
-   (MKL) differ from NumPy's (OpenBLAS), which the reference rows show; on the CPU ldr's
-   PyTorch graphs form their product by the faster of MKL and SciPy's OpenBLAS (timed once
-   per shape, ``ldr._torch_blas``), whose ``gemm`` the last reference row times.
+0. **The arithmetic floor** (d × r = 500 × 10; ``--floor-only`` prints only this).  A
+   Hessian-vector product of this cost needs one GEMM, C·V (500×500 by 500×10: the
+   hand-written ``ehvp`` is ``−2 C V + λ ε V ⊘ (M² + ε)^{3/2}``); its NumPy time on one thread
+   is the floor, and every oracle's median time is divided by it — ldr's backends (NumPy in,
+   NumPy out, as the solvers call them; PyTorch eager and with ``compile=True``), pymanopt's
+   three, and for reference the same jitted ``jax.jvp`` of ``jax.grad`` on JAX's own arrays
+   (no conversion), XLA's own C·V and Vᵀ·C (the two orientations its HVP's GEMMs take),
+   ``torch.func``'s reverse-over-reverse (``vjp`` of ``grad``, ldr's) and forward-over-reverse
+   (``jvp`` of ``grad``) products on PyTorch's own tensors, eager and (with ``--compile``)
+   under ``torch.compile``, and PyTorch's own C·V and Vᵀ·C.  ``÷ pymanopt`` divides an ldr
+   row's time by pymanopt's backend of the same name, round by round.  The callables are
+   timed in interleaved rounds (each once per round, a batch of about 30 ms) and ``÷ floor``
+   is the median of the per-round ratios, so that a load that comes and goes on a shared
+   machine falls on the floor and the oracle alike; each is called twice before timing, so
+   compilation and tracing are excluded (the ``first`` column shows them).  Automatic
+   differentiation of ``tr(MᵀCM)`` does not know that C is symmetric: its HVP multiplies by C
+   and by Cᵀ, two GEMMs, so a compiled generic HVP lands near twice the floor; "ldr
+   jax-merge" rewrites JAX's traced derivatives to one product by C (the optional
+   ``ldr.symmetric_products``).  XLA's GEMM and
+   PyTorch's (MKL on its CPU wheels) differ from NumPy's (OpenBLAS), which the reference rows
+   show.
 1. **Oracles.**  One ``egrad`` and one ``ehvp`` call at a random point (NumPy in, NumPy out,
    as the solvers call them), and the products of one inner solve (``ehvp_at``: 20 products
    at one point).  Ratios against ldr's autograd, and against pymanopt 2.2's backend of the
    same name (``pymanopt.function.jax`` / ``pytorch`` / ``autograd``: its
    ``euclidean_gradient`` and ``euclidean_hessian``), measured in the same run.
    ``first`` is the first gradient and Hessian-vector product of a fresh objective (JAX's
-   compilation).
+   compilation; PyTorch's with ``compile=True``, whose program a later objective made by the
+   same function reuses, so the ``solve`` column of that row includes it only once).
 2. **Solve.**  ``ldr.solve(objective, "trust-region", seed=0)`` on a fresh objective,
    compilation included; its ratio against autograd, its cost and iterations.  At 13 × 2
    every backend reaches the same cost (the tests hold it to 1e-10); at 200 × 5 the smoothed
    ℓ1 term (ε = 1e-6) makes the trust region take about 1000 iterations, and a backend whose
    rounding differs may end elsewhere or at ``max_iter`` (the column says so).
-3. **PyTorch's alternatives** (``--compile``): ldr's PyTorch oracles (``torch.autograd``:
-   reverse mode, the Hessian reverse over reverse) against ``torch.func.grad`` and
-   ``torch.func.jvp`` of it (forward over reverse), eager and under ``torch.compile``, with
-   the time to compile — why ldr uses neither.
+3. **PyTorch's routes** (``--compile``): eager ``torch.autograd`` (reverse over reverse; what
+   ``torch.compile`` cannot differentiate twice) against ``torch.func``'s ``vjp`` and ``jvp``
+   of ``torch.func.grad``, eager and under ``torch.compile``, with the time to compile — the
+   evidence for the route ``ldr.backends`` takes (``torch.func.vjp`` of the gradient, eager
+   by default, compiled with ``compile=True``).
 """
 
 from __future__ import annotations
@@ -85,20 +95,21 @@ def sparse_pca(C, r, backend):
     if backend == "autograd":
         return ldr.objective(lambda M: -anp.trace(M.T @ C @ M)
                              + LAM * anp.sum(anp.sqrt(M**2 + EPS)), shape=(d, r))
-    if backend == "jax":
+    if backend in ("jax", "jax-merge"):
         import jax.numpy as jnp
 
         Cj = jnp.asarray(C)
         return ldr.objective(lambda M: -jnp.trace(M.T @ Cj @ M)
                              + LAM * jnp.sum(jnp.sqrt(M**2 + EPS)), shape=(d, r),
-                             backend="jax")
-    if backend == "torch":
+                             backend="jax", merge_symmetric=backend == "jax-merge")
+    if backend in ("torch", "torch-compile"):
         import torch
 
         Ct = torch.as_tensor(C)
         return ldr.objective(lambda M: -torch.trace(M.T @ Ct @ M)
                              + LAM * torch.sum(torch.sqrt(M**2 + EPS)), shape=(d, r),
-                             backend="torch")
+                             backend="torch", compile=backend == "torch-compile")
+
     def ehvp(M, V):  # −2 C V + λ ε V ⊘ (M² + ε)^{3/2}: one GEMM, the rest elementwise
         s = M**2 + EPS
         return -2 * (C @ V) + (LAM * EPS) * V / (s * np.sqrt(s))
@@ -107,6 +118,12 @@ def sparse_pca(C, r, backend):
                          shape=(d, r), backend="numpy",
                          egrad=lambda M: -2 * (C @ M) + LAM * M / np.sqrt(M**2 + EPS),
                          ehvp=ehvp)
+
+
+def pymanopt_name(backend):
+    """pymanopt's backend of the same name as ldr's ``backend`` (None: it has none)."""
+    return {"autograd": "autograd", "jax": "jax", "jax-merge": "jax", "torch": "torch",
+            "torch-compile": "torch"}.get(backend)
 
 
 def pymanopt_oracles(C, r, backend):
@@ -155,9 +172,10 @@ def one_backend(C, r, backend, M, V, repeats, number):
             hvp(V)
 
     h20 = per_call(inner, repeats, max(1, number // 10))
-    pm_g = pm_h = np.nan
-    if backend != "numpy":
-        pg, ph = pymanopt_oracles(C, r, backend)
+    pm_g = np.nan
+    pm_h = np.nan
+    if pymanopt_name(backend) is not None:
+        pg, ph = pymanopt_oracles(C, r, pymanopt_name(backend))
         pg(M), ph(M, V)
         pm_g = per_call(lambda: pg(M), repeats, max(1, number // 5))
         pm_h = per_call(lambda: ph(M, V), repeats, max(1, number // 5))
@@ -222,7 +240,10 @@ def floor_rows(d, r, backends, rounds, compile_torch=False):
     rng = np.random.default_rng(1)
     M = np.linalg.qr(rng.standard_normal((d, r)))[0]
     V = rng.standard_normal((d, r))
-    fns, first, kinds = {"floor": lambda: C @ V}, {}, {}
+    fns = {"floor": lambda: C @ V}
+    first = {}
+    kinds = {}
+    against = {}  # an ldr row → the pymanopt row of the same backend
 
     def add(label, kind, **oracles):
         kinds[label] = kind
@@ -232,7 +253,8 @@ def floor_rows(d, r, backends, rounds, compile_torch=False):
     for backend in backends:
         t0 = time.perf_counter()
         obj = sparse_pca(C, r, backend)
-        obj.egrad(M), obj.ehvp(M, V)
+        obj.egrad(M)
+        obj.ehvp(M, V)
         first[f"ldr {backend}"] = time.perf_counter() - t0
 
         def at20(obj=obj):
@@ -242,12 +264,15 @@ def floor_rows(d, r, backends, rounds, compile_torch=False):
 
         add(f"ldr {backend}", "NumPy in, NumPy out", hvp=lambda obj=obj: obj.ehvp(M, V),
             at=at20, egrad=lambda obj=obj: obj.egrad(M))
-    for backend in backends:
-        if backend == "numpy":
+        if pymanopt_name(backend) is not None:
+            against[f"ldr {backend}"] = f"pymanopt {pymanopt_name(backend)}"
+    for backend in dict.fromkeys(pymanopt_name(b) for b in backends):
+        if backend is None:
             continue
         t0 = time.perf_counter()
         pg, ph = pymanopt_oracles(C, r, backend)
-        pg(M), ph(M, V)
+        pg(M)
+        ph(M, V)
         first[f"pymanopt {backend}"] = time.perf_counter() - t0
         add(f"pymanopt {backend}", "NumPy in, NumPy out", hvp=lambda ph=ph: ph(M, V),
             egrad=lambda pg=pg: pg(M))
@@ -255,14 +280,17 @@ def floor_rows(d, r, backends, rounds, compile_torch=False):
         import jax
         import jax.numpy as jnp
 
-        Cj, Mj, Vj = jnp.asarray(C), jnp.asarray(M), jnp.asarray(V)
+        Cj = jnp.asarray(C)
+        Mj = jnp.asarray(M)
+        Vj = jnp.asarray(V)
 
         def fj(M):
             return -jnp.trace(M.T @ Cj @ M) + LAM * jnp.sum(jnp.sqrt(M**2 + EPS))
 
         gj = jax.jit(jax.grad(fj))
         hj = jax.jit(lambda M, V: jax.jvp(jax.grad(fj), (M,), (V,))[1])
-        mm, mmt = jax.jit(lambda V: Cj @ V), jax.jit(lambda V: V.T @ Cj)
+        mm = jax.jit(lambda V: Cj @ V)
+        mmt = jax.jit(lambda V: V.T @ Cj)
         add("jax.jit(jvp∘grad)", "jax.Array in and out",
             hvp=lambda: hj(Mj, Vj).block_until_ready(),
             egrad=lambda: gj(Mj).block_until_ready())
@@ -272,32 +300,28 @@ def floor_rows(d, r, backends, rounds, compile_torch=False):
         import torch
         import torch.func
 
-        Ct, Mt, Vt = torch.as_tensor(C), torch.as_tensor(M), torch.as_tensor(V)
-
-        def ft(M):
-            return -torch.trace(M.T @ Ct @ M) + LAM * torch.sum(torch.sqrt(M**2 + EPS))
-
-        gt = torch.func.grad(ft)
-
-        def ht(M, V):
-            return torch.func.jvp(gt, (M,), (V,))[1]
-
-        add("torch.func jvp∘grad (eager)", "torch.Tensor in and out",
-            hvp=lambda: ht(Mt, Vt), egrad=lambda: gt(Mt))
+        Ct = torch.as_tensor(C)
+        Mt = torch.as_tensor(M)
+        Vt = torch.as_tensor(V)
+        _, gt, routes = torch_routes(Ct)
+        for name, ht in routes.items():
+            add(f"torch.func {name} (eager)", "torch.Tensor in and out",
+                hvp=lambda ht=ht: ht(Mt, Vt), egrad=lambda: gt(Mt))
         if compile_torch:
-            t0 = time.perf_counter()
-            hc, gc = torch.compile(ht), torch.compile(gt)
-            hc(Mt, Vt), gc(Mt)
-            first["torch.compile(jvp∘grad)"] = time.perf_counter() - t0
-            add("torch.compile(jvp∘grad)", "torch.Tensor in and out",
-                hvp=lambda: hc(Mt, Vt), egrad=lambda: gc(Mt))
+            for name, ht in routes.items():
+                t0 = time.perf_counter()
+                hc = torch.compile(ht, dynamic=False)
+                gc = torch.compile(gt, dynamic=False)
+                hc(Mt, Vt)
+                gc(Mt)
+                label = f"torch.compile(torch.func {name})"
+                first[label] = time.perf_counter() - t0
+                add(label, "torch.Tensor in and out", hvp=lambda hc=hc: hc(Mt, Vt),
+                    egrad=lambda gc=gc: gc(Mt))
         add("PyTorch's C·V (torch.matmul)", "torch.Tensor", hvp=lambda: Ct @ Vt)
         add("PyTorch's Vᵀ·C (torch.mm)", "torch.Tensor", hvp=lambda: torch.mm(Vt.T, Ct))
-        from scipy.linalg import blas
-
-        add("SciPy's Vᵀ·C (gemm)", "NumPy", hvp=lambda: blas.dgemm(1.0, V.T, C.T))
-    times = interleaved(fns, rounds)
-    floor = np.array(times["floor"])
+    times = {key: np.array(value) for key, value in interleaved(fns, rounds).items()}
+    floor = times["floor"]
     rows = []
     for label, kind in kinds.items():
         row = [label, kind, fmt_time(first.get(label, np.nan))]
@@ -306,43 +330,75 @@ def floor_rows(d, r, backends, rounds, compile_torch=False):
             if t is None:
                 row += ["", ""]
                 continue
-            t = np.array(t) / scale
+            t = t / scale
             row += [fmt_time(float(np.median(t))), f"{np.median(t / floor):.2f}"]
+        for name in ("hvp", "egrad"):
+            other = times.get((against.get(label), name))
+            row.append("" if other is None
+                       else f"{np.median(times[(label, name)] / other):.3g}")
         rows.append(row)
     return float(np.median(floor)), rows
 
 
-def compile_rows(C, r, repeats, number):
+def torch_routes(Ct):
+    """The sparse PCA closing over ``Ct``, its ``torch.func.grad`` and its two Hessian-vector
+    products: ``vjp`` of the gradient (reverse over reverse, ldr's) and ``jvp`` of it
+    (forward over reverse)."""
     import torch
     import torch.func
 
-    Ct = torch.as_tensor(C)
-
-    def f(M):
+    def cost(M):
         return -torch.trace(M.T @ Ct @ M) + LAM * torch.sum(torch.sqrt(M**2 + EPS))
+
+    grad = torch.func.grad(cost)
+
+    def vjp(M, V):
+        return torch.func.vjp(grad, M)[1](V)[0]
+
+    def jvp(M, V):
+        return torch.func.jvp(grad, (M,), (V,))[1]
+
+    return cost, grad, {"vjp∘grad": vjp, "jvp∘grad": jvp}
+
+
+def compile_rows(C, r, repeats, number):
+    """Each PyTorch route to the gradient and the HVP, eager and under ``torch.compile``,
+    on PyTorch's own tensors, against eager ``torch.autograd``."""
+    import torch
 
     rng = np.random.default_rng(1)
     M = torch.as_tensor(np.linalg.qr(rng.standard_normal((C.shape[0], r)))[0])
     V = torch.as_tensor(rng.standard_normal((C.shape[0], r)))
-    grad = torch.func.grad(f)
+    cost, grad, routes = torch_routes(torch.as_tensor(C))
 
-    def hvp(M, V):
-        return torch.func.jvp(grad, (M,), (V,))[1]
+    def autograd_grad(M):
+        with torch.enable_grad():
+            X = M.detach().requires_grad_(True)
+            return torch.autograd.grad(cost(X), X)[0]
 
-    obj = sparse_pca(C, r, "torch")
-    out = []
-    for name, eager, fn, args in (("egrad", lambda: obj.egrad(M.numpy()), grad, (M,)),
-                                  ("ehvp", lambda: obj.ehvp(M.numpy(), V.numpy()), hvp,
-                                   (M, V))):
-        e = per_call(eager, repeats, number)
-        f = per_call(lambda fn=fn, args=args: fn(*args), repeats, number)
+    def autograd_hvp(M, V):
+        with torch.enable_grad():
+            X = M.detach().requires_grad_(True)
+            G = torch.autograd.grad(cost(X), X, create_graph=True)[0]
+            return torch.autograd.grad(G, X, V)[0]
+
+    base = {"egrad": per_call(lambda: autograd_grad(M), repeats, number),
+            "ehvp": per_call(lambda: autograd_hvp(M, V), repeats, number)}
+    size = f"{C.shape[0]}×{r}"
+    out = [[f"{size} egrad", "torch.autograd", fmt_time(base["egrad"]), "1", "", "", ""],
+           [f"{size} ehvp", "torch.autograd (reverse over reverse)", fmt_time(base["ehvp"]),
+            "1", "", "", ""]]
+    cases = [("egrad", "torch.func.grad", grad, (M,))]
+    cases += [("ehvp", f"torch.func {name}", fn, (M, V)) for name, fn in routes.items()]
+    for oracle, label, fn, args in cases:
+        eager = per_call(lambda fn=fn, args=args: fn(*args), repeats, number)
         t0 = time.perf_counter()
-        compiled = torch.compile(fn)
+        compiled = torch.compile(fn, dynamic=False)
         compiled(*args)
         setup = time.perf_counter() - t0
-        c = per_call(lambda compiled=compiled, args=args: compiled(*args), repeats, number)
-        out.append([f"{C.shape[0]}×{r} {name}", fmt_time(e), fmt_time(f), fmt_ratio(f / e),
-                    fmt_time(setup), fmt_time(c), fmt_ratio(c / e)])
+        fast = per_call(lambda compiled=compiled, args=args: compiled(*args), repeats, number)
+        out.append([f"{size} {oracle}", label, fmt_time(eager), fmt_ratio(eager / base[oracle]),
+                    fmt_time(setup), fmt_time(fast), fmt_ratio(fast / base[oracle])])
     return out
 
 
@@ -355,11 +411,15 @@ def main():
     parser.add_argument("--floor-only", action="store_true",
                         help="only the d × r = 500 × 10 table against the GEMM floor")
     args = parser.parse_args()
-    repeats, number = (3, 20) if args.quick else (7, 100)
+    repeats = 3 if args.quick else 7
+    number = 20 if args.quick else 100
     backends = ["autograd"] + [b for b in ("jax", "torch") if HAS[b]] + ["numpy"]
     if HAS["torch"]:
         import torch
 
+        backends.insert(backends.index("torch") + 1, "torch-compile")
+    if HAS["jax"]:
+        backends.insert(backends.index("jax") + 1, "jax-merge")
         torch.set_num_threads(1)
     if HAS["jax"]:
         import jax
@@ -392,16 +452,18 @@ def main():
                   "ehvp_at(M), 20 products at one point (an inner solve), its set-up included",
                   flush=True)
             print_table(["oracle", "arrays", "first", "HVP", "÷ floor", "HVP at M", "÷ floor",
-                         "egrad", "÷ floor"], rows, left=2)
+                         "egrad", "÷ floor", "HVP ÷ pymanopt", "egrad ÷ pymanopt"], rows,
+                        left=2)
         for C, r in [] if args.compile_only or args.floor_only else problems:
             print(f"\nd × r = {C.shape[0]} × {r}", flush=True)
             print_table(head, measure(C, r, backends, repeats, number))
         if (args.compile or args.compile_only) and HAS["torch"] and not args.floor_only:
-            print("\nldr's PyTorch oracles (torch.autograd, eager) against torch.func.grad "
-                  "and its torch.func.jvp (forward over reverse), eager and under "
-                  "torch.compile (inductor)")
-            print_table(["oracle", "ldr (autograd)", "torch.func", "÷ldr", "compile",
-                         "compiled call", "÷ldr"],
+            print("\nPyTorch's routes on its own tensors: torch.func.grad and the vjp "
+                  "(reverse over reverse, ldr's) and jvp (forward over reverse) of it, eager "
+                  "and under torch.compile (inductor), against eager torch.autograd "
+                  "(÷autograd; torch.compile cannot differentiate torch.autograd.grad twice)")
+            print_table(["oracle", "route", "eager", "÷autograd", "compile", "compiled call",
+                         "÷autograd"],
                         [row for C, r in problems[:2] for row in compile_rows(C, r, repeats,
                                                                               number)])
 

@@ -3,50 +3,70 @@
 An objective names its backend (``ldr.objective(cost, ..., backend="jax")``, or
 ``backend = "torch"`` in the body of an :class:`~ldr.Objective` subclass):
 
-============  ====================================================  ========================
+============  ====================================================  ==========================
 backend       the cost is written with                              egrad, ehvp
-============  ====================================================  ========================
+============  ====================================================  ==========================
 "autograd"    ``autograd.numpy`` (the default)                      ``autograd.grad``; the
                                                                     Hessian reverse over
                                                                     reverse
 "jax"         ``jax.numpy``                                         ``jax.grad``; ``jax.jvp``
                                                                     of it (forward over
-                                                                    reverse); compiled once
-                                                                    with ``jax.jit``
-"torch"       PyTorch (``torch.*`` functions and tensor methods)    ``torch.autograd.grad``;
-                                                                    the Hessian reverse over
-                                                                    reverse, its graph built
-                                                                    once per point
+                                                                    reverse); each compiled
+                                                                    once by ``jax.jit``
+"torch"       PyTorch (``torch.*`` functions and tensor methods)    ``torch.func.grad``;
+                                                                    ``torch.func.vjp`` of it
+                                                                    (reverse over reverse);
+                                                                    eager, or compiled by
+                                                                    ``torch.compile`` on
+                                                                    request
 "numpy"       anything: nothing is differentiated                   hand-written only
-============  ====================================================  ========================
+============  ====================================================  ==========================
 
 With ``"jax"`` and ``"torch"`` the cost (and a hand-written ``egrad``/``ehvp``) receives the
 backend's arrays — ``jax.Array`` / ``torch.Tensor`` of float64, a tuple of them on a product
 manifold — and the objective's ``cost(M)`` called with NumPy arrays returns a Python float,
 so solvers, :func:`ldr.check`, certificates and estimators see what they see for autograd.
-JAX computes in float32 unless 64-bit mode is on: the JAX backend turns it on
-(``jax.config.update("jax_enable_x64", True)``, as pymanopt does) when its first objective
-is made, so create the cost's arrays after that or, better, enable it yourself first (a
-cost that closes over float32 arrays gets a warning).  Costs whose
-Python control flow depends on values cannot be traced by ``jax.jit``; they run uncompiled
-(a :class:`UserWarning` says so).  PyTorch's gradient and product are ``torch.autograd``'s,
-traced once per shape on fake tensors and rebuilt as one small graph
-(:mod:`ldr.torch_graphs`); costs that cannot be traced so run eagerly.  ``torch.func``
-measured slower than ``torch.autograd`` on the CPU, and ``torch.compile`` costs seconds to
-tens of seconds per objective (:class:`TorchDerivatives`; ``benchmarks/bench_backends.py``).
+Called with the backend's own arrays, the oracles return the backend's arrays.
+
+**JAX.**  The cost, its gradient and its Hessian-vector product are each compiled by
+``jax.jit`` at their first call (and again only for a new shape).  JAX computes in float32
+unless its 64-bit mode is on: the JAX backend turns it on
+(``jax.config.update("jax_enable_x64", True)``, as pymanopt does) when its first objective is
+made, so create the cost's arrays after that or, better, enable it yourself first (a cost
+that closes over float32 arrays gets a warning).  Costs whose Python control flow depends on
+values cannot be traced by ``jax.jit``; they run uncompiled (a :class:`UserWarning` says so).
+
+**PyTorch.**  The gradient is ``torch.func.grad`` of the cost and the product is
+``torch.func.vjp`` of that gradient with the direction as cotangent (the Hessian being
+symmetric, that is H V).  They run eagerly unless the objective asks for compilation
+(``ldr.objective(..., backend="torch", compile=True)``, or ``compile = True`` in the class
+body): then each is compiled by ``torch.compile`` at its first call (and again for a new
+shape).  Compilation costs seconds (more for the first in a process), which a single solve
+of a few hundred products does not win back, so it is not the default; it pays off over
+long or repeated solves.  ``torch.compile`` caches its programs per Python function:
+objectives that one function builds from different tensors (cross-validation folds, restarts)
+share one program, and past ``torch._dynamo.config.recompile_limit`` distinct costs in one
+process it runs the rest eagerly (with its own warning).  One route serves both modes:
+eager ``torch.autograd`` is a little faster for a single call, but ``torch.compile`` cannot
+differentiate it twice, while it compiles ``torch.func``'s transforms whole; and forward over
+reverse (``torch.func.jvp`` of the gradient) measured slower than reverse over reverse eager
+and several times slower compiled (``benchmarks/bench_backends.py --compile`` prints each
+route).  Eager, :meth:`TorchDerivatives.ehvp_at` forms the gradient's VJP once per point, so
+each product of an inner solve is one reverse pass.  A cost that ``torch.compile`` cannot
+capture whole (Python control flow on values, ``.item()``) runs in pieces, its captured
+parts compiled.
 
 **Speed against the arithmetic floor** (``benchmarks/bench_backends.py --floor-only``: the
 README's sparse PCA at d × r = 500 × 10, one thread).  Its Hessian-vector product needs one
 GEMM, C·V.  Automatic differentiation of ``tr(MᵀCM)`` does not know that C is symmetric: the
-product it computes multiplies by C and by Cᵀ, two GEMMs.  The JAX backend re-evaluates the
-traced gradient and product so that each symmetric matrix the cost closes over is multiplied
-once (:mod:`ldr.symmetric_products`: exact algebra, then XLA compiles one GEMM); the PyTorch
-backend does the same on its aten graph and drops what autodiff's bookkeeping adds
-(:mod:`ldr.torch_graphs`; on the CPU its one product by the faster of PyTorch's and SciPy's
-BLAS, timed once per shape), then runs the dozen operations left eagerly; autograd pays its
-per-operation Python overhead.  A
-hand-written ``ehvp`` (``-2 * (C @ V) + ...``; any backend) is the floor plus the elementwise
-terms.
+product it computes multiplies by C and by Cᵀ, two GEMMs, so about twice the floor is what a
+compiled generic autodiff gives; eager PyTorch and autograd add their per-operation
+overhead.  A JAX objective made with ``merge_symmetric=True`` has its traced gradient and
+product rewritten before compilation so that each symmetric matrix the cost closes over is
+multiplied once (:mod:`ldr.symmetric_products`: exact algebra, checked against autodiff by
+its tests; optional, as a rewrite of JAX's programs that compilers do not make themselves).
+A hand-written ``ehvp`` (``-2 * (C @ V) + ...``; any backend) is the floor plus the
+elementwise terms.
 
 **Devices.**  JAX computes on its default device (a GPU where jaxlib has one).  PyTorch
 computes on the CPU unless the objective names a ``device`` (``ldr.objective(...,
@@ -57,10 +77,18 @@ the only transfers.
 
 JAX and PyTorch are optional (``pip install "ldr-manifold[jax]"``, ``"ldr-manifold[torch]"``)
 and imported only when an objective asks for them; ``import ldr`` imports neither.
+
+References
+----------
+.. [1] Pearlmutter, B. A. (1994). Fast exact multiplication by the Hessian. *Neural
+   Computation* 6(1), 147–160 (H V as the derivative of the gradient along V).
+.. [2] Townsend, J., Koep, N. and Weichwald, S. (2016). Pymanopt: a Python toolbox for
+   optimization on manifolds using automatic differentiation. *JMLR* 17(137), 1–5.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import warnings
 from collections.abc import Callable
@@ -68,7 +96,6 @@ from collections.abc import Callable
 import numpy as np
 
 from ldr.errors import ParameterError
-from ldr.symmetric_products import merged
 
 #: every backend, in the order the docs list them
 BACKENDS = ("autograd", "jax", "torch", "numpy")
@@ -93,14 +120,41 @@ def validate(backend) -> str:
     return backend
 
 
-def _numpy(value):
-    """A backend's array (or tuple of them) as a fresh NumPy float array (or tuple)."""
+def validate_options(backend: str, device=None, compile: bool = False,
+                     merge_symmetric: bool = False) -> None:
+    """A :class:`~ldr.errors.ParameterError` about ``device``, ``compile`` or
+    ``merge_symmetric`` where ``backend`` does not take them: only PyTorch places points on a
+    device, only its compilation is optional (JAX's is always on), and only JAX's traced
+    derivatives are rewritten by :mod:`ldr.symmetric_products`."""
+    if device is not None and backend != "torch":
+        raise ParameterError("device", f"only backend='torch' places the points on a device; "
+                                       f"got device={device!r} with backend={backend!r} (JAX "
+                                       "computes on its default device)")
+    if not isinstance(compile, bool):
+        raise ParameterError("compile", f"expected True or False, got {compile!r}")
+    if compile and backend != "torch":
+        raise ParameterError("compile", f"only backend='torch' compiles on request; got "
+                                        f"compile=True with backend={backend!r} (JAX always "
+                                        "compiles with jax.jit)")
+    if not isinstance(merge_symmetric, bool):
+        raise ParameterError("merge_symmetric", f"expected True or False, got "
+                                                f"{merge_symmetric!r}")
+    if merge_symmetric and backend != "jax":
+        raise ParameterError("merge_symmetric", f"only backend='jax' merges the products by "
+                                                f"a symmetric matrix; got backend={backend!r}")
+
+
+def to_numpy(value):
+    """A backend's array (or a tuple or list of them) as a fresh float64 NumPy array (or
+    tuple): the answers of :class:`Derivatives` share memory with nothing."""
     if isinstance(value, (tuple, list)):
-        return tuple(_numpy(v) for v in value)
-    return np.array(value, dtype=float)
+        return tuple(to_numpy(v) for v in value)
+    if hasattr(value, "detach"):  # a torch.Tensor, perhaps on a device
+        value = value.detach().cpu().numpy()
+    return np.array(value, dtype=np.float64)
 
 
-def _tuple(value):
+def as_tuple(value):
     """A list (a point on a product manifold) as a tuple; anything else as it is."""
     return tuple(value) if isinstance(value, list) else value
 
@@ -108,68 +162,125 @@ def _tuple(value):
 class Derivatives:
     """An objective's cost, gradient and Hessian-vector product in one backend, built once
     per objective (:meth:`ldr.Objective.derivatives`) from its raw ``cost`` (written for the
-    backend) and any hand-written ``egrad``/``ehvp`` (also written for it).  Called with NumPy
-    arrays, each returns NumPy (``cost``: a float); called with the backend's arrays, the
-    backend's."""
+    backend) and any hand-written ``egrad``/``ehvp`` (also written for it).
+
+    Called with NumPy arrays (float64 or not; a tuple or list of them on a product manifold),
+    each oracle returns NumPy (``cost``: a float); called with the backend's arrays, the
+    backend's.
+
+    Parameters
+    ----------
+    backend : {"jax", "torch"}
+    cost : callable
+        ``cost(M)``, a scalar of the backend.
+    egrad, ehvp : callable or None
+        Hand-written ``egrad(M)`` and ``ehvp(M, V)`` for the backend's arrays; None: the
+        backend's derivatives of ``cost`` (of ``egrad`` for the product).
+    device : str or torch.device, optional
+        PyTorch only: where the cost's tensors live (None: the CPU).
+    compile : bool
+        PyTorch only: compile the oracles with ``torch.compile``.
+    merge_symmetric : bool
+        JAX only: one product per symmetric matrix the cost closes over in the derived
+        gradient and product (:mod:`ldr.symmetric_products`).
+    """
 
     def __init__(self, backend: str, cost: Callable, egrad: Callable | None = None,
-                 ehvp: Callable | None = None, device=None):
-        self.backend, self.raw_cost = backend, cost
-        self.raw_egrad, self.raw_ehvp = egrad, ehvp
+                 ehvp: Callable | None = None, device=None, compile: bool = False,
+                 merge_symmetric: bool = False):
+        self.backend = backend
+        self.raw_cost = cost
+        self.raw_egrad = egrad
+        self.raw_ehvp = ehvp
         self.device = device
+        self.compile = compile
+        self.merge_symmetric = merge_symmetric
 
     def __reduce__(self):  # pickles (joblib, Dask) as what it is built from, rebuilt there
         return derivatives, (self.backend, self.raw_cost, self.raw_egrad, self.raw_ehvp,
-                             self.device)
+                             self.device, self.compile, self.merge_symmetric)
 
     def cost(self, M):
-        raise NotImplementedError
+        return self.call("cost", M)
 
     def egrad(self, M):
-        raise NotImplementedError
+        return self.call("egrad", M)
 
     def ehvp(self, M, V):
-        raise NotImplementedError
+        return self.call("ehvp", M, V)
 
     def ehvp_at(self, M):
         """``V ↦ ehvp(M, V)`` at a fixed ``M``."""
         return lambda V: self.ehvp(M, V)
 
+    def call(self, name: str, *args):
+        """The oracle ``name`` ("cost", "egrad" or "ehvp") at ``args``: the backend's arrays
+        in and out, or NumPy in and NumPy out (``cost``: a float)."""
+        if self.is_native(args[0]):
+            return self.run(name, *(as_tuple(a) for a in args))
+        out = self.run(name, *(self.from_numpy(a) for a in args))
+        return float(out) if name == "cost" else to_numpy(out)
+
+    def is_native(self, M) -> bool:
+        """Whether ``M`` (or the first factor of a product point) is the backend's array."""
+        raise NotImplementedError
+
+    def from_numpy(self, M):
+        """A NumPy point (or tuple or list of them) as the backend's float64 array(s)."""
+        raise NotImplementedError
+
+    def run(self, name: str, *args):
+        """The oracle ``name`` on the backend's arrays."""
+        raise NotImplementedError
+
 
 class JaxDerivatives(Derivatives):
-    """``jax.grad`` of the cost, and ``jax.jvp`` of that gradient (forward over reverse),
-    each compiled once by ``jax.jit`` (retraced only for a new shape), with one product per
-    symmetric matrix the cost closes over where autodiff makes two
-    (:mod:`ldr.symmetric_products`)."""
+    """``jax.grad`` of the cost and ``jax.jvp`` of that gradient (forward over reverse), each
+    compiled by ``jax.jit`` (retraced only for a new shape); a hand-written ``egrad`` takes the
+    gradient's place (its ``jax.jvp`` is then the product).  With ``merge_symmetric``, the
+    derived gradient and product are rewritten by :func:`ldr.symmetric_products.merged`
+    before ``jax.jit`` compiles them."""
 
-    def __init__(self, backend, cost, egrad=None, ehvp=None, device=None):
-        super().__init__(backend, cost, egrad, ehvp, device)
+    def __init__(self, backend, cost, egrad=None, ehvp=None, device=None, compile=False,
+                 merge_symmetric=False):
+        super().__init__(backend, cost, egrad, ehvp, device, compile, merge_symmetric)
         import jax
 
         jax.config.update("jax_enable_x64", True)
-        self._jax = jax
+        self.jax = jax
         grad = egrad if egrad is not None else jax.grad(cost)
 
         def hvp(M, V):
             return jax.jvp(grad, (M,), (V,))[1]
 
-        self._plain = {"cost": cost, "egrad": grad, "ehvp": ehvp if ehvp is not None else hvp}
-        # autodiff's products, with one product per symmetric matrix the cost closes over
+        #: the oracles as written, for a cost ``jax.jit`` cannot trace
+        self.plain = {"cost": cost, "egrad": grad, "ehvp": ehvp if ehvp is not None else hvp}
         derived = {"egrad": egrad is None, "ehvp": ehvp is None}
-        self._fns = {name: jax.jit(merged(fn) if derived.get(name) else fn)
-                     for name, fn in self._plain.items()}
+        traced = dict(self.plain)
+        if merge_symmetric:
+            from ldr.symmetric_products import merged
 
-    def _is_native(self, M) -> bool:
+            traced.update({name: merged(self.plain[name]) for name, by_autodiff
+                           in derived.items() if by_autodiff})
+        self.compiled = {name: jax.jit(fn) for name, fn in traced.items()}
+        self.checked = False
+
+    def is_native(self, M) -> bool:
         first = M[0] if isinstance(M, (tuple, list)) else M
-        return isinstance(first, self._jax.Array)  # tracers are jax.Arrays too
+        return isinstance(first, self.jax.Array)  # tracers are jax.Arrays too
 
-    def _check_precision(self, M):
+    def from_numpy(self, M):
+        if isinstance(M, (tuple, list)):
+            return tuple(self.from_numpy(m) for m in M)
+        return np.asarray(M, dtype=np.float64)  # jax.jit places it on its device
+
+    def check_precision(self, M):
         """Warn, once, when the cost closes over arrays of less than float64 (made before
         64-bit mode was on): its answers would be float32's."""
-        self._checked = True
+        self.checked = True
         try:
-            consts = self._jax.make_jaxpr(self.raw_cost)(M).consts
-        except Exception:  # noqa: BLE001 - untraceable costs are reported by _call
+            consts = self.jax.make_jaxpr(self.raw_cost)(M).consts
+        except Exception:  # noqa: BLE001 - untraceable costs are reported by run
             return
         low = sorted({str(c.dtype) for c in consts if hasattr(c, "dtype")
                       and np.issubdtype(c.dtype, np.floating) and c.dtype.itemsize < 8})
@@ -180,230 +291,106 @@ class JaxDerivatives(Derivatives):
                 'jax.config.update("jax_enable_x64", True) before creating them',
                 UserWarning, stacklevel=5)
 
-    def _call(self, name, *args):
-        if self._is_native(args[0]):
-            return self._plain[name](*args)
-        args = tuple(tuple(a) if isinstance(a, list) else a for a in args)
-        if not getattr(self, "_checked", False):
-            self._check_precision(args[0])
+    def run(self, name, *args):
+        if not self.checked:
+            self.check_precision(args[0])
         try:
-            out = self._fns[name](*args)
-        except self._jax.errors.JAXTypeError as exc:  # value-dependent Python control flow
-            warnings.warn(f"jax.jit cannot trace this objective's {name} ({type(exc).__name__});"
-                          " it runs uncompiled", UserWarning, stacklevel=4)
-            self._fns[name] = self._plain[name]
-            out = self._plain[name](*args)
-        return float(out) if name == "cost" else _numpy(out)
-
-    def cost(self, M):
-        return self._call("cost", M)
-
-    def egrad(self, M):
-        return self._call("egrad", M)
-
-    def ehvp(self, M, V):
-        return self._call("ehvp", M, V)
+            return self.compiled[name](*args)
+        except self.jax.errors.JAXTypeError as exc:  # value-dependent Python control flow
+            warnings.warn(f"jax.jit cannot trace this objective's {name} "
+                          f"({type(exc).__name__}); it runs uncompiled", UserWarning,
+                          stacklevel=5)
+            self.compiled[name] = self.plain[name]
+            return self.plain[name](*args)
 
 
 class TorchDerivatives(Derivatives):
-    """PyTorch's reverse-mode gradient of the cost (``torch.autograd.grad``) and its
-    Hessian-vector products by differentiating that gradient once more, each traced once per
-    shape and rebuilt as one small graph (:mod:`ldr.torch_graphs`: one product per symmetric
-    matrix the cost closes over, no operation autodiff's bookkeeping adds for nothing), and
-    checked against eager autodiff at the point it was traced at; NumPy points become
-    float64 tensors on the CPU without a copy.  :meth:`ehvp_at` computes a product's
-    point-only part once per point (:func:`ldr.torch_graphs.split`).
+    """``torch.func.grad`` of the cost and ``torch.func.vjp`` of that gradient with the
+    direction as cotangent (reverse over reverse; H is symmetric, so the VJP is H V), run
+    eagerly or, with ``compile=True``, each compiled by ``torch.compile`` (module docstring);
+    a hand-written ``egrad`` takes the gradient's place.  NumPy points become float64
+    tensors on the CPU without a copy, or are sent to ``device``.
 
-    A cost that cannot be traced on fake tensors (Python control flow on values,
-    ``.item()``, NumPy inside) runs eagerly, as do points that require a gradient.  Measured
-    on the CPU (``benchmarks/bench_backends.py``): eager ``torch.func`` took several times
-    as long as ``torch.autograd``, and ``torch.compile`` costs seconds to tens of seconds per
-    objective before the first call, which a solve of a few hundred products does not win
-    back; neither is used.
+    Eager, :meth:`ehvp_at` forms the gradient's VJP once per point (the cost's forward pass
+    and its gradient), and each product of an inner solve is one reverse pass through it.
     """
 
-    def __init__(self, backend, cost, egrad=None, ehvp=None, device=None):
-        super().__init__(backend, cost, egrad, ehvp, device)
+    def __init__(self, backend, cost, egrad=None, ehvp=None, device=None, compile=False):
+        super().__init__(backend, cost, egrad, ehvp, device, compile)
         import torch
+        import torch.func
 
-        self._torch = torch
-        self._device = None if device is None else torch.device(device)
-        if self._device is not None and self._device.type == "cpu":
-            self._device = None
-        self._graphs: dict = {}
+        self.torch = torch
+        try:
+            self.target = None if device is None else torch.device(device)
+        except (RuntimeError, TypeError) as exc:
+            raise ParameterError("device", f"not a PyTorch device: {device!r} ({exc})") from None
+        self.grad = egrad if egrad is not None else torch.func.grad(cost)
+        fns = {"cost": cost, "egrad": self.grad, "ehvp": ehvp if ehvp is not None else self.hvp}
+        # compiled lazily by torch.compile at the first call (dynamic=False: one program per
+        # shape, as jax.jit's)
+        self.fns = {name: torch.compile(fn, dynamic=False) for name, fn in fns.items()} \
+            if compile else fns
 
-    def _tensor(self, M):
+    def hvp(self, M, V):
+        """H V, the VJP of the gradient at ``M`` with cotangent ``V``."""
+        return self.torch.func.vjp(self.grad, M)[1](V)[0]
+
+    def is_native(self, M) -> bool:
+        first = M[0] if isinstance(M, (tuple, list)) else M
+        return isinstance(first, self.torch.Tensor)
+
+    def from_numpy(self, M):
         if isinstance(M, (tuple, list)):
-            return tuple(self._tensor(m) for m in M)
-        if isinstance(M, self._torch.Tensor):
-            return M
-        M = np.asarray(M, dtype=float)
+            return tuple(self.from_numpy(m) for m in M)
+        M = np.asarray(M, dtype=np.float64)
         if not M.flags.writeable or any(s < 0 for s in M.strides):  # from_numpy's limits;
             M = np.array(M, order="C")  # any positive strides (Fortran order) are shared
-        T = self._torch.from_numpy(M)
-        return T if self._device is None else T.to(self._device)
+        T = self.torch.from_numpy(M)
+        return T if self.target is None else T.to(self.target)
 
-    def _leaves(self, M):
-        """``M`` detached, requiring a gradient (a tuple on a product)."""
-        if isinstance(M, tuple):
-            return tuple(m.detach().requires_grad_(True) for m in M)
-        return M.detach().requires_grad_(True)
+    def recording(self, M):
+        """The context of a call at ``M``: the caller's tensors as they are (autograd may be
+        recording through them), NumPy points under ``torch.no_grad`` (``torch.func``'s
+        transforms differentiate inside it; a constant that requires a gradient records
+        nothing)."""
+        return contextlib.nullcontext() if self.is_native(M) else self.torch.no_grad()
 
-    def _grad(self, M, create_graph=False):
-        """``(leaves, gradient)`` of the cost at tensor(s) ``M``."""
-        torch = self._torch
-        with torch.enable_grad():
-            X = self._leaves(M)
-            if self.raw_egrad is not None:
-                return X, self.raw_egrad(X)
-            inputs = X if isinstance(X, tuple) else (X,)
-            G = torch.autograd.grad(self.raw_cost(X), inputs, create_graph=create_graph,
-                                    allow_unused=True)
-            G = tuple(torch.zeros_like(x) if g is None else g for g, x in zip(G, inputs))
-            return X, (G if isinstance(X, tuple) else G[0])
+    def call(self, name, *args):
+        with self.recording(args[0]):
+            return super().call(name, *args)
 
-    def _hvp_from(self, X, G, V):
-        """H V from the gradient ``G`` with its graph at leaves ``X``."""
-        torch = self._torch
-        inputs = X if isinstance(X, tuple) else (X,)
-        outs = G if isinstance(G, tuple) else (G,)
-        vs = V if isinstance(V, tuple) else (V,)
-        HV = torch.autograd.grad(outs, inputs, vs, retain_graph=True, allow_unused=True)
-        HV = tuple(torch.zeros_like(x) if h is None else h for h, x in zip(HV, inputs))
-        return HV if isinstance(X, tuple) else HV[0]
-
-    def _eager(self, name: str, product: bool):
-        """The flat eager function that :meth:`_graph` traces: tensors in, a tuple out."""
-        def flat(*args):
-            k = len(args) // 2 if name == "ehvp" else len(args)
-            M = tuple(args[:k]) if product else args[0]
-            if name == "egrad":
-                G = self._grad(M)[1]
-            else:
-                V = tuple(args[k:]) if product else args[k]
-                X, G = self._grad(M, create_graph=True)
-                G = self._hvp_from(X, G, V)
-            return tuple(G) if product else (G,)
-        return flat
-
-    def _graph(self, name: str, args: tuple, product: bool):
-        """The simplified graph of ``name`` ("egrad" or "ehvp") for inputs shaped as
-        ``args``, built and checked on first use; None where the cost runs eagerly."""
-        key = (name, product) + tuple((a.shape, a.dtype, a.device) for a in args)
-        if key not in self._graphs:
-            self._graphs[key] = self._build(self._eager(name, product), args)
-        return self._graphs[key]
-
-    def _build(self, eager, args):
-        from ldr.torch_graphs import simplified
-
-        args = tuple(a.clone() for a in args)  # distinct tensors: the same one twice (M, M)
-        try:                                     # would be traced as one input
-            graph = simplified(eager, *args)
-            got = graph(*args)
-        except Exception:  # noqa: BLE001 - untraceable on fake tensors: run eagerly
-            return None
-        want = eager(*args)
-        torch = self._torch
-        for g, w in zip(got, want):  # the rebuilt graph against autodiff, at this point
-            tol = max(1e-8, 1e3 * graph.ldr_eps)  # float32 inside: merged products round
-            scale = max(float(torch.linalg.vector_norm(w)), float(torch.linalg.vector_norm(g)))
-            if not float(torch.linalg.vector_norm(g - w)) <= tol * scale:
-                warnings.warn("ldr.torch_graphs' rebuilt derivative differs from autodiff's "
-                              "here (please report it); this objective runs eagerly",
-                              UserWarning, stacklevel=6)
-                return None
-        return graph
-
-    def _fast(self, name, M, V=None):
-        """``name`` by the simplified graph, or None (eager) where there is none."""
-        product = isinstance(M, tuple)
-        args = (M if product else (M,)) + (() if V is None else (V if product else (V,)))
-        if any(a.requires_grad for a in args):
-            return None
-        graph = self._graph(name, args, product)
-        if graph is None:
-            return None
-        out = graph.forward(*args)  # no input requires a gradient: nothing is recorded;
-        # forward, not __call__: nn.Module's hooks machinery costs ~5% of a 500×10 product
-        return tuple(out) if product else out[0]
-
-    def _out(self, value):
-        if isinstance(value, (tuple, list)):
-            return tuple(self._out(v) for v in value)
-        if isinstance(value, self._torch.Tensor):
-            return value.detach().cpu().numpy()
-        return _numpy(value)
-
-    def _native(self, M) -> bool:
-        first = M[0] if isinstance(M, (tuple, list)) else M
-        return isinstance(first, self._torch.Tensor)
-
-    def cost(self, M):
-        if self._native(M):
-            return self.raw_cost(M)
-        with self._torch.no_grad():
-            return float(self.raw_cost(self._tensor(M)))
-
-    def egrad(self, M):
-        native = self._native(M)
-        T = _tuple(M) if native else self._tensor(M)
-        if self.raw_egrad is not None:
-            G = self.raw_egrad(T)
-        else:
-            G = self._fast("egrad", T)
-            G = self._grad(T)[1] if G is None else G
-        return G if native else self._out(G)
-
-    def ehvp(self, M, V):
-        native = self._native(M)
-        T, W = (_tuple(M), _tuple(V)) if native else (self._tensor(M), self._tensor(V))
-        if self.raw_ehvp is not None:
-            HV = self.raw_ehvp(T, W)
-        else:
-            HV = self._fast("ehvp", T, W)
-            if HV is None:
-                X, G = self._grad(T, create_graph=True)
-                HV = self._hvp_from(X, G, W)
-        return HV if native else self._out(HV)
+    def run(self, name, *args):
+        return self.fns[name](*args)
 
     def ehvp_at(self, M):
-        if self.raw_ehvp is not None or self._native(M):
+        if self.raw_ehvp is not None or self.compile:
             return super().ehvp_at(M)
-        T = self._tensor(M)
-        product = isinstance(T, tuple)
-        ms = T if product else (T,)
-        graph = self._graph("ehvp", ms + ms, product)
-        if graph is None:
-            X, G = self._grad(T, create_graph=True)  # the graph, once per point
-            return lambda V: self._out(self._hvp_from(X, G, self._tensor(V)))
-        if not hasattr(graph, "ldr_split"):
-            from ldr.torch_graphs import split
-
-            graph.ldr_split = split(graph, len(ms))
-        front, apply = graph.ldr_split
-        fixed = front(*ms)  # NumPy points: no input requires a gradient
+        native = self.is_native(M)
+        with self.recording(M):
+            vjp = self.torch.func.vjp(self.grad, as_tuple(M) if native
+                                      else self.from_numpy(M))[1]  # the point's work, once
 
         def product_at(V):
-            W = self._tensor(V)
-            out = apply.forward(*(W if product else (W,)), *fixed)
-            return self._out(tuple(out) if product else out[0])
+            with self.recording(M):
+                HV = vjp(as_tuple(V) if native else self.from_numpy(V))[0]
+            return HV if native else to_numpy(HV)
         return product_at
 
 
 def derivatives(backend: str, cost: Callable, egrad: Callable | None = None,
-                ehvp: Callable | None = None, device=None) -> Derivatives:
+                ehvp: Callable | None = None, device=None, compile: bool = False,
+                merge_symmetric: bool = False) -> Derivatives:
     """The :class:`Derivatives` of ``cost`` in ``backend`` ("jax" or "torch"); ``device``
     (PyTorch only: "cuda", "cuda:1", a ``torch.device``) is where the cost's tensors live and
-    the points are sent (None: the CPU)."""
+    the points are sent (None: the CPU); ``compile`` (PyTorch only) compiles the oracles with
+    ``torch.compile``; ``merge_symmetric`` (JAX only) multiplies each symmetric matrix the
+    cost closes over once (:mod:`ldr.symmetric_products`)."""
     validate(backend)
-    if device is not None and backend != "torch":
-        raise ParameterError("device", f"only backend='torch' places the points on a device; "
-                                       f"got device={device!r} with backend={backend!r} (JAX "
-                                       "computes on its default device)")
+    validate_options(backend, device, compile, merge_symmetric)
     if backend == "jax":
-        return JaxDerivatives(backend, cost, egrad, ehvp)
+        return JaxDerivatives(backend, cost, egrad, ehvp, merge_symmetric=merge_symmetric)
     if backend == "torch":
-        return TorchDerivatives(backend, cost, egrad, ehvp, device)
+        return TorchDerivatives(backend, cost, egrad, ehvp, device, compile)
     raise ParameterError("backend", f"{backend!r} converts no arrays: only 'jax' and 'torch' "
                                     "have Derivatives")

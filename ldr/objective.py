@@ -195,6 +195,12 @@ class Objective:
     backend: str = "autograd"
     #: with ``backend = "torch"``: the device of the cost's tensors ("cuda"; None: the CPU)
     device = None
+    #: with ``backend = "torch"``: compile the derivatives with ``torch.compile``
+    #: (:mod:`ldr.backends`; seconds per objective, for long or repeated solves)
+    compile: bool = False
+    #: with ``backend = "jax"``: one product per symmetric matrix the cost closes over in the
+    #: derived gradient and Hessian-vector product (:mod:`ldr.symmetric_products`)
+    merge_symmetric: bool = False
     #: the number of terms of a cost that is a sum over them (module docstring, Eq. S1);
     #: None: not such a sum (the stochastic solvers refuse it)
     n_terms: int | None = None
@@ -236,7 +242,7 @@ class Objective:
             if raw["cost"] is None:
                 raise NotImplementedError(f"{type(self).__name__} must define cost(M)")
             found = backends.derivatives(self.backend, raw["cost"], raw["egrad"], raw["ehvp"],
-                                         self.device)
+                                         self.device, self.compile, self.merge_symmetric)
             self._ldr_derivatives = found
         return found
 
@@ -257,8 +263,9 @@ class Objective:
         return self._ag_grad(M)
 
     def ehvp(self, M, V):
-        """Euclidean Hessian-vector product D∇f(M)[V] (autograd of ``cost``, twice; JAX and
-        PyTorch: the forward derivative of the reverse gradient)."""
+        """Euclidean Hessian-vector product D∇f(M)[V] (autograd of ``cost``, twice; JAX: the
+        forward derivative of the reverse gradient; PyTorch: the reverse derivative of the
+        reverse gradient, :mod:`ldr.backends`)."""
         if self.backend != "autograd":
             if self.backend == "numpy":
                 raise self._no_derivative("ehvp", "M, V")
@@ -273,8 +280,9 @@ class Objective:
 
         With autograd's Hessian the gradient's graph is traced once at ``M``
         (``autograd.make_vjp`` of the gradient; its VJP with V is H V, H being symmetric) and
-        each product is one backward pass over it (PyTorch's likewise); a hand-written ``ehvp``
-        and JAX's (compiled once per objective) are called as they are."""
+        each product is one backward pass over it (eager PyTorch's likewise, by
+        ``torch.func.vjp``); a hand-written ``ehvp`` and the compiled ones (JAX's, PyTorch's
+        with ``compile=True``) are called as they are."""
         if type(self).ehvp is not Objective.ehvp or "ehvp" in self.__dict__:
             return lambda V: self.ehvp(M, V)
         if self.backend != "autograd":
@@ -378,14 +386,14 @@ class FunctionObjective(Objective):
     def __init__(self, cost: Callable, shape, manifold="stiefel", *, egrad=None, ehvp=None,
                  phi=None, phi0=None, pencil=None, pencil0=None, heuristic=None,
                  transform=None, global_gap=None, name=None, backend: str = "autograd",
-                 device=None):
+                 device=None, compile: bool = False, merge_symmetric: bool = False):
         if not callable(cost):
             raise ParameterError("cost", f"expected a callable, got {cost!r}")
         self.backend = backends.validate(backend)
-        if device is not None and backend != "torch":
-            raise ParameterError("device", f"only backend='torch' places the points on a "
-                                           f"device; got backend={backend!r}")
+        backends.validate_options(backend, device, compile, merge_symmetric)
         self.device = device
+        self.compile = compile
+        self.merge_symmetric = merge_symmetric
         if backend == "numpy" and egrad is None:
             raise ParameterError("egrad", "backend='numpy' differentiates nothing: pass "
                                           "egrad= (and ehvp= for the trust region), or name an "
@@ -418,7 +426,11 @@ def objective(cost: Callable | None = None, *, shape, manifold="stiefel",
     their arrays, and the derivatives are theirs; ``"numpy"``: nothing is differentiated,
     ``egrad`` (and, for the trust region, ``ehvp``) must be given (:mod:`ldr.backends`).
     ``device="cuda"`` (with ``backend="torch"``, in ``oracles``): where the cost's tensors
-    live; points are sent there.
+    live; points are sent there.  ``compile=True`` (with ``backend="torch"``): the derivatives
+    are compiled by ``torch.compile`` at their first call (seconds; worth it for long or
+    repeated solves of one objective).  ``merge_symmetric=True`` (with ``backend="jax"``):
+    the derived gradient and Hessian-vector product multiply each symmetric matrix the cost
+    closes over once (:mod:`ldr.symmetric_products`).
     A backend that is not installed is a :class:`~ldr.errors.ParameterError` naming
     ``backend`` and the pip command.
 

@@ -31,7 +31,6 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 FOLDERS = {"ldr.objectives": ROOT / "objectives", "ldr.solvers": ROOT / "solvers",
            "ldr": ROOT / "ldr"}
 GROUND = ("ldr.errors", "ldr.deprecation", "ldr.backends", "ldr.symmetric_products",
-          "ldr.torch_graphs", "ldr._torch_rebuild", "ldr._torch_blas", "ldr._torch_products",
           "ldr.objective", "ldr.linalg",
           "ldr.problem", "ldr.manifolds", "ldr.result", "ldr.eigen", "ldr.stopping", "ldr.data",
           "ldr.kernels", "ldr.datasets")

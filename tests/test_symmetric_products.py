@@ -4,7 +4,8 @@ The rewritten function equals the original to rounding on costs that use a symme
 in every way the algebra covers (a trace, a sum of a product, transposes, two matrices, a
 product manifold) and in ways it must leave alone (a non-symmetric matrix, a non-linear use,
 a small matrix), and XLA's flop count of the README's sparse-PCA Hessian-vector product and
-gradient falls to one d×d-by-d×r product (from two).
+gradient falls to one d×d-by-d×r product (from two) — in the JAX backend where an objective
+asks for it (``merge_symmetric=True``), and only there.
 """
 
 import numpy as np
@@ -99,14 +100,16 @@ def test_the_readme_sparse_pca_needs_one_gemm_per_product():
         assert _flops(merged(fn), *args) <= 1.1 * gemm
 
 
-def test_the_jax_backend_uses_it_and_passes_ldrs_check():
+def test_the_jax_backend_uses_it_on_request_and_passes_ldrs_check():
     d, r = 120, 3
     X = np.random.default_rng(0).standard_normal((360, d))
     Cd = jnp.asarray(X.T @ X / 360)
 
-    @ldr.objective(shape=(d, r), manifold="stiefel", backend="jax")
-    def sparse_pca(M):
+    def cost(M):
         return -jnp.trace(M.T @ Cd @ M) + 0.1 * jnp.sum(jnp.sqrt(M**2 + 1e-6))
+
+    sparse_pca = ldr.objective(cost, shape=(d, r), backend="jax", merge_symmetric=True)
+    plain = ldr.objective(cost, shape=(d, r), backend="jax")
 
     M = np.linalg.qr(np.random.default_rng(1).standard_normal((d, r)))[0]
     V = np.random.default_rng(2).standard_normal((d, r))
@@ -114,7 +117,24 @@ def test_the_jax_backend_uses_it_and_passes_ldrs_check():
     np.testing.assert_allclose(sparse_pca.ehvp(M, V), exact, rtol=1e-10, atol=1e-10)
     report = ldr.check(sparse_pca)
     assert report.ok, str(report)
-    compiled = sparse_pca.derivatives()._fns  # what the solvers' NumPy calls run
-    Mj, Vj = jnp.asarray(M), jnp.asarray(V)
+    np.testing.assert_allclose(sparse_pca.ehvp(M, V), plain.ehvp(M, V), rtol=1e-12,
+                               atol=1e-12)
+    np.testing.assert_allclose(sparse_pca.egrad(M), plain.egrad(M), rtol=1e-12, atol=1e-12)
+    Mj = jnp.asarray(M)
+    Vj = jnp.asarray(V)
+    compiled = sparse_pca.derivatives().compiled  # what the solvers' NumPy calls run
     assert _flops(compiled["ehvp"], Mj, Vj) <= 1.2 * (2 * d * d * r)
     assert _flops(compiled["egrad"], Mj) <= 1.2 * (2 * d * d * r)
+    default = plain.derivatives().compiled  # without the option: autodiff's two products
+    assert _flops(default["ehvp"], Mj, Vj) >= 1.9 * (2 * d * d * r)
+
+
+def test_merge_symmetric_is_an_option_of_jax_objectives_only():
+    from ldr.errors import ParameterError
+
+    with pytest.raises(ParameterError, match="only backend='jax' merges") as info:
+        ldr.objective(lambda M: 0.0, shape=(3, 1), merge_symmetric=True)
+    assert info.value.param == "merge_symmetric"
+    with pytest.raises(ParameterError, match="True or False") as info:
+        ldr.objective(lambda M: jnp.sum(M), shape=(3, 1), backend="jax", merge_symmetric=1)
+    assert info.value.param == "merge_symmetric"
