@@ -4,11 +4,12 @@ PyTorch on the CPU.
 PCA and orthogonal LDA built from an array-api-strict or PyTorch array keep their statistics
 in that namespace, and :func:`ldr.solve` iterates there (:mod:`ldr.data.arrays`): ``Result.M``
 comes back in it.  Float64 answers equal NumPy's: the cost to 1e-10 relative and, for the
-second-order and spectral solvers (trust region, ISM, L-BFGS), the subspace to 1e-10 (largest
-principal-angle sine).  The first-order solvers (gradient, conjugate gradient) follow the
-rounding of the sums, which differs from NumPy's BLAS in the last bits, along a different
+second-order and spectral solvers (trust region, ISM), the subspace to 1e-10 (largest
+principal-angle sine).  The first-order solvers (gradient, conjugate gradient, L-BFGS) follow
+the rounding of the sums, which differs from NumPy's BLAS in the last bits, along a different
 path to the same optimum: their subspace agrees to what the gradient tolerance implies
-(1e-6 at gtol = 1e-10 on wine's ill-conditioned LDA).  Float32 PyTorch data give float32
+(1e-6 at gtol = 1e-10 on wine's ill-conditioned LDA for gradient descent and conjugate
+gradients; 1e-9 for L-BFGS, whose last steps are Newton-like).  Float32 PyTorch data give float32
 iterates within 1e-5 (subspace) and 1e-6 (relative cost) of the float64 answer: the data
 rounded to float32 move the optimum by about their rounding, amplified by the conditioning.
 
@@ -29,7 +30,7 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 SOLVERS = [None, "trust-region", "ism", "lbfgs", "gradient", "conjugate-gradient"]
 #: subspace agreement with NumPy's answer, per solver (module docstring)
-SUBSPACE_TOL = {"gradient": 1e-6, "conjugate-gradient": 1e-6}
+SUBSPACE_TOL = {"gradient": 1e-6, "conjugate-gradient": 1e-6, "lbfgs": 1e-9}
 
 
 @pytest.fixture(scope="module")

@@ -1,14 +1,16 @@
-"""Array namespaces: the driver, the geometry and the solvers compute in the namespace and on
-the device of the arrays they are given (NumPy, PyTorch, CuPy, JAX, array-api-strict), through
-`array-api-compat <https://data-apis.org/array-api-compat/>`_.
+"""Array namespaces: the driver, the geometry, the solvers and the objectives compute in the
+namespace and on the device of the arrays they are given (NumPy, PyTorch, CuPy, JAX,
+array-api-strict), through `array-api-compat <https://data-apis.org/array-api-compat/>`_.
 
-NumPy is the fast path: :func:`namespace` answers ``numpy`` for NumPy arrays (and for
-anything that is not an array API array: Python floats, autograd's traced boxes) without
-importing array-api-compat, and the callers keep their LAPACK-direct NumPy code for it, so a
-NumPy run costs what it did.  Any other namespace goes through the functions here, which use
-only the array API standard (and its ``linalg`` extension): no transfer to the host except
-the Python scalars they return (:func:`vdot`, :func:`top_eigenvalue`), which are what the
-stopping rules read.
+Every computation is written once, against the array API standard (NumPy >= 2 is itself such
+a namespace), with ``xp = namespace(x)``.  :func:`namespace` answers ``numpy`` for NumPy arrays
+and Python scalars without importing array-api-compat, and ``autograd.numpy`` for autograd's
+traced values, so that a cost written with the functions common to the three (operators,
+``sum``, ``exp``, ``log``, ...) is also traceable.  The functions here use only the array API
+standard (and its ``linalg`` extension): no transfer to the host except the Python scalars
+they return (:func:`vdot`, :func:`top_eigenvalue`), which are what the stopping rules read.
+The one NumPy-only fast path is :func:`exp_inplace` (NumPy's ``out=``), which the benchmark
+named beside it measured.
 """
 
 from __future__ import annotations
@@ -45,17 +47,27 @@ def foreign(*arrays):
     return compat.array_namespace(*others)
 
 
+def traced(a) -> bool:
+    """Whether ``a`` is a value traced by autograd (an ``ArrayBox``)."""
+    return type(a).__module__.startswith("autograd.")
+
+
 def namespace(*arrays):
-    """:func:`foreign`'s namespace, or ``numpy`` when there is none."""
+    """The namespace to compute on ``arrays`` in: :func:`foreign`'s, ``autograd.numpy`` when
+    one of them is traced by autograd, else ``numpy``."""
     if len(arrays) == 1 and type(arrays[0]) is np.ndarray:
         return np
+    if any(traced(a) for a in arrays):
+        import autograd.numpy as anp
+
+        return anp
     xp = foreign(*arrays)
     return np if xp is None else xp
 
 
 def device(a):
     """The device ``a`` lives on (None for NumPy)."""
-    if type(a) is np.ndarray:
+    if foreign(a) is None:
         return None
     import array_api_compat as compat
 
@@ -66,8 +78,10 @@ def to_host(a) -> np.ndarray:
     """``a`` as a NumPy array on the host (a tuple element-wise; NumPy arrays as they are)."""
     if isinstance(a, tuple):
         return tuple(to_host(v) for v in a)
-    if type(a) is np.ndarray or a is None:
-        return a
+    if a is None:
+        return None
+    if foreign(a) is None:
+        return np.asarray(a)
     import array_api_compat as compat
 
     if compat.is_torch_array(a):
@@ -102,11 +116,10 @@ def transpose(A):
 
 
 def vdot(a, b) -> float:
-    """⟨a, b⟩ = Σ a ∘ b as a Python float (the one scalar that crosses to the host)."""
-    if type(a) is np.ndarray:
-        return float(np.vdot(a, b))
+    """⟨a, b⟩ = Σ a ∘ b of real arrays as a Python float (the one scalar that crosses to the
+    host): the dot product of the flattened arrays (for NumPy, BLAS's, as ``np.vdot``)."""
     xp = namespace(a)
-    return float(xp.sum(a * b))
+    return float(xp.vecdot(xp.reshape(a, (-1,)), xp.reshape(b, (-1,))))
 
 
 def norm(a) -> float:
@@ -181,7 +194,24 @@ def eigh(A):
 def zeros_like(a):
     if isinstance(a, tuple):
         return tuple(zeros_like(v) for v in a)
-    return np.zeros_like(a) if type(a) is np.ndarray else namespace(a).zeros_like(a)
+    return namespace(a).zeros_like(a)
+
+
+def itemsize(a) -> int:
+    """Bytes per entry of the floating (real or complex) array ``a``."""
+    xp = namespace(a)
+    bits = xp.finfo(a.dtype).bits
+    return bits // 4 if xp.isdtype(a.dtype, "complex floating") else bits // 8
+
+
+def exp_inplace(a):
+    """exp(a), written over ``a`` (which the caller no longer needs) where the namespace
+    allows it: NumPy's ``out=`` keeps one n×m buffer instead of two (the NumPy-only fast path:
+    ``benchmarks/bench_wda.py --quick``, WDA's fit time); a new array elsewhere (the array
+    API has no ``out=``)."""
+    if type(a) is np.ndarray and a.flags.writeable:
+        return np.exp(a, out=a)
+    return namespace(a).exp(a)
 
 
 def eye_like(n: int, ref):

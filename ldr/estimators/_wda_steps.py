@@ -12,7 +12,7 @@ from ldr.errors import ParameterError
 from ldr.estimators._base import check_n_components
 from ldr.estimators._namespace import to_numpy
 from ldr.estimators._output import validate_data
-from ldr.objectives._wda_rows import class_scatters
+from ldr.objectives.transport import class_scatters
 
 #: the full-data check after a mini-batch fit runs while the largest class has at most
 #: this many rows (one exact cost evaluation, each pair's reference kernel stored — one
