@@ -108,6 +108,7 @@ class PairKernel:
         self.K = None  # the reference kernel K̃ = exp(S + α ⊕ β), and its α, β
         self.alpha = None
         self.beta = None
+        self.buffers = arrays.Buffers()  # the row blocks' arrays, reused (NumPy)
         self.exp_passes = 0  # reference kernels or blocked passes computed (for tests)
 
     def ones(self, k: int):
@@ -170,7 +171,7 @@ class PairKernel:
             mx = xp.full(self.m, -math.inf, dtype=_real(xp, L).dtype, device=self.device)
             s = self.zeros(self.m)
             for r in self._blocks():
-                B = L[r, :] @ Rt
+                B = self.buffers.matmul(L[r, :], Rt, "block")
                 new = xp.maximum(mx, xp.max(_real(xp, B), axis=0))
                 B -= new
                 s = s * xp.exp(mx - new) + xp.sum(arrays.exp_inplace(B), axis=0)
@@ -195,7 +196,7 @@ class PairKernel:
             L, Rt = self._factors(None, g)
             parts = []
             for r in self._blocks():
-                B = L[r, :] @ Rt
+                B = self.buffers.matmul(L[r, :], Rt, "block")
                 mx = xp.max(_real(xp, B), axis=1)
                 B -= _col(mx)
                 parts.append(xp.log(xp.sum(arrays.exp_inplace(B), axis=1)) + mx)
@@ -221,7 +222,7 @@ class PairKernel:
             parts = []
             ETL = 0.0
             for r in self._blocks():
-                E = arrays.exp_inplace(Lf[r, :] @ Rt)
+                E = arrays.exp_inplace(self.buffers.matmul(Lf[r, :], Rt, "block"))
                 parts.append(E @ R)
                 ETL = ETL + E.T @ L[r, :]
                 del E  # before the next block's is made
@@ -250,22 +251,24 @@ class PairKernel:
         TMR = []
         TML = 0.0
         loss = 0.0
+        buffers = self.buffers  # two blocks: the plan's ("block") and T∘M's ("cost")
         for r in self._blocks():
             if ref:
-                T = self.K[r, :] * y
+                T = buffers.multiply(self.K[r, :], y, "block")
                 T *= _col(x[r])
             else:
-                T = arrays.exp_inplace(Lf[r, :] @ Rt)
+                T = arrays.exp_inplace(buffers.matmul(Lf[r, :], Rt, "block"))
             TR.append(T @ R)
             TL = TL + T.T @ L[r, :]
             if with_m:
-                TM = self._mleft[r, :] @ self._mright_t
+                TM = buffers.matmul(self._mleft[r, :], self._mright_t, "cost")
                 TM *= T
                 TMR.append(TM @ R)
                 TML = TML + TM.T @ L[r, :]
                 loss = loss + xp.sum(TM)
                 del TM
             del T  # before the next block's is made
+        self.buffers = arrays.Buffers()  # released: a re-centred kernel may come next
         TR = xp.concat(TR, axis=0)
         return (TR, TL, xp.concat(TMR, axis=0), TML, loss) if with_m else (TR, TL)
 

@@ -9,8 +9,9 @@ traced values, so that a cost written with the functions common to the three (op
 ``sum``, ``exp``, ``log``, ...) is also traceable.  The functions here use only the array API
 standard (and its ``linalg`` extension): no transfer to the host except the Python scalars
 they return (:func:`vdot`, :func:`top_eigenvalue`), which are what the stopping rules read.
-The one NumPy-only fast path is :func:`exp_inplace` (NumPy's ``out=``), which the benchmark
-named beside it measured.
+The NumPy-only fast paths are NumPy's ``out=``, behind :func:`exp_inplace` and
+:class:`Buffers` (the benchmarks that measured them are named there); other namespaces get the
+same results in new arrays.
 """
 
 from __future__ import annotations
@@ -212,6 +213,41 @@ def exp_inplace(a):
     if type(a) is np.ndarray and a.flags.writeable:
         return np.exp(a, out=a)
     return namespace(a).exp(a)
+
+
+class Buffers:
+    """Reusable output arrays for the products of a loop over row blocks.
+
+    ``matmul(a, b, key)`` is ``a @ b`` and ``multiply(a, b, key)`` is ``a * b``, written, for
+    NumPy, into the buffer kept under ``key`` (allocated at the first, largest block; a later
+    product under the same key overwrites it, so the caller is done with the previous one):
+    a fresh b×n array per block costs its page faults every time (glibc returns such blocks
+    to the system), which made one HSIC Φ on digits 1.4× slower
+    (``benchmarks/bench_hsic.py``'s Φ profile) — the NumPy-only fast path of the row-block
+    loops.  Other namespaces (the array API has no ``out=``) get new arrays."""
+
+    def __init__(self):
+        self._kept = {}
+
+    def _out(self, key, shape, dtype):
+        buf = self._kept.get(key)
+        if buf is None or buf.shape[0] < shape[0] or buf.shape[1:] != shape[1:] \
+                or buf.dtype != dtype:
+            buf = np.empty(shape, dtype=dtype)
+            self._kept[key] = buf
+        return buf[:shape[0]]
+
+    def matmul(self, a, b, key):
+        if type(a) is not np.ndarray or type(b) is not np.ndarray:
+            return a @ b
+        return np.matmul(a, b, out=self._out(key, (a.shape[0], b.shape[1]),
+                                             np.result_type(a, b)))
+
+    def multiply(self, a, b, key):
+        if type(a) is not np.ndarray:
+            return a * b
+        shape = np.broadcast_shapes(a.shape, np.shape(b))
+        return np.multiply(a, b, out=self._out(key, shape, np.result_type(a, b)))
 
 
 def eye_like(n: int, ref):
