@@ -81,23 +81,20 @@ from __future__ import annotations
 import copy
 import numbers
 
-import autograd.numpy as anp
 import numpy as np
 import scipy.linalg
 import scipy.optimize
 
+from ldr.data import arrays
 from ldr.data.validation import check_data, check_new_data
 from ldr.errors import ParameterError
 from ldr.objective import Method, Objective
-from ldr.objectives._ica_priors import (  # noqa: F401 (log_prior, best_scales: public here)
-    _HALF_LOG_2PI_E,
-    _LOG_PI,
-    PRIORS,
-    _log_cosh,
-    _prior_derivatives,
+from ldr.objectives.ica_priors import (
+    HALF_LOG_2PI_E,
+    LOG_PI,
     best_scales,
     check_priors,
-    log_prior,
+    prior_derivatives,
     switching_statistic,
 )
 
@@ -189,20 +186,19 @@ class UndercompleteICA(Objective):
 
     # --- cost and derivatives -----------------------------------------------------------
     def cost(self, M):
-        # Σ_k log p_k over all columns at once (a loop over columns was a quarter of a fit's
-        # time): ± log cosh by column, −y²/2 on the sub-Gaussian ones, and the constants
-        Y = anp.dot(self.Z, M)
-        _, logdet = anp.linalg.slogdet(anp.dot(M.T, M))
+        # Σ_k log p_k over all columns at once: ± log cosh by column, −y²/2 on the
+        # sub-Gaussian ones, and the constants (autograd.numpy where M is traced)
+        xp = arrays.namespace(M)
+        Y = self.Z @ M
+        _, logdet = xp.linalg.slogdet(M.T @ M)
         sign = np.where(self._sub, 1.0, -1.0)
-        if type(M) is np.ndarray:  # not traced: keep e^{−2|y|}, tanh's ingredient (_at)
-            a = np.abs(Y)
-            e = np.exp(-2.0 * a)
-            log_cosh = a + np.log1p(e) - np.log(2.0)  # _log_cosh's arithmetic, unchanged
+        a = xp.abs(Y)
+        e = xp.exp(-2.0 * a)
+        log_cosh = a + xp.log1p(e) - np.log(2.0)  # ica_priors.log_cosh's arithmetic
+        if not arrays.traced(M):  # a value: keep e^{−2|y|}, tanh's ingredient (_at)
             self._point = {"M": M.copy(), "Y": Y, "e": e}
-        else:
-            log_cosh = _log_cosh(Y)
-        total = (anp.sum(log_cosh * sign) - 0.5 * anp.sum(Y * Y * self._sub)
-                 - self.n_samples_ * np.sum(np.where(self._sub, _HALF_LOG_2PI_E, _LOG_PI)))
+        total = (xp.sum(log_cosh * sign) - 0.5 * xp.sum(Y * Y * self._sub)
+                 - self.n_samples_ * np.sum(np.where(self._sub, HALF_LOG_2PI_E, LOG_PI)))
         return -0.5 * logdet - total / self.n_samples_
 
     def _at(self, M) -> tuple[np.ndarray, np.ndarray]:
@@ -225,13 +221,13 @@ class UndercompleteICA(Objective):
         preconditioner at one iterate)."""
         Y, t = self._at(M)
         if "g2" not in self._point:
-            self._point["g2"] = _prior_derivatives(Y, self._sub, t=t)[1]
+            self._point["g2"] = prior_derivatives(Y, self._sub, t=t)[1]
         return Y, self._point["g2"]
 
     def egrad(self, M):
         M = np.asarray(M, float)
         Y, t = self._at(M)
-        g1, _ = _prior_derivatives(Y, self._sub, second=False, t=t)
+        g1, _ = prior_derivatives(Y, self._sub, second=False, t=t)
         return -np.linalg.solve(M.T @ M, M.T).T - self.Z.T @ g1 / self.n_samples_
 
     def ehvp(self, M, V):
@@ -397,7 +393,7 @@ class UndercompleteICA(Objective):
         k, r = self.shape
         if cost is None:
             cost = self.cost(np.asarray(M, float))
-        return -float(cost) - (k - r) * _HALF_LOG_2PI_E
+        return -float(cost) - (k - r) * HALF_LOG_2PI_E
 
 
 def amari_distance(W, A) -> float:

@@ -38,6 +38,7 @@ import autograd.numpy as anp
 import numpy as np
 import scipy.linalg
 
+from ldr.data import arrays
 from ldr.data.validation import check_data, check_labels, check_new_data, check_rank
 from ldr.errors import ParameterError
 from ldr.kernels import beta, median_distance
@@ -183,7 +184,7 @@ class KernelSDR(Objective):
 
     # -- cost (autograd-traceable) ------------------------------------------------------------
     def cost(self, M):
-        if isinstance(M, np.ndarray):  # a plain evaluation: reuse the cached factorization
+        if not arrays.traced(M):  # a value: reuse the cached factorization
             _, _, R, _ = self._at(M)
             return float(np.sum(self.Kz * R))
         Y = anp.dot(self.X, M)

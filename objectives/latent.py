@@ -58,21 +58,24 @@ from __future__ import annotations
 
 import warnings
 
-import autograd.numpy as anp
 import numpy as np
 import scipy.linalg
 
+from ldr.data import arrays
 from ldr.data.rows import is_chunked, moments
 from ldr.data.statistics import Moments
 from ldr.data.validation import check_data, check_rank
 from ldr.errors import ParameterError
 from ldr.objective import Method
-from ldr.objectives._latent import _EPS, _check_samples, _LatentGaussian
+from ldr.objectives._latent_gaussian import LatentGaussian, check_samples
 
 __all__ = ["FactorAnalysis", "PPCA"]
 
+#: float64's machine epsilon: the rank and constant-feature thresholds are multiples of it
+EPS = float(np.finfo(float).eps)
 
-class PPCA(_LatentGaussian):
+
+class PPCA(LatentGaussian):
     """Probabilistic PCA: minimize the negative mean log-likelihood of N(μ, WWᵀ + σ²I).
 
     Parameters
@@ -133,14 +136,14 @@ class PPCA(_LatentGaussian):
         covariance."""
         if isinstance(X, Moments):  # the statistics of the rows: no pass over them
             d, C = X.d, X.covariance(ddof=1)
-        elif type(X) is not np.ndarray:  # Dask, memmap: no extra pass over the rows
+        elif is_chunked(X) or arrays.foreign(X) is not None:  # not read for it
             return int(X.shape[1]) - 1
         else:
             d = int(X.shape[1])
             C = np.cov(np.asarray(X, dtype=float), rowvar=False)
         ev = np.linalg.eigvalsh(np.asarray(C).reshape(d, d))
         ev = np.clip(ev[::-1], 0.0, None)
-        tol = 1e3 * d * _EPS * max(ev[0], np.finfo(float).tiny)
+        tol = 1e3 * d * EPS * max(ev[0], np.finfo(float).tiny)
         r = d - 1
         while r > 1 and ev[r:].mean() <= tol:
             r -= 1
@@ -160,12 +163,12 @@ class PPCA(_LatentGaussian):
                     f"to estimate it; got {noise_variance!r}")
             noise_variance = float(noise_variance)
         else:
-            _check_samples(stats.n, r, "PPCA")
+            check_samples(stats.n, r, "PPCA")
         self._init_data(stats)
         self.noise_variance = noise_variance
         if noise_variance is None:
             ev = self.eigenvalues_
-            if ev[r:].mean() <= 1e3 * d * _EPS * max(ev[0], np.finfo(float).tiny):
+            if ev[r:].mean() <= 1e3 * d * EPS * max(ev[0], np.finfo(float).tiny):
                 raise ParameterError("X",
                     f"the data lie (numerically) in a subspace of dimension ≤ r = {r}: the "
                     "discarded eigenvalues of the covariance are zero, so σ² → 0 and the "
@@ -202,8 +205,7 @@ class PPCA(_LatentGaussian):
         d = self.shape[0] if self.noise_variance is not None else self.shape[0][0]
         if self.noise_variance is not None:
             return M, np.full(d, np.log(self.noise_variance) - self._log_unit2)
-        ones = np.ones if type(M[1]) is np.ndarray else anp.ones  # anp: where traced
-        return M[0], M[1][0, 0] * ones(d)
+        return M[0], M[1][0, 0] * arrays.namespace(M[1]).ones(d)  # autograd's where traced
 
     # --- oracles (the model in units of c: M is (W/c, ℓ − 2 log c) itself) ------------------
     def cost(self, M):
@@ -257,7 +259,7 @@ class PPCA(_LatentGaussian):
         return self._posterior(X, W, np.full(W.shape[0], np.log(sigma2)))
 
 
-class FactorAnalysis(_LatentGaussian):
+class FactorAnalysis(LatentGaussian):
     """Factor analysis: minimize the negative mean log-likelihood of N(μ, WWᵀ + Ψ).
 
     M is the pair ``(W, log ψ)`` on the product ("euclidean", "euclidean") with shape
@@ -305,13 +307,13 @@ class FactorAnalysis(_LatentGaussian):
         d = stats.d
         r = check_rank(r, d)
         self._rank = r
-        _check_samples(stats.n, r, "FactorAnalysis")
+        check_samples(stats.n, r, "FactorAnalysis")
         if chunked:  # the spread from the variance, the scale from the mean
             scale = np.abs(stats.mean) + np.sqrt(np.diag(stats.covariance()))
-            const = np.flatnonzero(np.sqrt(np.diag(stats.covariance())) <= 4 * _EPS * scale)
+            const = np.flatnonzero(np.sqrt(np.diag(stats.covariance())) <= 4 * EPS * scale)
         else:
             scale = np.max(np.abs(X), axis=0)
-            const = np.flatnonzero(np.ptp(X, axis=0) <= 4 * _EPS * scale)
+            const = np.flatnonzero(np.ptp(X, axis=0) <= 4 * EPS * scale)
         if const.size:
             raise ParameterError("X",
                 f"feature(s) {const.tolist()} are constant; factor analysis would drive "

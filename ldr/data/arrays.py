@@ -48,6 +48,12 @@ def foreign(*arrays):
     return compat.array_namespace(*others)
 
 
+def in_memory(a) -> bool:
+    """Whether ``a`` is an in-memory array — NumPy's (a memmap included) or another
+    namespace's — rather than a Dask collection, a DataFrame, an iterator or a list."""
+    return isinstance(a, np.ndarray) or foreign(a) is not None
+
+
 def traced(a) -> bool:
     """Whether ``a`` is a value traced by autograd (an ``ArrayBox``)."""
     return type(a).__module__.startswith("autograd.")

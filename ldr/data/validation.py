@@ -99,7 +99,8 @@ def check_data(X, name: str = "X", min_samples: int = 2, copy: bool = True) -> n
     if _plain_float64(arr, min_samples):
         # a finite float64 ndarray (an estimator validated it already): what check_array
         # would return — the same array, or np.array's copy keeping its memory layout —
-        # without its second pass of checks (issue 23: fixed cost of millisecond fits)
+        # without its second pass of checks (the fixed cost of millisecond fits:
+        # benchmarks/bench_real.py --no-cv; the same bits, tests/test_fixed_cost.py)
         out = np.array(arr) if copy else arr
         check_magnitude(out, name)
         return out
@@ -231,10 +232,8 @@ def shrink(S: np.ndarray, reg, name: str = "reg") -> np.ndarray:
     if reg == 0:
         return S
     d = S.shape[0]
-    if type(S) is not np.ndarray and arrays.foreign(S) is not None:  # in S's namespace
-        trace = float(arrays.namespace(S).linalg.trace(S))
-        return (1.0 - reg) * S + reg * trace / d * arrays.eye_like(d, S)
-    return (1.0 - reg) * S + reg * np.trace(S) / d * np.eye(d)
+    trace = float(arrays.namespace(S).linalg.trace(S))  # in S's namespace, on its device
+    return (1.0 - reg) * S + reg * trace / d * arrays.eye_like(d, S)
 
 
 _SHRINK_REMEDY = ("Pass reg > 0 (shrinkage, e.g. reg=1e-3), or reduce the dimension first (PCA) "
@@ -360,8 +359,14 @@ def oas_shrinkage(S: np.ndarray, n_samples: float) -> float:
 
 # --- lazy data and chunks -------------------------------------------------------------
 def is_lazy(X) -> bool:
-    """Whether ``X`` is a Dask collection (array or DataFrame); never imports Dask."""
-    return hasattr(X, "__dask_graph__") and not isinstance(X, np.ndarray)
+    """Whether ``X`` is a Dask collection (array or DataFrame): ``dask.is_dask_collection``'s
+    test (a ``__dask_graph__()`` that is not None), without importing Dask."""
+    if isinstance(X, type):
+        return False
+    try:
+        return X.__dask_graph__() is not None
+    except (AttributeError, TypeError):
+        return False
 
 
 def _nbytes(n) -> str:

@@ -1,22 +1,25 @@
-"""The Gaussian latent-variable core shared by :class:`~ldr.objectives.PPCA` and
-:class:`~ldr.objectives.FactorAnalysis` (the model, its Woodbury factors and oracles in the
-model's own units; ``objectives/latent.py`` documents the formulas)."""
+"""The Gaussian latent-variable model shared by :class:`~ldr.objectives.PPCA` and
+:class:`~ldr.objectives.FactorAnalysis`: x ~ N(μ, WWᵀ + diag(ψ)), its negative mean
+log-likelihood, Woodbury factors, gradient and Hessian-vector products in the model's own
+units (:mod:`ldr.objectives.latent` documents the formulas and their references)."""
 
 from __future__ import annotations
 
-import autograd.numpy as anp
 import numpy as np
 import scipy.linalg
 
+from ldr.data import arrays
 from ldr.data.validation import check_new_data
 from ldr.errors import ParameterError
 from ldr.objective import Objective
 
 _LOG_2PI = float(np.log(2.0 * np.pi))
-_EPS = np.finfo(float).eps
 
 
-def _check_samples(n: int, r: int, method: str) -> None:
+def check_samples(n: int, r: int, method: str) -> None:
+    """Raise a ParameterError naming X when n < r + 2 samples: the sample covariance (rank at
+    most n − 1) must exceed rank r, or the noise variance goes to 0 and the likelihood is
+    unbounded."""
     if n < r + 2:
         raise ParameterError("X",
             f"{method} with r={r} needs at least r + 2 = {r + 2} samples (the sample "
@@ -35,8 +38,8 @@ _POTRF, _POTRS = scipy.linalg.get_lapack_funcs(("potrf", "potrs"), (np.zeros((1,
 def _cho_inverse(A: np.ndarray) -> np.ndarray:
     """A⁻¹ of a small symmetric positive definite float64 matrix: ``scipy.linalg.cho_solve(
     cho_factor(A), I)``'s LAPACK calls (dpotrf, dpotrs) with its checks, without its
-    wrappers' overhead (issue 23: fixed cost per fit).  A LinAlgError where A is not
-    numerically positive definite, as ``cho_factor``."""
+    wrappers' overhead (the fixed cost per fit, ``benchmarks/bench_real.py --no-cv``).  A
+    LinAlgError where A is not numerically positive definite, as ``cho_factor``."""
     A = np.asarray_chkfinite(A)
     c, info = _POTRF(A, lower=False, overwrite_a=False, clean=False)
     if info > 0:
@@ -51,7 +54,7 @@ def _cho_inverse(A: np.ndarray) -> np.ndarray:
     return x
 
 
-class _LatentGaussian(Objective):
+class LatentGaussian(Objective):
     """Shared core: negative mean log-likelihood of x ~ N(μ, WWᵀ + diag(ψ)).
 
     Subclasses set ``self.S`` (biased covariance), ``self.mean_``, ``shape``, ``manifold`` and
@@ -99,9 +102,10 @@ class _LatentGaussian(Objective):
 
     def _cost_wl_raw(self, W, ell):
         d, r = W.shape
-        # NumPy itself at plain arrays (autograd's wrappers call the same functions, at a
-        # few µs each: issue 23's fixed cost), autograd where it traces the cost
-        xp = np if type(W) is np.ndarray and type(ell) is np.ndarray else anp
+        # NumPy itself at plain arrays (autograd's wrappers call the same functions at a few
+        # µs each: the fixed cost per fit, benchmarks/bench_real.py --no-cv), autograd where
+        # it traces the cost
+        xp = arrays.namespace(W, ell)
         psi = xp.exp(ell)
         L = W / psi[:, None]
         Kinv = xp.eye(r) + xp.dot(W.T, L)
