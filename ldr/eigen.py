@@ -4,7 +4,7 @@ One computation each, written against the array API (:func:`top_by_whitening`: t
 generalized problem through two symmetric ``eigh``).  NumPy pencils go to SciPy's LAPACK
 driver for the generalized problem restricted to the top r + 1 pairs (``scipy.linalg.eigh``
 with ``subset_by_index``), which the array API lacks: the one dispatch here, for the d×d
-pencil of every SCF iteration (``benchmarks/bench_wda_scale.py``, SCF at d = 784).
+pencil of every SCF iteration.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def top_generalized(A, B, r: int) -> tuple:
     B fails or its answer is not finite; other namespaces: :func:`top_by_whitening`."""
     d = A.shape[0]
     w = V = None
-    if arrays.namespace(A) is np:
+    if arrays.namespace(A) is np:  # SCF's pencil at large d: benchmarks/bench_wda_scale.py
         try:
             w, V = scipy.linalg.eigh(A, B, subset_by_index=[max(d - r - 1, 0), d - 1])
         except np.linalg.LinAlgError:  # B positive definite only up to rounding

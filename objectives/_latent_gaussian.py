@@ -38,8 +38,9 @@ _POTRF, _POTRS = scipy.linalg.get_lapack_funcs(("potrf", "potrs"), (np.zeros((1,
 def _cho_inverse(A: np.ndarray) -> np.ndarray:
     """A⁻¹ of a small symmetric positive definite float64 matrix: ``scipy.linalg.cho_solve(
     cho_factor(A), I)``'s LAPACK calls (dpotrf, dpotrs) with its checks, without its
-    wrappers' overhead (the fixed cost per fit, ``benchmarks/bench_real.py --no-cv``).  A
-    LinAlgError where A is not numerically positive definite, as ``cho_factor``."""
+    wrappers' overhead (the fixed cost per fit).  A LinAlgError where A is not numerically
+    positive definite, as ``cho_factor``."""
+    # the fixed cost per fit: benchmarks/bench_real.py --no-cv
     A = np.asarray_chkfinite(A)
     c, info = _POTRF(A, lower=False, overwrite_a=False, clean=False)
     if info > 0:

@@ -356,7 +356,7 @@ class ApproximateHSIC(Objective):
     replaced by its approximation — not the derivative of the approximate cost (the features
     move with W) — so the objective is for ISM (``phi``), which is what the estimators run;
     it has no Hessian.  Check the answer against :class:`HSIC` where n allows (the exact
-    cost at the approximate answer, principal angles): ``benchmarks/bench_hsic_scale.py``.
+    cost at the approximate answer, principal angles).
 
     Parameters
     ----------

@@ -131,7 +131,7 @@ class PPCA(LatentGaussian):
         """The largest r whose discarded eigenvalues of the covariance are not all zero
         (σ² > 0, the rule ``__init__`` checks), at most n_features − 1: the estimators'
         ``n_components=None``.  On data of numerical rank k < n_features (constant or
-        collinear features: 61 of digits' 64) that is k − 1.  A lazy X (Dask, memmap) is not
+        collinear features) that is k − 1.  A lazy X (Dask, memmap) is not
         read for it: n_features − 1; :class:`~ldr.data.statistics.Moments` give it from their
         covariance."""
         if isinstance(X, Moments):  # the statistics of the rows: no pass over them

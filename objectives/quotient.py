@@ -42,7 +42,7 @@ class QuotientOfTraces(Objective):
     The cost is invariant to M → MR, so the default manifold is Grassmann.
 
     Default solver: ``["ism", "trust-region"]`` (the trace-ratio iteration reaches the global
-    optimum; the trust region certifies it; ``benchmarks/bench_defaults.py``).
+    optimum; the trust region certifies it).
     """
 
     def __init__(self, A, B, r: int, manifold: str = "grassmann"):

@@ -232,7 +232,7 @@ class PairKernel:
             self._set_reference(f, g)
         x = _col(xp.exp(f - self.alpha))
         y = _col(xp.exp(g - self.beta))
-        return x * (self.K @ (y * R)), y * ((x * L).T @ self.K).T  # (LᵀK̃)ᵀ: faster than K̃ᵀL
+        return x * (self.K @ (y * R)), y * ((x * L).T @ self.K).T  # (LᵀK̃)ᵀ: K̃ by rows
 
     def final(self, f, g, R, L, with_m: bool):
         """The plan T = E(f, g) by row blocks (from the reference kernel where accurate, else

@@ -10,7 +10,7 @@ traced values, so that a cost written with the functions common to the three (op
 standard (and its ``linalg`` extension): no transfer to the host except the Python scalars
 they return (:func:`vdot`, :func:`top_eigenvalue`), which are what the stopping rules read.
 The NumPy-only fast paths are NumPy's ``out=``, behind :func:`exp_inplace` and
-:class:`Buffers` (the benchmarks that measured them are named there); other namespaces get the
+:class:`Buffers` (the benchmarks that measure them are named there); other namespaces get the
 same results in new arrays.
 """
 
@@ -213,9 +213,9 @@ def itemsize(a) -> int:
 
 def exp_inplace(a):
     """exp(a), written over ``a`` (which the caller no longer needs) where the namespace
-    allows it: NumPy's ``out=`` keeps one n×m buffer instead of two (the NumPy-only fast path:
-    ``benchmarks/bench_wda.py --quick``, WDA's fit time); a new array elsewhere (the array
-    API has no ``out=``)."""
+    allows it: NumPy's ``out=`` keeps one block buffer instead of a new, page-faulted one per
+    call; a new array elsewhere (the array API has no ``out=``)."""
+    # NumPy's out=: benchmarks/bench_hsic.py's Φ profile (--profile), bench_wda.py
     if type(a) is np.ndarray and a.flags.writeable:
         return np.exp(a, out=a)
     return namespace(a).exp(a)
@@ -227,10 +227,10 @@ class Buffers:
     ``matmul(a, b, key)`` is ``a @ b`` and ``multiply(a, b, key)`` is ``a * b``, written, for
     NumPy, into the buffer kept under ``key`` (allocated at the first, largest block; a later
     product under the same key overwrites it, so the caller is done with the previous one):
-    a fresh b×n array per block costs its page faults every time (glibc returns such blocks
-    to the system), which made one HSIC Φ on digits 1.4× slower
-    (``benchmarks/bench_hsic.py``'s Φ profile) — the NumPy-only fast path of the row-block
-    loops.  Other namespaces (the array API has no ``out=``) get new arrays."""
+    a fresh b×n array per block costs its page faults every time (the C library returns
+    such blocks to the system) — the NumPy-only fast path of the row-block loops.  Other
+    namespaces (the array API has no ``out=``) get new arrays."""
+    # NumPy's out=: benchmarks/bench_hsic.py's Φ profile (--profile), bench_wda.py
 
     def __init__(self):
         self._kept = {}

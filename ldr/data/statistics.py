@@ -161,9 +161,8 @@ def _outer(a, b):
 
 
 #: below this many entries of Y, NumPy's :func:`class_sums` adds the rows with ``np.add.at``
-#: (about 20 µs on a 150×4 table against 250 µs for building the sparse one-hot matrix,
-#: ``benchmarks/results/bench_real_fixed_cost.txt``); above it ``np.add.at``'s per-row loop is
-#: the slower one
+#: (building the sparse one-hot matrix costs more than small tables' sums), above it by the
+#: sparse product (``np.add.at``'s per-row loop costs more); benchmarks/bench_real.py --no-cv
 ADD_AT_ENTRIES = 10_000
 
 
@@ -172,10 +171,9 @@ def class_sums(Y, codes, k: int):
     rows of ``Y`` in each (``codes``: each row's class index, in Y's namespace).
 
     NumPy adds a class's rows one at a time, in row order, from zero — by a sparse one-hot
-    product (CSR) or, for small Y, ``np.add.at``: the same bits (tested), and no n×k array;
-    this is the one NumPy-only path of the statistics (``ADD_AT_ENTRIES``'s benchmark).  Other
-    namespaces (the array API has no scatter-add) take one (n×k) one-hot product on the
-    device."""
+    product (CSR) or, for small Y, ``np.add.at``: the same bits, and no n×k array; this is
+    the one NumPy-only path of the statistics.  Other namespaces (the array API has no
+    scatter-add) take one (n×k) one-hot product on the device."""
     xp = arrays.namespace(Y)
     n = Y.shape[0]
     if xp is np:

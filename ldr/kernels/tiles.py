@@ -62,13 +62,14 @@ MAX_GROUPS = 256
 
 def rows_per_block(width: int, itemsize: int, budget: float, ref=None) -> int:
     """Rows of a block of ``width`` columns of ``itemsize``-byte entries: about
-    ``TARGET_BLOCK_BYTES`` (cache-sized: at n = 8000, 64-row blocks ran faster than 256- or
-    1024-row ones, ``benchmarks/bench_hsic_scale.py``) and at most ``budget`` bytes — or, for
-    ``ref`` an array of another namespace than NumPy (on a device, which favours few large
-    products over the CPU's cache-sized ones), as many as ``budget`` allows; at least 1."""
+    ``TARGET_BLOCK_BYTES`` (a block that stays in the CPU's caches) and at most ``budget``
+    bytes — or, for ``ref`` an array of another namespace than NumPy (on a device, which
+    favours few large products over the CPU's cache-sized ones), as many as ``budget``
+    allows; at least 1."""
     by_budget = max(1, int(budget // (itemsize * max(width, 1))))
     if arrays.foreign(ref) is not None:
         return by_budget
+    # the host's cache-sized blocks: benchmarks/bench_hsic_scale.py
     return min(by_budget, max(1, TARGET_BLOCK_BYTES // (itemsize * max(width, 1))))
 
 
