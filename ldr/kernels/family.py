@@ -165,10 +165,12 @@ class Gaussian(Kernel):
         return 2.0 * self.sigma**2
 
     def derivatives(self, b, xp, orders=(0, 1)):
-        """f⁽ᵏ⁾(β) = (−1/2σ²)ᵏ exp(−β/2σ²): one ``exp`` for all the orders."""
+        """f⁽ᵏ⁾(β) = (−1)ᵏ exp(−β/2σ²) / (2σ²)ᵏ: one ``exp`` for all the orders.  (2σ²)ᵏ is a
+        Python float: where it overflows (σ beyond about 1e77 for f″) the derivative's scale
+        is not representable, and that is an OverflowError, not a silent 0."""
         s2 = float(self._s2())  # a Python scalar: array-api-strict takes no NumPy scalars
         K = xp.exp(b * (-1.0 / s2))
-        return tuple(K if k == 0 else K * (-1.0 / s2) ** k for k in orders)
+        return tuple(K if k == 0 else K * ((-1.0) ** k / s2**k) for k in orders)
 
 
 class _Identity(Kernel):

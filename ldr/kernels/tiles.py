@@ -153,7 +153,7 @@ class Tiles:
         :class:`~ldr.kernels.Custom` kernel (autograd's f) is a ParameterError that says so."""
         xp = arrays.namespace(ref)
         for _, k in self.terms:  # a kernel that computes in NumPy only raises, saying so
-            k.derivatives(arrays.like(np.zeros(1), ref), xp, (0,))
+            k.derivatives(arrays.like(np.ones(1), ref), xp, (0,))
         out = Tiles.__new__(Tiles)
         out.__dict__.update(self.__dict__)
         out.X = arrays.like(self.X, ref)
