@@ -109,6 +109,27 @@ def test_rows_moments_in_the_namespace_equal_numpys(wine):
     np.testing.assert_array_equal(out.labels, ref.labels)
 
 
+@pytest.mark.parametrize("name", NAMESPACES)
+def test_moments_of_chunks_merge_in_the_namespace_as_numpys_of_the_whole(name):
+    """An iterator of chunks of another namespace: each chunk's moments and their merges
+    (classes absent from a chunk placed by one-hot products, the lagged pairs across the
+    boundaries) stay there and equal the moments of the whole NumPy array."""
+    from ldr.data.rows import moments
+
+    rng = np.random.default_rng(0)
+    X = 1e3 + rng.standard_normal((400, 4)) * [1.0, 2.0, 0.5, 3.0]
+    y = np.repeat([0, 1, 2], [150, 100, 150])  # chunks of one or two classes
+    chunks = [(_as(name, X[i:i + 70]), y[i:i + 70]) for i in range(0, 400, 70)]
+    out = moments(iter(chunks), lag=2, diff=True)
+    ref = moments(X, y, lag=2, diff=True)
+    assert arrays.foreign(out.within) is arrays.foreign(_as(name, X))
+    for a, b in ((out.covariance(1), ref.covariance(1)), (out.lagged_covariance(),
+                 ref.lagged_covariance()), (out.diff_moment(), ref.diff_moment()),
+                 *zip(out.class_scatter(), ref.class_scatter())):
+        np.testing.assert_allclose(arrays.to_host(a), b, rtol=1e-10, atol=1e-10)
+    np.testing.assert_array_equal(out.labels, ref.labels)
+
+
 def test_rows_moments_in_the_namespace_refuse_bad_input_and_keep_precision(wine):
     """The finiteness check reads the column means, the labels' classes are found on the
     device, and the scatter's rank-one correction keeps a far-off mean exact (1e6 + data)."""
