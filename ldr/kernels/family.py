@@ -159,16 +159,18 @@ class Gaussian(Kernel):
             self.sigma = median_distance(X)
         return self
 
-    def _s2(self):
+    @property
+    def s2(self) -> float:
+        """2σ², the Gaussian's width in β's units (a Python float)."""
         if self.sigma is None:
             raise ValueError("Gaussian kernel: sigma is not set; call fit(X) or pass sigma")
-        return 2.0 * self.sigma**2
+        return 2.0 * float(self.sigma) ** 2
 
     def derivatives(self, b, xp, orders=(0, 1)):
         """f⁽ᵏ⁾(β) = (−1)ᵏ exp(−β/2σ²) / (2σ²)ᵏ: one ``exp`` for all the orders.  (2σ²)ᵏ is a
         Python float: where it overflows (σ beyond about 1e77 for f″) the derivative's scale
         is not representable, and that is an OverflowError, not a silent 0."""
-        s2 = float(self._s2())  # a Python scalar: array-api-strict takes no NumPy scalars
+        s2 = self.s2  # a Python scalar: array-api-strict takes no NumPy scalars
         K = xp.exp(b * (-1.0 / s2))
         return tuple(K if k == 0 else K * ((-1.0) ** k / s2**k) for k in orders)
 

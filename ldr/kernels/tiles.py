@@ -225,7 +225,7 @@ class Tiles:
                 continue
             right = xp.concat([-2.0 * Z, ones, rn[:, None]], axis=1)
             if _is_gaussian(k):
-                right = right * (-1.0 / float(k._s2()))         # the product is −β/2σ²
+                right = right * (-1.0 / k.s2)         # the product is −β/2σ²
             factors.append((xp.concat([Z, rn[:, None], ones], axis=1), right.T))
         S = 0.0
         cost = 0.0
@@ -238,7 +238,7 @@ class Tiles:
                     o = self.weighted(arrays.exp_inplace(blk), B1, rows, G,  # (Γ ⊙ K)[B 1]
                                       overwrite=True)
                     cost = cost - w * xp.sum(o[:, -1])          # −Σ Γ⊙K
-                    o *= -w / float(k._s2())                    # Ψ = Γ ⊙ f′(β)
+                    o *= -w / k.s2                    # Ψ = Γ ⊙ f′(β)
                 else:
                     if k.kind == "difference":
                         blk = xp.clip(blk, min=0.0)
