@@ -23,7 +23,7 @@ from sklearn.utils import check_array
 
 import ldr.data.statistics as statistics
 import ldr.data.validation as validation
-import ldr.objectives._latent_gaussian as latent
+import ldr.objectives.latent as latent
 from ldr.data.validation import check_data
 from ldr.estimators import PCA, PPCA, FactorAnalysis, OrthogonalLDA
 
@@ -86,7 +86,7 @@ def test_shortcuts_leave_every_fitted_array_identical(table, name, monkeypatch):
         m.setattr(validation, "_plain_float64", lambda arr, min_samples: False)
         m.setattr(statistics, "ADD_AT_ENTRIES", -1)
         m.setattr(latent, "_cho_inverse", _old_cho_inverse)
-        m.setattr(latent.LatentGaussian, "_cost_wl_raw", _old_cost_wl_raw)
+        m.setattr(latent._LatentGaussian, "_cost_wl_raw", _old_cost_wl_raw)
         old = _fitted(ESTIMATORS[name], X, y)
     assert new.keys() == old.keys()
     assert len(new) >= 4
