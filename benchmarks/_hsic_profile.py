@@ -55,7 +55,7 @@ def _rusage_ism(obj, gtol) -> None:
         return
     gc.collect()
     r0, t0 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
-    res = ldr.solve(obj, "ism", gtol=gtol)
+    res = ldr.solve(obj, "ism", tol=gtol)
     wall = time.perf_counter() - t0
     r1 = resource.getrusage(resource.RUSAGE_SELF)
     n_phi = res.counts.get("phi", 0)

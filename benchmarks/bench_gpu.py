@@ -367,7 +367,7 @@ def custom_rows(repeats):
         out = {}
 
         def solve(backend=backend, out=out):
-            out["res"] = ldr.solve(sparse_pca(C, 2, backend), "trust-region", seed=0)
+            out["res"] = ldr.solve(sparse_pca(C, 2, backend), "trust-region", random_state=0)
 
         t = _median(solve, repeats, lambda: None)
         base = t if backend == "autograd" else base

@@ -109,7 +109,7 @@ def one_dataset(d: int, r: int, seed: int, n_per_class: int, gtol: float,
 
     def ours(M0, rseed=None):
         def run():
-            res = ldr.solve(obj, "trust-region", M0=M0, seed=rseed, gtol=gtol)
+            res = ldr.solve(obj, "trust-region", start=M0, random_state=rseed, tol=gtol)
             return res.time, res
         return run
 
@@ -157,7 +157,7 @@ def warm_up(gtol: float) -> None:
     """Untimed first calls into autograd, pymanopt and ldr."""
     X, y = ldr.datasets.make_lda(10, 2, n_per_class=50, seed=12345)
     obj = ldr.objectives.LDA(X, y, 2)
-    ldr.solve(obj, "trust-region", M0="heuristic", gtol=gtol)
+    ldr.solve(obj, "trust-region", start="heuristic", tol=gtol)
     pymanopt.optimizers.TrustRegions(min_gradient_norm=gtol, verbosity=0).run(
         pymanopt_problem(obj, backend="autograd"), initial_point=obj.heuristic())
 

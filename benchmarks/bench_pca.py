@@ -84,7 +84,7 @@ def run_ldr(obj, solver: str, M0, f_star: float, tol: float, max_iter: int):
     def reached_gap(state) -> bool:
         return rel_gap(state.cost, f_star) <= tol
 
-    res = ldr.solve(obj, solver, M0=M0, gtol=GTOL, xtol=0.0, max_iter=max_iter,
+    res = ldr.solve(obj, solver, start=M0, tol=GTOL, xtol=0.0, max_iter=max_iter,
                     callback=reached_gap)
     final = rel_gap(res.cost, f_star)
     reached = final <= tol

@@ -101,7 +101,7 @@ def _measure(method, X, S, A, seed, prior, repeats):
 
 
 def _solve(obj, solver, M0):
-    res = ldr.solve(obj, solver, M0=M0, max_iter=5000)
+    res = ldr.solve(obj, solver, start=M0, max_iter=5000)
     return res.time, res
 
 

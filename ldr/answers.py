@@ -66,7 +66,7 @@ def verdict(converged: bool, cert=None, budget: str = "") -> str:
         return "global min" if cert.global_optimum else "not global"
     if not np.isfinite(cert.grad_norm):
         return "converged"
-    if cert.grad_norm > cert.gtol * cert.grad_scale:
+    if cert.grad_norm > cert.tol * cert.grad_scale:
         return "not critical"
     return SECOND_ORDER[cert.second_order]
 

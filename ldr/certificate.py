@@ -29,6 +29,7 @@ import scipy.linalg
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
 from ldr.data import arrays
+from ldr.deprecation import renamed_keywords
 from ldr.errors import BudgetExceeded
 from ldr.objective import Objective
 from ldr.problem import Problem
@@ -49,9 +50,13 @@ def hessian_operator(problem: Problem, M):
     return dim, matvec
 
 
-def certificate(objective: Objective | Problem, M, *, gtol: float = 1e-8, gtol_scale=None,
-                tol: float = 1e-8, global_tol: float = 1e-8,
-                dense_max: int = 200, max_time: float = math.inf) -> Certificate:
+#: the names of an earlier release (old → new), accepted with a FutureWarning
+RENAMED = {"gtol": "tol", "gtol_scale": "tol_scale"}
+
+
+def certificate(objective: Objective | Problem, M, *, tol: float = 1e-8, tol_scale=None,
+                hess_tol: float = 1e-8, global_tol: float = 1e-8,
+                dense_max: int = 200, max_time: float = math.inf, **renamed) -> Certificate:
     """Riemannian gradient norm, extreme Hessian eigenvalues and, where the objective has a
     global test, global optimality at ``M``.
 
@@ -59,12 +64,13 @@ def certificate(objective: Objective | Problem, M, *, gtol: float = 1e-8, gtol_s
     ----------
     objective : Objective (or Problem)
     M : point on the objective's manifold
-    gtol : relative gradient-norm tolerance for ``is_local_min``; default 1e-8, as
-        :func:`ldr.solve`'s
-    gtol_scale : float or None
-        What ``gtol`` is relative to; None: the problem's gradient scale
-        (:meth:`~ldr.problem.Problem.gradient_scale` at M), 1.0 for an absolute ``gtol``.
-    tol : relative tolerance on negative eigenvalues for ``psd``
+    tol : float, default 1e-8
+        Relative gradient-norm tolerance for ``is_local_min``, as :func:`ldr.solve`'s.
+    tol_scale : float or None
+        What ``tol`` is relative to; None: the problem's gradient scale
+        (:meth:`~ldr.problem.Problem.gradient_scale` at M), 1.0 for an absolute ``tol``.
+    hess_tol : float, default 1e-8
+        Relative tolerance on negative eigenvalues for ``psd``.
     global_tol : ``global_optimum`` holds when the objective's ``global_gap(M)`` (a bound on
         the relative suboptimality) is at most this
     dense_max : tangent dimensions up to this use a dense ``eigh``; larger ones use Lanczos.
@@ -72,19 +78,28 @@ def certificate(objective: Objective | Problem, M, *, gtol: float = 1e-8, gtol_s
         it (``ldr.problem.Problem.deadline``).  When they run out, what was not computed
         is NaN and ``method`` says so (:attr:`~ldr.Certificate.second_order` is then
         ``"unknown"``).
+
+    The names of an earlier release, ``gtol`` and ``gtol_scale``, still work for one release
+    and warn (FutureWarning).  (``tol`` was the Hessian tolerance before: it is ``hess_tol``
+    now.)
     """
+    if renamed:
+        named = renamed_keywords("ldr.certificate", renamed, RENAMED,
+                                 {"tol": tol, "tol_scale": tol_scale})
+        tol = named["tol"]
+        tol_scale = named["tol_scale"]
     problem = objective if isinstance(objective, Problem) else Problem(objective)
     M = problem.manifold.validate_point(M, "M")
     saved = problem.deadline
     problem.deadline = min(saved, time.perf_counter() + max_time)
     out = {"grad_norm": np.nan, "hess_min": np.nan, "hess_max": np.nan, "dim": 0,
-           "grad_scale": np.nan if gtol_scale is None else float(gtol_scale),
+           "grad_scale": np.nan if tol_scale is None else float(tol_scale),
            "global_gap": None}
     products = [0]
     try:
         G = problem.egrad(M)
         out["grad_norm"] = grad_norm = problem.manifold.norm(problem.rgrad(M, G))
-        if gtol_scale is None:
+        if tol_scale is None:
             out["grad_scale"] = problem.gradient_scale(grad_norm=grad_norm)
         if problem.provides("global_gap"):
             out["global_gap"] = float(problem.objective.global_gap(M))
@@ -106,7 +121,7 @@ def certificate(objective: Objective | Problem, M, *, gtol: float = 1e-8, gtol_s
     finally:
         problem.deadline = saved
     return Certificate(grad_norm=out["grad_norm"], hess_min=out["hess_min"],
-                       hess_max=out["hess_max"], dim=out["dim"], gtol=gtol, tol=tol,
+                       hess_max=out["hess_max"], dim=out["dim"], tol=tol, hess_tol=hess_tol,
                        method=method, grad_scale=float(out["grad_scale"]),
                        global_gap=out["global_gap"], global_tol=global_tol)
 

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ldr.deprecation import renamed_keywords
 from ldr.manifolds import scaled_norm
 from ldr.objective import Objective
 from ldr.problem import Problem
@@ -189,14 +190,33 @@ def _absent(name: str, who: str) -> CheckItem:
                      kind="absent")
 
 
-def check(objective: Objective, M=None, *, seed=0, n_dirs: int = 3, rtol: float = 1e-6
-          ) -> CheckReport:
-    """Check ``objective``'s oracles at ``M`` (default: a random point from ``seed``).
+def check(objective: Objective, M=None, *, random_state=0, n_dirs: int = 3,
+          rtol: float = 1e-6, **renamed) -> CheckReport:
+    """Check ``objective``'s oracles at ``M``.
 
-    Returns a :class:`CheckReport` (truthy when every check passed; ``print`` it for a table).
+    Parameters
+    ----------
+    objective : ldr.Objective
+    M : point on the objective's manifold, optional
+        Where to check; default a random point drawn from ``random_state``.
+    random_state : int or None, default 0
+        Seeds the random point and the random directions of the finite differences.
+    n_dirs : int, default 3
+        Random directions per finite-difference check.
+    rtol : float, default 1e-6
+        Relative tolerance of the finite-difference checks.
+
+    Returns
+    -------
+    CheckReport
+        Truthy when every check passed; ``print`` it for a table.  (``seed``, the name of an
+        earlier release, still works for one release and warns.)
     """
+    if renamed:
+        random_state = renamed_keywords("ldr.check", renamed, {"seed": "random_state"},
+                                        {"random_state": random_state})["random_state"]
     problem = Problem(objective)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(random_state)
     M = problem.manifold.random_point(rng) if M is None else \
         problem.manifold.validate_point(M, "M")
     report = CheckReport(repr(objective))

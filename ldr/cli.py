@@ -237,11 +237,11 @@ def run_compare(args) -> tuple:
         timing = f"time budget {args.max_time:g} s per run"
     print(f"ldr: {args.method} on {name}: {n_runs} run(s); {timing}; {memory}",
           file=sys.stderr)
-    cmp = compare(obj, solvers, starts, seed=args.seed, gtol=args.gtol,
+    cmp = compare(obj, solvers, starts, random_state=args.random_state, tol=args.tol,
                   max_iter=args.max_iter, progress=cli_budget.ProgressLines(), **budget)
     header = (f"{args.method.upper()} on {name} (n={n}, d={d}, "
               f"r={args.components}): {obj.method.summary}; "
-              f"{len(cmp.meta['starts'])} start(s), seed {args.seed}")
+              f"{len(cmp.meta['starts'])} start(s), random_state {args.random_state}")
     return cmp, header
 
 

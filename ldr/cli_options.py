@@ -139,8 +139,9 @@ def add_compare_options(p: argparse.ArgumentParser, method: str, data: str, star
                         "method's default solver")
     p.add_argument("--starts", type=number(int, 0), default=starts,
                    help=f"random starts per solver; 0 = the heuristic (default {starts})")
-    p.add_argument("--seed", type=number(int, 0), default=0,
-                   help="seed of the starts, >= 0 (default 0)")
+    p.add_argument("--random-state", "--seed", dest="random_state", type=number(int, 0),
+                   default=0, help="seed of the starts, >= 0 (default 0; --seed is the name of "
+                                   "an earlier release)")
     p.add_argument("--reg", type=number(float, 0), default=None,
                    help="WDA: Sinkhorn regularization > 0 (default 1.0); LDA, MAF, SFA, LPP, "
                         "NPE, CCA: shrinkage of the denominator's scatter, in [0, 1] (default "
@@ -172,13 +173,12 @@ def add_compare_options(p: argparse.ArgumentParser, method: str, data: str, star
                         f"{cli_budget.TIME_BUDGET:g} s for the whole comparison, shared "
                         "equally among the runs not yet done, so that a comparison with the "
                         "defaults answers within a minute: " + TIME_BUDGET_WHY + ")")
-    p.add_argument("--gtol", type=number(float, 0), default=1e-8,
+    p.add_argument("--tol", "--gtol", dest="tol", type=number(float, 0), default=1e-8,
                    help="gradient-norm tolerance >= 0, relative to the problem's gradient "
-                        "scale (ldr.solve; default 1e-8)")
-    p.add_argument("--max-iter", type=number(int, 1), default=None,
-                   help="the work of each run, >= 1: iterations of all its stages plus the "
-                        "trust region's Hessian-vector products (default: none, 1000 "
-                        "iterations per stage)")
+                        "scale (ldr.solve's tol; default 1e-8; --gtol is the name of an earlier "
+                        "release)")
+    p.add_argument("--max-iter", type=number(int, 1), default=1000,
+                   help="iterations of each run, all its stages counted, >= 1 (default 1000)")
     p.add_argument("--plot", metavar="PNG", help="write the cost-gap plot (survey Fig. 4)")
     p.add_argument("--json", metavar="FILE", help="also write the table as JSON")
     p.add_argument("--markdown", action="store_true", help="print Markdown tables")

@@ -62,6 +62,7 @@ from ldr import tables
 from ldr.answers import DISTANCES, distance_kind, group_answers, label_of, verdict
 from ldr.certificate import certificate
 from ldr.driver import solve
+from ldr.deprecation import warn_renamed
 from ldr.errors import ParameterError
 from ldr.objective import Objective
 from ldr.problem import Problem, sharing_reference
@@ -313,12 +314,12 @@ def _starts(problem: Problem, starts, n_starts: int, rng) -> list[tuple[str, obj
             repeat = sum(label.split("#")[0] == str(s) for label, _ in named)
             named.append((f"{s}#{repeat + 1}" if repeat else str(s), s))  # each run its key
         else:
-            named.append((f"M0#{i}", s))
+            named.append((f"start#{i}", s))
     return named
 
 
 def compare(objective: Objective, solvers: Sequence = ("trust-region", "gradient"),
-            starts=None, *, n_starts: int = 3, seed=0, same_tol: float = 1e-4,
+            starts=None, *, n_starts: int = 3, random_state=0, same_tol: float = 1e-4,
             cost_tol: float = 1e-6, certify: bool = True,
             progress: bool | Callable | None = None, time_budget: float | None = None,
             **stopping) -> Comparison:
@@ -330,11 +331,12 @@ def compare(objective: Objective, solvers: Sequence = ("trust-region", "gradient
     solvers : names, Solver instances or chains (a list inside the list is one chain); one
         that cannot solve the objective is skipped, with the reason in ``meta["skipped"]``
     starts : list or int, optional
-        Items are arrays (tuples on a product), ``"random"`` (drawn from ``seed``),
+        Items are arrays (tuples on a product), ``"random"`` (drawn from ``random_state``),
         ``"heuristic"`` or None (each solver's own start); an int means that many random
         starts.  Default: ``n_starts`` random starts.
     n_starts : number of seeded random starts when ``starts`` is not given
-    seed : seeds the random starts; every solver gets the same ones
+    random_state : int or None
+        Seeds the random starts (every solver gets the same ones) and each run.
     same_tol : on Grassmann and Stiefel factors, two answers closer than this (sin θ; on
         Stiefel, sin θ between the spans at equal cost, else ‖ΔM‖₂:
         ``ldr.answers.answer_distance``) are the same answer
@@ -346,7 +348,7 @@ def compare(objective: Objective, solvers: Sequence = ("trust-region", "gradient
         or a callable ``progress(event, info)`` (module docstring)
     time_budget : seconds for all runs together, shared among the runs not yet done (module
         docstring); None: no such budget
-    stopping : passed to :func:`ldr.solve` (gtol, xtol, max_iter, max_time — per run —, ...)
+    stopping : passed to :func:`ldr.solve` (tol, xtol, max_iter, max_time — per run —, ...)
 
     Examples
     --------
@@ -358,6 +360,9 @@ def compare(objective: Objective, solvers: Sequence = ("trust-region", "gradient
     >>> all(row["improvement"] > 0.05 for row in cmp.rows)   # beats the eigenvector recipe
     True
     """
+    if "seed" in stopping:  # the name of an earlier release
+        warn_renamed("ldr.compare", "seed", "random_state")
+        random_state = stopping.pop("seed")
     problem = Problem(objective)
     if isinstance(solvers, str):
         solvers = [solvers]
@@ -367,7 +372,7 @@ def compare(objective: Objective, solvers: Sequence = ("trust-region", "gradient
                                         not isinstance(time_budget, bool) and time_budget > 0):
         raise ParameterError("time_budget", f"must be a positive number of seconds or None, "
                                             f"got {time_budget!r}")
-    named = _starts(problem, starts, n_starts, np.random.default_rng(seed))
+    named = _starts(problem, starts, n_starts, np.random.default_rng(random_state))
     skipped: dict[str, str] = {}
     runnable = []
     for k, solver in enumerate(solvers):
@@ -393,7 +398,7 @@ def compare(objective: Objective, solvers: Sequence = ("trust-region", "gradient
     # the gradient scale's reference norm once for all runs (ldr.problem.sharing_reference)
     with sharing_reference(objective):
         for name, solver in runnable:
-            for label, M0 in named:
+            for label, start in named:
                 left = math.inf if time_budget is None else \
                     time_budget - (time.perf_counter() - began)
                 budget = min(max_time, left / (total - len(rows)))
@@ -422,14 +427,15 @@ def compare(objective: Objective, solvers: Sequence = ("trust-region", "gradient
                                          "elapsed": time.perf_counter() - t0})
                     return bool(user_callback(state)) if user_callback is not None else False
 
-                res: Result = solve(objective, solver, M0=M0, seed=seed, max_time=budget,
+                res: Result = solve(objective, solver, start, random_state=random_state,
+                                    max_time=budget,
                                     callback=callback, **stopping)
                 results[(name, label)] = res
                 cert, left = None, budget - (time.perf_counter() - t0)
                 if certify and left > 0:  # within the run's budget
                     report("certificate", {**info, "elapsed": time.perf_counter() - t0})
                     scale = res.grad_scale if np.isfinite(res.grad_scale) else None
-                    cert = certificate(problem, res.M, gtol_scale=scale, max_time=left)
+                    cert = certificate(problem, res.M, tol_scale=scale, max_time=left)
                 rows.append({"solver": name, "start": label, "cost": res.cost,
                              "converged": res.converged, "reason": res.reason,
                              "n_iter": res.n_iter, "time": res.time, "counts": res.counts,
@@ -458,7 +464,7 @@ def compare(objective: Objective, solvers: Sequence = ("trust-region", "gradient
                       answers={label_of(j): rep[0] for j, rep in enumerate(reps)},
                       answer_distances=dist, heuristic_cost=f_heur,
                       meta={"objective": repr(objective), "starts": [s for s, _ in named],
-                            "seed": seed, "stopping": dict(stopping, max_time=max_time),
+                            "random_state": random_state, "stopping": dict(stopping, max_time=max_time),
                             "distance": measure, "same_tol": same_tol, "cost_tol": cost_tol,
                             "skipped": skipped, "time_budget": time_budget,
                             "manifold": tables.manifold_words(problem.manifold)})

@@ -28,11 +28,11 @@ the same way, and the reason of a chain that ran one stage is that stage's, unpr
 terms (``n_terms``, ``batch``: :class:`~ldr.objective.Objective`) report mini-batch estimates
 (``State.exact`` False).  Such a stage never certifies on an estimate: whatever rule ends
 it, the driver evaluates the full cost and gradient at its last iterate, and the run is
-``converged`` only if that full gradient meets ``gtol · scale``; the reason then reads
+``converged`` only if that full gradient meets ``tol · scale``; the reason then reads
 "stochastic run ended (…); full gradient ‖g‖ = … ≤ (or above) tol …".
 
 **Continuation.**  An objective that provides ``coarse_problem()`` — an easier problem of the
-same shape whose answer starts this one (WDA: reg × 10) — gets, when ``M0`` is None, the
+same shape whose answer starts this one (WDA: reg × 10) — gets, when ``start`` is None, the
 first solver's own start taken at the coarse problem's answer, which the driver solves first
 with that solver (``xtol=1e-6``).  No objective calls the driver.
 
@@ -40,16 +40,16 @@ with that solver (``xtol=1e-6``).  No objective calls the driver.
 or inside the ``callback`` ends the run at its last evaluated iterate — the step under way is
 not taken — with ``reason`` starting ``"interrupted"`` and ``converged=False``: the best point
 so far is never lost (only an interrupt before the start point was evaluated propagates).
-``solve(obj, M0=result)`` resumes from a previous :class:`~ldr.result.Result`: it starts at
+``solve(obj, start=result)`` resumes from a previous :class:`~ldr.result.Result`: it starts at
 ``result.M`` and continues its trace, the iterations numbered on from ``result.n_iter`` (the
 resumed start is one more row with that number, marked ``resumed``), its time and oracle
 counts added to the new run's.
 
 **Defaults.**  ``solver=None`` picks the objective's ``default_solver`` (each objective's
 docstring says which, and why) or, failing that, ``["ism", "trust-region"]`` for an objective
-with a Φ-oracle and ``"trust-region"`` otherwise.  ``M0=None`` starts from the first solver's
+with a Φ-oracle and ``"trust-region"`` otherwise.  ``start=None`` starts from the first solver's
 own start (ISM: the eigenvectors of Φ₀), else the objective's ``heuristic()``, else a random
-point drawn from ``seed`` — which defaults to 0, so two identical calls return identical
+point drawn from ``random_state`` — which defaults to 0, so two identical calls return identical
 results.
 """
 
@@ -69,7 +69,8 @@ from ldr.objective import Objective
 from ldr.problem import OracleError, Problem, template_of
 from ldr.result import Result, StageSummary, Trace, summed_counts
 from ldr.solvers import chain
-from ldr.stopping import StageRules, StopOptions, default_gtol, first_rule
+from ldr.deprecation import renamed_keywords
+from ldr.stopping import StageRules, StopOptions, default_tol, first_rule
 
 #: the fixed-point tolerance of the coarse problem that starts a continuation (at least
 #: 1e3·ε of the iterates' dtype: float32 iterates stagnate above 1e-6)
@@ -93,12 +94,15 @@ def default_solver(objective: Objective | type[Objective]):
 
 
 INTERRUPTED = "interrupted"
+#: the names of an earlier release (old → new), accepted with a FutureWarning
+RENAMED = {"M0": "start", "seed": "random_state", "gtol": "tol", "gtol_scale": "tol_scale",
+           "stage_max_iter": "max_iter"}
 
 
 def _interrupted(state, where: str) -> str:
     return (f"{INTERRUPTED} (KeyboardInterrupt {where}); returned the last evaluated iterate "
             f"(cost {state.cost:.10g}, gradient norm {state.grad_norm:.3e}): pass this Result "
-            "as M0 to resume")
+            "as start to resume")
 
 
 def _full_check(problem: Problem, solver, state, reason: str, rules: StageRules,
@@ -106,7 +110,7 @@ def _full_check(problem: Problem, solver, state, reason: str, rules: StageRules,
     """The end of a stochastic stage (``state.exact`` False): the full cost and gradient at its
     last iterate, evaluated whatever the time budget (the answer is always checked), and the
     stage's ``(state, reason, converged)`` — converged only when that full gradient meets
-    ``gtol · scale``."""
+    ``tol · scale``."""
     problem.deadline = math.inf
     try:
         full = solver.evaluate(problem, state.M)
@@ -116,19 +120,20 @@ def _full_check(problem: Problem, solver, state, reason: str, rules: StageRules,
     tol = rules.grad_tol
     ok = bool(full.grad_norm <= tol)
     return full, (f"stochastic run ended ({reason}); full gradient ‖g‖ = {full.grad_norm:.3e} "
-                  f"{'≤' if ok else 'above'} tol gtol·scale = {tol:.1e}"), ok
+                  f"{'≤' if ok else 'above'} tol·scale = {tol:.1e}"), ok
 
 
-def initial_point(problem: Problem, M0=None, seed=0, solver=None, orthonormalize=False, *,
+def initial_point(problem: Problem, start=None, random_state=0, solver=None,
+                  orthonormalize=False, *,
                   max_time: float = float("inf")):
-    """Resolve ``M0``: an array (tuple on a product), ``"random"``, ``"heuristic"``, or None —
+    """Resolve ``start``: an array (tuple on a product), ``"random"``, ``"heuristic"``, or None —
     the solver's own default start (ISM: the eigenvectors of Φ₀; SCF: those of ``pencil0``,
     or of the pencil at the answer of the objective's ``coarse_problem()`` when it has one),
-    else the objective's ``heuristic()``, else a random point from ``seed``.  An array must
-    have orthonormal columns unless ``orthonormalize`` (then the nearest such matrix, same
-    span, is used).  ``max_time`` bounds the coarse problem's solve."""
+    else the objective's ``heuristic()``, else a random point from ``random_state``.  An array
+    must have orthonormal columns unless ``orthonormalize`` (then the nearest such matrix,
+    same span, is used).  ``max_time`` bounds the coarse problem's solve."""
     geom = problem.manifold
-    if M0 is None and solver is not None and hasattr(solver, "default_start"):
+    if start is None and solver is not None and hasattr(solver, "default_start"):
         at = None
         coarse = problem.objective.coarse_problem() if problem.provides("coarse_problem") \
             else None
@@ -139,44 +144,45 @@ def initial_point(problem: Problem, M0=None, seed=0, solver=None, orthonormalize
             if coarse_result.interrupted:  # Ctrl-C before this run had a point
                 raise KeyboardInterrupt(coarse_result.reason)
             at = coarse_result.M
-        start = solver.default_start(problem) if at is None else solver.default_start(problem, at)
-        if start is not None:
-            return geom.validate_point(start, f"{solver.name} default start")
-    if M0 is None and problem.provides("heuristic"):
+        own = solver.default_start(problem) if at is None else solver.default_start(problem, at)
+        if own is not None:
+            return geom.validate_point(own, f"{solver.name} default start")
+    if start is None and problem.provides("heuristic"):
         return geom.validate_point(problem.objective.heuristic(), "heuristic()")
-    if M0 is None or (isinstance(M0, str) and M0 == "random"):
-        return geom.random_point(np.random.default_rng(seed))
-    if isinstance(M0, str):
-        if M0 != "heuristic":
-            raise ParameterError("M0", f"expected an array, 'random' or 'heuristic', got {M0!r}")
+    if start is None or (isinstance(start, str) and start == "random"):
+        return geom.random_point(np.random.default_rng(random_state))
+    if isinstance(start, str):
+        if start != "heuristic":
+            raise ParameterError("start", f"expected an array, 'random' or 'heuristic', got "
+                                          f"{start!r}")
         if not problem.provides("heuristic"):
-            raise ParameterError("M0", f"'heuristic': {type(problem.objective).__name__} "
-                                       "defines no heuristic()")
+            raise ParameterError("start", f"'heuristic': {type(problem.objective).__name__} "
+                                          "defines no heuristic()")
         return geom.validate_point(problem.objective.heuristic(), "heuristic()")
-    return geom.validate_point(M0, "M0", orthonormalize=orthonormalize,
+    return geom.validate_point(start, "start", orthonormalize=orthonormalize,
                                remedy="pass orthonormalize=True to use the orthonormal basis "
                                       "nearest to it (same column span), or "
-                                      "ldr.manifolds.orthonormalize(M0)")
+                                      "ldr.manifolds.orthonormalize(start)")
 
 
 def solve(
     objective: Objective,
     solver=None,
-    M0=None,
+    start=None,
     *,
     orthonormalize: bool = False,
-    seed=0,
-    gtol: float | None = None,
-    gtol_scale="auto",
+    random_state=0,
+    tol: float | None = None,
+    tol_scale="auto",
     xtol: float = 1e-10,
     ftol: float = 0.0,
     fwindow: int = 1,
-    max_iter: int | None = None,
-    stage_max_iter: int = 1000,
+    max_iter: int = 1000,
     max_time: float = float("inf"),
     floor_patience: int = 10,
     callback: Callable | None = None,
     certify: bool = False,
+    **renamed,
 ) -> Result:
     """Minimize ``objective`` with ``solver`` (a name, an instance, or a chain of them).
 
@@ -189,42 +195,43 @@ def solve(
         ``"svrg"``; a list chains them, each stage starting where the last
         stopped.  None (default): the objective's default
         (:func:`~ldr.driver.default_solver`; each objective's docstring names it).
-    M0 : array, tuple of arrays, Result, "random", "heuristic" or None
-        Start point (orthonormal); ``"random"`` draws one from ``seed``; None (default) is
-        the first solver's own start where it has one (ISM: the minimizing eigenvectors of
-        Φ₀), else the objective's ``heuristic()``, else a random point from ``seed``.  A
-        :class:`~ldr.result.Result` resumes that run (module docstring): its point, its
-        trace continued.
+    start : array, tuple of arrays, Result, "random", "heuristic" or None
+        Start point (orthonormal); ``"random"`` draws one from ``random_state``; None
+        (default) is the first solver's own start where it has one (ISM: the minimizing
+        eigenvectors of Φ₀), else the objective's ``heuristic()``, else a random point from
+        ``random_state``.  A :class:`~ldr.result.Result` resumes that run (module docstring):
+        its point, its trace continued.
     orthonormalize : bool, default False
-        For an array ``M0``: replace each Stiefel or Grassmann factor by the nearest matrix
-        with orthonormal columns (the polar factor UVᵀ of M0 = USVᵀ, which spans the same
+        For an array ``start``: replace each Stiefel or Grassmann factor by the nearest matrix
+        with orthonormal columns (the polar factor UVᵀ of start = USVᵀ, which spans the same
         subspace) instead of rejecting a non-orthonormal start; Euclidean factors are used
         as given.  Columns that are linearly dependent are still an error.  False (default):
-        a non-orthonormal ``M0`` is a ValueError that names this option.
-    seed : int, numpy.random.Generator or None
+        a non-orthonormal ``start`` is a ValueError that names this option.
+    random_state : int, numpy.random.Generator or None
         The only source of randomness; default 0, so identical calls give identical results
         (None draws fresh entropy).
-    gtol : float or None
-        Gradient tolerance, relative: the run converges when ‖grad f(M)‖ ≤ gtol · scale.
+    tol : float or None
+        Gradient tolerance, relative: the run converges when ‖grad f(M)‖ ≤ tol · scale.
         None (default): 1e-8 for float64 data (about √ε₆₄: the cost is then optimal to
-        about gtol² relative where the Hessian is well conditioned), scaled by √(ε/ε₆₄) for
-        data of a lower precision (:func:`~ldr.stopping.default_gtol`: 2.3e-4 for float32,
+        about tol² relative where the Hessian is well conditioned), scaled by √(ε/ε₆₄) for
+        data of a lower precision (:func:`~ldr.stopping.default_tol`: 2.3e-4 for float32,
         whose gradients cannot resolve 1e-8).
-    gtol_scale : "auto" or float
+    tol_scale : "auto" or float
         ``scale`` above: "auto" (default) is the problem's typical gradient norm
         (:meth:`~ldr.problem.Problem.gradient_scale`), which makes the stopping point
-        independent of the data's units; a number fixes it (1.0: an absolute ``gtol``).
-    xtol, ftol, max_iter, max_time, floor_patience :
-        Stopping rules (:mod:`ldr.stopping`); ``max_iter`` (when set) bounds the work of the
-        whole run (the iterations of every stage plus the trust region's Hessian-vector
-        products), ``max_time`` its time, the start point and the certificate included; a
-        chain's stage that reaches either ends the chain.  ``max_iter=None`` (default) sets
-        no budget: each stage has ``stage_max_iter`` iterations (default 1000) and the chain
-        goes on; ``floor_patience`` iterations at the
-        rounding floor stop a run that can no longer reduce its gradient (0 disables the
-        rule).  ``max_time`` holds inside a step too: no oracle call starts that would
-        overrun it (``ldr.problem.Problem.deadline``), and the run ends at its last iterate.
-        The start point is always evaluated (a run with ``max_time=0`` returns it).
+        independent of the data's units; a number fixes it (1.0: an absolute ``tol``).
+    max_iter : int, default 1000
+        The most iterations of the whole run, every stage of a chain counted; a stage that
+        reaches it ends the chain.
+    max_time : float, default inf
+        Seconds for the whole run, the start point and the certificate included.  It holds
+        inside a step too: no oracle call starts that would overrun it
+        (``ldr.problem.Problem.deadline``), and the run ends at its last iterate.  The start
+        point is always evaluated (a run with ``max_time=0`` returns it).
+    xtol, ftol, floor_patience :
+        Stopping rules (:mod:`ldr.stopping`): the step, the relative cost change, and the
+        iterations at the rounding floor that stop a run that can no longer reduce its
+        gradient (0 disables a rule).
     fwindow : int
         The ``ftol`` rule compares the cost with the one ``fwindow`` accepted steps back
         (default 1: the last step).
@@ -241,12 +248,15 @@ def solve(
     -------
     Result
         ``converged`` is True only when the gradient rule fired, or a step/cost-change rule
-        fired within ``1e3 · gtol · scale`` of it (module docstring); a run that stalled, hit
+        fired within ``1e3 · tol · scale`` of it (module docstring); a run that stalled, hit
         a budget, met a non-finite cost or an oracle error, or was interrupted, says so in
         ``reason``.
 
     Raises
     ------
+    TypeError
+        An unknown keyword argument.  The names of an earlier release (``M0``, ``seed``,
+        ``gtol``, ``gtol_scale``) still work for one release and warn (FutureWarning).
     ValueError
         Bad arguments, a start point off the manifold or with a non-finite cost, or an
         oracle (egrad, ehvp, phi, pencil) answering with the wrong shape or non-finite
@@ -254,30 +264,39 @@ def solve(
         (:class:`~ldr.problem.OracleError`).  Past the start, non-finite oracle values end the
         run (not converged) with the message as its reason.
     """
-    options = StopOptions(gtol=1e-8 if gtol is None else gtol, gtol_scale=gtol_scale,
-                          xtol=xtol, ftol=ftol, fwindow=fwindow, max_iter=max_iter,
-                          stage_max_iter=stage_max_iter, max_time=max_time,
+    if renamed:
+        named = renamed_keywords("ldr.solve", renamed, RENAMED,
+                                 {"start": start, "random_state": random_state, "tol": tol,
+                                  "tol_scale": tol_scale, "max_iter": max_iter})
+        start = named["start"]
+        random_state = named["random_state"]
+        tol = named["tol"]
+        tol_scale = named["tol_scale"]
+        max_iter = named["max_iter"]
+    options = StopOptions(tol=1e-8 if tol is None else tol, tol_scale=tol_scale, xtol=xtol,
+                          ftol=ftol, fwindow=fwindow, max_iter=max_iter, max_time=max_time,
                           floor_patience=floor_patience)
     if not isinstance(orthonormalize, bool):
         raise ParameterError("orthonormalize", f"expected True or False, got {orthonormalize!r}")
     if callback is not None and not callable(callback):
         raise ParameterError("callback", f"expected a callable, got {callback!r}")
     problem = Problem(objective)
-    previous = M0 if isinstance(M0, Result) else None
+    previous = start if isinstance(start, Result) else None
     if previous is not None:
-        M0 = previous.M
+        start = previous.M
     solvers = chain(default_solver(objective) if solver is None else solver)
     for s in solvers:
         s.check_problem(problem)
-    start = time.perf_counter()  # the start point (e.g. ISM's Φ₀ eigenvectors) is timed too
-    problem.deadline = start + max_time  # no oracle call starts that would overrun it
-    M = initial_point(problem, M0, seed, solvers[0], orthonormalize, max_time=max_time)
-    if problem.template is None:  # the objective's arrays are NumPy: M0's namespace, if its own
+    began = time.perf_counter()  # the start point (e.g. ISM's Φ₀ eigenvectors) is timed too
+    problem.deadline = began + max_time  # no oracle call starts that would overrun it
+    M = initial_point(problem, start, random_state, solvers[0], orthonormalize,
+                      max_time=max_time)
+    if problem.template is None:  # the objective's arrays are NumPy: the start's namespace
         problem.template = template_of(objective, M)
     M = arrays.to_host(M) if problem.template is None else arrays.like(M, problem.template)
-    if gtol is None:  # the default follows the precision the iterations run in
-        options = dataclasses.replace(options, gtol=default_gtol(problem.template))
-    gtol = options.gtol
+    if tol is None:  # the default follows the precision the iterations run in
+        options = dataclasses.replace(options, tol=default_tol(problem.template))
+    tol = options.tol
     geom = problem.manifold
     trace = Trace([dict(row) for row in previous.trace] if previous is not None else None)
     stages: list[StageSummary] = []
@@ -286,11 +305,11 @@ def solve(
     interrupted = False
     state = None
     reason, converged = "", False
-    scale = None if gtol_scale == "auto" else float(gtol_scale)
+    scale = None if tol_scale == "auto" else float(tol_scale)
     at_floor = False
 
     budget = ""
-    work_done, hvp_start = 0, problem.counts["hvp"]  # max_iter's work (ldr.stopping, rule 8)
+    iterations_done = 0  # max_iter counts the whole run (ldr.stopping, rule 8)
     certified = False
     named = [t.name for t in solvers]  # the stages a chain's reason counts: not a rescue skipped
     for stage, s in enumerate(solvers):
@@ -303,7 +322,7 @@ def solve(
             continue
         # the first iterate is always evaluated (its cost, gradient and the gradient scale),
         # whatever the budget: a run returns at least its start point
-        problem.deadline = math.inf if stage == 0 else start + max_time
+        problem.deadline = math.inf if stage == 0 else began + max_time
         try:
             state = s.init(problem, M)
         except KeyboardInterrupt:
@@ -319,8 +338,8 @@ def solve(
             stages.append(StageSummary(s.name, 0, reason, False))
             break
         if stage == 0 and not np.isfinite(state.cost):
-            raise ValueError(f"cost(M0) is {state.cost}: the start point lies outside the "
-                             "cost's domain (or the cost overflows there); pass another M0")
+            raise ValueError(f"cost(start) is {state.cost}: the start point lies outside the "
+                             "cost's domain (or the cost overflows there); pass another start")
         if scale is None and np.isfinite(state.grad_norm):
             try:  # a sampled stochastic start estimates the reference gradient too
                 scale = (s.estimated_scale(problem, state) if not state.exact
@@ -330,14 +349,12 @@ def solve(
                 scale = max(state.grad_norm, 1e-300)
             except KeyboardInterrupt:  # the start is evaluated: return it
                 scale, interrupted = max(state.grad_norm, 1e-300), True
-        problem.deadline = start + max_time
+        problem.deadline = began + max_time
         state.grad_scale = scale
-        rules = StageRules.for_stage(options, scale, state.iteration, start, callback,
-                                     work_before=work_done if options.total else 0,
-                                     hvps=(lambda: problem.counts["hvp"] - hvp_start)
-                                     if options.total else None,
+        rules = StageRules.for_stage(options, scale, state.iteration, began, callback,
+                                     iterations_before=iterations_done,
                                      past_stalls=getattr(s, "past_stalls", False))
-        row = {"iteration": n_total, "time": t_before + time.perf_counter() - start,
+        row = {"iteration": n_total, "time": t_before + time.perf_counter() - began,
                "cost": state.cost, "grad_norm": state.grad_norm, "change": np.nan,
                "stage": stage, **state.info}
         if previous is not None and stage == 0:
@@ -356,7 +373,6 @@ def solve(
             if reason:
                 break
             prev = state
-            prev.work_left = rules.work_left(prev)
             try:
                 state = s.step(problem, prev)
             except KeyboardInterrupt:  # the step under way is not taken
@@ -376,7 +392,7 @@ def solve(
             state.grad_scale = scale
             change = geom.change(prev.M, state.M) if state.accepted else 0.0
             n_total += state.iteration - prev.iteration
-            trace.append({"iteration": n_total, "time": t_before + time.perf_counter() - start,
+            trace.append({"iteration": n_total, "time": t_before + time.perf_counter() - began,
                           "cost": state.cost, "grad_norm": state.grad_norm, "change": change,
                           "stage": stage, **state.info})
         if not converged and hasattr(s, "finalize"):  # a converged run keeps its point
@@ -388,7 +404,7 @@ def solve(
                 reason += f"; returned the best iterate seen (cost {final.cost:.10g})"
                 state = final
         iterations = state.iteration - rules.first_iter
-        work_done += iterations
+        iterations_done += iterations
         at_floor = (bool(floor_patience) and rules.floor.flat >= floor_patience
                     and not interrupted)
         if at_floor and rules.floor.best_state is not None:  # the best gradient at the floor
@@ -398,19 +414,19 @@ def solve(
         if not state.exact and not interrupted:  # a stochastic stage: only the full gradient
             try:                                   # certifies
                 state, reason, converged = _full_check(problem, s, state, reason, rules,
-                                                       start + max_time)
+                                                       began + max_time)
             except KeyboardInterrupt:
                 reason, converged, interrupted = _interrupted(state, "in the full-gradient "
                                                                     "check"), False, True
             else:
                 trace.append({"iteration": n_total,
-                              "time": t_before + time.perf_counter() - start,
+                              "time": t_before + time.perf_counter() - began,
                               "cost": state.cost, "grad_norm": state.grad_norm, "change": 0.0,
                               "stage": stage, "full_check": True})
         certified = (converged and state.exact and not interrupted
                      and state.grad_norm <= rules.grad_tol)
         later = [t.name for t in solvers[stage + 1:]]
-        ends = budget == "max_time" or (budget == "max_iter" and options.total)
+        ends = budget in ("max_time", "max_iter")
         if ends and later and not interrupted:
             reason += f"; the chain ended there ({', '.join(later)} not run)"
         stages.append(StageSummary(s.name, iterations, reason, converged))
@@ -418,7 +434,7 @@ def solve(
         if interrupted or ends:
             break
 
-    elapsed = time.perf_counter() - start
+    elapsed = time.perf_counter() - began
     names = " → ".join(s.name for s in solvers)
     named = [name for name in named if name]
     if len(named) > 1 and not interrupted:
@@ -429,7 +445,7 @@ def solve(
                     trace=trace, solver=names, stages=stages, counts=counts,
                     grad_scale=np.nan if scale is None else scale, budget=budget)
     if (certify or at_floor) and not interrupted:
-        result.certificate = certificate(problem, state.M, gtol=gtol, gtol_scale=scale,
-                                         max_time=max(start + max_time - time.perf_counter(),
+        result.certificate = certificate(problem, state.M, tol=tol, tol_scale=scale,
+                                         max_time=max(began + max_time - time.perf_counter(),
                                                       0.0))
     return result

@@ -340,9 +340,20 @@ class Objective:
         that is a sum of ``n_terms`` terms (module docstring, Eq. S1)."""
         raise NotImplementedError(f"{type(self).__name__} is not a sum of terms (no batch)")
 
+    def linear_map(self, M):
+        """The method's projection at the point ``M`` as ``(shift, A)``: a row x maps to
+        ``(x − shift) A``, shift None meaning no shift.  Default ``(None, M)``: x ↦ xM.
+        A method that centers, whitens or rescales first returns its mean and the composed
+        matrix (for a two-view method, one such pair per view)."""
+        return None, M
+
     def transform(self, X, M):
-        """The low-dimensional mapping of rows ``X`` (default ``X @ M``)."""
-        return np.asarray(X) @ M
+        """The rows ``X`` mapped by :meth:`linear_map` at ``M``."""
+        from ldr.data.validation import check_new_data
+
+        shift, A = self.linear_map(M)
+        X = check_new_data(X, A.shape[0])
+        return (X if shift is None else X - shift) @ A
 
     # --- introspection ----------------------------------------------------------------------
     def provides(self, member: str) -> bool:

@@ -57,12 +57,12 @@ class Certificate:
     ``grad_norm`` is the Riemannian gradient norm; ``hess_min``/``hess_max`` the extreme
     eigenvalues of the Riemannian Hessian restricted to the tangent space (horizontal space on
     Grassmann), whose dimension is ``dim``.  ``is_local_min`` holds when the gradient is below
-    ``gtol · grad_scale`` and ``hess_min ≥ −tol · max(|hess_max|, |hess_min|)`` (relative, so
+    ``tol · grad_scale`` and ``hess_min ≥ −hess_tol · max(|hess_max|, |hess_min|)`` (relative, so
     the verdict does not depend on the data's units).
 
     :attr:`second_order` reads the spectrum where the gradient is ≈ 0 without calling a
-    rounding-level or flat negative curvature a saddle: curvatures within √gtol (1e-4 at the
-    default gtol = 1e-8: the ε_H = √ε_g of approximate second-order stationarity) of the
+    rounding-level or flat negative curvature a saddle: curvatures within √tol (1e-4 at the
+    default tol = 1e-8: the ε_H = √ε_g of approximate second-order stationarity) of the
     curvature scale — the Hessian's largest absolute eigenvalue, or the problem's gradient scale
     where the whole spectrum is smaller (a plateau) — count as 0.
 
@@ -76,8 +76,8 @@ class Certificate:
     hess_min: float
     hess_max: float
     dim: int
-    gtol: float
     tol: float
+    hess_tol: float
     method: str
     grad_scale: float = 1.0
     global_gap: float | None = None
@@ -86,30 +86,30 @@ class Certificate:
     @property
     def psd(self) -> bool:
         size = max(abs(self.hess_max), abs(self.hess_min), 1e-300)
-        return self.hess_min >= -self.tol * size
+        return self.hess_min >= -self.hess_tol * size
 
     @property
     def is_local_min(self) -> bool:
-        return self.grad_norm <= self.gtol * self.grad_scale and self.psd
+        return self.grad_norm <= self.tol * self.grad_scale and self.psd
 
     @property
     def flat_tol(self) -> float:
         """Curvatures below this (absolute) count as 0 (class docstring)."""
         size = max(abs(self.hess_max), abs(self.hess_min), self.grad_scale, 1e-300)
-        return float(np.sqrt(self.gtol or 1e-8)) * size
+        return float(np.sqrt(self.tol or 1e-8)) * size
 
     @property
     def second_order(self) -> str:
         """The Hessian's spectrum in one word: ``"positive"`` (⪰ 0, ``psd``),
         ``"flat"`` (a negative eigenvalue within :attr:`flat_tol` of 0 while others are
         not: a minimum along flat directions, to the precision the gradient allows),
-        ``"plateau"`` (every eigenvalue within √gtol · grad_scale of 0: the cost is flat
+        ``"plateau"`` (every eigenvalue within √tol · grad_scale of 0: the cost is flat
         here in every direction), ``"negative"`` (a saddle) or ``"unknown"`` (not
         computed)."""
         if not (np.isfinite(self.hess_min) and np.isfinite(self.hess_max)):
             return "unknown"
         if max(abs(self.hess_max), abs(self.hess_min)) <= float(
-                np.sqrt(self.gtol or 1e-8)) * self.grad_scale:
+                np.sqrt(self.tol or 1e-8)) * self.grad_scale:
             return "plateau"
         if self.psd:
             return "positive"
@@ -159,8 +159,8 @@ class Result:
     counts : oracle evaluations (``cost``, ``grad``, ``hvp``, ``phi``, ``pencil``; ``batch``
         calls of a stochastic solver and the ``terms`` they summed)
     certificate : a :class:`Certificate` when requested (``certify=True``)
-    grad_scale : the gradient scale that ``gtol`` was relative to (NaN for a run that
-        computed no gradient); the run's absolute gradient tolerance is ``gtol · grad_scale``
+    grad_scale : the gradient scale that ``tol`` was relative to (NaN for a run that
+        computed no gradient); the run's absolute gradient tolerance is ``tol · grad_scale``
     budget : the budget that stopped the run, ``"max_time"`` or ``"max_iter"``; ``""`` when a
         convergence rule, a stall or a non-finite value stopped it
     interrupted : whether a ``KeyboardInterrupt`` ended the run (``reason`` starts

@@ -5,13 +5,13 @@ run's ``reason``:
 
 1. the ``callback`` returned True                          (not converged)
 2. the iterate's cost is NaN or infinite                   (not converged)
-3. Riemannian gradient norm ``‖grad f(M)‖ ≤ gtol · scale``  (converged)
+3. Riemannian gradient norm ``‖grad f(M)‖ ≤ tol · scale``   (converged)
 4. the solver's own reason (radius collapse, line search failure, eigengap lost, ...)
 5. step ``‖M_k − M_{k−1}‖ ≤ xtol``, measured on the manifold actually solved on: the largest
    principal-angle sine on a Grassmann factor, the spectral norm of the difference on a
    Stiefel factor (where rotating inside a fixed span is progress) and the relative Frobenius
    distance on a Euclidean one — the largest over the factors of a product (accepted steps
-   only; 0 disables the rule, as for gtol and ftol).  For a fixed-point iteration M ← G(M)
+   only; 0 disables the rule, as for tol and ftol).  For a fixed-point iteration M ← G(M)
    that reports its residual ``sin θ_max(M_k, G(M_k))`` as ``info["residual"]`` (SCF), that
    residual instead, so that an extrapolated step that happens to be short is not taken for a
    fixed point
@@ -24,30 +24,23 @@ run's ``reason``:
    gradient in floating point (a tolerance below what rounding allows), and more iterations
    would only wander at noise level (a trust region at 1e-8 relative gradient took 1000 of
    them on a real table).  The run is *stalled at rounding level* and returns the iterate
-   with the smallest gradient norm seen, converged only within 1e3·gtol·scale of a critical
+   with the smallest gradient norm seen, converged only within 1e3·tol·scale of a critical
    point, like rules 5 and 6
-8. work ``≥ max_iter``: the iterations of the whole run (every stage of a chain) plus the
-   Hessian-vector products of its inner solves (the trust region's truncated CG), each of
-   which costs about one gradient                           (not converged; ends a chain).
-   With no ``max_iter`` set (None, the default): iterations of the stage
-   ``≥ stage_max_iter`` (default 1000; not converged; the chain goes on)
+8. iterations ``≥ max_iter``, counted over the whole run (every stage of a chain)
+                                                            (not converged; ends a chain)
 9. time ``≥ max_time`` seconds                              (not converged; ends a chain)
 
-**Budgets bound the work.**  A ``max_iter`` that is set and ``max_time`` hold for a run, not
-for a stage: a chain whose stage reaches either ends there (its later stages are not run, and
-the reason says so), and the trust region's inner solve stops when the work left
-(``State.work_left``) is spent, so a smaller budget never does more work than a larger one.
-Without a ``max_iter``, each stage of a chain has ``stage_max_iter`` iterations (the default
-safety net: a first stage that used it up is still polished by the next).
+**Budgets hold for the run.**  ``max_iter`` and ``max_time`` bound a run, not a stage: a chain
+whose stage reaches either ends there (its later stages are not run, and the reason says so).
 
 **Stochastic solvers** (``State.exact`` False: the cost and gradient are mini-batch
 estimates) never certify on an estimate: rule 3 on an estimate, and rules 5–7, end the run
 *not* converged, and the driver then evaluates the full gradient at the final iterate — only
-that full gradient meeting ``gtol · scale`` makes the run converged.
+that full gradient meeting ``tol · scale`` makes the run converged.
 
 **Only the gradient rule certifies.**  Rules 5, 6 and 7 say the iterates stopped moving, not that
 they reached a critical point: they report ``converged=True`` only when the gradient norm is
-also within ``1e3 · gtol · scale`` (the default gtol = 1e-8 when gtol = 0 disables the
+also within ``1e3 · tol · scale`` (the default tol = 1e-8 when tol = 0 disables the
 gradient rule); otherwise the run stops as *stalled* (not converged), with both numbers in the
 reason — except in a stage whose solver sets ``past_stalls`` (NCA's ``_Settle``), which rules
 5 and 6 end only where they count it converged: a stall there is not a stop, and the stage
@@ -56,8 +49,8 @@ critical points of the cost) converge on their residual alone.
 
 **Scale-invariant tolerance.**  ``scale`` is the problem's typical gradient norm
 (:meth:`ldr.problem.Problem.gradient_scale`), so multiplying the data by a constant changes
-neither where a solver stops nor whether it says it converged.  ``gtol_scale=1.0`` makes
-``gtol`` absolute, as in Manopt and pymanopt.
+neither where a solver stops nor whether it says it converged.  ``tol_scale=1.0`` makes
+``tol`` absolute, as in Manopt and pymanopt.
 """
 
 from __future__ import annotations
@@ -70,11 +63,11 @@ from dataclasses import dataclass, field
 
 from ldr.errors import ParameterError
 
-#: float64's machine epsilon, the precision :data:`StopOptions.gtol`'s 1e-8 is set for
+#: float64's machine epsilon, the precision :data:`StopOptions.tol`'s 1e-8 is set for
 _EPS64 = 2.0**-52
 
 
-def default_gtol(template=None) -> float:
+def default_tol(template=None) -> float:
     """The gradient tolerance :func:`ldr.solve` uses when none is given: 1e-8 (about √ε of
     float64) for NumPy or float64 arrays, 1e-8·√(ε/ε₆₄) for arrays ``template`` of a lower
     precision — 2.3e-4 for float32 (ε = 1.2e-7), whose rounded gradients stall far above
@@ -86,7 +79,7 @@ def default_gtol(template=None) -> float:
     return 1e-8 * math.sqrt(max(arrays.eps(template), _EPS64) / _EPS64)
 
 STALL_FACTOR = 1e3
-"""A step or cost-change stop counts as converged only within this factor of gtol·scale."""
+"""A step or cost-change stop counts as converged only within this factor of tol·scale."""
 
 #: the rounding floor (rule 7): the cost is at rounding level when within this many eps of
 #: its best value, and the gradient norm has improved when it falls below this share of its
@@ -107,45 +100,37 @@ class StopOptions:
 
     Attributes
     ----------
-    gtol : float
-        Relative gradient tolerance (rule 3): converged when ‖grad f‖ ≤ gtol · scale.
-    gtol_scale : "auto" or float
+    tol : float
+        Relative gradient tolerance (rule 3): converged when ‖grad f‖ ≤ tol · scale.
+    tol_scale : "auto" or float
         ``scale``: "auto" is the problem's gradient scale; a positive number fixes it.
     xtol, ftol : float
         Step and relative cost-change tolerances (rules 5, 6); 0 disables a rule.
     fwindow : int
         The number of accepted steps the cost change of rule 6 is measured over (≥ 1).
-    max_iter : int or None
-        The work of the whole run (rule 8): iterations over every stage of a chain plus the
-        Hessian-vector products of inner solves; None: no budget set, ``stage_max_iter``
-        iterations per stage.
-    stage_max_iter : int
-        Iterations per stage of a chain when ``max_iter`` is None.
+    max_iter : int
+        The iterations of the whole run (rule 8), every stage of a chain counted.
     floor_patience : int
         Iterations at the rounding floor (rule 7) before a run stops; 0 disables the rule.
     max_time : float
         Seconds for the whole run.
     """
 
-    gtol: float = 1e-8
-    gtol_scale: float | str = "auto"
+    tol: float = 1e-8
+    tol_scale: float | str = "auto"
     xtol: float = 1e-10
     ftol: float = 0.0
     fwindow: int = 1
-    max_iter: int | None = None
-    stage_max_iter: int = 1000
+    max_iter: int = 1000
     max_time: float = math.inf
     floor_patience: int = 10
 
     def __post_init__(self):
-        for name in ("gtol", "xtol", "ftol", "max_time"):
+        for name in ("tol", "xtol", "ftol", "max_time"):
             _non_negative(name, getattr(self, name))
-        for name in ("max_iter", "stage_max_iter"):
-            it = getattr(self, name)
-            if it is None and name == "max_iter":
-                continue
-            if isinstance(it, bool) or not isinstance(it, numbers.Integral) or it < 0:
-                raise ParameterError(name, f"must be a non-negative integer, got {it!r}")
+        it = self.max_iter
+        if isinstance(it, bool) or not isinstance(it, numbers.Integral) or it < 0:
+            raise ParameterError("max_iter", f"must be a non-negative integer, got {it!r}")
         w = self.fwindow
         if isinstance(w, bool) or not isinstance(w, numbers.Integral) or w < 1:
             raise ParameterError("fwindow", f"must be a positive integer, got {w!r}")
@@ -153,17 +138,12 @@ class StopOptions:
         if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 0:
             raise ParameterError("floor_patience", f"must be a non-negative integer (0 "
                                                    f"disables the rounding-floor rule), got {k!r}")
-        s = self.gtol_scale
+        s = self.tol_scale
         if not (isinstance(s, str) and s == "auto") and not (
                 isinstance(s, numbers.Real) and not isinstance(s, bool) and math.isfinite(s)
                 and s > 0):
-            raise ParameterError("gtol_scale", f"expected 'auto' or a positive number (1.0 "
-                                               f"makes gtol absolute), got {s!r}")
-
-    @property
-    def total(self) -> bool:
-        """Whether ``max_iter`` is set: a budget for the whole run (rule 8)."""
-        return self.max_iter is not None
+            raise ParameterError("tol_scale", f"expected 'auto' or a positive number (1.0 "
+                                               f"makes tol absolute), got {s!r}")
 
 
 @dataclass
@@ -196,7 +176,7 @@ class RoundingFloor:
 @dataclass(frozen=True)
 class StageRules:
     """What one stage of a run compares against: the options, the tolerances in the problem's
-    units (``grad_tol`` = gtol·scale, ``stall_tol`` the same with the default gtol when gtol
+    units (``grad_tol`` = tol·scale, ``stall_tol`` the same with the default tol when tol
     is 0; NaN while the scale is unknown), the stage's first iteration number and the clock's
     start."""
 
@@ -209,37 +189,25 @@ class StageRules:
     floor: RoundingFloor = field(default_factory=RoundingFloor)
     #: the costs of the stage's accepted iterates, the start's first (rule 6's window)
     costs: list = field(default_factory=list)
-    #: the work (rule 8) of the run before this stage: its earlier stages' iterations
-    work_before: int = 0
-    #: ``() -> int``: the Hessian-vector products made so far in the run (rule 8)
-    hvps: Callable[[], int] | None = None
+    #: the iterations of the run's earlier stages (rule 8 counts the whole run)
+    iterations_before: int = 0
     #: the stage goes on past a stall (``Solver.past_stalls``): rules 5 and 6 end it only
     #: where they count it converged
     past_stalls: bool = False
 
-    def work(self, state) -> int:
-        """The run's work at ``state`` (rule 8): iterations of every stage so far plus
-        Hessian-vector products."""
-        inner = self.hvps() if self.hvps is not None else 0
-        return self.work_before + (state.iteration - self.first_iter) + inner
-
-    def work_left(self, state) -> float:
-        """What is left of ``max_iter`` at ``state`` (the trust region caps its inner solve
-        there; infinite when no ``max_iter`` is set)."""
-        if not self.options.total:
-            return math.inf
-        return self.options.max_iter - self.work(state)
+    def iterations(self, state) -> int:
+        """The run's iterations at ``state`` (rule 8): every stage so far."""
+        return self.iterations_before + (state.iteration - self.first_iter)
 
     @classmethod
     def for_stage(cls, options: StopOptions, scale: float | None, first_iter: int,
-                  started: float, callback: Callable | None = None, work_before: int = 0,
-                  hvps: Callable[[], int] | None = None,
-                  past_stalls: bool = False) -> StageRules:
+                  started: float, callback: Callable | None = None,
+                  iterations_before: int = 0, past_stalls: bool = False) -> StageRules:
         if scale is None:
             return cls(options, math.nan, math.nan, first_iter, started, callback,
-                       work_before=work_before, hvps=hvps, past_stalls=past_stalls)
-        return cls(options, options.gtol * scale, (options.gtol or 1e-8) * scale, first_iter,
-                   started, callback, work_before=work_before, hvps=hvps,
+                       iterations_before=iterations_before, past_stalls=past_stalls)
+        return cls(options, options.tol * scale, (options.tol or 1e-8) * scale, first_iter,
+                   started, callback, iterations_before=iterations_before,
                    past_stalls=past_stalls)
 
 
@@ -259,21 +227,21 @@ def _small_move(what: str, state, stall_tol: float) -> tuple[str, bool]:
         return f"{what} (the solver computes no gradient)", True
     if g <= STALL_FACTOR * stall_tol:
         return f"{what} (gradient norm {g:.3e})", True
-    return (f"stalled: {what}, but the gradient norm {g:.3e} is above 1e3·gtol·scale = "
+    return (f"stalled: {what}, but the gradient norm {g:.3e} is above 1e3·tol·scale = "
             f"{STALL_FACTOR * stall_tol:.1e}: not a critical point (try another solver, a chain "
             "ending in 'trust-region', or xtol=0)"), False
 
 
 def _at_rounding_floor(state, flat: int, rules: StageRules) -> tuple[str, bool]:
     """Rule 7 fired: the driver returns the iterate with the smallest gradient norm seen
-    (``rules.floor.best_state``), converged only within 1e3·gtol·scale of a critical point."""
+    (``rules.floor.best_state``), converged only within 1e3·tol·scale of a critical point."""
     g, tol = rules.floor.best_grad, STALL_FACTOR * rules.stall_tol
     what = (f"stalled at rounding level: for {flat} iterations the cost stayed within "
             f"{FLOOR_COST_EPS:g}·eps of its best and the gradient norm did not fall below "
             f"{FLOOR_GRAD_SHARE:g} × its best, {g:.3e} (the iterate returned)")
     if g <= tol:
-        return f"{what}; within 1e3·gtol·scale = {tol:.1e} of a critical point", True
-    return (f"{what}, and it is above 1e3·gtol·scale = {tol:.1e}: not a critical point (try "
+        return f"{what}; within 1e3·tol·scale = {tol:.1e} of a critical point", True
+    return (f"{what}, and it is above 1e3·tol·scale = {tol:.1e}: not a critical point (try "
             "another solver or a chain ending in 'trust-region')"), False
 
 
@@ -292,9 +260,9 @@ def first_rule(state, prev, change: float, rules: StageRules) -> tuple[str, bool
     exact = getattr(state, "exact", True)
     if state.grad_norm <= rules.grad_tol:
         if not exact:  # an estimate: the driver's full-gradient check decides
-            return (f"estimated gradient norm {state.grad_norm:.3e} ≤ gtol·scale "
+            return (f"estimated gradient norm {state.grad_norm:.3e} ≤ tol·scale "
                     f"{rules.grad_tol:.1e}"), False
-        return f"gradient norm {state.grad_norm:.3e} ≤ gtol·scale {rules.grad_tol:.1e}", True
+        return f"gradient norm {state.grad_norm:.3e} ≤ tol·scale {rules.grad_tol:.1e}", True
     if state.stop_reason:
         if state.stop_converged:
             return _small_move(state.stop_reason, state, rules.stall_tol)
@@ -320,14 +288,8 @@ def first_rule(state, prev, change: float, rules: StageRules) -> tuple[str, bool
     flat = rules.floor.update(state) if exact else 0  # noisy estimates have no floor
     if opts.floor_patience and flat >= opts.floor_patience:
         return _at_rounding_floor(state, flat, rules)
-    if not opts.total:
-        if state.iteration - rules.first_iter >= opts.stage_max_iter:
-            return f"max_iter {opts.stage_max_iter} reached {_gnorm(state)}", False
-    elif (work := rules.work(state)) >= opts.max_iter:
-        inner = rules.hvps() if rules.hvps is not None else 0
-        spent = f" ({work - inner} iterations + {inner} Hessian-vector products)" if inner \
-            else ""
-        return f"max_iter {opts.max_iter} reached{spent} {_gnorm(state)}", False
+    if rules.iterations(state) >= opts.max_iter:
+        return f"max_iter {opts.max_iter} reached {_gnorm(state)}", False
     if time.perf_counter() - rules.started >= opts.max_time:
         return f"max_time {opts.max_time:.3g}s reached {_gnorm(state)}", False
     return "", False

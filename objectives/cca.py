@@ -292,6 +292,11 @@ class TraditionalCCA(_CCABase):
         Ma, Mb = _split(M, self.shape)
         return self.whiten_a_ @ Ma, self.whiten_b_ @ Mb
 
+    def linear_map(self, M):
+        """One map per view: x_a ↦ (x_a − μ_a) Σ_a^{-1/2} M_a, x_b likewise."""
+        Pa, Pb = self.mappings(M)
+        return (self.mean_a_, Pa), (self.mean_b_, Pb)
+
     def transform(self, X, M):
         """``(Y_a, Y_b) = ((X_a − mean_a) Σ_a^{-1/2} M_a, (X_b − mean_b) Σ_b^{-1/2} M_b)``
         for a pair ``X = (X_a, X_b)``."""
@@ -436,6 +441,11 @@ class OrthogonalCCA(_CCABase):
         r = self.shape[0][1]
         U, _, Vt = scipy.linalg.svd(self.Sab, full_matrices=False)
         return U[:, :r].copy(), Vt[:r].T.copy()
+
+    def linear_map(self, M):
+        """One map per view: x_a ↦ (x_a − μ_a) M_a, x_b likewise."""
+        Ma, Mb = _split(M, self.shape)
+        return (self.mean_a_, Ma), (self.mean_b_, Mb)
 
     def transform(self, X, M):
         """``(Y_a, Y_b) = ((X_a − mean_a) M_a, (X_b − mean_b) M_b)`` for ``X = (X_a, X_b)``."""

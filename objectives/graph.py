@@ -60,7 +60,6 @@ import scipy.sparse as sp
 
 from ldr.data.validation import (
     check_data,
-    check_new_data,
     check_nonsingular,
     check_rank,
     eigh_nonsingular,
@@ -221,8 +220,9 @@ class _GraphQuotient(QuotientOfTraces):
         """f(M): neighbour scatter over spread of the projection (positive, smaller is better)."""
         return float(np.sum(M * (-self.A @ M)) / np.sum(M * (self.B @ M)))
 
-    def transform(self, X, M):
-        return (check_new_data(X, self.shape[0]) - self.mean_) @ (self.whitener_ @ M)
+    def linear_map(self, M):
+        """x ↦ (x − ``mean_``) W M, W the whitener (the identity for the ratio form)."""
+        return self.mean_, self.whitener_ @ M
 
 
 class LPP(_GraphQuotient):

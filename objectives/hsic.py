@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ldr.data import arrays
-from ldr.data.validation import check_data, check_labels, check_new_data, check_rank
+from ldr.data.validation import check_data, check_labels, check_rank
 from ldr.errors import ParameterError
 from ldr.kernels import Gaussian, Kernel, beta, make_kernel
 from ldr.kernels.features import (
@@ -334,8 +334,9 @@ class HSIC(Objective):
         """K_XW, the n×n kernel matrix of the projected data."""
         return self.kernel.gram(self.X, W)
 
-    def transform(self, X, W):
-        return check_new_data(X, self.shape[0]) @ W
+    def linear_map(self, W):
+        """x ↦ x W (the rows are standardized by the caller)."""
+        return None, W
 
 
 def _same(a, b) -> bool:
@@ -448,5 +449,6 @@ class ApproximateHSIC(Objective):
         """The exact n×n kernel matrix K_XW (the clustering estimators' U-step)."""
         return self.kernel.gram(self.X, W)
 
-    def transform(self, X, W):
-        return check_new_data(X, self.shape[0]) @ W
+    def linear_map(self, W):
+        """x ↦ x W (the rows are standardized by the caller)."""
+        return None, W

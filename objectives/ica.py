@@ -91,7 +91,7 @@ import scipy.linalg
 import scipy.optimize
 
 from ldr.data import arrays
-from ldr.data.validation import check_data, check_new_data
+from ldr.data.validation import check_data
 from ldr.errors import ParameterError
 from ldr.objective import Method, Objective
 from ldr.objectives.ica_priors import (
@@ -127,7 +127,7 @@ class UndercompleteICA(Objective):
     Attributes
     ----------
     mean_ : (n_features,) sample mean
-    whitening_ : (n_features, k) the whitening map K: ``z = (x − mean_) @ whitening_``
+    whitening_ : (n_features, k) the whitening map K: ``z = (x − ``mean_``) @ whitening_``
     Z : (n_samples, k) the whitened training rows
     priors : tuple of the r prior names
 
@@ -388,9 +388,9 @@ class UndercompleteICA(Objective):
         """The r×d unmixing matrix W = (K M)ᵀ: sources = ``(X − mean_) @ W.T``."""
         return (self.whitening_ @ np.asarray(M, float)).T
 
-    def transform(self, X, M):
-        """The estimated sources ``(X − mean_) K M`` of every row of ``X``."""
-        return (check_new_data(X, self.mean_.shape[0]) - self.mean_) @ (self.whitening_ @ M)
+    def linear_map(self, M):
+        """The estimated sources: x ↦ (x − ``mean_``) K M, K the whitening."""
+        return self.mean_, self.whitening_ @ M
 
     def log_likelihood(self, M, cost: float | None = None) -> float:
         """Mean log-likelihood per whitened sample of the completed model (module docstring):

@@ -39,7 +39,7 @@ import numpy as np
 import scipy.linalg
 
 from ldr.data import arrays
-from ldr.data.validation import check_data, check_labels, check_new_data, check_rank
+from ldr.data.validation import check_data, check_labels, check_rank
 from ldr.errors import ParameterError
 from ldr.kernels import beta, median_distance
 from ldr.objective import Method, Objective
@@ -258,5 +258,6 @@ class KernelSDR(Objective):
         out = Xs.T @ Q @ Xs / (n * s**2)
         return 0.5 * (out + out.T)
 
-    def transform(self, X, M):
-        return (check_new_data(X, self.shape[0]) - self.mean_) @ M
+    def linear_map(self, M):
+        """x ↦ (x − ``mean_``) M."""
+        return self.mean_, M

@@ -440,10 +440,9 @@ class PPCA(_LatentGaussian):
         W, sigma2 = self.unpack(M)
         return W @ W.T + sigma2 * np.eye(W.shape[0])
 
-    def transform(self, X, M):
-        """Posterior mean E[z | x] = (WᵀW + σ²I)⁻¹Wᵀ(x − μ) of every row of ``X``."""
-        W, sigma2 = self.unpack(M)
-        return self._posterior(X, W, np.full(W.shape[0], np.log(sigma2)))
+    def linear_map(self, M):
+        """The posterior mean E[z | x] = (WᵀW + σ²I)⁻¹Wᵀ(x − μ): x ↦ (x − ``mean_``) A."""
+        return self.mean_, self.posterior_map(M)
 
 
 class FactorAnalysis(_LatentGaussian):
@@ -611,7 +610,7 @@ class FactorAnalysis(_LatentGaussian):
         W, psi = self.unpack(M)
         return W @ W.T + np.diag(psi)
 
-    def transform(self, X, M):
-        """Posterior mean E[z | x] = (I + WᵀΨ⁻¹W)⁻¹WᵀΨ⁻¹(x − μ) (scikit-learn's transform)."""
-        W, psi = self.unpack(M)
-        return self._posterior(X, W, np.log(psi))
+    def linear_map(self, M):
+        """The posterior mean E[z | x] = (I + WᵀΨ⁻¹W)⁻¹WᵀΨ⁻¹(x − μ) (scikit-learn's transform):
+        x ↦ (x − ``mean_``) A."""
+        return self.mean_, self.posterior_map(M)

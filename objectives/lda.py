@@ -20,7 +20,6 @@ from ldr.data import arrays
 from ldr.data.rows import is_chunked, moments
 from ldr.data.validation import (
     check_labels,
-    check_new_data,
     check_nonsingular,
     check_rank,
     is_lazy,
@@ -119,5 +118,6 @@ class LDA(QuotientOfTraces):
             n_classes = len(np.unique(np.asarray(y)))
         return max(1, min(int(X.shape[1]), n_classes) - 1)
 
-    def transform(self, X, M):
-        return (check_new_data(X, self.shape[0]) - self.mean_) @ M
+    def linear_map(self, M):
+        """x ↦ (x − ``mean_``) M."""
+        return self.mean_, M

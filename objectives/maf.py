@@ -37,7 +37,6 @@ import numpy as np
 
 from ldr.data.rows import moments
 from ldr.data.validation import (
-    check_new_data,
     check_nonsingular,
     check_rank,
     shrink,
@@ -145,5 +144,6 @@ class MAF(QuotientOfTraces):
         (for r = 1, statsmodels' ``acf(X @ m, adjusted=False)[δ]``)."""
         return self.ratio(M)
 
-    def transform(self, X, M):
-        return (check_new_data(X, self.shape[0]) - self.mean_) @ M
+    def linear_map(self, M):
+        """x ↦ (x − ``mean_``) M."""
+        return self.mean_, M

@@ -51,7 +51,7 @@ import autograd.numpy as anp
 import numpy as np
 import scipy.linalg
 
-from ldr.data.validation import check_data, check_new_data, check_rank
+from ldr.data.validation import check_data, check_rank
 from ldr.errors import ParameterError
 from ldr.objective import Method, Objective
 
@@ -306,8 +306,9 @@ class MDS(Objective):
         _, V = scipy.linalg.eigh(self.X.T @ self.X, subset_by_index=[d - r, d - 1])
         return V[:, ::-1].copy()
 
-    def transform(self, X, M):
-        return (check_new_data(X, self.shape[0]) - self.mean_) @ M
+    def linear_map(self, M):
+        """x ↦ (x − ``mean_``) M."""
+        return self.mean_, M
 
 
 def _memory(n: int) -> float:

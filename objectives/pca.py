@@ -22,7 +22,7 @@ import scipy.linalg
 
 from ldr.data import arrays
 from ldr.data.rows import moments
-from ldr.data.validation import check_data, check_new_data, check_rank
+from ldr.data.validation import check_data, check_rank
 from ldr.eigen import top_eigenvectors
 from ldr.errors import ParameterError
 from ldr.objective import Method, Objective
@@ -152,5 +152,6 @@ class PCA(Objective):
         """tr(MᵀCM), the variance captured by span(M)."""
         return float(arrays.namespace(M, self.C).sum(M * (self.C @ M)))
 
-    def transform(self, X, M):
-        return (check_new_data(X, self.shape[0]) - self.mean_) @ M
+    def linear_map(self, M):
+        """x ↦ (x − ``mean_``) M."""
+        return self.mean_, M

@@ -292,10 +292,10 @@ class ReducedRankRegression(Objective):
         signs[signs == 0] = 1.0
         return Ug * signs, Sg, (M @ Qt.T) * signs
 
-    def transform(self, X, M):
-        """The survey's map S_B U_Bᵀ x: ``(X − mean_) @ U_B diag(S_B)`` (n × r)."""
+    def linear_map(self, M):
+        """The survey's map S_B U_Bᵀ x: x ↦ (x − ``mean_``) U_B diag(S_B)."""
         U, S, _ = self.svd_factors(M)
-        return (check_new_data(X, self.mean_.shape[0]) - self.mean_) @ (U * S)
+        return self.mean_, U * S
 
     def predict(self, X, M) -> np.ndarray:
         """``(X − mean_) B(V) + y_mean_``."""

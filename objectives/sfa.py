@@ -32,7 +32,7 @@ import numpy as np
 import scipy.linalg
 
 from ldr.data.rows import moments
-from ldr.data.validation import check_new_data, check_rank, eigh_nonsingular, shrink
+from ldr.data.validation import check_rank, eigh_nonsingular, shrink
 from ldr.objective import Method, Objective
 
 __all__ = ["SFA"]
@@ -129,6 +129,6 @@ class SFA(Objective):
         """W M: the directions in the original coordinates, y_t = (W M)ᵀ (x_t − μ)."""
         return self.whitening_ @ M
 
-    def transform(self, X, M):
-        """The slow features y = Mᵀ W (x − μ) of rows ``X`` (whitening, then M)."""
-        return (check_new_data(X, self.shape[0]) - self.mean_) @ self.filters(M)
+    def linear_map(self, M):
+        """The slow features y = Mᵀ W (x − μ): x ↦ (x − ``mean_``) W M (whitening, then M)."""
+        return self.mean_, self.filters(M)

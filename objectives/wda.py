@@ -68,7 +68,6 @@ import numpy as np
 from ldr.data import arrays
 from ldr.data.validation import (
     check_labels,
-    check_new_data,
     check_nonsingular,
     check_rank,
     check_rows,
@@ -502,10 +501,9 @@ class WDA(Objective):
         d, p = self.shape
         return top_generalized(Sb, Sw + 1e-3 * np.trace(Sw) / d * np.eye(d), p)[0]
 
-    def transform(self, X, P):
-        """(X − mean_) P, in the namespace of the training rows."""
-        Xc = check_new_data(arrays.to_host(X), self.shape[0]) - self.mean_
-        return arrays.like(Xc, self._ref) @ self._point(P)
+    def linear_map(self, P):
+        """x ↦ (x − ``mean_``) P."""
+        return self.mean_, P
 
 
 def _trace(C) -> float:

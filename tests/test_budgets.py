@@ -74,22 +74,22 @@ def test_max_time_cuts_a_trust_region_step_between_hessian_products(pca_data, cl
     with 3.5 s the run ends inside that step, at its start point, not converged, within
     the budget (before: the step ran to its end however long)."""
     t0 = clock.t
-    res = ldr.solve(_slow(pca_data, clock), "trust-region", M0="random", max_time=3.5)
+    res = ldr.solve(_slow(pca_data, clock), "trust-region", start="random", max_time=3.5)
     assert not res.converged and res.budget == "max_time"
     assert "max_time 3.5s reached inside a step" in res.reason
     assert res.counts["hvp"] == 4 and res.n_iter == 3  # the 4th product was not made
     assert clock.t - t0 <= 3.5
     # with time for it, the same run converges
-    assert ldr.solve(_slow(pca_data, clock, hvp=1e-3), "trust-region", M0="random",
+    assert ldr.solve(_slow(pca_data, clock, hvp=1e-3), "trust-region", start="random",
                      max_time=1e4).converged
 
 
 def test_the_start_point_is_always_evaluated(pca_data):
-    res = ldr.solve(PCA(pca_data, 3), "gradient", M0="random", max_time=0.0)
+    res = ldr.solve(PCA(pca_data, 3), "gradient", start="random", max_time=0.0)
     assert not res.converged and res.budget == "max_time" and res.n_iter == 0
     assert res.cost == pytest.approx(PCA(pca_data, 3).cost(
         ldr.manifolds.Geometry("grassmann", (12, 3)).random_point(np.random.default_rng(0))))
-    assert ldr.solve(PCA(pca_data, 3), "gradient", M0="random",
+    assert ldr.solve(PCA(pca_data, 3), "gradient", start="random",
                      max_iter=1).budget == "max_iter"
     assert ldr.solve(PCA(pca_data, 3), "trust-region").budget == ""
 
@@ -154,7 +154,7 @@ def test_compare_runs_know_the_oracles_times_of_the_runs_before(pca_data, clock)
     assert "less than the 1 s that a call of Slow.ehvp takes" in second.reason
     # a later solve of the same objective judges its first product by the last one too
     t1 = clock.t
-    res = ldr.solve(obj, "trust-region", M0="random", max_time=0.5)
+    res = ldr.solve(obj, "trust-region", start="random", max_time=0.5)
     assert res.budget == "max_time" and clock.t - t1 < 0.5
 
 
@@ -187,17 +187,17 @@ def test_compare_evaluates_the_reference_gradient_once(pca_data):
             return super().egrad(M)
 
     obj = Counted(pca_data, 3)
-    alone = ldr.solve(obj, "gradient", M0="random", seed=1)
+    alone = ldr.solve(obj, "gradient", start="random", random_state=1)
     reference = calls[1]  # the start's gradient, then the reference point's
     calls.clear()
-    cmp = ldr.compare(obj, ["gradient", "trust-region"], starts=2, seed=1)
+    cmp = ldr.compare(obj, ["gradient", "trust-region"], starts=2, random_state=1)
     at_reference = sum(np.array_equal(M, reference) for M in calls)
     assert at_reference == 1
     assert cmp.results[("gradient", "rand0")].n_iter == alone.n_iter
     assert cmp.results[("gradient", "rand0")].grad_scale == alone.grad_scale
     assert all(r.converged for r in cmp.results.values())
     calls.clear()
-    ldr.solve(obj, "gradient", M0="random", seed=1)  # outside a comparison: computed again
+    ldr.solve(obj, "gradient", start="random", random_state=1)  # outside a comparison: computed again
     assert sum(np.array_equal(M, reference) for M in calls) == 1
 
 

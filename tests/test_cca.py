@@ -56,7 +56,7 @@ def test_check_passes_at_random_points(views, cls, r, reg):
     obj = cls(*views, r, reg=reg)
     assert obj.manifold == ("stiefel", "stiefel") and obj.shape == ((7, r), (5, r))
     for seed in (0, 1):
-        report = ldr.check(obj, seed=seed)
+        report = ldr.check(obj, random_state=seed)
         assert report.ok, str(report)
         assert report["egrad"].error < 1e-8 and report["ehvp"].error < 1e-8
 
@@ -98,7 +98,7 @@ def test_traditional_solver_reaches_the_svd_closed_form(views):
         assert best == pytest.approx(-rho.sum(), rel=1e-13)
         assert np.all(np.diff(rho) <= 0) and rho[0] < 1
         for seed in range(3):
-            res = ldr.solve(obj, "trust-region", M0="random", seed=seed, gtol=1e-9)
+            res = ldr.solve(obj, "trust-region", start="random", random_state=seed, tol=1e-9)
             assert res.converged and res.cost == pytest.approx(best, abs=1e-10)
 
 
@@ -172,7 +172,7 @@ def test_orthogonal_r1_heuristic_is_the_first_canonical_pair_and_optimal(views):
     obj = OrthogonalCCA(*views, 1)
     assert obj.correlation(obj.heuristic()) == pytest.approx(rho1, abs=1e-12)
     for seed in range(2):
-        res = ldr.solve(obj, "trust-region", M0="random", seed=seed, gtol=1e-9)
+        res = ldr.solve(obj, "trust-region", start="random", random_state=seed, tol=1e-9)
         assert -res.cost == pytest.approx(rho1, abs=1e-10)
 
 
@@ -188,7 +188,7 @@ def test_orthogonal_cca_is_never_worse_than_the_heuristic():
             obj = OrthogonalCCA(Xa, Xb, r)
             rho1 = TraditionalCCA(Xa, Xb, 1).canonical_correlations()[0]
             heur = obj.correlation(obj.heuristic())
-            res = ldr.solve(obj, "trust-region", M0="heuristic")
+            res = ldr.solve(obj, "trust-region", start="heuristic")
             assert res.converged
             improvements.append(-res.cost - heur)
             # the pooled correlation never exceeds the first canonical correlation
@@ -240,7 +240,7 @@ def test_singular_covariance_asks_for_reg(cls):
     with pytest.raises(ValueError, match=r"Xb: the covariance Σ_b is singular"):
         cls(rng.standard_normal((8, 3)), Xb2, 2)
     obj = cls(Xa, Xb, 2, reg=0.1)
-    res = ldr.solve(obj, "trust-region", M0="heuristic")
+    res = ldr.solve(obj, "trust-region", start="heuristic")
     assert res.converged and res.cost <= obj.cost(obj.heuristic()) + 1e-12
 
 
@@ -267,8 +267,8 @@ def test_user_can_rebuild_orthogonal_cca_in_a_few_lines(views):
         return -anp.trace(Ma.T @ Sab @ Mb) / anp.sqrt(anp.trace(Ma.T @ Sa @ Ma)
                                                       * anp.trace(Mb.T @ Sb @ Mb))
 
-    a = ldr.solve(obj, "trust-region", M0=obj.heuristic(), gtol=1e-9)
-    b = ldr.solve(occa, "trust-region", M0=obj.heuristic(), gtol=1e-9)
+    a = ldr.solve(obj, "trust-region", start=obj.heuristic(), tol=1e-9)
+    b = ldr.solve(occa, "trust-region", start=obj.heuristic(), tol=1e-9)
     assert a.cost == pytest.approx(b.cost, abs=1e-10)
 
 

@@ -56,9 +56,9 @@ def test_cross_start_is_the_global_optimum_when_both_factors_are_square():
         geom = Geometry(obj.manifold, obj.shape)
         starts = [geom.random_point(np.random.default_rng(s)) for s in range(20)]
         for start in [obj.heuristic(), *starts]:
-            res = ldr.solve(obj, "trust-region", M0=start, gtol=1e-12, max_iter=500)
+            res = ldr.solve(obj, "trust-region", start=start, tol=1e-12, max_iter=500)
             assert -res.cost <= best + 1e-12
-        res = ldr.solve(obj, "trust-region", M0=M0)
+        res = ldr.solve(obj, "trust-region", start=M0)
         assert res.n_iter == 0 and res.converged
 
 
@@ -73,7 +73,7 @@ def test_default_fit_is_at_least_as_good_as_a_tight_solve_from_the_heuristic(vie
         warnings.simplefilter("error", ConvergenceWarning)
         est = OrthogonalCCA().fit(Xa, Xb)
     obj = est.objective_
-    tight = ldr.solve(obj, "trust-region", M0="heuristic", gtol=1e-12, max_iter=5000)
+    tight = ldr.solve(obj, "trust-region", start="heuristic", tol=1e-12, max_iter=5000)
     assert tight.converged
     assert est.correlation_ >= -tight.cost - 1e-10
     if views in (_linnerud, _macrodata):
@@ -125,8 +125,8 @@ def test_trust_region_on_the_quotient_needs_fewer_iterations_to_the_same_optimum
     r = 5, 18 against 33; r = 2, 15 against 17)."""
     Xa, Xb = _macrodata()
     for r in (5, 2):
-        with_h = ldr.solve(OrthogonalCCAObjective(Xa, Xb, r), "trust-region", M0="heuristic")
-        plain = ldr.solve(_WithoutHorizontal(Xa, Xb, r), "trust-region", M0="heuristic")
+        with_h = ldr.solve(OrthogonalCCAObjective(Xa, Xb, r), "trust-region", start="heuristic")
+        plain = ldr.solve(_WithoutHorizontal(Xa, Xb, r), "trust-region", start="heuristic")
         assert with_h.converged and plain.converged
         assert abs(with_h.cost - plain.cost) < 1e-10
         assert with_h.n_iter < plain.n_iter

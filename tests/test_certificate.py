@@ -34,7 +34,7 @@ def test_saddle_point_is_not_certified(pca_data):
 
 def test_lanczos_agrees_with_dense(lda_data):
     obj = LDA(*lda_data, 2)
-    res = ldr.solve(obj, "trust-region", M0="heuristic", gtol=1e-10)
+    res = ldr.solve(obj, "trust-region", start="heuristic", tol=1e-10)
     dense = ldr.certificate(obj, res.M)
     lanczos = ldr.certificate(obj, res.M, dense_max=0)
     assert "Lanczos" in lanczos.method and "dense" in dense.method

@@ -27,7 +27,7 @@ def test_compare_table_agrees_with_solve_by_hand(tmp_path, capsys):
     starts = [geom.random_point(rng) for _ in range(2)]
     heur = obj.cost(obj.heuristic())
     for row in runs:
-        res = ldr.solve(obj, row["solver"], M0=starts[int(row["start"][-1])], seed=0)
+        res = ldr.solve(obj, row["solver"], start=starts[int(row["start"][-1])], random_state=0)
         assert row["cost"] == pytest.approx(res.cost, rel=1e-12)
         assert row["n_iter"] == res.n_iter and row["converged"] is True
         assert row["improvement"] == pytest.approx(-(res.cost - heur) / abs(heur), rel=1e-9)
@@ -95,7 +95,7 @@ def test_every_method_runs_from_the_command_line(method, capsys):
 
 
 def _by_hand(obj):
-    return ldr.solve(obj, "trust-region", M0="heuristic", seed=0).cost
+    return ldr.solve(obj, "trust-region", start="heuristic", random_state=0).cost
 
 
 @pytest.mark.parametrize("method", ["lda", "maf", "sfa", "pca"])
@@ -221,9 +221,9 @@ def test_a_solver_the_method_does_not_support_is_refused_with_those_it_does(caps
     (["--components", "0"], "argument --components/-r: must be an integer >= 1, got '0'"),
     (["--components", "2.5"], "argument --components/-r: expected an integer, got '2.5'"),
     (["--starts", "-1"], "argument --starts: must be an integer >= 0, got '-1'"),
-    (["--seed", "-3"], "argument --seed: must be an integer >= 0, got '-3'"),
-    (["--gtol=-1e-8"], "argument --gtol: must be a finite number >= 0"),
-    (["--gtol", "inf"], "argument --gtol: must be a finite number >= 0, got 'inf'"),
+    (["--seed", "-3"], "argument --random-state/--seed: must be an integer >= 0, got '-3'"),
+    (["--tol=-1e-8"], "argument --tol/--gtol: must be a finite number >= 0"),
+    (["--gtol", "inf"], "argument --tol/--gtol: must be a finite number >= 0, got 'inf'"),
     (["--max-iter", "0"], "argument --max-iter: must be an integer >= 1, got '0'"),
     (["--memory-limit=-5MB"], "argument --memory-limit: expected a size such as 256MB"),
     (["--memory-limit", "inf"], "argument --memory-limit: expected a size such as 256MB"),
@@ -562,7 +562,7 @@ def test_euclidean_answers_are_grouped_by_cost_not_by_matrix(method, tmp_path, c
 
     X, _ = ldr.datasets.load("wine")
     obj = registry.from_table(method, X, None, 2)
-    cmp = compare(obj, ["trust-region"], 3, seed=0)
+    cmp = compare(obj, ["trust-region"], 3, random_state=0)
     geom = ldr.manifolds.Geometry(obj.manifold, obj.shape)
     points = [res.M for res in cmp.results.values()]
     assert max(geom.change(points[0], p) for p in points) > 1e-2

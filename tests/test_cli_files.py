@@ -64,7 +64,7 @@ def test_a_semicolon_file_used_to_have_one_column_and_now_runs(tmp_path, capsys)
     status, out, err = _run(["compare", "--data", str(tmp_path / "iris.csv"), "--starts", "0",
                              "--solvers", "trust-region"], capsys)
     assert status == 0, err
-    cost = ldr.solve(LDA(X, species, 2), "trust-region", M0="heuristic").cost
+    cost = ldr.solve(LDA(X, species, 2), "trust-region", start="heuristic").cost
     assert f"{cost:.10g}" in out and "(n=150, d=4, r=2)" in out
     # a delimiter given that is not the file's: one column, and the error says how to fix it
     status, _, err = _run(["compare", "--data", str(tmp_path / "iris.csv"), "--delimiter",
@@ -168,7 +168,7 @@ def test_pca_on_iris_csv_sets_the_species_aside(tmp_path, capsys):
                              "--starts", "0", "--solvers", "trust-region"], capsys)
     assert status == 0, err
     assert "ldr: note: iris.csv: column 'species' (index 4), the last, holds text" in err
-    cost = ldr.solve(PCA(X, 2), "trust-region", M0="heuristic").cost
+    cost = ldr.solve(PCA(X, 2), "trust-region", start="heuristic").cost
     assert f"{cost:.10g}" in out and "(n=150, d=4, r=2)" in out
 
 

@@ -8,8 +8,8 @@ from ldr.solvers import SCF
 
 def test_compare_solvers_on_lda_agree_and_beat_the_heuristic():
     X, y = ldr.datasets.make_lda(8, r=2, n_per_class=150, seed=4)
-    cmp = ldr.compare(LDA(X, y, 2), ["trust-region", "gradient", "ism"], starts=2, seed=0,
-                      gtol=1e-9)
+    cmp = ldr.compare(LDA(X, y, 2), ["trust-region", "gradient", "ism"], starts=2, random_state=0,
+                      tol=1e-9)
     assert len(cmp.rows) == 6 and all(row["converged"] for row in cmp.rows)
     assert {row["answer"] for row in cmp.rows} == {"A"}  # one answer: the global optimum
     assert all(row["improvement"] > 0 for row in cmp.rows)
@@ -19,7 +19,7 @@ def test_compare_solvers_on_lda_agree_and_beat_the_heuristic():
 def test_compare_shows_which_fixed_point_each_start_reached():
     X, y = ldr.datasets.make_wda(240, seed=0)
     obj = WDA(X, y, 2, reg=0.1)
-    cmp = ldr.compare(obj, [SCF()], starts=6, seed=3, xtol=1e-6)
+    cmp = ldr.compare(obj, [SCF()], starts=6, random_state=3, xtol=1e-6)
     answers = {row["answer"] for row in cmp.rows}
     assert "A" in answers
     # answers are distinct subspaces, labelled from the lowest cost up
@@ -46,8 +46,8 @@ def test_compare_plot_and_bad_starts(pca_data):
 
 def test_compare_tables_summary_and_certificates(pca_data):
     obj = PCA(pca_data, 2)
-    cmp = ldr.compare(obj, ["trust-region", "gradient"], n_starts=2, seed=1, gtol=1e-9,
-                      gtol_scale=1.0)
+    cmp = ldr.compare(obj, ["trust-region", "gradient"], n_starts=2, random_state=1, tol=1e-9,
+                      tol_scale=1.0)
     assert cmp.meta["starts"] == ["rand0", "rand1"]
     for row in cmp.rows:  # certificate of a local minimum at the PCA optimum
         assert row["grad_norm"] < 1e-8 and row["hess_min"] > 0
@@ -70,7 +70,7 @@ def test_compare_plot_shows_median_and_spread_per_solver(pca_data):
     import matplotlib
 
     matplotlib.use("Agg")
-    cmp = ldr.compare(PCA(pca_data, 2), ["trust-region", "gradient"], n_starts=3, gtol=1e-10)
+    cmp = ldr.compare(PCA(pca_data, 2), ["trust-region", "gradient"], n_starts=3, tol=1e-10)
     axes = cmp.plot()
     lines = axes[1].get_lines()
     assert [ln.get_label() for ln in lines] == ["trust-region (median of 3)",
@@ -192,7 +192,7 @@ def test_a_real_saddle_is_still_a_saddle(pca_data):
     obj = PCA(pca_data, 3)
     w, V = np.linalg.eigh(obj.C)
     saddle = V[:, [-1, -2, -4]]
-    cmp = ldr.compare(obj, ["trust-region"], starts=[saddle], max_iter=1, gtol=1e-6)
+    cmp = ldr.compare(obj, ["trust-region"], starts=[saddle], max_iter=1, tol=1e-6)
     cert = ldr.certificate(obj, saddle)
     assert cert.second_order == "negative"
     assert cert.hess_min == pytest.approx(-2 * (w[-3] - w[-4]), rel=1e-6)
@@ -218,7 +218,7 @@ def test_second_order_reading_of_the_spectrum(hess_min, hess_max, grad_scale, wo
     from ldr.result import Certificate
 
     cert = Certificate(grad_norm=1e-9, hess_min=hess_min, hess_max=hess_max, dim=8,
-                       gtol=1e-8, tol=1e-8, method="dense eigh", grad_scale=grad_scale)
+                       tol=1e-8, hess_tol=1e-8, method="dense eigh", grad_scale=grad_scale)
     assert cert.second_order == word
     assert SECOND_ORDER[word] in ("local min", "local min (flat)", "plateau", "saddle",
                                   "converged")

@@ -36,7 +36,7 @@ def test_solve_without_solver_or_start_is_deterministic_for_every_objective(ever
 def test_every_objective_gives_the_same_answer_on_rescaled_data(every_objective):
     """From the same random start, X, 1e-4·X and 1e4·X give one answer: the tolerances are
     relative to the problem's gradient scale, so every rule fires at the same iterate."""
-    runs = {s: {name: ldr.solve(obj, M0="random", seed=0)
+    runs = {s: {name: ldr.solve(obj, start="random", random_state=0)
                 for name, obj in every_objective(s).items()} for s in (1e-4, 1.0, 1e4)}
     for name, ref in runs[1.0].items():
         assert ref.converged, f"{name}: {ref.reason}"
@@ -63,7 +63,7 @@ def test_pca_on_tiny_data_from_a_random_start_matches_scikit_learn():
     from sklearn.decomposition import PCA as SkPCA
 
     X = 1e-4 * ldr.datasets.make_pca(300, 10, seed=2)
-    res = ldr.solve(o.PCA(X, 2), "trust-region", M0="random", seed=1)
+    res = ldr.solve(o.PCA(X, 2), "trust-region", start="random", random_state=1)
     assert res.converged and res.n_iter > 0
     sk = SkPCA(2).fit(X)
     assert sin_largest_angle(res.M, sk.components_.T) <= 1e-8
@@ -121,7 +121,7 @@ def test_non_finite_costs_end_the_run_not_converged():
 
     obj = ldr.objective(flaky, shape=(5, 2), manifold="grassmann",
                         egrad=lambda M: -2 * C @ M)
-    res = ldr.solve(obj, "gradient", M0="random", seed=0)
+    res = ldr.solve(obj, "gradient", start="random", random_state=0)
     assert not res.converged
     assert "nan" in res.reason.lower() and "SVD" not in res.reason
 
@@ -134,7 +134,7 @@ def test_a_gradient_turning_nan_mid_run_stops_the_run_with_the_reason():
         calls["n"] += 1
         return -2 * C @ M * (np.nan if calls["n"] > 3 else 1.0)
 
-    res = ldr.solve(_quadratic(egrad=egrad), "gradient", M0="random", seed=0)
+    res = ldr.solve(_quadratic(egrad=egrad), "gradient", start="random", random_state=0)
     assert not res.converged and "egrad returned NaN" in res.reason
     assert np.all(np.isfinite(res.M))
 
@@ -180,7 +180,7 @@ def test_wda_trace_ratio_default_ends_above_its_fda_local_maximum():
     obj = o.WDA(X, y, 2, reg=1.0)
     res = ldr.solve(obj)
     assert res.solver == "scf → trust-region" and res.converged
-    local = ldr.solve(obj, "trust-region", M0="heuristic")
+    local = ldr.solve(obj, "trust-region", start="heuristic")
     assert obj.ratio(res.M) >= obj.ratio(local.M) - 1e-9
 
 

@@ -7,13 +7,13 @@ from ldr.objectives import LDA, PCA
 
 def test_seed_makes_runs_deterministic(pca_data):
     obj = PCA(pca_data, 3)
-    a = ldr.solve(obj, "gradient", M0="random", seed=7, max_iter=5)
-    b = ldr.solve(obj, "gradient", M0="random", seed=7, max_iter=5)
-    c = ldr.solve(obj, "gradient", M0="random", seed=8, max_iter=5)
+    a = ldr.solve(obj, "gradient", start="random", random_state=7, max_iter=5)
+    b = ldr.solve(obj, "gradient", start="random", random_state=7, max_iter=5)
+    c = ldr.solve(obj, "gradient", start="random", random_state=8, max_iter=5)
     np.testing.assert_array_equal(a.M, b.M)
     assert not np.allclose(a.M, c.M)
     gen = np.random.default_rng(7)
-    d = ldr.solve(obj, "gradient", M0="random", seed=gen, max_iter=5)
+    d = ldr.solve(obj, "gradient", start="random", random_state=gen, max_iter=5)
     np.testing.assert_array_equal(a.M, d.M)
 
 
@@ -21,32 +21,32 @@ def test_global_numpy_state_is_not_used(pca_data):
     obj = PCA(pca_data, 3)
     np.random.seed(0)
     before = np.random.get_state()[1].copy()
-    ldr.solve(obj, "trust-region", M0="random", seed=1)
+    ldr.solve(obj, "trust-region", start="random", random_state=1)
     ldr.check(obj)
     np.testing.assert_array_equal(np.random.get_state()[1], before)
 
 
 def test_start_points(pca_data):
     obj = PCA(pca_data, 3)
-    res = ldr.solve(obj, "trust-region", M0="heuristic")
+    res = ldr.solve(obj, "trust-region", start="heuristic")
     assert res.converged and res.n_iter == 0  # the heuristic is PCA's optimum
     M0 = ldr.manifolds.orthonormalize(np.random.default_rng(0).standard_normal((12, 3)))
-    res = ldr.solve(obj, "gradient", M0=M0, max_iter=1)
+    res = ldr.solve(obj, "gradient", start=M0, max_iter=1)
     assert res.trace["cost"][0] == pytest.approx(obj.cost(M0))
-    with pytest.raises(ValueError, match="M0"):
-        ldr.solve(obj, M0="eigen")
+    with pytest.raises(ValueError, match="start"):
+        ldr.solve(obj, start="eigen")
     with pytest.raises(ValueError, match="orthonormal"):
-        ldr.solve(obj, M0=np.ones((12, 3)))
+        ldr.solve(obj, start=np.ones((12, 3)))
     M0_copy = M0.copy()
-    ldr.solve(obj, "gradient", M0=M0, max_iter=3)
+    ldr.solve(obj, "gradient", start=M0, max_iter=3)
     np.testing.assert_array_equal(M0, M0_copy)
 
 
 def test_budgets_stop_without_claiming_convergence(pca_data):
     obj = PCA(pca_data, 3)
-    res = ldr.solve(obj, "gradient", M0="random", seed=0, max_iter=2)
+    res = ldr.solve(obj, "gradient", start="random", random_state=0, max_iter=2)
     assert not res.converged and "max_iter" in res.reason and res.n_iter == 2
-    res = ldr.solve(obj, "gradient", M0="random", seed=0, max_time=0.0)
+    res = ldr.solve(obj, "gradient", start="random", random_state=0, max_time=0.0)
     assert not res.converged and "max_time" in res.reason
 
 
@@ -58,7 +58,7 @@ def test_callback_observes_and_stops(pca_data):
         seen.append(state.cost)
         return len(seen) >= 3
 
-    res = ldr.solve(obj, "gradient", M0="random", seed=0, callback=cb)
+    res = ldr.solve(obj, "gradient", start="random", random_state=0, callback=cb)
     assert len(seen) == 3 and res.reason == "stopped by callback" and not res.converged
     with pytest.raises(ValueError, match="callback"):
         ldr.solve(obj, callback=5)
@@ -66,14 +66,14 @@ def test_callback_observes_and_stops(pca_data):
 
 def test_subspace_change_rule_and_ftol(pca_data):
     obj = PCA(pca_data, 3)
-    res = ldr.solve(obj, "gradient", M0="random", seed=0, gtol=0, xtol=1e-4)
+    res = ldr.solve(obj, "gradient", start="random", random_state=0, tol=0, xtol=1e-4)
     assert res.converged and "step" in res.reason
     assert res.trace["change"][-1] <= 1e-4
     # a loose ftol stops far from a critical point: reported as stalled, not converged
-    res = ldr.solve(obj, "gradient", M0="random", seed=0, gtol=0, xtol=0, ftol=1e-6)
+    res = ldr.solve(obj, "gradient", start="random", random_state=0, tol=0, xtol=0, ftol=1e-6)
     assert not res.converged and res.reason.startswith("stalled: relative cost change")
     assert res.grad_norm > 1e3 * 1e-6 * res.grad_scale
-    res = ldr.solve(obj, "gradient", M0="random", seed=0, gtol=0, xtol=0, ftol=1e-14)
+    res = ldr.solve(obj, "gradient", start="random", random_state=0, tol=0, xtol=0, ftol=1e-14)
     assert res.converged and "relative cost change" in res.reason
     assert res.grad_norm <= 1e3 * 1e-6 * res.grad_scale
 
@@ -81,7 +81,7 @@ def test_subspace_change_rule_and_ftol(pca_data):
 def test_rejected_trust_region_steps_do_not_count_as_no_change(lda_data):
     X, y = lda_data
     obj = LDA(X, y, 2)
-    res = ldr.solve(obj, "trust-region", M0="random", seed=3, gtol=1e-12, xtol=1e-300)
+    res = ldr.solve(obj, "trust-region", start="random", random_state=3, tol=1e-12, xtol=1e-300)
     rejected = [row for row in res.trace if row.get("rho", 1.0) <= 0.1]
     for row in rejected:
         assert row["change"] == 0.0
@@ -92,14 +92,14 @@ def test_chain_starts_where_the_previous_stopped(pca_data):
     # the first stage stops on a rule of its own (a loose ftol: stalled, not converged), and
     # the second starts where it stopped
     obj = PCA(pca_data, 3)
-    first = ldr.solve(obj, "gradient", M0="random", seed=0, ftol=1e-2)
-    chained = ldr.solve(obj, ["gradient", "trust-region"], M0="random", seed=0, ftol=1e-2)
+    first = ldr.solve(obj, "gradient", start="random", random_state=0, ftol=1e-2)
+    chained = ldr.solve(obj, ["gradient", "trust-region"], start="random", random_state=0, ftol=1e-2)
     assert [s.solver for s in chained.stages] == ["gradient", "trust-region"]
     stage1 = chained.trace["stage"] == 1
     assert chained.trace["cost"][stage1][0] == pytest.approx(first.cost, rel=1e-14)
     assert chained.stages[0].n_iter == first.n_iter > 0
-    done = ldr.solve(obj, ["gradient", "trust-region"], M0="random", seed=0, max_iter=200,
-                     gtol=1e-9)
+    done = ldr.solve(obj, ["gradient", "trust-region"], start="random", random_state=0, max_iter=200,
+                     tol=1e-9)
     assert done.converged and done.reason.startswith("trust-region")
 
 
@@ -107,8 +107,8 @@ def test_a_budget_reached_in_a_stage_ends_the_chain(pca_data):
     # max_iter bounds the whole run: reached in the first stage, the polish is not run (it
     # used to run max_iter more iterations, each with many Hessian-vector products)
     obj = PCA(pca_data, 3)
-    first = ldr.solve(obj, "gradient", M0="random", seed=0, max_iter=4)
-    chained = ldr.solve(obj, ["gradient", "trust-region"], M0="random", seed=0, max_iter=4)
+    first = ldr.solve(obj, "gradient", start="random", random_state=0, max_iter=4)
+    chained = ldr.solve(obj, ["gradient", "trust-region"], start="random", random_state=0, max_iter=4)
     assert [s.solver for s in chained.stages] == ["gradient"]
     assert chained.n_iter == 4 and chained.cost == first.cost
     assert not chained.converged and chained.budget == "max_iter"
@@ -129,22 +129,33 @@ def test_a_stage_that_certifies_ends_the_chain_without_the_polish(pca_data):
     assert chained.counts == alone.counts and np.array_equal(chained.M, alone.M)
     assert set(chained.trace["stage"]) == {0}
     # a first stage that only stalled is still polished
-    stalled = ldr.solve(obj, ["gradient", "trust-region"], M0="random", seed=0, ftol=1e-2)
+    stalled = ldr.solve(obj, ["gradient", "trust-region"], start="random", random_state=0, ftol=1e-2)
     assert stalled.stages[1].n_iter > 0 or stalled.trace["stage"][-1] == 1
 
 
-def test_max_iter_counts_the_trust_regions_hessian_products(pca_data):
-    # a random start far from the optimum: tCG makes several products per iteration; the run's
-    # iterations plus products never exceed max_iter by more than the last step's one
+def test_max_iter_counts_the_iterations_of_the_whole_run(pca_data):
+    # max_iter bounds the iterations of every stage together; a stage that reaches it ends
+    # the chain
+    from ldr.solvers import GradientDescent
+
+    class TwoSteps(GradientDescent):  # a first stage that ends, unconverged, after two steps
+        def step(self, problem, state):
+            new = super().step(problem, state)
+            if new.iteration >= 2:
+                new.stop_reason = "two steps taken"
+            return new
+
     obj = PCA(pca_data, 3)
-    free = ldr.solve(obj, "trust-region", M0="random", seed=0)
-    assert free.converged and free.counts["hvp"] > free.n_iter
-    for budget in (3, 8, 15):
-        res = ldr.solve(obj, "trust-region", M0="random", seed=0, max_iter=budget)
-        assert res.n_iter + res.counts["hvp"] <= budget + 1
-        assert res.n_iter >= 1
-        if not res.converged:
-            assert res.budget == "max_iter" and "Hessian-vector products" in res.reason
+    free = ldr.solve(obj, [TwoSteps(), "trust-region"], start="random", random_state=0)
+    assert free.converged and [s.n_iter for s in free.stages][0] == 2
+    assert free.stages[1].n_iter >= 2
+    res = ldr.solve(obj, [TwoSteps(), "trust-region"], start="random", random_state=0,
+                    max_iter=3)
+    assert [s.n_iter for s in res.stages] == [2, 1] and res.n_iter == 3
+    assert not res.converged and res.budget == "max_iter"
+    ended = ldr.solve(obj, [TwoSteps(), "trust-region"], start="random", random_state=0,
+                      max_iter=1)
+    assert [s.n_iter for s in ended.stages] == [1] and "trust-region not run" in ended.reason
 
 
 def test_bad_solver_and_tolerances(pca_data):
@@ -153,8 +164,8 @@ def test_bad_solver_and_tolerances(pca_data):
         ldr.solve(obj, "newton")
     with pytest.raises(ValueError, match="empty"):
         ldr.solve(obj, [])
-    with pytest.raises(ValueError, match="gtol"):
-        ldr.solve(obj, gtol=-1)
+    with pytest.raises(ValueError, match="tol"):
+        ldr.solve(obj, tol=-1)
     with pytest.raises(ValueError, match="max_iter"):
         ldr.solve(obj, max_iter=2.5)
     with pytest.raises(ValueError, match="ldr.Objective"):
@@ -162,7 +173,7 @@ def test_bad_solver_and_tolerances(pca_data):
 
 
 def test_result_reports_counts_and_certificate(pca_data):
-    res = ldr.solve(PCA(pca_data, 3), "trust-region", M0="random", seed=0, certify=True)
+    res = ldr.solve(PCA(pca_data, 3), "trust-region", start="random", random_state=0, certify=True)
     assert res.counts["cost"] > 0 and res.counts["hvp"] > 0
     assert res.certificate.is_local_min
     assert "converged" in repr(res)
@@ -193,15 +204,15 @@ def test_a_run_at_the_rounding_floor_stops_within_a_few_iterations():
     floor_patience flat iterations with 'stalled at rounding level' and a certificate, not
     at max_iter; converged only when the floor lies within 1e3·gtol·scale."""
     obj = _noisy_gradient_pca(1e-6)
-    tight = ldr.solve(obj, "trust-region", M0="random", gtol=1e-10)  # floor above 1e3·gtol
+    tight = ldr.solve(obj, "trust-region", start="random", tol=1e-10)  # floor above 1e3·gtol
     assert tight.reason.startswith("stalled at rounding level") and not tight.converged
     assert tight.n_iter < 60 and tight.certificate is not None
     assert tight.certificate.psd  # a minimum: the floor, not the landscape, stopped it
-    loose = ldr.solve(obj, "trust-region", M0="random", gtol=1e-8)  # floor within 1e3·gtol
+    loose = ldr.solve(obj, "trust-region", start="random", tol=1e-8)  # floor within 1e3·gtol
     assert loose.converged and loose.n_iter < 60
     assert loose.reason.startswith(("stalled at rounding level", "gradient norm"))
     # the rule can be switched off: then the run goes on to its budget
-    off = ldr.solve(obj, "trust-region", M0="random", gtol=1e-10, floor_patience=0,
+    off = ldr.solve(obj, "trust-region", start="random", tol=1e-10, floor_patience=0,
                     max_iter=80)
     assert off.reason.startswith("max_iter 80 reached")
     with pytest.raises(ValueError, match="floor_patience: must be a non-negative integer"):
@@ -240,7 +251,7 @@ def test_a_rescue_stage_runs_only_after_a_stage_that_did_not_converge(pca_data):
         rescue = True
 
     obj = PCA(pca_data, 3)
-    calm = dict(M0="random", seed=0, ftol=1e-5, gtol=1e-4)  # a cost-change stop, converged
+    calm = dict(start="random", random_state=0, ftol=1e-5, tol=1e-4)  # a cost-change stop, converged
     alone = ldr.solve(obj, "gradient", **calm)
     skipped = ldr.solve(obj, ["gradient", Rescue()], **calm)
     assert alone.converged and alone.reason.startswith("relative cost change")
@@ -248,7 +259,7 @@ def test_a_rescue_stage_runs_only_after_a_stage_that_did_not_converge(pca_data):
     assert skipped.reason == alone.reason and skipped.counts == alone.counts
     assert np.array_equal(skipped.M, alone.M)
     # a stalled first stage is rescued, and the reason names the rescue
-    stalled = dict(M0="random", seed=0, ftol=1e-2)
+    stalled = dict(start="random", random_state=0, ftol=1e-2)
     first = ldr.solve(obj, "gradient", **stalled)
     rescued = ldr.solve(obj, ["gradient", Rescue()], **stalled)
     assert not first.converged and first.reason.startswith("stalled")
@@ -266,7 +277,7 @@ def test_a_stage_past_stalls_goes_on_until_the_cost_change_rule_counts_it_conver
         past_stalls = True
 
     obj = PCA(pca_data, 3)
-    loose = dict(M0="random", seed=0, gtol=0, xtol=0, ftol=1e-6)
+    loose = dict(start="random", random_state=0, tol=0, xtol=0, ftol=1e-6)
     stalled = ldr.solve(obj, "gradient", **loose)
     on = ldr.solve(obj, PastStalls(), **loose)
     assert not stalled.converged and stalled.reason.startswith("stalled: relative cost change")

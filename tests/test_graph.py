@@ -89,7 +89,7 @@ def test_npe_weights_match_scikit_learn_barycenter_graph():
                                     (LPP, {"n_neighbors": 6, "weight": "binary", "reg": 0.1})])
 def test_check_passes(cls, kw):
     obj = cls(_data(4), 2, **kw)
-    report = ldr.check(obj, seed=1)
+    report = ldr.check(obj, random_state=1)
     assert report.ok, str(report)
     assert report["phi"].ok and report["pencil"].ok
 
@@ -102,9 +102,9 @@ def test_ratio_form_solvers_never_worse_than_the_heuristic(cls, k):
             obj = cls(_data(10 + seed), r, n_neighbors=k)
             heur = obj.ratio(obj.heuristic())
             for solver in ("trust-region", "ism"):
-                res = ldr.solve(obj, solver, M0="heuristic")
+                res = ldr.solve(obj, solver, start="heuristic")
                 assert obj.ratio(res.M) <= heur * (1 + 1e-12)
-            tr = ldr.solve(obj, "trust-region", M0="heuristic", gtol=1e-9)
+            tr = ldr.solve(obj, "trust-region", start="heuristic", tol=1e-9)
             gains.append((heur - obj.ratio(tr.M)) / heur)
     assert max(gains) > 1e-4            # the eigenvector recipe is not this cost's optimum
     assert min(gains) >= -1e-12
@@ -131,7 +131,7 @@ def test_whitened_form_is_eq19_and_its_heuristic_is_optimal(cls, k):
     assert obj.cost(M) == pytest.approx(np.trace(M.T @ C @ M) / 2, rel=1e-12)
     assert obj.cost(M) == pytest.approx(np.linalg.eigvalsh(C)[:2].sum() / 2, rel=1e-10)
     for seed in range(3):
-        res = ldr.solve(obj, "trust-region", M0="random", seed=seed, gtol=1e-10)
+        res = ldr.solve(obj, "trust-region", start="random", random_state=seed, tol=1e-10)
         assert res.cost >= obj.cost(M) - 1e-12
     # the mapping P = MᵀS_D^{-1/2} spans LPP's generalized eigenvectors and meets Eq. 18
     P = Sm @ M

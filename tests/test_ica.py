@@ -65,7 +65,7 @@ def test_hand_written_gradient_and_hessian_pass_ldr_check(prior):
     X = ldr.datasets.make_uica(300, 5, 2, seed=0)[0]
     obj = UndercompleteICA(X, 2, prior=prior)
     assert obj.provides("egrad") and obj.provides("ehvp")
-    report = ldr.check(obj, seed=4)
+    report = ldr.check(obj, random_state=4)
     assert report, str(report)
     # the hand-written oracles equal autograd's derivative of the same cost
     auto = ldr.objective(obj.cost, shape=obj.shape, manifold="euclidean")
@@ -170,8 +170,8 @@ def test_subgaussian_prior_recovers_uniform_sources():
 def test_solvers_agree_and_certify_from_the_fobi_start():
     X = ldr.datasets.make_uica(1500, 6, 2, seed=3)[0]
     obj = UndercompleteICA(X, 2)
-    tr = ldr.solve(obj, "trust-region", M0="heuristic", gtol=1e-10, certify=True)
-    cg = ldr.solve(obj, "conjugate-gradient", M0="heuristic", gtol=1e-10, max_iter=5000)
+    tr = ldr.solve(obj, "trust-region", start="heuristic", tol=1e-10, certify=True)
+    cg = ldr.solve(obj, "conjugate-gradient", start="heuristic", tol=1e-10, max_iter=5000)
     assert tr.converged and cg.converged and tr.certificate.is_local_min
     assert abs(tr.cost - cg.cost) <= 1e-10 * abs(tr.cost)
     assert tr.cost < obj.cost(obj.heuristic())
@@ -351,8 +351,8 @@ def test_preconditioned_trust_region_reaches_the_unpreconditioned_optimum():
     obj = UndercompleteICA(X, 4, prior="auto")
     plain = obj.with_priors(obj.priors)
     plain.preconditioner_at = None  # provides("preconditioner_at") is False
-    with_p = ldr.solve(obj, "trust-region", M0="heuristic", gtol=1e-11)
-    without = ldr.solve(plain, "trust-region", M0="heuristic", gtol=1e-11)
+    with_p = ldr.solve(obj, "trust-region", start="heuristic", tol=1e-11)
+    without = ldr.solve(plain, "trust-region", start="heuristic", tol=1e-11)
     assert with_p.converged and without.converged
     assert with_p.counts["hvp"] < without.counts["hvp"]
     np.testing.assert_allclose(with_p.M, without.M, atol=1e-8)

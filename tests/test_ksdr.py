@@ -46,7 +46,7 @@ def test_check_and_autograd_agree_with_closed_forms(r, y_kind):
         y = np.where(X @ b[:, 0] > 0, "up", "down")
     obj = KernelSDR(X, y, r)
     assert obj.y_type_ == y_kind
-    report = ldr.check(obj, seed=r)
+    report = ldr.check(obj, random_state=r)
     assert report.ok, str(report)
     M, V = _point(3, 5, r), np.random.default_rng(4).standard_normal((5, r))
     grad = autograd.grad(obj.cost)
@@ -89,11 +89,11 @@ def test_recovers_the_direction_y_depends_on():
         X, y, b = _regression(10 + seed)
         obj = KernelSDR(X, y, 1)
         heur = SIN(obj.heuristic(), b)
-        res = ldr.solve(obj, "trust-region", M0="heuristic")
+        res = ldr.solve(obj, "trust-region", start="heuristic")
         assert res.converged and res.cost <= obj.cost(obj.heuristic())
         angles.append((heur, SIN(res.M, b)))
         assert SIN(res.M, b) < 0.1
-        rand = ldr.solve(obj, "trust-region", M0="random", seed=seed)  # a random start finds it
+        rand = ldr.solve(obj, "trust-region", start="random", random_state=seed)  # a random start finds it
         assert SIN(rand.M, b) < 0.1
     assert np.mean([a for _, a in angles]) < np.mean([h for h, _ in angles])
 
@@ -104,7 +104,7 @@ def test_recovers_a_two_dimensional_subspace():
     B = np.linalg.qr(rng.standard_normal((5, 2)))[0]
     y = (X @ B[:, 0]) ** 2 + np.sin(X @ B[:, 1]) + 0.1 * rng.standard_normal(100)
     obj = KernelSDR(X, y, 2)
-    res = ldr.solve(obj, "trust-region", M0="heuristic")
+    res = ldr.solve(obj, "trust-region", start="heuristic")
     assert SIN(res.M, B) < 0.15
     np.testing.assert_allclose(obj.transform(X, res.M), (X - X.mean(axis=0)) @ res.M)
 

@@ -33,7 +33,7 @@ def _objectives(X):
 
 def test_check_and_autograd_agree_with_closed_form_oracles(data):
     for obj in _objectives(data):
-        report = ldr.check(obj, seed=1)
+        report = ldr.check(obj, random_state=1)
         assert report, str(report)
         assert report["egrad"].error < 1e-7 and report["ehvp"].error < 1e-7
         geom = Geometry(obj.manifold, obj.shape)
@@ -62,7 +62,7 @@ def test_ppca_solved_from_random_starts_reaches_tipping_bishop(data):
     top = np.linalg.eigh(obj.S)[1][:, ::-1][:, :3]
     sigma2 = np.linalg.eigvalsh(obj.S)[:-3].mean()
     for seed in range(2):
-        res = ldr.solve(obj, "trust-region", M0="random", seed=seed, gtol=1e-9)
+        res = ldr.solve(obj, "trust-region", start="random", random_state=seed, tol=1e-9)
         assert res.converged
         assert abs(obj.log_likelihood(res.M) - best) <= 1e-8 * abs(best)
         W, s2 = obj.unpack(res.M)
@@ -75,7 +75,7 @@ def test_ppca_with_fixed_noise_reaches_its_closed_form(data):
     obj = PPCA(data, 3, noise_variance=(ev[1] + ev[2]) / 2)  # σ² > λ₃: third column 0
     W_cf = obj.closed_form()
     assert np.count_nonzero(np.linalg.norm(W_cf, axis=0)) == 2
-    res = ldr.solve(obj, "trust-region", M0="random", seed=0, gtol=1e-9)
+    res = ldr.solve(obj, "trust-region", start="random", random_state=0, tol=1e-9)
     assert obj.log_likelihood(res.M) == pytest.approx(obj.log_likelihood(W_cf), rel=1e-10)
     np.testing.assert_allclose(res.M @ res.M.T, W_cf @ W_cf.T, atol=1e-6)
 
@@ -133,7 +133,7 @@ def test_fa_from_scikit_learn_start_is_at_least_scikit_learn(data):
     # scikit-learn run to convergence: tol on the total log-likelihood 1e-10 (5e-13 per
     # sample), exact SVD
     sk = SkFA(3, svd_method="lapack", tol=1e-10, max_iter=100_000).fit(data)
-    res = ldr.solve(fa, "trust-region", M0=fa.start_like_sklearn(), gtol=1e-9)
+    res = ldr.solve(fa, "trust-region", start=fa.start_like_sklearn(), tol=1e-9)
     ours, theirs = fa.log_likelihood(res.M), sk.score(data)
     assert res.converged
     assert ours >= theirs - 1e-6 * abs(theirs)
@@ -147,7 +147,7 @@ def test_fa_improves_on_ppca_which_it_contains(data):
     fa, ppca = FactorAnalysis(data, 3), PPCA(data, 3)
     heur = fa.log_likelihood(fa.heuristic())
     assert heur == pytest.approx(ppca.log_likelihood(ppca.closed_form()), rel=1e-12)
-    res = ldr.solve(fa, "trust-region", M0="heuristic", gtol=1e-9)
+    res = ldr.solve(fa, "trust-region", start="heuristic", tol=1e-9)
     assert fa.log_likelihood(res.M) > heur + 0.05
 
 
@@ -228,8 +228,8 @@ def test_factor_analysis_is_equivariant_to_each_features_units(scales):
     a = ldr.estimators.FactorAnalysis(2).fit(F * scales)
     b = ldr.estimators.FactorAnalysis(2).fit(F)
     assert a.result_.converged and b.result_.converged
-    # two fits stopped at the gradient tolerance (gradient norms ≈ 1e-8, rounding's paths):
-    # their transforms of unit-sized rows agree to what that implies
+    # outputs of order 1, each fit converged to a relative gradient of 1e-8: they agree to
+    # what that implies (the two fits' paths differ with rounding)
     np.testing.assert_allclose(a.transform(F * scales), b.transform(F), rtol=1e-6, atol=1e-6)
     assert a.cost_ == pytest.approx(b.cost_ + np.sum(np.log(scales)), rel=1e-9, abs=1e-8)
 

@@ -44,7 +44,7 @@ def test_lagged_covariance_matches_a_loop_over_the_definition(maf_data, lag):
 def test_maf_oracles_pass_check(maf_data, kwargs):
     obj = MAF(maf_data, **kwargs)
     for seed in range(2):
-        report = ldr.check(obj, seed=seed)
+        report = ldr.check(obj, random_state=seed)
         assert report, str(report)
 
 
@@ -84,8 +84,8 @@ def test_maf_optimum_is_never_worse_than_the_heuristic(r):
     for seed in range(20):
         obj = MAF(ldr.datasets.make_maf(200, 10, seed=seed), r)
         f_heur = obj.cost(obj.heuristic())
-        tr = ldr.solve(obj, "trust-region", M0="heuristic", gtol=1e-9)
-        ism = ldr.solve(obj, "ism", M0="heuristic")
+        tr = ldr.solve(obj, "trust-region", start="heuristic", tol=1e-9)
+        ism = ldr.solve(obj, "ism", start="heuristic")
         gain = improvement(f_heur, tr.cost)
         assert gain >= -1e-12
         assert improvement(f_heur, ism.cost) >= -1e-12
@@ -146,7 +146,7 @@ def test_maf_singular_covariance_asks_for_reg(maf_data):
         MAF(X, 2)
     obj = MAF(X, 2, reg=1e-3)
     assert ldr.check(obj)
-    res = ldr.solve(obj, "trust-region", M0="heuristic")
+    res = ldr.solve(obj, "trust-region", start="heuristic")
     assert improvement(obj.cost(obj.heuristic()), res.cost) >= -1e-12
 
 
@@ -186,9 +186,9 @@ def test_sfa_heuristic_is_eigh_and_no_solver_improves_it(maf_data, r):
     _, V = scipy.linalg.eigh(D.T @ D / (len(D)), obj.Sigma)
     assert sin_largest_angle(np.linalg.qr(obj.filters(M))[0], np.linalg.qr(V[:, :r])[0]) < 1e-8
     for solver in ["gradient", "trust-region", "ism", "scf"]:
-        res = ldr.solve(obj, solver, M0="heuristic")
+        res = ldr.solve(obj, solver, start="heuristic")
         assert (heur - res.cost) / abs(heur) <= 1e-12, solver
-    res = ldr.solve(obj, "trust-region", M0="random", seed=1, gtol=1e-9)
+    res = ldr.solve(obj, "trust-region", start="random", random_state=1, tol=1e-9)
     assert res.cost == pytest.approx(heur, rel=1e-10)
     assert sin_largest_angle(res.M, M) < 1e-6
 

@@ -37,7 +37,7 @@ def test_cost_is_eq4_and_blocks_do_not_matter():
 @pytest.mark.parametrize("r,block", [(1, None), (2, 9), (3, 1)])
 def test_check_and_autograd_agree_with_closed_forms(r, block):
     obj = MDS(_data(2, n=40), r, block_size=block)
-    report = ldr.check(obj, seed=r)
+    report = ldr.check(obj, random_state=r)
     assert report.ok, str(report)
     M, V = _point(3, 6, r), np.random.default_rng(4).standard_normal((6, r))
     grad = autograd.grad(obj.cost)
@@ -56,7 +56,7 @@ def test_coincident_projections_keep_the_gradient_finite():
     G = obj.egrad(M)
     assert np.all(np.isfinite(G)) and np.all(np.isfinite(obj.ehvp(M, M)))
     np.testing.assert_allclose(G, autograd.grad(obj.cost)(M), rtol=1e-9, atol=1e-9)
-    res = ldr.solve(obj, "trust-region", M0=M)
+    res = ldr.solve(obj, "trust-region", start=M)
     assert np.isfinite(res.cost) and res.cost <= obj.cost(M)
 
 
@@ -67,7 +67,7 @@ def test_solver_stress_never_worse_than_pca_start():
         for r in (1, 2):
             obj = MDS(X, r)
             pca = obj.stress(obj.heuristic())
-            res = ldr.solve(obj, "trust-region", M0="heuristic")
+            res = ldr.solve(obj, "trust-region", start="heuristic")
             assert obj.stress(res.M) <= pca * (1 + 1e-12)
             gains.append((pca - obj.stress(res.M)) / pca)
     assert max(gains) > 1e-4                 # PCA (classical scaling) is not the stress optimum
@@ -91,8 +91,8 @@ def test_data_in_a_subspace_give_zero_stress_and_the_subspace():
     obj = MDS(X, 2)
     for seed in range(3):                   # from random starts, not from PCA
         # a degenerate (quartic) minimum: an absolute gradient tolerance, as the test means
-        res = ldr.solve(obj, "trust-region", M0="random", seed=seed, gtol=1e-6,
-                        gtol_scale=1.0)
+        res = ldr.solve(obj, "trust-region", start="random", random_state=seed, tol=1e-6,
+                        tol_scale=1.0)
         assert obj.stress(res.M) < 1e-8
         assert SIN(res.M, B) < 1e-3        # stress is quartic in the tilt out of the subspace
 

@@ -50,8 +50,8 @@ def test_float64_answers_in_the_namespace_equal_numpys(wine, name, solver):
     Xa = _as(name, X)
     for ref_obj, obj in _objectives(X, y, Xa, _as(name, y) if name == "torch" else y):
         assert arrays.foreign(obj.A if hasattr(obj, "A") else obj.C) is not None
-        ref = ldr.solve(ref_obj, solver, gtol=1e-10)
-        res = ldr.solve(obj, solver, gtol=1e-10)
+        ref = ldr.solve(ref_obj, solver, tol=1e-10)
+        res = ldr.solve(obj, solver, tol=1e-10)
         assert arrays.foreign(res.M) is arrays.foreign(Xa)        # the input's namespace
         assert arrays.device(res.M) == arrays.device(Xa)
         assert res.converged and ref.converged, res.reason
@@ -87,7 +87,7 @@ def test_a_custom_objective_on_a_start_of_the_namespace(name):
     M0 = ldr.manifolds.orthonormalize(rng.standard_normal((8, 2)))
     top = np.sort(np.linalg.eigvalsh(C))[-2:].sum()
     for solver in ("trust-region", "lbfgs"):
-        res = ldr.solve(make(Ca), solver, M0=_as(name, M0))
+        res = ldr.solve(make(Ca), solver, start=_as(name, M0))
         assert arrays.foreign(res.M) is arrays.foreign(Ca)
         assert res.converged and res.cost == pytest.approx(-top, rel=1e-12)
 
@@ -203,7 +203,7 @@ def test_the_default_tolerance_follows_the_datas_precision():
 
     from ldr.estimators import NCA, OrthogonalLDA
     from ldr.estimators._solving import gradient_tolerance
-    from ldr.stopping import default_gtol
+    from ldr.stopping import default_tol as default_gtol
 
     assert default_gtol(torch.zeros(1, dtype=torch.float64)) == 1e-8 == default_gtol(None)
     assert default_gtol(torch.zeros(1, dtype=torch.float32)) == pytest.approx(2.317e-4,
@@ -257,7 +257,7 @@ def test_hsic_block_sums_in_the_namespace_equal_numpys(name, gamma):
                  (obj.phi0(), ref_obj.phi0()), (obj.ehvp(Wa, _as(name, V)), ref_obj.ehvp(W, V))):
         assert arrays.foreign(a) is not None
         np.testing.assert_allclose(arrays.to_host(a), b, rtol=1e-11, atol=1e-12 * scale)
-    ref, res = ldr.solve(ref_obj, gtol=1e-10), ldr.solve(obj, gtol=1e-10)
+    ref, res = ldr.solve(ref_obj, tol=1e-10), ldr.solve(obj, tol=1e-10)
     assert res.converged and arrays.foreign(res.M) is arrays.foreign(Wa)
     assert res.cost == pytest.approx(ref.cost, rel=1e-10)
     assert sin_largest_angle(np.asarray(arrays.to_host(res.M)), ref.M) <= 1e-10

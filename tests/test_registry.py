@@ -115,6 +115,6 @@ def test_a_new_method_is_reachable_everywhere_without_other_edits(monkeypatch, c
     assert "SPCA on iris" in capsys.readouterr().out
     X, _ = iris
     fit = est.LinearDR("spca", n_components=2).fit(X)
-    direct = ldr.solve(SparsePCA(X, 2), "trust-region", M0="random", seed=0)
+    direct = ldr.solve(SparsePCA(X, 2), "trust-region", start="random", random_state=0)
     assert fit.result_.converged and fit.cost_ <= direct.cost + 1e-8 * abs(direct.cost)
     assert "``spca``" in registry.rst_table()

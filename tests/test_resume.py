@@ -36,10 +36,10 @@ class InterruptedLDA(LDA):
 @pytest.mark.parametrize("solver", ["gradient", "lbfgs", "trust-region", "conjugate-gradient"])
 def test_ctrl_c_inside_an_oracle_returns_the_last_iterate(wine, solver):
     X, y = wine
-    full = ldr.solve(LDA(X, y, 2), solver, M0="random", seed=3)
+    full = ldr.solve(LDA(X, y, 2), solver, start="random", random_state=3)
     assert full.converged
     obj = InterruptedLDA(X, y, 2, at=6)
-    res = ldr.solve(obj, solver, M0="random", seed=3)
+    res = ldr.solve(obj, solver, start="random", random_state=3)
     assert res.interrupted and not res.converged and res.reason.startswith("interrupted")
     assert res.budget == "" and res.certificate is None
     # the point returned is the last one the trace recorded (evaluated, not half a step)
@@ -48,7 +48,7 @@ def test_ctrl_c_inside_an_oracle_returns_the_last_iterate(wine, solver):
     assert res.n_iter == res.trace["iteration"][-1] > 0
     np.testing.assert_allclose(res.M.T @ res.M, np.eye(2), atol=1e-10)
     # resuming reaches the same optimum as the uninterrupted run, numbered on
-    again = ldr.solve(LDA(X, y, 2), solver, M0=res)
+    again = ldr.solve(LDA(X, y, 2), solver, start=res)
     assert again.converged and not again.interrupted
     assert again.cost == pytest.approx(full.cost, rel=1e-9, abs=1e-12)
     it = again.trace["iteration"]
@@ -60,7 +60,7 @@ def test_ctrl_c_inside_an_oracle_returns_the_last_iterate(wine, solver):
 def test_ctrl_c_in_the_callback_and_resume_numbers_the_trace_on(wine):
     X, y = wine
     obj = LDA(X, y, 2)
-    full = ldr.solve(obj, "gradient", M0="random", seed=0)
+    full = ldr.solve(obj, "gradient", start="random", random_state=0)
     seen = []
 
     def callback(state):
@@ -68,9 +68,9 @@ def test_ctrl_c_in_the_callback_and_resume_numbers_the_trace_on(wine):
         if len(seen) == 20:
             raise KeyboardInterrupt
 
-    first = ldr.solve(obj, "gradient", M0="random", seed=0, callback=callback)
+    first = ldr.solve(obj, "gradient", start="random", random_state=0, callback=callback)
     assert first.interrupted and first.n_iter == 19 and first.cost == seen[-1]
-    rest = ldr.solve(obj, "gradient", M0=first)
+    rest = ldr.solve(obj, "gradient", start=first)
     # the rows of the first run are kept, the resumed run's start repeats its last number
     assert rest.trace["iteration"][:20].tolist() == list(range(20))
     assert rest.trace["iteration"][20] == 19 and rest.trace["iteration"][-1] == rest.n_iter
@@ -100,20 +100,20 @@ def test_ctrl_c_before_any_point_propagates(wine):
     X, y = wine
     obj = InterruptedLDA(X, y, 2, at=1)  # the start's own gradient
     with pytest.raises(KeyboardInterrupt):
-        ldr.solve(obj, "gradient", M0="random")
+        ldr.solve(obj, "gradient", start="random")
 
 
 def test_resume_from_a_budget_stop_equals_one_long_run(wine):
     X, y = wine
     obj = LDA(X, y, 2)
-    long = ldr.solve(obj, "trust-region", M0="random", seed=1)
-    short = ldr.solve(obj, "trust-region", M0="random", seed=1, max_iter=2)
+    long = ldr.solve(obj, "trust-region", start="random", random_state=1)
+    short = ldr.solve(obj, "trust-region", start="random", random_state=1, max_iter=2)
     assert short.budget == "max_iter" and not short.converged
-    resumed = ldr.solve(obj, "trust-region", M0=short)
+    resumed = ldr.solve(obj, "trust-region", start=short)
     assert resumed.converged and resumed.cost == pytest.approx(long.cost, rel=1e-12)
     assert resumed.n_iter > short.n_iter >= 1  # max_iter=2 counts the inner products too
-    with pytest.raises(ValueError, match="M0"):  # a Result of another shape
-        ldr.solve(LDA(X, y, 1), "trust-region", M0=short)
+    with pytest.raises(ValueError, match="start"):  # a Result of another shape
+        ldr.solve(LDA(X, y, 1), "trust-region", start=short)
 
 
 def test_nca_warm_start_continues_like_scikit_learn():
@@ -186,12 +186,12 @@ def test_fitted_estimators_pickle_and_transform_identically(name, wine):
 def test_results_pickle_and_resume_after_reload(wine):
     X, y = wine
     obj = LDA(X, y, 2)
-    short = ldr.solve(obj, "lbfgs", M0="random", seed=2, max_iter=3, certify=True)
+    short = ldr.solve(obj, "lbfgs", start="random", random_state=2, max_iter=3, certify=True)
     for again in _roundtrips(short):
         np.testing.assert_array_equal(again.M, short.M)
         assert again.trace.columns == short.trace.columns and again.reason == short.reason
         for column in short.trace.columns:
             np.testing.assert_array_equal(again.trace[column], short.trace[column])
         assert again.certificate == short.certificate
-        resumed = ldr.solve(obj, "lbfgs", M0=again)
+        resumed = ldr.solve(obj, "lbfgs", start=again)
         assert resumed.converged and resumed.trace["iteration"][4] == 3

@@ -43,7 +43,7 @@ def test_alpha_zero_equals_the_closed_form(seed):
     alpha = 0.5 * np.linalg.norm(X - X.mean(0), 2) ** 2      # a penalty that matters
     ridge = est.ReducedRankRegression(r, alpha=alpha).fit(X, Y)
     assert ridge.cost_ < penalized_cost(X, Y, closed, alpha)
-    obj = ridge.objective_
+    obj = ReducedRankRegression(X, Y, r, alpha=alpha)  # the program built on the rows
     assert ridge.cost_ <= obj.penalized_cost(obj.heuristic()) + 1e-12 * ridge.cost_
     assert obj.penalized_cost(ridge.M_) == pytest.approx(ridge.cost_, rel=1e-10)
     assert obj.global_gap(ridge.M_) <= 1e-12
@@ -57,7 +57,7 @@ def test_profiled_grassmann_program_equals_the_unprofiled_factorization(seed):
     X, Y, r = _problem(seed)
     alpha = 3.0
     obj = ReducedRankRegression(X, Y, r, alpha=alpha)
-    best = ldr.solve(obj, "trust-region", M0="random", seed=seed, gtol=1e-10)
+    best = ldr.solve(obj, "trust-region", start="random", random_state=seed, tol=1e-10)
     Xc, Yc = X - X.mean(0), Y - Y.mean(0)
     p, q = X.shape[1], Y.shape[1]
 
@@ -66,7 +66,7 @@ def test_profiled_grassmann_program_equals_the_unprofiled_factorization(seed):
         return ((Yc - Xc @ B) ** 2).sum() + alpha * (B * B).sum()
 
     full = ldr.objective(F, shape=((p, r), (q, r)), manifold=("euclidean", "euclidean"))
-    costs = [ldr.solve(full, "trust-region", M0="random", seed=s, gtol=1e-9,
+    costs = [ldr.solve(full, "trust-region", start="random", random_state=s, tol=1e-9,
                        max_iter=2000).cost for s in range(3)]
     assert min(costs) >= best.cost * (1 - 1e-8)
     assert min(costs) == pytest.approx(best.cost, rel=1e-6)
@@ -76,7 +76,7 @@ def test_profiled_grassmann_program_equals_the_unprofiled_factorization(seed):
 def test_the_objective_is_an_eigenproblem_and_passes_ldr_check():
     X, Y, r = _problem(3)
     obj = ReducedRankRegression(X, Y, r, alpha=2.0)
-    assert ldr.check(obj, seed=0)
+    assert ldr.check(obj, random_state=0)
     res = ldr.solve(obj, "ism")
     assert res.n_iter <= 1 and res.converged
     assert ldr.manifolds.sin_largest_angle(res.M, obj.optimum()) <= 1e-10
@@ -92,7 +92,7 @@ def test_void_rank_constraint_is_ridge_and_least_squares():
     for alpha, ref in [(0.0, LinearRegression()), (2.5, Ridge(alpha=2.5))]:
         ours = est.ReducedRankRegression(alpha=alpha).fit(X, Y)   # None: min(p, q) = 3
         ref.fit(X, Y)
-        assert ours.n_components_ == 3 and ours.result_ is None
+        assert ours.n_components_ == 3 and ours.result_.solver == "closed-form"
         np.testing.assert_allclose(ours.coef_, ref.coef_, rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(ours.intercept_, ref.intercept_, rtol=1e-10, atol=1e-12)
     y = Y[:, 0]

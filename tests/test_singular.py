@@ -103,7 +103,7 @@ def test_lda_with_fewer_samples_than_features_shrinks_by_oas_on_the_span():
     y = np.arange(n) % C
     X[:, :2] += 2.0 * np.eye(C)[y][:, :2]
     with pytest.raises(ValueError, match=r"^X: the within-class scatter S_w is singular on the "
-                       r"span .*reg=None .*reg='auto'"):
+                       r"span .*shrinkage=None .*shrinkage='auto'"):
         est.OrthogonalLDA(reg=0.0).fit(X, y)
     fit = est.OrthogonalLDA().fit(X, y)
     U = fit.subspace_

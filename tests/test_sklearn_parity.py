@@ -31,7 +31,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 from ldr.estimators import PCA, OrthogonalLDA
-from ldr.estimators._gaussian import minka_dimension, minka_log_likelihood
+from ldr.estimators.gaussian import minka_dimension, minka_log_likelihood
 from ldr.manifolds import sin_largest_angle
 
 IRIS = load_iris()
@@ -524,7 +524,7 @@ def test_projected_posterior_is_exact_iff_span_holds_the_discriminant_directions
     from scipy.special import softmax
 
     from ldr.data.rows import moments
-    from ldr.estimators._gaussian import gaussian_linear_rule
+    from ldr.estimators.gaussian import gaussian_linear_rule
 
     X, y = load_wine(return_X_y=True)
     X = StandardScaler().fit_transform(X)

@@ -76,7 +76,7 @@ def test_brockett_from_the_optimal_span_with_a_wrong_rotation(solver):
     Q = ldr.manifolds.orthonormalize(np.random.default_rng(1).standard_normal((3, 3)))
     M0 = M_star @ Q                                  # the right span, the wrong basis
     assert ldr.manifolds.sin_largest_angle(M0, M_star) < 1e-12
-    res = ldr.solve(obj, solver, M0=M0)
+    res = ldr.solve(obj, solver, start=M0)
     assert res.converged, res.reason
     assert abs(res.cost - f_star) <= 1e-10 * abs(f_star), (res.cost, f_star)
 
@@ -93,7 +93,7 @@ def test_no_rule_claims_convergence_far_from_a_critical_point(solver, xtol):
     cases = [(obj, {}), (brockett()[0], {}), (brockett()[0], {"ftol": 1e-3})]
     for o, extra in cases:
         for seed in range(3):
-            res = ldr.solve(o, solver, M0="random", seed=seed, xtol=xtol, **extra)
+            res = ldr.solve(o, solver, start="random", random_state=seed, xtol=xtol, **extra)
             if res.converged:
                 assert res.grad_norm <= 1e3 * 1e-8 * res.grad_scale, res.reason
             else:

@@ -3,7 +3,7 @@ per family; :mod:`ldr.estimators._base` holds what they share (the generic
 :class:`LinearDR`, its fit template, the solver settings and the projection API).
 """
 
-from ldr.estimators._base import LinearDR
+from ldr.estimators.base import LinearDR
 from ldr.estimators.dml import NCA, LargeMarginDML
 from ldr.estimators.graph import LPP, NPE
 from ldr.estimators.hsic import KDAC, SemiSupervisedHSIC, SupervisedHSIC, UnsupervisedHSIC

@@ -30,7 +30,7 @@ template, which the concrete estimators specialize through hooks instead of rewr
 
 1. ``_prepare(X, y)`` — validate the data (:class:`FitData`: X, y, output dtype, statistics),
    then ``_reduce(data)`` — for estimators whose objective would refuse singular statistics,
-   the span of the data to fit in (``subspace_``; ``ldr.estimators._span``; ``M_`` and
+   the span of the data to fit in (``subspace_``; ``ldr.estimators.span``; ``M_`` and
    ``components_`` are mapped back to the original features);
 2. ``_n_components(data)`` — resolve r;
 3. ``_make_objective(data, r)`` — the objective, or None when there is nothing to optimize
@@ -85,7 +85,7 @@ from ldr.estimators._solving import (
     warm_result,
     warn_if_unconverged,
 )
-from ldr.estimators._span import check_span_components
+from ldr.estimators.span import check_span_components
 from ldr.objective import Objective
 
 __all__ = ["FLOAT_DTYPES", "SOLVER_PARAMS", "FitData", "LinearDR", "OutputMixin",
@@ -367,7 +367,7 @@ class LinearDR(OutputMixin, TransformerMixin, BaseEstimator):
 
     def _reduce(self, data: FitData) -> None:
         """Hook: reduce ``data`` to the span of the rows where the objective would refuse a
-        singular covariance (``ldr.estimators._span``), setting ``subspace_``; nothing
+        singular covariance (``ldr.estimators.span``), setting ``subspace_``; nothing
         here (a generic objective's structure is unknown)."""
 
     def _n_components(self, data: FitData) -> int:

@@ -63,7 +63,7 @@ from ldr.estimators._spectral import (
 )
 from ldr.problem import Problem
 from ldr.solvers.ism import minimizing_eigenvectors
-from ldr.stopping import default_gtol
+from ldr.stopping import default_tol
 
 #: an exact round's ISM steps by (R1) before its W-step (``settle``): at most this many
 SETTLE_MAX = 30
@@ -170,9 +170,9 @@ def fit_alternation(est, Xs):
             return W, known, None
         obj = est._objective(Xs, Gamma, q)
         options = solver_options(est)
-        scale, problem = options.get("gtol_scale", "auto"), Problem(obj)
-        target = ((default_gtol(problem.template) if options["gtol"] is None
-                   else options["gtol"])  # ldr.solve's default, as the W-step's own
+        scale, problem = options.get("tol_scale", "auto"), Problem(obj)
+        target = ((default_tol(problem.template) if options["tol"] is None
+                   else options["tol"])  # ldr.solve's default, as the W-step's own
                   * (problem.gradient_scale() if scale == "auto" else float(scale)))
         for _ in range(SETTLE_MAX):
             Phi = known[0]  # (R1) returns it symmetric

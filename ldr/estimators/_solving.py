@@ -26,13 +26,14 @@ from ldr.stopping import StopOptions
 #: options of :func:`ldr.solve` that ``solver_params`` may hold (the others have their own
 #: estimator parameter: ``tol`` is gtol, ``max_iter``, ``start`` is M0, ``random_state`` the
 #: seed)
-SOLVER_PARAMS = ("xtol", "ftol", "fwindow", "max_time", "gtol_scale", "floor_patience",
+SOLVER_PARAMS = ("xtol", "ftol", "fwindow", "max_time", "tol_scale", "floor_patience",
                  "certify", "callback", "orthonormalize")
 _OWN_PARAMETER = {"gtol": "tol", "tol": "tol", "max_iter": "max_iter", "M0": "start",
                   "seed": "random_state"}
 #: keys that solver_params took before the estimators had tol and max_iter (kept, with a
 #: FutureWarning, for one release)
 _DEPRECATED_PARAMS = {"gtol": "tol", "max_iter": "max_iter"}
+_NEW = {"gtol": "tol"}
 
 
 #: ISM's cycle tolerance and the step tolerance (xtol) of an approximate HSIC W-step
@@ -114,9 +115,6 @@ def iteration_budget(estimator) -> dict:
     first stage used it up is still polished."""
     value = estimator.max_iter
     default = _default_of(estimator, "max_iter")
-    if default is not inspect.Parameter.empty and value is not None and value == default \
-            and not isinstance(value, bool):
-        return {"max_iter": None, "stage_max_iter": value}
     return {"max_iter": value}
 
 
@@ -130,13 +128,13 @@ def solver_options(estimator) -> dict:
         params = {}
     if not isinstance(params, dict):
         raise ParameterError("solver_params", f"expected a dict, got {params!r}")
-    own = {"gtol": gradient_tolerance(estimator), **iteration_budget(estimator)}
+    own = {"tol": gradient_tolerance(estimator), **iteration_budget(estimator)}
     for key in params:
         if key in _DEPRECATED_PARAMS:
             warnings.warn(f"{type(estimator).__name__}: solver_params[{key!r}] is deprecated "
                           f"since ldr 0.2; pass {_DEPRECATED_PARAMS[key]}= instead",
                           FutureWarning, stacklevel=4)
-            own[key] = params[key]
+            own[_NEW.get(key, key)] = params[key]
             continue
         if key in _OWN_PARAMETER:
             raise ParameterError("solver_params", f"{key!r} is set by the estimator's own "
@@ -147,21 +145,21 @@ def solver_options(estimator) -> dict:
                                  "estimator's tol=, the budget its max_iter=)")
     options = {**getattr(estimator, "_solver_defaults", {}), **params, **own}
     try:
-        StopOptions(**{k: options[k] for k in ("gtol", "gtol_scale", "xtol", "ftol", "fwindow",
-                                                "max_iter", "stage_max_iter", "max_time",
+        StopOptions(**{k: options[k] for k in ("tol", "tol_scale", "xtol", "ftol", "fwindow",
+                                                "max_iter", "max_time",
                                                 "floor_patience")
                        if k in options and (options[k] is not None or k == "max_iter")})
     except ParameterError as exc:
-        raise exc.renamed({"gtol": "tol"}.get(exc.param, exc.param)) from None
+        raise exc.renamed(exc.param) from None
     if estimator.solver is not None:  # None: the objective's default solver
         chain(estimator.solver)  # an unknown solver name fails here
-    return {**options, "seed": seed_of(estimator.random_state)}
+    return {**options, "random_state": seed_of(estimator.random_state)}
 
 
 def solve_and_warn(estimator, obj: Objective, M0):
     """:func:`ldr.solve` with the estimator's settings (:func:`solver_options`); a
     :class:`~sklearn.exceptions.ConvergenceWarning` when it did not converge."""
-    res = solve(obj, estimator.solver, M0=M0, **solver_options(estimator))
+    res = solve(obj, estimator.solver, M0, **solver_options(estimator))
     warn_if_unconverged(estimator, res, "raise max_iter (or max_time through solver_params), "
                         "or loosen tol")
     # autograd's cached gradient closure is rebuilt on demand and cannot be pickled

@@ -192,7 +192,7 @@ class _MetricLearner(LinearDR):
             M0 = obj.heuristic()
         first = _Route(obj.unit_, NCA_ROUTE_TOL)
         route = solve(obj, [first, _Onward(NCA_ONWARD_STEPS, self._max_step), _Ray()],
-                      M0=M0, **opts)
+                      start=M0, **opts)
         if route.interrupted:   # Ctrl-C in the first route: no second one
             warn_if_unconverged(self, route, "fit again to run both routes", stacklevel=5)
             return route
@@ -204,7 +204,7 @@ class _MetricLearner(LinearDR):
         for stage in obj.default_solver:   # a converged route higher than the annealing's
             if isinstance(stage, _Settle):  # stall: no L-BFGS past it, which only certifies
                 stage.rival = route.cost if route.converged else None
-        annealed = solve(obj, None, M0=M0, **rest)
+        annealed = solve(obj, None, M0, **rest)
         path = getattr(first, "path_", [])   # scipy's clocks, the last one at its stage's end
         if path:
             ended = [row["time"] for row in route.trace if row["stage"] == 0][-1]

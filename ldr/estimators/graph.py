@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from ldr.data.validation import span_basis
-from ldr.estimators._base import LinearDR
-from ldr.estimators._span import reduce_rows
+from ldr.errors import ParameterError
+from ldr.estimators.base import FitData, LinearDR
+from ldr.estimators.span import reduce_rows
 from ldr.objectives.graph import LPP as LPPObjective
 from ldr.objectives.graph import NPE as NPEObjective
 from ldr.objectives.graph import lpp_scatters
@@ -19,28 +20,27 @@ __all__ = ["LPP", "NPE"]
 FAR_DEGREE = 1e-14
 
 
-class _Graph(LinearDR):
-    """LPP and NPE: the ratio of neighbour scatter to spread, smaller is better."""
+class GraphEmbedding(LinearDR):
+    """LPP and NPE: the ratio of neighbour scatter to spread, smaller is better; with no
+    shrinkage and a singular S_D the fit works in the span of the rows (``subspace_``:
+    distances, hence the graph, are unchanged)."""
 
-    def _reduce(self, data):
-        """With reg = 0 and a singular S_D (a singular covariance), fit in the span of the rows
-        (``subspace_``; distances, hence the graph, are unchanged)."""
-        self.subspace_ = reduce_rows(data, self.reg, None, rows=True)
+    _pairwise_memory = True
 
-    def _finalize(self, obj, M, data):
-        self.ratio_ = obj.ratio(M)
-        return M
+    def _prepare(self, data: FitData) -> None:
+        data.params["reg"] = self._shrinkage()
+        self.subspace_ = reduce_rows(data, data.params["reg"], None, rows=True)
 
-    def _components(self, obj, M):
-        return (obj.whitener_ @ M).T
+    def _finish(self, data: FitData, obj, result):
+        self.ratio_ = obj.ratio(result.M)
+        return result.M
 
-    def _linear_map(self):
-        """``(μ, A)`` with ``transform(X) == (X − μ) @ A``: computed in X's namespace under
-        ``array_api_dispatch`` (:func:`ldr.estimators._namespace.transform_in`)."""
-        return self.mean_, self.components_.T
+    def _components(self, data: FitData, obj, M):
+        A = obj.whitener_ @ M
+        return (A if data.basis is None else data.basis @ A).T
 
 
-class LPP(_Graph):
+class LPP(GraphEmbedding):
     """Locality preserving projections: keep neighbours close (He & Niyogi; survey Eq. 17–18).
 
     Minimizes tr(MᵀS_LM)/tr(MᵀS_DM) on a heat-kernel k-nearest-neighbour graph, from the
@@ -58,28 +58,31 @@ class LPP(_Graph):
     tau : float, optional
         Heat-kernel width (default the median squared edge length).
     weight : {"heat", "binary"}
-    reg : float in [0, 1], default 0
-        Shrinkage of S_D.  With 0 and a singular S_D (constant or collinear features, or
-        n_samples <= n_features) the fit works in the span of the rows (``subspace_``).
+    shrinkage : float in [0, 1], default 0
+        Shrinkage of S_D, S_D ← (1 − s) S_D + s tr(S_D)/d I.  With 0 and a singular S_D
+        (constant or collinear features, or n_samples <= n_features) the fit works in the
+        span of the rows (``subspace_``).
     form : {"ratio", "whitened"}
         Orthogonal projection, or the survey's whitened Eq. 19 (:class:`ldr.objectives.LPP`,
         :class:`ldr.objectives.NPE`).
     solver, start, tol, max_iter, solver_params, random_state : see :class:`LinearDR`
+    reg : deprecated
+        The former name of ``shrinkage``; warns, removed in the next release.
 
     Attributes
     ----------
-    M_, n_components_, cost_, n_iter_, result_, objective_, mean_ : see :class:`LinearDR`
+    M_, map_, n_components_, cost_, n_iter_, result_, objective_, mean_ : see :class:`LinearDR`
     components_ : (n_components, n_features)
         The linear map: ``transform(X) == (X − mean_) @ components_.T``; ``M_.T`` for
         ``form="ratio"``, ``(S_D^{-1/2} M_)ᵀ`` for ``form="whitened"``.
     ratio_ : float
         Neighbour scatter over spread at ``M_`` (positive, smaller is better).
     subspace_ : (n_features, k) or None
-        The span of the centered rows (of the rows kept) when S_D is singular and reg = 0
+        The span of the centered rows (of the rows kept) when S_D is singular and shrinkage = 0
         (the fit ran on ``X @ subspace_``; ``M_ = subspace_ @`` its point); None otherwise.
     far_rows_ : array of int
         Rows set aside because their heat weights underflow (empty unless S_D was singular
-        with reg = 0 because of them; ``transform`` maps them like any row).
+        with shrinkage = 0 because of them; ``transform`` maps them like any row).
 
     Examples
     --------
@@ -91,28 +94,47 @@ class LPP(_Graph):
     """
 
     _objective_class = LPPObjective
-    _objective_args = ("n_neighbors", "radius", "tau", "weight", "reg", "form")
+    _objective_args = ("n_neighbors", "radius", "tau", "weight", "form")
 
-    def _make_objective(self, data, r):
-        if not isinstance(data.stats, tuple):
-            return super()._make_objective(data, r)
+    def __init__(self, n_components=None, *, n_neighbors=None, radius=None, tau=None,
+                 weight="heat", shrinkage=0.0, form="ratio", solver=None, start=None, tol=None,
+                 max_iter=1000, solver_params=None, random_state=0, reg="deprecated"):
+        self.n_components = n_components
+        self.n_neighbors = n_neighbors
+        self.radius = radius
+        self.tau = tau
+        self.weight = weight
+        self.shrinkage = shrinkage
+        self.form = form
+        self.solver = solver
+        self.start = start
+        self.tol = tol
+        self.max_iter = max_iter
+        self.solver_params = solver_params
+        self.random_state = random_state
+        self.reg = reg
+
+    def _objective(self, data: FitData, r: int):
+        scatters = data.derived.get("scatters")
+        if scatters is None:
+            return super()._objective(data, r)
         try:
-            return LPPObjective.from_scatters(data.stats, r, self.reg, self.form)
-        except ValueError as exc:
-            if getattr(exc, "param", None) == "r":
+            return LPPObjective.from_scatters(scatters, r, data.params["reg"], self.form)
+        except ParameterError as exc:
+            if exc.param == "r":
                 raise exc.renamed("n_components") from None
             raise
 
-    def _reduce(self, data):
-        """The span of the rows; then, with reg = 0 and S_D still singular, the rows whose heat
-        weights underflow are set aside (``far_rows_``): a row far from all its neighbours
-        (degree below 1e−22 for 4 of digits' 1797 standardized rows) is absent from S_L and S_D
-        already, and so are the directions only it spans, which make S_D singular
-        (:func:`ldr.objectives.graph.lpp_scatters`).  The fit on the other rows, with the
-        heat-kernel width τ of all of them, has the same S_L and S_D to rounding."""
-        super()._reduce(data)
+    def _prepare(self, data: FitData) -> None:
+        """The span of the rows; then, with no shrinkage and S_D still singular, the rows
+        whose heat weights underflow are set aside (``far_rows_``): a row far from all its
+        neighbours is absent from S_L and S_D already, and so are the directions only it
+        spans, which make S_D singular (:func:`ldr.objectives.graph.lpp_scatters`).  The fit
+        on the other rows, with the heat-kernel width τ of all of them, has the same S_L and
+        S_D to rounding."""
+        super()._prepare(data)
         self.far_rows_ = np.zeros(0, dtype=int)
-        if self.reg != 0 or self.weight not in ("heat", "binary"):
+        if data.params["reg"] != 0 or self.weight not in ("heat", "binary"):
             return  # the objective checks the parameters, with its messages
         X = np.asarray(data.X, dtype=float)
         try:
@@ -121,35 +143,29 @@ class LPP(_Graph):
             return
         _, S_D, W, tau, _ = scatters
         if span_basis(S_D) is None:
-            data.stats = scatters  # the graph is built once: _make_objective reuses it
+            data.derived["scatters"] = scatters  # the graph is built once
             return
         deg = np.asarray(W.sum(axis=1)).ravel()
         far = deg <= FAR_DEGREE * deg.max()
         if not far.any() or far.sum() > X.shape[0] - 3:
             return  # not that: the objective's own error says what is singular
         self.far_rows_ = np.flatnonzero(far)
-        basis, mean = data.basis, data.mean
-        data.X, data.basis = X[~far], None
-        U = reduce_rows(data, self.reg, None, rows=True)  # the span of the rows kept
+        basis = data.basis
+        mean = data.mean
+        data.X = X[~far]
+        data.basis = None
+        U = reduce_rows(data, data.params["reg"], None, rows=True)  # the span of the rows kept
         if U is not None:
             basis = U if basis is None else basis @ U
             mean = data.mean if mean is None else mean
-        data.basis, data.mean, self.subspace_ = basis, mean, basis
+        data.basis = basis
+        data.mean = mean
+        self.subspace_ = basis
         if tau is not None:
-            data.params = {"tau": tau}
-
-    def __init__(self, n_components=None, *, n_neighbors=None, radius=None, tau=None, weight="heat",
-                 reg=0.0, form="ratio", solver=None, start=None,
-                 tol=1e-8, max_iter=1000,
-                 solver_params=None, random_state=0):
-        self.n_components, self.n_neighbors, self.radius = n_components, n_neighbors, radius
-        self.tau, self.weight, self.reg, self.form = tau, weight, reg, form
-        self.solver, self.start = solver, start
-        self.tol, self.max_iter = tol, max_iter
-        self.solver_params, self.random_state = solver_params, random_state
+            data.params["tau"] = tau
 
 
-class NPE(_Graph):
+class NPE(GraphEmbedding):
     """Neighbourhood preserving embedding: keep LLE's reconstructions (He et al.; survey §3.1.8).
 
     Minimizes tr(MᵀS_LM)/tr(MᵀS_DM) with S_L the scatter of the barycentric reconstruction
@@ -165,11 +181,14 @@ class NPE(_Graph):
         Reconstruct from an ε-ball instead.
     lle_reg : float > 0, default 1e-3
         Regularization of each local Gram matrix (as in LLE).
-    reg : float in [0, 1], default 0
-        Shrinkage of S_D.  With 0 and a singular S_D (constant or collinear features, or
-        n_samples <= n_features) the fit works in the span of the rows (``subspace_``).
+    shrinkage : float in [0, 1], default 0
+        Shrinkage of S_D, S_D ← (1 − s) S_D + s tr(S_D)/d I.  With 0 and a singular S_D
+        (constant or collinear features, or n_samples <= n_features) the fit works in the
+        span of the rows (``subspace_``).
     form : {"ratio", "whitened"}
     solver, start, tol, max_iter, solver_params, random_state : see :class:`LinearDR`
+    reg : deprecated
+        The former name of ``shrinkage``; warns, removed in the next release.
 
     Attributes
     ----------
@@ -185,13 +204,21 @@ class NPE(_Graph):
     """
 
     _objective_class = NPEObjective
-    _objective_args = ("n_neighbors", "radius", "lle_reg", "reg", "form")
+    _objective_args = ("n_neighbors", "radius", "lle_reg", "form")
 
-    def __init__(self, n_components=None, *, n_neighbors=None, radius=None, lle_reg=1e-3, reg=0.0,
-                 form="ratio", solver=None, start=None, tol=1e-8, max_iter=1000,
-                 solver_params=None, random_state=0):
-        self.n_components, self.n_neighbors, self.radius = n_components, n_neighbors, radius
-        self.lle_reg, self.reg, self.form = lle_reg, reg, form
-        self.solver, self.start = solver, start
-        self.tol, self.max_iter = tol, max_iter
-        self.solver_params, self.random_state = solver_params, random_state
+    def __init__(self, n_components=None, *, n_neighbors=None, radius=None, lle_reg=1e-3,
+                 shrinkage=0.0, form="ratio", solver=None, start=None, tol=None,
+                 max_iter=1000, solver_params=None, random_state=0, reg="deprecated"):
+        self.n_components = n_components
+        self.n_neighbors = n_neighbors
+        self.radius = radius
+        self.lle_reg = lle_reg
+        self.shrinkage = shrinkage
+        self.form = form
+        self.solver = solver
+        self.start = start
+        self.tol = tol
+        self.max_iter = max_iter
+        self.solver_params = solver_params
+        self.random_state = random_state
+        self.reg = reg

@@ -147,7 +147,7 @@ class _HSICBase(OutputMixin, TransformerMixin, BaseEstimator):
         # solver is chosen
         M0 = W0 if W0 is not None else start_point(self.start, obj)
         solver, options = w_step_solve_args(self)
-        res = solve(obj, solver, M0=M0, **options)
+        res = solve(obj, solver, M0, **options)
         reraise_interrupt(res)
         warn_if_unconverged(self, res, "raise max_iter, loosen tol, or use "
                             "solver=['ism', 'trust-region']", "the W-step", stacklevel=5)

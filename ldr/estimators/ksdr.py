@@ -3,7 +3,7 @@ about y."""
 
 from __future__ import annotations
 
-from ldr.estimators._base import LinearDR
+from ldr.estimators.base import FitData, LinearDR
 from ldr.objectives.ksdr import KernelSDR as KernelSDRObjective
 
 __all__ = ["KernelSDR"]
@@ -21,8 +21,9 @@ class KernelSDR(LinearDR):
     n_components : int or None, default None
         1 <= n_components < n_features; None: n_features − 1, the natural maximum (the whole
         space trivially carries all about y).
-    eps : float > 0, default 1e-3
-        Regularization ε.
+    ridge : float > 0, default 1e-3
+        The regularization ε of Fukumizu et al.'s Eq. 15: nε is added to K̄_{XM} before its
+        inverse (the objective's ``eps``).
     sigma, sigma_y, sigma_full : float, optional
         Kernel widths on XM, on y and on X for the heuristic (defaults: median distances).
     y_type : {"auto", "continuous", "classes"}
@@ -30,10 +31,12 @@ class KernelSDR(LinearDR):
         integer-valued floats included, as statsmodels' tables store class codes — class
         labels (scikit-learn's ``type_of_target``).
     solver, start, tol, max_iter, solver_params, random_state : see :class:`LinearDR`
+    eps : deprecated
+        The former name of ``ridge``; warns, removed in the next release.
 
     Attributes
     ----------
-    M_, components_, n_components_, cost_, n_iter_, result_, objective_, mean_ :
+    M_, components_, map_, n_components_, cost_, n_iter_, result_, objective_, mean_ :
         see :class:`LinearDR`
 
     Examples
@@ -48,20 +51,25 @@ class KernelSDR(LinearDR):
     """
 
     _pairwise_memory = True
-
     _objective_class = KernelSDRObjective
-    _objective_args = ("eps", "sigma", "sigma_y", "sigma_full", "y_type")
+    _objective_args = ("sigma", "sigma_y", "sigma_full", "y_type")
 
-    def __init__(self, n_components=None, *, eps=1e-3, sigma=None, sigma_y=None, sigma_full=None,
-                 y_type="auto", solver=None, start=None, tol=1e-8, max_iter=1000,
-                 solver_params=None, random_state=0):
-        self.n_components, self.eps, self.sigma = n_components, eps, sigma
-        self.sigma_y, self.sigma_full, self.y_type = sigma_y, sigma_full, y_type
-        self.solver, self.start = solver, start
-        self.tol, self.max_iter = tol, max_iter
-        self.solver_params, self.random_state = solver_params, random_state
+    def __init__(self, n_components=None, *, ridge=1e-3, sigma=None, sigma_y=None,
+                 sigma_full=None, y_type="auto", solver=None, start=None, tol=None,
+                 max_iter=1000, solver_params=None, random_state=0, eps="deprecated"):
+        self.n_components = n_components
+        self.ridge = ridge
+        self.sigma = sigma
+        self.sigma_y = sigma_y
+        self.sigma_full = sigma_full
+        self.y_type = y_type
+        self.solver = solver
+        self.start = start
+        self.tol = tol
+        self.max_iter = max_iter
+        self.solver_params = solver_params
+        self.random_state = random_state
+        self.eps = eps
 
-    def _linear_map(self):
-        """``(μ, A)`` with ``transform(X) == (X − μ) @ A``: computed in X's namespace under
-        ``array_api_dispatch`` (:func:`ldr.estimators._namespace.transform_in`)."""
-        return self.mean_, self.components_.T
+    def _prepare(self, data: FitData) -> None:
+        data.params["eps"] = self._renamed("ridge", "eps")[0]

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from ldr.estimators._base import LinearDR
-from ldr.estimators._solving import seed_of
+from ldr.estimators.base import FitData, LinearDR, random_seed
 from ldr.objectives.mds import MDS as MDSObjective
 
 __all__ = ["MDS"]
@@ -24,20 +23,22 @@ class MDS(LinearDR):
         space keeps every Euclidean distance: nothing to optimize).
     metric : str, default "euclidean"
         Any :func:`sklearn.metrics.pairwise_distances` metric for δ.
-    eps : float, optional
-        Smoothing of the projected distances (:class:`ldr.objectives.MDS`).
+    smoothing : float, optional
+        Smoothing of the projected distances (the objective's ``eps``,
+        :class:`ldr.objectives.MDS`).
     block_size : int, optional
         Rows per block of the n×n accumulations.
     landmarks : int, optional
         m: the stress over the pairs (sample, one of m landmark samples drawn from
-        ``random_state``), scaled by n/m — for n ≳ 10⁴, where all n² pairs cost too much
-        time (an approximation; its gap to the exact stress: the README's scale table).
-        None (default): all pairs.
+        ``random_state``), scaled by n/m — for large n, where all n² pairs cost too much
+        time (an approximation of the stress).  None (default): all pairs.
     solver, start, tol, max_iter, solver_params, random_state : see :class:`LinearDR`
+    eps : deprecated
+        The former name of ``smoothing``; warns, removed in the next release.
 
     Attributes
     ----------
-    M_, components_, n_components_, cost_, n_iter_, result_, objective_, mean_ :
+    M_, components_, map_, n_components_, cost_, n_iter_, result_, objective_, mean_ :
         see :class:`LinearDR`
     stress_ : float
         Kruskal's stress-1 at ``M_`` (0 is a perfect fit; smaller is better).
@@ -52,30 +53,30 @@ class MDS(LinearDR):
     """
 
     _pairwise_memory = True
-
     _objective_class = MDSObjective
-    _objective_args = ("metric", "eps", "block_size", "landmarks")
+    _objective_args = ("metric", "block_size", "landmarks")
 
-    def __init__(self, n_components=None, *, metric="euclidean", eps=None, block_size=None,
-                 landmarks=None, solver=None, start=None, tol=1e-8, max_iter=1000,
-                 solver_params=None, random_state=0):
-        self.n_components, self.metric, self.eps = n_components, metric, eps
-        self.block_size, self.landmarks = block_size, landmarks
-        self.solver, self.start = solver, start
-        self.tol, self.max_iter = tol, max_iter
-        self.solver_params, self.random_state = solver_params, random_state
+    def __init__(self, n_components=None, *, metric="euclidean", smoothing=None,
+                 block_size=None, landmarks=None, solver=None, start=None, tol=None,
+                 max_iter=1000, solver_params=None, random_state=0, eps="deprecated"):
+        self.n_components = n_components
+        self.metric = metric
+        self.smoothing = smoothing
+        self.block_size = block_size
+        self.landmarks = landmarks
+        self.solver = solver
+        self.start = start
+        self.tol = tol
+        self.max_iter = max_iter
+        self.solver_params = solver_params
+        self.random_state = random_state
+        self.eps = eps
 
-    def _objective_spec(self):
-        cls, kwargs = super()._objective_spec()
-        if cls is MDSObjective and self.landmarks is not None:
-            kwargs["random_state"] = seed_of(self.random_state)
-        return cls, kwargs
+    def _prepare(self, data: FitData) -> None:
+        data.params["eps"] = self._renamed("smoothing", "eps")[0]
+        if self.landmarks is not None:
+            data.params["random_state"] = random_seed(self.random_state)
 
-    def _finalize(self, obj, M, data):
-        self.stress_ = obj.stress(M)
-        return M
-
-    def _linear_map(self):
-        """``(μ, A)`` with ``transform(X) == (X − μ) @ A``: computed in X's namespace under
-        ``array_api_dispatch`` (:func:`ldr.estimators._namespace.transform_in`)."""
-        return self.mean_, self.components_.T
+    def _finish(self, data: FitData, obj, result):
+        self.stress_ = obj.stress(result.M)
+        return result.M

@@ -6,47 +6,43 @@ API: ``fit(X, y)``, ``predict(X)``, ``score`` (R², from RegressorMixin) and
 ‖Y − XB‖² + α‖B‖²_F, found on the Grassmann manifold of the output space
 (:mod:`ldr.objectives.rrr`).
 
-Under scikit-learn's ``array_api_dispatch`` an input of another array namespace (a PyTorch
-tensor, ...) is fitted on its device as :mod:`ldr.estimators._namespace` describes: the n-row
-work — centring, the thin SVD of X, UᵀY and the fit's residual — runs there; the p×q and q×q
-statistics of ``ldr.objectives.rrr.ridge_from_svd`` come to the host, where the Grassmann
-program is solved; the fitted arrays, ``transform`` and ``predict`` are in the input's
-namespace.
+The n-row work — centring, the thin SVD of X, UᵀY and the fit's residual — runs in X's array
+namespace (under scikit-learn's ``array_api_dispatch`` a PyTorch tensor's, on its device);
+the p×q and q×q statistics of :func:`ldr.objectives.rrr.ridge_from_svd` come to the host,
+where the Grassmann program is solved.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin, TransformerMixin
-from sklearn.utils.validation import check_is_fitted
+from sklearn.base import MultiOutputMixin, RegressorMixin
 
-from ldr.data.arrays import to_host
-from ldr.estimators._base import (
-    FLOAT_DTYPES,
-    OutputMixin,
-    as_output,
-    cast_fitted,
+from ldr.data import arrays
+from ldr.estimators.base import (
+    AffineMap,
+    FitData,
+    LinearDR,
     check_int_components,
-    output_dtype,
-    project_centered,
-    solve_and_warn,
-    start_point,
+    closed_form_result,
+    input_space,
+    same_space,
+    validate_data,
 )
-from ldr.estimators._namespace import moved, namespace_of, project_in, to_namespace
-from ldr.estimators._output import validate_data
 from ldr.objectives.rrr import ReducedRankRegression as RRRObjective
-from ldr.objectives.rrr import check_alpha, penalized_cost, ridge_factors, ridge_from_svd
+from ldr.objectives.rrr import check_alpha, ridge_from_svd
+
+__all__ = ["ReducedRankRegression"]
 
 
-class ReducedRankRegression(OutputMixin, TransformerMixin, RegressorMixin, MultiOutputMixin,
-                            BaseEstimator):
+class ReducedRankRegression(RegressorMixin, MultiOutputMixin, LinearDR):
     """Linear regression with a coefficient of rank ≤ r and a ridge penalty (survey Eq. 25).
 
     Minimizes ‖Y − XB − 1bᵀ‖²_F + α‖B‖²_F over B (n_features × n_targets) of rank ≤ r and an
     unpenalized intercept b.  For r < n_targets this is the Grassmann program of
     :class:`ldr.objectives.ReducedRankRegression`, solved by :func:`ldr.solve`; for
     r = min(n_features, n_targets) the rank constraint is void and the answer is ridge
-    regression (α = 0: least squares), computed in closed form (``result_`` is None then).
+    regression (α = 0: least squares), computed in closed form (``result_.solver`` is
+    "closed-form" and ``M_`` None then).
 
     Parameters
     ----------
@@ -68,7 +64,7 @@ class ReducedRankRegression(OutputMixin, TransformerMixin, RegressorMixin, Multi
         Seeds a random start.
 
     float32 X gives float32 fitted arrays, scores and predictions; the fit itself runs in
-    float64 (:mod:`ldr.estimators._output`), with α = 0's rank threshold at float32's
+    float64, with α = 0's rank threshold at float32's
     precision (inputs collinear to float32's rounding are collinear: a least-squares fit to
     that rounding would give coefficients of 1e6).
 
@@ -108,132 +104,137 @@ class ReducedRankRegression(OutputMixin, TransformerMixin, RegressorMixin, Multi
     True
     """
 
-    def __init__(self, n_components=None, *, alpha=0.0, solver=None, start=None,
-                 tol=1e-8, max_iter=1000, solver_params=None,
-                 random_state=0):
-        self.n_components, self.alpha = n_components, alpha
-        self.solver, self.start = solver, start
-        self.tol, self.max_iter = tol, max_iter
-        self.solver_params, self.random_state = solver_params, random_state
+    _computes_in_namespace = True
+    _objective_class = RRRObjective
+
+    def __init__(self, n_components=None, *, alpha=0.0, solver=None, start=None, tol=None,
+                 max_iter=1000, solver_params=None, random_state=0):
+        self.n_components = n_components
+        self.alpha = alpha
+        self.solver = solver
+        self.start = start
+        self.tol = tol
+        self.max_iter = max_iter
+        self.solver_params = solver_params
+        self.random_state = random_state
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
-        tags.target_tags.required = True
         tags.target_tags.multi_output = True
-        tags.array_api_support = True  # (module docstring)
         return tags
 
-    def fit(self, X, y) -> ReducedRankRegression:
-        """Fit the rank-r coefficient of y (n × n_targets, or (n,)) on X; returns self."""
-        space = namespace_of(X)
-        if space is not None:
-            return self._fit_in(X, y, *space)
-        X, y = validate_data(self, X, y, dtype=FLOAT_DTYPES, ensure_min_samples=2,
+    def _requires_y(self) -> bool:
+        return True
+
+    def _reads_chunks(self) -> bool:
+        return False
+
+    def _validate_with_y(self, X, y, dtypes) -> tuple:
+        space = input_space(X)
+        if space is not None and input_space(y) != space:  # y to X's namespace and device
+            y = space[0].asarray(np.ascontiguousarray(np.asarray(arrays.to_host(y), float)),
+                                 device=space[1])
+        return validate_data(self, X, y, dtype=dtypes, ensure_min_samples=2,
                              multi_output=True, y_numeric=True)
-        dtype = output_dtype(X)  # float32 in, float32 out; computed in float64
-        X, y = np.asarray(X, dtype=np.float64), np.asarray(y, dtype=np.float64)
-        Y = y[:, None] if y.ndim == 1 else y
-        p, q = X.shape[1], Y.shape[1]
-        r = check_int_components(min(p, q) if self.n_components is None else self.n_components,
-                                 min(p, q), "min(n_features, n_targets)")
-        alpha = check_alpha(self.alpha)
-        if r < q and r < p:
-            obj = RRRObjective(X, Y, r, alpha=alpha, eps=np.finfo(dtype).eps)
-            res = solve_and_warn(self, obj, start_point(self.start, obj))
-            self.M_ = np.asarray(res.M, dtype=float)
-            U, S, W = obj.svd_factors(self.M_)
-            B = obj.coef(self.M_)
-            self.objective_, self.result_, self.n_iter_ = obj, res, res.n_iter
-        else:  # the rank constraint is void: ridge regression in closed form
-            B, U, S, W = _ridge(X, Y, alpha, r, np.finfo(dtype).eps)
-            self.M_, self.objective_, self.result_, self.n_iter_ = None, None, None, 0
-        self._finish(X.mean(axis=0), Y.mean(axis=0), B, U, S, W, y.ndim, r)
-        self.cost_ = penalized_cost(X, Y, B, alpha, self.y_mean_ - self.mean_ @ B)
-        cast_fitted(self, dtype)
-        return self
 
-    def _finish(self, x_mean, y_mean, B, U, S, W, y_ndim: int, r: int) -> None:
-        self.mean_, self.y_mean_ = x_mean, y_mean
-        self.components_ = (U * S).T
-        self.y_loadings_ = W
-        intercept = self.y_mean_ - self.mean_ @ B
-        self.coef_ = B.T[0] if y_ndim == 1 else B.T
-        self.intercept_ = float(intercept[0]) if y_ndim == 1 else intercept
-        self.n_components_ = r
-
-    def _fit_in(self, X, y, xp, device) -> ReducedRankRegression:
-        """:meth:`fit` for X of namespace ``xp`` on ``device`` (y moved there; module
-        docstring)."""
-        X, y = validate_data(self, X, moved(y, xp, device), dtype=[xp.float64, xp.float32],
-                             ensure_min_samples=2, multi_output=True, y_numeric=True)
-        dtype = np.float32 if X.dtype == xp.float32 else np.float64
-        X, Y = xp.astype(X, xp.float64), xp.astype(y, xp.float64)
+    def _prepare(self, data: FitData) -> None:
+        """The means, the thin SVD of the centered X and the ridge statistics (in X's
+        namespace; the p×q and q×q results on the host)."""
+        xp = arrays.namespace(data.X)
+        X = data.X
+        Y = data.y if data.y.dtype == xp.float64 else xp.astype(data.y, xp.float64)
+        data.derived["y_ndim"] = Y.ndim
         Y = Y[:, None] if Y.ndim == 1 else Y
-        (n, p), q = X.shape, Y.shape[1]
-        r = check_int_components(min(p, q) if self.n_components is None else self.n_components,
-                                 min(p, q), "min(n_features, n_targets)")
         alpha = check_alpha(self.alpha)
-        x_mean, y_mean = xp.mean(X, axis=0), xp.mean(Y, axis=0)
-        Xc, Yc = X - x_mean, Y - y_mean
+        x_mean = xp.mean(X, axis=0)
+        y_mean = xp.mean(Y, axis=0)
+        Xc = X - x_mean
+        Yc = Y - y_mean
         U, s, Wt = xp.linalg.svd(Xc, full_matrices=False)
-        B, H, F = ridge_from_svd(to_host(s), to_host(Wt), to_host(U.T @ Yc), alpha, max(n, p),
-                                 np.finfo(dtype).eps)
+        n, p = X.shape
+        eps = np.finfo(data.dtype).eps  # collinear to the data's own precision
+        B, H, F = ridge_from_svd(arrays.to_host(s), arrays.to_host(Wt),
+                                 arrays.to_host(U.T @ Yc), alpha, max(n, p), eps)
 
-        def cost(B):  # ‖Yc − Xc B‖² + α‖B‖², the residual on the device
-            R = Yc - Xc @ xp.asarray(np.ascontiguousarray(B), device=device)
+        def cost(B):  # ‖Yc − Xc B‖² + α‖B‖², the residual in X's namespace
+            R = Yc - Xc @ arrays.like(np.ascontiguousarray(B), Xc)
             return float(xp.sum(R * R)) + alpha * float(np.sum(B * B))
 
-        if r < q and r < p:
-            obj = RRRObjective.from_statistics(B, H, F, cost(B), to_host(x_mean),
-                                               to_host(y_mean), r, alpha=alpha)
-            res = solve_and_warn(self, obj, start_point(self.start, obj))
-            self.M_ = np.asarray(res.M, dtype=float)
-            (U, S, W), B = obj.svd_factors(self.M_), obj.coef(self.M_)
-            self.objective_, self.result_, self.n_iter_ = obj, res, res.n_iter
-        else:  # the rank constraint is void: ridge regression in closed form
-            U, S, W = _top_factors(B, r)
-            self.M_, self.objective_, self.result_, self.n_iter_ = None, None, None, 0
-        self._finish(to_host(x_mean), to_host(y_mean), B, U, S, W, y.ndim, r)
-        self.cost_ = cost(B)
-        cast_fitted(self, dtype)
-        to_namespace(self, xp, device)
-        return self
+        data.derived.update(alpha=alpha, ridge=(B, H, F), cost=cost, q=Y.shape[1],
+                            means=(arrays.to_host(x_mean), arrays.to_host(y_mean)))
 
-    def transform(self, X) -> np.ndarray:
-        """The low-dimensional scores ``(X − mean_) @ components_.T`` (the survey's S Vᵀ x)."""
-        check_is_fitted(self, "components_")
-        space = namespace_of(X, fitted=self)
-        if space is not None:
-            return project_in(self, X, *space, self.mean_, self.components_.T)
-        return project_centered(self, X)
+    def _n_components(self, data: FitData) -> int:
+        p = data.n_features
+        q = data.derived["q"]
+        return check_int_components(min(p, q) if self.n_components is None
+                                    else self.n_components, min(p, q),
+                                    "min(n_features, n_targets)")
 
-    def predict(self, X) -> np.ndarray:
-        """``X @ coef_.T + intercept_``."""
-        check_is_fitted(self, "coef_")
-        space = namespace_of(X, fitted=self, method="predict")
-        if space is not None:  # in X's namespace, on its device
-            xp, device = space
-            X = validate_data(self, X, reset=False, dtype=[xp.float64, xp.float32])
-            coef = moved(self.coef_, xp, device)
-            intercept = (self.intercept_ if isinstance(self.intercept_, float)
-                         else moved(self.intercept_, xp, device))
-            Z = xp.astype(X, coef.dtype) @ (coef if coef.ndim == 1 else coef.T) + intercept
-            return xp.astype(Z, X.dtype)
-        X = validate_data(self, X, reset=False, dtype=FLOAT_DTYPES)
-        return as_output(X @ self.coef_.T + self.intercept_, output_dtype(X))
+    def _objective(self, data: FitData, r: int):
+        """The Grassmann program when the rank constrains the fit, else None (ridge)."""
+        q = data.derived["q"]
+        if not (r < q and r < data.n_features):
+            return None
+        B, H, F = data.derived["ridge"]
+        x_mean, y_mean = data.derived["means"]
+        return RRRObjective.from_statistics(B, H, F, data.derived["cost"](B), x_mean, y_mean,
+                                            r, alpha=data.derived["alpha"])
+
+    def _closed_form(self, data: FitData, r: int):
+        """The rank constraint is void: ridge regression in closed form."""
+        B = data.derived["ridge"][0]
+        return closed_form_result(None, data.derived["cost"](B),
+                                  "the rank constraint is void: ridge regression")
+
+    def _finish(self, data: FitData, obj, result):
+        if obj is None:
+            B = data.derived["ridge"][0]
+            U, S, W = top_factors(B, self.n_components_)
+            M = None
+        else:
+            M = np.asarray(result.M, dtype=float)
+            U, S, W = obj.svd_factors(M)
+            B = obj.coef(M)
+        x_mean, y_mean = data.derived["means"]
+        self.mean_ = x_mean
+        self.y_mean_ = y_mean
+        self.components_ = (U * S).T
+        self.y_loadings_ = W
+        intercept = y_mean - x_mean @ B
+        one = data.derived["y_ndim"] == 1
+        self.coef_ = B.T[0] if one else B.T
+        self.intercept_ = float(intercept[0]) if one else intercept
+        self.cost_ = data.derived["cost"](B)
+        return M
+
+    def _components(self, data: FitData, obj, M):
+        return self.components_
+
+    def _affine_map(self, data: FitData, obj, M) -> AffineMap:
+        """The low-dimensional scores ``(X − mean_) @ components_.T`` (the survey's
+        S Vᵀ x)."""
+        return AffineMap(self.mean_, self.components_.T)
+
+    def predict(self, X):
+        """``X @ coef_.T + intercept_`` (in X's namespace, in float64, returned in X's
+        dtype)."""
+        X = self._check_rows(X, "predict")
+        xp = arrays.namespace(X)
+        X64 = X if X.dtype == xp.float64 else xp.astype(X, xp.float64)
+        coef = same_space(self.coef_, X64)
+        intercept = self.intercept_ if isinstance(self.intercept_, float) \
+            else same_space(self.intercept_, X64)
+        Z = X64 @ (coef if coef.ndim == 1 else coef.T) + intercept
+        return Z if X.dtype == xp.float64 else xp.astype(Z, X.dtype)
 
 
-def _ridge(X, Y, alpha: float, r: int, eps: float):
-    """Full-rank ridge (α = 0: minimum-norm least squares) B and its rank-r SVD factors."""
-    B = ridge_factors(X - X.mean(axis=0), Y - Y.mean(axis=0), alpha, eps)[0]
-    return (B, *_top_factors(B, r))
-
-
-def _top_factors(B, r: int):
+def top_factors(B, r: int):
     """B's top-r singular factors ``(U, S, W)``, each column of U with its largest-magnitude
     entry positive."""
     Ub, Sb, Vbt = np.linalg.svd(B, full_matrices=False)
-    Ub, Sb, Vbt = Ub[:, :r], Sb[:r], Vbt[:r]
+    Ub = Ub[:, :r]
+    Sb = Sb[:r]
+    Vbt = Vbt[:r]
     signs = np.sign(Ub[np.argmax(np.abs(Ub), axis=0), np.arange(Ub.shape[1])])
     signs[signs == 0] = 1.0
     return Ub * signs, Sb, Vbt.T * signs

@@ -7,13 +7,9 @@ from __future__ import annotations
 
 import numbers
 
-import numpy as np
-
-from ldr.data.arrays import to_host
-from ldr.estimators._base import LinearDR
-from ldr.estimators._moments_namespace import SecondOrderNamespace
-from ldr.estimators._namespace import fitted_numpy
-from ldr.estimators._span import reduce_rows
+from ldr.errors import ParameterError
+from ldr.estimators.base import FitData, LinearDR
+from ldr.estimators.span import reduce_rows
 from ldr.objectives.maf import MAF as MAFObjective
 from ldr.objectives.maf import check_lag
 from ldr.objectives.sfa import SFA as SFAObjective
@@ -21,13 +17,33 @@ from ldr.objectives.sfa import SFA as SFAObjective
 __all__ = ["MAF", "SFA"]
 
 
-def _subspace_map(est):
-    """``(mean_, components_.T)`` of a fit in the span (``subspace_``), as NumPy float64."""
-    return (np.asarray(fitted_numpy(est, "mean_"), dtype=float),
-            np.asarray(fitted_numpy(est, "components_"), dtype=float).T)
+class SecondOrderSeries(LinearDR):
+    """What MAF and SFA share: one pass over the series (in its namespace, or over the chunks
+    of a Dask array or memmap) gives the covariance and the lagged or difference products;
+    with no shrinkage and a singular covariance the fit works in the span of the series
+    (``subspace_``, :mod:`ldr.estimators.span`)."""
+
+    _computes_in_namespace = True
+
+    def _moment_options(self) -> dict:
+        """Hook: the options of :func:`ldr.data.rows.moments` the objective reads."""
+        raise NotImplementedError
+
+    def _prepare(self, data: FitData) -> None:
+        data.params["reg"] = self._shrinkage()
+        self.subspace_ = reduce_rows(data, data.params["reg"], self._moment_options())
+
+    def _objective(self, data: FitData, r: int):
+        cls = self._objective_spec()[0]
+        try:
+            return cls(data.X, r, **data.params)
+        except ParameterError as exc:
+            if exc.param == "r":
+                raise exc.renamed("n_components") from None
+            raise
 
 
-class MAF(SecondOrderNamespace, LinearDR):
+class MAF(SecondOrderSeries):
     """Maximum autocorrelation factors: maximize tr(MᵀΣ_δM)/tr(MᵀΣM) (survey Eq. 11–12).
 
     **The rows of X are the time order** (equally spaced samples): ``fit`` cannot tell, and
@@ -42,21 +58,23 @@ class MAF(SecondOrderNamespace, LinearDR):
         n_features the ratio is the constant tr(Σ_δ)/tr(Σ)).
     lag : int, default 1
         The time lag δ in samples, 1 <= lag < n_samples - 1.
-    reg : float in [0, 1], default 0
-        Shrinkage of Σ towards tr(Σ)/d · I.  With 0 and a singular Σ (constant or collinear
-        features, fewer samples than features) the fit works in the span of the series
-        (``subspace_``): the directions dropped carry no variance, and the ratio is bounded
-        on the others.
+    shrinkage : float in [0, 1], default 0
+        Shrinkage of Σ towards tr(Σ)/d · I, Σ ← (1 − s) Σ + s tr(Σ)/d I.  With 0 and a
+        singular Σ (constant or collinear features, fewer samples than features) the fit
+        works in the span of the series (``subspace_``): the directions dropped carry no
+        variance, and the ratio is bounded on the others.
     solver, start, tol, max_iter, solver_params, random_state : see :class:`LinearDR`
+    reg : deprecated
+        The former name of ``shrinkage``; warns, removed in the next release.
 
     Attributes
     ----------
-    M_, components_, n_components_, cost_, n_iter_, result_, objective_, mean_ :
+    M_, components_, map_, n_components_, cost_, n_iter_, result_, objective_, mean_ :
         see :class:`LinearDR`
     subspace_ : (n_features, k) or None
-        The span of the centered rows (k = the rank of Σ) when Σ is singular and reg = 0:
+        The span of the centered rows (k = the rank of Σ) when Σ is singular and shrinkage = 0:
         the fit ran on the coordinates ``X @ subspace_`` (``objective_`` is that fit's, and
-        ``M_ = subspace_ @`` its point); None when Σ is non-singular (or reg > 0).
+        ``M_ = subspace_ @`` its point); None when Σ is non-singular (or shrinkage > 0).
     autocorrelation_ : float
         tr(MᵀΣ_δM)/tr(MᵀΣM) at ``M_`` on the training series: the variance-weighted mean of
         the lag-δ sample autocorrelations of the components (each lagged sum divided by n,
@@ -73,15 +91,20 @@ class MAF(SecondOrderNamespace, LinearDR):
     """
 
     _objective_class = MAFObjective
-    _objective_args = ("lag", "reg")
 
-    def __init__(self, n_components=None, *, lag=1, reg=0.0, solver=None,
-                 start=None, tol=1e-8, max_iter=1000,
-                 solver_params=None, random_state=0):
-        self.n_components, self.lag, self.reg = n_components, lag, reg
-        self.solver, self.start = solver, start
-        self.tol, self.max_iter = tol, max_iter
-        self.solver_params, self.random_state = solver_params, random_state
+    def __init__(self, n_components=None, *, lag=1, shrinkage=0.0, solver=None, start=None,
+                 tol=None, max_iter=1000, solver_params=None, random_state=0,
+                 reg="deprecated"):
+        self.n_components = n_components
+        self.lag = lag
+        self.shrinkage = shrinkage
+        self.solver = solver
+        self.start = start
+        self.tol = tol
+        self.max_iter = max_iter
+        self.solver_params = solver_params
+        self.random_state = random_state
+        self.reg = reg
 
     def _moment_options(self):
         lag = self.lag
@@ -89,20 +112,16 @@ class MAF(SecondOrderNamespace, LinearDR):
             check_lag(lag, 3)  # the objective's message, before any pass over the rows
         return {"lag": max(int(lag), 1)}
 
-    def _reduce(self, data):
-        self.subspace_ = reduce_rows(data, self.reg, self._moment_options())
+    def _prepare(self, data: FitData) -> None:
+        super()._prepare(data)
+        data.params["lag"] = self.lag
 
-    def _linear_map(self):
-        if self.subspace_ is not None:
-            return _subspace_map(self)
-        return self.objective_.mean_, to_host(self.M_)
-
-    def _finalize(self, obj, M, data):
-        self.autocorrelation_ = obj.autocorrelation(M)
-        return M
+    def _finish(self, data: FitData, obj, result):
+        self.autocorrelation_ = obj.autocorrelation(result.M)
+        return result.M
 
 
-class SFA(SecondOrderNamespace, LinearDR):
+class SFA(SecondOrderSeries):
     """Linear slow feature analysis: the slowest directions of the whitened series (survey §3.1).
 
     Minimizes tr(MᵀĊM), Ċ the covariance of the whitened finite differences; the features are
@@ -113,11 +132,13 @@ class SFA(SecondOrderNamespace, LinearDR):
     n_components : int or None, default None
         1 <= n_components < n_features; None: n_features − 1, the natural maximum (at
         n_features the slowness is the constant tr(Ċ)).
-    reg : float in [0, 1], default 0
+    shrinkage : float in [0, 1], default 0
         Shrinkage of Σ before whitening.  With 0 and a singular Σ the fit works in the span
         of the series (``subspace_``, as in :class:`MAF`): whitening is defined there, and
         the directions dropped carry no variance (they would be "infinitely slow").
     solver, start, tol, max_iter, solver_params, random_state : see :class:`LinearDR`
+    reg : deprecated
+        The former name of ``shrinkage``; warns, removed in the next release.
 
     Attributes
     ----------
@@ -130,7 +151,7 @@ class SFA(SecondOrderNamespace, LinearDR):
     subspace_ : (n_features, k) or None
         As in :class:`MAF`; then ``M_`` is in the whitened coordinates of the span, mapped
         back by ``subspace_`` (``components_`` stays the filters in the original features).
-    n_components_, cost_, n_iter_, result_, objective_, mean_ : see :class:`LinearDR`
+    map_, n_components_, cost_, n_iter_, result_, objective_, mean_ : see :class:`LinearDR`
 
     Examples
     --------
@@ -142,29 +163,27 @@ class SFA(SecondOrderNamespace, LinearDR):
     """
 
     _objective_class = SFAObjective
-    _objective_args = ("reg",)
 
-    def __init__(self, n_components=None, *, reg=0.0, solver=None, start=None,
-                 tol=1e-8, max_iter=1000,
-                 solver_params=None, random_state=0):
-        self.n_components, self.reg, self.solver, self.start = n_components, reg, solver, start
-        self.tol, self.max_iter = tol, max_iter
-        self.solver_params, self.random_state = solver_params, random_state
+    def __init__(self, n_components=None, *, shrinkage=0.0, solver=None, start=None,
+                 tol=None, max_iter=1000, solver_params=None, random_state=0,
+                 reg="deprecated"):
+        self.n_components = n_components
+        self.shrinkage = shrinkage
+        self.solver = solver
+        self.start = start
+        self.tol = tol
+        self.max_iter = max_iter
+        self.solver_params = solver_params
+        self.random_state = random_state
+        self.reg = reg
 
     def _moment_options(self):
         return {"lag": 1, "diff": True}
 
-    def _reduce(self, data):
-        self.subspace_ = reduce_rows(data, self.reg, self._moment_options())
+    def _finish(self, data: FitData, obj, result):
+        self.slowness_ = obj.slowness(result.M)
+        return result.M
 
-    def _linear_map(self):
-        if self.subspace_ is not None:
-            return _subspace_map(self)
-        return self.objective_.mean_, self.objective_.filters(to_host(self.M_))
-
-    def _finalize(self, obj, M, data):
-        self.slowness_ = obj.slowness(M)
-        return M
-
-    def _components(self, obj, M):
-        return obj.filters(M).T
+    def _components(self, data: FitData, obj, M):
+        filters = obj.filters(M)
+        return (filters if data.basis is None else data.basis @ filters).T

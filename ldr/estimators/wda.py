@@ -64,7 +64,7 @@ from ldr.estimators._namespace import (
     to_numpy,
 )
 from ldr.estimators._output import validate_data
-from ldr.estimators._span import check_span_components
+from ldr.estimators.span import check_span_components
 from ldr.estimators._wda_batch import (  # noqa: F401  (constants re-exported)
     AUTO_BATCH,
     BATCH_STOP,
@@ -157,7 +157,7 @@ class _WDABase(OutputMixin, TransformerMixin, BaseEstimator):
         return batching(self, y)
 
     def _solve(self, obj, M0):
-        res = solve(obj, self.solver, M0=M0, **solver_options(self))
+        res = solve(obj, self.solver, M0, **solver_options(self))
         reraise_interrupt(res)
         return res
 
@@ -335,7 +335,7 @@ class WassersteinDA(_WDABase):
         solver = self.solver
         if self.scf_first and solver != "scf" and isinstance(solver, str):
             solver = ["scf", solver]
-        res = solve(obj, solver, M0=M0, **solver_options(self))
+        res = solve(obj, solver, M0, **solver_options(self))
         reraise_interrupt(res)
         return res
 

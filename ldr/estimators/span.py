@@ -15,8 +15,7 @@ common case, where nothing changes and the check costs one Cholesky factorizatio
 
 The objectives themselves keep refusing singular statistics: they are the mathematical
 objects, whose ratio is 0/0 along such a v.  The reduction happens only where the objective
-would refuse (``reg = 0``); a shrinkage ``reg > 0`` already makes the matrix non-singular and
-is left to act as before.
+would refuse (no shrinkage); a shrinkage > 0 already makes the matrix non-singular.
 """
 
 from __future__ import annotations
@@ -32,21 +31,25 @@ from ldr.errors import ParameterError
 __all__ = ["check_span_components", "reduce_rows"]
 
 
-def _no_shrinkage(reg) -> bool:
-    return isinstance(reg, numbers.Real) and not isinstance(reg, bool) and reg == 0
+def _no_shrinkage(level) -> bool:
+    return isinstance(level, numbers.Real) and not isinstance(level, bool) and level == 0
 
 
-def reduce_rows(data, reg, moment_options: dict | None, rows: bool = False):
-    """For a LinearDR estimator whose objective inverts the covariance of X (MAF, SFA, LPP,
-    NPE): when ``reg`` is 0 and the covariance is singular, the data's span U and the
-    reduced data — the :class:`~ldr.data.statistics.Moments` of the rows Uᵀx (built with
-    ``moment_options``, which the objective reads in place of X), or the rows X U themselves
-    with ``rows`` (objectives that need the rows: a neighbour graph).  Sets ``data.basis``
-    and ``data.mean`` (the mean of the original features) and returns U, or None."""
-    if not _no_shrinkage(reg):
+def reduce_rows(data, shrinkage, moment_options: dict | None, rows: bool = False):
+    """For an estimator whose objective inverts the covariance of X (MAF, SFA, LPP, NPE): the
+    rows' :class:`~ldr.data.statistics.Moments` (built with ``moment_options``) and, when
+    ``shrinkage`` is 0 and the covariance is singular, the data's span U and the reduced
+    data — the Moments of the rows Uᵀx, which the objective reads in place of X, or the rows
+    X U themselves with ``rows`` (objectives that need the rows: a neighbour graph).  Sets
+    ``data.stats``, ``data.X`` (the Moments, unless ``rows``), ``data.basis`` and
+    ``data.mean`` (the mean of the original features); returns U, or None."""
+    if rows and not _no_shrinkage(shrinkage):
         return None
-    stats = moments(data.X, name="X", min_samples=3 if moment_options else 2,
-                    **(moment_options or {}))
+    stats = data.stats = moments(data.X, name="X", min_samples=3 if moment_options else 2,
+                                 **(moment_options or {})).on_host()
+    if not _no_shrinkage(shrinkage):
+        data.X = stats
+        return None
     U = span_basis(stats.covariance(), "X")
     if not rows:
         data.X = stats if U is None else stats.project(U)  # one pass, read by the objective
@@ -54,7 +57,8 @@ def reduce_rows(data, reg, moment_options: dict | None, rows: bool = False):
         return None
     if rows:
         data.X = np.asarray(data.X, dtype=float) @ U
-    data.basis, data.mean = U, np.asarray(stats.mean)
+    data.basis = U
+    data.mean = np.asarray(stats.mean)
     return U
 
 
