@@ -178,10 +178,10 @@ class HSIC(Objective):
     def _lookup(self, W, need_phi: bool) -> dict | None:
         """The values kept for the point W (the last one's, or one of the ``RECENT``), or
         None; points are compared by value."""
-        if _same(self._cache_W, W) and (not need_phi or "phi" in self._cache):
+        if arrays.same(self._cache_W, W) and (not need_phi or "phi" in self._cache):
             return self._cache
         for key, hit in reversed(self._recent):
-            if _same(key, W) and (not need_phi or "phi" in hit):
+            if arrays.same(key, W) and (not need_phi or "phi" in hit):
                 self._cache_W = key
                 self._cache = dict(hit)
                 return self._cache
@@ -227,7 +227,7 @@ class HSIC(Objective):
         W = arrays.namespace(W).asarray(W, copy=True)  # a caller may change W in place
         self._cache_W = W
         self._cache = out
-        self._recent = [(key, hit) for key, hit in self._recent if not _same(key, W)]
+        self._recent = [(key, hit) for key, hit in self._recent if not arrays.same(key, W)]
         self._recent.append((W, {name: out[name] for name in ("cost", "phi", "egrad")
                                  if name in out}))  # not the Hessian's n×n arrays
         del self._recent[:-RECENT]
@@ -276,7 +276,7 @@ class HSIC(Objective):
         n = self.tiles.n
         if 3 * len(self.kernel.terms()) * 8 * n * n > self.memory_budget:
             return None
-        if not _same(self._cache.get("hess_W"), W):
+        if not arrays.same(self._cache.get("hess_W"), W):
             X = self.tiles.X
             xp = arrays.namespace(X)
             Z = X @ W
@@ -337,12 +337,6 @@ class HSIC(Objective):
     def linear_map(self, W):
         """x ↦ x W (the rows are standardized by the caller)."""
         return None, W
-
-
-def _same(a, b) -> bool:
-    """Whether the kept point ``a`` (or None) equals the point ``b`` (same namespace)."""
-    return a is not None and (a is b or (a.shape == b.shape
-                                          and bool(arrays.namespace(b).all(a == b))))
 
 
 class ApproximateHSIC(Objective):

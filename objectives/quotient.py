@@ -63,9 +63,9 @@ class QuotientOfTraces(Objective):
 
     def _point(self, M):
         """M as a float array of A's namespace and device (an autograd trace as it is)."""
-        if arrays.traced(M):
-            return M
         A = self._A
+        if arrays.traced(M) or (type(M) is type(A) and M.dtype == A.dtype):
+            return M
         return arrays.namespace(A).asarray(arrays.like(M, A), dtype=A.dtype,
                                            device=arrays.device(A))
 
@@ -92,7 +92,7 @@ class QuotientOfTraces(Objective):
         autograd derivatives) nothing is kept."""
         traced = arrays.traced(M)
         cached = getattr(self, "_cache", None)
-        if not traced and cached is not None and _same(cached[0], M):
+        if not traced and cached is not None and arrays.same(cached[0], M):
             return cached[1]
         xp = arrays.namespace(M)
         AM = self._A @ M
@@ -159,8 +159,3 @@ class QuotientOfTraces(Objective):
         rho_next = float(np.sum(Vr * (A @ Vr)) / np.sum(Vr * (B @ Vr)))   # ρ(M′) ≤ ρ*
         lower = rho_next if rho_next > 0 else -(rho + bound)   # a lower bound on |ρ*|
         return bound / lower if lower > 0 else float("inf")
-
-
-def _same(a, b) -> bool:
-    """Whether the kept point ``a`` equals the point ``b`` (same namespace)."""
-    return a is b or (a.shape == b.shape and bool(arrays.namespace(b).all(a == b)))

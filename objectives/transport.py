@@ -72,10 +72,6 @@ OVER = 650.0
 CHUNK_BYTES = 16 * 2**20
 
 
-def _real(xp, a):
-    return xp.real(a) if xp.isdtype(a.dtype, "complex floating") else a
-
-
 def _col(v):
     return v[:, None]
 
@@ -90,6 +86,7 @@ class PairKernel:
         xp = self.xp = arrays.namespace(Ya)
         self.dtype = Ya.dtype
         self.device = arrays.device(Ya)
+        self.complex = xp.isdtype(self.dtype, "complex floating")  # the complex step's
         self.n = Ya.shape[0]
         self.m = Yb.shape[0]
         self.reg = reg
@@ -131,8 +128,13 @@ class PairKernel:
         for i in range(0, self.n, self.rows):
             yield slice(i, min(i + self.rows, self.n))
 
+    def _real(self, a):
+        """The real part of ``a`` (the decisions read it; the complex step's imaginary parts
+        are infinitesimal)."""
+        return self.xp.real(a) if self.complex else a
+
     def _max(self, a) -> float:
-        return float(self.xp.max(_real(self.xp, a)))
+        return float(self.xp.max(self._real(a)))
 
     def _set_reference(self, alpha, beta, shift: str | None = None):
         """K̃ = exp(S + α ⊕ β); ``shift`` "cols"/"rows" first moves β/α so that each
@@ -142,11 +144,11 @@ class PairKernel:
         self.K = None  # free the old reference first
         K = L @ Rt
         if shift == "cols":
-            s = -xp.max(_real(xp, K), axis=0)
+            s = -xp.max(self._real(K), axis=0)
             K += s
             beta = beta + s
         elif shift == "rows":
-            s = -xp.max(_real(xp, K), axis=1)
+            s = -xp.max(self._real(K), axis=1)
             K += _col(s)
             alpha = alpha + s
         self.K = arrays.exp_inplace(K)
@@ -168,11 +170,11 @@ class PairKernel:
         xp = self.xp
         if not self.cached:
             L, Rt = self._factors(f)
-            mx = xp.full(self.m, -math.inf, dtype=_real(xp, L).dtype, device=self.device)
+            mx = xp.full(self.m, -math.inf, dtype=self._real(L).dtype, device=self.device)
             s = self.zeros(self.m)
             for r in self._blocks():
                 B = self.buffers.matmul(L[r, :], Rt, "block")
-                new = xp.maximum(mx, xp.max(_real(xp, B), axis=0))
+                new = xp.maximum(mx, xp.max(self._real(B), axis=0))
                 B -= new
                 s = s * xp.exp(mx - new) + xp.sum(arrays.exp_inplace(B), axis=0)
                 mx = new
@@ -180,10 +182,11 @@ class PairKernel:
             self.exp_passes += 1
             return xp.log(s) + mx
         if self.K is not None:
-            dx = self._max(f - self.alpha)
+            shift = f - self.alpha
+            dx = self._max(shift)
             if dx < OVER:
-                s = xp.exp(f - self.alpha) @ self.K
-                low = float(xp.min(_real(xp, s)))
+                s = xp.exp(shift) @ self.K
+                low = float(xp.min(self._real(s)))
                 if low > 0 and dx - math.log(low) < OVER:
                     return xp.log(s) - self.beta
         self._set_reference(f, self.zeros(self.m), "cols")
@@ -197,17 +200,18 @@ class PairKernel:
             parts = []
             for r in self._blocks():
                 B = self.buffers.matmul(L[r, :], Rt, "block")
-                mx = xp.max(_real(xp, B), axis=1)
+                mx = xp.max(self._real(B), axis=1)
                 B -= _col(mx)
                 parts.append(xp.log(xp.sum(arrays.exp_inplace(B), axis=1)) + mx)
                 del B  # before the next block's is made
             self.exp_passes += 1
             return xp.concat(parts)
         if self.K is not None:
-            dy = self._max(g - self.beta)
+            shift = g - self.beta
+            dy = self._max(shift)
             if dy < OVER:
-                s = self.K @ xp.exp(g - self.beta)
-                low = float(xp.min(_real(xp, s)))
+                s = self.K @ xp.exp(shift)
+                low = float(xp.min(self._real(s)))
                 if low > 0 and dy - math.log(low) < OVER:
                     return xp.log(s) - self.alpha
         self._set_reference(self.zeros(self.n), g, "rows")

@@ -375,9 +375,7 @@ class WDA(Objective):
 
     def _same_point(self, P) -> bool:
         """Whether P is the point of the stored scatter."""
-        key = self._key
-        return key is not None and (key is P or (
-            key.shape == P.shape and bool(arrays.namespace(P).all(key == P))))
+        return arrays.same(self._key, P)
 
     def cost(self, P):
         """−L_b/L_w, L = Σ_pairs ⟨T, M⟩ (module docstring); on an autograd trace, the
