@@ -30,7 +30,7 @@ thread (threadpoolctl), so its peak resident memory (``resource.getrusage(RUSAGE
    with ``backend="dask"`` on a 2-worker, 1-thread-each ``dask.distributed.LocalCluster``
    (processes; the data scattered once), and on Dask's in-process threaded scheduler (2
    threads), against the in-process loop on 1 and on 2 BLAS threads.
-3. **Approximations**: ``SupervisedHSIC(approximation="rff" | "nystroem", n_features=m)``:
+3. **Approximations**: ``SupervisedHSIC(approximation="rff" | "nystroem", n_kernel_features=m)``:
    time per iteration, peak RSS and, at n = 32000 where exact ISM runs, the exact cost at the
    approximate answer against the exact optimum (relative gap) and the largest principal
    angle between the two subspaces, for m ∈ {128, 512, 2048}; then n = 10⁶.
@@ -154,7 +154,7 @@ def child_ism(name: str, n: int, backend: str, approximation, m: int, save: str 
     X, y = dataset(name, n)
     kwargs = {"backend": "dask"} if backend in ("dask-cluster", "dask-threads") else {}
     if approximation:
-        kwargs.update(approximation=approximation, n_features=m)
+        kwargs.update(approximation=approximation, n_kernel_features=m)
     est = SupervisedHSIC(n_components=Q, max_iter=max_iter, **kwargs)
     cluster = client = None
     if backend == "dask-cluster":

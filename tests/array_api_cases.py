@@ -249,7 +249,7 @@ def test_supervised_hsic_iterates_in_the_inputs_namespace(wine, name, case):
 
 @pytest.mark.parametrize("name", NAMESPACES)
 @pytest.mark.parametrize("options", [{"kernel": Custom(lambda b: 1.0 / (1.0 + b))},
-                                     {"approximation": "rff", "n_features": 64}],
+                                     {"approximation": "rff", "n_kernel_features": 64}],
                          ids=["custom kernel", "rff"])
 def test_supervised_hsic_without_namespace_code_fits_in_numpy_and_answers_there(wine, name,
                                                                                 options):

@@ -10,7 +10,7 @@ from sklearn.datasets import make_classification
 from threadpoolctl import threadpool_limits
 
 from ldr.estimators import SemiSupervisedHSIC, UnsupervisedHSIC
-from ldr.estimators._solving import APPROXIMATE_CYCLE_TOL, APPROXIMATE_XTOL, w_step_solve_args
+from ldr.estimators.hsic import APPROXIMATE_CYCLE_TOL, APPROXIMATE_XTOL, w_step_solve_args
 from ldr.kernels.features import approximate_sums, grouped_columns, make_features
 from ldr.manifolds import sin_largest_angle
 from ldr.solvers import ISM
@@ -80,7 +80,7 @@ def test_approximate_clustering_answers_match_the_plain_route(cls):
     X, y = make_classification(n_samples=800, n_features=12, n_informative=6, n_redundant=0,
                                n_classes=4, n_clusters_per_class=1, class_sep=2.0,
                                random_state=0)
-    kw = dict(n_clusters=4, max_outer=3, approximation="nystroem", n_features=128,
+    kw = dict(n_clusters=4, max_outer=3, approximation="nystroem", n_kernel_features=128,
               spectral="nystroem")
     args = (X,) if cls is UnsupervisedHSIC else (X, y)
     with threadpool_limits(1), warnings.catch_warnings():

@@ -185,3 +185,63 @@ def test_a_smaller_budget_does_less_work_than_the_default_fit():
     # a budget large enough for the whole fit gives the default fit's answer
     full = SupervisedHSIC(4, max_iter=100).fit(X, y).result_
     assert full.converged and full.cost == pytest.approx(default.cost, rel=1e-12)
+
+
+def test_n_kernel_features_and_its_deprecated_name(wine):
+    """``n_kernel_features`` is the approximation's m (random features, landmarks); the former
+    ``n_features`` gives the same fit for one release, with a FutureWarning, and a bad value
+    is an error naming the parameter that was given."""
+    X, y = wine
+    new = SupervisedHSIC(3, approximation="nystroem", n_kernel_features=40).fit(X, y)
+    assert new.objective_.n_features == 40
+    with pytest.warns(FutureWarning, match="n_features.*n_kernel_features"):
+        old = SupervisedHSIC(3, approximation="nystroem", n_features=40).fit(X, y)
+    np.testing.assert_array_equal(old.M_, new.M_)
+    with pytest.raises(ValueError, match="^n_kernel_features: must be a positive integer"):
+        SupervisedHSIC(3, approximation="rff", n_kernel_features=0).fit(X, y)
+    with pytest.warns(FutureWarning), pytest.raises(ValueError, match="^n_features: must be"):
+        UnsupervisedHSIC(3, approximation="rff", n_features=0).fit(X)
+
+
+def test_the_fitted_map_is_the_standardized_projection(wine):
+    """transform(X) = ((X − mean_) / scale_) M_, the base's (X − map_.shift) map_.matrix; the
+    cost is the objective's at M_ on the standardized rows."""
+    X, y = wine
+    for est, args in ((SupervisedHSIC(3), (X, y)),
+                      (UnsupervisedHSIC(3, n_clusters=3), (X,))):
+        est.fit(*args)
+        Xs = (X - X.mean(axis=0)) / X.std(axis=0)
+        np.testing.assert_allclose(est.mean_, X.mean(axis=0), rtol=1e-14)
+        np.testing.assert_allclose(est.transform(X), Xs @ est.M_, rtol=1e-12, atol=1e-12)
+        np.testing.assert_array_equal(est.components_, est.M_.T)
+        assert est.cost_ == pytest.approx(est.objective_.cost(est.M_), rel=1e-12)
+
+
+def test_auto_n_components_is_the_eigengap_at_the_solution(wine):
+    """n_components="auto": q* = argmax of Φ's eigengap (ISM+ Eq. 50) at the fitted point,
+    and eigengap_ is that gap."""
+    X, y = wine
+    for est, args in ((SupervisedHSIC("auto"), (X, y)),
+                      (UnsupervisedHSIC("auto", n_clusters=3, max_outer=5), (X,))):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            est.fit(*args)
+        w = np.linalg.eigvalsh(est.objective_.phi(est.M_))
+        q = est.n_components_
+        assert est.M_.shape == (13, q) and largest_eigengap(w) == q
+        assert est.eigengap_ == pytest.approx(w[q] - w[q - 1], rel=1e-10)
+
+
+def test_clustering_counts_rounds_and_checks_its_settings(wine):
+    X, y = wine
+    with pytest.warns(ConvergenceWarning, match="max_outer=4") as caught:
+        est = KDAC(2, n_clusters=3, max_outer=4).fit(X, y)
+    assert caught[0].filename == __file__  # the warning points at the caller's fit
+    assert est.n_iter_ == est.n_outer_ == len(est.history_)
+    assert est.existing_classes_.tolist() == [0, 1, 2]
+    for bad in ({"max_outer": 0}, {"outer_tol": -1.0}, {"spectral": "dense"},
+                {"n_clusters": 2.5}):
+        with pytest.raises(ValueError, match=f"^{next(iter(bad))}:"):
+            UnsupervisedHSIC(2, **bad).fit(X)
+    with pytest.raises(ValueError, match="^y: .*requires y"):
+        KDAC(2).fit(X)

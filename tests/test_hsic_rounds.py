@@ -1,4 +1,4 @@
-"""The clustering HSIC estimators' rounds (``ldr/estimators/_hsic_rounds.py``): the inexact
+"""The clustering HSIC estimators' rounds (``ldr/estimators/hsic_alternation.py``): the inexact
 rounds (one ISM step each until the alternation settles) reach the exact rounds' fixed point;
 (R1) from the U-step's kept kernel is HSIC's Φ; the U-step's Gaussian gram and its Lanczos
 route are the dense ones."""
@@ -10,8 +10,8 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.preprocessing import StandardScaler
 
 from ldr.estimators import KDAC, SemiSupervisedHSIC, UnsupervisedHSIC
-from ldr.estimators._hsic_rounds import PHI_BLOCKED_MIN, phi_from_gram
-from ldr.estimators._spectral import (
+from ldr.estimators.hsic_alternation import PHI_BLOCKED_MIN, phi_from_gram
+from ldr.estimators.spectral import (
     LANCZOS_MIN,
     SYMMETRIC_BLOCK,
     WARM_LANCZOS_MIN,

@@ -237,15 +237,15 @@ def test_approximation_arguments_are_checked():
 
 def test_estimator_with_an_approximation_is_seeded_and_accurate():
     X, y = load_wine(return_X_y=True)
-    a = SupervisedHSIC(n_components=4, approximation="nystroem", n_features=64,
+    a = SupervisedHSIC(n_components=4, approximation="nystroem", n_kernel_features=64,
                        random_state=1).fit(X, y)
-    b = SupervisedHSIC(n_components=4, approximation="nystroem", n_features=64,
+    b = SupervisedHSIC(n_components=4, approximation="nystroem", n_kernel_features=64,
                        random_state=1).fit(X, y)
     exact = SupervisedHSIC(n_components=4).fit(X, y)
     np.testing.assert_array_equal(a.M_, b.M_)
     assert isinstance(a.result_.M, np.ndarray) and a.M_.shape == (13, 4)
     assert ldr.manifolds.sin_largest_angle(a.M_, exact.M_) < 0.1
-    pipe = make_pipeline(SupervisedHSIC(n_components=4, approximation="rff", n_features=256),
+    pipe = make_pipeline(SupervisedHSIC(n_components=4, approximation="rff", n_kernel_features=256),
                          SVC())
     cv = StratifiedKFold(10, shuffle=True, random_state=0)
     assert cross_val_score(pipe, X, y, cv=cv).mean() >= 0.93
@@ -269,23 +269,25 @@ def test_the_estimator_keeps_one_standardized_copy_of_x(approximation, monkeypat
         assert not np.shares_memory(HSIC.supervised(Xs, y, 2).X, Xs)
     np.testing.assert_array_equal(own, Xs)
     seen = []
-    real = SupervisedHSIC._objective
+    real = SupervisedHSIC._hsic
 
-    def spy(self, Xs, Gamma, q):
-        obj = real(self, Xs, Gamma, q)
-        seen.append((obj.X is Xs, Xs.copy()))
+    def spy(self, data, Gamma, q):
+        obj = real(self, data, Gamma, q)
+        seen.append((obj.X is data.X, data.X.copy()))
         return obj
 
-    monkeypatch.setattr(SupervisedHSIC, "_objective", spy)
+    monkeypatch.setattr(SupervisedHSIC, "_hsic", spy)
     model = SupervisedHSIC(4, approximation=approximation,
-                           **({} if approximation is None else {"n_features": 64})).fit(X, y)
+                           **({} if approximation is None else {"n_kernel_features": 64})
+                           ).fit(X, y)
     assert seen and all(same for same, _ in seen)
     np.testing.assert_allclose(seen[0][1], Xs, rtol=1e-14, atol=1e-14)
     with monkeypatch.context() as m:
-        m.setattr(SupervisedHSIC, "_objective", real)
+        m.setattr(SupervisedHSIC, "_hsic", real)
         m.setattr(cls, "__init__", _with_copy(cls.__init__))
         again = SupervisedHSIC(4, approximation=approximation,
-                               **({} if approximation is None else {"n_features": 64})).fit(X, y)
+                               **({} if approximation is None else {"n_kernel_features": 64})
+                               ).fit(X, y)
     np.testing.assert_array_equal(model.M_, again.M_)
 
 

@@ -10,10 +10,10 @@ import pytest
 import scipy.spatial.distance
 
 import ldr.estimators as est
-import ldr.estimators._spectral as _spectral
+import ldr.estimators.spectral as spectral_module
 import ldr.objectives._nca as nca_module
 import ldr.objectives.mds as mds_module
-from ldr.estimators._spectral import (
+from ldr.estimators.spectral import (
     gaussian_gamma,
     kernel_embedding,
     nystroem_embedding,
@@ -206,7 +206,7 @@ def test_gaussian_gamma_factor_equals_the_dense_gamma(monkeypatch):
         np.testing.assert_allclose((F * s) @ F.T, K / n**2, rtol=0,
                                    atol=1e-8 * np.abs(K).max() / n**2)
         with monkeypatch.context() as patch:   # Ψ in blocks of rows (uneven), as past 4096
-            patch.setattr(_spectral, "BLOCK", 97)
+            patch.setattr(spectral_module, "BLOCK", 97)
             F2, s2 = gaussian_gamma(Y, 1.0, 128, 0)
         np.testing.assert_allclose((F2 * s2) @ F2.T, (F * s) @ F.T, rtol=0,
                                    atol=1e-12 * np.abs(K).max() / n**2)
@@ -219,7 +219,8 @@ def test_clustering_estimators_nystroem_u_step_agrees_with_the_exact_one():
     X, y = _blobs(300, 4, seed=7)
     for cls, args in ((est.UnsupervisedHSIC, (X,)), (est.KDAC, (X, y))):
         exact = cls(2, n_clusters=3, max_outer=3, spectral="exact").fit(*args)
-        nys = cls(2, n_clusters=3, max_outer=3, spectral="nystroem", n_features=300).fit(*args)
+        nys = cls(2, n_clusters=3, max_outer=3, spectral="nystroem",
+                  n_kernel_features=300).fit(*args)
         assert adjusted_rand_score(exact.labels_, nys.labels_) > 0.99
         assert sin_largest_angle(exact.M_, nys.M_) < 1e-6
     with pytest.raises(ValueError, match="spectral:"):

@@ -20,7 +20,7 @@ from ldr.driver import solve
 from ldr.errors import ParameterError
 from ldr.objective import Objective
 from ldr.result import Result, Trace
-from ldr.solvers import ISM, chain
+from ldr.solvers import chain
 from ldr.stopping import StopOptions
 
 #: options of :func:`ldr.solve` that ``solver_params`` may hold (the others have their own
@@ -36,38 +36,7 @@ _DEPRECATED_PARAMS = {"gtol": "tol", "max_iter": "max_iter"}
 _NEW = {"gtol": "tol"}
 
 
-#: ISM's cycle tolerance and the step tolerance (xtol) of an approximate HSIC W-step
-#: (Nyström, random features).  There Φ carries the rounding of (K_LL + 1e-6·I)⁻¹
-#: (:mod:`ldr.kernels.features`): measured on make_classification (d = 50, 10 classes, Nyström
-#: with 512 landmarks), UnsupervisedHSIC's W-steps either fell into a period-2 cycle whose
-#: 2-step distance shrank to 7e-7 in 22 steps and then floated between 1e-8 and 1e-7
-#: (n = 10⁴), or reached a fixed point whose steps then floated between 3e-9 and 1e-8, the cost
-#: by 1e-9 relative (n = 6000) — never down to ISM's default cycle tolerance 1e-9 or the
-#: driver's xtol 1e-10, and too far above rounding for the driver's rounding-floor rule: every
-#: such W-step ran ISM's 50 iterations of patience (once 95) at noise level.  These are above
-#: those floors.  The answers (n = 6000,
-#: ``benchmarks/results/bench_pairwise_scale_clustering_1e5.txt``): the same labels and
-#: costs, the subspace within sin θ = 8e-9 (fixed point) and 2.4e-6 (the best iterate of a
-#: cycle, taken a little earlier in the cycle's approach).
-APPROXIMATE_CYCLE_TOL = 1e-6
-#: the step tolerance (xtol of :func:`ldr.solve`) of that W-step, as above
-APPROXIMATE_XTOL = 1e-7
-
-
 # --- solver settings ---------------------------------------------------------------------------
-def w_step_solve_args(estimator) -> tuple:
-    """``(solver, options)`` of an HSIC estimator's W-step: its ``solver`` and
-    :func:`solver_options`; for the default solver (None) with an ``approximation``, ISM with
-    :data:`APPROXIMATE_CYCLE_TOL` and, unless ``solver_params`` sets one, xtol
-    :data:`APPROXIMATE_XTOL`."""
-    options = solver_options(estimator)
-    if estimator.solver is not None or estimator.approximation is None:
-        return estimator.solver, options
-    if "xtol" not in (estimator.solver_params or {}):
-        options["xtol"] = APPROXIMATE_XTOL
-    return ISM(cycle_tol=APPROXIMATE_CYCLE_TOL), options
-
-
 def seed_of(random_state):
     """An int or None for :func:`ldr.solve` from a scikit-learn ``random_state``."""
     if random_state is None or (isinstance(random_state, numbers.Integral)

@@ -724,12 +724,12 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         self._prepare(data)
         r = self._n_components(data)
         obj, res = self._fit_point(data, r)
-        self.n_components_ = r
-        M = self._finish(data, obj, res)
         self.objective_ = obj
         self.result_ = res
+        self.n_components_ = r
         self.cost_ = float(res.cost)
         self.n_iter_ = res.n_iter
+        M = self._finish(data, obj, res)  # may refine n_components_, cost_, n_iter_
         components = self._components(data, obj, M)
         self.map_ = self._affine_map(data, obj, M)
         self.M_ = self._point(data, M)
@@ -742,23 +742,24 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         return self
 
     def _store(self, data: FitData) -> None:
-        """The fitted arrays rounded to the input's float dtype and moved to its namespace."""
+        """The fitted arrays rounded to the input's float dtype and moved to its namespace
+        (labels moved, never rounded; the driver's records stay NumPy)."""
         for name, value in list(vars(self).items()):
-            if name.startswith("_") or not name.endswith("_") or name in LABELS:
+            if name.startswith("_") or not name.endswith("_") or name in HOST_ONLY:
                 continue
             if isinstance(value, AffineMap):
                 value = value.rounded(data.dtype)
                 if data.space is not None:
                     value = value.moved(data.space)
+            elif name in LABELS:
+                if data.space is not None and isinstance(value, np.ndarray) \
+                        and value.dtype.kind in "biuf":
+                    value = moved(value, data.space)
             else:
                 value = rounded(value, data.dtype)
-                if data.space is not None and name not in HOST_ONLY:
+                if data.space is not None:
                     value = moved(value, data.space)
             setattr(self, name, value)
-        if data.space is not None:
-            classes = getattr(self, "classes_", None)
-            if isinstance(classes, np.ndarray) and classes.dtype.kind in "biuf":
-                self.classes_ = moved(classes, data.space)
 
     # --- the solver's settings --------------------------------------------------------------
     def _solve_options(self) -> dict:

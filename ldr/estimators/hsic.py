@@ -1,10 +1,11 @@
 """HSIC-based interpretable kernel dimension reduction in its four paradigms (ISM papers).
 
-Every estimator standardizes X per feature, then alternates (for the clustering paradigms)
-between a **W-step** — minimize −tr(Γ K_XW) over W on Grassmann(d, q) with any solver (ISM by
-default, see :class:`ldr.objectives.HSIC`) — and a **U-step** — spectral clustering of the
-projected data.  Γ is built as a low-rank factor ``(F, s)``, Γ = F diag(s) Fᵀ, divided by n²
-(the empirical HSIC's scale):
+Every estimator standardizes X per feature, then minimizes −tr(Γ K_XW) over W on
+Grassmann(d, q) — the **W-step**, with any solver (ISM by default, see
+:class:`ldr.objectives.HSIC`) — once (:class:`SupervisedHSIC`) or, for the clustering
+paradigms, alternately with a **U-step**, the spectral embedding of the projected data
+(:mod:`ldr.estimators.hsic_alternation`).  Γ is built as a low-rank factor ``(F, s)``,
+Γ = F diag(s) Fᵀ, divided by n² (the empirical HSIC's scale):
 
 ============================  ===========================================================
 paradigm                      Γ
@@ -15,66 +16,113 @@ semi-supervised (Chang)       D^{-1/2}UUᵀD^{-1/2} + μ H K_Ŷ H,  Ŷ expert sc
 alternative (KDAC)            D^{-1/2}H(UUᵀ − λYYᵀ)HD^{-1/2},  Y the existing clustering
 ============================  ===========================================================
 
-with H = I − 11ᵀ/n and D = diag(K_XW 1).  The U-step takes the top-k eigenvectors of
-D^{-1/2}K_XW D^{-1/2} (H D^{-1/2}K_XW D^{-1/2} H for KDAC) and labels are k-means on the
-row-normalized U.  ``n_components="auto"`` picks q at the largest eigengap of Φ (ISM+
-Eq. 50), first of Φ₀, then of Φ at the solution; None (the default) is the natural maximum
-q = n_features − 1 (at q = n_features, K_XW is the kernel of the whole space and there is
-nothing left to choose).
+with H = I − 11ᵀ/n and D = diag(K_XW 1) (ISM Eqs. 1–5).  The U-step takes the top-k
+eigenvectors of D^{-1/2}K_XW D^{-1/2} (H D^{-1/2}K_XW D^{-1/2} H for KDAC, its Eq. 3) and
+labels are k-means on the row-normalized U.  ``n_components="auto"`` picks q at the largest
+eigengap of Φ (ISM+ Eq. 50), first of Φ₀, then of Φ at the solution; None (the default) is
+the natural maximum q = n_features − 1 (at q = n_features, K_XW is the kernel of the whole
+space and there is nothing left to choose).
 
-float32 X gives float32 ``transform`` output and fitted arrays; the W-step and the spectral
-U-step run in float64 on the upcast data (:mod:`ldr.estimators._output`).
+The fitted map is ``transform(X) = ((X − mean_) / scale_) @ M_``, the base's
+``(X − map_.shift) @ map_.matrix`` with ``map_.matrix = M_ / scale_[:, None]``.  float32 X
+gives float32 ``transform`` output and fitted arrays; the W-step and the U-step run in
+float64.
+
+**Array namespaces.**  Under ``sklearn.config_context(array_api_dispatch=True)`` an input of
+another namespace than NumPy (a PyTorch tensor, a CuPy or array-api-strict array) gives the
+fitted arrays — ``M_``, ``components_``, ``mean_``, ``scale_``, numeric ``classes_`` and the
+clusterers' ``labels_`` — and ``transform`` in that namespace and on that device.
+:class:`SupervisedHSIC` fits there: one host copy of the rows gives what is computed once —
+the magnitude check, the standardization's mean and scale (as NumPy's fit does, so the
+answers agree to rounding), the Gaussian's σ, Γ from y and its class order — and the rows are
+standardized on the device, where :class:`ldr.objectives.HSIC` computes its block sums, Φ₀
+and Hessian-vector products for every built-in kernel and conic combination of them
+(:meth:`ldr.kernels.Kernel.derivatives`) and :func:`ldr.solve` iterates.  What has no
+namespace code — a :class:`~ldr.kernels.Custom` kernel (autograd's f), an ``approximation``,
+``backend="dask"`` — runs the W-step in NumPy on the host copy.  Its answer is a subspace
+found from eigenvectors (ISM's Φ₀ and steps), whose signs NumPy's and another library's
+``eigh`` may choose differently: ``M_`` spans NumPy's subspace (to the solver's tolerance),
+its columns possibly flipped.  The clustering estimators fit on a host copy (the spectral
+U-step and k-means are NumPy and scikit-learn code).
+
+References
+----------
+Niu, Dy & Jordan (2011), Dimensionality reduction for spectral clustering, AISTATS.
+Chang, Chen, Cho, Castaldi, Silverman & Dy (2017), Clustering with domain-specific
+usefulness scores, SDM.
+Wu, Li, Ioannidis, Kaeli, Sznaier & Dy (2018), Iterative spectral method for alternative
+clustering, AISTATS (KDAC).
+Wu, Miller, Chang, Sznaier & Dy (2019), Solving interpretable kernel dimension reduction,
+NeurIPS (ISM).
+Wu, Miller, Chang & Dy (2020), Spectral non-convex optimization for dimension reduction with
+Hilbert-Schmidt independence criterion (ISM+).
 """
 
 from __future__ import annotations
 
 import numbers
+import warnings
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClusterMixin, TransformerMixin
+from sklearn.base import ClusterMixin
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import type_of_target
-from sklearn.utils.validation import check_is_fitted
 
-from ldr.data.rows import map_rows
-from ldr.data.validation import check_labels, check_magnitude, is_lazy, refuse_lazy
+from ldr.data import arrays
+from ldr.data.validation import check_labels, check_magnitude
 from ldr.driver import solve
 from ldr.errors import ParameterError
-from ldr.estimators._base import (
-    FLOAT_DTYPES,
-    OutputMixin,
-    as_output,
-    cast_fitted,
+from ldr.estimators.base import (
+    AffineMap,
+    FitData,
+    LinearDR,
     deprecated_attribute,
-    output_dtype,
-    preserve_float32,
-    reraise_interrupt,
-    seed_of,
+    random_seed,
     start_point,
-    warn_if_unconverged,
+    validate_data,
 )
-from ldr.estimators._hsic_namespace import NamespaceOutput, fit_in, namespace_of, to_numpy
-from ldr.estimators._hsic_rounds import fit_alternation
-from ldr.estimators._namespace import answer_in, on_host
-from ldr.estimators._output import validate_data
-from ldr.estimators._solving import w_step_solve_args
-from ldr.estimators._spectral import gaussian_gamma
+from ldr.estimators.hsic_alternation import HSICAlternation
+from ldr.estimators.spectral import check_spectral, cluster_rows, gaussian_gamma
 from ldr.kernels import Gaussian, make_kernel, median_distance
+from ldr.kernels.family import in_namespace
 from ldr.kernels.features import check_approximation
 from ldr.kernels.tiles import DEFAULT_MEMORY_BUDGET
 from ldr.objectives.hsic import HSIC, ApproximateHSIC, label_gamma
+from ldr.solvers import ISM
+
+__all__ = ["APPROXIMATE_CYCLE_TOL", "APPROXIMATE_XTOL", "GAMMA_DENSE_MAX", "KDAC",
+           "SemiSupervisedHSIC", "SupervisedHSIC", "UnsupervisedHSIC", "largest_eigengap",
+           "w_step_solve_args"]
 
 #: y_kernel="gaussian" forms Γ densely up to this many rows, a low-rank factor beyond
 GAMMA_DENSE_MAX = 2000
+#: ISM's cycle tolerance in a W-step on an approximate kernel (random features, Nyström).
+#: Φ is then computed through the approximation's feature map (Nyström's: the landmarks'
+#: kernel inverted with a 1e-6 ridge, :mod:`ldr.kernels.features`), whose rounding floor lies
+#: far above float64's; ISM's steps and cycles settle at that floor, not at the exact
+#: objective's, so the W-step's tolerances stand above it: the W-step ends where the
+#: approximation has determined its answer instead of spending ISM's patience at noise level.
+APPROXIMATE_CYCLE_TOL = 1e-6
+#: the step tolerance (xtol of :func:`ldr.solve`) of that W-step, above the same floor
+APPROXIMATE_XTOL = 1e-7
 
 
-def _center(F: np.ndarray) -> np.ndarray:
+def center(F: np.ndarray) -> np.ndarray:
     """H F, H = I − 11ᵀ/n."""
     return F - F.mean(axis=0)
 
 
-def _onehot(y, n: int) -> tuple[np.ndarray, np.ndarray]:
+def one_hot(y, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(classes, Y)``: the class labels y (n of them, checked) and their n×c one-hot
+    matrix."""
     classes, codes = check_labels(y, n, "y")
     return classes, np.eye(len(classes))[codes]
+
+
+def host_eigenvalues(S) -> np.ndarray:
+    """The ascending eigenvalues of the symmetric d×d matrix S (of any namespace), on the
+    host."""
+    return np.linalg.eigvalsh(np.asarray(arrays.to_host(S), dtype=float))
 
 
 def largest_eigengap(eigenvalues: np.ndarray, q_max: int | None = None) -> int:
@@ -85,149 +133,232 @@ def largest_eigengap(eigenvalues: np.ndarray, q_max: int | None = None) -> int:
     return int(np.argmax(gaps)) + 1
 
 
-class _HSICBase(OutputMixin, TransformerMixin, BaseEstimator):
-    """Shared parameters, scaling, the W-step and ``transform``."""
+def w_step_solve_args(estimator) -> tuple:
+    """``(solver, options)`` of an HSIC estimator's W-step: its ``solver`` and the options of
+    :func:`ldr.solve` from its settings; for the default solver (None) with an
+    ``approximation``, ISM with :data:`APPROXIMATE_CYCLE_TOL` and, unless ``solver_params``
+    sets one, xtol :data:`APPROXIMATE_XTOL`."""
+    options = estimator._solve_options()
+    if estimator.solver is not None or estimator.approximation is None:
+        return estimator.solver, options
+    if "xtol" not in (estimator.solver_params or {}):
+        options["xtol"] = APPROXIMATE_XTOL
+    return ISM(cycle_tol=APPROXIMATE_CYCLE_TOL), options
 
+
+class _HSICBase(LinearDR):
+    """What the four paradigms share: the parameters' checks, the standardization, the
+    kernel, the W-step and the fitted map."""
+
+    _objective_class = HSIC
     W_ = deprecated_attribute("M_", "W_")
 
-    def _validate_X(self, X):
-        """``validate_data`` keeping float32; returns (X as float64, the output dtype)."""
-        refuse_lazy(X, "X", type(self).__name__)
-        X = validate_data(self, X, dtype=FLOAT_DTYPES, ensure_min_samples=2)
-        return np.asarray(X, dtype=np.float64), output_dtype(X)
+    def _requires_y(self) -> bool:
+        return True
 
-    def _check_params(self, X):
-        d = X.shape[1]
-        q = self.n_components
-        if not (q is None or (isinstance(q, str) and q == "auto")
-                or (isinstance(q, numbers.Integral) and not isinstance(q, bool)
-                    and 1 <= q < d)):
-            raise ParameterError("n_components", f"must be None, 'auto' or an integer q with "
-                             f"1 <= q < n_features = {d}, got {q!r}")
+    def _validate_with_y(self, X, y, dtypes) -> tuple:
+        """X validated; y as given (on the host), checked by the paradigm's Γ."""
+        X = validate_data(self, X, dtype=dtypes, ensure_min_samples=2)
+        return X, y if arrays.foreign(y) is None else arrays.to_host(y)
+
+    # --- the pipeline's hooks (ldr.estimators.base) -------------------------------------
+    def _check_settings(self, data: FitData) -> None:
+        """The parameters checked before any work (a subclass adds its own);
+        ``data.params["n_kernel_features"]``, given under either name."""
+        d = data.n_features
         if d < 2:
-            raise ParameterError("n_components", f"n_features = {d} leaves no proper subspace to "
-                             f"reduce to: pass data with at least two features")
+            raise ParameterError("n_components", f"n_features = {d} leaves no proper subspace "
+                                 "to reduce to: pass data with at least two features")
+        self._n_components(data)  # (its checks, before the kernel and Γ are built)
         if self.sigma is not None and not (np.isscalar(self.sigma) and self.sigma > 0):
             raise ParameterError("sigma", f"must be a positive number, got {self.sigma!r}")
+        m, name = self._renamed("n_kernel_features", "n_features")
+        try:
+            check_approximation(self.approximation, m)
+        except ParameterError as exc:
+            raise (exc.renamed(name) if exc.param == "n_features" else exc) from None
+        data.params["n_kernel_features"] = int(m)
 
-    def _scale(self, X, fit: bool):
-        check_magnitude(X, "X")
-        if fit:
-            self.mean_, sd = X.mean(axis=0), X.std(axis=0)
-            self.scale_ = np.where(sd > 0, sd, 1.0)
-        Xs = X - self.mean_   # the estimator's own copy (the objectives keep it: copy=False)
-        Xs /= self.scale_     # in place: one n×d temporary fewer at the peak
-        return Xs
+    def _prepare(self, data: FitData) -> None:
+        """The settings checked; ``mean_``, ``scale_`` and ``kernel_`` from the rows (on the
+        host); ``data.X`` becomes the standardized rows."""
+        self._check_settings(data)
+        rows = np.asarray(arrays.to_host(data.X), dtype=np.float64)
+        check_magnitude(rows, "X")
+        sd = rows.std(axis=0)
+        self.mean_ = rows.mean(axis=0)
+        self.scale_ = np.where(sd > 0, sd, 1.0)
+        Xs = rows - self.mean_  # the one standardized copy (the objectives keep it: copy=False)
+        Xs /= self.scale_       # in place: one n×d temporary fewer at the peak
+        self.kernel_ = self._kernel(Xs)
+        data.X = Xs
+
+    def _n_components(self, data: FitData):
+        """q: an integer with 1 <= q < n_features; None gives n_features − 1; "auto" gives
+        None here (the largest eigengap, chosen in the W-step)."""
+        d = data.n_features
+        q = self.n_components
+        if isinstance(q, str) and q == "auto":
+            return None
+        if q is None:
+            return d - 1
+        if isinstance(q, bool) or not isinstance(q, numbers.Integral) or not 1 <= q < d:
+            raise ParameterError("n_components", f"must be None, 'auto' or an integer q with "
+                                 f"1 <= q < n_features = {d}, got {q!r}")
+        return int(q)
 
     def _kernel(self, Xs):
-        if self.kernel == "gaussian" or self.kernel is None:
+        """The kernel on XW: the Gaussian of width ``sigma`` (default the median pairwise
+        distance of the standardized rows), or ``kernel`` fitted to them."""
+        if self.kernel is None or (isinstance(self.kernel, str) and self.kernel == "gaussian"):
             sigma = self.sigma if self.sigma is not None else median_distance(Xs)
             return Gaussian(sigma)
         return make_kernel(self.kernel).fit(Xs)
 
-    def _objective(self, Xs, Gamma, q):
-        """The W-step's objective: exact :class:`HSIC` (row blocks within ``memory_budget``)
-        or, with ``approximation``, :class:`ApproximateHSIC` seeded by ``random_state``."""
+    def _hsic(self, data: FitData, Gamma, q: int):
+        """The W-step's objective on the standardized rows ``data.X``: exact :class:`HSIC`
+        (row blocks within ``memory_budget``) or, with ``approximation``,
+        :class:`ApproximateHSIC` seeded by ``random_state``."""
         if self.approximation is None:
-            return HSIC(Xs, Gamma, q, kernel=self.kernel_, block_size=self.block_size,
+            return HSIC(data.X, Gamma, q, kernel=self.kernel_, block_size=self.block_size,
                         memory_budget=self.memory_budget, backend=self.backend, copy=False)
-        check_approximation(self.approximation, self.n_features)
-        seed = seed_of(self.random_state)
-        return ApproximateHSIC(Xs, Gamma, q, kernel=self.kernel_,
-                               approximation=self.approximation, n_features=self.n_features,
-                               random_state=seed, memory_budget=self.memory_budget,
-                               copy=False)
+        return ApproximateHSIC(data.X, Gamma, q, kernel=self.kernel_,
+                               approximation=self.approximation,
+                               n_features=data.params["n_kernel_features"],
+                               random_state=random_seed(self.random_state),
+                               memory_budget=self.memory_budget, copy=False)
 
-    def _w_step(self, Xs, Gamma, q, W0=None, known=None, obj=None):
-        obj = self._objective(Xs, Gamma, q) if obj is None else obj
-        if known is not None and isinstance(obj, HSIC):  # (cost, Φ) at W0: no pass there
-            obj.remember(W0, *known)
-        # every solver starts from ISM's spectral start (Φ₀'s minimizing eigenvectors,
-        # start="heuristic") unless warm-started: deterministic, and the same start whichever
-        # solver is chosen
-        M0 = W0 if W0 is not None else start_point(self.start, obj)
+    def _run(self, obj, start):
+        """:func:`ldr.solve` with the W-step's solver and settings
+        (:func:`w_step_solve_args`); a ConvergenceWarning when it did not converge."""
         solver, options = w_step_solve_args(self)
-        res = solve(obj, solver, M0, **options)
-        reraise_interrupt(res)
-        warn_if_unconverged(self, res, "raise max_iter, loosen tol, or use "
-                            "solver=['ism', 'trust-region']", "the W-step", stacklevel=5)
-        return obj, res
+        res = solve(obj, solver, start, **options)
+        self._warn_unconverged(res, "raise max_iter, loosen tol, or use "
+                                    "solver=['ism', 'trust-region']", "the W-step")
+        # autograd's cached gradient closure is rebuilt on demand and cannot be pickled
+        obj.__dict__.pop("_ag_grad", None)
+        return res
 
-    def _fit_w(self, Xs, Gamma, W0=None, known=None, obj=None):
-        """The W-step from W0 (``known``: the cost and Φ at W0, when the caller has them;
-        ``obj``: the W-step's objective, when the caller has built it)."""
-        q = Xs.shape[1] - 1 if self.n_components is None else self.n_components
-        if isinstance(q, str):  # "auto"
-            probe = self._objective(Xs, Gamma, 1)
-            q = largest_eigengap(np.linalg.eigvalsh(to_numpy(probe.phi0())))
-            obj, res = self._w_step(Xs, Gamma, q)
-            q_final = largest_eigengap(np.linalg.eigvalsh(to_numpy(obj.phi(res.M))))
-            if q_final != q:
-                q = q_final
-                obj, res = self._w_step(Xs, Gamma, q)
-        else:
-            obj, res = self._w_step(Xs, Gamma, q, W0, known, obj)
-        w = np.linalg.eigvalsh(to_numpy(obj.phi(res.M)))  # d×d: on the host
+    def _w_step(self, data: FitData, Gamma, q, start=None, known=None, obj=None) -> tuple:
+        """``(objective, Result)``: −tr(Γ K_XW) minimized over W on Grassmann(d, q) from
+        ``start`` (None: the estimator's ``start``; ISM's spectral start by default, the
+        same whichever solver is chosen); ``known``: (cost, Φ) at ``start`` when the caller
+        has them; ``obj``: the objective when the caller has built it.  q None
+        (``n_components="auto"``): q at the largest eigengap of Φ₀, then, when the solution's
+        Φ has it elsewhere, solved again there (ISM+ Eq. 50)."""
+        if q is None:
+            probe = self._hsic(data, Gamma, 1)
+            q = largest_eigengap(host_eigenvalues(probe.phi0()))
+            obj = self._hsic(data, Gamma, q)
+            res = self._run(obj, start_point(self.start, obj))
+            at_solution = largest_eigengap(host_eigenvalues(obj.phi(res.M)))
+            if at_solution == q:
+                return obj, res
+            obj = self._hsic(data, Gamma, at_solution)
+            return obj, self._run(obj, start_point(self.start, obj))
+        if obj is None:
+            obj = self._hsic(data, Gamma, q)
+        if known is not None and isinstance(obj, HSIC):  # (cost, Φ) at start: no pass there
+            obj.remember(start, *known)
+        if start is None:
+            start = start_point(self.start, obj)
+        return obj, self._run(obj, start)
+
+    def _finish(self, data: FitData, obj, result):
+        """The point on the host; ``n_components_`` and ``eigengap_`` (λ_{q+1} − λ_q of Φ at
+        it); the objective's kept values dropped (``objective_`` keeps no n×n arrays)."""
+        M = np.asarray(arrays.to_host(result.M), dtype=np.float64)
+        q = M.shape[1]
+        w = host_eigenvalues(obj.phi(result.M))
         self.eigengap_ = float(w[q] - w[q - 1])
         self.n_components_ = q
-        self.M_, self.components_, self.result_, self.n_iter_ = res.M, res.M.T, res, res.n_iter
-        return obj, res
+        if isinstance(obj, HSIC):
+            obj.forget()
+        return M
 
-    def transform(self, X):
-        """Project standardized X onto the learned subspace: ((X − mean)/scale) W."""
-        check_is_fitted(self, "M_")
-        if is_lazy(X):  # lazy, block by block
-            return map_rows(X, self.transform, self.n_features_in_, self.M_.shape[1])
-        X = validate_data(self, X, reset=False, dtype=FLOAT_DTYPES)
-        Z = self._scale(np.asarray(X, dtype=np.float64), fit=False) @ self.M_
-        return as_output(Z, output_dtype(X))
+    def _affine_map(self, data: FitData, obj, M) -> AffineMap:
+        """``((X − mean_) / scale_) @ M_`` as ``(X − mean_) @ (M_ / scale_[:, None])``."""
+        return AffineMap(self.mean_, M / self.scale_[:, None])
 
 
-class SupervisedHSIC(NamespaceOutput, _HSICBase):
-    """Supervised HSIC dimension reduction: maximize HSIC(XW, y), Γ = H K_Y H.
+class SupervisedHSIC(_HSICBase):
+    """Supervised HSIC dimension reduction: maximize HSIC(XW, y), Γ = H K_Y H / n².
 
-    Tensors under ``array_api_dispatch`` (fit on the device): :mod:`ldr.estimators._hsic_namespace`.
+    Minimizes −tr(Γ K_XW) over W on Grassmann(d, q) (ISM Eq. 1, the supervised paradigm) on
+    the standardized rows, with K_Y = YYᵀ for one-hot class labels or a kernel on
+    continuous targets (module docstring; under ``array_api_dispatch`` the fit runs in the
+    input's namespace).
 
     Parameters
     ----------
     n_components : int, "auto" or None, default None
-        q, the subspace dimension (1 <= q < n_features); "auto" takes the largest eigengap;
-        None the natural maximum n_features − 1 (module docstring).
-    kernel : "gaussian" or an ISM-family kernel (:mod:`ldr.kernels`)
+        q, the subspace dimension (1 <= q < n_features); "auto" takes the largest eigengap
+        of Φ (ISM+ Eq. 50); None the natural maximum n_features − 1.
+    kernel : "gaussian" or an ISM-family kernel (:mod:`ldr.kernels`), default "gaussian"
+        The kernel on XW.
     sigma : float, optional
-        Gaussian width; default the median pairwise distance of the standardized data.
-    y_kernel : {"onehot", "linear", "gaussian"}
+        The Gaussian's width; default the median pairwise distance of the standardized rows.
+    y_kernel : {"onehot", "linear", "gaussian"}, default "onehot"
         K_Y = YYᵀ with one-hot labels (classification), or a linear / Gaussian kernel on
         standardized continuous targets.  A continuous y (scikit-learn's ``type_of_target``
-        "continuous") with "onehot" is a ValueError that names the other two.
-    solver : solver name, instance or chain; None (default) is the HSIC objective's default,
-        ``["ism", "trust-region"]``: ISM's spectral iterations, then a second-order polish
-        that certifies the point and repairs an ISM cycle
-    start : "heuristic" (default: ISM's spectral start, the minimizing eigenvectors of Φ₀),
-        "random" or an array (n_features, q): the W-step's start
-    tol : relative gradient-norm tolerance of the W-step (``gtol`` of :func:`ldr.solve`)
-    max_iter, solver_params : the W-step's budget (the default per stage; one set bounds
-        the whole W-step, Hessian-vector products counted) and :func:`ldr.solve`'s options
-    random_state : seed of random starts and of the random features (default 0; None: fresh
-        entropy)
-    block_size : rows per block of the W-step's kernel passes
-    memory_budget : bytes for the W-step's b×n working arrays (default 256 MiB); the block
-        size is chosen from it, so memory is O(n·(block + d)), never O(n²) (for class labels
-        or ``y_kernel="linear"``; ``y_kernel="gaussian"`` forms a dense n×n Γ up to 2000
-        samples, a Nyström factor with max(n_features, 256) landmarks beyond)
-    backend : "numpy" (in-process block loop) or "dask" (blocks as Dask tasks on the current
-        scheduler, e.g. a ``dask.distributed`` client)
-    approximation : None (exact), "rff" (random Fourier features) or "nystroem" — the
-        Gaussian kernel on XW approximated with ``n_features`` features / landmarks, seeded by
-        ``random_state`` (0 when None); Φ in O(n·m·(d + q)) (for n ≳ 10⁵; see
-        :class:`ldr.objectives.hsic.ApproximateHSIC`)
-    n_features : m, the approximation's error knob (default 512)
+        "continuous") with "onehot" is a ValueError that names the other two.  "gaussian"
+        forms a dense n×n Γ up to ``GAMMA_DENSE_MAX`` samples, a Nyström factor with
+        max(n_kernel_features, 256) landmarks beyond.
+    solver : str, Solver, list of them or None, default None
+        The W-step's solver; None: the HSIC objective's default, ``["ism", "trust-region"]``
+        (ISM's spectral iterations, then a second-order polish that certifies the point and
+        repairs an ISM cycle); with an ``approximation``, ISM with
+        :data:`APPROXIMATE_CYCLE_TOL` and xtol :data:`APPROXIMATE_XTOL`.
+    start : "heuristic", "random" or array, default "heuristic"
+        The W-step's start: ISM's spectral start (the minimizing eigenvectors of Φ₀), a
+        random point seeded by ``random_state``, or an (n_features, q) array.
+    tol : float or None, default None
+        The W-step's gradient tolerance, relative to the problem's gradient scale
+        (:func:`ldr.solve`'s ``tol``; None: its default for the W-step's float64 rows,
+        1e-8).
+    max_iter : int, default 500
+        The W-step's iterations, every solver stage and Hessian-vector product counted.
+    solver_params : dict, optional
+        The other options of :func:`ldr.solve` (``xtol``, ``ftol``, ``max_time``, ...).
+    random_state : int, RandomState, Generator or None, default 0
+        Seeds a random start, the random features and the landmarks; None: fresh entropy.
+    block_size : int, optional
+        Rows per block of the W-step's kernel passes.
+    memory_budget : float, default 256 MiB
+        Bytes for the W-step's b×n working arrays; the block size is chosen from it, so
+        memory is O(n·(block + d)), never O(n²) (for class labels or
+        ``y_kernel="linear"``).
+    backend : {"numpy", "dask"}, default "numpy"
+        The kernel passes in-process or as Dask tasks on the current scheduler (e.g. a
+        ``dask.distributed`` client).
+    approximation : {None, "rff", "nystroem"}, default None
+        None: the exact kernel; "rff" or "nystroem": the Gaussian kernel on XW approximated
+        with ``n_kernel_features`` random Fourier features or Nyström landmarks, seeded by
+        ``random_state``; Φ in O(n·m·(d + q)) (:class:`ldr.objectives.hsic.ApproximateHSIC`).
+    n_kernel_features : int, default 512
+        m, the approximation's number of random features or landmarks (its error knob).
+    n_features : deprecated
+        The former name of ``n_kernel_features``; warns, removed in the next release.
 
     Attributes
     ----------
-    M_ (n_features, q; ``W_`` is its deprecated alias), components_, n_components_,
-    eigengap_, result_ (the W-step's :class:`ldr.Result`), classes_ (one-hot labels), mean_,
-    scale_
+    M_ : (n_features, n_components) array
+        The orthonormal W in standardized coordinates (``W_`` is its deprecated alias).
+    components_ : (n_components, n_features)
+        ``M_.T``.
+    map_ : AffineMap
+        ``transform(X) == (X − mean_) @ (M_ / scale_[:, None])``.
+    mean_, scale_ : (n_features,)
+        The standardization: ``(X − mean_) / scale_``.
+    n_components_ : int
+    eigengap_ : float
+        λ_{q+1} − λ_q of Φ at ``M_`` (ISM+ Eq. 49; positive at a minimum ISM certifies).
+    kernel_ : Kernel
+        The kernel on XW, fitted.
+    classes_ : (n_classes,)
+        The class labels (``y_kernel="onehot"``).
+    cost_, n_iter_, result_, objective_, n_features_in_ : see :class:`LinearDR`
+        Of the W-step.
 
     Examples
     --------
@@ -238,31 +369,53 @@ class SupervisedHSIC(NamespaceOutput, _HSICBase):
     (178, 2)
     """
 
+    _computes_in_namespace = True
+
     def __init__(self, n_components=None, *, kernel="gaussian", sigma=None, y_kernel="onehot",
-                 solver=None, start="heuristic", tol=1e-8, max_iter=500, solver_params=None,
+                 solver=None, start="heuristic", tol=None, max_iter=500, solver_params=None,
                  random_state=0, block_size=None, memory_budget=DEFAULT_MEMORY_BUDGET,
-                 backend="numpy", approximation=None, n_features=512):
-        self.n_components, self.kernel, self.sigma, self.y_kernel = (
-            n_components, kernel, sigma, y_kernel)
-        self.solver, self.start, self.tol, self.max_iter = solver, start, tol, max_iter
+                 backend="numpy", approximation=None, n_kernel_features=512,
+                 n_features="deprecated"):
+        self.n_components = n_components
+        self.kernel = kernel
+        self.sigma = sigma
+        self.y_kernel = y_kernel
+        self.solver = solver
+        self.start = start
+        self.tol = tol
+        self.max_iter = max_iter
         self.solver_params = solver_params
-        self.random_state, self.block_size = random_state, block_size
-        self.memory_budget, self.backend = memory_budget, backend
-        self.approximation, self.n_features = approximation, n_features
+        self.random_state = random_state
+        self.block_size = block_size
+        self.memory_budget = memory_budget
+        self.backend = backend
+        self.approximation = approximation
+        self.n_kernel_features = n_kernel_features
+        self.n_features = n_features
 
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.target_tags.required = True
-        return tags
+    def _prepare(self, data: FitData) -> None:
+        """The standardization and the kernel (the base's, on the host), Γ from y
+        (``data.derived["Gamma"]``); the rows standardized in their namespace where the
+        W-step runs there (module docstring)."""
+        rows = data.X
+        super()._prepare(data)
+        data.derived["Gamma"] = self._gamma(data.y, data.X.shape[0],
+                                            data.params["n_kernel_features"])
+        if (data.space is not None and self.approximation is None and self.backend == "numpy"
+                and in_namespace(self.kernel_)):
+            # the same elementwise operations as NumPy's, on the device
+            data.X = (rows - arrays.like(self.mean_, rows)) / arrays.like(self.scale_, rows)
 
-    def _gamma(self, y, n):
+    def _gamma(self, y, n: int, m: int):
+        """Γ = H K_Y H / n² from the targets (``classes_`` for class labels)."""
         if self.y_kernel == "onehot":
-            _refuse_continuous(y)
+            refuse_continuous(y)
             self.classes_, Gamma = label_gamma(y, n)
             return Gamma
         if self.y_kernel not in ("linear", "gaussian"):
             raise ParameterError("y_kernel", f"expected 'onehot', 'linear' or 'gaussian', "
                                  f"got {self.y_kernel!r}")
+        self.__dict__.pop("classes_", None)  # (a previous fit's labels)
         try:
             y = np.asarray(y, dtype=float)
         except (TypeError, ValueError):
@@ -276,31 +429,20 @@ class SupervisedHSIC(NamespaceOutput, _HSICBase):
         sd = Y.std(axis=0)
         Y = (Y - Y.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
         if self.y_kernel == "linear":
-            return _center(Y), np.full(Y.shape[1], 1.0 / n**2)
+            return center(Y), np.full(Y.shape[1], 1.0 / n**2)
         sigma = median_distance(Y) if n > 1 else 1.0  # y_kernel == "gaussian"
-        if n > GAMMA_DENSE_MAX:  # a low-rank factor: never n×n (_spectral.gaussian_gamma)
-            return gaussian_gamma(Y, sigma, max(self.n_features, 256), seed_of(self.random_state))
+        if n > GAMMA_DENSE_MAX:  # a low-rank factor: never n×n
+            return gaussian_gamma(Y, sigma, max(m, 256), random_seed(self.random_state))
         KY = Gaussian(sigma).gram(Y, np.eye(Y.shape[1]))
         KY = KY - KY.mean(axis=0)
         return (KY - KY.mean(axis=1, keepdims=True)) / n**2
 
-    def fit(self, X, y):
-        if y is None:
-            raise ParameterError("y", f"{type(self).__name__} requires y to be passed, but the "
-                                      "target y is None: HSIC(XW, y) needs the targets")
-        if (space := namespace_of(X)) is not None:  # array API input (_hsic_namespace)
-            return fit_in(self, X, y, *space)
-        X, dtype = self._validate_X(X)
-        self._check_params(X)
-        Xs = self._scale(X, fit=True)
-        Gamma = self._gamma(y, X.shape[0])
-        self.kernel_ = self._kernel(Xs)
-        self._fit_w(Xs, Gamma)
-        cast_fitted(self, dtype)
-        return self
+    def _fit_point(self, data: FitData, r) -> tuple:
+        """The W-step (q chosen by the eigengap when ``n_components="auto"``)."""
+        return self._w_step(data, data.derived["Gamma"], r)
 
 
-def _refuse_continuous(y) -> None:
+def refuse_continuous(y) -> None:
     """Class labels only: a continuous y (scikit-learn's ``type_of_target``: "continuous" or
     "continuous-multioutput", i.e. floats that are not whole numbers) would otherwise become
     one class per distinct value."""
@@ -318,189 +460,344 @@ def _refuse_continuous(y) -> None:
             "labels stored as floats, cast them to int")
 
 
-class _ClusteringHSIC(NamespaceOutput, ClusterMixin, _HSICBase):
-    """Alternation of W-steps and spectral U-steps (array API input: ``_namespace.on_host``)."""
+class _ClusteringHSIC(ClusterMixin, _HSICBase):
+    """The alternation of W-steps and spectral U-steps (:class:`HSICAlternation`), fitted on
+    a host copy of the rows; ``labels_`` by k-means on the final embedding."""
 
+    #: the U-step's matrix centered, H D^{-1/2} K D^{-1/2} H (KDAC)
     center_u = False
 
     def __sklearn_tags__(self):
-        return preserve_float32(super().__sklearn_tags__())
+        tags = super().__sklearn_tags__()
+        # ClusterMixin declares none; transform keeps float32 as the base's does
+        tags.transformer_tags.preserves_dtype = ["float64", "float32"]
+        return tags
 
-    def _gamma(self, U, dm, n):  # pragma: no cover - abstract
+    def _check_settings(self, data: FitData) -> None:
+        """The base's, and the alternation's settings."""
+        super()._check_settings(data)
+        k = self.n_clusters
+        n = data.X.shape[0]
+        if isinstance(k, bool) or not (isinstance(k, numbers.Integral) and 2 <= k < n):
+            raise ParameterError("n_clusters", f"must be an integer in [2, n_samples), got "
+                                 f"{k!r}")
+        check_spectral(self.spectral)
+        if isinstance(self.max_outer, bool) or not (
+                isinstance(self.max_outer, numbers.Integral) and self.max_outer >= 1):
+            raise ParameterError("max_outer", f"must be a positive integer, got "
+                                 f"{self.max_outer!r}")
+        if isinstance(self.outer_tol, bool) or not (isinstance(self.outer_tol, numbers.Real)
+                                                   and self.outer_tol >= 0):
+            raise ParameterError("outer_tol", f"must be a non-negative number, got "
+                                 f"{self.outer_tol!r}")
+
+    def _gamma(self, data: FitData, U, dm):
+        """Γ of a round from the embedding U and D^{-1/2} (the paradigm's; module
+        docstring)."""
         raise NotImplementedError
 
-    def _alternate(self, Xs):
-        return fit_alternation(self, Xs)  # W-steps and U-steps (ldr.estimators._hsic_rounds)
+    def _fit_point(self, data: FitData, r) -> tuple:
+        """The alternation (:mod:`ldr.estimators.hsic_alternation`); returns the last
+        W-step's objective and Result (the alternation's outcome in
+        ``data.derived["alternation"]``)."""
+        options = self._solve_options()
 
-    def _spectral_start(self) -> bool:
-        """Whether the W-step starts from ISM's spectral start (``start="heuristic"``)."""
-        return isinstance(self.start, str) and self.start == "heuristic"
+        def gamma(U, dm):
+            return self._gamma(data, U, dm)
 
-    def fit_predict(self, X, y=None, **kwargs):
-        return self.fit(X, y, **kwargs).labels_
+        def objective(Gamma):
+            return self._hsic(data, Gamma, r)
+
+        def w_step(Gamma, start, known, obj):
+            return self._w_step(data, Gamma, r, start, known, obj)
+
+        alternation = HSICAlternation(
+            data.X, self.kernel_, self.n_clusters, center=self.center_u,
+            spectral=self.spectral, landmarks=data.params["n_kernel_features"],
+            seed=random_seed(self.random_state), memory_budget=self.memory_budget,
+            approximate=self.approximation is not None, gamma=gamma, objective=objective,
+            w_step=w_step, q=r,
+            # one ISM step a round until the alternation settles: the default solver, whose
+            # first stage is ISM, and q fixed ("auto" chooses q in every W-step)
+            inexact=self.solver is None and r is not None,
+            spectral_start=isinstance(self.start, str) and self.start == "heuristic",
+            tol=options["tol"], tol_scale=options.get("tol_scale", "auto"))
+        outcome = alternation.run(self.max_outer, self.outer_tol, self.acceleration)
+        data.derived["alternation"] = outcome
+        return outcome.objective, outcome.result
+
+    def _finish(self, data: FitData, obj, result):
+        """The base's, then the alternation's record (``U_``, ``history_``, ``n_outer_``,
+        ``converged_``, a ConvergenceWarning when it did not converge) and ``labels_``."""
+        M = super()._finish(data, obj, result)
+        outcome = data.derived["alternation"]
+        self.n_outer_ = outcome.n_rounds
+        self.history_ = outcome.history
+        self.converged_ = outcome.change <= self.outer_tol
+        if not self.converged_:
+            warnings.warn(f"{type(self).__name__}: the alternation did not converge in "
+                          f"max_outer={self.max_outer} rounds (last change of U "
+                          f"{outcome.change:.2e} > outer_tol {self.outer_tol:g}); raise "
+                          "max_outer or loosen outer_tol", ConvergenceWarning, stacklevel=3)
+        self.U_ = outcome.U
+        self.labels_ = cluster_rows(outcome.U, self.n_clusters, self.random_state)
+        # n_iter_ counts the alternation's rounds, as scikit-learn's clusterers count theirs
+        # (result_ is the last W-step's)
+        self.n_iter_ = self.n_outer_
+        return M
+
+    def fit_predict(self, X, y=None):
+        """``fit(X, y)``, then ``labels_``."""
+        return self.fit(X, y).labels_
 
 
 class UnsupervisedHSIC(_ClusteringHSIC):
     """Unsupervised HSIC dimension reduction with spectral clustering (Niu et al. 2011).
 
-    Alternates W ← argmin −tr(H UUᵀ H K_XW) and U ← spectral embedding of K_XW, from U of the
-    full-dimensional kernel.  ``labels_`` are k-means on the row-normalized U.
+    Alternates W ← argmin −tr(H UUᵀ H K_XW) (ISM Eq. 1 with Γ = H UUᵀ H / n²) and U ← the
+    spectral embedding of K_XW, from U of the full-dimensional kernel
+    (:mod:`ldr.estimators.hsic_alternation`).  ``labels_`` are k-means on the
+    row-normalized U.
 
     Parameters
     ----------
     n_components : int, "auto" or None, default None
         As :class:`SupervisedHSIC`.
     n_clusters : int, default 2
-        Keyword-only (the first argument is ``n_components``, as in every estimator).
+        k, the number of clusters and the embedding's dimension.
     kernel, sigma, solver, start, tol, max_iter, solver_params, random_state, block_size,
-    memory_budget, backend, approximation, n_features : as SupervisedHSIC (the W-step's)
-    spectral : {"auto", "exact", "nystroem"}, the U-step's embedding: the dense n×n kernel's,
-        or Nyström's with ``n_features`` landmarks (n×m, never n×n); "auto": exact up to 4000
-        samples (``ldr/estimators/_spectral.py``)
-    max_outer : alternations at most (default 30);  outer_tol : stop when a round moves the
-        embedding it started from by sin θ(U_k, U_k⁺) ≤ outer_tol (its fixed-point residual)
-    acceleration : "anderson" (default; ``ldr.estimators._anderson``) or None (the plain
-        alternation), with the same fixed points.  On bench_real's 14 tables the plain
-        one converged (rate 0.4–0.9) within 20 rounds on 7; Anderson on all 14, in ≤ 12.
-        With the default solver a round's W-step is one ISM step until the alternation
-        settles, and the last rounds are exact (:mod:`ldr.estimators._hsic_rounds`): the
-        same fixed points, ``result_`` the last exact W-step's.
+    memory_budget, backend, approximation, n_kernel_features : see :class:`SupervisedHSIC`
+        The W-step's (``max_iter``: each W-step's budget).
+    max_outer : int, default 30
+        Rounds of the alternation at most.
+    outer_tol : float, default 1e-6
+        The alternation stops when a round moves the embedding it started from by
+        sin θ(U_k, U_k⁺) ≤ outer_tol (its fixed-point residual).
+    acceleration : {"anderson", None}, default "anderson"
+        Anderson acceleration of the alternation (:mod:`ldr.estimators.anderson`; Walker &
+        Ni 2011), or None (the plain alternation), with the same fixed points.  With the
+        default solver a round's W-step is one ISM step until the alternation settles, and
+        the last rounds are exact (:mod:`ldr.estimators.hsic_alternation`): the same fixed
+        points, ``result_`` the last exact W-step's.
+    spectral : {"auto", "exact", "nystroem"}, default "auto"
+        The U-step's embedding: the dense n×n kernel's, or Nyström's with
+        ``n_kernel_features`` landmarks (n×m, never n×n); "auto": exact up to
+        ``DENSE_MAX`` samples (:mod:`ldr.estimators.spectral`).
+    n_features : deprecated
+        The former name of ``n_kernel_features``; warns, removed in the next release.
+
+    Attributes
+    ----------
+    labels_ : (n_samples,)
+        k-means on the row-normalized final embedding (Ng, Jordan & Weiss 2001).
+    U_ : (n_samples, n_clusters)
+        The final spectral embedding.
+    M_, components_, map_, mean_, scale_, n_components_, eigengap_, kernel_ :
+        see :class:`SupervisedHSIC` (of the last W-step)
+    history_ : list of dict
+        One record per round (:class:`ldr.estimators.hsic_alternation.AlternationResult`).
+    n_outer_, n_iter_ : int
+        The rounds of the alternation.
+    converged_ : bool
+        Whether the last round's change is within ``outer_tol`` (else a ConvergenceWarning).
+    cost_, result_, objective_ : the last exact W-step's
     """
 
     def __init__(self, n_components=None, *, n_clusters=2, kernel="gaussian", sigma=None,
-                 solver=None, start="heuristic", tol=1e-8, max_iter=500, solver_params=None,
+                 solver=None, start="heuristic", tol=None, max_iter=500, solver_params=None,
                  max_outer=30, outer_tol=1e-6, acceleration="anderson", random_state=0,
                  block_size=None, memory_budget=DEFAULT_MEMORY_BUDGET, backend="numpy",
-                 approximation=None, n_features=512, spectral="auto"):
-        self.n_clusters, self.n_components, self.kernel, self.sigma = (
-            n_clusters, n_components, kernel, sigma)
-        self.solver, self.start, self.tol, self.max_iter = solver, start, tol, max_iter
+                 approximation=None, n_kernel_features=512, spectral="auto",
+                 n_features="deprecated"):
+        self.n_components = n_components
+        self.n_clusters = n_clusters
+        self.kernel = kernel
+        self.sigma = sigma
+        self.solver = solver
+        self.start = start
+        self.tol = tol
+        self.max_iter = max_iter
         self.solver_params = solver_params
-        self.max_outer, self.outer_tol, self.acceleration = max_outer, outer_tol, acceleration
-        self.random_state, self.block_size = random_state, block_size
-        self.memory_budget, self.backend = memory_budget, backend
-        self.approximation, self.n_features, self.spectral = (approximation, n_features,
-                                                              spectral)
+        self.max_outer = max_outer
+        self.outer_tol = outer_tol
+        self.acceleration = acceleration
+        self.random_state = random_state
+        self.block_size = block_size
+        self.memory_budget = memory_budget
+        self.backend = backend
+        self.approximation = approximation
+        self.n_kernel_features = n_kernel_features
+        self.spectral = spectral
+        self.n_features = n_features
 
-    def _gamma(self, U, dm, n):
-        return _center(U), np.full(U.shape[1], 1.0 / n**2)
+    def _requires_y(self) -> bool:
+        return False
 
-    def fit(self, X, y=None):
-        space, X = on_host(X)  # array API input: fitted on the host (_namespace)
-        X, self._dtype = self._validate_X(X)
-        self._check_params(X)
-        return answer_in(self._alternate(self._scale(X, fit=True)), space)
+    def _gamma(self, data: FitData, U, dm):
+        n = U.shape[0]
+        return center(U), np.full(U.shape[1], 1.0 / n**2)
 
 
 class SemiSupervisedHSIC(_ClusteringHSIC):
     """Semi-supervised HSIC dimension reduction (Chang et al. 2017).
 
     Given expert scores Ŷ (n × m), alternates W ← argmin −tr((Ω + μΨ) K_XW) with
-    Ω = D^{-1/2}UUᵀD^{-1/2}, Ψ = H ŶŶᵀ H (linear kernel on standardized scores), and the
-    spectral U-step.  ``mu`` weighs the experts against clustering quality.
+    Ω = D^{-1/2}UUᵀD^{-1/2} and Ψ = H ŶŶᵀ H, a linear kernel on standardized scores (ISM
+    Eqs. 2–3), and the spectral U-step.  ``mu`` weighs the experts against clustering
+    quality.  ``fit(X, y)``: y the expert scores, (n,) or (n, m), or class labels (one-hot
+    encoded).
 
     Parameters
     ----------
     n_components : int, "auto" or None, default None
         As :class:`SupervisedHSIC`.
     n_clusters : int, default 2
-        Keyword-only (the first argument is ``n_components``, as in every estimator).
+        k, the number of clusters and the embedding's dimension.
     mu : float ≥ 0, default 1
         The weight μ of the experts' scores.
     kernel, sigma, solver, start, tol, max_iter, solver_params, max_outer, outer_tol,
-    acceleration, random_state, block_size, memory_budget, backend, approximation, n_features,
-    spectral : as UnsupervisedHSIC
+    acceleration, random_state, block_size, memory_budget, backend, approximation,
+    n_kernel_features, spectral, n_features : see :class:`UnsupervisedHSIC`
+
+    Attributes
+    ----------
+    labels_, U_, M_, components_, map_, mean_, scale_, n_components_, eigengap_, kernel_,
+    history_, n_outer_, n_iter_, converged_, cost_, result_, objective_ :
+        see :class:`UnsupervisedHSIC`
     """
 
     def __init__(self, n_components=None, *, n_clusters=2, mu=1.0, kernel="gaussian",
-                 sigma=None, solver=None, start="heuristic", tol=1e-8, max_iter=500,
+                 sigma=None, solver=None, start="heuristic", tol=None, max_iter=500,
                  solver_params=None, max_outer=30, outer_tol=1e-6, acceleration="anderson",
                  random_state=0, block_size=None, memory_budget=DEFAULT_MEMORY_BUDGET,
-                 backend="numpy", approximation=None, n_features=512, spectral="auto"):
-        self.n_clusters, self.n_components, self.mu = n_clusters, n_components, mu
-        self.kernel, self.sigma = kernel, sigma
-        self.solver, self.start, self.tol, self.max_iter = solver, start, tol, max_iter
+                 backend="numpy", approximation=None, n_kernel_features=512, spectral="auto",
+                 n_features="deprecated"):
+        self.n_components = n_components
+        self.n_clusters = n_clusters
+        self.mu = mu
+        self.kernel = kernel
+        self.sigma = sigma
+        self.solver = solver
+        self.start = start
+        self.tol = tol
+        self.max_iter = max_iter
         self.solver_params = solver_params
-        self.max_outer, self.outer_tol, self.acceleration = max_outer, outer_tol, acceleration
-        self.random_state, self.block_size = random_state, block_size
-        self.memory_budget, self.backend = memory_budget, backend
-        self.approximation, self.n_features, self.spectral = (approximation, n_features,
-                                                              spectral)
+        self.max_outer = max_outer
+        self.outer_tol = outer_tol
+        self.acceleration = acceleration
+        self.random_state = random_state
+        self.block_size = block_size
+        self.memory_budget = memory_budget
+        self.backend = backend
+        self.approximation = approximation
+        self.n_kernel_features = n_kernel_features
+        self.spectral = spectral
+        self.n_features = n_features
 
-    def _gamma(self, U, dm, n):
-        F = np.column_stack([dm[:, None] * U, self._scores])
-        s = np.concatenate([np.ones(U.shape[1]), np.full(self._scores.shape[1], self.mu)])
-        return F, s / n**2
-
-    def fit(self, X, y):
-        """``y``: expert scores, (n,) or (n, m), or class labels (one-hot encoded)."""
-        space, X, y = on_host(X, y)
-        X, self._dtype = self._validate_X(X)
-        self._check_params(X)
+    def _check_settings(self, data: FitData) -> None:
+        super()._check_settings(data)
         if not (np.isscalar(self.mu) and self.mu >= 0):
             raise ParameterError("mu", f"must be a non-negative number, got {self.mu!r}")
-        n, Y = X.shape[0], np.asarray(y)
+
+    def _prepare(self, data: FitData) -> None:
+        """The base's, and the experts' scores standardized and centered
+        (``data.derived["scores"]``)."""
+        super()._prepare(data)
+        n = data.X.shape[0]
+        Y = np.asarray(data.y)
         if Y.shape[0] != n:
             raise ParameterError("y", f"has {Y.shape[0]} rows but X has {n} samples")
         if Y.dtype.kind in "OUSb" or Y.ndim == 1 and Y.dtype.kind in "iu":
-            Y = _onehot(Y, n)[1]
+            Y = one_hot(Y, n)[1]
         Y = np.asarray(Y, dtype=float).reshape(n, -1)
         if not np.all(np.isfinite(Y)):
             raise ParameterError("y", "contains NaN or infinity")
         sd = Y.std(axis=0)
-        self._scores = _center(Y / np.where(sd > 0, sd, 1.0))
-        return answer_in(self._alternate(self._scale(X, fit=True)), space)
+        data.derived["scores"] = center(Y / np.where(sd > 0, sd, 1.0))
+
+    def _gamma(self, data: FitData, U, dm):
+        scores = data.derived["scores"]
+        n = U.shape[0]
+        F = np.column_stack([dm[:, None] * U, scores])
+        s = np.concatenate([np.ones(U.shape[1]), np.full(scores.shape[1], self.mu)])
+        return F, s / n**2
 
 
 class KDAC(_ClusteringHSIC):
-    """Kernel dimension alternative clustering (Wu et al.): a clustering unlike a given one.
+    """Kernel dimension alternative clustering (Wu et al. 2018): a clustering unlike a given
+    one.
 
-    Maximizes HSIC(XW, U) − λ HSIC(XW, Y) with the normalized kernel D^{-1/2}K_XW D^{-1/2}:
-    Γ = D^{-1/2}H(UUᵀ − λYYᵀ)HD^{-1/2}, Y the one-hot existing labels.  The U-step is the top-k
-    eigenvectors of H D^{-1/2}K_XW D^{-1/2} H; ``labels_`` are k-means on U.
+    Maximizes HSIC(XW, U) − λ HSIC(XW, Y) with the normalized kernel D^{-1/2}K_XW D^{-1/2}
+    (KDAC Eq. 2): the W-step's Γ = D^{-1/2}H(UUᵀ − λYYᵀ)HD^{-1/2} (its Eq. 4), Y the one-hot
+    existing labels; the U-step the top-k eigenvectors of H D^{-1/2}K_XW D^{-1/2} H (its
+    Eq. 3); ``labels_`` are k-means on U.  ``fit(X, y)``: y the existing clustering's
+    labels, which the new clustering should avoid.
 
     Parameters
     ----------
     n_components : int, "auto" or None, default None
         As :class:`SupervisedHSIC`.
     n_clusters : int, default 2
-        Keyword-only (the first argument is ``n_components``, as in every estimator).
-    lam : float ≥ 0, the weight λ of novelty against the existing clustering (default 0.5;
-        on the moon data 0.5 recovers either view from the other for every seed tried, 1.0
-        not always)
+        k, the number of clusters and the embedding's dimension.
+    lam : float ≥ 0, default 0.5
+        The weight λ of novelty against the existing clustering.
     kernel, sigma, solver, start, tol, max_iter, solver_params, max_outer, outer_tol,
-    acceleration, random_state, block_size, memory_budget, backend, approximation, n_features,
-    spectral : as UnsupervisedHSIC
+    acceleration, random_state, block_size, memory_budget, backend, approximation,
+    n_kernel_features, spectral, n_features : see :class:`UnsupervisedHSIC`
+
+    Attributes
+    ----------
+    existing_classes_ : (n_existing,)
+        The existing clustering's labels.
+    labels_, U_, M_, components_, map_, mean_, scale_, n_components_, eigengap_, kernel_,
+    history_, n_outer_, n_iter_, converged_, cost_, result_, objective_ :
+        see :class:`UnsupervisedHSIC`
     """
 
     center_u = True
 
     def __init__(self, n_components=None, *, n_clusters=2, lam=0.5, kernel="gaussian",
-                 sigma=None, solver=None, start="heuristic", tol=1e-8, max_iter=500,
+                 sigma=None, solver=None, start="heuristic", tol=None, max_iter=500,
                  solver_params=None, max_outer=30, outer_tol=1e-6, acceleration="anderson",
                  random_state=0, block_size=None, memory_budget=DEFAULT_MEMORY_BUDGET,
-                 backend="numpy", approximation=None, n_features=512, spectral="auto"):
-        self.n_clusters, self.n_components, self.lam = n_clusters, n_components, lam
-        self.kernel, self.sigma = kernel, sigma
-        self.solver, self.start, self.tol, self.max_iter = solver, start, tol, max_iter
+                 backend="numpy", approximation=None, n_kernel_features=512, spectral="auto",
+                 n_features="deprecated"):
+        self.n_components = n_components
+        self.n_clusters = n_clusters
+        self.lam = lam
+        self.kernel = kernel
+        self.sigma = sigma
+        self.solver = solver
+        self.start = start
+        self.tol = tol
+        self.max_iter = max_iter
         self.solver_params = solver_params
-        self.max_outer, self.outer_tol, self.acceleration = max_outer, outer_tol, acceleration
-        self.random_state, self.block_size = random_state, block_size
-        self.memory_budget, self.backend = memory_budget, backend
-        self.approximation, self.n_features, self.spectral = (approximation, n_features,
-                                                              spectral)
+        self.max_outer = max_outer
+        self.outer_tol = outer_tol
+        self.acceleration = acceleration
+        self.random_state = random_state
+        self.block_size = block_size
+        self.memory_budget = memory_budget
+        self.backend = backend
+        self.approximation = approximation
+        self.n_kernel_features = n_kernel_features
+        self.spectral = spectral
+        self.n_features = n_features
 
-    def _gamma(self, U, dm, n):
-        F = dm[:, None] * _center(np.column_stack([U, self._existing]))
-        s = np.concatenate([np.ones(U.shape[1]), np.full(self._existing.shape[1], -self.lam)])
-        return F, s / n**2
-
-    def fit(self, X, y):
-        """``y``: the existing clustering's labels, which the new clustering should avoid."""
-        space, X, y = on_host(X, y)
-        X, self._dtype = self._validate_X(X)
-        self._check_params(X)
+    def _check_settings(self, data: FitData) -> None:
+        super()._check_settings(data)
         if not (np.isscalar(self.lam) and self.lam >= 0):
             raise ParameterError("lam", f"must be a non-negative number, got {self.lam!r}")
-        self.existing_classes_, self._existing = _onehot(y, X.shape[0])
-        return answer_in(self._alternate(self._scale(X, fit=True)), space)
+
+    def _prepare(self, data: FitData) -> None:
+        """The base's, ``existing_classes_`` and the existing clustering's one-hot matrix
+        (``data.derived["existing"]``)."""
+        super()._prepare(data)
+        self.existing_classes_, data.derived["existing"] = one_hot(data.y, data.X.shape[0])
+
+    def _gamma(self, data: FitData, U, dm):
+        existing = data.derived["existing"]
+        n = U.shape[0]
+        F = dm[:, None] * center(np.column_stack([U, existing]))
+        s = np.concatenate([np.ones(U.shape[1]), np.full(existing.shape[1], -self.lam)])
+        return F, s / n**2

@@ -3,9 +3,8 @@
 The clustering estimators alternate an embedding step and an assignment step; each round is
 a map G of the subspace spanned by W (d×q, orthonormal) — the kernel of XW, and so the next
 round, depends on W only through the projector P = WWᵀ.  The plain alternation
-``W ← G(W)`` converges linearly; on the real tables of ``benchmarks/bench_real.py`` its rate
-(the ratio of consecutive changes) was 0.4–0.9 for :class:`~ldr.estimators.UnsupervisedHSIC`,
-so 20 rounds reached a change of 1e-6 on only half of them.
+``W ← G(W)`` converges linearly, at the rate of G's contraction near its fixed point (the
+ratio of consecutive changes), which may be close to 1.
 
 Anderson acceleration (type II, Walker & Ni 2011, Eq. 2.1 there) keeps the last ``depth``
 differences of the iterates x = vec(P) and of their residuals f = G(x) − x, solves the small
@@ -16,6 +15,11 @@ round's residual is not smaller than ``restart`` × the previous one, the histor
 and the plain step G(x) is taken (it is the alternation itself).  The fixed point, and so
 what the estimator returns when it converges, is the plain alternation's: only the path to
 it changes.
+
+References
+----------
+Walker & Ni (2011), Anderson acceleration for fixed-point iterations, SIAM J. Numer. Anal.
+49(4), 1715–1735.
 """
 
 from __future__ import annotations
@@ -31,7 +35,8 @@ class SubspaceAnderson:
     of R^d, represented by orthonormal bases (d×q)."""
 
     def __init__(self, depth: int = 5, restart: float = 1.0):
-        self.depth, self.restart = depth, restart
+        self.depth = depth
+        self.restart = restart
         self._x: list[np.ndarray] = []
         self._g: list[np.ndarray] = []
         self._last_residual = np.inf
@@ -40,10 +45,12 @@ class SubspaceAnderson:
     def step(self, W_in: np.ndarray, W_out: np.ndarray) -> np.ndarray:
         """The next input W from the last round's input ``W_in`` and output G(W_in) =
         ``W_out``: Anderson's proposal, or ``W_out`` (plain step) at a restart."""
-        x, g = (W_in @ W_in.T).ravel(), (W_out @ W_out.T).ravel()
+        x = (W_in @ W_in.T).ravel()
+        g = (W_out @ W_out.T).ravel()
         residual = float(np.linalg.norm(g - x))
         if residual >= self.restart * self._last_residual:
-            self._x, self._g = [], []  # no progress: drop the history, take the plain step
+            self._x = []  # no progress: drop the history, take the plain step
+            self._g = []
             self.restarts += 1
         self._last_residual = residual
         self._x.append(x)
@@ -53,9 +60,11 @@ class SubspaceAnderson:
             self._g.pop(0)
         if len(self._x) < 2:
             return W_out
-        X, G = np.array(self._x), np.array(self._g)
+        X = np.array(self._x)
+        G = np.array(self._g)
         F = G - X
-        dF, dG = np.diff(F, axis=0).T, np.diff(G, axis=0).T
+        dF = np.diff(F, axis=0).T
+        dG = np.diff(G, axis=0).T
         gamma = np.linalg.lstsq(dF, F[-1], rcond=1e-10)[0]
         P = (G[-1] - dG @ gamma).reshape(W_in.shape[0], W_in.shape[0])
         _, V = np.linalg.eigh(0.5 * (P + P.T))
@@ -73,15 +82,17 @@ def alternate(U, dm, round_, max_outer: int, outer_tol: float, acceleration,
 
     ``exact`` is True for every round unless ``inexact``; then it is True only once a round's
     change is within ``outer_tol`` and in round ``max_outer``: an inexact round may take one
-    step of the W-step's fixed-point iteration instead of solving it (the HSIC estimators'
-    ``_alternate``), so that the alternation and the W-step's iteration converge together;
-    the alternation stops only on an exact round within ``outer_tol``.  Returns ``(U,
-    history, rounds, last change)``."""
+    step of the W-step's fixed-point iteration instead of solving it
+    (:mod:`ldr.estimators.hsic_alternation`), so that the alternation and the W-step's
+    iteration converge together; the alternation stops only on an exact round within
+    ``outer_tol``.  Returns ``(U, history, rounds, last change)``."""
     if acceleration not in ("anderson", None):
         raise ParameterError("acceleration", f"expected 'anderson' or None, got "
                              f"{acceleration!r}")
     accelerate = SubspaceAnderson() if acceleration == "anderson" else None
-    W, history, change = None, [], np.inf
+    W = None
+    history = []
+    change = np.inf
     for it in range(1, max_outer + 1):
         exact = not inexact or change <= outer_tol or it == max_outer
         W_out, embed, record = round_(U, dm, W, exact)

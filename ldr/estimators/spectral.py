@@ -1,17 +1,14 @@
-"""The clustering estimators' U-step: the spectral embedding of a kernel on the projected rows,
-exact (dense n×n) or from Nyström landmarks (n×m, never n×n); and a low-rank Γ for a Gaussian
-kernel on continuous targets.
+"""Spectral factors of a kernel matrix on rows: the clustering HSIC estimators' U-step (the
+spectral embedding of the kernel on the projected rows, exact or from Nyström landmarks) and a
+low-rank Γ for a Gaussian kernel on continuous targets.
 
 **Exact** (``spectral="exact"``): the top-k eigenvectors U of D^{-1/2} K D^{-1/2} (centered,
 H·H, for KDAC), D = diag(K1) — O(n²) memory.  Above ``LANCZOS_MIN`` rows by ARPACK's Lanczos
 (:func:`scipy.sparse.linalg.eigsh`, seeded start vector): a kernel's leading eigenvalues stand
 well clear of the bulk, so a few dozen products with the n×n matrix, O(n²) each (BLAS's
-symmetric ``dsymv``, which reads one triangle of K: 0.6× ``K @ v``'s time at 944–1500 rows,
-where K no longer fits the L2 cache), give the
-same subspace to rounding (sin θ ≤ 1e-14 against the dense solver on bench_real's tables;
-``tests/test_pairwise_scale.py``) — 10–20× faster than the dense eigendecomposition's O(n³)
-at n = 500–1500; at or below ``LANCZOS_MIN`` rows, and should ARPACK not converge, the dense
-one.
+symmetric ``dsymv``, which reads one triangle of K), give the same subspace to rounding,
+against the dense eigendecomposition's O(n³); at or below ``LANCZOS_MIN`` rows, and should
+ARPACK not converge, the dense one.
 
 **Nyström** (``spectral="nystroem"``; Fowlkes, Belongie, Chung & Malik 2004): m landmark rows
 L (seeded k-means++), K ≈ C K_LL⁺ Cᵀ = ΨΨᵀ with C = K(Z, Z_L) and Ψ = C V Λ^{-1/2} (K_LL = VΛVᵀ, the
@@ -22,9 +19,15 @@ eigenvalues below 1e-12·λ_max dropped).  Then
 and its top-k eigenvectors are U = Φ Q Σ^{-1}, Q, Σ² the top-k eigenpairs of the m×m ΦᵀΦ
 (HΦ and ΦᵀΦ − n φ̄φ̄ᵀ when centered).  Three passes over row blocks recompute C (nothing
 n×m is stored): memory O(b·m + m² + n·k), time O(n·m·(q + m)).  The error knob is m; m = n
-gives the exact embedding to rounding (``tests/test_pairwise_scale.py``).
+gives the exact embedding to rounding.
 
 ``"auto"``: exact up to ``DENSE_MAX`` rows (128 MB for K), Nyström beyond.
+
+References
+----------
+Ng, Jordan & Weiss (2001), On spectral clustering: analysis and an algorithm, NIPS 14.
+Fowlkes, Belongie, Chung & Malik (2004), Spectral grouping using the Nyström method,
+IEEE TPAMI 26(2).
 """
 
 from __future__ import annotations
@@ -48,14 +51,15 @@ BLOCK = 4096
 LANCZOS_MIN = 200
 #: ARPACK's relative residual tolerance for a U-step warm-started from a nearby embedding
 WARM_TOL = 1e-10
-#: ... and warm-started, Lanczos above this many rows (0.6-0.8 ms against the dense
-#: solver's 1.2-1.8 ms at 150-178 rows; at 72 rows the dense solver's 0.2 ms is faster)
+#: ... and warm-started, Lanczos above this many rows: a start near the answer needs one
+#: Lanczos basis, so it overtakes the dense solver at fewer rows than a cold start
 WARM_LANCZOS_MIN = 120
 #: rows per block of :func:`gram`'s symmetric exp
 SYMMETRIC_BLOCK = 128
 
 
 def check_spectral(spectral) -> str:
+    """``spectral`` checked: one of :data:`SPECTRAL` (a ParameterError naming it)."""
     if not (isinstance(spectral, str) and spectral in SPECTRAL):
         raise ParameterError("spectral", f"expected one of {SPECTRAL}, got {spectral!r}")
     return spectral
@@ -68,8 +72,7 @@ def spectral_embedding(K: np.ndarray, k: int, center: bool = False, near=None
     ``near``: an n×k basis close to the answer (the last round's U).  Lanczos then starts
     from the sum of its columns (plus 1e-3 of the seeded random start, so that no wanted
     direction is missing) and stops at ARPACK's ``tol`` = ``WARM_TOL``, ‖Lu − θu‖ ≤ tol·θ:
-    one Lanczos basis of ARPACK's 20 vectors instead of a restart (21 products instead of
-    31 on anes96's 944 rows, the subspace within sin θ ≤ 1e-13 of the cold solve's)."""
+    one Lanczos basis of ARPACK's 20 vectors instead of a restart."""
     deg = K.sum(axis=1)
     if np.any(deg <= 0):
         raise ValueError("kernel matrix has a non-positive degree; use a positive kernel")
@@ -138,7 +141,7 @@ def gram(kernel, Z: np.ndarray) -> np.ndarray:
     """The n×n kernel matrix of the rows of Z; for a Gaussian kernel (the default) by
     symmetry, a block of rows at a time: K_ij = exp(min(2c z_iᵀz_j − c‖z_i‖² − c‖z_j‖², 0)),
     c = 1/2σ², on the blocks on and above the diagonal only (in cache), mirrored below — the
-    exp is most of the cost (9 ns an entry against 1 for the products, n = 1500)."""
+    exp, most of the cost, on half the entries."""
     terms = kernel.terms()
     if not (len(terms) == 1 and type(terms[0][1]) is Gaussian):
         return kernel.gram(Z, np.eye(Z.shape[1]))
@@ -166,10 +169,9 @@ def gram(kernel, Z: np.ndarray) -> np.ndarray:
 
 
 def landmarks(Z: np.ndarray, m: int, seed) -> np.ndarray:
-    """Indices of m landmark rows by seeded k-means++ seeding (distinct, sorted): they cover
-    the tails, where uniform draws leave outlying rows' kernel rows badly approximated (for a
-    skewed target: a largest entrywise error of Γ 0.5–0.65 with 128–512 uniform landmarks,
-    4e-11 with k-means++, n = 3000)."""
+    """Indices of m landmark rows by seeded k-means++ seeding (Arthur & Vassilvitskii 2007;
+    distinct, sorted): D² sampling covers the tails, where uniform draws leave outlying rows'
+    kernel rows badly approximated."""
     from sklearn.cluster import kmeans_plusplus
 
     _, idx = kmeans_plusplus(Z, m, random_state=np.random.RandomState(seed_int(seed)))
@@ -188,8 +190,8 @@ def nystroem_embedding(kernel, Z: np.ndarray, k: int, center: bool, m: int, seed
     n = Z.shape[0]
     m = min(int(m), n)
     if m <= k:
-        raise ParameterError("n_features", f"the Nyström U-step needs more landmarks than "
-                             f"clusters: n_features = {m} <= n_clusters = {k}")
+        raise ParameterError("n_kernel_features", f"the Nyström U-step needs more landmarks "
+                             f"than clusters: n_kernel_features = {m} <= n_clusters = {k}")
     ZL = Z[landmarks(Z, m, seed)]
     lam, V = scipy.linalg.eigh(_cross(kernel, ZL, ZL))
     keep = lam > 1e-12 * max(lam[-1], 1e-300)
@@ -202,9 +204,9 @@ def nystroem_embedding(kernel, Z: np.ndarray, k: int, center: bool, m: int, seed
     colsum = sum(psi(sl).sum(axis=0) for sl in blocks)       # Ψᵀ1
     deg = np.concatenate([psi(sl) @ colsum for sl in blocks])
     if not np.all(deg > 0):
-        raise ParameterError("n_features", f"the Nyström approximation gives "
+        raise ParameterError("n_kernel_features", f"the Nyström approximation gives "
                              f"{int(np.sum(deg <= 0))} sample(s) a non-positive degree; raise "
-                             f"n_features (now {m}) or use spectral='exact'")
+                             f"n_kernel_features (now {m}) or use spectral='exact'")
     dm = 1.0 / np.sqrt(deg)
     G = np.zeros((B.shape[1], B.shape[1]))
     mean = np.zeros(B.shape[1])
@@ -218,8 +220,9 @@ def nystroem_embedding(kernel, Z: np.ndarray, k: int, center: bool, m: int, seed
     sig2, Q = scipy.linalg.eigh(0.5 * (G + G.T))
     sig2, Q = sig2[::-1][:k], Q[:, ::-1][:, :k]
     if not sig2[-1] > 1e-14 * sig2[0]:
-        raise ParameterError("n_features", f"the Nyström embedding has rank below n_clusters = "
-                             f"{k}; raise n_features (now {m}) or use spectral='exact'")
+        raise ParameterError("n_kernel_features", f"the Nyström embedding has rank below "
+                             f"n_clusters = {k}; raise n_kernel_features (now {m}) or use "
+                             "spectral='exact'")
     R = Q / np.sqrt(sig2)
     shift = mean @ R if center else 0.0
     U = np.concatenate([(dm[sl, None] * psi(sl)) @ R - shift for sl in blocks])
@@ -253,11 +256,8 @@ def gaussian_gamma(Y: np.ndarray, sigma: float, m: int, seed
     Γ ≈ F diag(s) Fᵀ: Nyström on m landmarks chosen by seeded k-means++ (K_Y ≈ ΨΨᵀ as in
     (N1)), then the eigenvectors of HΨΨᵀH with eigenvalues above 1e-12 of the largest (the
     factor's rank is that of the kernel on y to rounding: a few dozen for one continuous
-    target).  m = n is exact to rounding.  Ψ is formed ``BLOCK`` rows at a time: n × m
-    kernel values at once were 1.2 GB at n = 10⁵ (three such arrays alive, m = 512) and past
-    6 GiB at 10⁶; now the largest arrays are n × rank."""
-    from ldr.kernels import Gaussian
-
+    target).  m = n is exact to rounding.  Ψ is formed ``BLOCK`` rows at a time, so that the
+    largest arrays are n × rank, never the n × m kernel values."""
     n = Y.shape[0]
     kern = Gaussian(sigma)
     m = min(int(m), n)
