@@ -141,8 +141,8 @@ class PairKernel:
         column/row of the exponent has maximum 0 (then K̃ᵀ1 ≥ 1, resp. K̃1 ≥ 1)."""
         xp = self.xp
         L, Rt = self._factors(alpha, beta)
-        self.K = None  # free the old reference first
-        K = L @ Rt
+        self.K = None  # the old reference is replaced: its buffer (NumPy) takes the new one
+        K = self.buffers.matmul(L, Rt, "kernel")
         if shift == "cols":
             s = -xp.max(self._real(K), axis=0)
             K += s
@@ -272,7 +272,8 @@ class PairKernel:
                 loss = loss + xp.sum(TM)
                 del TM
             del T  # before the next block's is made
-        self.buffers = arrays.Buffers()  # released: a re-centred kernel may come next
+        self.buffers = arrays.Buffers()  # the blocks released (a re-centred kernel may come
+        # next); the stored reference kernel lives on as self.K
         TR = xp.concat(TR, axis=0)
         return (TR, TL, xp.concat(TMR, axis=0), TML, loss) if with_m else (TR, TL)
 
