@@ -96,9 +96,10 @@ class PairKernel:
         one_a = _col(self.ones(self.n))
         one_b = _col(self.ones(self.m))
         self._left = xp.concat([Ya * (2.0 / reg), _col(sa * (-1.0 / reg)), one_a], axis=1)
-        self._right_t = xp.concat([Yb, one_b, _col(sb * (-1.0 / reg))], axis=1).T
+        self._right_t = arrays.transposed_rows(
+            xp.concat([Yb, one_b, _col(sb * (-1.0 / reg))], axis=1))
         self._mleft = xp.concat([Ya * -2.0, _col(sa), one_a], axis=1)  # M = mleft · mright_t
-        self._mright_t = xp.concat([Yb, one_b, _col(sb)], axis=1).T
+        self._mright_t = arrays.transposed_rows(xp.concat([Yb, one_b, _col(sb)], axis=1))
         self.cached = self.n * self.m * itemsize <= cache_bytes
         self.rows = min(self.n, int(rows) if rows else rows_per_block(
             self.m, itemsize, 0.5 * cache_bytes, Ya))

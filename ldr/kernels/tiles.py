@@ -218,15 +218,16 @@ class Tiles:
         rn = xp.sum(Z * Z, axis=1)
         ones = xp.ones((n, 1), dtype=X.dtype, device=arrays.device(X))
         B1 = xp.concat([X if need_phi else Z, ones], axis=1)   # Ψ·[B 1]: product and degree
-        factors = []
+        factors = []  # (left, rightᵀ)
         for _, k in self.terms:
             if k.kind == "product":
-                factors.append((Z, Z.T))
+                factors.append((Z, arrays.transposed_rows(Z)))
                 continue
             right = xp.concat([-2.0 * Z, ones, rn[:, None]], axis=1)
             if _is_gaussian(k):
                 right = right * (-1.0 / k.s2)         # the product is −β/2σ²
-            factors.append((xp.concat([Z, rn[:, None], ones], axis=1), right.T))
+            factors.append((xp.concat([Z, rn[:, None], ones], axis=1),
+                            arrays.transposed_rows(right)))
         S = 0.0
         cost = 0.0
         buffers = arrays.Buffers()  # the blocks' b×n arrays, reused (NumPy)
