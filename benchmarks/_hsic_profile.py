@@ -80,7 +80,7 @@ def _line_profile_ism(obj, LineProfiler, gtol) -> None:
     from ldr.solvers import ism
 
     funcs = [hsic.HSIC._evaluate, tiles.Tiles.sums, tiles.Tiles.weighted,
-             tiles.Tiles._gamma_sum, tiles.Tiles._grouped_product, ism.minimizing_eigenvectors]
+             tiles.Tiles.gamma_sum, ism.minimizing_eigenvectors]
     lp = LineProfiler(*funcs)
     t0 = time.perf_counter()
     res = lp.runcall(ldr.solve, obj, "ism", gtol=gtol)

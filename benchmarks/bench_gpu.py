@@ -29,7 +29,7 @@ Medians over repeats, wall time, float64 and float32 where the section says so.
 4. **WDA** (``ldr.objectives.WDA`` on a tensor of the device: 3 classes on circles plus noise,
    d = 20, r = 2, reg = 1 as ``WassersteinDA``'s default, 10 Sinkhorn iterations, memory
    budget as for HSIC): one cost + Euclidean gradient (the checkpointed reverse pass,
-   :mod:`ldr.objectives._transport_xp`), one complex-step Hessian-vector product, and a
+   :mod:`ldr.objectives.transport`), one complex-step Hessian-vector product, and a
    whole ``ldr.solve(obj, "scf", xtol=1e-6)`` fit (the estimator's solver and xtol; 1e-5 in
    float32, whose fixed-point residual stagnates near 1e-6; continuation in reg included) —
    against the same in NumPy (float64) on the host (n ≤ 10⁴).

@@ -117,7 +117,7 @@ def child_phi(n: int, repeats: int) -> dict:
 
         out[label] = common.median_time(common.timed(phi), repeats)[0]
         if label == "default":
-            b, s2 = obj.block_size, obj.kernel._s2()
+            b, s2 = obj.block_size, obj.kernel.s2
     # the arithmetic limit: the same b×n row-block products and n² exps
     Z = Xs @ obj.heuristic()
     XZ = np.hstack([Xs, Z])

@@ -60,7 +60,6 @@ import scipy.sparse as sp
 
 from ldr.data.validation import (
     check_data,
-    check_new_data,
     check_nonsingular,
     check_rank,
     eigh_nonsingular,

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from ldr.data import arrays
-from ldr.data.validation import check_data, check_labels, check_new_data, check_rank
+from ldr.data.validation import check_data, check_labels, check_rank
 from ldr.errors import ParameterError
 from ldr.kernels import Gaussian, Kernel, beta, make_kernel
 from ldr.kernels.features import (
@@ -33,7 +33,6 @@ from ldr.kernels.features import (
     make_features,
 )
 from ldr.kernels.tiles import (
-    BLOCK_BUFFERS,
     DEFAULT_MEMORY_BUDGET,
     Tiles,
     choose_block_size,
@@ -75,7 +74,7 @@ def label_gamma(y, n: int) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
 
 
 def _copy(a):
-    return a.copy() if type(a) is np.ndarray else arrays.namespace(a).asarray(a, copy=True)
+    return arrays.namespace(a).asarray(a, copy=True)
 
 
 class HSIC(Objective):
@@ -125,8 +124,8 @@ class HSIC(Objective):
     def __init__(self, X, Gamma, r: int, kernel="gaussian", block_size: int | None = None,
                  manifold: str = "grassmann", memory_budget: float = DEFAULT_MEMORY_BUDGET,
                  backend: str = "numpy", copy: bool = True):
-        ref = X if arrays.foreign(X) is not None else None  # PyTorch, CuPy, ...: see below
-        X = check_data(arrays.to_host(X), "X", copy=copy or ref is not None)
+        ref = X  # the rows' namespace and device: the sums run there
+        X = check_data(arrays.to_host(X), "X", copy=copy or arrays.foreign(ref) is not None)
         n, d = X.shape
         r = check_rank(r, d)
         self._dense, self._factor = _check_gamma(Gamma, n)
@@ -135,33 +134,31 @@ class HSIC(Objective):
             raise ParameterError("block_size", f"must be a positive integer, got {block_size!r}")
         if backend not in ("numpy", "dask"):
             raise ParameterError("backend", f"expected 'numpy' or 'dask', got {backend!r}")
-        auto = choose_block_size(n, memory_budget)
-        if ref is not None:  # on a device: blocks as large as the budget allows (no CPU cache)
-            auto = max(auto, min(n, int(memory_budget // (8 * n * BLOCK_BUFFERS))))
-        self.X = X
-        self.kernel: Kernel = make_kernel(kernel).fit(X)
+        if backend == "dask" and arrays.foreign(ref) is not None:
+            raise ParameterError("backend", "'dask' block sums need NumPy data")
+        auto = choose_block_size(n, memory_budget, ref)
+        self.kernel: Kernel = make_kernel(kernel).fit(X)  # σ: once, on the host copy
         self.block_size = min(int(block_size), n) if block_size else auto
+        self.memory_budget = memory_budget
         # ``backend`` is the Objective's autodiff backend (ldr.backends): not this one
-        self.memory_budget, self.block_backend = memory_budget, backend
-        self.shape, self.manifold = (d, r), manifold
-        self.tiles = Tiles(X, self._dense, self._factor, self.kernel.terms(), self.block_size)
-        if ref is not None:  # the block sums, Φ₀ and the Hessian products on X's device
-            self.tiles = self.tiles.to_namespace(ref)
-            self.X = arrays.like(X, ref)
-            if self.block_backend == "dask":
-                raise ParameterError("backend", "'dask' block sums need NumPy data")
-        self._cache_key: bytes | None = None
+        self.block_backend = backend
+        self.shape = (d, r)
+        self.manifold = manifold
+        # the class order and Γ's factor are laid out on the host, then moved to X's device
+        self.tiles = Tiles(X, self._dense, self._factor, self.kernel.terms(),
+                           self.block_size).to_namespace(ref)
+        self.X = arrays.like(X, ref)
+        self._cache_W = None  # the last point and its values (with the Hessian's arrays)
         self._cache: dict = {}
-        self._recent: dict = {}  # the last RECENT points' cost, gradient (and Φ): d×d each
+        self._recent: list = []  # the last RECENT points' cost, gradient (and Φ): d×d each
         self._dask_handle = None
 
     @classmethod
     def supervised(cls, X, y, r: int, kernel="gaussian", **kwargs) -> HSIC:
         """Supervised HSIC(XW, y) for class labels: Γ = H YYᵀ H / n² with one-hot Y, kept as
         the low-rank factor (HY, 1/n²).  ``X`` is used as given (standardize it first)."""
-        Xh = check_data(arrays.to_host(X), "X", copy=False)  # read here: the copy is cls(...)'s
-        X = X if arrays.foreign(X) is not None else Xh  # PyTorch, CuPy, ...: kept there
-        return cls(X, label_gamma(arrays.to_host(y), Xh.shape[0])[1], r, kernel, **kwargs)
+        n = check_data(arrays.to_host(X), "X", copy=False).shape[0]
+        return cls(X, label_gamma(arrays.to_host(y), n)[1], r, kernel, **kwargs)
 
     @property
     def Gamma(self) -> np.ndarray:
@@ -172,27 +169,29 @@ class HSIC(Objective):
         return (F * s) @ F.T
 
     # -- one pass over the data ------------------------------------------------------------
-    def _evaluate(self, W, need_phi: bool) -> dict:
-        if type(self.X) is not np.ndarray:  # another namespace: keyed by the point itself
-            key = W
-            if key is self._cache_key and (not need_phi or "phi" in self._cache):
+    def _point(self, W):
+        """W as a float array of the rows' namespace and device."""
+        X = self.X
+        return arrays.namespace(X).asarray(arrays.like(W, X), dtype=X.dtype,
+                                           device=arrays.device(X))
+
+    def _lookup(self, W, need_phi: bool) -> dict | None:
+        """The values kept for the point W (the last one's, or one of the ``RECENT``), or
+        None; points are compared by value."""
+        if arrays.same(self._cache_W, W) and (not need_phi or "phi" in self._cache):
+            return self._cache
+        for key, hit in reversed(self._recent):
+            if arrays.same(key, W) and (not need_phi or "phi" in hit):
+                self._cache_W = key
+                self._cache = dict(hit)
                 return self._cache
-            cost, S = self.tiles.sums(W, need_phi)
-            out = {"cost": cost}
-            out["phi"] = 0.5 * (S + S.T) if need_phi else None
-            out["egrad"] = 2.0 * out["phi"] @ W if need_phi else S
-            if not need_phi:
-                del out["phi"]
-            self._cache_key, self._cache = key, out
-            return out
-        W = np.asarray(W, dtype=float)
-        key = W.tobytes()
-        if key == self._cache_key and (not need_phi or "phi" in self._cache):
-            return self._cache
-        hit = self._recent.get(key)
-        if hit is not None and (not need_phi or "phi" in hit):
-            self._cache_key, self._cache = key, dict(hit)
-            return self._cache
+        return None
+
+    def _evaluate(self, W, need_phi: bool) -> dict:
+        W = self._point(W)
+        hit = self._lookup(W, need_phi)
+        if hit is not None:
+            return hit
         if self.block_backend == "dask":
             cost, S, self._dask_handle = dask_sums(self.tiles, W, need_phi,
                                                    handle=self._dask_handle)
@@ -201,36 +200,37 @@ class HSIC(Objective):
         if need_phi:
             return self.remember(W, cost, 0.5 * (S + S.T))
         out = {"cost": cost, "egrad": S}
-        self._cache_key, self._cache = key, out
-        self._keep(key, out)
+        self._keep(W, out)
         return out
 
-    def remember(self, W, cost: float, phi: np.ndarray) -> dict:
-        """Take the cost and Φ at W (NumPy) as this objective's values there: a caller that
-        has them from the same kernel by another route (the clustering estimators' (R1) from
-        their kept K_XW) spares the pass over the rows.  The gradient is ∇f = 2ΦW.  The last
+    def remember(self, W, cost: float, phi) -> dict:
+        """Take the cost and Φ at W as this objective's values there: a caller that has them
+        from the same kernel by another route (the clustering estimators' (R1) from their
+        kept K_XW) spares the pass over the rows.  The gradient is ∇f = 2ΦW.  The last
         ``RECENT`` points' values are kept (a solver's reference-point gradient between two
         evaluations at its iterate evicts nothing)."""
-        if type(self.X) is not np.ndarray:  # another namespace: computed there, not taken
-            return self._evaluate(W, need_phi=True)
-        W = np.asarray(W, dtype=float)
-        key = W.tobytes()
+        W = self._point(W)
+        phi = self._point(phi)
         out = {"cost": float(cost), "phi": phi, "egrad": 2.0 * phi @ W}
-        self._cache_key, self._cache = key, out
-        self._keep(key, out)
+        self._keep(W, out)
         return out
 
     def forget(self) -> None:
         """Drop every kept value (the last point's and the last ``RECENT`` points'): the next
         evaluation is a pass over the rows, as a benchmark timing one needs."""
-        self._cache_key, self._cache, self._recent = None, {}, {}
+        self._cache_W = None
+        self._cache = {}
+        self._recent = []
 
-    def _keep(self, key: bytes, out: dict) -> None:
-        self._recent.pop(key, None)
-        self._recent[key] = {name: out[name] for name in ("cost", "phi", "egrad")
-                             if name in out}  # not the Hessian's n×n arrays
-        while len(self._recent) > RECENT:
-            del self._recent[next(iter(self._recent))]
+    def _keep(self, W, out: dict) -> None:
+        """``out`` as the last point's values, and among the ``RECENT`` kept."""
+        W = arrays.namespace(W).asarray(W, copy=True)  # a caller may change W in place
+        self._cache_W = W
+        self._cache = out
+        self._recent = [(key, hit) for key, hit in self._recent if not arrays.same(key, W)]
+        self._recent.append((W, {name: out[name] for name in ("cost", "phi", "egrad")
+                                 if name in out}))  # not the Hessian's n×n arrays
+        del self._recent[:-RECENT]
 
     def cost(self, W) -> float:
         return self._evaluate(W, need_phi=False)["cost"]
@@ -238,37 +238,15 @@ class HSIC(Objective):
     def egrad(self, W):
         return _copy(self._evaluate(W, need_phi=False)["egrad"])
 
-    def phi(self, W) -> np.ndarray:
+    def phi(self, W):
         return _copy(self._evaluate(W, need_phi=True)["phi"])
 
-    def phi0(self) -> np.ndarray:
+    def phi0(self):
         """Φ₀ = Φ with f′(β) → f′(0): −2f′(0) Xᵀ(diag(Γ1) − Γ)X (difference kernels),
-        −f′(0) XᵀΓX (product); with Γ = F diag(s) Fᵀ in O(n·d·(d + m)), no n×n array."""
-        if type(self.tiles.X) is not np.ndarray:  # the tiles' order: the sums do not depend on it
-            return self._phi0_namespace(self.tiles.X)
-        X = self.X
-        if self._factor is not None:
-            F, s = self._factor
-            XF = X.T @ F
-            XGX = (XF * s) @ XF.T
-            deg = F @ (s * F.sum(axis=0))
-        else:
-            XGX = np.zeros((X.shape[1], X.shape[1]))
-            deg = np.empty(X.shape[0])
-            for rows in self.tiles.row_blocks():
-                G = self._dense[rows]
-                XGX += X[rows].T @ (G @ X)
-                deg[rows] = G.sum(axis=1)
-        XDX = X.T @ (deg[:, None] * X)
-        Phi = np.zeros_like(XGX)
-        zero = np.zeros(1)
-        for w, k in self.kernel.terms():
-            c = w * float(np.asarray(k.df(zero))[0])
-            Phi -= c * XGX if k.kind == "product" else 2.0 * c * (XDX - XGX)
-        return 0.5 * (Phi + Phi.T)
-
-    def _phi0_namespace(self, X):
-        """:meth:`phi0` in the namespace of the rows (f′(0) of each kernel term)."""
+        −f′(0) XᵀΓX (product); with Γ = F diag(s) Fᵀ in O(n·d·(d + m)), no n×n array; a
+        dense Γ by row blocks.  In the rows' namespace (the tiles' order: the sums do not
+        depend on it)."""
+        X = self.tiles.X
         xp = arrays.namespace(X)
         if self.tiles.factor is not None:
             F, s = self.tiles.factor
@@ -276,105 +254,83 @@ class HSIC(Objective):
             XGX = (XF * s) @ XF.T
             deg = F @ (s * xp.sum(F, axis=0))
         else:
-            XGX, parts = 0.0, []
+            XGX = 0.0
+            parts = []
             for rows in self.tiles.row_blocks():
                 G = self.tiles.gamma_rows(rows)
                 XGX = XGX + X[rows, :].T @ (G @ X)
                 parts.append(xp.sum(G, axis=1))
             deg = xp.concat(parts)
         XDX = X.T @ (deg[:, None] * X)
-        Phi, zero = 0.0, np.zeros(1)
+        Phi = 0.0
+        zero = np.zeros(1)
         for w, k in self.kernel.terms():  # f′(0): a constant of the kernel, on the host
-            c = w * float(np.asarray(k.df(zero))[0])
+            c = w * float(k.derivatives(zero, np, (1,))[0][0])
             Phi = Phi - (c * XGX if k.kind == "product" else 2.0 * c * (XDX - XGX))
         return 0.5 * (Phi + Phi.T)
 
-    def _ehvp_namespace(self, W, V):
-        """:meth:`ehvp` in the namespace of the rows, block by block: f′ and f″ by
-        :meth:`ldr.kernels.Kernel.derivatives` on the device."""
-        X = self.tiles.X
-        xp = arrays.namespace(X)
-        Z, Y = X @ W, X @ V
-        s = xp.sum(Z * Y, axis=1)
-        rn = xp.sum(Z * Z, axis=1)
-        parts = []
-        for rows in self.tiles.row_blocks():
-            G = self.tiles.gamma_rows(rows)
-            Zr, Yr, T = Z[rows, :], Y[rows, :], 0.0
-            ZZ, ZY = Zr @ Z.T, Zr @ Y.T + Yr @ Z.T
-            b = None  # β of the difference kernels, formed once per block if needed
-            for w, k in self.kernel.terms():
-                if k.kind == "product":
-                    df, d2f = k.derivatives(ZZ, xp, (1, 2))
-                    Psi, dPsi = w * (G * df), w * (G * d2f) * ZY
-                    T = T - 2.0 * (dPsi @ Z + Psi @ Y)
-                    continue
-                if b is None:
-                    b = xp.clip(rn[rows, None] + rn[None, :] - 2.0 * ZZ, min=0.0)
-                df, d2f = k.derivatives(b, xp, (1, 2))
-                Psi = w * (G * df)
-                dPsi = w * (G * d2f) * (2.0 * (s[rows, None] + s[None, :] - ZY))
-                T = T - 4.0 * (xp.sum(dPsi, axis=1)[:, None] * Zr - dPsi @ Z
-                               + xp.sum(Psi, axis=1)[:, None] * Yr - Psi @ Y)
-            parts.append(T)
-        return X.T @ xp.concat(parts, axis=0)
-
     def _hess_arrays(self, W):
-        """Per W, [(β, Ψ, Γ⊙f″)] per kernel term over all rows, kept for the Hessian-vector
-        products at this W only when they fit in the memory budget (else None: blocked)."""
-        n = self.X.shape[0]
+        """Per W, [(β, Ψ, Γ⊙f″)] per kernel term over all rows (the tiles' order), kept for
+        the Hessian-vector products at this W only when they fit in the memory budget (else
+        None: blocked)."""
+        n = self.tiles.n
         if 3 * len(self.kernel.terms()) * 8 * n * n > self.memory_budget:
             return None
-        key = np.asarray(W, dtype=float).tobytes()
-        if self._cache.get("hess_key") != key:
-            Z = self.tiles.X @ W
+        if not arrays.same(self._cache.get("hess_W"), W):
+            X = self.tiles.X
+            xp = arrays.namespace(X)
+            Z = X @ W
             G = self.tiles.gamma_rows(slice(None))
-            arrays = []
+            kept = []
             for w, k in self.kernel.terms():
                 b = beta(k.kind, Z)
-                arrays.append((b, w * G * k.df(b), w * G * k.d2f(b)))
-            self._cache["hess_key"], self._cache["hess"] = key, arrays
+                df, d2f = k.derivatives(b, xp, (1, 2))
+                kept.append((b, w * (G * df), w * (G * d2f)))
+            self._cache["hess_W"] = xp.asarray(W, copy=True)
+            self._cache["hess"] = kept
         return self._cache["hess"]
 
     def ehvp(self, W, V):
         """D∇f(W)[V] = −4 Xᵀ(L_{Ψ′} Z + L_Ψ XV) (difference), −2 Xᵀ(Ψ′Z + ΨXV) (product),
-        summed over row blocks (see the module docstring)."""
+        summed over row blocks (see the module docstring), in the rows' namespace."""
         X = self.tiles.X
-        if type(X) is not np.ndarray:
-            return self._ehvp_namespace(W, V)
-        W = np.asarray(W, dtype=float)
+        xp = arrays.namespace(X)
+        W = self._point(W)
+        V = self._point(V)
         cached = self._hess_arrays(W)
-        Z, Y = X @ W, X @ V
-        s = np.einsum("ij,ij->i", Z, Y)
-        T = np.zeros_like(Z)
+        Z = X @ W
+        Y = X @ V
+        s = xp.sum(Z * Y, axis=1)
+        parts = []
         for rows in self.tiles.row_blocks():
             G = None if cached is not None else self.tiles.gamma_rows(rows)
+            Zr = Z[rows, :]
+            Yr = Y[rows, :]
+            T = 0.0
             for t, (w, k) in enumerate(self.kernel.terms()):
                 if cached is not None:
-                    b, Psi, G2 = (a[rows] for a in cached[t])
+                    b, Psi, G2 = (a[rows, :] for a in cached[t])
                 else:
-                    b = beta(k.kind, Z, Z[rows])
-                    Psi = w * G * k.df(b)
-                    G2 = w * G * k.d2f(b)
+                    b = beta(k.kind, Z, Zr)
+                    df, d2f = k.derivatives(b, xp, (1, 2))
+                    Psi = w * (G * df)
+                    G2 = w * (G * d2f)
                 if k.kind == "product":
-                    dPsi = G2 * (Z[rows] @ Y.T + Y[rows] @ Z.T)
-                    T[rows] -= 2.0 * (dPsi @ Z + Psi @ Y)
+                    dPsi = G2 * (Zr @ Y.T + Yr @ Z.T)
+                    T = T - 2.0 * (dPsi @ Z + Psi @ Y)
                 else:
-                    db = 2.0 * (s[rows, None] + s[None, :] - Z[rows] @ Y.T - Y[rows] @ Z.T)
-                    dPsi = G2 * db
-                    T[rows] -= 4.0 * (dPsi.sum(axis=1)[:, None] * Z[rows] - dPsi @ Z
-                                      + Psi.sum(axis=1)[:, None] * Y[rows] - Psi @ Y)
-        return X.T @ T
+                    dPsi = G2 * (2.0 * (s[rows, None] + s[None, :] - Zr @ Y.T - Yr @ Z.T))
+                    T = T - 4.0 * (xp.sum(dPsi, axis=1)[:, None] * Zr - dPsi @ Z
+                                   + xp.sum(Psi, axis=1)[:, None] * Yr - Psi @ Y)
+            parts.append(T)
+        return X.T @ xp.concat(parts, axis=0)
 
-    def heuristic(self) -> np.ndarray:
+    def heuristic(self):
         """ISM's spectral start: the r eigenvectors of Φ₀ with the smallest eigenvalues."""
-        Phi0 = self.phi0()
-        if type(Phi0) is not np.ndarray:
-            return arrays.eigh(Phi0)[1][:, :self.shape[1]]
-        _, V = np.linalg.eigh(Phi0)
-        return V[:, : self.shape[1]].copy()
+        V = arrays.eigh(self.phi0())[1]
+        return arrays.namespace(V).asarray(V[:, :self.shape[1]], copy=True)
 
-    def gram(self, W) -> np.ndarray:
+    def gram(self, W):
         """K_XW, the n×n kernel matrix of the projected data."""
         return self.kernel.gram(self.X, W)
 
@@ -395,7 +351,7 @@ class ApproximateHSIC(Objective):
     replaced by its approximation — not the derivative of the approximate cost (the features
     move with W) — so the objective is for ISM (``phi``), which is what the estimators run;
     it has no Hessian.  Check the answer against :class:`HSIC` where n allows (the exact
-    cost at the approximate answer, principal angles): ``benchmarks/bench_hsic_scale.py``.
+    cost at the approximate answer, principal angles).
 
     Parameters
     ----------

@@ -17,10 +17,9 @@ with normalized source priors p_k ("experts"):
   log p = log cosh y − y²/2 − ½ − ½ log 2π.
 
 **Choosing the priors from the data** (``prior="auto"``).  One prior for every source loses
-the sources of the other kind: with Laplace and uniform sources mixed in one model, the
-super-Gaussian prior alone lost a source on every one of 20 seeds (the worst-recovered
-source's absolute correlation 0.008–0.28, ``benchmarks/bench_uica.py``).  "auto" gives each
-source its own prior: at construction, the sign of the FOBI kurtosis of the r directions of
+the sources of the other kind (a super-Gaussian prior is not a stable fixed point for a
+sub-Gaussian source, and conversely: Lee et al. 1999).  "auto" gives each source its own
+prior: at construction, the sign of the FOBI kurtosis of the r directions of
 largest absolute kurtosis (the start's directions, below); then
 :meth:`UndercompleteICA.preferred_priors` evaluates extended infomax's switching statistic
 on each source y = Z m,
@@ -31,10 +30,10 @@ the condition under which each of the two densities is a stable fixed point for 
 (Lee et al. 1999).  The estimator (:class:`ldr.estimators.UndercompleteICA`)
 evaluates it at the start — before a column can drift away from its source under the wrong
 prior — and after each solve, and refits with the priors preferred until they no longer
-change.  The kurtosis can mislead where the statistic does not: a bimodal source with 1%
-outliers has excess kurtosis 3–5 yet needs the sub-Gaussian prior (tests/test_ica.py).
+change.  The kurtosis can mislead where the statistic does not: a bimodal source with a few
+outliers has a large excess kurtosis yet needs the sub-Gaussian prior.
 
-**What the formula is** (checked numerically in tests/test_ica.py): for r = k it is the exact
+**What the formula is**: for r = k it is the exact
 negative mean log-likelihood of square ICA, z = M^{-T}s.  For r < k, complete M with an
 orthonormal basis M⊥ of span(M)^⊥ and give those k − r components standard normal priors;
 ``|det[M, M⊥]| = |MᵀM|^{1/2}``, and on whitened data the Gaussian components' mean log-density is
@@ -66,14 +65,20 @@ exact when the kurtoses differ; the likelihood then refines it.
 
 **Preconditioner** (:meth:`UndercompleteICA.preconditioner_at`): the trust region's inner CG
 is preconditioned with Picard's approximation of the Hessian (Ablin, Cardoso & Gramfort
-2018), extended to r < k (Eq. P1 there); on bench_real's tables it cut the Hessian-vector
-products 1.1–4.6× (docs/real_data.rst).
+2018), extended to r < k (Eq. P1 there).
 
-Default solver: ``"trust-region"`` — measured (before the preconditioner) on
-``make_uica(5000, 10, 4)`` data, 20 seeds, from the FOBI start, BLAS on one thread
-(benchmarks/bench_uica.py, last table): all three solvers converge to the same cost (within
-5e-16 relative); the trust region in a median of 7 iterations and 42 ms, gradient descent 30
-iterations and 58 ms, conjugate gradient 42 and 110 ms.
+Default solver: ``"trust-region"``: the cost has a hand-written Hessian, and from the FOBI
+start the gradient, conjugate-gradient and trust-region solvers reach the same cost; the
+trust region, second order and preconditioned, in the fewest iterations and the least time
+(the measurements are on the documentation's ICA benchmark page).
+
+References
+----------
+Cardoso (1989), Source separation using higher order moments, ICASSP.  Lee, Girolami &
+Sejnowski (1999), Independent component analysis using an extended infomax algorithm for
+mixed subgaussian and supergaussian sources, Neural Computation 11(2).  Ablin, Cardoso &
+Gramfort (2018), Faster independent component analysis by preconditioning with Hessian
+approximations, IEEE Trans. Signal Processing 66(15).
 """
 
 from __future__ import annotations
@@ -81,23 +86,20 @@ from __future__ import annotations
 import copy
 import numbers
 
-import autograd.numpy as anp
 import numpy as np
 import scipy.linalg
 import scipy.optimize
 
-from ldr.data.validation import check_data, check_new_data
+from ldr.data import arrays
+from ldr.data.validation import check_data
 from ldr.errors import ParameterError
 from ldr.objective import Method, Objective
-from ldr.objectives._ica_priors import (  # noqa: F401 (log_prior, best_scales: public here)
-    _HALF_LOG_2PI_E,
-    _LOG_PI,
-    PRIORS,
-    _log_cosh,
-    _prior_derivatives,
+from ldr.objectives.ica_priors import (
+    HALF_LOG_2PI_E,
+    LOG_PI,
     best_scales,
     check_priors,
-    log_prior,
+    prior_derivatives,
     switching_statistic,
 )
 
@@ -139,7 +141,7 @@ class UndercompleteICA(Objective):
     >>> bool(amari_distance(W, A) < 0.05)
     True
 
-    Default solver: ``"trust-region"`` (measured; module docstring).
+    Default solver: ``"trust-region"`` (module docstring).
     """
 
     method = Method("uica", "undercomplete ICA, whitened likelihood with log-cosh priors on "
@@ -189,20 +191,19 @@ class UndercompleteICA(Objective):
 
     # --- cost and derivatives -----------------------------------------------------------
     def cost(self, M):
-        # Σ_k log p_k over all columns at once (a loop over columns was a quarter of a fit's
-        # time): ± log cosh by column, −y²/2 on the sub-Gaussian ones, and the constants
-        Y = anp.dot(self.Z, M)
-        _, logdet = anp.linalg.slogdet(anp.dot(M.T, M))
+        # Σ_k log p_k over all columns at once: ± log cosh by column, −y²/2 on the
+        # sub-Gaussian ones, and the constants (autograd.numpy where M is traced)
+        xp = arrays.namespace(M)
+        Y = self.Z @ M
+        _, logdet = xp.linalg.slogdet(M.T @ M)
         sign = np.where(self._sub, 1.0, -1.0)
-        if type(M) is np.ndarray:  # not traced: keep e^{−2|y|}, tanh's ingredient (_at)
-            a = np.abs(Y)
-            e = np.exp(-2.0 * a)
-            log_cosh = a + np.log1p(e) - np.log(2.0)  # _log_cosh's arithmetic, unchanged
+        a = xp.abs(Y)
+        e = xp.exp(-2.0 * a)
+        log_cosh = a + xp.log1p(e) - np.log(2.0)  # ica_priors.log_cosh's arithmetic
+        if not arrays.traced(M):  # a value: keep e^{−2|y|}, tanh's ingredient (_at)
             self._point = {"M": M.copy(), "Y": Y, "e": e}
-        else:
-            log_cosh = _log_cosh(Y)
-        total = (anp.sum(log_cosh * sign) - 0.5 * anp.sum(Y * Y * self._sub)
-                 - self.n_samples_ * np.sum(np.where(self._sub, _HALF_LOG_2PI_E, _LOG_PI)))
+        total = (xp.sum(log_cosh * sign) - 0.5 * xp.sum(Y * Y * self._sub)
+                 - self.n_samples_ * np.sum(np.where(self._sub, HALF_LOG_2PI_E, LOG_PI)))
         return -0.5 * logdet - total / self.n_samples_
 
     def _at(self, M) -> tuple[np.ndarray, np.ndarray]:
@@ -225,13 +226,13 @@ class UndercompleteICA(Objective):
         preconditioner at one iterate)."""
         Y, t = self._at(M)
         if "g2" not in self._point:
-            self._point["g2"] = _prior_derivatives(Y, self._sub, t=t)[1]
+            self._point["g2"] = prior_derivatives(Y, self._sub, t=t)[1]
         return Y, self._point["g2"]
 
     def egrad(self, M):
         M = np.asarray(M, float)
         Y, t = self._at(M)
-        g1, _ = _prior_derivatives(Y, self._sub, second=False, t=t)
+        g1, _ = prior_derivatives(Y, self._sub, second=False, t=t)
         return -np.linalg.solve(M.T @ M, M.T).T - self.Z.T @ g1 / self.n_samples_
 
     def ehvp(self, M, V):
@@ -239,14 +240,14 @@ class UndercompleteICA(Objective):
 
     def ehvp_at(self, M):
         """``V ↦ ehvp(M, V)``: (MᵀM)⁻¹ and g″(ZM) computed once for the many products of one
-        inner solve (they were 60% of a fit's time, recomputed per product).
+        inner solve.
 
         The data term's product, column j of Zᵀ(g″ ⊙ ZV), is A_j v_j with the k×k matrix
         A_j = Zᵀ diag(g″_j) Z: two n×k×r products per call (4nkr flops) directly, r k² once
-        the A_j are formed (r n k² flops).  An inner solve near convergence makes 50–100
-        products at one point (breast_cancer, square ICA k = r = 30), so after ``k/4`` of them
-        at the same point the A_j are formed, where they fit ``_HVP_BLOCK_ENTRIES``; the
-        products are the same to rounding."""
+        the A_j are formed (r n k² flops), which pays once an inner solve has made more than
+        k/4 products at one point (near convergence it makes many): after ``k/4`` of them at
+        the same point the A_j are formed, where they fit ``_HVP_BLOCK_ENTRIES``; the products
+        are the same to rounding."""
         M = np.asarray(M, float)
         Kinv = np.linalg.inv(M.T @ M)
         MK = M @ Kinv
@@ -397,7 +398,7 @@ class UndercompleteICA(Objective):
         k, r = self.shape
         if cost is None:
             cost = self.cost(np.asarray(M, float))
-        return -float(cost) - (k - r) * _HALF_LOG_2PI_E
+        return -float(cost) - (k - r) * HALF_LOG_2PI_E
 
 
 def amari_distance(W, A) -> float:

@@ -10,8 +10,8 @@ d×r:  K = K_{XM} with K_ij = exp(−‖Mᵀ(x_i − x_j)‖²/2σ²),  K̄ = HK
 * gradient  df = −tr(K̄_Z R dK̄ R) = −tr(Γ dK), so with Ψ = Γ ⊙ K, L_Ψ = diag(Ψ1) − Ψ:
             ∇f(M) = (2/σ²) Xᵀ L_Ψ X M
 * Φ-oracle  Φ(M) = Xᵀ L_Ψ X / σ²     (the Gaussian HSIC Φ of DESIGN.md with Γ = Γ(M)).
-            Γ moves with M here, and ISM on this Φ stalls at its start (measured); use
-            gradient or trust region.
+            Γ moves with M here, so Φ(M)'s eigenvectors are not a fixed-point map of the
+            cost's critical points: ISM on it stalls; use gradient or trust region.
 * Hessian   D∇f(M)[V] = (2/σ²) Xᵀ (L_{Ψ′} XM + L_Ψ XV),   Ψ′ = Γ′ ⊙ K + Γ ⊙ K′,
             K′_ij = −K_ij (u_ij ᵀ w_ij)/σ²  (u = Mᵀ(x_i − x_j), w = Vᵀ(x_i − x_j)),
             Γ′ = −(R K̄′ Γ + Γ K̄′ R),  K̄′ = HK′H
@@ -38,7 +38,8 @@ import autograd.numpy as anp
 import numpy as np
 import scipy.linalg
 
-from ldr.data.validation import check_data, check_labels, check_new_data, check_rank
+from ldr.data import arrays
+from ldr.data.validation import check_data, check_labels, check_rank
 from ldr.errors import ParameterError
 from ldr.kernels import beta, median_distance
 from ldr.objective import Method, Objective
@@ -146,8 +147,8 @@ class KernelSDR(Objective):
     >>> bool(ldr.manifolds.sin_largest_angle(res.M, b[:, None]) < 0.2)
     True
 
-    Default solver: ``"trust-region"``: ISM does not converge on this cost, and the trust
-    region alone is faster than ISM → trust region (``benchmarks/bench_defaults.py``).
+    Default solver: ``"trust-region"``: ISM does not converge on this cost (module
+    docstring), and the cost has a closed-form Hessian.
     """
 
     method = Method("ksdr", "kernel sufficient dimension reduction, tr(K̄_Y (K̄_XM + nεI)⁻¹)",
@@ -183,7 +184,7 @@ class KernelSDR(Objective):
 
     # -- cost (autograd-traceable) ------------------------------------------------------------
     def cost(self, M):
-        if isinstance(M, np.ndarray):  # a plain evaluation: reuse the cached factorization
+        if not arrays.traced(M):  # a value: reuse the cached factorization
             _, _, R, _ = self._at(M)
             return float(np.sum(self.Kz * R))
         Y = anp.dot(self.X, M)

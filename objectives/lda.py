@@ -20,7 +20,6 @@ from ldr.data import arrays
 from ldr.data.rows import is_chunked, moments
 from ldr.data.validation import (
     check_labels,
-    check_new_data,
     check_nonsingular,
     check_rank,
     is_lazy,

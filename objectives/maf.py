@@ -37,7 +37,6 @@ import numpy as np
 
 from ldr.data.rows import moments
 from ldr.data.validation import (
-    check_new_data,
     check_nonsingular,
     check_rank,
     shrink,

@@ -51,7 +51,7 @@ import autograd.numpy as anp
 import numpy as np
 import scipy.linalg
 
-from ldr.data.validation import check_data, check_new_data, check_rank
+from ldr.data.validation import check_data, check_rank
 from ldr.errors import ParameterError
 from ldr.objective import Method, Objective
 

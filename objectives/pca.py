@@ -17,13 +17,13 @@ Default solver: ISM then trust region (one ISM step is exact; the trust region c
 
 from __future__ import annotations
 
-import autograd.numpy as anp
 import numpy as np
 import scipy.linalg
 
 from ldr.data import arrays
 from ldr.data.rows import moments
-from ldr.data.validation import check_data, check_new_data, check_rank
+from ldr.data.validation import check_data, check_rank
+from ldr.eigen import top_eigenvectors
 from ldr.errors import ParameterError
 from ldr.objective import Method, Objective
 
@@ -74,10 +74,11 @@ class PCA(Objective):
         r = check_rank(r, stats.d)
         self.mean_, self.n_samples_ = stats.mean, stats.n
         self._init_cov(stats.covariance(ddof=1), r, manifold)
-        if isinstance(X, np.ndarray) and X.ndim == 2 and stats.n > 1:
+        if arrays.in_memory(X) and X.ndim == 2 and stats.n > 1:
             # the rows, for the stochastic solvers' batches (a reference, not a copy; not
             # pickled)
-            self._rows, self.n_terms = X, int(stats.n)
+            self._rows = X
+            self.n_terms = int(stats.n)
 
     def __getstate__(self):
         state = dict(self.__dict__)
@@ -93,10 +94,12 @@ class PCA(Objective):
         if rows is None:
             raise NotImplementedError("this PCA was built from a covariance, chunks or a Dask "
                                       "array, and keeps no rows to batch")
-        Xb = np.asarray(rows[np.asarray(indices)], dtype=float) - self.mean_
+        xp = arrays.namespace(rows)
+        Xb = xp.take(rows, xp.asarray(np.asarray(indices), device=arrays.device(rows)), axis=0)
+        Xb = xp.astype(Xb, self.mean_.dtype) - self.mean_
         Y = Xb @ M
         w = 1.0 / (self.n_samples_ - 1)
-        return -w * float(np.sum(Y * Y)), (-2.0 * w) * (Xb.T @ Y)
+        return -w * float(xp.sum(Y * Y)), (-2.0 * w) * (Xb.T @ Y)
 
     @classmethod
     def from_covariance(cls, C, r: int, manifold: str = "grassmann", mean=None) -> PCA:
@@ -114,9 +117,7 @@ class PCA(Objective):
         self.shape, self.manifold = (C.shape[0], r), manifold
 
     def cost(self, M):
-        if type(M) is not np.ndarray and arrays.foreign(M) is not None:  # PyTorch, CuPy, ...
-            return -arrays.namespace(M).sum(M * (self.C @ M))
-        return -anp.sum(M * (self.C @ M))
+        return -arrays.namespace(M).sum(M * (self.C @ M))  # autograd.numpy where traced
 
     def egrad(self, M):
         return -2.0 * (self.C @ M)
@@ -130,18 +131,12 @@ class PCA(Objective):
     def phi0(self) -> np.ndarray:
         return -self.C
 
-    def pencil(self, M=None) -> tuple[np.ndarray, np.ndarray]:
-        if type(self.C) is not np.ndarray:
-            return self.C, arrays.eye_like(self.C.shape[0], self.C)
-        return self.C, np.eye(self.C.shape[0])
+    def pencil(self, M=None) -> tuple:
+        return self.C, arrays.eye_like(self.C.shape[0], self.C)
 
-    def heuristic(self) -> np.ndarray:
-        d, r = self.shape
-        if type(self.C) is not np.ndarray:  # in C's namespace and on its device
-            xp = arrays.namespace(self.C)
-            return xp.flip(arrays.eigh(self.C)[1][:, d - r:], axis=1)
-        _, V = scipy.linalg.eigh(self.C, subset_by_index=[d - r, d - 1])
-        return V[:, ::-1].copy()
+    def heuristic(self):
+        """The top-r eigenvectors of C, decreasing (in C's namespace and on its device)."""
+        return top_eigenvectors(self.C, self.shape[1])
 
     def global_gap(self, M) -> float:
         """Relative suboptimality 1 − tr(MᵀCM)/Σ_{i≤r} λ_i(C), 0 exactly at a global optimum."""

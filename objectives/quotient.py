@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import math
 
-import autograd.numpy as anp
 import numpy as np
 import scipy.linalg
 
@@ -37,77 +36,82 @@ from ldr.objective import Objective
 __all__ = ["QuotientOfTraces"]
 
 
-def _float(M):
-    """M as float64 NumPy, or as it is when of another namespace (PyTorch, CuPy, ...)."""
-    return M if type(M) is not np.ndarray and arrays.foreign(M) is not None \
-        else np.asarray(M, dtype=float)
-
-
 class QuotientOfTraces(Objective):
     """Minimize −tr(MᵀAM)/tr(MᵀBM) over orthonormal d×r M (A symmetric, B positive definite).
 
     The cost is invariant to M → MR, so the default manifold is Grassmann.
 
     Default solver: ``["ism", "trust-region"]`` (the trace-ratio iteration reaches the global
-    optimum; the trust region certifies it; ``benchmarks/bench_defaults.py``).
+    optimum; the trust region certifies it).
     """
 
     def __init__(self, A, B, r: int, manifold: str = "grassmann"):
-        if arrays.foreign(A, B) is None:  # else kept in their namespace (PyTorch, CuPy, ...)
-            A, B = np.asarray(A, dtype=float), np.asarray(B, dtype=float)
-        self.A, self.B = 0.5 * (A + A.T), 0.5 * (B + B.T)
-        self.shape, self.manifold = (A.shape[0], int(r)), manifold
+        xp = arrays.namespace(A, B)  # NumPy, or kept in their namespace (PyTorch, CuPy, ...)
+        A = xp.asarray(A)
+        B = xp.asarray(B)
+        self.A = 0.5 * (A + A.T)
+        self.B = 0.5 * (B + B.T)
+        self.shape = (A.shape[0], int(r))
+        self.manifold = manifold
         # the oracles use A and B times one power of two (exact), so that B's largest entry is
         # about 1: ρ, its gradient, Φ and the Hessian do not change, but b² no longer
         # underflows (nor 1/b² overflows) for data at 1e-90 or 1e90
         big = arrays.max_abs(self.B) if math.prod(self.B.shape) else 1.0
         unit = float(2.0 ** -np.round(np.log2(big))) if np.isfinite(big) and big > 0 else 1.0
-        self._A, self._B = self.A * unit, self.B * unit
+        self._A = self.A * unit
+        self._B = self.B * unit
+
+    def _point(self, M):
+        """M as a float array of A's namespace and device (an autograd trace as it is)."""
+        A = self._A
+        if arrays.traced(M) or (type(M) is type(A) and M.dtype == A.dtype):
+            return M
+        return arrays.namespace(A).asarray(arrays.like(M, A), dtype=A.dtype,
+                                           device=arrays.device(A))
 
     def ratio(self, M) -> float:
         """ρ(M) = tr(MᵀAM)/tr(MᵀBM), the natural (positive) score."""
-        if type(M) is not np.ndarray and arrays.foreign(M) is not None:
-            return arrays.vdot(M, self._A @ M) / arrays.vdot(M, self._B @ M)
-        return float(np.sum(M * (self._A @ M)) / np.sum(M * (self._B @ M)))
+        return float(self._at(self._point(M))[3])
 
     def cost(self, M):
-        if type(M) is np.ndarray or arrays.foreign(M) is not None:  # not traced by autograd:
-            return -self._at(M)[3]                                  # reuse the products
-        return -anp.sum(M * (self._A @ M)) / anp.sum(M * (self._B @ M))
+        return -self._at(self._point(M))[3]
 
-    def phi(self, M) -> np.ndarray:
-        _, _, b, rho = self._at(_float(M))
+    def phi(self, M):
+        _, _, b, rho = self._at(self._point(M))
         return -(self._A - rho * self._B) / b
 
     def egrad(self, M):
-        AM, BM, b, rho = self._at(_float(M))
+        AM, BM, b, rho = self._at(self._point(M))
         return -2.0 * (AM - rho * BM) / b
 
     def _at(self, M):
         """(AM, BM, b, ρ) at M, computed once per point and shared by the cost, gradient, Φ
-        and Hessian-vector products there (keyed by the point's bytes, so an array changed in
-        place is a new point; stored as one attribute, so a reader never pairs a key with
-        another point's values)."""
-        if type(M) is not np.ndarray:  # another namespace: not cached (b and ρ are floats)
-            AM, BM = self._A @ M, self._B @ M
-            b = arrays.vdot(M, BM)
-            return AM, BM, b, arrays.vdot(M, AM) / b
-        key = (M.shape, M.dtype.str, M.tobytes())
+        and Hessian-vector products there (a copy of the point kept with them and compared by
+        value, so an array changed in place is a new point; stored as one attribute, so a
+        reader never pairs a point with another's values).  On an autograd trace (the cost's
+        autograd derivatives) nothing is kept."""
+        traced = arrays.traced(M)
         cached = getattr(self, "_cache", None)
-        if cached is None or cached[0] != key:
-            AM, BM = self._A @ M, self._B @ M
-            b = np.sum(M * BM)
-            cached = (key, (AM, BM, b, np.sum(M * AM) / b))
-            self._cache = cached
-        return cached[1]
+        if not traced and cached is not None and arrays.same(cached[0], M):
+            return cached[1]
+        xp = arrays.namespace(M)
+        AM = self._A @ M
+        BM = self._B @ M
+        b = xp.sum(M * BM)
+        values = (AM, BM, b, xp.sum(M * AM) / b)
+        if not traced:
+            self._cache = (xp.asarray(M, copy=True), values)
+        return values
 
     def ehvp(self, M, V):
-        AM, BM, b, rho = self._at(_float(M))
-        AV, BV = self._A @ V, self._B @ V
-        dot = np.vdot if type(M) is np.ndarray else arrays.vdot  # np.sum(M * BV), as before
-        mbv = np.sum(M * BV) if dot is np.vdot else dot(M, BV)
+        M = self._point(M)
+        AM, BM, b, rho = self._at(M)
+        AV = self._A @ V
+        BV = self._B @ V
+        xp = arrays.namespace(M)
+        mbv = xp.sum(M * BV)
         db = 2.0 * mbv
-        drho = 2.0 * ((np.sum(M * AV) if dot is np.vdot else dot(M, AV)) - rho * mbv) / b
+        drho = 2.0 * (xp.sum(M * AV) - rho * mbv) / b
         return -2.0 * (AV - rho * BV - drho * BM) / b + 2.0 * (AM - rho * BM) * db / b**2
 
     def ehvp_at(self, M):
@@ -118,7 +122,7 @@ class QuotientOfTraces(Objective):
         cls = type(self)
         if cls.ehvp is not QuotientOfTraces.ehvp or cls.cost is not QuotientOfTraces.cost:
             return super().ehvp_at(M)  # a subclass with its own cost or Hessian
-        M = _float(M)
+        M = self._point(M)
         BM = self._B @ M
         b = arrays.vdot(M, BM)
         rho = arrays.vdot(M, self._A @ M) / b

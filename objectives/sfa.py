@@ -32,7 +32,7 @@ import numpy as np
 import scipy.linalg
 
 from ldr.data.rows import moments
-from ldr.data.validation import check_new_data, check_rank, eigh_nonsingular, shrink
+from ldr.data.validation import check_rank, eigh_nonsingular, shrink
 from ldr.objective import Method, Objective
 
 __all__ = ["SFA"]

@@ -8,8 +8,8 @@ iterations from u = 1.  Then
 
     C^{c,c′} = Σ_ij T_ij (x_i − x_j)(x_i − x_j)ᵀ,   C_b = Σ_{c<c′} C^{c,c′},   C_w = Σ_c C^{c,c},
 
-Sinkhorn runs in scaling form when that stays finite and in the log domain otherwise (small
-``reg``), so it never overflows; the iterates are the same either way.
+Sinkhorn runs in the log domain (potentials), its products with a stored, re-centred
+reference kernel or by row blocks (:mod:`ldr.objectives.transport`), so it never overflows.
 
 ``normalize_at=P0`` is POT's ``ot.dr.wda(..., P0=P0, normalize=True)``: the plan of each pair
 of classes (c, c′), within-class pairs included, uses the regularization
@@ -25,7 +25,7 @@ to each pair's spread.
   reverse pass in the log domain that recomputes the iterates from their potentials
   (checkpointing: memory independent of ``sinkhorn_iter``), a pair's kernel stored when it
   fits half of ``memory_budget`` and otherwise recomputed by row blocks
-  (:mod:`ldr.objectives._transport`); Hessian-vector products by the complex step through
+  (:mod:`ldr.objectives.transport`); Hessian-vector products by the complex step through
   that pass (exact to rounding); ``batch_size`` replaces each pair's plan by the mean of
   ``n_batches`` plans between fixed random mini-batches (mini-batch OT, Fatras et al. 2020;
   batch j of a class is the same in all its pairs);
@@ -40,15 +40,21 @@ continuation in reg — the driver first solves the smoother problem with reg ×
 (``continuation``) by SCF from its whole-space pencil (P = I_d: the
 plans in the original metric, before any projection), and the pencil at that fixed point
 starts the problem itself.  The ratio trace has poor fixed points (a signal and a noise
-direction); on 40 draws of POT's example data × reg 0.1, 1, 5 (120 problems), the
-regularized-FDA start (``heuristic``) led SCF to one on 41, the whole-space pencil on 2 (at
-reg 0.1), the continuation on none (``benchmarks/bench_wda_defaults.py`` reports 60 further
-problems, never used to choose this).  The trust region then maximizes the trace ratio itself
-from that basin.
+direction); regularized FDA (``heuristic``) sees the class means only, and the smoother
+problem's plans see the classes' shapes, which is why its fixed point is the start (the
+measurements are on the documentation's WDA benchmark page).  The trust region then
+maximizes the trace ratio itself from that basin.
 
 A singular within-class scatter (fewer samples than features, constant or collinear
 features) makes the trace ratio unbounded — directions with no within-class spread — and is
 rejected with the same error as LDA's, as a quotient of traces would be.
+
+References
+----------
+Flamary, Cuturi, Courty & Rakotomamonjy (2018), Wasserstein discriminant analysis, Machine
+Learning 107.  Liu, Cai, Chen & Li, Ratio trace formulation of Wasserstein discriminant
+analysis (NeurIPS 2020).  Fatras, Zine, Flamary, Gribonval & Courty (2020), Learning with
+minibatch Wasserstein, AISTATS.
 """
 
 from __future__ import annotations
@@ -61,20 +67,16 @@ import numpy as np
 
 from ldr.data import arrays
 from ldr.data.validation import (
-    check_data,
     check_labels,
-    check_new_data,
     check_nonsingular,
     check_rank,
+    check_rows,
 )
 from ldr.eigen import top_generalized
 from ldr.errors import ParameterError
 from ldr.kernels.tiles import DEFAULT_MEMORY_BUDGET, TARGET_BLOCK_BYTES
 from ldr.objective import Method, Objective
-from ldr.objectives import _transport_xp as xpt
-from ldr.objectives._sinkhorn import plan, sinkhorn, sqdist
-from ldr.objectives._transport import pair_gradient, pair_loss, pair_scatter_rows
-from ldr.objectives._wda_rows import class_groups, uniform_within
+from ldr.objectives import transport
 
 __all__ = ["WDA"]
 
@@ -114,6 +116,16 @@ class WDA(Objective):
         POT's ``normalize=True`` with ``P0 = normalize_at``: each pair's reg is scaled by the
         mean squared distance between its classes projected by this matrix (module
         docstring; ``pair_reg`` holds the results).  None (default): ``reg`` for every pair.
+    memory_budget : bytes; a pair's reference kernel is stored when it fits half of it,
+        else the pair's products run by row blocks (:mod:`ldr.objectives.transport`)
+    batch_size, n_batches, random_state : mini-batch OT (module docstring): ``n_batches``
+        seeded index sets of ``batch_size`` rows per class; None: exact plans
+
+    Attributes
+    ----------
+    mean_ : (d,) the column means of X (NumPy)
+    groups : each class's rows less ``mean_``, in X's namespace, device and float dtype
+    classes_, codes_ : the classes and each row's class index
 
     Examples
     --------
@@ -146,10 +158,8 @@ class WDA(Objective):
             r = p
         if r is None:
             raise ParameterError("r", "the subspace dimension is required")
-        ref = X if arrays.foreign(X) is not None else None  # PyTorch, CuPy, ...: see below
-        X = check_data(arrays.to_host(X), "X", copy=False) if ref is None else X  # else: xpt
-        y = arrays.to_host(y) if arrays.foreign(y) is not None else y
-        classes, codes = check_labels(y, X.shape[0], "y")
+        X = check_rows(X, "X")  # X's namespace and device: only read (the groups are copies)
+        classes, codes = check_labels(arrays.to_host(y), X.shape[0], "y")
         counts = np.bincount(codes)
         if counts.min() < 2:
             small = [classes[i] for i in np.flatnonzero(counts < 2)]
@@ -167,35 +177,32 @@ class WDA(Objective):
         if not (np.isscalar(continuation) and np.isfinite(continuation) and continuation >= 1):
             raise ParameterError("continuation", f"must be a number >= 1 (1: none), got "
                              f"{continuation!r}")
+        if not (np.isscalar(memory_budget) and memory_budget > 0):
+            raise ParameterError("memory_budget", f"must be a positive number of bytes, got "
+                                 f"{memory_budget!r}")
         self.continuation = float(continuation)
-        if ref is None:  # one copy of X (the classes' centred rows); S_w, S_b: FDA's
-            self.mean_, self.groups, Sw, Sb = class_groups(X, codes, len(classes))
-        else:  # the rows stay in their namespace, on their device (issue 24)
-            self.mean_, Sw, Sb, self.groups, uniform = xpt.class_rows(X, codes, len(classes))
+        self.mean_, self.groups, Sw, Sb, self._uniform_w = transport.class_rows(
+            X, codes, len(classes))
         check_nonsingular(Sw, "X",
                           "within-class scatter S_w", "the WDA trace ratio is unbounded along "
                           "directions with no within-class spread", X.shape[0],
                           remedy="Reduce the dimension first (e.g. PCA to fewer than n_samples "
                           "− n_classes components) and drop constant or duplicated features.")
         self._fda_scatter = (Sw, Sb)
-        self.classes_, self.codes_ = classes, codes
-        self.reg, self.sinkhorn_iter, self.eps = float(reg), int(sinkhorn_iter), float(eps)
-        self.shape, self.manifold = (X.shape[1], r), manifold
-        self._key = None
-        if not (np.isscalar(memory_budget) and memory_budget > 0):
-            raise ParameterError("memory_budget", f"must be a positive number of bytes, got "
-                                 f"{memory_budget!r}")
+        self.classes_ = classes
+        self.codes_ = codes
+        self.reg = float(reg)
+        self.sinkhorn_iter = int(sinkhorn_iter)
+        self.eps = float(eps)
+        self.shape = (X.shape[1], r)
+        self.manifold = manifold
         self.memory_budget = float(memory_budget)
-        self._uniform_w = uniform if ref is not None else uniform_within(self.groups)
+        self._ref = self.groups[0]  # the rows' namespace, device and dtype, for points
+        self._key = None
         self._batches = self._draw_batches(batch_size, n_batches, random_state)
         self._pair_scale = {pair: 1.0 for pair in self._pairs()}
         if normalize_at is not None:
             self._pair_scale = self._mean_sq_distances(normalize_at)
-        self._ref = None  # X of another namespace: a class's rows there (_transport_xp)
-        if ref is not None:
-            self._ref = self.groups[0]
-            if self._batches is not None:  # the mini-batches' rows, gathered once
-                self._batch_rows = {pair: self._pair_data(*pair) for pair in self._pairs()}
 
     @property
     def _cache_bytes(self) -> float:
@@ -203,14 +210,25 @@ class WDA(Objective):
         rest: row blocks and complex-step copies); else products run by row blocks."""
         return 0.5 * self.memory_budget
 
+    def _point(self, P):
+        """P as an array of the rows' namespace, device and float dtype (a complex P, the
+        complex step's, as it is)."""
+        dtype = getattr(P, "dtype", None)
+        if dtype is not None and arrays.namespace(P).isdtype(dtype, "complex floating"):
+            return P
+        xp = arrays.namespace(self._ref)
+        return xp.asarray(arrays.like(P, self._ref), dtype=self._ref.dtype,
+                          device=arrays.device(self._ref))
+
     def _draw_batches(self, batch_size, n_batches, random_state):
         """Mini-batch OT (``batch_size`` rows per class): ``n_batches`` index sets per class
         drawn once (seeded), so the cost is a fixed, smooth function; batch k of class c is
-        the same in every pair of classes (c, c′), so C_b and C_w see the same rows; None
-        (exact) when no class exceeds ``batch_size``.  (Drawn per pair instead, the C_w of
-        a batch and the C_b of other batches differed by sampling noise that the ratio trace
-        exploits where batches are not much larger than d: at 70 000 × 784, 10-NN 0.11.)"""
-        self.batch_size, self.n_batches = batch_size, n_batches
+        the same in every pair of classes (c, c′), so C_b and C_w see the same rows (batches
+        drawn per pair would let the C_w of some batches and the C_b of others differ by a
+        sampling noise that the ratio trace exploits where batches are not much larger than
+        d); None (exact) when no class exceeds ``batch_size``."""
+        self.batch_size = batch_size
+        self.n_batches = n_batches
         if batch_size is None:
             return None
         if not (isinstance(batch_size, (int, np.integer)) and batch_size >= 2):
@@ -237,25 +255,25 @@ class WDA(Objective):
     def _pair_data(self, a: int, b: int):
         """``[(X_a rows, X_b rows, weight)]``: the whole classes, or the pair's mini-batches
         with weight 1/n_batches."""
-        Xa, Xb = self.groups[a], self.groups[b]
+        Xa = self.groups[a]
+        Xb = self.groups[b]
         if self._batches is None:
             return [(Xa, Xb, 1.0)]
-        if self._ref is not None and "_batch_rows" in self.__dict__:
-            return self._batch_rows[(a, b)]
-        take = xpt.take if self._ref is not None else (lambda A, i: A[i])
         out = []
+        weight = 1.0 / len(self._batches[(a, b)])
         for ia, ib in self._batches[(a, b)]:
             if a == b:
                 ib = ia  # a class against itself: the same batch on both sides
-            out.append((Xa if ia is None else take(Xa, ia), Xb if ib is None else take(Xb, ib),
-                        1.0 / len(self._batches[(a, b)])))
+            out.append((Xa if ia is None else transport.take(Xa, ia),
+                        Xb if ib is None else transport.take(Xb, ib), weight))
         return out
 
     def full_data(self) -> WDA:
         """The same problem with exact plans between whole classes (no mini-batches)."""
         other = copy.copy(self)
-        other._batches, other._key, other.batch_size = None, None, None
-        other.__dict__.pop("_batch_rows", None)
+        other._batches = None
+        other._key = None
+        other.batch_size = None
         return other
 
     def _mean_sq_distances(self, P0) -> dict:
@@ -263,20 +281,21 @@ class WDA(Objective):
         v_a + v_b + ‖m_a − m_b‖² from each class's projected mean m and spread v (mean squared
         distance to its mean): no n_a × n_b matrix, and no cancellation when the classes lie
         far from the origin compared with their spread."""
-        P0 = np.asarray(P0, dtype=float)
+        P0 = np.asarray(arrays.to_host(P0), dtype=float)
         if P0.shape != self.shape or not np.all(np.isfinite(P0)):
             raise ParameterError("normalize_at", f"expected a finite array of shape {self.shape} "
                              f"(POT's P0), got shape {P0.shape}")
-        xp = arrays.namespace(self.groups[0])  # NumPy, or X's namespace (on its device)
-        proj = [G @ arrays.like(P0, G) for G in self.groups]
+        xp = arrays.namespace(self._ref)
+        proj = [G @ self._point(P0) for G in self.groups]
         means = [xp.mean(Y, axis=0) for Y in proj]
         spread = [float(xp.mean(xp.sum((Y - m) ** 2, axis=1))) for Y, m in zip(proj, means)]
         out = {}
         for a, b in self._pairs():
             gap = means[a] - means[b]
-            out[(a, b)] = spread[a] + spread[b] + float(gap @ gap)
+            out[(a, b)] = spread[a] + spread[b] + float(xp.sum(gap * gap))
             if not out[(a, b)] > 0:
-                name_a, name_b = self.classes_[a].item(), self.classes_[b].item()
+                name_a = self.classes_[a].item()
+                name_b = self.classes_[b].item()
                 raise ParameterError("normalize_at", f"classes {name_a!r} and {name_b!r} have no "
                                  "spread along it (mean squared "
                                  "distance 0), so it cannot scale their regularization; pass "
@@ -299,202 +318,171 @@ class WDA(Objective):
     def plans(self, P) -> dict:
         """The transport plans T^{c,c′}(P) for c ≤ c′ (:meth:`scatter` uses them unformed);
         n_c × n_c′ arrays of X's namespace and device."""
-        if self._ref is not None:
-            P = arrays.like(P, self._ref)
-            return {(a, b): xpt.pair_plan(self.groups[a] @ P, self.groups[b] @ P,
-                                          self._reg(a, b), self.sinkhorn_iter, 1e300)
-                    for a, b in self._pairs()}
-        P = np.asarray(P, dtype=float)
-        return {(a, b): plan(self.groups[a] @ P, self.groups[b] @ P, self._reg(a, b),
-                              self.sinkhorn_iter)
+        P = self._point(P)
+        return {(a, b): transport.pair_plan(self.groups[a] @ P, self.groups[b] @ P,
+                                            self._reg(a, b), self.sinkhorn_iter,
+                                            self._cache_bytes)
                 for a, b in self._pairs()}
 
-    def scatter(self, P) -> tuple[np.ndarray, np.ndarray]:
-        """(C_b, C_w) at T = T(P) (cached for the last P)."""
-        here = self._ref is None
-        P = np.asarray(P, dtype=float) if here else arrays.like(P, self._ref)
-        key = P.tobytes() if here else (self._key if self._same_point(P) else P)
-        if key is not self._key and not (isinstance(key, bytes) and key == self._key):
-            Cb, Cw = self._row_grams() if here else (0.0, 0.0)  # pair_scatter_part's rest
-            for b in range(len(self.groups)):
-                rows = {}  # (within, j): (X_b's batch j, Σ_a weight · pair_scatter_rows)
-                for a in range(b + 1):
-                    for j, (Xa, Xb, weight) in enumerate(self._pair_data(a, b)):
-                        args = (Xa, Xb, P, self._reg(a, b), self.sinkhorn_iter,
-                                self._cache_bytes)
-                        if not here:
-                            C = weight * xpt.pair_scatter(*args)
-                            Cw, Cb = (Cw + C, Cb) if a == b else (Cw, Cb + C)
-                            continue
-                        R, old = weight * pair_scatter_rows(*args), rows.get((a == b, j))
-                        rows[a == b, j] = (Xb, R if old is None else old[1] + R)
-                for (within, _), (Xb, R) in rows.items():  # batch j of b: shared by pairs
-                    Cw, Cb = (Cw + Xb.T @ R, Cb) if within else (Cw, Cb + Xb.T @ R)
-            uniform = self._uniform_w
-            if not xpt.trace(Cw) > 1e-12 * uniform:
-                spread = uniform / (2 * len(self.groups))
-                reg = self.__dict__.get("_asked_reg", self.reg)  # the user's, not a coarse one
-                raise ParameterError("reg", f"{reg:g} is too small for these data: the "
-                                     "within-class plans are (numerically) the identity, so the "
-                                     "within-class scatter vanishes and the ratio is unbounded; "
-                                     f"the within-class squared distances are about "
-                                     f"{spread:.3g}: pass a reg of that order (reg is in "
-                                     "squared-distance units; WassersteinDA: or normalize=True)")
-            self._key, self._scatter = key, (0.5 * (Cb + Cb.T), 0.5 * (Cw + Cw.T))
+    def scatter(self, P) -> tuple:
+        """(C_b, C_w) at T = T(P) (cached for the last P), d×d arrays of X's namespace.
+
+        Each pair's scatter is Xbᵀ times :func:`~ldr.objectives.transport.pair_scatter_rows`,
+        symmetrized, plus Xaᵀ Xa / n_a (its P-independent term, :meth:`_row_grams`); the
+        pairs that share a class's batch as Xb sum their rows first (one d×d product)."""
+        P = self._point(P)
+        if self._same_point(P):
+            return self._scatter
+        Cb, Cw = self._row_grams()
+        for b in range(len(self.groups)):
+            rows = {}  # (within, j): (X_b's batch j, Σ_a weight · pair_scatter_rows)
+            for a in range(b + 1):
+                for j, (Xa, Xb, weight) in enumerate(self._pair_data(a, b)):
+                    R = weight * transport.pair_scatter_rows(
+                        Xa, Xb, P, self._reg(a, b), self.sinkhorn_iter, self._cache_bytes)
+                    old = rows.get((a == b, j))
+                    rows[a == b, j] = (Xb, R if old is None else old[1] + R)
+            for (within, _), (Xb, R) in rows.items():  # batch j of b: shared by pairs
+                if within:
+                    Cw = Cw + Xb.T @ R
+                else:
+                    Cb = Cb + Xb.T @ R
+        uniform = self._uniform_w
+        if not _trace(Cw) > 1e-12 * uniform:
+            spread = uniform / (2 * len(self.groups))
+            reg = self.__dict__.get("_asked_reg", self.reg)  # the user's, not a coarse one
+            raise ParameterError("reg", f"{reg:g} is too small for these data: the "
+                                 "within-class plans are (numerically) the identity, so the "
+                                 "within-class scatter vanishes and the ratio is unbounded; "
+                                 f"the within-class squared distances are about "
+                                 f"{spread:.3g}: pass a reg of that order (reg is in "
+                                 "squared-distance units; WassersteinDA: or normalize=True)")
+        self._key = arrays.namespace(P).asarray(P, copy=True)
+        self._scatter = (0.5 * (Cb + Cb.T), 0.5 * (Cw + Cw.T))
         return self._scatter
 
-    def _row_grams(self) -> tuple[np.ndarray, np.ndarray]:
+    def _row_grams(self) -> tuple:
         """Σ weight · XaᵀXa / n_a over the (b, w) pairs' batches: the P-independent term of
-        their scatters (``pair_scatter_part``), computed once per set of batches."""
+        their scatters (:meth:`scatter`), computed once per set of batches."""
         if self.__dict__.get("_grams_for", 0) is not self._batches:
-            d = self.shape[0]
-            G = {True: np.zeros((d, d)), False: np.zeros((d, d))}
+            grams = {True: 0.0, False: 0.0}
             for a, b in self._pairs():
                 for Xa, _, weight in self._pair_data(a, b):
-                    G[a == b] += (weight / len(Xa)) * (Xa.T @ Xa)
-            self._grams, self._grams_for = (G[False], G[True]), self._batches
-        return self._grams[0].copy(), self._grams[1].copy()
+                    grams[a == b] = grams[a == b] + (weight / Xa.shape[0]) * (Xa.T @ Xa)
+            self._grams = (grams[False], grams[True])
+            self._grams_for = self._batches
+        return self._grams
 
     def _same_point(self, P) -> bool:
-        """Whether P (of X's namespace) is the point of the stored scatter (one scalar)."""
-        key = self._key
-        return key is not None and not isinstance(key, bytes) and (key is P or (
-            key.shape == P.shape and bool(arrays.namespace(P).all(key == P))))
+        """Whether P is the point of the stored scatter."""
+        return arrays.same(self._key, P)
 
     def cost(self, P):
-        if self._ref is not None:
-            return self._cost_namespace(P)
-        if isinstance(P, np.ndarray):  # a value, not an autograd trace
-            P = np.asarray(P, dtype=float)
-            if P.tobytes() == self._key:  # the scatter of this P is at hand (SCF's pencil)
-                Cb, Cw = self._scatter
-                return -float(np.sum(P * (Cb @ P)) / np.sum(P * (Cw @ P)))
-            Lb, Lw = self._pair_terms(P, "loss")
-            if not Lw > 1e-12 * self._uniform_w:
-                self.scatter(P)  # raises: reg too small for these data
-            return -float(Lb / Lw)
-        loss_b, loss_w = 0.0, 0.0
+        """−L_b/L_w, L = Σ_pairs ⟨T, M⟩ (module docstring); on an autograd trace, the
+        autograd-traceable reference (:func:`~ldr.objectives.transport.sinkhorn_log`)."""
+        if arrays.traced(P):
+            return self._traced_cost(P)
+        P = self._point(P)
+        if self._same_point(P):  # the scatter of this P is at hand (SCF's pencil)
+            Cb, Cw = self._scatter
+            xp = arrays.namespace(P)
+            return -float(xp.sum(P * (Cb @ P)) / xp.sum(P * (Cw @ P)))
+        Lb, Lw = self._pair_terms(P, "loss")
+        if not float(Lw) > 1e-12 * self._uniform_w:
+            self.scatter(P)  # raises: reg too small for these data
+        return -float(Lb / Lw)
+
+    def _traced_cost(self, P):
+        """The cost on an autograd trace: each pair's plan by the autograd-traceable
+        log-domain Sinkhorn (NumPy rows)."""
+        loss_b = 0.0
+        loss_w = 0.0
         for a, b in self._pairs():
-            M = sqdist(anp.dot(self.groups[a], P), anp.dot(self.groups[b], P))
-            T = sinkhorn(M, self._reg(a, b), self.sinkhorn_iter)
+            M = transport.squared_distances(anp.dot(self.groups[a], P),
+                                            anp.dot(self.groups[b], P))
+            T = transport.sinkhorn_log(M, self._reg(a, b), self.sinkhorn_iter)
             if a == b:
                 loss_w = loss_w + anp.sum(T * M)
             else:
                 loss_b = loss_b + anp.sum(T * M)
         return -loss_b / loss_w
 
-    def _cost_namespace(self, P) -> float:
-        """:meth:`cost` in X's namespace (:mod:`ldr.objectives._transport_xp`)."""
-        P = arrays.like(P, self._ref)
-        xp = arrays.namespace(P)
-        if self._same_point(P):
-            Cb, Cw = self._scatter
-            return -float(xp.sum(P * (Cb @ P)) / xp.sum(P * (Cw @ P)))
-        Lb, Lw = self._pair_terms(P, "loss")
-        if not float(Lw) > 1e-12 * self._uniform_w:
-            self.scatter(P)
-        return -float(Lb / Lw)
-
     def _pair_terms(self, P, what: str) -> tuple:
         """(L_b, L_w) — and with ``what="gradient"`` their Euclidean gradients — summed over
-        the pairs of classes: L = Σ_pairs ⟨T, M⟩, each pair by :mod:`ldr.objectives._transport`
-        (its reverse pass recomputes the Sinkhorn iterates: memory independent of
-        ``sinkhorn_iter``; row blocks when a pair's kernel exceeds the memory budget)."""
+        the pairs of classes: L = Σ_pairs ⟨T, M⟩, each pair by
+        :mod:`ldr.objectives.transport` (its reverse pass recomputes the Sinkhorn iterates:
+        memory independent of ``sinkhorn_iter``; row blocks when a pair's kernel exceeds
+        the memory budget)."""
         L = {"b": 0.0, "w": 0.0}
         G = {"b": 0.0, "w": 0.0}
-        here = self._ref is None
         for a, b in self._pairs():
             key = "w" if a == b else "b"
             for Xa, Xb, weight in self._pair_data(a, b):
-                if not here:
-                    loss, grad = (xpt.pair_gradient(Xa, Xb, P, self._reg(a, b),
-                                                    self.sinkhorn_iter, self._cache_bytes)
-                                  if what == "gradient" else
-                                  (xpt.pair_loss(Xa @ P, Xb @ P, self._reg(a, b),
-                                                 self.sinkhorn_iter, self._cache_bytes), 0.0))
-                    G[key] = G[key] + weight * grad
-                elif what == "gradient":
-                    loss, grad = pair_gradient(Xa, Xb, P, self._reg(a, b), self.sinkhorn_iter,
-                                               self._cache_bytes)
+                if what == "gradient":
+                    loss, grad = transport.pair_gradient(Xa, Xb, P, self._reg(a, b),
+                                                         self.sinkhorn_iter, self._cache_bytes)
                     G[key] = G[key] + weight * grad
                 else:
-                    loss = pair_loss(Xa @ P, Xb @ P, self._reg(a, b), self.sinkhorn_iter,
-                                     self._cache_bytes)
+                    loss = transport.pair_loss(Xa @ P, Xb @ P, self._reg(a, b),
+                                               self.sinkhorn_iter, self._cache_bytes)
                 L[key] = L[key] + weight * loss
-        return (L["b"], L["w"], G["b"], G["w"]) if what == "gradient" else (L["b"], L["w"])
+        if what == "gradient":
+            return L["b"], L["w"], G["b"], G["w"]
+        return L["b"], L["w"]
 
     def egrad(self, P):
         """∇(−L_b/L_w) = −(L_w ∇L_b − L_b ∇L_w)/L_w², through the Sinkhorn iterations by a
-        hand-written reverse pass (``pair_gradient`` of ``ldr/objectives/_transport.py``);
-        complex P is allowed (complex step, :meth:`ehvp`)."""
-        if self._ref is not None:
-            P = P if xpt.is_complex(P) else arrays.like(P, self._ref)
-            Lb, Lw, gb, gw = self._pair_terms(P, "gradient")
-            return -(Lw * gb - Lb * gw) / Lw**2
-        if not isinstance(P, np.ndarray):  # an autograd trace
-            return super().egrad(P)
-        P = P if np.iscomplexobj(P) else np.asarray(P, dtype=float)
-        Lb, Lw, gb, gw = self._pair_terms(P, "gradient")
+        hand-written reverse pass (:func:`ldr.objectives.transport.pair_gradient`); complex
+        P is allowed (complex step, :meth:`ehvp`)."""
+        Lb, Lw, gb, gw = self._pair_terms(self._point(P), "gradient")
         return -(Lw * gb - Lb * gw) / Lw**2
 
     #: the complex step of :meth:`ehvp` (relative to the largest entry of V)
     complex_step = 1e-30
-
-    def ehvp(self, P, V):
-        """The derivative of :meth:`egrad` along V by the complex step (Squire & Trapp 1998):
-        Im ∇f(P + ihV)/h with h = 1e-30 — forward mode through the reverse pass, exact to
-        rounding (no difference is taken, so no cancellation), in the same bounded memory
-        (complex arrays: twice the bytes)."""
-        if self._ref is not None:  # complex128, or complex64 with h = complex_step32
-            return xpt.complex_step(self.egrad, arrays.like(P, self._ref),
-                                    arrays.like(V, self._ref), self.complex_step,
-                                    self.complex_step32)
-        if not isinstance(P, np.ndarray):
-            return super().ehvp(P, V)
-        V = np.asarray(V, dtype=float)
-        scale = float(np.max(np.abs(V)))
-        if scale == 0.0:
-            return np.zeros_like(V)
-        h = self.complex_step / scale
-        return np.imag(self.egrad(np.asarray(P, dtype=float) + 1j * h * V)) / h
-
     #: the complex step in complex64 (float32 data: h² ≪ ε, and 1e-30 would underflow)
     complex_step32 = 1e-12
 
+    def ehvp(self, P, V):
+        """The derivative of :meth:`egrad` along V by the complex step (Squire & Trapp 1998):
+        Im ∇f(P + ihV)/h with h = ``complex_step`` (``complex_step32`` for float32 data) —
+        forward mode through the reverse pass, exact to rounding, in the same bounded memory
+        (complex arrays: twice the bytes)."""
+        return transport.complex_step(self.egrad, self._point(P), self._point(V),
+                                      self.complex_step, self.complex_step32)
+
     def ratio(self, P) -> float:
         """The trace ratio tr(PᵀC_bP)/tr(PᵀC_wP), the natural (positive) score."""
-        return -float(self.cost(P if arrays.foreign(P) is not None
-                                else np.asarray(P, dtype=float)))
+        return -float(self.cost(P))
 
     def ratio_trace(self, P) -> float:
         """tr((PᵀC̃_wP)⁻¹ PᵀC_bP) at T = T(P), C̃_w = C_w + εI: the ratio-trace value that SCF's
         fixed points solve (Liu et al.); compare SCF answers by this, not by ``ratio``."""
         A, B = self.pencil(P)
-        P = P if self._ref is None else arrays.like(P, self._ref)
-        return xpt.trace(arrays.namespace(P).linalg.solve(P.T @ B @ P, P.T @ A @ P))
+        P = self._point(P)
+        return _trace(arrays.namespace(P).linalg.solve(P.T @ B @ P, P.T @ A @ P))
 
-    def pencil(self, P) -> tuple[np.ndarray, np.ndarray]:
+    def pencil(self, P) -> tuple:
         Cb, Cw = self.scatter(P)
         d = Cw.shape[0]
-        eye = np.eye(d) if self._ref is None else arrays.eye_like(d, Cw)
-        return Cb, Cw + self.eps * xpt.trace(Cw) / d * eye
+        return Cb, Cw + self.eps * _trace(Cw) / d * arrays.eye_like(d, Cw)
 
     default_solver = ("scf", "trust-region")
 
-    def whole_space_pencil(self) -> tuple[np.ndarray, np.ndarray]:
+    def whole_space_pencil(self) -> tuple:
         """The pencil at P = I_d: the transport plans of the whole space, in the original
         metric, before any projection."""
-        d = self.shape[0]
-        return self.pencil(np.eye(d) if self._ref is None else arrays.eye_like(d, self._ref))
+        return self.pencil(arrays.eye_like(self.shape[0], self._ref))
 
     def smoothed(self, factor: float) -> WDA:
         """The same data and p with reg × ``factor`` (no continuation of its own)."""
         other = copy.copy(self)
-        other.reg, other.continuation, other._key = self.reg * factor, 1.0, None
+        other.reg = self.reg * factor
+        other.continuation = 1.0
+        other._key = None
         other._asked_reg = self.__dict__.get("_asked_reg", self.reg)
         return other
 
-    def pencil0(self) -> tuple[np.ndarray, np.ndarray]:
+    def pencil0(self) -> tuple:
         """The whole-space pencil: SCF's own start when there is no coarse problem."""
         return self.whole_space_pencil()
 
@@ -515,3 +503,7 @@ class WDA(Objective):
         """x ↦ (x − ``mean_``) P."""
         return self.mean_, P
 
+
+def _trace(C) -> float:
+    """tr C as a Python float (one scalar from the device)."""
+    return float(arrays.namespace(C).linalg.trace(C))

@@ -5,7 +5,7 @@ collected alone, it skips).
 
 Under ``array_api_dispatch=True`` a PyTorch (CPU) or array-api-strict input is read in its
 namespace — the one pass over the rows that gives the covariance and MAF's lagged or SFA's
-difference products (:func:`ldr.data.statistics.namespace_moments`) — and gives the fitted
+difference products (:func:`ldr.data.statistics.chunk_moments`) — and gives the fitted
 arrays and ``transform`` there, equal to the NumPy fit's: the subspace within 1e-10, the cost
 to 1e-10, the matrices to 1e-10 (FactorAnalysis at tol=1e-12: its trust region stops as
 close to the optimum as its tol, and statistics that differ by rounding may take another

@@ -2,7 +2,7 @@
 
 Two shortcuts on the path of every small fit (``ldr.data.validation.check_data`` skipping
 scikit-learn's ``check_array`` for a finite float64 ndarray, and
-``ldr.data.statistics._class_sums`` adding class rows with ``np.add.at`` instead of a sparse
+``ldr.data.statistics.class_sums`` adding class rows with ``np.add.at`` instead of a sparse
 one-hot product) and two in the latent objectives' oracles (``_cho_inverse`` calling LAPACK's
 dpotrf/dpotrs as ``scipy.linalg.cho_solve(cho_factor(A), I)`` does; the cost in NumPy rather
 than through autograd's wrappers at plain arrays) must not change any answer: each estimator
@@ -23,7 +23,7 @@ from sklearn.utils import check_array
 
 import ldr.data.statistics as statistics
 import ldr.data.validation as validation
-import ldr.objectives._latent as latent
+import ldr.objectives.latent as latent
 from ldr.data.validation import check_data
 from ldr.estimators import PCA, PPCA, FactorAnalysis, OrthogonalLDA
 
@@ -53,7 +53,7 @@ ESTIMATORS = {"PCA": PCA, "PPCA": PPCA, "OrthogonalLDA": OrthogonalLDA,
               "FactorAnalysis": FactorAnalysis}
 
 
-def _old_cost_wl_raw(self, W, ell):  # objectives/_latent.py before issue 23's change
+def _old_cost_wl_raw(self, W, ell):  # the latent cost before the NumPy shortcut
     d, r = W.shape
     psi = anp.exp(ell)
     L = W / psi[:, None]
@@ -84,7 +84,7 @@ def test_shortcuts_leave_every_fitted_array_identical(table, name, monkeypatch):
     new = _fitted(ESTIMATORS[name], X, y)
     with monkeypatch.context() as m:  # the paths before issue 23's shortcuts
         m.setattr(validation, "_plain_float64", lambda arr, min_samples: False)
-        m.setattr(statistics, "_ADD_AT_ENTRIES", -1)
+        m.setattr(statistics, "ADD_AT_ENTRIES", -1)
         m.setattr(latent, "_cho_inverse", _old_cho_inverse)
         m.setattr(latent._LatentGaussian, "_cost_wl_raw", _old_cost_wl_raw)
         old = _fitted(ESTIMATORS[name], X, y)
@@ -100,7 +100,7 @@ def test_class_sums_equal_the_sparse_products_bits(n, d, k):
     Y = 1e6 + rng.standard_normal((n, d)) * 10.0 ** rng.integers(-3, 4, d)  # rounding shows
     codes = rng.integers(0, k, n)
     onehot = scipy.sparse.csr_matrix((np.ones(n), (codes, np.arange(n))), shape=(k, n))
-    np.testing.assert_array_equal(statistics._class_sums(Y, codes, k), onehot @ Y, strict=True)
+    np.testing.assert_array_equal(statistics.class_sums(Y, codes, k)[1], onehot @ Y, strict=True)
     # and another summation order (the rows of each class last to first) would not pass
     backwards = np.stack([Y[codes == j][::-1].sum(axis=0) for j in range(k)])
     assert not np.array_equal(backwards, onehot @ Y)

@@ -168,7 +168,7 @@ def test_remembered_values_spare_the_pass_and_the_last_points_are_kept(monkeypat
     assert calls == [False]
     np.testing.assert_array_equal(obj.phi(W), Phi)  # W's values kept: no second pass
     obj.ehvp(W, R)
-    assert calls == [False] and all("hess" not in v for v in obj._recent.values())
+    assert calls == [False] and all("hess" not in v for _, v in obj._recent)
     fresh = HSIC(X, (F, np.full(3, 1.0 / n**2)), q, kernel=Gaussian(1.5))
     np.testing.assert_allclose(fresh.phi(W), Phi, rtol=0, atol=1e-12 * np.abs(Phi).max())
     assert calls == [False, True]                  # the fresh objective's pass

@@ -15,7 +15,8 @@ from sklearn.exceptions import ConvergenceWarning
 import ldr
 import ldr.estimators as est
 from ldr.objectives import UndercompleteICA
-from ldr.objectives.ica import amari_distance, source_correlations, switching_statistic
+from ldr.objectives.ica import amari_distance, source_correlations
+from ldr.objectives.ica_priors import switching_statistic
 
 
 def _mixture_logpdf(y):
@@ -93,7 +94,7 @@ def test_best_scales_solve_the_one_column_problem():
     """best_scales: the root of φ′(t) = −1 + mean(u ρ′(u)), u = e^t y, per column (module
     docstring of ica.py), equal to a scalar minimization of the 1-D cost, for both priors;
     a column that keeps φ′ of one sign ends at the interval's end."""
-    from ldr.objectives.ica import best_scales, log_prior
+    from ldr.objectives.ica_priors import best_scales, log_prior
 
     rng = np.random.default_rng(3)
     Y = np.column_stack([rng.laplace(size=2000), rng.uniform(-2, 2, 2000),

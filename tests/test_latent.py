@@ -228,8 +228,9 @@ def test_factor_analysis_is_equivariant_to_each_features_units(scales):
     a = ldr.estimators.FactorAnalysis(2).fit(F * scales)
     b = ldr.estimators.FactorAnalysis(2).fit(F)
     assert a.result_.converged and b.result_.converged
-    # outputs of order 1, each fit converged to a relative gradient of 1e-8
-    np.testing.assert_allclose(a.transform(F * scales), b.transform(F), rtol=1e-6, atol=1e-7)
+    # outputs of order 1, each fit converged to a relative gradient of 1e-8: they agree to
+    # what that implies (the two fits' paths differ with rounding)
+    np.testing.assert_allclose(a.transform(F * scales), b.transform(F), rtol=1e-6, atol=1e-6)
     assert a.cost_ == pytest.approx(b.cost_ + np.sum(np.log(scales)), rel=1e-9, abs=1e-8)
 
 

@@ -12,7 +12,7 @@ from sklearn.neighbors import KNeighborsClassifier
 import ldr
 from ldr.estimators import WassersteinDA, WDAClustering
 from ldr.objectives import LDA, WDA, QuotientOfTraces
-from ldr.objectives._sinkhorn import sinkhorn, sinkhorn_log
+from ldr.objectives.transport import pair_plan, sinkhorn_log
 from ldr.solvers import SCF
 from ldr.solvers.scf import top_generalized
 
@@ -32,12 +32,15 @@ def test_lda_by_scf_is_scikit_learns_eigen_lda():
     assert ldr.manifolds.sin_largest_angle(res.M, basis) < 1e-8
 
 
-def test_sinkhorn_forms_agree_and_do_not_overflow():
+@pytest.mark.parametrize("cache_bytes", [1e9, 2000.0])  # a stored kernel; row blocks
+def test_sinkhorn_plans_equal_autograds_log_domain_reference_and_do_not_overflow(cache_bytes):
+    # the plans of transport.PairKernel (potentials, stored re-centred kernel or row blocks)
+    # against the autograd-traceable log-domain reference, down to a reg where K underflows
     rng = np.random.default_rng(0)
     A, B = rng.standard_normal((30, 2)), rng.standard_normal((25, 2)) + 1.0
     M = ((A[:, None] - B[None]) ** 2).sum(-1)
     for reg in [5.0, 1.0, 0.1, 1e-3]:
-        T, T_log = sinkhorn(M, reg, 10), sinkhorn_log(M, reg, 10)
+        T, T_log = pair_plan(A, B, reg, 10, cache_bytes), sinkhorn_log(M, reg, 10)
         assert np.all(np.isfinite(T))
         np.testing.assert_allclose(T, T_log, rtol=1e-9, atol=1e-15)
         np.testing.assert_allclose(T.sum(axis=1), 1 / 30, rtol=1e-12)  # last update: rows

@@ -1,6 +1,6 @@
 """WDA and SCF in the namespace of the data (issue 24): ``ldr.objectives.WDA`` on a PyTorch
 tensor or an array-api-strict array computes its plans, cost, gradient, complex-step
-Hessian-vector products and pencil there (:mod:`ldr.objectives._transport_xp`), and SCF and
+Hessian-vector products and pencil there (:mod:`ldr.objectives.transport`), and SCF and
 the default chain iterate there.
 
 Float64 values equal NumPy's to 1e-10 (relative to the largest entry), with the reference

@@ -115,7 +115,7 @@ def test_scatter_from_one_product_per_pair_is_the_three_product_formula(kw):
     to 1/n, so Σ XaᵀXa/n is computed once) — equal to the pairs' full scatters
     Xaᵀdiag(T1)Xa + Xbᵀdiag(Tᵀ1)Xb − XaᵀTXb − XbᵀTᵀXa; and ``full_data()`` (other batches)
     does not reuse the mini-batch objective's stored term."""
-    from ldr.objectives._transport import pair_scatter
+    from ldr.objectives.transport import pair_scatter
 
     X, y = ldr.datasets.make_wda(300, seed=0)
     P = np.linalg.qr(np.random.default_rng(0).standard_normal((X.shape[1], 2)))[0]
@@ -161,10 +161,8 @@ def test_mini_batches_are_drawn_per_class_and_near_the_exact_answer_where_d_is_l
 
 def test_the_objective_holds_one_copy_of_the_data(monkeypatch):
     """WDA's classes' centred rows are the one array of X's size it makes: S_w and S_b come
-    from row chunks (``_wda_rows.class_scatters``), the check of X copies nothing.  Before,
-    the constructor's peak was about six arrays of X's size (validated copy, centred copy,
-    and scatter_matrices' copies)."""
-    import ldr.objectives._wda_rows as rows
+    from row chunks (``transport.class_scatters``), the check of X copies nothing."""
+    import ldr.objectives.transport as rows
     from ldr.estimators.wda import fisher_scatters
     from ldr.objectives.lda import scatter_matrices
 

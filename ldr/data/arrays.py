@@ -1,14 +1,18 @@
-"""Array namespaces: the driver, the geometry and the solvers compute in the namespace and on
-the device of the arrays they are given (NumPy, PyTorch, CuPy, JAX, array-api-strict), through
-`array-api-compat <https://data-apis.org/array-api-compat/>`_.
+"""Array namespaces: the driver, the geometry, the solvers and the objectives compute in the
+namespace and on the device of the arrays they are given (NumPy, PyTorch, CuPy, JAX,
+array-api-strict), through `array-api-compat <https://data-apis.org/array-api-compat/>`_.
 
-NumPy is the fast path: :func:`namespace` answers ``numpy`` for NumPy arrays (and for
-anything that is not an array API array: Python floats, autograd's traced boxes) without
-importing array-api-compat, and the callers keep their LAPACK-direct NumPy code for it, so a
-NumPy run costs what it did.  Any other namespace goes through the functions here, which use
-only the array API standard (and its ``linalg`` extension): no transfer to the host except
-the Python scalars they return (:func:`vdot`), which are what the stopping rules read.  The
-manifolds' polar factor, QR and largest eigenvalue are :mod:`ldr.linalg`'s.
+Every computation is written once, against the array API standard (NumPy >= 2 is itself such
+a namespace), with ``xp = namespace(x)``.  :func:`namespace` answers ``numpy`` for NumPy arrays
+and Python scalars without importing array-api-compat, and ``autograd.numpy`` for autograd's
+traced values, so that a cost written with the functions common to the three (operators,
+``sum``, ``exp``, ``log``, ...) is also traceable.  The functions here use only the array API
+standard (and its ``linalg`` extension): no transfer to the host except the Python scalars
+they return (:func:`vdot`), which are what the stopping rules read.
+The NumPy-only fast paths are NumPy's ``out=``, behind :func:`exp_inplace` and
+:class:`Buffers` (the benchmarks that measure them are named there); other namespaces get the
+same results in new arrays.  The manifolds' polar factor, QR and largest eigenvalue are
+:mod:`ldr.linalg`'s.
 """
 
 from __future__ import annotations
@@ -45,17 +49,33 @@ def foreign(*arrays):
     return compat.array_namespace(*others)
 
 
+def in_memory(a) -> bool:
+    """Whether ``a`` is an in-memory array — NumPy's (a memmap included) or another
+    namespace's — rather than a Dask collection, a DataFrame, an iterator or a list."""
+    return isinstance(a, np.ndarray) or foreign(a) is not None
+
+
+def traced(a) -> bool:
+    """Whether ``a`` is a value traced by autograd (an ``ArrayBox``)."""
+    return type(a).__module__.startswith("autograd.")
+
+
 def namespace(*arrays):
-    """:func:`foreign`'s namespace, or ``numpy`` when there is none."""
+    """The namespace to compute on ``arrays`` in: :func:`foreign`'s, ``autograd.numpy`` when
+    one of them is traced by autograd, else ``numpy``."""
     if len(arrays) == 1 and type(arrays[0]) is np.ndarray:
         return np
+    if any(traced(a) for a in arrays):
+        import autograd.numpy as anp
+
+        return anp
     xp = foreign(*arrays)
     return np if xp is None else xp
 
 
 def device(a):
     """The device ``a`` lives on (None for NumPy)."""
-    if type(a) is np.ndarray:
+    if foreign(a) is None:
         return None
     import array_api_compat as compat
 
@@ -66,8 +86,10 @@ def to_host(a) -> np.ndarray:
     """``a`` as a NumPy array on the host (a tuple element-wise; NumPy arrays as they are)."""
     if isinstance(a, tuple):
         return tuple(to_host(v) for v in a)
-    if type(a) is np.ndarray or a is None:
-        return a
+    if a is None:
+        return None
+    if foreign(a) is None:
+        return np.asarray(a)
     import array_api_compat as compat
 
     if compat.is_torch_array(a):
@@ -101,12 +123,35 @@ def transpose(A):
     return A.mT
 
 
+def transposed_rows(A):
+    """Aᵀ of a matrix as a new array stored row by row (one copy; ``A.T`` is a view, stored
+    column by column): BLAS multiplies by it faster where it has few rows (the inner
+    dimension of a product with a few columns)."""
+    xp = namespace(A)
+    return xp.stack([A[:, j] for j in range(A.shape[1])], axis=0)
+
+
 def vdot(a, b) -> float:
-    """⟨a, b⟩ = Σ a ∘ b as a Python float (the one scalar that crosses to the host)."""
-    if type(a) is np.ndarray:
-        return float(np.vdot(a, b))
+    """⟨a, b⟩ = Σ a ∘ b of real arrays as a Python float (the one scalar that crosses to the
+    host): the dot product of the flattened arrays."""
+    if type(a) is np.ndarray:  # BLAS's dot without the gufunc's overhead (the same bits):
+        return float(np.vdot(a, b))  # the fixed cost per fit, benchmarks/bench_real.py --no-cv
     xp = namespace(a)
-    return float(xp.sum(a * b))
+    return float(xp.vecdot(xp.reshape(a, (-1,)), xp.reshape(b, (-1,))))
+
+
+def same(a, b) -> bool:
+    """Whether ``a`` (or None) and ``b``, arrays of one namespace, hold the same values (the
+    per-point caches of the objectives: a point changed in place is a new point)."""
+    if a is None:
+        return False
+    if a is b:
+        return True
+    if a.shape != b.shape:
+        return False
+    if type(a) is np.ndarray and type(b) is np.ndarray:  # bytes: the fixed cost per fit,
+        return a.dtype == b.dtype and a.tobytes() == b.tobytes()  # bench_real.py --no-cv
+    return bool(namespace(b).all(a == b))
 
 
 def norm(a) -> float:
@@ -159,7 +204,59 @@ def eigh(A):
 def zeros_like(a):
     if isinstance(a, tuple):
         return tuple(zeros_like(v) for v in a)
-    return np.zeros_like(a) if type(a) is np.ndarray else namespace(a).zeros_like(a)
+    return namespace(a).zeros_like(a)
+
+
+def itemsize(a) -> int:
+    """Bytes per entry of the floating (real or complex) array ``a``."""
+    xp = namespace(a)
+    bits = xp.finfo(a.dtype).bits
+    return bits // 4 if xp.isdtype(a.dtype, "complex floating") else bits // 8
+
+
+def exp_inplace(a):
+    """exp(a), written over ``a`` (which the caller no longer needs) where the namespace
+    allows it: NumPy's ``out=`` keeps one block buffer instead of a new, page-faulted one per
+    call; a new array elsewhere (the array API has no ``out=``)."""
+    # NumPy's out=: benchmarks/bench_hsic.py's Φ profile (--profile), bench_wda.py
+    if type(a) is np.ndarray and a.flags.writeable:
+        return np.exp(a, out=a)
+    return namespace(a).exp(a)
+
+
+class Buffers:
+    """Reusable output arrays for the products of a loop over row blocks.
+
+    ``matmul(a, b, key)`` is ``a @ b`` and ``multiply(a, b, key)`` is ``a * b``, written, for
+    NumPy, into the buffer kept under ``key`` (allocated at the first, largest block; a later
+    product under the same key overwrites it, so the caller is done with the previous one):
+    a fresh b×n array per block costs its page faults every time (the C library returns
+    such blocks to the system) — the NumPy-only fast path of the row-block loops.  Other
+    namespaces (the array API has no ``out=``) get new arrays."""
+    # NumPy's out=: benchmarks/bench_hsic.py's Φ profile (--profile), bench_wda.py
+
+    def __init__(self):
+        self._kept = {}
+
+    def _out(self, key, shape, dtype):
+        buf = self._kept.get(key)
+        if buf is None or buf.shape[0] < shape[0] or buf.shape[1:] != shape[1:] \
+                or buf.dtype != dtype:
+            buf = np.empty(shape, dtype=dtype)
+            self._kept[key] = buf
+        return buf[:shape[0]]
+
+    def matmul(self, a, b, key):
+        if type(a) is not np.ndarray or type(b) is not np.ndarray:
+            return a @ b
+        return np.matmul(a, b, out=self._out(key, (a.shape[0], b.shape[1]),
+                                             np.result_type(a, b)))
+
+    def multiply(self, a, b, key):
+        if type(a) is not np.ndarray:
+            return a * b
+        shape = np.broadcast_shapes(a.shape, np.shape(b))
+        return np.multiply(a, b, out=self._out(key, shape, np.result_type(a, b)))
 
 
 def eye_like(n: int, ref):

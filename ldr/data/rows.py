@@ -4,7 +4,9 @@ Every second-order objective (PCA, orthogonal LDA, MAF, SFA, CCA, PPCA, factor a
 depends on its data X (n × d, samples as rows) only through d×d statistics.  This module is
 the one place that computes them, from
 
-* a NumPy array (one chunk; an ``np.memmap`` is read in row chunks, never copied whole);
+* an in-memory array of any array namespace (NumPy, PyTorch, CuPy, ...: one chunk, computed
+  in its namespace and on its device); an ``np.memmap`` is read in row chunks, never copied
+  whole;
 * a ``dask.array.Array`` (or a Dask DataFrame, through ``to_dask_array(lengths=True)``): one
   task per row block, merged in a tree of tasks, computed with whatever scheduler is active —
   Dask's local threads by default, the cluster under a ``dask.distributed.Client``;
@@ -27,7 +29,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from ldr.data import arrays
-from ldr.data.statistics import Moments, chunk_moments, merge_all, namespace_moments
+from ldr.data.statistics import Moments, chunk_moments, merge, merge_all
 from ldr.data.validation import check_data, check_labels, is_lazy
 from ldr.errors import ChunkError, ParameterError
 
@@ -98,8 +100,6 @@ def moments(X, y=None, *, lag: int | None = None, diff: bool = False, name: str 
     elif isinstance(X, np.memmap):
         out = _iter_moments(_memmap_chunks(X, y, chunk_bytes, name), lag, diff, name, y_name,
                             progress)
-    elif arrays.foreign(X) is not None:  # PyTorch, CuPy, ...: computed in X's namespace
-        out = namespace_moments(X, y, lag, diff, name, y_name)
     else:
         out = _array_moments(X, y, lag, diff, name, y_name)
     _check_result(out, y is not None or out.labels is not None, lag, diff, name, min_samples)
@@ -107,9 +107,15 @@ def moments(X, y=None, *, lag: int | None = None, diff: bool = False, name: str 
 
 
 def _array_moments(X, y, lag, diff, name, y_name) -> Moments:
-    X = check_data(X, name, min_samples=1)
-    if y is not None:
-        check_labels(y, X.shape[0], y_name)
+    """One chunk: an array of another namespace as it is (computed there), anything else
+    through :func:`~ldr.data.validation.check_data` (DataFrames, lists: float64 NumPy)."""
+    if arrays.foreign(X) is None:
+        X = check_data(X, name, min_samples=1, copy=False)
+    if y is not None:  # labels of X's namespace are counted there, NumPy ones on the host
+        if arrays.foreign(y) is None:
+            check_labels(y, X.shape[0], y_name)
+        elif y.shape not in ((X.shape[0],), (X.shape[0], 1)):
+            check_labels(arrays.to_host(y), X.shape[0], y_name)  # words the error
     return chunk_moments(X, y, lag, diff, name, None, y_name)
 
 
@@ -138,11 +144,17 @@ def _memmap_chunks(X, y, chunk_bytes, name):
 
 
 def _iter_moments(chunks, lag, diff, name, y_name, progress) -> Moments:
+    """The chunks' moments merged as they come, in a balanced tree: a stack of segments
+    whose sizes (in chunks) are decreasing powers of two, two of one size merged at once (a
+    binary counter), so at most log2(chunks) + 1 segments are held, and the rounding of the
+    merges grows as the tree's depth."""
     if progress:
         from tqdm.auto import tqdm
 
         chunks = tqdm(chunks, desc="chunks", unit="chunk", mininterval=_bar_interval())
-    parts, start, labelled = [], 0, None
+    stack = []  # (chunks in the segment, its moments), in row order
+    start = 0
+    labelled = None
     for item in chunks:
         pair = isinstance(item, tuple)
         if labelled is None:
@@ -152,16 +164,17 @@ def _iter_moments(chunks, lag, diff, name, y_name, progress) -> Moments:
         Xk, yk = item if pair else (item, None)
         part = chunk_moments(Xk, yk, lag, diff, name, start, y_name)
         start += part.n
-        parts.append(part)
-        if len(parts) >= 64:  # keep memory bounded: merge as we go, in a balanced way
-            parts = _fold(parts)
-    return merge_all(parts)
-
-
-def _fold(parts):
-    """Merge the oldest pairs so that at most ~log2(n) partial results are held."""
-    head = merge_all(parts[:32])
-    return [head, *parts[32:]]
+        size = 1
+        while stack and stack[-1][0] == size:
+            part = merge(stack.pop()[1], part)
+            size *= 2
+        stack.append((size, part))
+    if not stack:
+        raise ParameterError(name, "no rows (the iterator of chunks was empty)")
+    out = stack.pop()[1]
+    while stack:
+        out = merge(stack.pop()[1], out)
+    return out
 
 
 # --- Dask ----------------------------------------------------------------------------------------

@@ -1,9 +1,13 @@
 """The numerics of rows → second-order statistics: :class:`~ldr.data.statistics.Moments`,
-one chunk's moments and their lossless merge.
+one chunk's moments and their lossless merge, in the namespace and on the device of the rows
+(NumPy, PyTorch, CuPy, ...; one implementation, written against the array API).
 
 **Numerics.**  Each chunk k is shifted by c_k = fl(mean of the chunk) — a difference
 x − c_k of two nearby floats is exact (Sterbenz) — and keeps its count n_k, its exact-mean
-offset u_k = mean(x − c_k) and its centered scatter S_k = Σ (x − c_k − u_k)(x − c_k − u_k)ᵀ.
+offset u_k = mean(x − c_k) and its centered scatter S_k = Σ (x − c_k − u_k)(x − c_k − u_k)ᵀ,
+computed as YᵀY − n_k u_k u_kᵀ with Y = X − c_k (u_k is rounding-sized: no second centred
+copy), or as XᵀX − n_k c_k c_kᵀ without any copy where that loses at most a factor 2 of
+accuracy (every column's mean within one standard deviation of 0; ``_uncentred_scatter``).
 Two consecutive segments A, B merge (Chan, Golub & LeVeque 1979) in A's shift:
 
     Δ = (c_B − c_A + u_B) − u_A,   u = u_A + (n_B/n) Δ,   S = S_A + S_B + (n_A n_B / n) ΔΔᵀ.
@@ -21,12 +25,16 @@ subtracted from another one of its size except exactly.  The same holds for
   b = −Σ_head (x − m_P), p = max(n_P − δ, 0) (the pair sums, since Σ (x − m_P) = 0);
 * difference products (SFA) D = Σ_t (x_{t+δ} − x_t)(x_{t+δ} − x_t)ᵀ, shift-free.
 
-Validation runs on each chunk when it is read (finite entries, numeric, two dimensions, as
-many labels as rows) and raises the same ``ValueError`` naming the argument as
-``ldr.data.validation.check_data``, with the rows where the problem is.
+Validation runs on each chunk when it is read (finite entries, numeric, two dimensions, a
+safe magnitude, as many labels as rows) and raises the same ``ValueError`` naming the
+argument as ``ldr.data.validation.check_data``, with the rows where the problem is.
 
-The sources of chunks (arrays, memmaps, Dask arrays, iterators) are :mod:`ldr.data.rows`;
-each chunk is validated by :func:`ldr.data.validation.check_chunk` when it is read.
+The sources of chunks (arrays, memmaps, Dask arrays, iterators) are :mod:`ldr.data.rows`.
+
+References
+----------
+Chan, Golub & LeVeque (1979), Updating formulae and a pairwise algorithm for computing
+sample variances, Technical Report STAN-CS-79-773, Stanford University.
 """
 
 from __future__ import annotations
@@ -37,7 +45,7 @@ import numpy as np
 import scipy.sparse
 
 from ldr.data import arrays
-from ldr.data.validation import check_chunk, check_chunk_labels, check_labels
+from ldr.data.validation import check_chunk, check_chunk_labels, check_magnitude
 from ldr.errors import ParameterError
 
 
@@ -46,6 +54,8 @@ class Moments:
     """Counts, means and centered second-order sums of rows, mergeable without loss.
 
     The mean is ``shift + offset`` (``offset`` small and accurate, see the module docstring).
+    The arrays are of the rows' namespace and device (:meth:`on_host` copies them to NumPy);
+    the labels are NumPy.
 
     Attributes
     ----------
@@ -113,9 +123,10 @@ class Moments:
     def project(self, U: np.ndarray) -> Moments:
         """The moments of the projected rows ``x ↦ Uᵀx`` (U: d×k), exactly: every statistic
         is linear or quadratic in the rows, so each is mapped by U (no pass over the rows)."""
-        U = np.asarray(U, dtype=float)
+        U = arrays.like(np.asarray(arrays.to_host(U), dtype=float), self.scatter)
         if U.ndim != 2 or U.shape[0] != self.d:
-            raise ParameterError("U", f"expected a basis of shape ({self.d}, k), got {U.shape}")
+            raise ParameterError("U", f"expected a basis of shape ({self.d}, k), got "
+                                      f"{tuple(U.shape)}")
 
         def quad(S):
             return None if S is None else U.T @ S @ U
@@ -130,8 +141,7 @@ class Moments:
             tail=rows(self.tail))
 
     def on_host(self) -> Moments:
-        """These moments with every array as NumPy on the host (those of
-        ``namespace_moments`` are in the rows' namespace and on their device)."""
+        """These moments with every array as NumPy on the host."""
         return dataclasses.replace(self, **{
             f.name: arrays.to_host(getattr(self, f.name)) for f in dataclasses.fields(self)
             if arrays.foreign(getattr(self, f.name)) is not None})
@@ -142,88 +152,69 @@ class Moments:
                              "products; compute them with moments(..., lag=δ)")
 
 
-def _sym(S: np.ndarray) -> np.ndarray:
+def _sym(S):
     return 0.5 * (S + S.T)
 
 
-#: below this many entries of Y, :func:`_class_sums` adds the rows with ``np.add.at`` (about
-#: 20 µs on a 150×4 table against 250 µs for building the sparse one-hot matrix); above it
-#: ``np.add.at``'s per-row loop is the slower one
-_ADD_AT_ENTRIES = 10_000
+def _outer(a, b):
+    return a[:, None] * b[None, :]
 
 
-def _class_sums(Y: np.ndarray, codes: np.ndarray, k: int) -> np.ndarray:
-    """The k×d sums of the rows of ``Y`` in each class (``codes``: each row's class index).
-    Both ways add a class's rows one at a time, in row order, from zero (the sparse one-hot
-    product's CSR loop and ``np.add.at``), so they give the same bits (tested)."""
+#: below this many entries of Y, NumPy's :func:`class_sums` adds the rows with ``np.add.at``
+#: (building the sparse one-hot matrix costs more than small tables' sums), above it by the
+#: sparse product (``np.add.at``'s per-row loop costs more); benchmarks/bench_real.py --no-cv
+ADD_AT_ENTRIES = 10_000
+
+
+def class_sums(Y, codes, k: int):
+    """``(counts, sums)``: the number of rows of each of the k classes and the k×d sums of the
+    rows of ``Y`` in each (``codes``: each row's class index, in Y's namespace).
+
+    NumPy adds a class's rows one at a time, in row order, from zero — by a sparse one-hot
+    product (CSR) or, for small Y, ``np.add.at``: the same bits, and no n×k array; this is
+    the one NumPy-only path of the statistics.  Other namespaces (the array API has no
+    scatter-add) take one (n×k) one-hot product on the device."""
+    xp = arrays.namespace(Y)
     n = Y.shape[0]
-    if Y.size <= _ADD_AT_ENTRIES:
-        out = np.zeros((k, Y.shape[1]))
-        np.add.at(out, codes, Y)
-        return out
-    onehot = scipy.sparse.csr_matrix((np.ones(n), (codes, np.arange(n))), shape=(k, n))
-    return onehot @ Y
+    if xp is np:
+        counts = np.bincount(codes, minlength=k).astype(float)
+        if Y.size <= ADD_AT_ENTRIES:
+            sums = np.zeros((k, Y.shape[1]))
+            np.add.at(sums, codes, Y)
+            return counts, sums
+        onehot = scipy.sparse.csr_matrix((np.ones(n), (codes, np.arange(n))), shape=(k, n))
+        return counts, onehot @ Y
+    classes = xp.arange(k, device=arrays.device(Y))
+    onehot = xp.astype(codes[:, None] == classes[None, :], Y.dtype)
+    return xp.sum(onehot, axis=0), onehot.T @ Y
 
 
 def chunk_moments(X, y=None, lag: int | None = None, diff: bool = False, name: str = "X",
                   start: int | None = None, y_name: str = "y",
                   width: int | None = None) -> Moments:
-    """:class:`Moments` of one chunk of rows (validated); ``start`` is its first row number,
-    ``width`` the number of features the whole array declares (a chunk of another width is
-    an error naming its rows)."""
-    X = check_chunk(X, name, start)
+    """:class:`Moments` of one chunk of rows, validated (:func:`~ldr.data.validation.check_chunk`:
+    the finiteness from the column means, which a NaN or infinity reaches), computed in the
+    chunk's namespace and on its device (NumPy: float64; another namespace: its real float
+    dtype, integers float64); ``start`` is its first row number, ``width`` the number of
+    features the whole array declares (a chunk of another width is an error naming its
+    rows).  The labels ``y`` are read on the host unless they are in X's namespace (then
+    their classes are found there and only the classes are read back)."""
+    X = check_chunk(X, name, start, values=False)
+    xp = arrays.namespace(X)
     n, d = X.shape
+    where = "" if start is None else f" at rows {start}..{start + n - 1}"
     if width is not None and d != width:
-        where = "" if start is None else f" at rows {start}..{start + n - 1}"
         raise ParameterError(name, f"has a chunk{where} with {d} features where the array "
                              f"declares {width}: its chunks change width mid-way; rebuild it "
                              "with blocks of one shape")
     if n == 0:
-        return Moments(0, np.zeros(d), np.zeros(d), np.zeros((d, d)), lag=lag,
-                       **_empty_extras(d, y is not None, lag, diff))
-    c = X.mean(axis=0)
-    Y = X - c  # exact where |x − c| ≤ |c| (Sterbenz)
-    u = Y.mean(axis=0)
-    Yc = Y - u
-    out = Moments(n, c, u, Yc.T @ Yc, lag=lag)
-    if y is not None:
-        labels, codes = np.unique(check_chunk_labels(y, n, y_name, start),
-                                  return_inverse=True)
-        codes = codes.reshape(-1)
-        counts = np.bincount(codes, minlength=len(labels)).astype(float)
-        offsets = _class_sums(Y, codes, len(labels)) / counts[:, None]
-        Z = Y - offsets[codes]
-        out.labels, out.class_counts, out.class_offsets, out.within = (
-            labels, counts, offsets, Z.T @ Z)
-    if lag is not None:
-        out.lagged = Yc[:-lag].T @ Yc[lag:] if n > lag else np.zeros((d, d))
-        if diff:
-            Dx = Y[lag:] - Y[:-lag] if n > lag else np.zeros((0, d))
-            out.diff = Dx.T @ Dx
-        out.head, out.tail = X[:lag].copy(), X[-lag:].copy()
-    return out
-
-
-def namespace_moments(X, y=None, lag: int | None = None, diff: bool = False,
-                      name: str = "X", y_name: str = "y") -> Moments:
-    """:class:`Moments` of rows of another array namespace than NumPy (a PyTorch tensor, on a
-    GPU or not), computed there, as :func:`chunk_moments` computes them: every statistic is an
-    array of that namespace, on that device, in X's float dtype (an integer X is float64).
-    The labels ``y`` are read on the host (n labels, once) for their classes; the class sums
-    are one (n × classes) one-hot product on the device."""
-    xp = arrays.namespace(X)
-    if X.ndim != 2:
-        raise ParameterError(name, f"expected a 2-D array (samples as rows), got shape "
-                                   f"{tuple(X.shape)}")
-    if not xp.isdtype(X.dtype, "real floating"):
-        X = xp.astype(X, xp.float64)
-    n, d = X.shape
+        zeros = xp.zeros((d, d), dtype=X.dtype, device=arrays.device(X))
+        return Moments(0, zeros[0, :], zeros[0, :], zeros, lag=lag,
+                       **_empty_extras(zeros, y is not None, lag, diff))
     c = xp.mean(X, axis=0)
-    # a NaN or infinity in X reaches its column's mean: one pass fewer than checking X itself
-    if not arrays.all_finite(c):
-        if not arrays.all_finite(X):
-            raise ParameterError(name, "contains NaN or infinity; remove or impute those rows")
-        raise ParameterError(name, "the column sums overflow its float dtype; rescale X")
+    if not arrays.all_finite(c):  # a NaN or infinity in X, or sums that overflow
+        check_chunk(X, name, start)
+    check_magnitude(X, name)
     if y is None and lag is None:
         scatter = _uncentred_scatter(X, c, xp)
         if scatter is not None:  # X is never copied: two reads of it in all
@@ -231,24 +222,24 @@ def namespace_moments(X, y=None, lag: int | None = None, diff: bool = False,
     Y = X - c  # exact where |x − c| ≤ |c| (Sterbenz)
     u = xp.mean(Y, axis=0)
     # Σ (y − u)(y − u)ᵀ = YᵀY − n·uuᵀ: u is rounding-sized, so no second centred copy of X
-    out = Moments(n, c, u, Y.T @ Y - n * (u[:, None] * u[None, :]), lag=lag)
+    out = Moments(n, c, u, Y.T @ Y - n * _outer(u, u), lag=lag)
     if y is not None:
-        dev = arrays.device(X)
-        labels, codes = _device_labels(y, n, xp, dev, y_name)
-        onehot = xp.astype(codes[:, None] == xp.arange(len(labels), device=dev)[None, :],
-                           X.dtype)
-        counts = xp.sum(onehot, axis=0)
-        offsets = (onehot.T @ Y) / counts[:, None]
-        Z = Y - onehot @ offsets
-        out.labels, out.class_counts, out.class_offsets, out.within = (
-            labels, counts, offsets, Z.T @ Z)
+        labels, codes = _chunk_labels(y, n, xp, arrays.device(X), y_name, start)
+        counts, sums = class_sums(Y, codes, labels.shape[0])
+        offsets = sums / counts[:, None]
+        Z = Y - xp.take(offsets, codes, axis=0)
+        out.labels = labels
+        out.class_counts = counts
+        out.class_offsets = offsets
+        out.within = Z.T @ Z
     if lag is not None:
         Yc = Y - u
         out.lagged = Yc[:-lag, :].T @ Yc[lag:, :] if n > lag else xp.zeros_like(out.scatter)
         if diff:
             Dx = Y[lag:, :] - Y[:-lag, :] if n > lag else Y[:0, :]
             out.diff = Dx.T @ Dx
-        out.head, out.tail = X[:lag, :], X[max(n - lag, 0):, :]
+        out.head = xp.asarray(X[:lag, :], copy=True)  # copies: the chunk is not kept alive
+        out.tail = xp.asarray(X[max(n - lag, 0):, :], copy=True)
     return out
 
 
@@ -258,52 +249,51 @@ def _uncentred_scatter(X, c, xp):
     is ε·√((1 + ρ_j)(1 + ρ_k))·√(S_jj S_kk) with ρ_j = n c_j²/S_jj (the squared mean over the
     variance): the centred path's error times (1 + ρ) at most.  Accepted when every
     ρ_j ≤ 1 (each column's mean within one standard deviation of 0, as for standardized
-    data), which saves two of the five passes over X (on a GPU, where PCA is bandwidth-bound,
-    nearly half its time)."""
+    data), which saves two of the five passes over X."""
     n = X.shape[0]
-    S = X.T @ X - n * (c[:, None] * c[None, :])
+    S = X.T @ X - n * _outer(c, c)
     var = xp.linalg.diagonal(S)
     return S if bool(xp.all(var > 0) & xp.all(n * c * c <= var)) else None
 
 
-def _device_labels(y, n, xp, device, y_name):
-    """``(classes, codes)`` as :func:`~ldr.data.validation.check_labels` gives them, for
-    labels in X's namespace: the unique values found there (an n-row sort on the device,
-    not on the host), only the classes (a few values) read back, the codes kept there."""
+def _chunk_labels(y, n, xp, device, y_name, start):
+    """``(classes, codes)`` of one chunk's labels: the sorted distinct values (NumPy, on the
+    host) and each row's index among them (in X's namespace, on its device).  Labels in X's
+    namespace are sorted there (an n-row sort on the device) and only the classes read back;
+    others are checked and sorted on the host."""
     if arrays.foreign(y) is None or arrays.namespace(y) is not xp \
             or not hasattr(xp, "unique_inverse"):
-        labels, codes = check_labels(arrays.to_host(y), n, y_name)
-        return labels, xp.asarray(codes, device=device)
+        labels, codes = np.unique(check_chunk_labels(arrays.to_host(y), n, y_name, start),
+                                  return_inverse=True)
+        return labels, xp.asarray(codes.reshape(-1), device=device)
     if y.ndim == 2 and y.shape[1] == 1:
         y = y[:, 0]
-    if y.ndim != 1 or y.shape[0] != n:  # check_labels words both errors
-        check_labels(arrays.to_host(y), n, y_name)
+    if y.ndim != 1 or y.shape[0] != n:  # check_chunk_labels words both errors
+        check_chunk_labels(arrays.to_host(y), n, y_name, start)
     if xp.isdtype(y.dtype, "real floating") and not arrays.all_finite(y):
         raise ParameterError(y_name, "labels contain NaN or infinity")
     values, codes = xp.unique_inverse(y)
-    labels = arrays.to_host(values)
-    if labels.shape[0] < 2:
-        raise ParameterError(y_name, f"at least two classes are needed, got {labels.shape[0]} "
-                                     f"({labels.tolist()!r})")
-    return labels, xp.reshape(xp.asarray(codes, device=device), (-1,))
+    return arrays.to_host(values), xp.reshape(xp.asarray(codes, device=device), (-1,))
 
 
-def _empty_extras(d, labelled, lag, diff):
+def _empty_extras(zeros, labelled, lag, diff):
+    """The class and lag fields of an empty chunk's moments (``zeros``: a d×d zero array of
+    the chunk's namespace, device and dtype)."""
     extras = {}
     if labelled:
-        extras.update(labels=np.array([]), class_counts=np.zeros(0),
-                      class_offsets=np.zeros((0, d)), within=np.zeros((d, d)))
+        extras.update(labels=np.array([]), class_counts=zeros[0, :0],
+                      class_offsets=zeros[:0, :], within=zeros)
     if lag is not None:
-        extras.update(lagged=np.zeros((d, d)), head=np.zeros((0, d)), tail=np.zeros((0, d)))
+        extras.update(lagged=zeros, head=zeros[:0, :], tail=zeros[:0, :])
         if diff:
-            extras["diff"] = np.zeros((d, d))
+            extras["diff"] = zeros
     return extras
 
 
 # --- merging -----------------------------------------------------------------------------------
 def merge(a: Moments, b: Moments) -> Moments:
     """The :class:`Moments` of the rows of ``a`` followed by those of ``b`` (order matters only
-    for the lagged and difference products)."""
+    for the lagged and difference products), in their namespace and on their device."""
     if b.n == 0:
         return a
     if a.n == 0:
@@ -315,7 +305,7 @@ def merge(a: Moments, b: Moments) -> Moments:
     ub = (b.shift - c) + b.offset  # B's mean offset in A's shift
     delta = ub - a.offset
     u = a.offset + (b.n / n) * delta
-    out = Moments(n, c, u, a.scatter + b.scatter + (a.n * b.n / n) * np.outer(delta, delta),
+    out = Moments(n, c, u, a.scatter + b.scatter + (a.n * b.n / n) * _outer(delta, delta),
                   lag=a.lag)
     if a.labels is not None:
         _merge_classes(out, a, b, (b.shift - c) + b.class_offsets)
@@ -324,55 +314,71 @@ def merge(a: Moments, b: Moments) -> Moments:
     return out
 
 
-def _merge_classes(out: Moments, a: Moments, b: Moments, b_offsets: np.ndarray) -> None:
+def _merge_classes(out: Moments, a: Moments, b: Moments, b_offsets) -> None:
+    """The classes of ``a`` and ``b`` (sorted labels on the host): counts and offsets placed
+    among the union's classes by one-hot k×k_a and k×k_b products (a class absent from one
+    side has count 0 there), and Chan's merge of each class's within-class scatter, which
+    adds nothing for a class seen on one side only."""
+    xp = arrays.namespace(a.within)
     labels = np.union1d(a.labels, b.labels)
-    k, d = len(labels), a.d
-    counts = np.zeros(k)
-    ia, ib = np.searchsorted(labels, a.labels), np.searchsorted(labels, b.labels)
-    counts[ia] += a.class_counts
-    counts[ib] += b.class_counts
-    offsets = np.zeros((k, d))
-    offsets[ia] = a.class_offsets
-    within = a.within + b.within
-    both = np.isin(b.labels, a.labels)
-    # classes seen in both: Chan's merge of their within-class scatter
-    jb = ib[both]
-    na, nb = counts[jb] - b.class_counts[both], b.class_counts[both]
-    delta = b_offsets[both] - offsets[jb]
-    offsets[jb] += (nb / (na + nb))[:, None] * delta
-    weighted = delta * np.sqrt(na * nb / (na + nb))[:, None]
-    within = within + weighted.T @ weighted
-    offsets[ib[~both]] = b_offsets[~both]
-    out.labels, out.class_counts, out.class_offsets, out.within = labels, counts, offsets, within
+    k = labels.shape[0]
+
+    def placed(own):  # k × k_own, 1 where union class i is the side's class j
+        rows = np.searchsorted(labels, own)
+        onehot = np.zeros((k, own.shape[0]))
+        onehot[rows, np.arange(own.shape[0])] = 1.0
+        return arrays.like(onehot, a.within)
+
+    Ea = placed(a.labels)
+    Eb = placed(b.labels)
+    na = Ea @ a.class_counts
+    nb = Eb @ b.class_counts
+    ua = Ea @ a.class_offsets
+    delta = Eb @ b_offsets - ua
+    counts = na + nb
+    weighted = delta * xp.sqrt(na * nb / counts)[:, None]
+    out.labels = labels
+    out.class_counts = counts
+    out.class_offsets = ua + (nb / counts)[:, None] * delta
+    out.within = a.within + b.within + weighted.T @ weighted
 
 
-def _moved(L: np.ndarray, head: np.ndarray, tail: np.ndarray, e: np.ndarray, p: int
-           ) -> np.ndarray:
+def _moved(L, head, tail, e, p: int):
     """L_P about the merged mean: L + a eᵀ + e bᵀ + p eeᵀ (module docstring); ``head`` and
     ``tail`` are already relative to the segment's own mean."""
-    a, b = -tail.sum(axis=0), -head.sum(axis=0)
-    return L + np.outer(a, e) + np.outer(e, b) + p * np.outer(e, e)
+    xp = arrays.namespace(L)
+    a = -xp.sum(tail, axis=0)
+    b = -xp.sum(head, axis=0)
+    return L + _outer(a, e) + _outer(e, b) + p * _outer(e, e)
 
 
-def _merge_lagged(out: Moments, a: Moments, b: Moments, ub: np.ndarray) -> None:
-    lag, c = a.lag, a.shift
+def _last(A, k: int):
+    """The last min(k, rows) rows of A."""
+    return A[max(A.shape[0] - k, 0):, :]
+
+
+def _merge_lagged(out: Moments, a: Moments, b: Moments, ub) -> None:
+    xp = arrays.namespace(a.lagged)
+    lag = a.lag
+    c = a.shift
     u = out.offset
-    ta, hb = a.tail - c, b.head - c  # exact differences, in A's shift
-    ha, tb = a.head - c, b.tail - c
-    La = _moved(a.lagged, ha - a.offset, ta - a.offset, a.offset - u, max(a.n - lag, 0))
-    Lb = _moved(b.lagged, hb - ub, tb - ub, ub - u, max(b.n - lag, 0))
-    window = np.vstack([ta, hb])  # rows n_A − len(tail_A) ... n_A + len(head_B) − 1
-    i = np.arange(max(0, min(len(ta), len(window) - lag)))
+    ta = a.tail - c  # exact differences, in A's shift
+    hb = b.head - c
+    La = _moved(a.lagged, a.head - c - a.offset, ta - a.offset, a.offset - u,
+                max(a.n - lag, 0))
+    Lb = _moved(b.lagged, hb - ub, b.tail - c - ub, ub - u, max(b.n - lag, 0))
+    window = xp.concat([ta, hb], axis=0)  # rows n_A − len(tail_A) ... n_A + len(head_B) − 1
+    k = max(0, min(ta.shape[0], window.shape[0] - lag))  # the pairs (i, i + lag) across
     lagged = La + Lb
-    if i.size:
+    if k:
         Z = window - u
-        lagged = lagged + Z[i].T @ Z[i + lag]
+        lagged = lagged + Z[:k, :].T @ Z[lag:lag + k, :]
     out.lagged = lagged
     if a.diff is not None:
-        dx = window[i + lag] - window[i]
+        dx = window[lag:lag + k, :] - window[:k, :]
         out.diff = a.diff + b.diff + dx.T @ dx
-    out.head = np.vstack([a.head, b.head])[:lag]
-    out.tail = np.vstack([a.tail, b.tail])[-lag:]
+    out.head = xp.concat([a.head, b.head], axis=0)[:lag, :]
+    out.tail = _last(xp.concat([a.tail, b.tail], axis=0), lag)
 
 
 def merge_all(parts) -> Moments:

@@ -21,10 +21,13 @@ from ldr.errors import ParameterError
 MAX_MAGNITUDE, MIN_MAGNITUDE = 1e100, 1e-100
 
 
-def check_magnitude(X: np.ndarray, name: str = "X") -> None:
+def check_magnitude(X, name: str = "X") -> None:
     """Raise a ValueError when the data's magnitude is so large or small that second-order
-    statistics of it over- or underflow (all-zero data pass: they are merely constant)."""
-    top = max(float(np.max(X)), -float(np.min(X))) if X.size else 0.0  # no |X| copy
+    statistics of it over- or underflow (all-zero data pass: they are merely constant); X of
+    any array namespace (two scalars to the host)."""
+    xp = arrays.namespace(X)
+    empty = any(k == 0 for k in X.shape)
+    top = 0.0 if empty else max(float(xp.max(X)), -float(xp.min(X)))  # no |X| copy
     if top > MAX_MAGNITUDE or 0.0 < top < MIN_MAGNITUDE:
         raise ParameterError(name,
             f"its largest magnitude is {top:.1e}; products of such values "
@@ -96,7 +99,8 @@ def check_data(X, name: str = "X", min_samples: int = 2, copy: bool = True) -> n
     if _plain_float64(arr, min_samples):
         # a finite float64 ndarray (an estimator validated it already): what check_array
         # would return — the same array, or np.array's copy keeping its memory layout —
-        # without its second pass of checks (issue 23: fixed cost of millisecond fits)
+        # without its second pass of checks (the fixed cost of millisecond fits:
+        # benchmarks/bench_real.py --no-cv; the same bits, tests/test_fixed_cost.py)
         out = np.array(arr) if copy else arr
         check_magnitude(out, name)
         return out
@@ -115,6 +119,32 @@ def check_data(X, name: str = "X", min_samples: int = 2, copy: bool = True) -> n
         raise ParameterError(name, f"{exc}") from None
     check_magnitude(out, name)
     return out
+
+
+def check_rows(X, name: str = "X", min_samples: int = 2):
+    """``X`` checked as :func:`check_data` checks it, in its own array namespace: an array of
+    another namespace than NumPy (a PyTorch tensor, on a GPU or not; CuPy; ...) stays there,
+    on its device, in its real float dtype (integers: float64), never copied to the host
+    (a few scalars are read); anything else is :func:`check_data`'s float64 NumPy array
+    (``copy=False``: the caller only reads it)."""
+    xp = arrays.foreign(X)
+    if xp is None:
+        return check_data(X, name, min_samples, copy=False)
+    if X.ndim != 2:
+        raise ParameterError(name, f"expected a 2-D array of shape (n_samples, n_features), "
+                                   f"got an array with shape {tuple(X.shape)}")
+    if xp.isdtype(X.dtype, "complex floating"):
+        raise ParameterError(name, f"complex data is not supported, got dtype {X.dtype}")
+    if not xp.isdtype(X.dtype, "real floating"):
+        X = xp.astype(X, xp.float64)
+    if X.shape[0] < min_samples or X.shape[1] < 1:
+        raise ParameterError(name, f"Found array with shape {tuple(X.shape)} while a minimum "
+                                   f"of {min_samples} sample(s) and 1 feature is required.")
+    if not arrays.all_finite(X):
+        raise ParameterError(name, "Input X contains NaN or infinity; remove or impute those "
+                                   "rows")
+    check_magnitude(X, name)
+    return X
 
 
 def _plain_float64(arr, min_samples: int) -> bool:
@@ -202,10 +232,8 @@ def shrink(S: np.ndarray, reg, name: str = "reg") -> np.ndarray:
     if reg == 0:
         return S
     d = S.shape[0]
-    if type(S) is not np.ndarray and arrays.foreign(S) is not None:  # in S's namespace
-        trace = float(arrays.namespace(S).linalg.trace(S))
-        return (1.0 - reg) * S + reg * trace / d * arrays.eye_like(d, S)
-    return (1.0 - reg) * S + reg * np.trace(S) / d * np.eye(d)
+    trace = float(arrays.namespace(S).linalg.trace(S))  # in S's namespace, on its device
+    return (1.0 - reg) * S + reg * trace / d * arrays.eye_like(d, S)
 
 
 _SHRINK_REMEDY = ("Pass reg > 0 (shrinkage, e.g. reg=1e-3), or reduce the dimension first (PCA) "
@@ -331,8 +359,14 @@ def oas_shrinkage(S: np.ndarray, n_samples: float) -> float:
 
 # --- lazy data and chunks -------------------------------------------------------------
 def is_lazy(X) -> bool:
-    """Whether ``X`` is a Dask collection (array or DataFrame); never imports Dask."""
-    return hasattr(X, "__dask_graph__") and not isinstance(X, np.ndarray)
+    """Whether ``X`` is a Dask collection (array or DataFrame): ``dask.is_dask_collection``'s
+    test (a ``__dask_graph__()`` that is not None), without importing Dask."""
+    if isinstance(X, type):
+        return False
+    try:
+        return X.__dask_graph__() is not None
+    except (AttributeError, TypeError):
+        return False
 
 
 def _nbytes(n) -> str:
@@ -365,20 +399,27 @@ def refuse_lazy(X, name: str, method: str, pairwise: bool = False) -> None:
         "OrthogonalCCA, PPCA and FactorAnalysis.")
 
 
-def check_chunk(X, name: str, start: int | None) -> np.ndarray:
-    """One chunk of rows as float64, checked: two dimensions, numeric, finite, of a safe
-    magnitude; ``start`` (its first row number) goes into the message."""
-    where = "" if start is None else f" (rows {start}..{start + len(X) - 1})"
-    X = np.asarray(X)
+def check_chunk(X, name: str, start: int | None, values: bool = True):
+    """One chunk of rows, checked: two dimensions, numeric, and (``values``) finite entries
+    of a safe magnitude; ``start`` (its first row number) goes into the messages.  NumPy (or
+    anything that is not an array of another namespace) is returned as float64; an array of
+    another namespace stays there, in its real float dtype (integers: float64)."""
+    xp = arrays.foreign(X)
+    if xp is None:
+        xp = np
+        X = np.asarray(X)
+    where = "" if start is None else f" (rows {start}..{start + X.shape[0] - 1})"
     if X.ndim != 2:
         raise ParameterError(name, f"expected 2-D chunks of shape (n_rows, n_features), got "
-                         f"shape {X.shape}{where}")
-    if X.dtype.kind not in "biuf":
+                         f"shape {tuple(X.shape)}{where}")
+    if not xp.isdtype(X.dtype, ("bool", "integral", "real floating")):
         raise ParameterError(name, f"must be numeric, got dtype {X.dtype}{where}")
-    X = np.asarray(X, dtype=np.float64)
-    if not np.all(np.isfinite(X)):
-        raise ParameterError(name, f"Input contains NaN or infinity{where}")
-    check_magnitude(X, name)
+    if xp is np or not xp.isdtype(X.dtype, "real floating"):
+        X = xp.astype(X, xp.float64, copy=False)
+    if values:
+        if not arrays.all_finite(X):
+            raise ParameterError(name, f"Input contains NaN or infinity{where}")
+        check_magnitude(X, name)
     return X
 
 

@@ -25,7 +25,7 @@ class GraphEmbedding(LinearDR):
     shrinkage and a singular S_D the fit works in the span of the rows (``subspace_``:
     distances, hence the graph, are unchanged)."""
 
-    _pairwise_memory = True
+    _pairwise_memory = False  # a sparse k-nearest-neighbour graph, no n×n array
 
     def _prepare(self, data: FitData) -> None:
         data.params["reg"] = self._shrinkage()

@@ -127,7 +127,7 @@ class TwoView(LinearDR):
 
     def _check_second_view(self, Y, X):
         xp = arrays.namespace(X) if input_space(X) is not None else np
-        return self._check_view(Y, len(X), False, xp)
+        return self._check_view(Y, X.shape[0], False, xp)
 
     # --- the pipeline's hooks ---------------------------------------------------------------
     def _prepare(self, data: FitData) -> None:

@@ -57,7 +57,7 @@ from ldr.estimators.wda_minibatch import (
     full_data_check,
 )
 from ldr.manifolds import Grassmann
-from ldr.objectives._wda_rows import class_scatters
+from ldr.objectives.transport import class_scatters
 from ldr.objectives.wda import WDA
 from ldr.problem import Problem
 from ldr.result import Result

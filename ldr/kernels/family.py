@@ -12,80 +12,82 @@ and L_Ψ = diag(Ψ1) − Ψ:
 * difference: Φ = −2 Xᵀ L_Ψ X         (Gaussian: Φ = Xᵀ L_{Γ⊙K} X / σ²)
 * product:    Φ = −Xᵀ Ψ X
 
-so a kernel needs only f, f′ and f″.  Built-in kernels write them in closed form; a user's
-kernel gives f (with ``autograd.numpy``) and its type, and f′, f″ come from autograd.
-The built-ins also write them for any array namespace (:meth:`Kernel.derivatives`, with the
-namespace ``xp`` of the data: PyTorch, CuPy, array-api-strict; on the data's device), which
-is what HSIC's block sums call for data of another namespace than NumPy
-(:meth:`ldr.kernels.tiles.Tiles.to_namespace`); a :class:`Custom` kernel's f is autograd's,
-NumPy only.
+so a kernel needs only f, f′ and f″ (:meth:`Kernel.derivatives`).  Built-in kernels write
+them in closed form, once, for any array namespace (the namespace ``xp`` of the data: NumPy,
+PyTorch, CuPy, array-api-strict; on the data's device); a user's kernel gives f (with
+``autograd.numpy``) and its type, and f′, f″ come from autograd (NumPy only).
 Conic combinations ``a * k1 + b * k2`` (a, b ≥ 0) are kernels whose Φ is the same
 combination of Φs.
+
+References
+----------
+Wu, Miller, Chang, Sznaier & Dy (2019), Solving interpretable kernel dimension reduction,
+NeurIPS (the kernel family, Tables 2–3).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-import autograd.numpy as anp
 import numpy as np
 from autograd import elementwise_grad
 
+from ldr.data import arrays
 from ldr.errors import ParameterError
 
 KINDS = ("difference", "product")
 
 
-def beta(kind: str, Z: np.ndarray, Zb: np.ndarray | None = None) -> np.ndarray:
-    """β between the rows of ``Zb`` (default ``Z``) and of ``Z``, with ``Z = XW``."""
+def beta(kind: str, Z, Zb=None):
+    """β between the rows of ``Zb`` (default ``Z``) and of ``Z``, with ``Z = XW`` (in their
+    namespace): z_iᵀz_j (product) or ‖z_i‖² + ‖z_j‖² − 2 z_iᵀz_j floored at 0 (difference)."""
+    xp = arrays.namespace(Z)
     Zb = Z if Zb is None else Zb
     out = Zb @ Z.T
     if kind == "product":
         return out
-    # ‖z_i‖² + ‖z_j‖² − 2 z_iᵀz_j, in place: no n×n temporaries beyond the result
-    out *= -2.0
-    out += np.einsum("ij,ij->i", Zb, Zb)[:, None]
-    out += np.einsum("ij,ij->i", Z, Z)[None, :]
-    return np.maximum(out, 0.0, out=out)
+    out *= -2.0  # in place: no n×n temporaries beyond the result
+    out += xp.sum(Zb * Zb, axis=1)[:, None]
+    out += xp.sum(Z * Z, axis=1)[None, :]
+    return xp.clip(out, min=0.0)
 
 
 class Kernel:
     """A kernel of the ISM family: ``kind`` and the scalar function f(β).
 
-    Subclasses define ``f`` (and, for speed, ``df``/``d2f``); ``fit(X)`` sets data-dependent
-    parameters once (the Gaussian's default σ).
+    Subclasses define ``f`` (written with ``autograd.numpy``, or the array namespace of β);
+    the built-ins also write f′ and f″ in closed form (:meth:`derivatives`).  ``fit(X)``
+    sets data-dependent parameters once (the Gaussian's default σ).
     """
 
     kind: str = "difference"
 
     def f(self, b):
-        raise NotImplementedError
+        return self.derivatives(b, arrays.namespace(b), (0,))[0]
 
     def df(self, b):
-        """f′(β) (autograd unless overridden)."""
-        if "_df" not in self.__dict__:
-            self._df = elementwise_grad(self.f)
-        return self._df(b)
+        """f′(β)."""
+        return self.derivatives(b, arrays.namespace(b), (1,))[0]
 
     def d2f(self, b):
-        """f″(β) (autograd unless overridden)."""
-        if "_d2f" not in self.__dict__:
-            self._d2f = elementwise_grad(elementwise_grad(self.f))
-        return self._d2f(b)
-
-    def f_df(self, b):
-        """``(f(β), f′(β))`` together (kernels override it to share work, e.g. one exp)."""
-        return self.f(b), self.df(b)
+        """f″(β)."""
+        return self.derivatives(b, arrays.namespace(b), (2,))[0]
 
     def derivatives(self, b, xp, orders=(0, 1)) -> tuple:
-        """``(f(β), f′(β), f″(β))`` for the ``orders`` asked (0, 1, 2), computed in the array
-        namespace ``xp`` of β with only the array API standard's operations.  The built-in
-        kernels define it; any other kernel (:class:`Custom`: autograd's f) computes in
-        NumPy only, and this raises a ParameterError saying what does work."""
-        raise ParameterError("kernel", f"{self!r} computes in NumPy only (its f is "
-                             "differentiated by autograd): for data of another array namespace "
-                             f"use a built-in kernel ({', '.join(BUILTIN)}) or a conic "
-                             "combination of them, or pass NumPy data")
+        """``(f(β), f′(β), f″(β))`` for the ``orders`` asked (0, 1, 2), in the array
+        namespace ``xp`` of β.  The built-in kernels write them in closed form with the array
+        API standard's operations, for every namespace; here, for any other kernel
+        (:class:`Custom`), f′ and f″ are autograd's derivatives of f: NumPy only (another
+        namespace is a ParameterError saying what does work)."""
+        if xp is not np:
+            raise ParameterError("kernel", f"{self!r} computes in NumPy only (its f is "
+                                 "differentiated by autograd): for data of another array "
+                                 f"namespace use a built-in kernel ({', '.join(BUILTIN)}) or a "
+                                 "conic combination of them, or pass NumPy data")
+        if "_grads" not in self.__dict__:
+            first = elementwise_grad(self.f)
+            self._grads = (self.f, first, elementwise_grad(first))
+        return tuple(self._grads[k](b) for k in orders)
 
     def fit(self, X: np.ndarray) -> Kernel:
         """Set data-dependent parameters from the (scaled) data; returns self."""
@@ -95,10 +97,10 @@ class Kernel:
         """The kernel as a conic combination: [(weight, kernel), ...]."""
         return [(1.0, self)]
 
-    def gram(self, X: np.ndarray, W: np.ndarray) -> np.ndarray:
-        """The n×n kernel matrix K_XW."""
-        Z = np.asarray(X) @ W
-        return sum(w * np.asarray(k.f(beta(k.kind, Z)), dtype=float) for w, k in self.terms())
+    def gram(self, X, W):
+        """The n×n kernel matrix K_XW (in the namespace of X)."""
+        Z = X @ W
+        return sum(w * k.f(beta(k.kind, Z)) for w, k in self.terms())
 
     def __add__(self, other: Kernel) -> Combination:
         if not isinstance(other, Kernel):
@@ -157,43 +159,24 @@ class Gaussian(Kernel):
             self.sigma = median_distance(X)
         return self
 
-    def _s2(self):
+    @property
+    def s2(self) -> float:
+        """2σ², the Gaussian's width in β's units (a Python float)."""
         if self.sigma is None:
             raise ValueError("Gaussian kernel: sigma is not set; call fit(X) or pass sigma")
-        return 2.0 * self.sigma**2
-
-    def f(self, b):
-        return anp.exp(-b / self._s2())
-
-    def df(self, b):
-        return -np.exp(-b / self._s2()) / self._s2()
-
-    def d2f(self, b):
-        return np.exp(-b / self._s2()) / self._s2() ** 2
-
-    def f_df(self, b):
-        s2 = self._s2()
-        K = np.exp(b * (-1.0 / s2))
-        return K, K * (-1.0 / s2)
+        return 2.0 * float(self.sigma) ** 2
 
     def derivatives(self, b, xp, orders=(0, 1)):
-        """f⁽ᵏ⁾(β) = (−1/2σ²)ᵏ exp(−β/2σ²): one ``exp`` for all the orders."""
-        s2 = float(self._s2())  # a Python scalar: array-api-strict takes no NumPy scalars
+        """f⁽ᵏ⁾(β) = (−1)ᵏ exp(−β/2σ²) / (2σ²)ᵏ: one ``exp`` for all the orders.  (2σ²)ᵏ is a
+        Python float: where it overflows (σ beyond about 1e77 for f″) the derivative's scale
+        is not representable, and that is an OverflowError, not a silent 0."""
+        s2 = self.s2  # a Python scalar: array-api-strict takes no NumPy scalars
         K = xp.exp(b * (-1.0 / s2))
-        return tuple(K if k == 0 else K * (-1.0 / s2) ** k for k in orders)
+        return tuple(K if k == 0 else K * ((-1.0) ** k / s2**k) for k in orders)
 
 
 class _Identity(Kernel):
-    """f(β) = β."""
-
-    def f(self, b):
-        return b
-
-    def df(self, b):
-        return np.ones_like(b)
-
-    def d2f(self, b):
-        return np.zeros_like(b)
+    """f(β) = β (the base of :class:`Squared` and :class:`Linear`)."""
 
     def derivatives(self, b, xp, orders=(0, 1)):
         return tuple(b if k == 0 else (xp.ones_like(b) if k == 1 else xp.zeros_like(b))
@@ -215,15 +198,6 @@ class Multiquadric(Kernel):
         if not (np.isscalar(c) and np.isfinite(c) and c != 0):
             raise ParameterError("c", f"must be a non-zero number, got {c!r}")
         self.c = c
-
-    def f(self, b):
-        return anp.sqrt(b + self.c**2)
-
-    def df(self, b):
-        return 0.5 / np.sqrt(b + self.c**2)
-
-    def d2f(self, b):
-        return -0.25 * (b + self.c**2) ** -1.5
 
     def derivatives(self, b, xp, orders=(0, 1)):
         """√(β + c²), ½(β + c²)^(−1/2), −¼(β + c²)^(−3/2) from one square root."""
@@ -249,16 +223,8 @@ class Polynomial(Kernel):
             raise ParameterError("p", f"must be a number >= 1, got {p!r}")
         if not (np.isscalar(c) and np.isfinite(c)):
             raise ParameterError("c", f"must be a finite number, got {c!r}")
-        self.p, self.c = p, c
-
-    def f(self, b):
-        return (b + self.c) ** self.p
-
-    def df(self, b):
-        return self.p * (b + self.c) ** (self.p - 1)
-
-    def d2f(self, b):
-        return self.p * (self.p - 1) * (b + self.c) ** (self.p - 2)
+        self.p = p
+        self.c = c
 
     def derivatives(self, b, xp, orders=(0, 1)):
         p = int(self.p) if float(self.p).is_integer() else float(self.p)
@@ -281,7 +247,8 @@ class Custom(Kernel):
             raise ParameterError("f", f"expected a callable f(beta), got {f!r}")
         if kind not in KINDS:
             raise ParameterError("kind", f"expected one of {KINDS}, got {kind!r}")
-        self._f, self.kind = f, kind
+        self._f = f
+        self.kind = kind
 
     def f(self, b):
         return self._f(b)
@@ -316,10 +283,11 @@ def make_kernel(spec) -> Kernel:
                      f"got {spec!r}")
 
 
-def median_distance(X: np.ndarray, max_samples: int = 2000, seed: int = 0) -> float:
+def median_distance(X, max_samples: int = 2000, seed: int = 0) -> float:
     """Median pairwise Euclidean distance of the rows of X (a seeded subsample above
-    ``max_samples`` rows); the Gaussian kernel's default σ."""
-    X = np.asarray(X, dtype=float)
+    ``max_samples`` rows); the Gaussian kernel's default σ, computed once on the host
+    (``scipy.spatial.distance.pdist``)."""
+    X = np.asarray(arrays.to_host(X), dtype=float)
     if X.shape[0] > max_samples:
         idx = np.random.default_rng(seed).choice(X.shape[0], max_samples, replace=False)
         X = X[idx]

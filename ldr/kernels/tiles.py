@@ -20,21 +20,25 @@ so only one b×n block lives at a time and memory is O(n·(b + d)).  One block i
 4. **one** product Ψ_R [X 1]: its last column is the degree Ψ_R 1 (and, for the Gaussian,
    the cost), so there is no second pass over Ψ.
 
-Blocks are small enough to stay in cache (about ``TARGET_BLOCK_BYTES`` per buffer: at
-n = 8000, 64-row blocks ran faster than 256- or 1024-row ones) and never larger than the
-memory budget allows.  The same block function runs as Dask tasks (:func:`dask_sums`): each
-task sums a run of blocks, the d×d results are added by a tree reduction, and under a
-``dask.distributed`` client the data are scattered once per objective.  Dask is imported
-only there.
+Blocks are small enough to stay in the CPU's caches (about ``TARGET_BLOCK_BYTES`` per buffer,
+:func:`rows_per_block`) and never larger than the memory budget allows.  The same block
+function runs as Dask tasks (:func:`dask_sums`): each task sums a run of blocks, the d×d
+results are added by a tree reduction, and under a ``dask.distributed`` client the data are
+scattered once per objective.  Dask is imported only there.
 
-Data of another array namespace than NumPy (PyTorch, CuPy, array-api-strict; on their device)
-take the same blocks in that namespace (:meth:`Tiles.to_namespace`), with the array API
-standard's operations instead of NumPy's ``out=`` buffers, for every built-in kernel and conic
-combinations of them: f and f′ (f″ for the Hessian-vector products) come from
-:meth:`ldr.kernels.Kernel.derivatives`, the Gaussian keeps its single ``exp`` whose product
-with [B 1] also gives the cost, and the cost is summed on the device and read once per pass
-(the one scalar to the host).  A :class:`~ldr.kernels.Custom` kernel's f is autograd's, NumPy
-only: such tiles refuse, naming what works.
+One implementation for every array namespace, written against the array API: data of
+another namespace than NumPy (PyTorch, CuPy, array-api-strict; on their device) take the
+same blocks there (:meth:`Tiles.to_namespace`), for every built-in kernel and conic
+combinations of them (f and f′, f″ for the Hessian-vector products, from
+:meth:`ldr.kernels.Kernel.derivatives`); the cost is summed on the device and read once per
+pass (the one scalar to the host).  A :class:`~ldr.kernels.Custom` kernel's f is autograd's,
+NumPy only: such tiles refuse, naming what works.
+
+References
+----------
+Wu, Li, Ioannidis, Kaeli, Sznaier & Dy (2018), Iterative spectral method for alternative
+clustering, AISTATS.  Wu, Miller, Chang, Sznaier & Dy (2019), Solving interpretable kernel
+dimension reduction, NeurIPS (Tables 2–3: Φ and Φ₀ of the kernel family).
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ import numpy as np
 
 from ldr.data import arrays
 from ldr.errors import ParameterError
-from ldr.kernels.family import Gaussian, Kernel, in_namespace
+from ldr.kernels.family import Gaussian
 
 #: default memory budget (bytes) for the b×n working arrays of one evaluation
 DEFAULT_MEMORY_BUDGET = 256 * 2**20
@@ -56,13 +60,31 @@ BLOCK_BUFFERS = 6
 MAX_GROUPS = 256
 
 
-def choose_block_size(n: int, memory_budget: int | float = DEFAULT_MEMORY_BUDGET) -> int:
-    """Rows per block: about ``TARGET_BLOCK_BYTES`` per b×n buffer (at least 8 rows), and at
-    most what ``BLOCK_BUFFERS`` b×n float64 arrays fit in ``memory_budget`` (at least 1)."""
+def rows_per_block(width: int, itemsize: int, budget: float, ref=None) -> int:
+    """Rows of a block of ``width`` columns of ``itemsize``-byte entries: about
+    ``TARGET_BLOCK_BYTES`` (a block that stays in the CPU's caches) and at most ``budget``
+    bytes — or, for ``ref`` an array of another namespace than NumPy (on a device, which
+    favours few large products over the CPU's cache-sized ones), as many as ``budget``
+    allows; at least 1."""
+    by_budget = max(1, int(budget // (itemsize * max(width, 1))))
+    if arrays.foreign(ref) is not None:
+        return by_budget
+    # the host's cache-sized blocks: benchmarks/bench_hsic_scale.py
+    return min(by_budget, max(1, TARGET_BLOCK_BYTES // (itemsize * max(width, 1))))
+
+
+def choose_block_size(n: int, memory_budget: int | float = DEFAULT_MEMORY_BUDGET,
+                      ref=None) -> int:
+    """Rows per block of HSIC's b×n sums: about ``TARGET_BLOCK_BYTES`` per b×n buffer (at
+    least 8 rows; cache-sized, :func:`rows_per_block`), and at most what ``BLOCK_BUFFERS``
+    b×n float64 arrays fit in ``memory_budget`` (at least 1) — for ``ref`` an array of
+    another namespace than NumPy (on a device), as many as that allows."""
     if not (np.isscalar(memory_budget) and memory_budget > 0):
         raise ParameterError("memory_budget", f"must be a positive number of bytes, got "
                          f"{memory_budget!r}")
     by_budget = max(1, int(memory_budget // (8 * n * BLOCK_BUFFERS)))
+    if arrays.foreign(ref) is not None:
+        return int(min(n, by_budget))
     by_cache = max(8, TARGET_BLOCK_BYTES // (8 * n))
     return int(min(n, by_budget, by_cache))
 
@@ -109,12 +131,14 @@ class Tiles:
     def n(self) -> int:
         return self.X.shape[0]
 
-    def gamma_rows(self, rows: slice) -> np.ndarray:
-        """Γ[rows, :] (b×n, in the stored sample order)."""
+    def gamma_rows(self, rows: slice, buffers: arrays.Buffers | None = None):
+        """Γ[rows, :] (b×n, in the stored sample order; formed in ``buffers`` if given)."""
         if self.dense is not None:
             return self.dense[rows, :]
         F, s = self.factor
-        return (F[rows, :] * s) @ F.T
+        if buffers is None:
+            return (F[rows, :] * s) @ F.T
+        return buffers.matmul(F[rows, :] * s, F.T, "gamma")
 
     def row_blocks(self, start: int = 0, stop: int | None = None):
         stop = self.n if stop is None else stop
@@ -127,9 +151,9 @@ class Tiles:
         block by block, with one scalar (the cost) to the host per pass.  Every built-in
         kernel and conic combinations of them (:meth:`ldr.kernels.Kernel.derivatives`); a
         :class:`~ldr.kernels.Custom` kernel (autograd's f) is a ParameterError that says so."""
-        for _, k in self.terms:
-            if not in_namespace(k):  # the base class's method raises, saying what works
-                Kernel.derivatives(k, None, None)
+        xp = arrays.namespace(ref)
+        for _, k in self.terms:  # a kernel that computes in NumPy only raises, saying so
+            k.derivatives(arrays.like(np.ones(1), ref), xp, (0,))
         out = Tiles.__new__(Tiles)
         out.__dict__.update(self.__dict__)
         out.X = arrays.like(self.X, ref)
@@ -138,75 +162,94 @@ class Tiles:
             arrays.like(self.factor[0], ref), arrays.like(np.asarray(self.factor[1]), ref))
         if self.groups is not None:
             bounds, gid, G = self.groups
-            xp = arrays.namespace(out.X)
             out.groups = (bounds, xp.asarray(gid, device=arrays.device(out.X)),
                           arrays.like(G, ref))
         return out
 
-    def weighted(self, blk, B1, rows: slice):
+    def weighted(self, blk, B1, rows: slice, G=None, overwrite: bool = False):
         """(Γ_R ⊙ blk) [B 1] in the namespace of the rows: for class labels one product per
-        class range of columns, its rows scaled by Γ(class_i, class); else Γ_R formed."""
+        class range of columns, its rows scaled by Γ(class_i, class); else with Γ_R formed
+        (``G``: Γ_R where the caller has it; ``overwrite``: blk may be overwritten)."""
         if self.groups is None:
-            return (blk * self.gamma_rows(rows)) @ B1
-        bounds, gid, G = self.groups
-        g_rows = arrays.namespace(blk).take(G, gid[rows], axis=0)
+            G = self.gamma_rows(rows) if G is None else G
+            if overwrite:
+                blk *= G
+                return blk @ B1
+            return (blk * G) @ B1
+        bounds, gid, Gc = self.groups
+        g_rows = arrays.namespace(blk).take(Gc, gid[rows], axis=0)
         o = 0.0
         for c in range(len(bounds) - 1):
-            c0, c1 = int(bounds[c]), int(bounds[c + 1])
+            c0 = int(bounds[c])
+            c1 = int(bounds[c + 1])
             if c1 > c0:
-                o = o + (blk[:, c0:c1] @ B1[c0:c1, :]) * g_rows[:, c:c + 1]
+                part = blk[:, c0:c1] @ B1[c0:c1, :]
+                part *= g_rows[:, c:c + 1]
+                o = o + part
         return o
 
-    def _gamma_sum(self, blk, rows: slice):
+    def gamma_sum(self, blk, rows: slice, G=None):
         """Σ Γ_R ⊙ blk as a 0-d array of the namespace (stays on the device)."""
         xp = arrays.namespace(blk)
         if self.groups is None:
-            return xp.sum(blk * self.gamma_rows(rows))
-        bounds, gid, G = self.groups
-        g_rows = xp.take(G, gid[rows], axis=0)
+            return xp.sum(blk * (self.gamma_rows(rows) if G is None else G))
+        bounds, gid, Gc = self.groups
+        g_rows = xp.take(Gc, gid[rows], axis=0)
         total = 0.0
         for c in range(len(bounds) - 1):
-            c0, c1 = int(bounds[c]), int(bounds[c + 1])
+            c0 = int(bounds[c])
+            c1 = int(bounds[c + 1])
             if c1 > c0:
                 total = total + xp.sum(xp.sum(blk[:, c0:c1], axis=1) * g_rows[:, c])
         return total
 
-    def _sums_namespace(self, W, need_phi: bool, start: int, stop: int | None):
-        """:meth:`sums` in the namespace of the rows (no ``out=`` buffers): per block and
-        kernel term, β_R from the augmented factors, f and f′ by
-        :meth:`~ldr.kernels.Kernel.derivatives` (the Gaussian: one ``exp`` whose product with
-        [B 1] also gives the cost), Ψ_R [B 1] by :meth:`weighted`.  The cost is summed on the
-        device and read once, at the end of the pass."""
+    # -- the fused block sums ------------------------------------------------------------
+    def sums(self, W, need_phi: bool, start: int = 0, stop: int | None = None):
+        """``(cost, S)`` summed over the rows [start, stop): S = Φ's d×d sum (``need_phi``)
+        or the gradient's d×r sum (then ∇ = S, Φ = ½(S + Sᵀ)), in the namespace and on the
+        device of the rows.  Per block and kernel term: β_R from the augmented factors, f and
+        f′ by :meth:`~ldr.kernels.Kernel.derivatives` (the Gaussian: one ``exp`` whose
+        product with [B 1] also gives the cost), Ψ_R [B 1] by :meth:`weighted`.  The cost is
+        summed on the device and read once, at the end of the pass."""
         X = self.X
         xp = arrays.namespace(X)
-        n, d = X.shape
+        n = X.shape[0]
         Z = X @ W
         rn = xp.sum(Z * Z, axis=1)
         ones = xp.ones((n, 1), dtype=X.dtype, device=arrays.device(X))
-        B1 = xp.concat([X if need_phi else Z, ones], axis=1)
-        left = xp.concat([Z, rn[:, None], ones], axis=1)
-        diff_right = xp.concat([-2.0 * Z, ones, rn[:, None]], axis=1).T
-        S, cost = 0.0, 0.0
-        for w, k in self.terms:
-            gaussian = _is_gaussian(k)
+        B1 = xp.concat([X if need_phi else Z, ones], axis=1)   # Ψ·[B 1]: product and degree
+        factors = []  # (left, rightᵀ)
+        for _, k in self.terms:
             if k.kind == "product":
-                lt, right = Z, Z.T
-            else:
-                s2 = float(k._s2()) if gaussian else 1.0
-                lt, right = left, diff_right * (-1.0 / s2) if gaussian else diff_right
-            for rows in self.row_blocks(start, stop):
-                blk = lt[rows, :] @ right                       # β (Gaussian: −β/2σ²)
-                if gaussian:
-                    o = self.weighted(xp.exp(blk), B1, rows)    # (Γ ⊙ K)[B 1]
-                    cost = cost - w * xp.sum(o[:, -1])
-                    o = o * (-w / s2)                           # Ψ = Γ ⊙ f′(β)
+                factors.append((Z, arrays.transposed_rows(Z)))
+                continue
+            right = xp.concat([-2.0 * Z, ones, rn[:, None]], axis=1)
+            if _is_gaussian(k):
+                right = right * (-1.0 / k.s2)         # the product is −β/2σ²
+            factors.append((xp.concat([Z, rn[:, None], ones], axis=1),
+                            arrays.transposed_rows(right)))
+        S = 0.0
+        cost = 0.0
+        buffers = arrays.Buffers()  # the blocks' b×n arrays, reused (NumPy)
+        for rows in self.row_blocks(start, stop):
+            G = None if self.groups is not None else self.gamma_rows(rows, buffers)
+            for (w, k), (left, right_t) in zip(self.terms, factors):
+                blk = buffers.matmul(left[rows, :], right_t, "beta")  # β (Gaussian: −β/2σ²)
+                if _is_gaussian(k):
+                    o = self.weighted(arrays.exp_inplace(blk), B1, rows, G,  # (Γ ⊙ K)[B 1]
+                                      overwrite=True)
+                    cost = cost - w * xp.sum(o[:, -1])          # −Σ Γ⊙K
+                    o *= -w / k.s2                    # Ψ = Γ ⊙ f′(β)
                 else:
                     if k.kind == "difference":
                         blk = xp.clip(blk, min=0.0)
                     fb, dfb = k.derivatives(blk, xp, (0, 1))
-                    cost = cost - w * self._gamma_sum(fb, rows)
-                    o = self.weighted(dfb, B1, rows) * w
-                deg, prod = o[:, -1], o[:, :-1]
+                    cost = cost - w * self.gamma_sum(fb, rows, G)
+                    o = self.weighted(dfb, B1, rows, G)
+                    o *= w
+                del blk
+                deg = o[:, -1]
+                prod = o[:, :-1]
                 if k.kind == "product":
                     S = S - (1.0 if need_phi else 2.0) * (X[rows, :].T @ prod)
                 else:
@@ -215,103 +258,9 @@ class Tiles:
                         X[rows, :].T @ (deg[:, None] * own - prod))
         return float(cost), S
 
-    # -- the fused block sums ------------------------------------------------------------
-    def sums(self, W: np.ndarray, need_phi: bool, start: int = 0, stop: int | None = None):
-        """``(cost, S)`` summed over the rows [start, stop): S = Φ's d×d sum (``need_phi``)
-        or the gradient's d×r sum (then ∇ = S, Φ = ½(S + Sᵀ))."""
-        if type(self.X) is not np.ndarray:  # another namespace (:meth:`to_namespace`)
-            return self._sums_namespace(W, need_phi, start, stop)
-        X = self.X
-        n, d = X.shape
-        Z = X @ W
-        rn = np.einsum("ij,ij->i", Z, Z)
-        ones = np.ones((n, 1))
-        B1 = np.hstack([X if need_phi else Z, ones])          # Ψ·[B 1]: product and degree
-        width = B1.shape[1] - 1
-        S = np.zeros((d, width))
-        cost = 0.0
-        b = self.block_size
-        buf = np.empty((b, n))
-        out = np.empty((b, width + 1))
-        gbuf = None
-        factors = {}
-        for t, (_, k) in enumerate(self.terms):
-            if k.kind == "difference":
-                left = np.hstack([Z, rn[:, None], ones])
-                right = np.hstack([-2.0 * Z, ones, rn[:, None]])
-                if _is_gaussian(k):
-                    right *= -1.0 / k._s2()                    # the product is −β/2σ²
-            else:
-                left, right = Z, Z
-            factors[t] = (left, np.ascontiguousarray(right.T))
-        for rows in self.row_blocks(start, stop):
-            m = rows.stop - rows.start
-            blk, o = buf[:m], out[:m]
-            for t, (w, k) in enumerate(self.terms):
-                left, right_t = factors[t]
-                np.matmul(left[rows], right_t, out=blk)       # β (Gaussian: −β/2σ²)
-                if _is_gaussian(k):
-                    np.exp(blk, out=blk)                       # K; f′ = −K/2σ²
-                    scale = -w / k._s2()
-                    if self.groups is not None:
-                        self._grouped_product(blk, B1, rows, o)
-                    else:
-                        if gbuf is None:
-                            gbuf = np.empty((b, n))
-                        g = gbuf[:m]
-                        if self.dense is not None:
-                            g[...] = self.dense[rows]
-                        else:
-                            F, s = self.factor
-                            np.matmul(F[rows] * s, F.T, out=g)
-                        blk *= g                               # Γ ⊙ K
-                        np.matmul(blk, B1, out=o)
-                    cost -= w * float(o[:, -1].sum())          # −Σ Γ⊙K
-                    o *= scale                                 # Ψ = Γ ⊙ f′(β)
-                else:
-                    if k.kind == "difference":
-                        np.maximum(blk, 0.0, out=blk)
-                    fb, dfb = k.f_df(blk)
-                    G = self.gamma_rows(rows)
-                    cost -= w * float(np.vdot(G, fb))
-                    del fb
-                    Psi = np.multiply(dfb, G, out=dfb if _writable(dfb, blk) else None)
-                    del G
-                    np.matmul(Psi, B1, out=o)
-                    o *= w
-                    del Psi
-                deg, prod = o[:, -1], o[:, :-1]
-                if k.kind == "product":
-                    S -= (1.0 if need_phi else 2.0) * (X[rows].T @ prod)
-                else:
-                    own = X[rows] if need_phi else Z[rows]
-                    S -= (2.0 if need_phi else 4.0) * (X[rows].T @ (deg[:, None] * own - prod))
-        return cost, S
-
-    def _grouped_product(self, blk, B1, rows, o):
-        """o = (Γ_R ⊙ blk)[B 1] for class-constant Γ: one product per class range of columns,
-        its rows scaled by Γ(class_i, class)."""
-        bounds, gid, G = self.groups
-        g_rows = gid[rows]
-        o[...] = 0.0
-        tmp = np.empty_like(o)
-        for c in range(len(bounds) - 1):
-            c0, c1 = bounds[c], bounds[c + 1]
-            if c1 == c0:
-                continue
-            np.matmul(blk[:, c0:c1], B1[c0:c1], out=tmp)
-            tmp *= G[g_rows, c][:, None]
-            o += tmp
-
 
 def _is_gaussian(k) -> bool:
     return type(k) is Gaussian
-
-
-def _writable(a, blk) -> bool:
-    """Whether f′'s array may be overwritten (it is its own, not the caller's workspace)."""
-    return isinstance(a, np.ndarray) and a.flags.writeable and a.dtype == np.float64 \
-        and not np.shares_memory(a, blk)
 
 
 def _add(a, b):

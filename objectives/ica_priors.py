@@ -1,33 +1,49 @@
 """Undercomplete ICA's source priors (:mod:`ldr.objectives.ica`): their log-densities and
 derivatives, the columns' best scales along a direction, and extended infomax's switching
-statistic that chooses a prior per source."""
+statistic that chooses a prior per source.
+
+* ``"supergaussian"``: p(y) = 1/(π cosh y), log p = −log cosh y − log π;
+* ``"subgaussian"``: p(y) = ½[N(y; 1, 1) + N(y; −1, 1)], log p = log cosh y − y²/2 − ½ log 2πe.
+
+References
+----------
+Lee, Girolami & Sejnowski (1999), Independent component analysis using an extended infomax
+algorithm for mixed subgaussian and supergaussian sources, Neural Computation 11(2).
+"""
 
 from __future__ import annotations
 
-import autograd.numpy as anp
 import numpy as np
 
+from ldr.data import arrays
 from ldr.errors import ParameterError
 
+__all__ = ["HALF_LOG_2PI_E", "LOG_PI", "PRIORS", "best_scales", "check_priors", "log_cosh",
+           "log_prior", "prior_derivatives", "switching_statistic"]
+
 PRIORS = ("supergaussian", "subgaussian")
-_LOG_PI = float(np.log(np.pi))
-_HALF_LOG_2PI_E = 0.5 * (1.0 + np.log(2.0 * np.pi))
+#: log π, the super-Gaussian prior's constant
+LOG_PI = float(np.log(np.pi))
+#: ½ log 2πe = ½(1 + log 2π), the sub-Gaussian prior's constant (and a unit Gaussian's entropy)
+HALF_LOG_2PI_E = 0.5 * (1.0 + np.log(2.0 * np.pi))
 
 
-def _log_cosh(y):
-    """log cosh y without overflow: |y| + log1p(exp(−2|y|)) − log 2 (autograd-traceable)."""
-    a = anp.abs(y)
-    return a + anp.log1p(anp.exp(-2.0 * a)) - np.log(2.0)
+def log_cosh(y):
+    """log cosh y without overflow: |y| + log1p(exp(−2|y|)) − log 2 (in y's namespace;
+    autograd-traceable)."""
+    xp = arrays.namespace(y)
+    a = xp.abs(y)
+    return a + xp.log1p(xp.exp(-2.0 * a)) - np.log(2.0)
 
 
 def log_prior(y, prior: str):
     """log p(y) of a source prior (module docstring), elementwise."""
     if prior == "supergaussian":
-        return -_log_cosh(y) - _LOG_PI
-    return _log_cosh(y) - 0.5 * y * y - _HALF_LOG_2PI_E
+        return -log_cosh(y) - LOG_PI
+    return log_cosh(y) - 0.5 * y * y - HALF_LOG_2PI_E
 
 
-def _prior_derivatives(Y: np.ndarray, sub: np.ndarray, second: bool = True, t=None):
+def prior_derivatives(Y: np.ndarray, sub: np.ndarray, second: bool = True, t=None):
     """g′(Y) and, with ``second``, g″(Y) per column (``sub[k]``: column k has the
     sub-Gaussian prior); one tanh per entry (``t``, when given), each branch only on its own
     columns."""
