@@ -14,15 +14,12 @@ needs a scale-free inner tolerance (the trust region's CG) reads it there.
 A rejected step (trust region) leaves ``M`` unchanged; rules 5–6 ignore it so that "no
 change" is never mistaken for convergence.  A chain ``["ism", "trust-region"]`` runs each
 solver in turn under the same rules, each starting where the previous stopped; the budgets
-``max_iter`` (when set: iterations of all stages plus the trust region's Hessian-vector
-products) and ``max_time`` hold for the whole chain, and a stage that reaches one ends the
+``max_iter`` (iterations of all stages together) and ``max_time`` hold for the whole chain, and a stage that reaches one ends the
 chain (the reason names the stages not run).  A stage whose last iterate met the gradient
 rule (exactly, not on an estimate) certifies the chain: the later stages — a polish, which
 would stop at its start — are not run (each costs a cost and a gradient, full passes over
 the data at large n), and are listed in ``Result.stages`` with 0 iterations and that reason.
-A *rescue* stage (a solver whose ``rescue`` is True, as NCA's default trust region after its
-L-BFGS) runs only where the stage before it ended without converging; skipped, it is listed
-the same way, and the reason of a chain that ran one stage is that stage's, unprefixed.
+The reason of a chain that ran one stage is that stage's, unprefixed.
 
 **Stochastic solvers** (``"sgd"``, ``"adam"``, ``"svrg"``) on an objective that is a sum of
 terms (``n_terms``, ``batch``: :class:`~ldr.objective.Objective`) report mini-batch estimates
@@ -311,12 +308,7 @@ def solve(
     budget = ""
     iterations_done = 0  # max_iter counts the whole run (ldr.stopping, rule 8)
     certified = False
-    named = [t.name for t in solvers]  # the stages a chain's reason counts: not a rescue skipped
     for stage, s in enumerate(solvers):
-        if stage > 0 and converged and s.rescue:  # nothing to rescue: not run, not named
-            named[stage] = ""
-            stages.append(StageSummary(s.name, 0, reason, True))
-            continue
         if stage > 0 and certified:  # the gradient rule fired on an exact state: a polish
             stages.append(StageSummary(s.name, 0, reason, True))  # would stop at its start
             continue
@@ -352,8 +344,7 @@ def solve(
         problem.deadline = began + max_time
         state.grad_scale = scale
         rules = StageRules.for_stage(options, scale, state.iteration, began, callback,
-                                     iterations_before=iterations_done,
-                                     past_stalls=getattr(s, "past_stalls", False))
+                                     iterations_before=iterations_done)
         row = {"iteration": n_total, "time": t_before + time.perf_counter() - began,
                "cost": state.cost, "grad_norm": state.grad_norm, "change": np.nan,
                "stage": stage, **state.info}
@@ -436,9 +427,8 @@ def solve(
 
     elapsed = time.perf_counter() - began
     names = " → ".join(s.name for s in solvers)
-    named = [name for name in named if name]
-    if len(named) > 1 and not interrupted:
-        reason = f"{named[-1]}: {reason}"
+    if len(solvers) > 1 and not interrupted:
+        reason = f"{solvers[-1].name}: {reason}"
     counts = summed_counts(problem.counts, previous.counts if previous is not None else {})
     result = Result(M=state.M, cost=state.cost, converged=converged, reason=reason,
                     n_iter=n_total, time=t_before + elapsed, grad_norm=state.grad_norm,

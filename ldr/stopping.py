@@ -42,9 +42,7 @@ that full gradient meeting ``tol · scale`` makes the run converged.
 they reached a critical point: they report ``converged=True`` only when the gradient norm is
 also within ``1e3 · tol · scale`` (the default tol = 1e-8 when tol = 0 disables the
 gradient rule); otherwise the run stops as *stalled* (not converged), with both numbers in the
-reason — except in a stage whose solver sets ``past_stalls`` (NCA's ``_Settle``), which rules
-5 and 6 end only where they count it converged: a stall there is not a stop, and the stage
-goes on to its own budget.  Solvers that compute no gradient (SCF, whose fixed points are not
+reason.  Solvers that compute no gradient (SCF, whose fixed points are not
 critical points of the cost) converge on their residual alone.
 
 **Scale-invariant tolerance.**  ``scale`` is the problem's typical gradient norm
@@ -191,9 +189,6 @@ class StageRules:
     costs: list = field(default_factory=list)
     #: the iterations of the run's earlier stages (rule 8 counts the whole run)
     iterations_before: int = 0
-    #: the stage goes on past a stall (``Solver.past_stalls``): rules 5 and 6 end it only
-    #: where they count it converged
-    past_stalls: bool = False
 
     def iterations(self, state) -> int:
         """The run's iterations at ``state`` (rule 8): every stage so far."""
@@ -202,13 +197,12 @@ class StageRules:
     @classmethod
     def for_stage(cls, options: StopOptions, scale: float | None, first_iter: int,
                   started: float, callback: Callable | None = None,
-                  iterations_before: int = 0, past_stalls: bool = False) -> StageRules:
+                  iterations_before: int = 0) -> StageRules:
         if scale is None:
             return cls(options, math.nan, math.nan, first_iter, started, callback,
-                       iterations_before=iterations_before, past_stalls=past_stalls)
+                       iterations_before=iterations_before)
         return cls(options, options.tol * scale, (options.tol or 1e-8) * scale, first_iter,
-                   started, callback, iterations_before=iterations_before,
-                   past_stalls=past_stalls)
+                   started, callback, iterations_before=iterations_before)
 
 
 def _gnorm(state) -> str:
@@ -282,9 +276,7 @@ def first_rule(state, prev, change: float, rules: StageRules) -> tuple[str, bool
                 over = "" if w == 1 else f" over the last {w} steps"
                 moves.append(f"relative cost change {rel:.3e}{over} ≤ ftol {opts.ftol:.1e}")
         if moves:
-            reason, ok = _small_move(moves[0], state, rules.stall_tol)
-            if ok or not rules.past_stalls:   # a stage past stalls goes on (Solver)
-                return reason, ok
+            return _small_move(moves[0], state, rules.stall_tol)
     flat = rules.floor.update(state) if exact else 0  # noisy estimates have no floor
     if opts.floor_patience and flat >= opts.floor_patience:
         return _at_rounding_floor(state, flat, rules)

@@ -25,11 +25,11 @@ import math
 from ldr.data import arrays
 from ldr.errors import ParameterError
 from ldr.problem import Problem
-from ldr.solvers._stochastic import _StochasticSolver
+from ldr.solvers.stochastic import StochasticSolver
 from ldr.solvers.base import State
 
 
-class Adam(_StochasticSolver):
+class Adam(StochasticSolver):
     """Riemannian Adam (module docstring).
 
     Parameters
@@ -39,18 +39,18 @@ class Adam(_StochasticSolver):
     eps : float
         ε of the denominator (default 1e-8, relative to the RMS entry of the start's gradient
         so that it does not depend on the data's units).
-    batch_size, lr, decay, batch_gtol, random_state, retraction, start_terms, max_epochs :
-        As ``_StochasticSolver`` (``ldr.solvers._stochastic``).
+    batch_size, lr, decay, batch_tol, random_state, retraction, start_terms, max_epochs :
+        As ``StochasticSolver`` (``ldr.solvers.stochastic``).
     """
 
     name = "adam"
 
     def __init__(self, batch_size: int = 32, lr: float | None = None, decay: float = 1.0,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
-                 batch_gtol: float | None = None, random_state=0, retraction: str = "polar",
-                 start_terms: int | None = None, max_epochs: float | None = None):
-        super().__init__(batch_size, lr, decay, batch_gtol, random_state, retraction,
-                         start_terms, max_epochs)
+                 batch_tol: float | None = None, random_state=0, retraction: str = "polar",
+                 start_terms: int | None = None, max_epochs: float | None = None, **renamed):
+        super().__init__(batch_size, lr, decay, batch_tol, random_state, retraction,
+                         start_terms, max_epochs, **renamed)
         if len(betas) != 2 or not all(0 <= b < 1 for b in betas):
             raise ParameterError("betas", f"expected two numbers in [0, 1), got {betas!r}")
         if not eps > 0:

@@ -52,13 +52,6 @@ class Solver:
     #: orthonormal d×r point: it runs only where the manifold's ``orthonormal_matrix`` is
     #: True (not on a product, a stack or a Euclidean factor)
     single_orthonormal_factor: bool = False
-    #: True for a rescue stage of a chain: it runs only where the stage before it ended
-    #: without converging (a converged run keeps its point and skips it)
-    rescue: bool = False
-    #: True for a stage that goes on past a stall: a step or cost-change rule (5, 6) that
-    #: fires with the gradient above 1e3·gtol·scale does not end it (:mod:`ldr.stopping`);
-    #: only a converged small move, its own reason or a budget does
-    past_stalls: bool = False
 
     def check_problem(self, problem: Problem) -> None:
         """Raise a clear error when the objective lacks an oracle this solver needs, or lives

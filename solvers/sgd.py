@@ -8,20 +8,20 @@ I moves
 
 with R the polar (or QR) retraction, π_M the tangent projection and t the epochs done; the
 decreasing step (Σ η_t = ∞, Σ η_t² < ∞ as t grows) makes the iterates settle.  One driver
-iteration is one epoch (``ldr.solvers._stochastic``); the run certifies only on the full
+iteration is one epoch (``ldr.solvers.stochastic``); the run certifies only on the full
 gradient the driver evaluates at its end.
 """
 
 from __future__ import annotations
 
 from ldr.problem import Problem
-from ldr.solvers._stochastic import _StochasticSolver
+from ldr.solvers.stochastic import StochasticSolver
 
 
-class SGD(_StochasticSolver):
+class SGD(StochasticSolver):
     """Riemannian mini-batch SGD (module docstring; parameters as
-    ``_StochasticSolver`` (``ldr.solvers._stochastic``): ``batch_size=32``, ``lr=None`` — the
-    Armijo step of the full gradient at the start —, ``decay=1``, ``batch_gtol``,
+    ``StochasticSolver`` (``ldr.solvers.stochastic``): ``batch_size=32``, ``lr=None`` — the
+    Armijo step of the full gradient at the start —, ``decay=1``, ``batch_tol``,
     ``random_state=0``, ``retraction``)."""
 
     name = "sgd"

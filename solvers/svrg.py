@@ -18,23 +18,23 @@ deterministic solver.
 from __future__ import annotations
 
 from ldr.problem import Problem
-from ldr.solvers._stochastic import _StochasticSolver, refresh
+from ldr.solvers.stochastic import StochasticSolver, refresh
 from ldr.solvers.base import State
 
 
-class SVRG(_StochasticSolver):
+class SVRG(StochasticSolver):
     """Riemannian SVRG (module docstring; parameters as
-    ``_StochasticSolver`` (``ldr.solvers._stochastic``), with ``decay=0`` and the default step
+    ``StochasticSolver`` (``ldr.solvers.stochastic``), with ``decay=0`` and the default step
     half the Armijo step of the full gradient at the start)."""
 
     name = "svrg"
     lr_factor = 0.5
 
     def __init__(self, batch_size: int = 32, lr: float | None = None, decay: float = 0.0,
-                 batch_gtol: float | None = None, random_state=0, retraction: str = "polar",
-                 max_epochs: float | None = None):
-        super().__init__(batch_size, lr, decay, batch_gtol, random_state, retraction,
-                         max_epochs=max_epochs)
+                 batch_tol: float | None = None, random_state=0, retraction: str = "polar",
+                 max_epochs: float | None = None, **renamed):
+        super().__init__(batch_size, lr, decay, batch_tol, random_state, retraction,
+                         max_epochs=max_epochs, **renamed)
 
     def step(self, problem: Problem, state: State) -> State:
         geom, memory = problem.manifold, dict(state.memory)

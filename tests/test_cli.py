@@ -520,10 +520,10 @@ def test_the_demo_table_fits_a_terminal_and_has_a_legend(monkeypatch, capsys):
     assert status == 0, err
     assert max(len(line) for line in _lines(text)) <= 80
     from ldr.solvers import REGISTRY
-    from ldr.solvers._stochastic import _StochasticSolver
+    from ldr.solvers.stochastic import StochasticSolver
 
     for solver, cls in REGISTRY.items():  # every solver that supports LDA (not the stochastic
-        if not issubclass(cls, _StochasticSolver):  # ones: LDA is no sum of terms), then its
+        if not issubclass(cls, StochasticSolver):  # ones: LDA is no sum of terms), then its
             assert solver in text                  # default chain
     assert "ism → trust-region" in text
     legend = text[text.index("columns:"):]

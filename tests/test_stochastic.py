@@ -14,7 +14,7 @@ import ldr
 from ldr.errors import ParameterError
 from ldr.objectives import NCA, PCA
 from ldr.solvers import SGD, SVRG, Adam, State
-from ldr.solvers._stochastic import _StochasticSolver
+from ldr.solvers.stochastic import StochasticSolver
 
 STOCHASTIC = ["sgd", "adam", "svrg"]
 
@@ -90,14 +90,14 @@ def test_the_same_seed_gives_the_same_run(wine_pca):
 
 
 def test_a_loose_batch_tol_never_certifies_against_a_strict_full_tol(wine_pca):
-    res = ldr.solve(wine_pca, SGD(batch_gtol=0.5), M0="random", seed=0, gtol=1e-12)
+    res = ldr.solve(wine_pca, SGD(batch_tol=0.5), M0="random", seed=0, gtol=1e-12)
     assert res.reason.startswith("stochastic run ended (estimated gradient norm")
-    assert "batch_gtol" in res.reason and "above tol" in res.reason
+    assert "batch_tol" in res.reason and "above tol" in res.reason
     assert not res.converged and res.n_iter < 1000
     assert res.grad_norm > 1e-12 * res.grad_scale
 
 
-class _Liar(_StochasticSolver):
+class _Liar(StochasticSolver):
     """Reports an estimated gradient of 0 after one epoch without moving."""
 
     name = "liar"
@@ -119,7 +119,7 @@ def test_the_driver_certifies_only_on_the_full_gradient(wine_pca):
 
 def test_stochastic_solvers_in_a_chain_and_in_compare(wine_pca):
     # SGD to a loose batch tolerance, then the trust region from its (full-checked) point
-    res = ldr.solve(wine_pca, [SGD(batch_gtol=0.05), "trust-region"], M0="random", seed=0)
+    res = ldr.solve(wine_pca, [SGD(batch_tol=0.05), "trust-region"], M0="random", seed=0)
     assert [s.solver for s in res.stages] == ["sgd", "trust-region"]
     assert not res.stages[0].converged and "above tol" in res.stages[0].reason
     assert res.converged and res.reason.startswith("trust-region")

@@ -19,12 +19,12 @@ data nor the number of terms changes the iterates (five full gradients, once).
 
 **A sampled start** (``start_terms=m``): where one full evaluation is the bottleneck (NCA at
 n = 10⁵: n² pairs, about four minutes), the start's cost and gradient, the power iteration's
-gradients and the driver's gradient scale (:meth:`_StochasticSolver.estimated_scale`) are
+gradients and the driver's gradient scale (:meth:`StochasticSolver.estimated_scale`) are
 estimated on one fixed sample S of m terms, ``(n/m) Σ_{i∈S} (f_i, ∇f_i)``, and the start is an
 estimate (``State.exact`` False); the only full evaluation of the run is then the driver's
 check at its end.  ``max_epochs`` ends a run after that many epochs (not converged: the
 check decides).  An objective with a ``refresh_batches(M)`` method (NCA's and LMNN's
-candidate sets, ``objectives/_candidates.py``) is told each epoch's start point.
+candidate sets, :mod:`ldr.objectives.candidates`) is told each epoch's start point.
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ import numbers
 
 import numpy as np
 
+from ldr.deprecation import renamed_keywords
 from ldr.errors import ParameterError
 from ldr.problem import Problem
 from ldr.solvers.base import Solver, State
@@ -48,11 +49,14 @@ def _positive(name: str, value, integer: bool = False):
     return value
 
 
+#: the former names of the constructors' parameters, accepted for one release with a warning
+RENAMED = {"batch_gtol": "batch_tol"}
+
 #: power-iteration steps (full gradients) of the start's step size
 POWER_STEPS = 5
 
 
-class _StochasticSolver(Solver):
+class StochasticSolver(Solver):
     """Base of the mini-batch solvers (module docstring).
 
     Parameters
@@ -65,10 +69,10 @@ class _StochasticSolver(Solver):
     decay : float
         The step after t epochs is ``lr / (1 + decay · t)`` (t counted in fractions of an
         epoch; 0: a constant step).
-    batch_gtol : float or None
+    batch_tol : float or None
         The solver stops (not converged: the driver then checks the full gradient) when the
-        epoch's gradient estimate falls below ``batch_gtol · scale``; None: the driver's
-        ``gtol`` is applied to the estimate.
+        epoch's gradient estimate falls below ``batch_tol · scale``; None: the driver's
+        ``tol`` is applied to the estimate.
     random_state : int or numpy.random.Generator
         Seeds the batches (default 0: identical runs give identical results).
     retraction : {"polar", "qr"}
@@ -84,8 +88,10 @@ class _StochasticSolver(Solver):
     lr_factor = 1.0
 
     def __init__(self, batch_size: int = 32, lr: float | None = None, decay: float = 1.0,
-                 batch_gtol: float | None = None, random_state=0, retraction: str = "polar",
-                 start_terms: int | None = None, max_epochs: float | None = None):
+                 batch_tol: float | None = None, random_state=0, retraction: str = "polar",
+                 start_terms: int | None = None, max_epochs: float | None = None, **renamed):
+        batch_tol = renamed_keywords(type(self).__name__, renamed, RENAMED,
+                                     {"batch_tol": batch_tol})["batch_tol"]
         self.start_terms = None if start_terms is None else int(
             _positive("start_terms", start_terms, integer=True))
         self.max_epochs = None if max_epochs is None else float(
@@ -95,8 +101,8 @@ class _StochasticSolver(Solver):
         if isinstance(decay, bool) or not isinstance(decay, numbers.Real) or not decay >= 0:
             raise ParameterError("decay", f"must be a non-negative number, got {decay!r}")
         self.decay = float(decay)
-        self.batch_gtol = None if batch_gtol is None else float(_positive("batch_gtol",
-                                                                          batch_gtol))
+        self.batch_tol = None if batch_tol is None else float(_positive("batch_tol",
+                                                                          batch_tol))
         if retraction not in ("polar", "qr"):
             raise ParameterError("retraction", f"expected 'polar' or 'qr', got {retraction!r}")
         self.random_state, self.retraction = random_state, retraction
@@ -218,10 +224,10 @@ class _StochasticSolver(Solver):
                     iteration=state.iteration + 1, memory=memory, exact=False,
                     info={"step_size": self.step_size(memory), "batches": len(batches)})
         self.epoch_limit(new)
-        if self.batch_gtol is not None and state.grad_scale is not None \
-                and new.grad_norm <= self.batch_gtol * state.grad_scale:
-            new.stop_reason = (f"estimated gradient norm {new.grad_norm:.3e} ≤ batch_gtol·scale "
-                               f"{self.batch_gtol * state.grad_scale:.1e}")
+        if self.batch_tol is not None and state.grad_scale is not None \
+                and new.grad_norm <= self.batch_tol * state.grad_scale:
+            new.stop_reason = (f"estimated gradient norm {new.grad_norm:.3e} ≤ batch_tol·scale "
+                               f"{self.batch_tol * state.grad_scale:.1e}")
         return new
 
 
