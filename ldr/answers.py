@@ -110,12 +110,14 @@ def answer_distance(geom, a: tuple, b: tuple, kind: str | None = None,
     """
     kind = distance_kind(geom) if kind is None else kind
     if kind == "cost":
-        fa, fb = float(a[1]), float(b[1])
+        fa = float(a[1])
+        fb = float(b[1])
         if fa == fb:
             return 0.0
         return abs(fa - fb) / max(abs(fa), abs(fb), 1e-300)
     if kind == "norm":
-        fa, fb = float(a[1]), float(b[1])
+        fa = float(a[1])
+        fb = float(b[1])
         if abs(fa - fb) <= cost_tol * max(abs(fa), abs(fb), 1e-300):
             return _span_sine(geom, a[0], b[0])
     return float(geom.change(a[0], b[0]))

@@ -166,7 +166,8 @@ def _check_invariance(problem: Problem, M, rng, rtol: float) -> CheckItem:
         return m @ Q
 
     MR = geom.apply(rotate, M)
-    f, fR = problem.cost(M), problem.cost(MR)
+    f = problem.cost(M)
+    fR = problem.cost(MR)
     err = abs(f - fR) / max(abs(f), 1e-300)
     invariant = err <= rtol
     found = (f"to M → MR: {'invariant' if invariant else 'not invariant'} (error {err:.1e}, "

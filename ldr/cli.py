@@ -259,7 +259,8 @@ def _width() -> int:
 
 
 def _report(cmp, header: str, args) -> None:
-    md, width = args.markdown, _width()
+    md = args.markdown
+    width = _width()
     print(("## " + header if md else textwrap.fill(header, width)) + "\n")
     print(cmp.table("run", markdown=md, wide=args.wide, width=width) + "\n")
     print(cmp.table("solver", markdown=md, notes=False, width=width))
@@ -340,8 +341,7 @@ def _parser() -> cli_options.Parser:
     sub = parser.add_subparsers(dest="command", required=True, parser_class=cli_options.Parser)
     manual = cli_options.plain("\n\n".join([examples, *manual]), width)
     for name, text in (("compare", "run several solvers from the same starts and compare"),
-                       ("demo", "orthogonal LDA on wine with every solver (the README's first "
-                                "command)")):
+                       ("demo", "orthogonal LDA on the bundled wine table with every solver")):
         p = sub.add_parser(name, help=text, description=text + ".\n\n" + manual,
                            epilog=methods, formatter_class=raw)
         auto = "every solver" if AUTO[name] is None else ", ".join(AUTO[name])

@@ -92,7 +92,8 @@ class ProgressLines:
     def __init__(self, stream=None, tty: bool | None = None, every: float = 0.25):
         self.stream = sys.stderr if stream is None else stream
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)()) if tty is None else tty
-        self.every, self.shown = every, 0.0
+        self.every = every
+        self.shown = 0.0
 
     def _write(self, text: str, final: bool) -> None:
         if self.tty:

@@ -69,8 +69,10 @@ from ldr.problem import Problem, sharing_reference
 from ldr.result import Result
 
 #: The tables' columns and legend live in :mod:`ldr.tables`; named here as before.
-RUN_COLUMNS, SUMMARY_COLUMNS = tables.RUN_COLUMNS, tables.SUMMARY_COLUMNS
-LEGEND, SUMMARY_LEGEND = tables.LEGEND, tables.SUMMARY_LEGEND
+RUN_COLUMNS = tables.RUN_COLUMNS
+SUMMARY_COLUMNS = tables.SUMMARY_COLUMNS
+LEGEND = tables.LEGEND
+SUMMARY_LEGEND = tables.SUMMARY_LEGEND
 
 
 @dataclass
@@ -393,8 +395,10 @@ def compare(objective: Objective, solvers: Sequence = ("trust-region", "gradient
         f_heur = float(problem.cost(objective.heuristic()))
     max_time = stopping.pop("max_time", math.inf)
     user_callback = stopping.pop("callback", None)
-    total, began = len(runnable) * len(named), time.perf_counter()
-    results, rows = {}, []
+    total = len(runnable) * len(named)
+    began = time.perf_counter()
+    results = {}
+    rows = []
     # the gradient scale's reference norm once for all runs (ldr.problem.sharing_reference)
     with sharing_reference(objective):
         for name, solver in runnable:
@@ -431,7 +435,8 @@ def compare(objective: Objective, solvers: Sequence = ("trust-region", "gradient
                                     max_time=budget,
                                     callback=callback, **stopping)
                 results[(name, label)] = res
-                cert, left = None, budget - (time.perf_counter() - t0)
+                cert = None
+                left = budget - (time.perf_counter() - t0)
                 if certify and left > 0:  # within the run's budget
                     report("certificate", {**info, "elapsed": time.perf_counter() - t0})
                     scale = res.grad_scale if np.isfinite(res.grad_scale) else None
@@ -458,7 +463,8 @@ def compare(objective: Objective, solvers: Sequence = ("trust-region", "gradient
     labels, to_A, reps, dist = group_answers(problem.manifold, points, same_tol, cost_tol) \
         if points else ([], [], [], np.zeros((0, 0)))
     for i, label, d in zip(made, labels, to_A):
-        rows[i]["answer"], rows[i]["to_A"] = label, d
+        rows[i]["answer"] = label
+        rows[i]["to_A"] = d
         rows[i]["sin_to_A"] = d if measure == "sin" else None
     return Comparison(rows=rows, results=results,
                       answers={label_of(j): rep[0] for j, rep in enumerate(reps)},

@@ -113,7 +113,9 @@ def _full_check(problem: Problem, solver, state, reason: str, rules: StageRules,
         full = solver.evaluate(problem, state.M)
     finally:
         problem.deadline = deadline
-    full.iteration, full.memory, full.info = state.iteration, state.memory, dict(state.info)
+    full.iteration = state.iteration
+    full.memory = state.memory
+    full.info = dict(state.info)
     tol = rules.grad_tol
     ok = bool(full.grad_norm <= tol)
     return full, (f"stochastic run ended ({reason}); full gradient ‖g‖ = {full.grad_norm:.3e} "
@@ -301,7 +303,8 @@ def solve(
     t_before = 0.0 if previous is None else float(previous.time)
     interrupted = False
     state = None
-    reason, converged = "", False
+    reason = ""
+    converged = False
     scale = None if tol_scale == "auto" else float(tol_scale)
     at_floor = False
 
@@ -320,13 +323,15 @@ def solve(
         except KeyboardInterrupt:
             if state is None:  # no point evaluated yet: nothing to return
                 raise
-            reason, converged, interrupted = _interrupted(state, f"as {s.name} started"), \
-                False, True
+            reason = _interrupted(state, f"as {s.name} started")
+            converged = False
+            interrupted = True
             stages.append(StageSummary(s.name, 0, reason, False))
             break
         except BudgetExceeded as exc:
-            reason, converged, budget = (f"max_time {max_time:.3g}s reached before {s.name} "
-                                         f"started: {exc}"), False, "max_time"
+            reason = f"max_time {max_time:.3g}s reached before {s.name} started: {exc}"
+            converged = False
+            budget = "max_time"
             stages.append(StageSummary(s.name, 0, reason, False))
             break
         if stage == 0 and not np.isfinite(state.cost):
@@ -340,7 +345,8 @@ def solve(
             except BudgetExceeded:  # a later stage out of time: the start's gradient
                 scale = max(state.grad_norm, 1e-300)
             except KeyboardInterrupt:  # the start is evaluated: return it
-                scale, interrupted = max(state.grad_norm, 1e-300), True
+                scale = max(state.grad_norm, 1e-300)
+                interrupted = True
         problem.deadline = began + max_time
         state.grad_scale = scale
         rules = StageRules.for_stage(options, scale, state.iteration, began, callback,
@@ -351,32 +357,40 @@ def solve(
         if previous is not None and stage == 0:
             row["resumed"] = True
         trace.append(row)
-        prev, change = None, np.nan
+        prev = None
+        change = np.nan
         while True:
             if interrupted:  # while the start's gradient scale was computed
-                reason, converged = _interrupted(state, f"as {s.name} started"), False
+                reason = _interrupted(state, f"as {s.name} started")
+                converged = False
                 break
             try:
                 reason, converged = first_rule(state, prev, change, rules)
             except KeyboardInterrupt:  # inside the callback: state is evaluated
-                reason, converged, interrupted = _interrupted(state, "in the callback"), \
-                    False, True
+                reason = _interrupted(state, "in the callback")
+                converged = False
+                interrupted = True
             if reason:
                 break
             prev = state
             try:
                 state = s.step(problem, prev)
             except KeyboardInterrupt:  # the step under way is not taken
-                state, converged, interrupted = prev, False, True
+                state = prev
+                converged = False
+                interrupted = True
                 reason = _interrupted(prev, f"inside a {s.name} step")
                 break
             except OracleError as exc:
                 if exc.wrong_shape:
                     raise
-                state, reason, converged = prev, f"stopped: {exc}", False
+                state = prev
+                reason = f"stopped: {exc}"
+                converged = False
                 break
             except BudgetExceeded as exc:  # a step that would overrun max_time: not taken
-                state, converged = prev, False
+                state = prev
+                converged = False
                 reason = (f"max_time {max_time:.3g}s reached inside a step: {exc} (gradient norm "
                           f"{prev.grad_norm:.3e})")
                 break
@@ -407,8 +421,9 @@ def solve(
                 state, reason, converged = _full_check(problem, s, state, reason, rules,
                                                        began + max_time)
             except KeyboardInterrupt:
-                reason, converged, interrupted = _interrupted(state, "in the full-gradient "
-                                                                    "check"), False, True
+                reason = _interrupted(state, "in the full-gradient check")
+                converged = False
+                interrupted = True
             else:
                 trace.append({"iteration": n_total,
                               "time": t_before + time.perf_counter() - began,

@@ -34,7 +34,9 @@ def top_generalized(A, B, r: int) -> tuple:
     B fails or its answer is not finite; other namespaces: :func:`top_by_whitening`."""
     d = A.shape[0]
     w = V = None
-    if arrays.namespace(A) is np:  # SCF's pencil at large d: benchmarks/bench_wda_scale.py
+    # SciPy's subset solve of the pencil at large d
+    # benchmark: benchmarks/bench_wda_scale.py
+    if arrays.numpy_fast_path(A, B):
         try:
             w, V = scipy.linalg.eigh(A, B, subset_by_index=[max(d - r - 1, 0), d - 1])
         except np.linalg.LinAlgError:  # B positive definite only up to rounding

@@ -31,7 +31,8 @@ class ParameterError(ValueError):
     """
 
     def __init__(self, param: str, reason: str):
-        self.param, self.reason = param, reason
+        self.param = param
+        self.reason = reason
         super().__init__(f"{param}: {reason}")
 
     def renamed(self, param: str) -> ParameterError:
@@ -54,7 +55,10 @@ class ChunkError(RuntimeError):
     """
 
     def __init__(self, param: str, chunk: int, rows: tuple[int, int] | None, what: str):
-        self.param, self.chunk, self.rows, self.what = param, chunk, rows, what
+        self.param = param
+        self.chunk = chunk
+        self.rows = rows
+        self.what = what
         where = "" if rows is None else f" (rows {rows[0]}..{rows[1]})"
         super().__init__(f"{param}: chunk {chunk}{where} failed: {what}")
 

@@ -173,7 +173,8 @@ def _native(backend: str, name: str, raw: Callable) -> Callable:
     def method(self, *args):
         return getattr(self.derivatives(), name)(*args)
 
-    method.__name__, method.__qualname__ = raw.__name__, getattr(raw, "__qualname__", name)
+    method.__name__ = raw.__name__
+    method.__qualname__ = getattr(raw, "__qualname__", name)
     method.__doc__ = raw.__doc__
     method._ldr_raw = raw  # type: ignore[attr-defined]
     return method
@@ -399,7 +400,8 @@ class FunctionObjective(Objective):
                                           "egrad= (and ehvp= for the trust region), or name an "
                                           "autodiff backend ('autograd', 'jax', 'torch')")
         self.cost = cost  # type: ignore[method-assign]
-        self.shape, self.manifold = shape, manifold
+        self.shape = shape
+        self.manifold = manifold
         self.name = name or getattr(cost, "__name__", None)
         for member, fn in [("egrad", egrad), ("ehvp", ehvp), ("phi", phi), ("phi0", phi0),
                            ("pencil", pencil), ("pencil0", pencil0), ("heuristic", heuristic),
@@ -409,7 +411,9 @@ class FunctionObjective(Objective):
                     raise ParameterError(member, f"expected a callable, got {fn!r}")
                 setattr(self, member, fn)
         if backend in backends.OPTIONAL:  # written for the backend's arrays: convert NumPy's
-            self._raw_cost, self._raw_egrad, self._raw_ehvp = cost, egrad, ehvp
+            self._raw_cost = cost
+            self._raw_egrad = egrad
+            self._raw_ehvp = ehvp
             ad = self.derivatives()
             self.cost = ad.cost  # type: ignore[method-assign]
             self.__dict__.pop("egrad", None), self.__dict__.pop("ehvp", None)

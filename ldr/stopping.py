@@ -82,7 +82,8 @@ STALL_FACTOR = 1e3
 #: the rounding floor (rule 7): the cost is at rounding level when within this many eps of
 #: its best value, and the gradient norm has improved when it falls below this share of its
 #: best value
-FLOOR_COST_EPS, FLOOR_GRAD_SHARE = 100.0, 0.9
+FLOOR_COST_EPS = 100.0
+FLOOR_GRAD_SHARE = 0.9
 _EPS = 2.0**-52
 
 
@@ -158,7 +159,8 @@ class RoundingFloor:
 
     def update(self, state) -> int:
         """Count ``state`` in; the number of consecutive flat iterations."""
-        f, g = state.cost, state.grad_norm
+        f = state.cost
+        g = state.grad_norm
         if not (math.isfinite(f) and math.isfinite(g)):
             self.flat = 0
             return 0
@@ -167,7 +169,8 @@ class RoundingFloor:
         self.flat = self.flat + 1 if at_rounding and not improved else 0
         self.best_cost = min(self.best_cost, f)
         if g <= self.best_grad:
-            self.best_grad, self.best_state = g, state
+            self.best_grad = g
+            self.best_state = state
         return self.flat
 
 
@@ -229,7 +232,8 @@ def _small_move(what: str, state, stall_tol: float) -> tuple[str, bool]:
 def _at_rounding_floor(state, flat: int, rules: StageRules) -> tuple[str, bool]:
     """Rule 7 fired: the driver returns the iterate with the smallest gradient norm seen
     (``rules.floor.best_state``), converged only within 1e3·tol·scale of a critical point."""
-    g, tol = rules.floor.best_grad, STALL_FACTOR * rules.stall_tol
+    g = rules.floor.best_grad
+    tol = STALL_FACTOR * rules.stall_tol
     what = (f"stalled at rounding level: for {flat} iterations the cost stayed within "
             f"{FLOOR_COST_EPS:g}·eps of its best and the gradient norm did not fall below "
             f"{FLOOR_GRAD_SHARE:g} × its best, {g:.3e} (the iterate returned)")
@@ -269,7 +273,8 @@ def first_rule(state, prev, change: float, rules: StageRules) -> tuple[str, bool
                 moves.append(f"fixed-point residual {residual:.3e} ≤ xtol {opts.xtol:.1e}")
         elif opts.xtol > 0 and change <= opts.xtol:
             moves.append(f"step {change:.3e} ≤ xtol {opts.xtol:.1e}")
-        w, costs = opts.fwindow, rules.costs
+        w = opts.fwindow
+        costs = rules.costs
         if opts.ftol > 0 and len(costs) > w:
             rel = abs(state.cost - costs[-1 - w]) / max(abs(state.cost), 1e-300)
             if rel <= opts.ftol:

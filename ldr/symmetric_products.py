@@ -46,7 +46,9 @@ class _Deferred:
     __slots__ = ("dense", "terms", "transposed")
 
     def __init__(self, dense, terms: dict, transposed):
-        self.dense, self.terms, self.transposed = dense, terms, transposed
+        self.dense = dense
+        self.terms = terms
+        self.transposed = transposed
 
 
 def _formed(value):

@@ -123,8 +123,10 @@ def paired_moments(Xa, Xb):
 
 
 def _covariances(stats, da: int):
-    a, b = slice(0, da), slice(da, stats.d)
-    Sa, Sb = stats.block(a, a), stats.block(b, b)
+    a = slice(0, da)
+    b = slice(da, stats.d)
+    Sa = stats.block(a, a)
+    Sb = stats.block(b, b)
     return 0.5 * (Sa + Sa.T), 0.5 * (Sb + Sb.T), stats.block(a, b)
 
 
@@ -173,19 +175,25 @@ class _CCABase(Objective):
 
     def __init__(self, Xa, Xb, r: int, reg: float = 0.0):
         stats, da = paired_moments(Xa, Xb)
-        n, db = stats.n, stats.d - da
+        n = stats.n
+        db = stats.d - da
         r = _check_cca_rank(r, da, db)
-        self.mean_a_, self.mean_b_ = stats.mean[:da], stats.mean[da:]
+        self.mean_a_ = stats.mean[:da]
+        self.mean_b_ = stats.mean[da:]
         self.n_samples_ = n
         Sa, Sb, Sab = _covariances(stats, da)
         Sa, Sb = shrink(Sa, reg), shrink(Sb, reg)
-        self.Sa, self.Sb, self.Sab, self.reg = Sa, Sb, Sab, float(reg)
+        self.Sa = Sa
+        self.Sb = Sb
+        self.Sab = Sab
+        self.reg = float(reg)
         # the oracles use the covariances times powers of two (exact) that bring Σ_a and Σ_b
         # to about 1: the correlation and its derivatives do not change, but a·b no longer
         # underflows for data at 1e-90 (nor overflows at 1e90)
         ka, kb = (float(np.round(np.log2(max(float(np.max(np.abs(S))), 1e-300)) / 2))
                   if np.all(np.isfinite(S)) else 0.0 for S in (Sa, Sb))
-        self._Sa, self._Sb = Sa * 2.0 ** (-2 * ka), Sb * 2.0 ** (-2 * kb)
+        self._Sa = Sa * 2.0 ** (-2 * ka)
+        self._Sb = Sb * 2.0 ** (-2 * kb)
         self._Sab = Sab * 2.0 ** (-ka - kb)
         self.whiten_a_ = _inverse_sqrt(Sa, "Xa", "Σ_a", n)
         self.whiten_b_ = _inverse_sqrt(Sb, "Xb", "Σ_b", n)
@@ -352,10 +360,16 @@ class OrthogonalCCA(_CCABase):
         cached = self.__dict__.get("_cache")
         if cached is not None and np.array_equal(cached[0], Ma) and np.array_equal(cached[1], Mb):
             return cached[2]
-        SaMa, SbMb, SabMb, SbaMa = self._Sa @ Ma, self._Sb @ Mb, self._Sab @ Mb, self._Sab.T @ Ma
-        a, b, c = np.vdot(Ma, SaMa), np.vdot(Mb, SbMb), np.vdot(Ma, SabMb)
+        SaMa = self._Sa @ Ma
+        SbMb = self._Sb @ Mb
+        SabMb = self._Sab @ Mb
+        SbaMa = self._Sab.T @ Ma
+        a = np.vdot(Ma, SaMa)
+        b = np.vdot(Mb, SbMb)
+        c = np.vdot(Ma, SabMb)
         s = np.sqrt(a * b)
-        Ga, Gb = (-SabMb + (c / a) * SaMa) / s, (-SbaMa + (c / b) * SbMb) / s
+        Ga = (-SabMb + (c / a) * SaMa) / s
+        Gb = (-SbaMa + (c / b) * SbMb) / s
         parts = (SaMa, SbMb, SabMb, SbaMa, a, b, c, s, Ga, Gb)
         self._cache = (Ma.copy(), Mb.copy(), parts)
         return parts
@@ -373,7 +387,8 @@ class OrthogonalCCA(_CCABase):
     def ehvp(self, M, V):
         Va, Vb = V
         SaMa, SbMb, SabMb, SbaMa, a, b, c, s, Ga, Gb = self._parts(*M)
-        da, db = 2.0 * np.vdot(Va, SaMa), 2.0 * np.vdot(Vb, SbMb)
+        da = 2.0 * np.vdot(Va, SaMa)
+        db = 2.0 * np.vdot(Vb, SbMb)
         dc = np.vdot(Va, SabMb) + np.vdot(Vb, SbaMa)
         ds_s = 0.5 * (da / a + db / b)
         Ha = -ds_s * Ga + (-(self._Sab @ Vb) + (dc / a - c * da / a**2) * SaMa
@@ -418,9 +433,11 @@ class OrthogonalCCA(_CCABase):
                 f"expected one of {_ORTHONORMALIZERS}, got {orthonormalize!r}")
         Pa, Pb = self.traditional_mappings()
         if orthonormalize == "polar":
-            Ma, Mb = scipy.linalg.polar(Pa)[0], scipy.linalg.polar(Pb)[0]
+            Ma = scipy.linalg.polar(Pa)[0]
+            Mb = scipy.linalg.polar(Pb)[0]
         else:
-            Ma, Mb = orthonormalize_columns(Pa), orthonormalize_columns(Pb)
+            Ma = orthonormalize_columns(Pa)
+            Mb = orthonormalize_columns(Pb)
         signs = np.sign(np.sum(Ma * (self.Sab @ Mb), axis=0))
         signs[signs == 0] = 1.0
         return Ma, Mb * signs
@@ -434,9 +451,7 @@ class OrthogonalCCA(_CCABase):
         denominator term does, so this pair is the global optimum (an orthogonal Procrustes
         problem, −f = Σ s_i / √(tr Σ_a tr Σ_b)), which no path from :meth:`heuristic` need
         reach: the product of two O(r) has components that a continuous path cannot leave.
-        With one square factor it is the start the estimator uses (fewer trust-region
-        iterations than :meth:`heuristic` on the two-view tables of ``benchmarks/
-        bench_real.py``, to an optimum at least as good; docs/real_data.rst).
+        With one square factor it is the start the estimator uses.
         """
         r = self.shape[0][1]
         U, _, Vt = scipy.linalg.svd(self.Sab, full_matrices=False)

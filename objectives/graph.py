@@ -176,7 +176,8 @@ def barycenter_weights(X: np.ndarray, G: sp.csr_matrix, reg: float = 1e-3) -> sp
             data[i0 * k:i1 * k] = (w / w.sum(axis=1, keepdims=True)).ravel()
         return sp.csr_matrix((data, G.indices.copy(), G.indptr.copy()), shape=G.shape)
     for i in range(G.shape[0]):
-        lo, hi = G.indptr[i], G.indptr[i + 1]
+        lo = G.indptr[i]
+        hi = G.indptr[i + 1]
         Z = X[G.indices[lo:hi]] - X[i]
         C = Z @ Z.T
         tr = np.trace(C)
@@ -205,7 +206,9 @@ class _GraphQuotient(QuotientOfTraces):
         d = S_L.shape[0]
         S_D = shrink(S_D, reg)
         S_L, S_D = 0.5 * (S_L + S_L.T), 0.5 * (S_D + S_D.T)
-        self.S_L, self.S_D, self.form = S_L, S_D, form
+        self.S_L = S_L
+        self.S_D = S_D
+        self.form = form
         if form == "ratio":  # the check needs no eigendecomposition: a Cholesky decides
             check_nonsingular(S_D, "X", f"{what} S_D", "the quotient is unbounded")
             self.whitener_ = np.eye(d)
@@ -305,7 +308,8 @@ def lpp_scatters(X: np.ndarray, n_neighbors: int | None = None, radius: float | 
     if weight == "heat":
         W, tau_ = heat_weights(X, G, tau)
     else:
-        W, tau_ = G, None
+        W = G
+        tau_ = None
     deg = np.asarray(W.sum(axis=1)).ravel()
     mean = deg @ X / deg.sum()
     Xc = X - mean

@@ -391,9 +391,12 @@ class ApproximateHSIC(Objective):
         if not (np.isscalar(memory_budget) and memory_budget > 0):
             raise ParameterError("memory_budget", f"must be a positive number of bytes, got "
                              f"{memory_budget!r}")
-        self.X, self.shape, self.manifold = X, (d, r), manifold
+        self.X = X
+        self.shape = (d, r)
+        self.manifold = manifold
         self._factor = factor
-        self.approximation, self.n_features = approximation, int(n_features)
+        self.approximation = approximation
+        self.n_features = int(n_features)
         self.features = make_features(approximation, self.kernel.sigma, int(n_features), X,
                                       random_state)
         width = 2 * n_features if approximation == "rff" else n_features
@@ -403,7 +406,8 @@ class ApproximateHSIC(Objective):
         # class-score columns of Γ's factor beside a dense embedding: summed per class
         self._split = None if self.tiles.groups is not None else \
             grouped_columns(self.tiles.factor[0])
-        self._cache_key, self._cache = None, {}
+        self._cache_key = None
+        self._cache = {}
 
     def _evaluate(self, W) -> dict:
         W = np.asarray(W, dtype=float)
@@ -415,8 +419,8 @@ class ApproximateHSIC(Objective):
                                                 cache_bytes=self._block_bytes)
             Phi = (XDX - XGKX) / self.kernel.sigma**2
             Phi = 0.5 * (Phi + Phi.T)
-            self._cache_key, self._cache = key, {"cost": -total, "phi": Phi,
-                                                 "egrad": 2.0 * Phi @ W}
+            self._cache_key = key
+            self._cache = {"cost": -total, "phi": Phi, "egrad": 2.0 * Phi @ W}
         return self._cache
 
     def cost(self, W) -> float:

@@ -254,7 +254,8 @@ class UndercompleteICA(Objective):
         g2 = self._g2_at(M)[1] / self.n_samples_
         k, r = self.shape
         switch = k // 4 + 1 if r * k * k <= _HVP_BLOCK_ENTRIES else None
-        blocks, calls = None, 0
+        blocks = None
+        calls = 0
 
         def hvp(V):
             nonlocal blocks, calls
@@ -306,7 +307,8 @@ class UndercompleteICA(Objective):
         k, r = self.shape
         Y2 = Y * Y
         n = self.n_samples_
-        h, s = -(g2.sum(axis=0) / n), Y2.sum(axis=0) / n
+        h = -(g2.sum(axis=0) / n)
+        s = Y2.sum(axis=0) / n
         diag = 1.0 - (g2 * Y2).sum(axis=0) / n
         A = s[:, None] * h[None, :]                            # A_lk = h_k s_l
         low = 0.5 * (A + A.T - np.sqrt((A - A.T) ** 2 + 4.0))

@@ -86,20 +86,24 @@ def best_scales(Y: np.ndarray, sub: np.ndarray, lo: float = -5.0, hi: float = 5.
     Y = np.asarray(Y, dtype=float)
     sub = np.asarray(sub, dtype=bool)
     n = Y.shape[0]  # sums / n: np.mean's arithmetic without its Python layer
-    y2, y1 = (Y * Y).sum(axis=0) / n, np.abs(Y).sum(axis=0) / n
+    y2 = (Y * Y).sum(axis=0) / n
+    y1 = np.abs(Y).sum(axis=0) / n
 
     def slopes(t, cols):
         et = np.exp(t)
         U = Y[:, cols] * et
         P = U * np.tanh(U)
-        a, b, q = P.sum(axis=0) / n, (P * P).sum(axis=0) / n, y2[cols] * et * et
+        a = P.sum(axis=0) / n
+        b = (P * P).sum(axis=0) / n
+        q = y2[cols] * et * et
         s = sub[cols]
         urho1 = np.where(s, q - a, a)
         return urho1 - 1.0, urho1 + np.where(s, b, q - b)
 
     r = Y.shape[1]
     t = np.zeros(r)
-    e_lo, e_hi = np.exp(lo), np.exp(hi)
+    e_lo = np.exp(lo)
+    e_hi = np.exp(hi)
     open_lo = np.flatnonzero(y2 * e_lo * e_lo >= 0.5)   # else mean(u ρ′) < 1 at lo surely
     at_lo = np.zeros(r, dtype=bool)
     if open_lo.size:
@@ -109,9 +113,11 @@ def best_scales(Y: np.ndarray, sub: np.ndarray, lo: float = -5.0, hi: float = 5.
     at_hi = np.zeros(r, dtype=bool)
     if open_hi.size:
         at_hi[open_hi] = slopes(np.full(open_hi.size, hi), open_hi)[0] <= 0
-    t[at_lo], t[at_hi] = lo, hi
+    t[at_lo] = lo
+    t[at_hi] = hi
     cols = np.flatnonzero(~at_lo & ~at_hi)
-    a, b = np.full(cols.size, lo), np.full(cols.size, hi)
+    a = np.full(cols.size, lo)
+    b = np.full(cols.size, hi)
     x = np.zeros(cols.size)
     for _ in range(max_iter):
         if cols.size == 0:

@@ -75,7 +75,7 @@ def response_gram(y, n: int, y_type: str = "auto", sigma_y: float | None = None
     ``y_type="auto"`` follows scikit-learn's :func:`~sklearn.utils.multiclass.type_of_target`:
     real values (floats that are not all integers, or 2-D float targets) are continuous, and
     anything else — integers, strings, booleans, and floats that are all integer-valued, as
-    statsmodels' tables store class codes (``1.0``, ``2.0``) — class labels.
+    tables often store class codes (``1.0``, ``2.0``) — class labels.
     """
     if y_type not in Y_TYPES:
         raise ParameterError("y_type", f"expected one of {Y_TYPES}, got {y_type!r}")
@@ -175,11 +175,13 @@ class KernelSDR(Objective):
         self.X = shifted - offset
         if sigma is None:
             sigma = median_distance(self.X) * np.sqrt(r / d)
-        self.sigma, self.eps = sigma, eps
+        self.sigma = sigma
+        self.eps = eps
         self._Gz = Kz                     # uncentered, for the gKDR heuristic
         self.Kz = _centered(Kz)
         self.Kz = 0.5 * (self.Kz + self.Kz.T)
-        self.shape, self.manifold = (d, r), manifold
+        self.shape = (d, r)
+        self.manifold = manifold
         self._key: bytes | None = None
 
     # -- cost (autograd-traceable) ------------------------------------------------------------
@@ -210,7 +212,8 @@ class KernelSDR(Objective):
             R = scipy.linalg.cho_solve(scipy.linalg.cho_factor(A), np.eye(n))
             R = 0.5 * (R + R.T)
             G = R @ self.Kz @ R
-            self._key, self._vals = key, (Y, K, R, 0.5 * (G + G.T))
+            self._key = key
+            self._vals = (Y, K, R, 0.5 * (G + G.T))
         return self._vals
 
     def egrad(self, M):
@@ -243,7 +246,8 @@ class KernelSDR(Objective):
 
     def gkdr_matrix(self) -> np.ndarray:
         """The d×d gKDR matrix Σ_i ∇k(x_i)ᵀ F ∇k(x_i) / n (module docstring)."""
-        X, n = self.X, self.X.shape[0]
+        X = self.X
+        n = self.X.shape[0]
         s = self.sigma_full if self.sigma_full is not None else median_distance(X)
         G = np.exp(-beta("difference", X) / (2 * s**2))
         A = G.copy()

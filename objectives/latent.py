@@ -102,7 +102,7 @@ def _cho_inverse(A: np.ndarray) -> np.ndarray:
     cho_factor(A), I)``'s LAPACK calls (dpotrf, dpotrs) with its checks, without its
     wrappers' overhead (the fixed cost per fit).  A LinAlgError where A is not numerically
     positive definite, as ``cho_factor``."""
-    # the fixed cost per fit: benchmarks/bench_real.py --no-cv
+    # benchmark: benchmarks/bench_real.py --no-cv
     A = np.asarray_chkfinite(A)
     c, info = _POTRF(A, lower=False, overwrite_a=False, clean=False)
     if info > 0:
@@ -165,9 +165,9 @@ class _LatentGaussian(Objective):
 
     def _cost_wl_raw(self, W, ell):
         d, r = W.shape
-        # NumPy itself at plain arrays (autograd's wrappers call the same functions at a few
-        # µs each: the fixed cost per fit, benchmarks/bench_real.py --no-cv), autograd where
-        # it traces the cost
+        # NumPy itself at plain arrays (autograd's wrappers call the same functions with a
+        # few µs each of overhead), autograd where it traces the cost
+        # benchmark: benchmarks/bench_real.py --no-cv
         xp = arrays.namespace(W, ell)
         psi = xp.exp(ell)
         L = W / psi[:, None]
@@ -214,15 +214,21 @@ class _LatentGaussian(Objective):
             P = np.diag(F["D"]) - F["Y"] @ F["L"].T
             P = 0.5 * (P + P.T)
             Q = P @ self._S_unit @ P
-            F["P"], F["Q"] = P, 0.5 * (Q + Q.T)
-        P, Q, Y, Z, psi = F["P"], F["Q"], F["Y"], F["Z"], F["psi"]
+            F["P"] = P
+            F["Q"] = 0.5 * (Q + Q.T)
+        P = F["P"]
+        Q = F["Q"]
+        Y = F["Y"]
+        Z = F["Z"]
+        psi = F["psi"]
         dpsi = psi * eta
 
         def delta(X):  # Δ X with Δ = VWᵀ + WVᵀ + diag(δψ)
             return V @ (W.T @ X) + W @ (V.T @ X) + dpsi[:, None] * X
 
         DY = delta(Y)
-        PV, QV = P @ V, Q @ V
+        PV = P @ V
+        QV = Q @ V
         hW = -P @ DY + P @ delta(Z) + Q @ DY + PV - QV
         diag_PdP = 2.0 * np.sum(PV * Y, axis=1) + (P * P) @ dpsi
         diag_PdQ = np.sum(PV * Z, axis=1) + np.sum(Y * QV, axis=1) + (P * Q) @ dpsi
@@ -248,7 +254,8 @@ class _LatentGaussian(Objective):
 
     def _validate_loadings(self, W, name: str = "W") -> np.ndarray:
         W = np.array(W, dtype=float)
-        d, r = self.S.shape[0], self._rank
+        d = self.S.shape[0]
+        r = self._rank
         if W.shape == (r, d) and (r, d) != (d, r):
             raise ParameterError(name, f"expected shape {(d, r)}, got {W.shape}; "
                              "scikit-learn's components_ is (r, d): pass components_.T")
@@ -322,7 +329,8 @@ class PPCA(_LatentGaussian):
         read for it: n_features − 1; :class:`~ldr.data.statistics.Moments` give it from their
         covariance."""
         if isinstance(X, Moments):  # the statistics of the rows: no pass over them
-            d, C = X.d, X.covariance(ddof=1)
+            d = X.d
+            C = X.covariance(ddof=1)
         elif is_chunked(X) or arrays.foreign(X) is not None:  # not read for it
             return int(X.shape[1]) - 1
         else:
@@ -361,9 +369,11 @@ class PPCA(_LatentGaussian):
                     "discarded eigenvalues of the covariance are zero, so σ² → 0 and the "
                     "likelihood is unbounded. Use a smaller r, or fix the noise with "
                     "noise_variance=...")
-            self.shape, self.manifold = ((d, r), (1, 1)), ("euclidean", "euclidean")
+            self.shape = ((d, r), (1, 1))
+            self.manifold = ("euclidean", "euclidean")
         else:
-            self.shape, self.manifold = (d, r), "euclidean"
+            self.shape = (d, r)
+            self.manifold = "euclidean"
 
     # --- point layout ---------------------------------------------------------------------
     def unpack(self, M) -> tuple[np.ndarray, float]:
@@ -511,7 +521,8 @@ class FactorAnalysis(_LatentGaussian):
         # give a well-scaled model (Ψ⁻¹ would otherwise span 1e60)
         self.feature_unit_ = np.sqrt(np.maximum(np.diag(self.S), np.finfo(float).tiny))
         self._set_units(self.feature_unit_)
-        self.shape, self.manifold = ((d, r), (d, 1)), ("euclidean", "euclidean")
+        self.shape = ((d, r), (d, 1))
+        self.manifold = ("euclidean", "euclidean")
 
     def unpack(self, M) -> tuple[np.ndarray, np.ndarray]:
         """``(W, ψ)`` of a point M: loadings (d×r) and noise variances (d,), in the units of

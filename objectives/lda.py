@@ -87,7 +87,9 @@ class LDA(QuotientOfTraces):
         stats = moments(X, y, name="X")
         if stats.labels is None:
             raise ParameterError("y", "class labels are required, got None")
-        classes, d, c = stats.labels, stats.d, len(stats.labels)
+        classes = stats.labels
+        d = stats.d
+        c = len(stats.labels)
         r = check_rank(r, d)
         if r >= c:
             raise ParameterError("r",
@@ -98,7 +100,9 @@ class LDA(QuotientOfTraces):
         Sw = shrink(Sw, reg)
         check_nonsingular(arrays.to_host(Sw), "X", "within-class scatter S_w",  # d×d, host
                           "the LDA ratio is unbounded", stats.n)
-        self.classes_, self.mean_, self.means_ = classes, stats.mean, means
+        self.classes_ = classes
+        self.mean_ = stats.mean
+        self.means_ = means
         self.n_samples_ = stats.n
         super().__init__(Sb, Sw, r, manifold)
         self.Sb, self.Sw = self.A, self.B

@@ -129,10 +129,12 @@ class MAF(QuotientOfTraces):
         if isinstance(lag, bool) or not isinstance(lag, numbers.Integral):
             check_lag(lag, 3)
         stats = moments(X, lag=max(int(lag), 1), name="X", min_samples=3)
-        n, d = stats.n, stats.d
+        n = stats.n
+        d = stats.d
         r = check_rank(r, d)
         lag = check_lag(lag, n)
-        self.mean_, self.n_samples_ = stats.mean, n
+        self.mean_ = stats.mean
+        self.n_samples_ = n
         Sigma = shrink(stats.covariance(), reg)
         check_nonsingular(Sigma, "X", "covariance Σ", "the autocorrelation ratio is unbounded",
                           n)

@@ -40,7 +40,6 @@ O(n·m·r) time per evaluation instead of O(n²·r).  With rows i ∈ R = all ro
 
 (which for C = R and a symmetric Ω is 2XᵀL_ΩXM above), and the Hessian the same with
 (Ω, Y) → (Ω, Z) + (Ω′, Y).  It is an approximation: its minimizer is not the exact one.
-Measured (``benchmarks/bench_pairwise_scale.py``): see the README's table.
 """
 
 from __future__ import annotations
@@ -117,8 +116,8 @@ class MDS(Objective):
     >>> bool(obj.stress(res.M) <= obj.stress(obj.heuristic()))
     True
 
-    Default solver: ``"trust-region"``: ISM stalls on the stress and, polished, ends at worse
-    local minima than the trust region alone (``benchmarks/bench_defaults.py``).
+    Default solver: ``"trust-region"``, whose accepted steps decrease the stress; ISM runs
+    on the stress too but can stall short of a critical point.
     """
 
     method = Method("mds", "metric MDS: Kruskal-Shepard stress of the projection",
@@ -179,7 +178,8 @@ class MDS(Objective):
             raise ParameterError("block_size", f"must be a positive integer, got {block_size!r}")
         self.eps = float(eps)
         self.block_size = int(block_size)
-        self.shape, self.manifold = (d, r), manifold
+        self.shape = (d, r)
+        self.manifold = manifold
 
     def _cols(self) -> np.ndarray:
         return self.X if self.landmarks_ is None else self.X[self.landmarks_]
@@ -209,7 +209,8 @@ class MDS(Objective):
 
     def _blocks(self):
         """(rows, δ of those rows) per block; δ recomputed when it is not stored."""
-        n, b = self.X.shape[0], self.block_size
+        n = self.X.shape[0]
+        b = self.block_size
         for i in range(0, n, b):
             sl = slice(i, min(i + b, n))
             yield sl, (self._delta[sl] if self._delta is not None else self._distances(sl))
@@ -265,7 +266,8 @@ class MDS(Objective):
         M = np.asarray(M, dtype=float)
         Y = self.X @ M
         Yc = Y if self.landmarks_ is None else Y[self.landmarks_]
-        rows, cols = np.zeros_like(Y), np.zeros_like(Yc)
+        rows = np.zeros_like(Y)
+        cols = np.zeros_like(Yc)
         for sl, delta in self._blocks():
             _, _, om = self._omega(Y, Yc, sl, delta)
             self._pairs_times(om, Y, Yc, sl, rows, cols)
@@ -289,10 +291,12 @@ class MDS(Objective):
 
     def ehvp(self, M, V):
         M, V = np.asarray(M, dtype=float), np.asarray(V, dtype=float)
-        Y, Z = self.X @ M, self.X @ V
+        Y = self.X @ M
+        Z = self.X @ V
         lm = self.landmarks_
         Yc, Zc = (Y, Z) if lm is None else (Y[lm], Z[lm])
-        rows, cols = np.zeros_like(Y), np.zeros_like(Yc)
+        rows = np.zeros_like(Y)
+        cols = np.zeros_like(Yc)
         for sl, delta in self._blocks():
             diff, s, om = self._omega(Y, Yc, sl, delta)
             uw = np.einsum("ijk,ijk->ij", diff, Z[sl][:, None, :] - Zc[None, :, :])

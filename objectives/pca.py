@@ -72,7 +72,8 @@ class PCA(Objective):
     def __init__(self, X, r: int, manifold: str = "grassmann"):
         stats = moments(X, name="X")
         r = check_rank(r, stats.d)
-        self.mean_, self.n_samples_ = stats.mean, stats.n
+        self.mean_ = stats.mean
+        self.n_samples_ = stats.n
         self._init_cov(stats.covariance(ddof=1), r, manifold)
         if arrays.in_memory(X) and X.ndim == 2 and stats.n > 1:
             # the rows, for the stochastic solvers' batches (a reference, not a copy; not
@@ -114,7 +115,8 @@ class PCA(Objective):
 
     def _init_cov(self, C, r, manifold):
         self.C = 0.5 * (C + C.T)
-        self.shape, self.manifold = (C.shape[0], r), manifold
+        self.shape = (C.shape[0], r)
+        self.manifold = manifold
 
     def cost(self, M):
         return -arrays.namespace(M).sum(M * (self.C @ M))  # autograd.numpy where traced

@@ -128,7 +128,8 @@ class QuotientOfTraces(Objective):
         rho = arrays.vdot(M, self._A @ M) / b
         C = self._A - rho * self._B
         G0 = C @ M
-        c1, c2 = -2.0 / b, 4.0 / b**2
+        c1 = -2.0 / b
+        c2 = 4.0 / b**2
 
         def hvp(V):
             return c1 * (C @ V) + (c2 * arrays.vdot(G0, V)) * BM + (c2 * arrays.vdot(BM, V)) * G0
@@ -146,7 +147,8 @@ class QuotientOfTraces(Objective):
         """Upper bound on the relative suboptimality ``(ρ* − ρ(M))/|ρ*|`` (module docstring);
         0 exactly at a global maximizer of the ratio."""
         M = np.asarray(arrays.to_host(M), dtype=float)  # a check on the host
-        A, B = arrays.to_host(self._A), arrays.to_host(self._B)
+        A = arrays.to_host(self._A)
+        B = arrays.to_host(self._B)
         r = self.shape[1]
         rho = float(np.sum(M * (A @ M)) / np.sum(M * (B @ M)))
         w, V = scipy.linalg.eigh(A - rho * B)

@@ -124,7 +124,8 @@ def reduced_rank_closed_form(X, Y, r: int) -> np.ndarray:
     V_r of its fitted values: ``B = B_ols V_r V_rᵀ``."""
     X, Y = np.asarray(X, float), np.asarray(Y, float)
     Y = Y[:, None] if Y.ndim == 1 else Y
-    Xc, Yc = X - X.mean(axis=0), Y - Y.mean(axis=0)
+    Xc = X - X.mean(axis=0)
+    Yc = Y - Y.mean(axis=0)
     B_ols = np.linalg.lstsq(Xc, Yc, rcond=None)[0]
     Vt = np.linalg.svd(Xc @ B_ols, full_matrices=False)[2]
     return B_ols @ Vt[:r].T @ Vt[:r]
@@ -197,15 +198,19 @@ class ReducedRankRegression(Objective):
                              "the rank constraint is void: use ridge regression)")
         _check_rank(r, q)
         self.alpha = check_alpha(alpha)
-        self.mean_, self.y_mean_ = X.mean(axis=0), Y.mean(axis=0)
-        Xc, Yc = X - self.mean_, Y - self.y_mean_
+        self.mean_ = X.mean(axis=0)
+        self.y_mean_ = Y.mean(axis=0)
+        Xc = X - self.mean_
+        Yc = Y - self.y_mean_
         U, s, Wt = scipy.linalg.svd(Xc, full_matrices=False)
         self.coef_full_, self.H, self._fitted = ridge_from_svd(s, Wt, U.T @ Yc, self.alpha,
                                                                max(Xc.shape), eps)
         self.cost_full_ = penalized_cost(Xc, Yc, self.coef_full_, self.alpha, 0.0)
         self._trace_H = float(np.trace(self.H))
-        self._Xc, self._Yc = Xc, Yc
-        self.shape, self.manifold = (q, int(r)), "grassmann"
+        self._Xc = Xc
+        self._Yc = Yc
+        self.shape = (q, int(r))
+        self.manifold = "grassmann"
 
     @classmethod
     def from_statistics(cls, coef_full, H, fitted, cost_full: float, x_mean, y_mean, r: int,
@@ -218,12 +223,16 @@ class ReducedRankRegression(Objective):
         q = H.shape[0]
         _check_rank(r, q)
         obj.alpha = check_alpha(alpha)
-        obj.mean_, obj.y_mean_ = np.asarray(x_mean, float), np.asarray(y_mean, float)
-        obj.coef_full_, obj.H, obj.cost_full_ = coef_full, H, float(cost_full)
+        obj.mean_ = np.asarray(x_mean, float)
+        obj.y_mean_ = np.asarray(y_mean, float)
+        obj.coef_full_ = coef_full
+        obj.H = H
+        obj.cost_full_ = float(cost_full)
         obj._trace_H = float(np.trace(H))
         obj._Xc = obj._Yc = None
         obj._fitted = np.asarray(fitted, float)
-        obj.shape, obj.manifold = (q, int(r)), "grassmann"
+        obj.shape = (q, int(r))
+        obj.manifold = "grassmann"
         return obj
 
     def _rows(self, what: str):

@@ -79,7 +79,8 @@ class SFA(Objective):
     >>> bool(np.allclose(Y.T @ Y / len(Y), np.eye(2)))
     True
 
-    Default solver: ``["ism", "trust-region"]`` (its Φ-oracle; ``benchmarks/bench_defaults.py``).
+    Default solver: ``["ism", "trust-region"]``: ISM follows the Φ-oracle's eigenvectors to a
+    fixed point, the trust region certifies it.
     """
 
     method = Method("sfa", "slow feature analysis (rows in time order)",
@@ -88,16 +89,19 @@ class SFA(Objective):
 
     def __init__(self, X, r: int, reg: float = 0.0, manifold: str = "grassmann"):
         stats = moments(X, lag=1, diff=True, name="X", min_samples=3)
-        n, d = stats.n, stats.d
+        n = stats.n
+        d = stats.d
         r = check_rank(r, d)
-        self.mean_, self.n_samples_ = stats.mean, n
+        self.mean_ = stats.mean
+        self.n_samples_ = n
         Sigma = shrink(stats.covariance(), reg)
         w, V = eigh_nonsingular(Sigma, "X", "covariance Σ", "the data cannot be whitened", n)
         self.Sigma = Sigma
         self.whitening_ = (V / np.sqrt(w)) @ V.T
         Cdot = self.whitening_ @ stats.diff_moment() @ self.whitening_
         self.Cdot = 0.5 * (Cdot + Cdot.T)
-        self.shape, self.manifold = (d, r), manifold
+        self.shape = (d, r)
+        self.manifold = manifold
 
     def cost(self, M):
         return anp.sum(M * (self.Cdot @ M))

@@ -118,7 +118,9 @@ class PairKernel:
     # -- S + f ⊕ g by one product of augmented factors ------------------------------------
     def _factors(self, f=None, g=None):
         """(L, Rᵀ) with L Rᵀ = S + f ⊕ g."""
-        xp, L, Rt = self.xp, self._left, self._right_t
+        xp = self.xp
+        L = self._left
+        Rt = self._right_t
         if f is not None:
             L = xp.concat([L[:, :-2], _col(L[:, -2] + f), L[:, -1:]], axis=1)
         if g is not None:
@@ -406,7 +408,8 @@ def sinkhorn_log(M, reg: float, n_iter: int):
 
     n, m = M.shape
     S = -M / reg
-    loga, logb = -np.log(n), -np.log(m)
+    loga = -np.log(n)
+    logb = -np.log(m)
     f = anp.zeros(n)
     g = anp.zeros(m)
     for _ in range(n_iter):

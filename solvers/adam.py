@@ -55,7 +55,8 @@ class Adam(StochasticSolver):
             raise ParameterError("betas", f"expected two numbers in [0, 1), got {betas!r}")
         if not eps > 0:
             raise ParameterError("eps", f"must be positive, got {eps!r}")
-        self.betas, self.eps = (float(betas[0]), float(betas[1])), float(eps)
+        self.betas = (float(betas[0]), float(betas[1]))
+        self.eps = float(eps)
 
     def init(self, problem: Problem, M0) -> State:
         state = super().init(problem, M0)
@@ -74,10 +75,12 @@ class Adam(StochasticSolver):
         k = memory["steps"] + 1
         m = geom.lincomb(b1, memory["m"], 1.0 - b1, xi)
         v = geom.apply(lambda a, g: b2 * a + (1.0 - b2) * g * g, memory["v"], xi)
-        c1, c2 = 1.0 - b1**k, 1.0 - b2**k
+        c1 = 1.0 - b1**k
+        c2 = 1.0 - b2**k
         eps = memory["eps"]
         d = geom.apply(lambda a, s: (a / c1) / (arrays.namespace(s).sqrt(s / c2) + eps), m, v)
         d = geom.project(M, d)
         M_new = geom.retract(M, geom.lincomb(-self.step_size(memory), d), self.retraction)
-        memory["m"], memory["v"] = geom.transport(M, M_new, m), v
+        memory["m"] = geom.transport(M, M_new, m)
+        memory["v"] = v
         return M_new

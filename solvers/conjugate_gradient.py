@@ -16,13 +16,8 @@ From the iterate M_k with Riemannian gradient g_k and search direction η_k (η_
    ``|⟨g_{k+1}, T(g_k)⟩| ≥ ν‖g_{k+1}‖²``; off by default, as in Manopt and pymanopt: on
    pymanopt's packing example ν = 0.5 made the run 15× longer).
 
-Measured (``benchmarks/bench_overhead.py``, same start and tolerance, one BLAS thread): on
-pymanopt's packing-on-the-sphere example 0.69–0.78× the time of pymanopt's ConjugateGradient,
-same final cost, where ldr's steepest descent takes 2× (and ends at another local minimum);
-on an ill-conditioned LDA (d = 30) 125 iterations against steepest descent's 174.  With an
-Armijo-only line search it is not uniformly better than the Barzilai–Borwein gradient solver:
-on PCA with a tiny eigengap (``make_pca(300, 15, seed=1)``, r = 4) it took 731 iterations
-against BB's 386 — use the trust region there.
+With an Armijo-only line search it is not uniformly better than the Barzilai–Borwein
+gradient solver; on a small eigengap use the trust region.
 
 Needs only the cost and its gradient; works on Stiefel, Grassmann, Euclidean factors,
 products and batched products.  On costs with curvature spread over many directions (pymanopt's
@@ -68,7 +63,8 @@ class ConjugateGradient(GradientDescent):
             raise ParameterError("orthogonality", f"must be > 0, got {orthogonality!r}")
         if not 0 <= angle < 1:
             raise ParameterError("angle", f"must lie in [0, 1), got {angle!r}")
-        self.orthogonality, self.angle = orthogonality, angle
+        self.orthogonality = orthogonality
+        self.angle = angle
         if isinstance(restart, bool) or not isinstance(restart, int) or restart < 0:
             raise ParameterError("restart", f"must be a non-negative integer, got {restart!r}")
         self.restart = restart
@@ -81,12 +77,14 @@ class ConjugateGradient(GradientDescent):
         return state
 
     def step(self, problem: Problem, state: State) -> State:
-        geom, mem = problem.manifold, state.memory
+        geom = problem.manifold
+        mem = state.memory
         eta = mem["direction"]
         slope = geom.inner(state.grad, eta)
         eta_norm = math.sqrt(max(geom.inner(eta, eta), 1e-300))
         if not slope < -self.angle * state.grad_norm * eta_norm:   # (nearly) no descent
-            eta, slope = geom.lincomb(-1.0, state.grad), -state.grad_norm**2
+            eta = geom.lincomb(-1.0, state.grad)
+            slope = -state.grad_norm**2
             eta_norm = state.grad_norm
         alpha0 = mem["length"] / eta_norm
         accepted, alpha, k, all_non_finite, f_new = self._line_search(

@@ -61,8 +61,11 @@ class GradientDescent(Solver):
             raise ParameterError("step", f"expected 'armijo' or 'bb', got {step!r}")
         if not 0 < c < 1 or not 0 < contraction < 1:
             raise ValueError("c and contraction must lie in (0, 1)")
-        self.retraction, self.step_rule = retraction, step
-        self.c, self.contraction, self.max_backtracks = c, contraction, max_backtracks
+        self.retraction = retraction
+        self.step_rule = step
+        self.c = c
+        self.contraction = contraction
+        self.max_backtracks = max_backtracks
         self.precision_factor = precision_factor
 
     def init(self, problem: Problem, M0) -> State:
@@ -93,7 +96,8 @@ class GradientDescent(Solver):
         geom = problem.manifold
         f0 = state.cost
         rounding = self.precision_factor * np.finfo(float).eps * max(abs(f0), 1e-300)
-        non_finite, f_new = 0, f0
+        non_finite = 0
+        f_new = f0
         for k in range(self.max_backtracks + 1):
             M_new = geom.retract(state.M, geom.lincomb(beta, direction), self.retraction)
             f_new = problem.cost(M_new)
@@ -127,7 +131,8 @@ class GradientDescent(Solver):
 
     def step(self, problem: Problem, state: State) -> State:
         geom = problem.manifold
-        g, g2 = state.grad, state.grad_norm**2
+        g = state.grad
+        g2 = state.grad_norm**2
         direction = geom.lincomb(-1.0, g)
         accepted, beta, k, all_non_finite, f_new = self._line_search(
             problem, state, direction, -g2, self._first_trial(problem, state))

@@ -77,8 +77,10 @@ class ISM(Solver):
                  patience: int = 50):
         if not 0.0 <= damping < 1.0:
             raise ParameterError("damping", f"must lie in [0, 1), got {damping!r}")
-        self.damping, self.cycle_tol, self.history, self.patience = (
-            damping, cycle_tol, history, patience)
+        self.damping = damping
+        self.cycle_tol = cycle_tol
+        self.history = history
+        self.patience = patience
 
     def default_start(self, problem: Problem, at=None):
         """The minimizing eigenvectors of Φ₀ when the objective has ``phi0``; with ``at`` (the

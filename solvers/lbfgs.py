@@ -58,6 +58,7 @@ import numbers
 
 import numpy as np
 
+from ldr.data import arrays
 from ldr.errors import ParameterError
 from ldr.problem import Problem
 from ldr.solvers.base import Solver, State
@@ -153,12 +154,14 @@ class LBFGS(Solver):
                                      or not 0 < max_step < math.inf):
             raise ParameterError("max_step", f"must be a positive number or None (no cap), got "
                                              f"{max_step!r}")
-        self.memory, self.max_evals = int(memory), int(max_evals)
+        self.memory = int(memory)
+        self.max_evals = int(max_evals)
         self.max_step = None if max_step is None else float(max_step)
         if not isinstance(strong, bool):
             raise ParameterError("strong", f"expected True or False, got {strong!r}")
         self.strong = strong
-        self.retraction, self.precision_factor = retraction, float(precision_factor)
+        self.retraction = retraction
+        self.precision_factor = float(precision_factor)
 
     def init(self, problem: Problem, M0) -> State:
         state = super().init(problem, M0)
@@ -169,7 +172,9 @@ class LBFGS(Solver):
     def _pair(self, geom, s, y) -> tuple:
         """(s, y, ρ, ⟨y, y⟩) with ρ = 1/⟨s, y⟩, or ρ = 0 for a pair the recursion skips
         (curvature ⟨s, y⟩ ≤ cautious · ‖s‖‖y‖)."""
-        sy, ss, yy = geom.inner(s, y), geom.inner(s, s), geom.inner(y, y)
+        sy = geom.inner(s, y)
+        ss = geom.inner(s, s)
+        yy = geom.inner(y, y)
         ok = sy > 0 and sy > self.cautious * math.sqrt(ss * yy)
         return s, y, (1.0 / sy if ok else 0.0), yy
 
@@ -179,10 +184,12 @@ class LBFGS(Solver):
         if not used:
             return geom.lincomb(-1.0, g), 0
         # one NumPy array (not a product's tuple): the operations written out, for the fixed
-        # cost of an iteration that benchmarks/bench_dml.py measures (NCA on small tables)
-        if self.written_out and type(g) is np.ndarray:
+        # cost of an iteration
+        # benchmark: benchmarks/bench_dml.py
+        if self.written_out and arrays.numpy_fast_path(g):
             return self._direction_array(g, used), len(used)
-        q, alphas = g, []
+        q = g
+        alphas = []
         for s, y, rho, _ in reversed(used):
             a = rho * geom.inner(s, q)
             alphas.append(a)
@@ -199,7 +206,8 @@ class LBFGS(Solver):
         own operations written out (the same arithmetic, so the same η to the last bit):
         about 40 of them a step, whose dispatch is most of their time on small problems."""
         vdot = np.vdot
-        q, alphas = g, []
+        q = g
+        alphas = []
         for s, y, rho, _ in reversed(used):
             a = rho * float(vdot(s, q))
             alphas.append(a)
@@ -216,12 +224,19 @@ class LBFGS(Solver):
         """Wolfe search (L2) from ``alpha``.  Returns ``(trial State or None, alpha, trials,
         Wolfe met, last trial cost)``: the State meets (L2), or Armijo only (Wolfe False) when
         no trial met both within ``max_evals`` or at the longest step allowed."""
-        geom, M, f0 = problem.manifold, state.M, state.cost
+        geom = problem.manifold
+        M = state.M
+        f0 = state.cost
         rounding = self.precision_factor * _EPS * max(abs(f0), 1e-300)
-        lo, f_lo, g_lo = 0.0, f0, slope        # the bracket's left end: Armijo, descending
-        hi, f_hi, g_hi = math.inf, math.nan, math.nan
+        lo = 0.0  # the bracket's left end: Armijo, descending
+        f_lo = f0
+        g_lo = slope
+        hi = math.inf
+        f_hi = math.nan
+        g_hi = math.nan
         alpha = min(alpha, alpha_max)
-        best, best_alpha = None, 0.0
+        best = None
+        best_alpha = 0.0
         f = f0
         for k in range(1, self.max_evals + 1):
             M_new = geom.retract(M, geom.lincomb(alpha, eta), self.retraction)
@@ -240,14 +255,20 @@ class LBFGS(Solver):
                     if alpha >= alpha_max:  # the longest step allowed: Armijo suffices
                         return trial, alpha, k, False, f
                     if armijo:              # (a rounding-level trial is never a fallback)
-                        best, best_alpha = trial, alpha
-                    lo, f_lo, g_lo = alpha, f, g
+                        best = trial
+                        best_alpha = alpha
+                    lo = alpha
+                    f_lo = f
+                    g_lo = g
                     alpha = (min(2.0 * alpha, alpha_max) if math.isinf(hi)
                              else _interpolate(lo, f_lo, g_lo, hi, f_hi, g_hi))
                     continue
                 elif armijo:                # (strong) past the 1-D minimum: a right end
-                    best, best_alpha = trial, alpha
-            hi, f_hi, g_hi = alpha, f, g
+                    best = trial
+                    best_alpha = alpha
+            hi = alpha
+            f_hi = f
+            g_hi = g
             alpha = _interpolate(lo, f_lo, g_lo, hi, f_hi, g_hi)
         return best, best_alpha, self.max_evals, False, f
 
@@ -261,23 +282,31 @@ class LBFGS(Solver):
 
     # -- step --------------------------------------------------------------------------------
     def step(self, problem: Problem, state: State) -> State:
-        geom, mem = problem.manifold, state.memory
-        pairs, restarted = mem["pairs"], False
+        geom = problem.manifold
+        mem = state.memory
+        pairs = mem["pairs"]
+        restarted = False
         eta, used = self._direction(geom, state.grad, pairs)
         slope = geom.inner(state.grad, eta)
         eta_norm = geom.norm(eta)
         if not slope < -self.angle * state.grad_norm * eta_norm:   # not a descent direction
-            pairs, restarted, used = [], True, 0
-            eta, slope, eta_norm = geom.lincomb(-1.0, state.grad), -state.grad_norm**2, \
-                state.grad_norm
+            pairs = []
+            restarted = True
+            used = 0
+            eta = geom.lincomb(-1.0, state.grad)
+            slope = -state.grad_norm**2
+            eta_norm = state.grad_norm
         alpha0 = 1.0 if used else mem["length"] / max(eta_norm, 1e-300)
         amax = self._alpha_max(problem, state, eta_norm)
         trial, alpha, n_evals, wolfe, f_last = self._line_search(problem, state, eta, slope,
                                                                   alpha0, amax)
         if trial is None and used:   # retry once along −g with an empty memory
-            pairs, restarted, used = [], True, 0
-            eta, slope, eta_norm = geom.lincomb(-1.0, state.grad), -state.grad_norm**2, \
-                state.grad_norm
+            pairs = []
+            restarted = True
+            used = 0
+            eta = geom.lincomb(-1.0, state.grad)
+            slope = -state.grad_norm**2
+            eta_norm = state.grad_norm
             trial, alpha, more, wolfe, f_last = self._line_search(
                 problem, state, eta, slope, mem["length"] / max(eta_norm, 1e-300),
                 self._alpha_max(problem, state, eta_norm))
@@ -294,7 +323,8 @@ class LBFGS(Solver):
         else:
             kept = []
             for a, b, rho, yy in older:
-                a2, b2 = geom.transport(state.M, M_new, a), geom.transport(state.M, M_new, b)
+                a2 = geom.transport(state.M, M_new, a)
+                b2 = geom.transport(state.M, M_new, b)
                 kept.append((a, b, rho, yy) if a2 is a and b2 is b else self._pair(geom, a2, b2))
         if self.memory:
             kept.append(self._pair(geom, s, y))

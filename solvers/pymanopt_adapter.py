@@ -108,7 +108,8 @@ class Pymanopt(Solver):
             raise ParameterError("optimizer", f"expected a pymanopt optimizer, got {optimizer!r}")
         if backend not in ("oracles", "autograd"):
             raise ParameterError("backend", f"expected 'oracles' or 'autograd', got {backend!r}")
-        self.optimizer, self.backend = optimizer, backend
+        self.optimizer = optimizer
+        self.backend = backend
 
     def step(self, problem: Problem, state: State) -> State:
         pproblem = pymanopt_problem(problem, self.backend)

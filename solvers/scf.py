@@ -27,13 +27,9 @@ The plain iteration can oscillate or crawl.  Remedies from the SCF literature:
 
 Both are restarted whenever their residual grows and suspended for ``10·depth`` plain steps
 when they have not shortened the step for ``4·depth`` iterations; both leave fixed points
-unchanged.  On the WDA data of ``benchmarks/bench_wda.py`` (n = 1000, 20 random starts per
-reg), median iterations ÷ plain were 0.45 / 0.50 / 0.67 for DIIS and 0.40 / 0.47 / 0.67 for
-Anderson at reg 0.1 / 1 / 5: at reg 5 the plain iteration already contracts by about 3 per
-step, and both spend their first few steps in the same transient as the plain iteration.
-DIIS is the default: it reached the plain iteration's fixed point from every start that both
-converged from, whereas Anderson's extrapolation carried two of the nineteen reg-0.1 starts
-to the poor fixed point.
+unchanged.  DIIS is the default: extrapolating the residuals (Pulay's rule) keeps to the
+plain iteration's fixed point, where Anderson's mixing of projectors can carry a start to
+another one.
 
 A 2-cycle (M_{k+1} back at M_{k−1}, away from M_k) or stagnation (no smaller step in
 ``patience`` iterations) stops the run, not converged, with the remedy to try in the reason.
@@ -127,8 +123,12 @@ class SCF(Solver):
             raise ParameterError("level_shift", f"must be >= 0, got {level_shift!r}")
         if not (isinstance(depth, int) and depth >= 1):
             raise ParameterError("depth", f"must be a positive integer, got {depth!r}")
-        self.acceleration, self.depth, self.damping = acceleration, depth, damping
-        self.level_shift, self.cycle_tol, self.patience = level_shift, cycle_tol, patience
+        self.acceleration = acceleration
+        self.depth = depth
+        self.damping = damping
+        self.level_shift = level_shift
+        self.cycle_tol = cycle_tol
+        self.patience = patience
 
     def default_start(self, problem: Problem, at=None):
         """The top-r generalized eigenvectors of the objective's ``pencil0()`` (its pencil at
@@ -223,7 +223,9 @@ class SCF(Solver):
             return M_plain, hist
         if xp is np:
             L = np.zeros((q + 1, q + 1))
-            L[:q, :q], L[:q, q], L[q, :q] = G / scale, -1.0, -1.0
+            L[:q, :q] = G / scale
+            L[:q, q] = -1.0
+            L[q, :q] = -1.0
             c = np.linalg.lstsq(L, np.r_[np.zeros(q), -1.0], rcond=None)[0][:q]
         else:  # the same bordered system, built without item assignment; lstsq by pinv
             one = xp.ones((q, 1), dtype=G.dtype, device=arrays.device(G))
@@ -246,13 +248,15 @@ class SCF(Solver):
             M_plain, w = mem["G"]                          # computed with the residual
         w_r = float(w[r - 1])
         eta = math.atan(w_r) - math.atan(float(w[r])) if w.shape[0] > r else np.nan
-        hist, M_new = mem["hist"], M_plain
+        hist = mem["hist"]
+        M_new = M_plain
         # safeguard: when the acceleration has not produced a smaller step for a while, take
         # plain steps for a while (then try again)
         plain_left = mem.get("plain_left", 0)
         accelerate = self.acceleration != "none"
         if accelerate and plain_left == 0 and mem["since_best"] >= 4 * self.depth:
-            plain_left, hist = 10 * self.depth, []
+            plain_left = 10 * self.depth
+            hist = []
         if accelerate and plain_left == 0:
             if self.acceleration == "anderson":
                 M_new, hist = self._anderson(state.M, M_plain, hist, r)

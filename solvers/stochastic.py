@@ -105,7 +105,8 @@ class StochasticSolver(Solver):
                                                                           batch_tol))
         if retraction not in ("polar", "qr"):
             raise ParameterError("retraction", f"expected 'polar' or 'qr', got {retraction!r}")
-        self.random_state, self.retraction = random_state, retraction
+        self.random_state = random_state
+        self.retraction = retraction
 
     def check_problem(self, problem: Problem) -> None:
         obj = problem.objective
@@ -133,9 +134,11 @@ class StochasticSolver(Solver):
 
     def _estimate(self, problem: Problem, M, **kw) -> State:
         """The State at M from the fixed sample (``start_terms``), scaled by n/m."""
-        geom, S = problem.manifold, self._terms
+        geom = problem.manifold
+        S = self._terms
         n = int(problem.objective.n_terms)
-        cost, G = 0.0, None
+        cost = 0.0
+        G = None
         for i in range(0, S.shape[0], self.batch_size):
             c, Gb = problem.batch(M, S[i:i + self.batch_size])
             cost += c
@@ -161,11 +164,13 @@ class StochasticSolver(Solver):
         """1/L̂, L̂ the Riemannian Hessian's largest |eigenvalue| at the start by
         :data:`POWER_STEPS` steps of power iteration on finite differences of the full
         gradient (module docstring)."""
-        geom, M = problem.manifold, state.M
+        geom = problem.manifold
+        M = state.M
         if not state.grad_norm > 0:
             return 1.0
         h = 1e-6 * geom.typical_dist
-        v, curvature = geom.lincomb(1.0 / state.grad_norm, state.grad), 0.0
+        v = geom.lincomb(1.0 / state.grad_norm, state.grad)
+        curvature = 0.0
         for _ in range(POWER_STEPS):
             Mh = geom.retract(M, geom.lincomb(h, v), self.retraction)
             gh = self._gradient(problem, Mh)
@@ -208,9 +213,12 @@ class StochasticSolver(Solver):
         raise NotImplementedError  # pragma: no cover - abstract
 
     def step(self, problem: Problem, state: State) -> State:
-        geom, memory = problem.manifold, dict(state.memory)
+        geom = problem.manifold
+        memory = dict(state.memory)
         batches, n = self.batches(problem, memory["rng"])
-        M, cost, G = state.M, 0.0, None
+        M = state.M
+        cost = 0.0
+        G = None
         refresh(problem, M)
         for idx in batches:
             c, Gb = problem.batch(M, idx)

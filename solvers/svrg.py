@@ -37,9 +37,11 @@ class SVRG(StochasticSolver):
                          max_epochs=max_epochs, **renamed)
 
     def step(self, problem: Problem, state: State) -> State:
-        geom, memory = problem.manifold, dict(state.memory)
+        geom = problem.manifold
+        memory = dict(state.memory)
         batches, n = self.batches(problem, memory["rng"])
-        snap, snap_grad = state.M, state.grad  # exact: the start, or the last epoch's end
+        snap = state.M  # exact: the start, or the last epoch's end
+        snap_grad = state.grad
         M = snap
         refresh(problem, M)
         for idx in batches:

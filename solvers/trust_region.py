@@ -65,11 +65,16 @@ class TrustRegion(Solver):
             raise ParameterError("retraction", f"expected 'polar' or 'qr', got {retraction!r}")
         if not 0 <= rho_prime < 0.25:
             raise ValueError(f"rho_prime must lie in [0, 1/4), got {rho_prime}")
-        self.radius0, self.max_radius = radius0, max_radius
-        self.min_radius_ratio, self.max_inner, self.min_inner = (
-            min_radius_ratio, max_inner, min_inner)
-        self.kappa, self.theta, self.rho_prime = kappa, theta, rho_prime
-        self.rho_regularization, self.retraction = rho_regularization, retraction
+        self.radius0 = radius0
+        self.max_radius = max_radius
+        self.min_radius_ratio = min_radius_ratio
+        self.max_inner = max_inner
+        self.min_inner = min_inner
+        self.kappa = kappa
+        self.theta = theta
+        self.rho_prime = rho_prime
+        self.rho_regularization = rho_regularization
+        self.retraction = retraction
         self.flat_tol = flat_tol
 
     def init(self, problem: Problem, M0) -> State:
@@ -89,8 +94,11 @@ class TrustRegion(Solver):
         brings the gradient scale to about 1 (exact: the step η is the same, every inner
         product is scaled by its square), so that a cost at 1e-180 (data at 1e-90) does not
         square its gradient to 0."""
-        geom, M, G = problem.manifold, state.M, state.egrad
-        eta, Heta = geom.zero(M), geom.zero(M)
+        geom = problem.manifold
+        M = state.M
+        G = state.egrad
+        eta = geom.zero(M)
+        Heta = geom.zero(M)
         gscale = state.grad_scale or 1.0
         unit = 2.0 ** -round(math.log2(gscale)) if math.isfinite(gscale) and gscale > 0 else 1.0
         r = geom.lincomb(unit, state.grad) if unit != 1.0 else state.grad
@@ -101,7 +109,9 @@ class TrustRegion(Solver):
         z = r if precon is None else precon(r)
         z_r = r_r if precon is None else geom.inner(z, r)
         delta = geom.lincomb(-1.0, z)
-        e_Pe, e_Pd, d_Pd = 0.0, 0.0, z_r
+        e_Pe = 0.0
+        e_Pd = 0.0
+        d_Pd = z_r
         max_inner = self.max_inner or geom.dim
         if math.isfinite(state.work_left):  # the run's max_iter counts these products too
             max_inner = max(min(max_inner, int(state.work_left) - 1), 1)
@@ -115,7 +125,8 @@ class TrustRegion(Solver):
             # critical point the Hessian can curve down along the orbit, where CG would walk
             # to the boundary for nothing (orthogonal CCA, macrodata: 33 → 18 iterations);
             # the quotient's Hessian is the horizontal part, on horizontal vectors
-            full, horizontal = hess, problem.objective.horizontal
+            full = hess
+            horizontal = problem.objective.horizontal
 
             def hess(V):
                 return horizontal(M, full(horizontal(M, V)))
@@ -148,7 +159,7 @@ class TrustRegion(Solver):
             # normal part of relative size up to 1e-8 (cancellation), which CG amplifies
             # geometrically: near convergence the residual left the tangent space within 20
             # inner iterations and CG reported negative curvature on a positive-definite
-            # Hessian (wine, LDA r = 2: 10 rejected steps).  Re-tangentialize r, as Manopt's tCG
+            # Hessian (rejected steps on a small LDA).  Re-tangentialize r, as Manopt's tCG
             r = geom.project(M, geom.lincomb(1.0, r, alpha, Hdelta))
             r_r = geom.inner(r, r)
             norm_r = math.sqrt(r_r)
@@ -169,7 +180,8 @@ class TrustRegion(Solver):
     # -- outer step --------------------------------------------------------------------------
     def step(self, problem: Problem, state: State) -> State:
         geom = problem.manifold
-        radius, max_radius = state.memory["radius"], state.memory["max_radius"]
+        radius = state.memory["radius"]
+        max_radius = state.memory["max_radius"]
         eta, Heta, n_inner, cg_stop = self._tcg(problem, state, radius)
         M_new = geom.retract(state.M, eta, self.retraction)
         f_new = problem.cost(M_new)

@@ -18,6 +18,7 @@ import bench_real  # noqa: E402
 from _real_report import Run  # noqa: E402
 
 ARGS = SimpleNamespace(budget=60.0, relative_budget=3.0, counterpart_budget=300.0, repeats=1,
+                       max_rows=None,
                        cv=False, folds=5)
 
 

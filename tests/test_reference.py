@@ -6,7 +6,8 @@ Findings (what was measured, on which table, when) belong in the docs' benchmark
 from ``benchmarks/results/``; a docstring says what the code computes, with the formula, its
 paper and equation.  Doctest lines (``>>>``, ``...``) may load bundled data; the data set
 loader and the command line, whose job is to name the bundled tables, are exempt from the
-data set rule.
+data set rule.  A NumPy-only fast path names the benchmark that justifies it in one comment
+line of its own, ``# benchmark: benchmarks/bench_x.py --option`` (a pointer, no figures).
 """
 
 import ast
@@ -33,12 +34,17 @@ LAB_NOTES = [
     (re.compile(r"README"), "the README (a figure belongs to a stored record)"),
 ]
 
+#: a fast path's pointer to the benchmark that justifies it: a command, no figures
+POINTER = re.compile(r"# benchmark: benchmarks/bench_[a-z_]+\.py( --?[a-z][a-z-]*( [a-z0-9_]+)?)*")
+
 
 def _prose_lines(path: pathlib.Path):
     """The lines of ``path`` that are not doctest input."""
     for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         stripped = line.strip()
         if stripped.startswith((">>>", "...")):
+            continue
+        if POINTER.fullmatch(stripped):
             continue
         yield number, line
 

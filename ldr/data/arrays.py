@@ -131,11 +131,21 @@ def transposed_rows(A):
     return xp.stack([A[:, j] for j in range(A.shape[1])], axis=0)
 
 
+def numpy_fast_path(*arrays) -> bool:
+    """Whether every argument is a plain NumPy array: the one test behind which the library
+    keeps a NumPy-only fast path (BLAS or LAPACK called directly, NumPy's ``out=``) beside the
+    array API code that computes the same result in every namespace.  Each caller names the
+    benchmark that justifies its fast path; a subclass, a traced value or another namespace's
+    array takes the array API code."""
+    return all(type(a) is np.ndarray for a in arrays)
+
+
 def vdot(a, b) -> float:
     """⟨a, b⟩ = Σ a ∘ b of real arrays as a Python float (the one scalar that crosses to the
     host): the dot product of the flattened arrays."""
-    if type(a) is np.ndarray:  # BLAS's dot without the gufunc's overhead (the same bits):
-        return float(np.vdot(a, b))  # the fixed cost per fit, benchmarks/bench_real.py --no-cv
+    if numpy_fast_path(a):  # BLAS's dot without the gufunc's overhead, the same bits
+        # benchmark: benchmarks/bench_real.py --no-cv
+        return float(np.vdot(a, b))
     xp = namespace(a)
     return float(xp.vecdot(xp.reshape(a, (-1,)), xp.reshape(b, (-1,))))
 
@@ -149,8 +159,9 @@ def same(a, b) -> bool:
         return True
     if a.shape != b.shape:
         return False
-    if type(a) is np.ndarray and type(b) is np.ndarray:  # bytes: the fixed cost per fit,
-        return a.dtype == b.dtype and a.tobytes() == b.tobytes()  # bench_real.py --no-cv
+    if numpy_fast_path(a, b):  # compared as bytes
+        # benchmark: benchmarks/bench_real.py --no-cv
+        return a.dtype == b.dtype and a.tobytes() == b.tobytes()
     return bool(namespace(b).all(a == b))
 
 
@@ -218,8 +229,8 @@ def exp_inplace(a):
     """exp(a), written over ``a`` (which the caller no longer needs) where the namespace
     allows it: NumPy's ``out=`` keeps one block buffer instead of a new, page-faulted one per
     call; a new array elsewhere (the array API has no ``out=``)."""
-    # NumPy's out=: benchmarks/bench_hsic.py's Φ profile (--profile), bench_wda.py
-    if type(a) is np.ndarray and a.flags.writeable:
+    # benchmark: benchmarks/bench_hsic.py --profile digits
+    if numpy_fast_path(a) and a.flags.writeable:
         return np.exp(a, out=a)
     return namespace(a).exp(a)
 
@@ -233,7 +244,7 @@ class Buffers:
     a fresh b×n array per block costs its page faults every time (the C library returns
     such blocks to the system) — the NumPy-only fast path of the row-block loops.  Other
     namespaces (the array API has no ``out=``) get new arrays."""
-    # NumPy's out=: benchmarks/bench_hsic.py's Φ profile (--profile), bench_wda.py
+    # benchmark: benchmarks/bench_hsic.py --profile digits
 
     def __init__(self):
         self._kept = {}

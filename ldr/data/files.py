@@ -43,8 +43,10 @@ def _is_glob(source: str) -> bool:
 
 
 #: the reader's helpers, under their former names
-_is_number, _detect_header = text.is_number, text.detect_header
-_resolve_column, _column_name = text.resolve_column, text.column_name
+_is_number = text.is_number
+_detect_header = text.detect_header
+_resolve_column = text.resolve_column
+_column_name = text.column_name
 
 
 def load_table(source: str, supervised: bool = False, label_column: int | str | None = None,

@@ -162,7 +162,8 @@ def _outer(a, b):
 
 #: below this many entries of Y, NumPy's :func:`class_sums` adds the rows with ``np.add.at``
 #: (building the sparse one-hot matrix costs more than small tables' sums), above it by the
-#: sparse product (``np.add.at``'s per-row loop costs more); benchmarks/bench_real.py --no-cv
+#: sparse product (``np.add.at``'s per-row loop costs more)
+# benchmark: benchmarks/bench_real.py --no-cv
 ADD_AT_ENTRIES = 10_000
 
 

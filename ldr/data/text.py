@@ -79,7 +79,8 @@ def sniff_delimiter(lines: list[str]) -> str:
     """Of :data:`DELIMITERS`, the one that splits every (non-blank) line of ``lines`` into
     the same number of fields, at least two, with the most numbers among them (then the most
     fields); ``,`` when none does (a one-column table is then reported as such)."""
-    best, best_key = ",", None
+    best = ","
+    best_key = None
     for candidate in DELIMITERS:
         rows = [[c.strip() for c in row] for row in csv.reader(lines, delimiter=candidate)
                 if any(c.strip() for c in row)]
@@ -88,7 +89,8 @@ def sniff_delimiter(lines: list[str]) -> str:
             continue
         key = (sum(is_number(c) for row in rows for c in row), len(rows[0]))
         if best_key is None or key > best_key:
-            best, best_key = candidate, key
+            best = candidate
+            best_key = key
     return best
 
 
@@ -186,11 +188,15 @@ def read_csv(path: pathlib.Path, supervised: bool, label_column, header: str,
         check_fits(8 * rows_est * (width - (label is not None)),
                    f"about {rows_est} rows × {width} columns (estimated from the file's size)")
     features = [j for j in range(width) if j != label]
-    blocks, codes, classes = [], [], {}
+    blocks = []
+    codes = []
+    classes = {}
     n = 0
     with open(path, newline="", encoding="utf-8-sig") as fh:
         reader = csv.reader(fh, delimiter=sep)
-        block, lines, seen = [], [], 0
+        block = []
+        lines = []
+        seen = 0
         for row in reader:
             if not any(c.strip() for c in row):
                 continue
@@ -208,7 +214,8 @@ def read_csv(path: pathlib.Path, supervised: bool, label_column, header: str,
                 if label is not None:
                     _codes(path, block, lines, n, label, names, classes, codes)
                 n += len(block)
-                block, lines = [], []
+                block = []
+                lines = []
         if block:
             blocks.append(_convert(path, block, lines, n, features, names))
             if label is not None:

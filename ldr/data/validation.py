@@ -18,7 +18,8 @@ from ldr.errors import ParameterError
 #: Data whose largest magnitude lies outside [MIN_MAGNITUDE, MAX_MAGNITUDE] are rejected: their
 #: squares and cross-products (covariances, distances, kernels) over- or underflow float64
 #: (whose range is about 1e±308), silently turning statistics into inf or 0.
-MAX_MAGNITUDE, MIN_MAGNITUDE = 1e100, 1e-100
+MAX_MAGNITUDE = 1e100
+MIN_MAGNITUDE = 1e-100
 
 
 def check_magnitude(X, name: str = "X") -> None:
@@ -99,8 +100,8 @@ def check_data(X, name: str = "X", min_samples: int = 2, copy: bool = True) -> n
     if _plain_float64(arr, min_samples):
         # a finite float64 ndarray (an estimator validated it already): what check_array
         # would return — the same array, or np.array's copy keeping its memory layout —
-        # without its second pass of checks (the fixed cost of millisecond fits:
-        # benchmarks/bench_real.py --no-cv; the same bits, tests/test_fixed_cost.py)
+        # without its second pass of checks (the same bits: tests/test_fixed_cost.py)
+        # benchmark: benchmarks/bench_real.py --no-cv
         out = np.array(arr) if copy else arr
         check_magnitude(out, name)
         return out
@@ -151,7 +152,7 @@ def _plain_float64(arr, min_samples: int) -> bool:
     """True for a plain (not a subclass) 2-D native float64 ndarray with at least
     ``min_samples`` rows and one column, and finite entries (its sum is finite: scikit-learn's
     own first test); anything else goes through ``check_array``, for its messages."""
-    return (type(arr) is np.ndarray and arr.dtype == np.float64 and arr.ndim == 2
+    return (arrays.numpy_fast_path(arr) and arr.dtype == np.float64 and arr.ndim == 2
             and arr.shape[0] >= max(min_samples, 1) and arr.shape[1] >= 1
             and bool(np.isfinite(arr.sum())))
 

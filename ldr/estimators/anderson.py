@@ -107,7 +107,9 @@ def alternate(U, dm, round_, max_outer: int, outer_tol: float, acceleration,
         change = sin_largest_angle(U, U_out)
         history.append({"outer": it, **record, "u_change": change})
         if change <= outer_tol or accelerate is None or W is None:
-            W, U, dm = W_out, U_out, dm_out
+            W = W_out
+            U = U_out
+            dm = dm_out
         else:
             W_next = accelerate.step(W, W_out)
             U, dm = (U_out, dm_out) if W_next is W_out else embed(W_next)

@@ -29,7 +29,8 @@ def minka_log_likelihood(spectrum: np.ndarray, rank: int, n_samples: int) -> flo
     A rank whose last eigenvalue is below 1e-15 gets −∞ (it cannot be the maximum).
     """
     lam = np.asarray(spectrum, dtype=float)
-    d, k = lam.shape[0], int(rank)
+    d = lam.shape[0]
+    k = int(rank)
     if not 1 <= k < d:
         raise ParameterError("rank", f"must be in [1, n_features - 1] = [1, {d - 1}], got {rank}")
     eps = 1e-15

@@ -28,7 +28,7 @@ class KernelSDR(LinearDR):
         Kernel widths on XM, on y and on X for the heuristic (defaults: median distances).
     y_type : {"auto", "continuous", "classes"}
         "auto": real-valued y (floats not all integer-valued) is continuous, anything else —
-        integer-valued floats included, as statsmodels' tables store class codes — class
+        integer-valued floats included, as tables often store class codes — class
         labels (scikit-learn's ``type_of_target``).
     solver, start, tol, max_iter, solver_params, random_state : see :class:`LinearDR`
     eps : deprecated

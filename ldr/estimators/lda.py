@@ -274,7 +274,9 @@ class OrthogonalLDA(ClassifierMixin, LinearDR):
         U = data.basis
         M = np.asarray(arrays.to_host(result.M), dtype=float)
         if obj is not None:
-            Sw, Sb, means = obj.Sw, obj.Sb, obj.means_
+            Sw = obj.Sw
+            Sb = obj.Sb
+            means = obj.means_
         else:
             Sw, Sb, means = data.X.class_scatter()
             Sw = shrink(Sw, self.shrinkage_)

@@ -124,7 +124,8 @@ class PCA(LinearDR):
 
     def _n_components(self, data: FitData) -> int:
         """r from ``n_components`` (the spectrum is computed only for a float or "mle")."""
-        n, d = data.stats.n, data.stats.d
+        n = data.stats.n
+        d = data.stats.d
         q = self.n_components
         upper = min(n, d)
         if q is None:
@@ -164,7 +165,8 @@ class PCA(LinearDR):
         stats = data.stats
         C = stats.covariance(ddof=1)
         total = float(np.trace(C))
-        n, d = stats.n, stats.d
+        n = stats.n
+        d = stats.d
         M = np.asarray(arrays.to_host(result.M), dtype=float)
         if obj is not None:
             w, V = np.linalg.eigh(M.T @ C @ M)

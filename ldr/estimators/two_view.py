@@ -293,8 +293,11 @@ class OrthogonalCCA(TwoView):
         """The correlation of each pair of score columns (X − x̄)m_xj, (Y − ȳ)m_yj."""
         # the covariances scaled to about 1 (the objective's own copies): sx·sy would
         # underflow for data at 1e-90
-        Sa, Sb, Sab = obj._Sa, obj._Sb, obj._Sab
-        sx, sy = np.sum(Mx * (Sa @ Mx), axis=0), np.sum(My * (Sb @ My), axis=0)
+        Sa = obj._Sa
+        Sb = obj._Sb
+        Sab = obj._Sab
+        sx = np.sum(Mx * (Sa @ Mx), axis=0)
+        sy = np.sum(My * (Sb @ My), axis=0)
         return np.sum(Mx * (Sab @ My), axis=0) / (np.sqrt(sx) * np.sqrt(sy))
 
     def _rotations(self, obj, M):

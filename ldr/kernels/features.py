@@ -65,7 +65,8 @@ class RandomFourier:
 
     def __init__(self, sigma: float, n_features: int, d: int, seed):
         rng = np.random.default_rng(seed)
-        self.sigma, self.m = float(sigma), int(n_features)
+        self.sigma = float(sigma)
+        self.m = int(n_features)
         self.omega = rng.standard_normal((d, self.m)) / self.sigma     # Ω_d
 
     def at(self, X: np.ndarray, W: np.ndarray):

@@ -69,7 +69,8 @@ def rows_per_block(width: int, itemsize: int, budget: float, ref=None) -> int:
     by_budget = max(1, int(budget // (itemsize * max(width, 1))))
     if arrays.foreign(ref) is not None:
         return by_budget
-    # the host's cache-sized blocks: benchmarks/bench_hsic_scale.py
+    # the host's cache-sized blocks
+    # benchmark: benchmarks/bench_hsic_scale.py
     return min(by_budget, max(1, TARGET_BLOCK_BYTES // (itemsize * max(width, 1))))
 
 
@@ -115,7 +116,9 @@ class Tiles:
     """
 
     def __init__(self, X, dense, factor, terms, block_size: int):
-        self.dense, self.terms, self.block_size = dense, list(terms), int(block_size)
+        self.dense = dense
+        self.terms = list(terms)
+        self.block_size = int(block_size)
         self.groups = None
         if factor is not None:
             F, s = factor
@@ -125,7 +128,8 @@ class Tiles:
                 X, F = X[order], F[order]
                 self.groups = (bounds, gid, G)
             factor = (F, s)
-        self.X, self.factor = X, factor
+        self.X = X
+        self.factor = factor
 
     @property
     def n(self) -> int:
@@ -325,7 +329,8 @@ def _dask_pass(tiles: Tiles, W, need_phi: bool, n_tasks, handle, pure: bool):
         import os
 
         workers = os.cpu_count() or 1
-    n, b = tiles.n, tiles.block_size
+    n = tiles.n
+    b = tiles.block_size
     n_blocks = -(-n // b)
     n_tasks = max(1, min(n_blocks, n_tasks or 4 * workers))
     edges = [b * (n_blocks * i // n_tasks) for i in range(n_tasks)] + [n]

@@ -75,9 +75,9 @@ class Euclidean(Manifold):
     def change(self, M, N) -> float:
         """The relative distance ‖N − M‖_F / max(‖M‖_F, ‖N‖_F), which does not depend on the
         units of the data (the largest over a stack's factors)."""
-        if type(M) is np.ndarray and M.ndim == 2:
-            # np.linalg.norm's arithmetic without its argument handling:
-            # benchmarks/bench_dml.py (NCA's fit on small tables)
+        if arrays.numpy_fast_path(M, N) and M.ndim == 2:
+            # np.linalg.norm's arithmetic without its argument handling
+            # benchmark: benchmarks/bench_dml.py
             size = max(arrays.frobenius(M), arrays.frobenius(N), 1e-300)
             return float(arrays.frobenius(N - M) / size)
         return arrays.relative_change(M, N)

@@ -101,7 +101,8 @@ class OrthonormalColumns(Manifold):
         in the Frobenius norm (same span); a ParameterError naming ``name`` when M has
         numerically dependent columns, whose span is not r-dimensional."""
         s = np.linalg.svd(M, compute_uv=False)
-        top, low = np.max(s, axis=-1), np.min(s, axis=-1)
+        top = np.max(s, axis=-1)
+        low = np.min(s, axis=-1)
         if np.any(low <= 1e-12 * top):
             raise ParameterError(name, f"its columns are linearly dependent (singular values "
                                  f"down to {float(np.min(low / np.maximum(top, 1e-300))):.1e} "
