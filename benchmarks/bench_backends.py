@@ -180,7 +180,7 @@ def one_backend(C, r, backend, M, V, repeats, number):
         pm_g = per_call(lambda: pg(M), repeats, max(1, number // 5))
         pm_h = per_call(lambda: ph(M, V), repeats, max(1, number // 5))
     solve_t, res = median_time(timed(lambda: ldr.solve(sparse_pca(C, r, backend),
-                                                       "trust-region", seed=0)), repeats)
+                                                       "trust-region", random_state=0)), repeats)
     status = f"{res[0].n_iter}{'' if res[0].converged else ' (not converged)'}"
     return first, g, h, h20, pm_g, pm_h, solve_t, res[0].cost, status
 

@@ -204,7 +204,7 @@ def shorten(reason: str) -> str:
 def run_ldr(data: Data, solver, start: str) -> tuple[float, Run]:
     M0 = None if start == "default" else data.M0
     gc.collect()
-    res = ldr.solve(data.obj, solver, M0=M0, gtol=GTOL)
+    res = ldr.solve(data.obj, solver, start=M0, tol=GTOL)
     tr = res.trace
     stamps = list(zip(tr["time"], tr["cost"], tr["stage"].astype(int)))
     stage_reasons = [(s.solver, s.n_iter, s.reason) for s in res.stages]

@@ -69,7 +69,7 @@ def ratios(t) -> tuple[float, float]:
     if r >= Xs.shape[1]:
         return np.nan, np.nan
     sk = LinearDiscriminantAnalysis().fit(Xs, t.y)
-    obj = LDA(Xs, t.y, r, reg=1e-9)
+    obj = LDA(Xs, t.y, r, shrinkage=1e-9)
     return (float(obj.ratio(np.linalg.qr(ours.components_.T)[0])),
             float(obj.ratio(np.linalg.qr(sk.scalings_[:, :r])[0])))
 

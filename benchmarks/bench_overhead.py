@@ -163,7 +163,7 @@ def overhead_table(dims, repeats: int) -> None:
             for solver in SOLVERS:
                 def run(obj=obj, solver=solver):
                     start = clock()
-                    res = ldr.solve(obj, solver, M0="random", seed=0)
+                    res = ldr.solve(obj, solver, start="random", random_state=0)
                     return clock() - start, res
                 seconds, results = common.median_time(run, repeats)
                 res = results[-1]
@@ -244,7 +244,7 @@ def pymanopt_run(manifold, cost, optimizer, Y0):
 def ldr_run(obj, solver, M0, gtol):
     def run():
         start = clock()
-        res = ldr.solve(obj, solver, M0=M0, gtol=gtol, gtol_scale=1.0, max_iter=100000)
+        res = ldr.solve(obj, solver, start=M0, tol=gtol, tol_scale=1.0, max_iter=100000)
         return clock() - start, (res.cost, res.reason)
     return run
 

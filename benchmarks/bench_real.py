@@ -171,7 +171,7 @@ def _lda_ratio(fitted, t, Xs):
     if W.shape[0] >= Xs.shape[1]:
         return math.nan
     Q = np.linalg.qr(W.T)[0]
-    return float(LDA(Xs, t.y, Q.shape[1], reg=1e-9).ratio(Q))
+    return float(LDA(Xs, t.y, Q.shape[1], shrinkage=1e-9).ratio(Q))
 
 
 def _pca_variance(fitted, t, Xs):

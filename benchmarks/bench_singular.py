@@ -154,7 +154,7 @@ class _Variant(ClassifierMixin, BaseEstimator):
             reg = oas_shrinkage(Swk, st.n)
         elif singular:
             reg = oas_shrinkage(Swk, st.n - c)
-        self.est = OrthogonalLDA(reg=reg).fit(X @ U, y)
+        self.est = OrthogonalLDA(shrinkage=reg).fit(X @ U, y)
         self.U = U
         return self
 
@@ -173,7 +173,7 @@ METHODS = {
     "ldr null space": lambda: _Variant("null"),
     "ldr OAS(n)": lambda: _Variant("oas-n"),
     "ldr LW": lambda: _Variant("lw"),
-    "ldr reg='auto'": lambda: OrthogonalLDA(reg="auto"),
+    "ldr reg='auto'": lambda: OrthogonalLDA(shrinkage="auto"),
 }
 
 

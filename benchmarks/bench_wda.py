@@ -201,7 +201,7 @@ def flow_endpoint(obj, P0) -> tuple[float, np.ndarray]:
                 break
             step *= 0.5
         P, f = Q, fq
-    P = np.asarray(ldr.solve(obj, "trust-region", M0=P, gtol=GTOL).M)
+    P = np.asarray(ldr.solve(obj, "trust-region", start=P, tol=GTOL).M)
     return obj.ratio(P), P
 
 
@@ -214,7 +214,7 @@ def same_optimum(a: Run, ratio: float, P: np.ndarray) -> bool:
 def run_ldr(X, y, reg, solver, P0, **kw):
     obj = ldr.objectives.WDA(X, y, P_DIM, reg=reg)
     gc.collect()
-    res = ldr.solve(obj, solver, M0=P0, **kw)
+    res = ldr.solve(obj, solver, start=P0, **kw)
     return res.time, res.n_iter, res.converged, res.reason, np.asarray(res.M)
 
 

@@ -50,10 +50,10 @@ process it runs the rest eagerly (with its own warning).  One route serves both 
 eager ``torch.autograd`` is a little faster for a single call, but ``torch.compile`` cannot
 differentiate it twice, while it compiles ``torch.func``'s transforms whole; and forward over
 reverse (``torch.func.jvp`` of the gradient) measured slower than reverse over reverse eager
-and several times slower compiled.  Eager, :meth:`TorchDerivatives.ehvp_at` forms the gradient's VJP once per point, so
-each product of an inner solve is one reverse pass.  A cost that ``torch.compile`` cannot
-capture whole (Python control flow on values, ``.item()``) runs in pieces, its captured
-parts compiled.
+and several times slower compiled.  Eager, :meth:`TorchDerivatives.ehvp_at` forms the
+gradient's VJP once per point, so each product of an inner solve is one reverse pass.  A cost
+that ``torch.compile`` cannot capture whole (Python control flow on values, ``.item()``)
+runs in pieces, its captured parts compiled.
 
 **Speed against the arithmetic floor.**  The Hessian-vector product of ``tr(MᵀCM)`` needs
 one GEMM, C·V.  Automatic differentiation of ``tr(MᵀCM)`` does not know that C is symmetric: the

@@ -72,3 +72,12 @@ def renamed_keywords(where: str, given: dict, renames: dict, new_values: dict) -
         raise TypeError(f"{where}() got both {both[0]!r} and its new name "
                         f"{renames[both[0]]!r}")
     return out
+
+
+def renamed_value(where: str, old: str, new: str, old_value, value):
+    """``value``, or ``old_value`` with a FutureWarning where the caller passed the former
+    name ``old`` (whose default is the string ``"deprecated"``)."""
+    if isinstance(old_value, str) and old_value == "deprecated":
+        return value
+    warn_renamed(where, old, new)
+    return old_value

@@ -14,11 +14,12 @@ needs a scale-free inner tolerance (the trust region's CG) reads it there.
 A rejected step (trust region) leaves ``M`` unchanged; rules 5–6 ignore it so that "no
 change" is never mistaken for convergence.  A chain ``["ism", "trust-region"]`` runs each
 solver in turn under the same rules, each starting where the previous stopped; the budgets
-``max_iter`` (iterations of all stages together) and ``max_time`` hold for the whole chain, and a stage that reaches one ends the
-chain (the reason names the stages not run).  A stage whose last iterate met the gradient
-rule (exactly, not on an estimate) certifies the chain: the later stages — a polish, which
-would stop at its start — are not run (each costs a cost and a gradient, full passes over
-the data at large n), and are listed in ``Result.stages`` with 0 iterations and that reason.
+``max_iter`` (iterations of all stages together) and ``max_time`` hold for the whole chain,
+and a stage that reaches one ends the chain (the reason names the stages not run).  A stage
+whose last iterate met the gradient rule (exactly, not on an estimate) certifies the chain:
+the later stages — a polish, which would stop at its start — are not run (each costs a cost
+and a gradient, full passes over the data at large n), and are listed in ``Result.stages``
+with 0 iterations and that reason.
 The reason of a chain that ran one stage is that stage's, unprefixed.
 
 **Stochastic solvers** (``"sgd"``, ``"adam"``, ``"svrg"``) on an objective that is a sum of

@@ -5,8 +5,8 @@ and the divisor n − 1 (any common divisor cancels in every formula below),
 
     Σ_a = X̃_aᵀX̃_a/(n−1),   Σ_b = X̃_bᵀX̃_b/(n−1),   Σ_ab = X̃_aᵀX̃_b/(n−1),
 
-optionally shrunk, Σ ← (1 − reg) Σ + reg · tr(Σ)/d · I (Σ_ab is left as it is).  M = (M_a, M_b)
-lies on Stiefel(d_a, r) × Stiefel(d_b, r).
+optionally shrunk, Σ ← (1 − s) Σ + s · tr(Σ)/d · I with s the ``shrinkage`` (Σ_ab is left as
+it is).  M = (M_a, M_b) lies on Stiefel(d_a, r) × Stiefel(d_b, r).
 
 **Traditional CCA** (Eq. 8–9).  With the whitened cross-covariance K = Σ_a^{-1/2} Σ_ab Σ_b^{-1/2},
 
@@ -62,6 +62,7 @@ from ldr.data.validation import (
     is_lazy,
     shrink,
 )
+from ldr.deprecation import renamed_value
 from ldr.errors import ParameterError
 from ldr.manifolds import orthonormalize as orthonormalize_columns
 from ldr.objective import Method, Objective
@@ -153,7 +154,7 @@ def _check_cca_rank(r, da: int, db: int) -> int:
 
 
 def _inverse_sqrt(S: np.ndarray, name: str, label: str, n: int) -> np.ndarray:
-    """Σ^{-1/2} by a symmetric eigendecomposition, or an error asking for ``reg > 0``."""
+    """Σ^{-1/2} by a symmetric eigendecomposition, or an error asking for ``shrinkage > 0``."""
     w, Q = eigh_nonsingular(S, name, f"covariance {label}", "CCA needs its inverse square root",
                             n)
     return (Q / np.sqrt(w)) @ Q.T
@@ -173,7 +174,8 @@ class _CCABase(Objective):
     """Validation, statistics and whitening shared by both CCA objectives."""
 
 
-    def __init__(self, Xa, Xb, r: int, reg: float = 0.0):
+    def __init__(self, Xa, Xb, r: int, shrinkage: float = 0.0, *, reg="deprecated"):
+        shrinkage = renamed_value(type(self).__name__, "reg", "shrinkage", reg, shrinkage)
         stats, da = paired_moments(Xa, Xb)
         n = stats.n
         db = stats.d - da
@@ -182,11 +184,11 @@ class _CCABase(Objective):
         self.mean_b_ = stats.mean[da:]
         self.n_samples_ = n
         Sa, Sb, Sab = _covariances(stats, da)
-        Sa, Sb = shrink(Sa, reg), shrink(Sb, reg)
+        Sa, Sb = shrink(Sa, shrinkage), shrink(Sb, shrinkage)
         self.Sa = Sa
         self.Sb = Sb
         self.Sab = Sab
-        self.reg = float(reg)
+        self.shrinkage = float(shrinkage)
         # the oracles use the covariances times powers of two (exact) that bring Σ_a and Σ_b
         # to about 1: the correlation and its derivatives do not change, but a·b no longer
         # underflows for data at 1e-90 (nor overflows at 1e90)
@@ -233,10 +235,10 @@ class TraditionalCCA(_CCABase):
         [X_a | X_b] by :func:`ldr.data.rows.moments` (``paired_moments``).
     r : int
         Number of canonical pairs, 1 ≤ r ≤ min(d_a, d_b).
-    reg : float in [0, 1]
-        Shrinkage Σ ← (1 − reg) Σ + reg · tr(Σ)/d · I of Σ_a and Σ_b (canonical ridge).  A
+    shrinkage : float in [0, 1]
+        s in Σ ← (1 − s) Σ + s · tr(Σ)/d · I of Σ_a and Σ_b (canonical ridge).  A
         singular covariance (n_samples ≤ d, constant or collinear features) raises an error
-        that asks for ``reg > 0``.
+        that asks for ``shrinkage > 0``.
 
     Attributes
     ----------
@@ -262,7 +264,7 @@ class TraditionalCCA(_CCABase):
     """
 
     method = Method("tcca", "traditional (whitened) CCA between the features and the "
-                    "class indicators", supervised=True, options={"reg": "reg"},
+                    "class indicators", supervised=True, options={"reg": "shrinkage"},
                     labels="indicators", chunks={})
 
     def cost(self, M):
@@ -288,7 +290,7 @@ class TraditionalCCA(_CCABase):
 
     def canonical_correlations(self, M=None) -> np.ndarray:
         """diag(M_aᵀ K M_b): the correlation of each pair of columns of :meth:`transform`
-        (when ``reg = 0``); without ``M``, the r largest canonical correlations (singular
+        (when ``shrinkage = 0``); without ``M``, the r largest canonical correlations (singular
         values of K)."""
         if M is None:
             return self._svd[1].copy()
@@ -328,10 +330,10 @@ class OrthogonalCCA(_CCABase):
         [X_a | X_b] by :func:`ldr.data.rows.moments` (``paired_moments``).
     r : int
         Subspace dimension, 1 ≤ r ≤ min(d_a, d_b).
-    reg : float in [0, 1]
-        Shrinkage Σ ← (1 − reg) Σ + reg · tr(Σ)/d · I of Σ_a and Σ_b, used by the cost and the
+    shrinkage : float in [0, 1]
+        s in Σ ← (1 − s) Σ + s · tr(Σ)/d · I of Σ_a and Σ_b, used by the cost and the
         heuristic.  The heuristic whitens, so a singular covariance raises an error that asks
-        for ``reg > 0``.
+        for ``shrinkage > 0``.
 
     Attributes
     ----------
@@ -352,7 +354,7 @@ class OrthogonalCCA(_CCABase):
     """
 
     method = Method("cca", "orthogonal CCA between the features and the class indicators, "
-                    "on Stiefel × Stiefel", supervised=True, options={"reg": "reg"},
+                    "on Stiefel × Stiefel", supervised=True, options={"reg": "shrinkage"},
                     labels="indicators", chunks={})
 
     def _parts(self, Ma, Mb):

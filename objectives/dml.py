@@ -94,14 +94,14 @@ class MetricLearning(Objective):
 
     manifold = "euclidean"
 
-    def __init__(self, X, y, r, init="auto"):
+    def __init__(self, X, y, r, start="auto"):
         X = check_data(X, "X")
         n, d = X.shape
         self.classes_, self.codes_ = check_labels(y, n, "y")
         self.r = _check_r(r, d)
-        if not (isinstance(init, str) and init in _INITS):
-            raise ParameterError("init", f"expected one of {_INITS}, got {init!r}")
-        self.init = init
+        if not (isinstance(start, str) and start in _INITS):
+            raise ParameterError("start", f"expected one of {_INITS}, got {start!r}")
+        self.start = start
         self.shape = (d, self.r)
         self.mean_ = X.mean(axis=0)
         Xc = X - self.mean_
@@ -160,11 +160,11 @@ class MetricLearning(Objective):
         return None, self.components(M).T
 
     def heuristic(self) -> np.ndarray:
-        """scikit-learn's ``init="auto"`` start (or the ``init`` asked for), in units of c
+        """scikit-learn's ``init="auto"`` start (or the ``start`` asked for), in units of c
         (module docstring)."""
         n, d = self._Xs.shape
         r = self.r
-        init = self.init
+        init = self.start
         if init == "auto":
             n_classes = self.classes_.shape[0]
             if r <= min(d, n_classes - 1):

@@ -65,6 +65,7 @@ from ldr.data.validation import (
     eigh_nonsingular,
     shrink,
 )
+from ldr.deprecation import renamed_value
 from ldr.errors import ParameterError
 from ldr.objective import Method
 from ldr.objectives.quotient import QuotientOfTraces
@@ -202,9 +203,9 @@ class _GraphQuotient(QuotientOfTraces):
     mean_: np.ndarray
     whitener_: np.ndarray
 
-    def _finish(self, S_L, S_D, r, reg, form, manifold, what):
+    def _finish(self, S_L, S_D, r, shrinkage, form, manifold, what):
         d = S_L.shape[0]
-        S_D = shrink(S_D, reg)
+        S_D = shrink(S_D, shrinkage)
         S_L, S_D = 0.5 * (S_L + S_L.T), 0.5 * (S_D + S_D.T)
         self.S_L = S_L
         self.S_D = S_D
@@ -243,8 +244,8 @@ class LPP(_GraphQuotient):
         Heat-kernel width τ of Eq. 17 (default: the median squared edge length).
     weight : {"heat", "binary"}
         Heat-kernel weights, or He & Niyogi's "simple-minded" W_ij = 1 on edges.
-    reg : float in [0, 1]
-        Shrinkage S_D ← (1 − reg)S_D + reg·tr(S_D)/d·I, for singular S_D (n ≤ d).
+    shrinkage : float in [0, 1]
+        s in the shrinkage S_D ← (1 − s)S_D + s·tr(S_D)/d·I, for singular S_D (n ≤ d).
     form : {"ratio", "whitened"}
         Orthogonal projection with the quotient-of-traces cost, or Eq. 19 verbatim.
     manifold : {"grassmann", "stiefel"}
@@ -267,11 +268,12 @@ class LPP(_GraphQuotient):
     """
 
     method = Method("lpp", "locality preserving projections, 10-NN heat-kernel graph",
-                    options={"reg": "reg"}, preset={"n_neighbors": 10})
+                    options={"reg": "shrinkage"}, preset={"n_neighbors": 10})
 
     def __init__(self, X, r: int, n_neighbors: int | None = None, radius: float | None = None,
-                 tau: float | None = None, weight: str = "heat", reg: float = 0.0,
-                 form: str = "ratio", manifold: str = "grassmann"):
+                 tau: float | None = None, weight: str = "heat", shrinkage: float = 0.0,
+                 form: str = "ratio", manifold: str = "grassmann", *, reg="deprecated"):
+        shrinkage = renamed_value(type(self).__name__, "reg", "shrinkage", reg, shrinkage)
         X = check_data(X, "X")
         r = check_rank(r, X.shape[1])
         form = _check_form(form)
@@ -279,17 +281,17 @@ class LPP(_GraphQuotient):
             raise ParameterError("weight", f"expected 'heat' or 'binary', got {weight!r}")
         S_L, S_D, self.W_, self.tau_, self.mean_ = lpp_scatters(X, n_neighbors, radius, tau,
                                                                 weight)
-        self._finish(S_L, S_D, r, reg, form, manifold, "degree-weighted scatter XᵀDX")
+        self._finish(S_L, S_D, r, shrinkage, form, manifold, "degree-weighted scatter XᵀDX")
 
     @classmethod
-    def from_scatters(cls, scatters: tuple, r: int, reg: float = 0.0, form: str = "ratio",
-                      manifold: str = "grassmann") -> LPP:
+    def from_scatters(cls, scatters: tuple, r: int, shrinkage: float = 0.0,
+                      form: str = "ratio", manifold: str = "grassmann") -> LPP:
         """The objective from ``lpp_scatters(X, ...)`` (this module), for a caller that has already
         built the graph (the estimator, which reads S_D before it fits)."""
         obj = cls.__new__(cls)
         S_L, S_D, obj.W_, obj.tau_, obj.mean_ = scatters
-        obj._finish(S_L, S_D, check_rank(r, S_L.shape[0]), reg, _check_form(form), manifold,
-                    "degree-weighted scatter XᵀDX")
+        obj._finish(S_L, S_D, check_rank(r, S_L.shape[0]), shrinkage, _check_form(form),
+                    manifold, "degree-weighted scatter XᵀDX")
         return obj
 
 
@@ -331,7 +333,7 @@ class NPE(_GraphQuotient):
         Reconstruct from the neighbours within distance ε instead.
     lle_reg : float
         Regularization of each local Gram matrix (relative to its trace), as in LLE.
-    reg : float in [0, 1]
+    shrinkage : float in [0, 1]
         Shrinkage of S_D, for singular covariance (n ≤ d).
     form : {"ratio", "whitened"}
     manifold : {"grassmann", "stiefel"}
@@ -353,11 +355,12 @@ class NPE(_GraphQuotient):
     """
 
     method = Method("npe", "neighbourhood preserving embedding, 10-NN graph",
-                    options={"reg": "reg"}, preset={"n_neighbors": 10})
+                    options={"reg": "shrinkage"}, preset={"n_neighbors": 10})
 
     def __init__(self, X, r: int, n_neighbors: int | None = None, radius: float | None = None,
-                 lle_reg: float = 1e-3, reg: float = 0.0, form: str = "ratio",
-                 manifold: str = "grassmann"):
+                 lle_reg: float = 1e-3, shrinkage: float = 0.0, form: str = "ratio",
+                 manifold: str = "grassmann", *, reg="deprecated"):
+        shrinkage = renamed_value(type(self).__name__, "reg", "shrinkage", reg, shrinkage)
         X = check_data(X, "X")
         r = check_rank(r, X.shape[1])
         form = _check_form(form)
@@ -371,4 +374,4 @@ class NPE(_GraphQuotient):
         self.mean_ = X.mean(axis=0)
         Xc = X - self.mean_
         E = Xc - self.W_ @ Xc                                # (I − W)X ((I − W)1 = 0)
-        self._finish(E.T @ E, Xc.T @ Xc, r, reg, form, manifold, "covariance XᵀX")
+        self._finish(E.T @ E, Xc.T @ Xc, r, shrinkage, form, manifold, "covariance XᵀX")

@@ -40,6 +40,7 @@ import scipy.linalg
 
 from ldr.data import arrays
 from ldr.data.validation import check_data, check_labels, check_rank
+from ldr.deprecation import renamed_value
 from ldr.errors import ParameterError
 from ldr.kernels import beta, median_distance
 from ldr.objective import Method, Objective
@@ -119,7 +120,7 @@ class KernelSDR(Objective):
     y : array (n_samples,) or (n_samples, n_targets)
         Responses: real values, or class labels (see ``y_type``).
     r : int, 1 ≤ r < n_features
-    eps : float
+    ridge : float
         Regularization ε of Eq. 15 (the n·ε added to K̄_{XM}); default 1e-3.
     sigma : float, optional
         Width of the Gaussian kernel on XM; default median pairwise distance of X × √(r/d)
@@ -156,13 +157,14 @@ class KernelSDR(Objective):
 
     default_solver = "trust-region"
 
-    def __init__(self, X, y, r: int, eps: float = 1e-3, sigma: float | None = None,
+    def __init__(self, X, y, r: int, ridge: float = 1e-3, sigma: float | None = None,
                  sigma_y: float | None = None, sigma_full: float | None = None,
-                 y_type: str = "auto", manifold: str = "grassmann"):
+                 y_type: str = "auto", manifold: str = "grassmann", *, eps="deprecated"):
+        ridge = renamed_value(type(self).__name__, "eps", "ridge", eps, ridge)
         X = check_data(X, "X")
         n, d = X.shape
         r = check_rank(r, d)
-        eps = _positive(eps, "eps")
+        ridge = _positive(ridge, "ridge")
         sigma, sigma_y = _positive(sigma, "sigma"), _positive(sigma_y, "sigma_y")
         self.sigma_full = _positive(sigma_full, "sigma_full")
         Kz, self.y_type_, self.sigma_y = response_gram(y, n, y_type, sigma_y)
@@ -176,7 +178,7 @@ class KernelSDR(Objective):
         if sigma is None:
             sigma = median_distance(self.X) * np.sqrt(r / d)
         self.sigma = sigma
-        self.eps = eps
+        self.ridge = ridge
         self._Gz = Kz                     # uncentered, for the gKDR heuristic
         self.Kz = _centered(Kz)
         self.Kz = 0.5 * (self.Kz + self.Kz.T)
@@ -195,7 +197,7 @@ class KernelSDR(Objective):
         Kc = K - anp.mean(K, axis=0, keepdims=True)
         Kc = Kc - anp.mean(Kc, axis=1, keepdims=True)
         n = self.X.shape[0]
-        return anp.trace(anp.linalg.solve(Kc + n * self.eps * anp.eye(n), self.Kz))
+        return anp.trace(anp.linalg.solve(Kc + n * self.ridge * anp.eye(n), self.Kz))
 
     # -- closed-form oracles ------------------------------------------------------------------
     def _at(self, M):
@@ -208,7 +210,7 @@ class KernelSDR(Objective):
             n = K.shape[0]
             A = _centered(K)
             A = 0.5 * (A + A.T)
-            A.flat[:: n + 1] += n * self.eps
+            A.flat[:: n + 1] += n * self.ridge
             R = scipy.linalg.cho_solve(scipy.linalg.cho_factor(A), np.eye(n))
             R = 0.5 * (R + R.T)
             G = R @ self.Kz @ R
@@ -251,7 +253,7 @@ class KernelSDR(Objective):
         s = self.sigma_full if self.sigma_full is not None else median_distance(X)
         G = np.exp(-beta("difference", X) / (2 * s**2))
         A = G.copy()
-        A.flat[:: n + 1] += n * self.eps
+        A.flat[:: n + 1] += n * self.ridge
         cf = scipy.linalg.cho_factor(A)
         F = scipy.linalg.cho_solve(cf, scipy.linalg.cho_solve(cf, self._Gz).T)
         F = 0.5 * (F + F.T)

@@ -25,6 +25,7 @@ from ldr.data.validation import (
     is_lazy,
     shrink,
 )
+from ldr.deprecation import renamed_value
 from ldr.errors import ParameterError
 from ldr.objective import Method
 from ldr.objectives.quotient import QuotientOfTraces
@@ -54,10 +55,10 @@ class LDA(QuotientOfTraces):
         Subspace dimension, 1 ≤ r < min(n_features, n_classes).  S_b has rank at most
         n_classes − 1, so larger r adds directions with no between-class signal and leaves the
         heuristic undefined; that is an error.
-    reg : float in [0, 1]
-        Shrinkage of the within-class scatter, S_w ← (1 − reg) S_w + reg · tr(S_w)/d · I.
+    shrinkage : float in [0, 1]
+        s in the shrinkage of the within-class scatter, S_w ← (1 − s) S_w + s · tr(S_w)/d · I.
         A singular S_w (fewer samples than features, constant or collinear features) makes
-        the ratio unbounded and raises an error that asks for ``reg > 0``.
+        the ratio unbounded and raises an error that asks for ``shrinkage > 0``.
     manifold : {"grassmann", "stiefel"}
 
     Attributes
@@ -78,10 +79,12 @@ class LDA(QuotientOfTraces):
     """
 
     method = Method("lda", "orthogonal LDA, −tr(MᵀS_bM)/tr(MᵀS_wM)", supervised=True,
-                    options={"reg": "reg"}, chunks={})
+                    options={"reg": "shrinkage"}, chunks={})
 
 
-    def __init__(self, X, y, r: int, reg: float = 0.0, manifold: str = "grassmann"):
+    def __init__(self, X, y, r: int, shrinkage: float = 0.0, manifold: str = "grassmann", *,
+                 reg="deprecated"):
+        shrinkage = renamed_value(type(self).__name__, "reg", "shrinkage", reg, shrinkage)
         if y is None and not is_chunked(X):
             check_labels(y, 0, "y")
         stats = moments(X, y, name="X")
@@ -97,7 +100,7 @@ class LDA(QuotientOfTraces):
                 f"r must be < n_classes = {c}; got r={r}"
             )
         Sw, Sb, means = stats.class_scatter()
-        Sw = shrink(Sw, reg)
+        Sw = shrink(Sw, shrinkage)
         check_nonsingular(arrays.to_host(Sw), "X", "within-class scatter S_w",  # d×d, host
                           "the LDA ratio is unbounded", stats.n)
         self.classes_ = classes

@@ -50,10 +50,10 @@ nearest neighbor classification", JMLR 10, 207–244; J. P. Cunningham, Z. Ghahr
 from __future__ import annotations
 
 import numbers
-import warnings
 
 import numpy as np
 
+from ldr.deprecation import renamed_value
 from ldr.errors import ParameterError
 from ldr.objective import Method
 from ldr.objectives.candidates import Candidates
@@ -62,19 +62,6 @@ from ldr.objectives.pairwise import class_blocks, strip_rows
 
 __all__ = ["LargeMarginDML"]
 
-#: the value of a deprecated parameter that was not given
-_DEPRECATED = "deprecated"
-
-
-def _given(value, old: str, new: str) -> bool:
-    """Whether the deprecated parameter ``old`` of :class:`LargeMarginDML` was given (with a
-    FutureWarning naming ``new``, its replacement with the same values)."""
-    if isinstance(value, str) and value == _DEPRECATED:
-        return False
-    warnings.warn(f"LargeMarginDML({old}=...) is deprecated since ldr 0.2 and will be removed "
-                  f"in the next release; pass {new}=... (the same values)", FutureWarning,
-                  stacklevel=3)
-    return True
 
 
 def target_distances(U: np.ndarray, T: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -263,11 +250,11 @@ class LargeMarginDML(MetricLearning):
         distance units (the margin is 1): half the margin, so the Hessian (1/δ on the
         active band) stays well conditioned while the cost is the hinge's minus δ/2 on
         every triple violating the margin by more than δ.
-    init : {"auto", "lda", "pca", "identity"}
+    start : {"auto", "lda", "pca", "identity"}
         Which start :meth:`heuristic` returns (scikit-learn's NCA rule, as :class:`NCA`).
-    k, lam : deprecated
-        The former names of ``n_neighbors`` and ``impostor_weight``; each warns (a
-        FutureWarning) and is used when given; removed in the next release.
+    k, lam, init : deprecated
+        The former names of ``n_neighbors``, ``impostor_weight`` and ``start``; each warns
+        (a FutureWarning) and is used when given; removed in the next release.
 
     Attributes
     ----------
@@ -293,12 +280,12 @@ class LargeMarginDML(MetricLearning):
     default_solver = ["lbfgs", "trust-region"]
 
     def __init__(self, X, y, r, n_neighbors=3, impostor_weight=1.0, smoothing=0.5,
-                 init="auto", *, k=_DEPRECATED, lam=_DEPRECATED):
-        super().__init__(X, y, r, init)
-        if _given(k, "k", "n_neighbors"):
-            n_neighbors = k
-        if _given(lam, "lam", "impostor_weight"):
-            impostor_weight = lam
+                 start="auto", *, k="deprecated", lam="deprecated", init="deprecated"):
+        where = type(self).__name__
+        start = renamed_value(where, "init", "start", init, start)
+        n_neighbors = renamed_value(where, "k", "n_neighbors", k, n_neighbors)
+        impostor_weight = renamed_value(where, "lam", "impostor_weight", lam, impostor_weight)
+        super().__init__(X, y, r, start)
         if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, numbers.Integral) \
                 or n_neighbors < 1:
             raise ParameterError("n_neighbors", f"the number of target neighbours must be a "

@@ -18,7 +18,7 @@ B = Σ (:class:`~ldr.objectives.quotient.QuotientOfTraces`):
   (survey §3.1.5); for r > 1 it solves the trace of quotient, not Eq. 12.
 
 Σ_δ may be indefinite (negative autocorrelation); Σ must be positive definite, or be shrunk
-with ``reg``.
+with ``shrinkage``.
 
 **Why 1/n for C_δ.**  With both sums divided by n, ρ(M) is the standard (biased) sample
 autocorrelation — statsmodels' ``acf(adjusted=False)`` of y_t = mᵀx_t for r = 1 — and, for
@@ -41,6 +41,7 @@ from ldr.data.validation import (
     check_rank,
     shrink,
 )
+from ldr.deprecation import renamed_value
 from ldr.errors import ParameterError
 from ldr.objective import Method
 from ldr.objectives.quotient import QuotientOfTraces
@@ -96,16 +97,16 @@ class MAF(QuotientOfTraces):
         Subspace dimension, 1 ≤ r < n_features.
     lag : int
         The time lag δ in samples, 1 ≤ lag < n_samples − 1.
-    reg : float in [0, 1]
-        Shrinkage of the covariance, Σ ← (1 − reg) Σ + reg · tr(Σ)/d · I (Σ_δ is left as
+    shrinkage : float in [0, 1]
+        s in the shrinkage of the covariance, Σ ← (1 − s) Σ + s · tr(Σ)/d · I (Σ_δ is left as
         it is).  A singular Σ (fewer samples than features, constant or collinear features)
-        makes the ratio unbounded and raises an error that asks for ``reg > 0``.
+        makes the ratio unbounded and raises an error that asks for ``shrinkage > 0``.
     manifold : {"grassmann", "stiefel"}
 
     Attributes
     ----------
     mean_ : (n_features,) per-feature mean
-    Sigma : (n_features, n_features) covariance Σ (divided by n; shrunk when reg > 0)
+    Sigma : (n_features, n_features) covariance Σ (divided by n; shrunk when shrinkage > 0)
     Sigma_lag : (n_features, n_features) symmetrized lag-δ cross-covariance Σ_δ (divided by n)
     lag : int
 
@@ -122,10 +123,12 @@ class MAF(QuotientOfTraces):
     """
 
     method = Method("maf", "maximum autocorrelation factors (rows in time order), lag 1",
-                    options={"reg": "reg"}, chunks={"lag": 1})
+                    options={"reg": "shrinkage"}, chunks={"lag": 1})
 
 
-    def __init__(self, X, r: int, lag: int = 1, reg: float = 0.0, manifold: str = "grassmann"):
+    def __init__(self, X, r: int, lag: int = 1, shrinkage: float = 0.0,
+                 manifold: str = "grassmann", *, reg="deprecated"):
+        shrinkage = renamed_value(type(self).__name__, "reg", "shrinkage", reg, shrinkage)
         if isinstance(lag, bool) or not isinstance(lag, numbers.Integral):
             check_lag(lag, 3)
         stats = moments(X, lag=max(int(lag), 1), name="X", min_samples=3)
@@ -135,7 +138,7 @@ class MAF(QuotientOfTraces):
         lag = check_lag(lag, n)
         self.mean_ = stats.mean
         self.n_samples_ = n
-        Sigma = shrink(stats.covariance(), reg)
+        Sigma = shrink(stats.covariance(), shrinkage)
         check_nonsingular(Sigma, "X", "covariance Σ", "the autocorrelation ratio is unbounded",
                           n)
         super().__init__(stats.lagged_covariance(adjusted=False), Sigma, r, manifold)

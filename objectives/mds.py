@@ -51,6 +51,7 @@ import numpy as np
 import scipy.linalg
 
 from ldr.data.validation import check_data, check_rank
+from ldr.deprecation import renamed_value
 from ldr.errors import ParameterError
 from ldr.objective import Method, Objective
 
@@ -90,7 +91,7 @@ class MDS(Objective):
     metric : str
         Any :func:`sklearn.metrics.pairwise_distances` metric, used when ``dissimilarity`` is
         not given (default ``"euclidean"``).
-    eps : float, optional
+    smoothing : float, optional
         Smoothing of the projected distances (module docstring); default 1e-6 × the median
         positive dissimilarity (of a seeded 2000-row subsample when δ is not stored).
     block_size : int, optional
@@ -99,13 +100,13 @@ class MDS(Objective):
         m: the stress over the pairs (i, landmark) only, scaled by n/m (module docstring,
         (L1)); None (default): all pairs, exact.
     random_state : int, default 0
-        Seed of the landmarks (and of the subsample for ``eps``).
+        Seed of the landmarks (and of the subsample for ``smoothing``).
     manifold : {"grassmann", "stiefel"}
 
     Attributes
     ----------
     mean_, delta (the n×n dissimilarities, formed on request when not stored; n×m with
-    landmarks), eps, landmarks_ (indices, or None)
+    landmarks), smoothing, landmarks_ (indices, or None)
 
     Examples
     --------
@@ -126,8 +127,10 @@ class MDS(Objective):
     default_solver = "trust-region"
 
     def __init__(self, X, r: int, dissimilarity=None, metric: str = "euclidean",
-                 eps: float | None = None, block_size: int | None = None,
-                 landmarks: int | None = None, random_state=0, manifold: str = "grassmann"):
+                 smoothing: float | None = None, block_size: int | None = None,
+                 landmarks: int | None = None, random_state=0, manifold: str = "grassmann",
+                 *, eps="deprecated"):
+        smoothing = renamed_value(type(self).__name__, "eps", "smoothing", eps, smoothing)
         X = check_data(X, "X")
         n, d = X.shape
         r = check_rank(r, d)
@@ -164,19 +167,19 @@ class MDS(Objective):
         if positive.size == 0:
             raise ParameterError("X", "all dissimilarities are 0 (every sample is the same); "
                              "nothing to scale")
-        if eps is None:
-            eps = 1e-6 * float(np.median(positive))
-        elif isinstance(eps, bool) or not isinstance(eps, numbers.Real) \
-                or not np.isfinite(eps) or eps <= 0:
-            raise ParameterError("eps", f"the distance smoothing must be a positive number, got "
-                             f"{eps!r}")
+        if smoothing is None:
+            smoothing = 1e-6 * float(np.median(positive))
+        elif isinstance(smoothing, bool) or not isinstance(smoothing, numbers.Real) \
+                or not np.isfinite(smoothing) or smoothing <= 0:
+            raise ParameterError("smoothing", "the distance smoothing must be a positive number, "
+                                              f"got {smoothing!r}")
         cols = n if self.landmarks_ is None else len(self.landmarks_)
         if block_size is None:
             block_size = max(1, min(n, 2**21 // (cols * r)))
         elif isinstance(block_size, bool) or not isinstance(block_size, numbers.Integral) \
                 or block_size < 1:
             raise ParameterError("block_size", f"must be a positive integer, got {block_size!r}")
-        self.eps = float(eps)
+        self.smoothing = float(smoothing)
         self.block_size = int(block_size)
         self.shape = (d, r)
         self.manifold = manifold
@@ -224,12 +227,12 @@ class MDS(Objective):
     def cost(self, M):
         Y = anp.dot(self.X, M)
         Yc = Y if self.landmarks_ is None else Y[self.landmarks_]
-        eps = self.eps
+        smoothing = self.smoothing
         total = 0.0
         for sl, delta in self._blocks():
             diff = Y[sl][:, None, :] - Yc[None, :, :]
-            s = anp.sqrt(anp.sum(diff**2, axis=2) + eps**2)
-            total = total + anp.sum((delta - (s - eps)) ** 2)
+            s = anp.sqrt(anp.sum(diff**2, axis=2) + smoothing**2)
+            total = total + anp.sum((delta - (s - smoothing)) ** 2)
         return self._scale * total
 
     def stress(self, M) -> float:
@@ -248,8 +251,8 @@ class MDS(Objective):
     def _omega(self, Y, Yc, sl, delta):
         """(differences u, s, Ω) for the rows ``sl``."""
         diff = Y[sl][:, None, :] - Yc[None, :, :]
-        s = np.sqrt(np.einsum("ijk,ijk->ij", diff, diff) + self.eps**2)
-        omega = 2.0 - 2.0 * (delta + self.eps) / s
+        s = np.sqrt(np.einsum("ijk,ijk->ij", diff, diff) + self.smoothing**2)
+        omega = 2.0 - 2.0 * (delta + self.smoothing) / s
         return diff, s, omega
 
     def _pairs_times(self, om, A, Ac, sl, out_rows, out_cols):
@@ -300,7 +303,7 @@ class MDS(Objective):
         for sl, delta in self._blocks():
             diff, s, om = self._omega(Y, Yc, sl, delta)
             uw = np.einsum("ijk,ijk->ij", diff, Z[sl][:, None, :] - Zc[None, :, :])
-            omp = 2.0 * (delta + self.eps) * uw / s**3
+            omp = 2.0 * (delta + self.smoothing) * uw / s**3
             self._pairs_times(om, Z, Zc, sl, rows, cols)
             self._pairs_times(omp, Y, Yc, sl, rows, cols)
         return self._combine(rows, cols)

@@ -51,6 +51,7 @@ import numbers
 
 import numpy as np
 
+from ldr.deprecation import renamed_value
 from ldr.errors import ParameterError
 from ldr.objective import Method
 from ldr.objectives.dml import MetricLearning
@@ -217,8 +218,8 @@ class NCA(MetricLearning):
         Class labels, at least two classes.
     r : int
         Embedding dimension, 1 ≤ r ≤ n_features (r = n_features learns a full-rank metric).
-    init : {"auto", "lda", "pca", "identity"}
-        Which start :meth:`heuristic` returns (scikit-learn's NCA names).
+    start : {"auto", "lda", "pca", "identity"}
+        Which start :meth:`heuristic` returns (scikit-learn's NCA ``init`` names).
     block_size : int, optional
         Rows per strip of the strip-by-strip oracles (S1–S2), which keep no n×n array.
         None (default): one dense n×n kernel up to ``DENSE_MAX`` = 2048 samples, strips of
@@ -249,8 +250,10 @@ class NCA(MetricLearning):
 
     default_solver = "lbfgs"
 
-    def __init__(self, X, y, r, init="auto", block_size: int | None = None):
-        super().__init__(X, y, r, init)
+    def __init__(self, X, y, r, start="auto", block_size: int | None = None, *,
+                 init="deprecated"):
+        start = renamed_value(type(self).__name__, "init", "start", init, start)
+        super().__init__(X, y, r, start)
         if block_size is not None and (isinstance(block_size, bool) or not isinstance(
                 block_size, numbers.Integral) or block_size < 1):
             raise ParameterError("block_size", f"must be a positive integer, got {block_size!r}")

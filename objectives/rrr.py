@@ -52,6 +52,7 @@ import numpy as np
 import scipy.linalg
 
 from ldr.data.validation import check_data, check_new_data
+from ldr.deprecation import renamed_value
 from ldr.errors import ParameterError
 from ldr.objective import Method, Objective
 
@@ -153,10 +154,13 @@ class ReducedRankRegression(Objective):
         form).
     alpha : float ≥ 0, default 0
         α, the ridge penalty on ‖B‖²_F (in the units of Y²/X², as scikit-learn's Ridge).
-    eps : float, optional
-        The data's relative precision (default float64's; float32 data: 1.2e-7): at α = 0,
-        directions of X with singular values below max(n, p)·eps·s₁ are dropped
-        (``ridge_from_svd``).
+    rcond : float, optional
+        At α = 0, directions of X with singular values below rcond·s₁ are dropped, as
+        :func:`numpy.linalg.lstsq`'s ``rcond`` (default max(n, p)·ε with ε float64's
+        relative precision, :func:`numpy.linalg.matrix_rank`'s tolerance; float32 data:
+        max(n, p)·1.2e-7).
+    eps : deprecated
+        The former relative precision ε: ``rcond = max(n, p)·eps``.
 
     Attributes
     ----------
@@ -189,8 +193,12 @@ class ReducedRankRegression(Objective):
                     "(optimal scoring), ridge α = --reg, on the Grassmannian of the outputs",
                     supervised=True, options={"reg": "alpha"}, labels="onehot")
 
-    def __init__(self, X, y, r: int, alpha: float = 0.0, eps: float | None = None):
+    def __init__(self, X, y, r: int, alpha: float = 0.0, rcond: float | None = None, *,
+                 eps="deprecated"):
         X = check_data(X, "X", min_samples=2)
+        precision = renamed_value(type(self).__name__, "eps", "rcond", eps, None)
+        if rcond is not None:
+            precision = float(rcond) / max(X.shape)
         Y = check_targets(y, X.shape[0])
         n, q = Y.shape
         if q < 2:
@@ -204,7 +212,7 @@ class ReducedRankRegression(Objective):
         Yc = Y - self.y_mean_
         U, s, Wt = scipy.linalg.svd(Xc, full_matrices=False)
         self.coef_full_, self.H, self._fitted = ridge_from_svd(s, Wt, U.T @ Yc, self.alpha,
-                                                               max(Xc.shape), eps)
+                                                               max(Xc.shape), precision)
         self.cost_full_ = penalized_cost(Xc, Yc, self.coef_full_, self.alpha, 0.0)
         self._trace_H = float(np.trace(self.H))
         self._Xc = Xc

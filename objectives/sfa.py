@@ -19,7 +19,7 @@ constraints): it enters through the data, not through M, so M stays orthonormal 
 features are y_t = Mᵀ W (x_t − μ) — that is what :meth:`SFA.transform` returns; the filters in
 the original coordinates are W M (:meth:`SFA.filters`).  Without whitening the program would
 return the directions of least variance rather than the slowest ones.  On the training data
-(reg = 0) the features have covariance MᵀM = I.  Equivalently, span(W M) at the optimum is
+(shrinkage = 0) the features have covariance MᵀM = I.  Equivalently, span(W M) at the optimum is
 spanned by the generalized eigenvectors of (Σ̇, Σ) with the smallest eigenvalues, Σ̇ the
 derivative second moment of the raw data.  The derivative moment is uncentered (the survey's ẊẊᵀ,
 Wiskott's ⟨ẏ²⟩) and divided by n − 1 (a constant factor, which moves no optimum).
@@ -33,6 +33,7 @@ import scipy.linalg
 
 from ldr.data.rows import moments
 from ldr.data.validation import check_rank, eigh_nonsingular, shrink
+from ldr.deprecation import renamed_value
 from ldr.objective import Method, Objective
 
 __all__ = ["SFA"]
@@ -54,16 +55,16 @@ class SFA(Objective):
         acts on them: Ċ = W (Σ ẋẋᵀ/(n − 1)) W.
     r : int
         Number of slow features, 1 ≤ r < n_features.
-    reg : float in [0, 1]
-        Shrinkage of the covariance before whitening, Σ ← (1 − reg) Σ + reg · tr(Σ)/d · I.
+    shrinkage : float in [0, 1]
+        s in the shrinkage of the covariance before whitening, Σ ← (1 − s) Σ + s · tr(Σ)/d · I.
         A singular Σ (fewer samples than features, constant or collinear features) cannot be
-        whitened and raises an error that asks for ``reg > 0``.
+        whitened and raises an error that asks for ``shrinkage > 0``.
     manifold : {"grassmann", "stiefel"}
 
     Attributes
     ----------
     mean_ : (n_features,) per-feature mean
-    Sigma : (n_features, n_features) covariance Σ (divided by n; shrunk when reg > 0)
+    Sigma : (n_features, n_features) covariance Σ (divided by n; shrunk when shrinkage > 0)
     whitening_ : (n_features, n_features) symmetric W = Σ^{−1/2}
     Cdot : (n_features, n_features) second moment Ċ of the whitened finite differences
 
@@ -84,17 +85,19 @@ class SFA(Objective):
     """
 
     method = Method("sfa", "slow feature analysis (rows in time order)",
-                    options={"reg": "reg"}, chunks={"lag": 1, "diff": True})
+                    options={"reg": "shrinkage"}, chunks={"lag": 1, "diff": True})
 
 
-    def __init__(self, X, r: int, reg: float = 0.0, manifold: str = "grassmann"):
+    def __init__(self, X, r: int, shrinkage: float = 0.0, manifold: str = "grassmann", *,
+                 reg="deprecated"):
+        shrinkage = renamed_value(type(self).__name__, "reg", "shrinkage", reg, shrinkage)
         stats = moments(X, lag=1, diff=True, name="X", min_samples=3)
         n = stats.n
         d = stats.d
         r = check_rank(r, d)
         self.mean_ = stats.mean
         self.n_samples_ = n
-        Sigma = shrink(stats.covariance(), reg)
+        Sigma = shrink(stats.covariance(), shrinkage)
         w, V = eigh_nonsingular(Sigma, "X", "covariance Σ", "the data cannot be whitened", n)
         self.Sigma = Sigma
         self.whitening_ = (V / np.sqrt(w)) @ V.T

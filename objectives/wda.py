@@ -72,6 +72,7 @@ from ldr.data.validation import (
     check_rank,
     check_rows,
 )
+from ldr.deprecation import renamed_value
 from ldr.eigen import top_generalized
 from ldr.errors import ParameterError
 from ldr.kernels.tiles import DEFAULT_MEMORY_BUDGET, TARGET_BLOCK_BYTES
@@ -107,7 +108,7 @@ class WDA(Objective):
     r : subspace dimension, 1 ≤ r < d (the papers' p; ``p=`` is a deprecated alias)
     reg : entropic regularization > 0, as in POT (K = exp(−M/reg); the WDA papers' λ = 1/reg)
     sinkhorn_iter : fixed number of Sinkhorn iterations (POT's ``wda`` uses 10)
-    eps : the pencil's C_w + εI uses ε = eps · tr(C_w)/d (relative, so scale-free)
+    ridge : the pencil's C_w + εI uses ε = ridge · tr(C_w)/d (relative, so scale-free)
     continuation : float ≥ 1
         SCF's own start is the pencil at the ratio-trace fixed point of the smoother problem
         with reg × ``continuation`` (``coarse_problem``, solved by the driver from its
@@ -145,10 +146,11 @@ class WDA(Objective):
                     memory=lambda n, sizes: wda_memory(n, sizes))
 
     def __init__(self, X, y, r: int | None = None, reg: float = 1.0, sinkhorn_iter: int = 10,
-                 eps: float = 1e-8, continuation: float = 10.0, manifold: str = "grassmann",
+                 ridge: float = 1e-8, continuation: float = 10.0, manifold: str = "grassmann",
                  normalize_at=None, *, p: int | None = None,
                  memory_budget: float = DEFAULT_MEMORY_BUDGET, batch_size: int | None = None,
-                 n_batches: int = 4, random_state=0):
+                 n_batches: int = 4, random_state=0, eps="deprecated"):
+        ridge = renamed_value(type(self).__name__, "eps", "ridge", eps, ridge)
         if p is not None:  # the WDA paper's and POT's name for r
             warnings.warn("WDA(p=...) is deprecated since ldr 0.2 and will be removed in the "
                           "next release; pass r=... (every objective's dimension is r)",
@@ -172,8 +174,8 @@ class WDA(Objective):
         if not (isinstance(sinkhorn_iter, (int, np.integer)) and sinkhorn_iter >= 1):
             raise ParameterError("sinkhorn_iter",
                                  f"must be a positive integer, got {sinkhorn_iter!r}")
-        if not (np.isscalar(eps) and eps >= 0):
-            raise ParameterError("eps", f"must be >= 0, got {eps!r}")
+        if not (np.isscalar(ridge) and ridge >= 0):
+            raise ParameterError("ridge", f"must be >= 0, got {ridge!r}")
         if not (np.isscalar(continuation) and np.isfinite(continuation) and continuation >= 1):
             raise ParameterError("continuation", f"must be a number >= 1 (1: none), got "
                              f"{continuation!r}")
@@ -193,7 +195,7 @@ class WDA(Objective):
         self.codes_ = codes
         self.reg = float(reg)
         self.sinkhorn_iter = int(sinkhorn_iter)
-        self.eps = float(eps)
+        self.ridge = float(ridge)
         self.shape = (X.shape[1], r)
         self.manifold = manifold
         self.memory_budget = float(memory_budget)
@@ -464,7 +466,7 @@ class WDA(Objective):
     def pencil(self, P) -> tuple:
         Cb, Cw = self.scatter(P)
         d = Cw.shape[0]
-        return Cb, Cw + self.eps * _trace(Cw) / d * arrays.eye_like(d, Cw)
+        return Cb, Cw + self.ridge * _trace(Cw) / d * arrays.eye_like(d, Cw)
 
     default_solver = ("scf", "trust-region")
 

@@ -25,8 +25,8 @@ import math
 from ldr.data import arrays
 from ldr.errors import ParameterError
 from ldr.problem import Problem
-from ldr.solvers.stochastic import StochasticSolver
 from ldr.solvers.base import State
+from ldr.solvers.stochastic import StochasticSolver
 
 
 class Adam(StochasticSolver):

@@ -18,8 +18,8 @@ deterministic solver.
 from __future__ import annotations
 
 from ldr.problem import Problem
-from ldr.solvers.stochastic import StochasticSolver, refresh
 from ldr.solvers.base import State
+from ldr.solvers.stochastic import StochasticSolver, refresh
 
 
 class SVRG(StochasticSolver):

@@ -195,7 +195,7 @@ def test_supervised_hsic_fits_on_the_gpu(wine):
 @pytest.mark.parametrize("namespace, device, dtype",
                          list(array_api_check_combinations()))
 @pytest.mark.parametrize("estimator", [PCA(2), PCA(2, whiten=True), PCA(n_components=0.9),
-                                       OrthogonalLDA(), OrthogonalLDA(reg=0.1)],
+                                       OrthogonalLDA(), OrthogonalLDA(shrinkage=0.1)],
                          ids=["PCA(2)", "PCA(whiten)", "PCA(0.9)", "OrthogonalLDA",
                               "OrthogonalLDA(reg)"])
 def test_scikit_learns_array_api_check(estimator, namespace, device, dtype):

@@ -79,7 +79,7 @@ def _constant(X):
 #: (estimator, its data, the fitted arrays compared, the tolerance on them)
 CASES = {
     "MAF": (lambda: MAF(2), _series, ("M_", "components_", "mean_"), 1e-10),
-    "MAF(lag=3, reg)": (lambda: MAF(2, lag=3, reg=0.1), _series,
+    "MAF(lag=3, reg)": (lambda: MAF(2, lag=3, shrinkage=0.1), _series,
                         ("M_", "components_", "mean_"), 1e-10),
     "MAF(span)": (lambda: MAF(2), lambda: _collinear(_series()),
                   ("M_", "components_", "mean_", "subspace_"), 1e-10),

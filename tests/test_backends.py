@@ -76,8 +76,8 @@ def test_the_readme_objective_passes_check_and_solves_to_autograds_answer(C, bac
     assert report["egrad"].error < 1e-9 and report["ehvp"].error < 1e-8
     expected = "hand-written" if backend == "numpy" else backend
     assert f"egrad ({expected})" in report["egrad"].message
-    ref = ldr.solve(sparse_pca(C, "autograd"), "trust-region", seed=0, certify=True)
-    res = ldr.solve(obj, "trust-region", seed=0, certify=True)
+    ref = ldr.solve(sparse_pca(C, "autograd"), "trust-region", random_state=0, certify=True)
+    res = ldr.solve(obj, "trust-region", random_state=0, certify=True)
     assert res.converged and res.certificate.is_local_min
     assert abs(res.cost - ref.cost) <= 1e-10 * abs(ref.cost)
     np.testing.assert_allclose(res.M, ref.M, atol=1e-10)
@@ -110,8 +110,8 @@ def test_a_torch_subclass_declares_its_backend_in_the_class_body(C):
     native = obj.cost(torch.as_tensor(M))          # the backend's arrays pass through
     assert isinstance(native, torch.Tensor) and isinstance(obj.cost(M), float)
     np.testing.assert_allclose(obj.egrad(M), sparse_pca(C, "autograd").egrad(M), rtol=1e-11)
-    ref = ldr.solve(sparse_pca(C, "autograd"), seed=0)
-    np.testing.assert_allclose(ldr.solve(obj, seed=0).M, ref.M, atol=1e-10)
+    ref = ldr.solve(sparse_pca(C, "autograd"), random_state=0)
+    np.testing.assert_allclose(ldr.solve(obj, random_state=0).M, ref.M, atol=1e-10)
 
 
 @needs["jax"]
@@ -182,8 +182,8 @@ def test_a_product_manifold_gives_autograds_answer(backend):
     Xa, Xb = ldr.datasets.make_cca(80, 5, seed=0)
     obj, ref_obj = _cca_costs(Xa, Xb, backend), _cca_costs(Xa, Xb, "autograd")
     assert ldr.check(obj).ok
-    ref = ldr.solve(ref_obj, "trust-region", seed=0)
-    res = ldr.solve(obj, "trust-region", seed=0)
+    ref = ldr.solve(ref_obj, "trust-region", random_state=0)
+    res = ldr.solve(obj, "trust-region", random_state=0)
     assert res.converged and abs(res.cost - ref.cost) <= 1e-10 * abs(ref.cost)
     for a, b in zip(res.M, ref.M):
         np.testing.assert_allclose(a, b, atol=1e-10)
@@ -218,7 +218,7 @@ def test_pymanopt_differentiates_with_its_own_backend_of_the_same_name(C, backen
     def run(name):  # a few iterations: pymanopt's JAX backend compiles nothing (slow)
         solver = ldr.solvers.Pymanopt(pymanopt.optimizers.TrustRegions(
             verbosity=0, max_iterations=4), backend="autograd")
-        return ldr.solve(sparse_pca(C, name), solver, seed=0)
+        return ldr.solve(sparse_pca(C, name), solver, random_state=0)
 
     res, ref = run(backend), run("autograd")  # pymanopt's autograd, the same iterates
     assert res.n_iter == ref.n_iter == 4
@@ -255,10 +255,10 @@ def test_the_numpy_backend_differentiates_nothing(C):
     grad_only = ldr.objective(cost.cost, shape=(13, 2), backend="numpy", egrad=cost.egrad)
     report = ldr.check(grad_only)
     assert report.ok and report["ehvp"].kind == "absent"
-    res = ldr.solve(grad_only, seed=0, certify=True)
+    res = ldr.solve(grad_only, random_state=0, certify=True)
     assert res.solver == "lbfgs" and res.converged
     assert res.certificate.method.startswith("not computed")
-    ref = ldr.solve(sparse_pca(C, "autograd"), "lbfgs", seed=0)
+    ref = ldr.solve(sparse_pca(C, "autograd"), "lbfgs", random_state=0)
     assert res.n_iter == ref.n_iter and abs(res.cost - ref.cost) < 1e-10 * abs(ref.cost)
     with pytest.raises(ValueError, match="needs the objective to define ehvp.*numpy"):
         ldr.solve(grad_only, "trust-region")
@@ -328,8 +328,8 @@ def test_a_torch_objective_on_the_gpu_gives_the_cpus_answer(C):
                         + LAM * torch.sum(torch.sqrt(M**2 + EPS)), shape=(13, 2),
                         backend="torch", device="cuda")
     assert ldr.check(obj).ok
-    res = ldr.solve(obj, "trust-region", seed=0)
-    ref = ldr.solve(sparse_pca(C, "autograd"), "trust-region", seed=0)
+    res = ldr.solve(obj, "trust-region", random_state=0)
+    ref = ldr.solve(sparse_pca(C, "autograd"), "trust-region", random_state=0)
     np.testing.assert_allclose(res.M, ref.M, atol=1e-9)
 
 
@@ -570,8 +570,8 @@ def test_a_compiled_torch_objective_gives_the_eager_answer(C):
                                    atol=1e-13)
         np.testing.assert_allclose(compiled.ehvp_at(M)(V), eager.ehvp(M, V), rtol=1e-12,
                                    atol=1e-13)
-    res = ldr.solve(compiled, "trust-region", seed=0)
-    ref = ldr.solve(sparse_pca(C, "autograd"), "trust-region", seed=0)
+    res = ldr.solve(compiled, "trust-region", random_state=0)
+    ref = ldr.solve(sparse_pca(C, "autograd"), "trust-region", random_state=0)
     assert abs(res.cost - ref.cost) <= 1e-10 * abs(ref.cost)
 
 

@@ -51,9 +51,9 @@ def test_covariances_match_numpy(views):
 
 # --- oracles ------------------------------------------------------------------------------------
 @pytest.mark.parametrize("cls", [OrthogonalCCA, TraditionalCCA])
-@pytest.mark.parametrize("r, reg", [(1, 0.0), (3, 0.0), (5, 0.2)])
-def test_check_passes_at_random_points(views, cls, r, reg):
-    obj = cls(*views, r, reg=reg)
+@pytest.mark.parametrize("r, shrinkage", [(1, 0.0), (3, 0.0), (5, 0.2)])
+def test_check_passes_at_random_points(views, cls, r, shrinkage):
+    obj = cls(*views, r, shrinkage=shrinkage)
     assert obj.manifold == ("stiefel", "stiefel") and obj.shape == ((7, r), (5, r))
     for seed in (0, 1):
         report = ldr.check(obj, random_state=seed)
@@ -212,8 +212,8 @@ def test_bad_inputs_raise_clear_errors(views, cls):
         cls(Xa, Xb, 0)
     with pytest.raises(ValueError, match="integer"):
         cls(Xa, Xb, 2.0)
-    with pytest.raises(ValueError, match="reg: must be a number in"):
-        cls(Xa, Xb, 2, reg=1.5)
+    with pytest.raises(ValueError, match="shrinkage: must be a number in"):
+        cls(Xa, Xb, 2, shrinkage=1.5)
     bad = Xa.copy()
     bad[3, 2] = np.nan
     with pytest.raises(ValueError, match="Xa"):
@@ -231,15 +231,15 @@ def test_bad_inputs_raise_clear_errors(views, cls):
 
 
 @pytest.mark.parametrize("cls", [OrthogonalCCA, TraditionalCCA])
-def test_singular_covariance_asks_for_reg(cls):
+def test_singular_covariance_asks_for_shrinkage(cls):
     rng = np.random.default_rng(9)
     Xa, Xb = rng.standard_normal((8, 12)), rng.standard_normal((8, 3))  # n < d_a
-    with pytest.raises(ValueError, match=r"Xa: the covariance Σ_a is singular.*reg > 0"):
+    with pytest.raises(ValueError, match=r"Xa: the covariance Σ_a is singular.*shrinkage > 0"):
         cls(Xa, Xb, 2)
     Xb2 = np.column_stack([Xb[:, 0], 2 * Xb[:, 0], Xb[:, 1]])  # collinear features
     with pytest.raises(ValueError, match=r"Xb: the covariance Σ_b is singular"):
         cls(rng.standard_normal((8, 3)), Xb2, 2)
-    obj = cls(Xa, Xb, 2, reg=0.1)
+    obj = cls(Xa, Xb, 2, shrinkage=0.1)
     res = ldr.solve(obj, "trust-region", start="heuristic")
     assert res.converged and res.cost <= obj.cost(obj.heuristic()) + 1e-12
 
@@ -247,7 +247,7 @@ def test_singular_covariance_asks_for_reg(cls):
 def test_inputs_are_not_modified(views):
     Xa, Xb = views
     a0, b0 = Xa.copy(), Xb.copy()
-    obj = OrthogonalCCA(Xa, Xb, 2, reg=0.1)
+    obj = OrthogonalCCA(Xa, Xb, 2, shrinkage=0.1)
     obj.transform((Xa, Xb), obj.heuristic())
     TraditionalCCA(Xa, Xb, 2).transform((Xa, Xb), obj.heuristic())
     np.testing.assert_array_equal(Xa, a0)

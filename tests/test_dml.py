@@ -181,7 +181,7 @@ def test_nca_kernels_against_the_dense_formulas(r, n_per_class, scale):
     st = obj._state(M)
     assert st["symmetric"] == (scale < 10)
     assert -obj.cost(M) == pytest.approx(_nca_objective(obj.components(M), X, y), rel=1e-12)
-    assert ldr.check(obj, M, seed=1)
+    assert ldr.check(obj, M, random_state=1)
 
 
 @pytest.mark.parametrize("scale", [0.5, 3.0, 25.0])
@@ -208,7 +208,7 @@ def test_nca_small_table_path_equals_the_symmetric_form(scale):
     h = general.ehvp(M, V)
     np.testing.assert_allclose(small.ehvp(M, V), h, rtol=0, atol=1e-10 * np.abs(h).max())
     if scale < 10:   # at the large scale the derivatives are at rounding level
-        assert ldr.check(small, M, seed=1)
+        assert ldr.check(small, M, random_state=1)
     # above SMALL rows the symmetric form runs
     X2, y2 = _subsample(load_breast_cancer, 70)
     assert NCA(X2, y2, 2)._same is None
@@ -278,7 +278,7 @@ def test_large_margin_cost_equals_eq27_by_a_triple_loop():
     # exercises each, and the gradient and Hessian match finite differences there
     zs = np.array(zs)
     assert (zs <= 0).any() and ((zs > 0) & (zs < delta)).any() and (zs >= delta).any()
-    assert ldr.check(obj, M, seed=0)
+    assert ldr.check(obj, M, random_state=0)
 
 
 @pytest.mark.parametrize("loader", [load_iris, load_wine])
@@ -288,8 +288,8 @@ def test_large_margin_default_solver_reaches_the_trust_regions_minimum(loader):
     X, y = _subsample(loader, 15)
     obj = LargeMarginDML(X, y, 2)
     assert list(LargeMarginDML.default_solver) == ["lbfgs", "trust-region"]
-    ours = ldr.solve(obj, None, "heuristic", gtol=1e-9)
-    tr = ldr.solve(obj, "trust-region", "heuristic", gtol=1e-9)
+    ours = ldr.solve(obj, None, "heuristic", tol=1e-9)
+    tr = ldr.solve(obj, "trust-region", "heuristic", tol=1e-9)
     assert ours.converged and tr.converged, (ours.reason, tr.reason)
     assert ours.cost == pytest.approx(tr.cost, rel=1e-10)
     np.testing.assert_allclose(ours.M @ ours.M.T, tr.M @ tr.M.T, rtol=1e-5, atol=1e-7)
@@ -301,8 +301,8 @@ def test_large_margin_with_a_tiny_class_and_the_checks():
     y[0] = 7  # a class of one sample: no target neighbours for it
     obj = LargeMarginDML(X, y, 3, n_neighbors=3)
     assert not obj.target_mask_[0].any() and obj.target_mask_[1:].all()
-    assert ldr.check(obj, seed=2)
-    assert ldr.check(NCA(X, y, 4), seed=2)  # r = d: a full-rank metric
+    assert ldr.check(obj, random_state=2)
+    assert ldr.check(NCA(X, y, 4), random_state=2)  # r = d: a full-rank metric
 
 
 def test_estimators_on_wine_and_their_layout():

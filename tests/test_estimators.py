@@ -141,10 +141,10 @@ def test_lda_never_below_the_heuristic(lda_data):
 
 def test_lda_transforms_new_data_and_scores(wine):
     X, y = wine
-    lda = est.OrthogonalLDA(2, reg=0.01).fit(X[::2], y[::2])
+    lda = est.OrthogonalLDA(2, shrinkage=0.01).fit(X[::2], y[::2])
     Z = lda.transform(X[1::2])
     np.testing.assert_allclose(Z, (X[1::2] - lda.mean_) @ lda.M_ @ lda.whitening_, atol=1e-12)
-    plain = est.OrthogonalLDA(2, reg=0.01, whiten=False).fit(X[::2], y[::2])
+    plain = est.OrthogonalLDA(2, shrinkage=0.01, whiten=False).fit(X[::2], y[::2])
     np.testing.assert_allclose(plain.transform(X[1::2]), (X[1::2] - lda.mean_) @ lda.M_,
                                atol=1e-12)
     np.testing.assert_allclose(lda.components_, lda.M_.T)
@@ -152,7 +152,7 @@ def test_lda_transforms_new_data_and_scores(wine):
     assert lda.trace_ratio(X[1::2], y[1::2]) > 1.0  # held-out classes stay separated
     assert list(lda.classes_) == [0, 1, 2]
     names = np.array(["barolo", "grignolino", "barbera"])[y]  # string labels work as well
-    named = est.OrthogonalLDA(2, reg=0.01).fit(X[::2], names[::2])
+    named = est.OrthogonalLDA(2, shrinkage=0.01).fit(X[::2], names[::2])
     assert list(named.classes_) == ["barbera", "barolo", "grignolino"]
     np.testing.assert_allclose(named.M_, lda.M_, atol=1e-10)
     assert named.trace_ratio(X[1::2], names[1::2]) == pytest.approx(
@@ -202,7 +202,7 @@ def test_random_state_makes_random_starts_reproducible(wine):
 
 
 def test_get_params_and_clone():
-    lda = est.OrthogonalLDA(3, reg=0.2, solver="gradient")
+    lda = est.OrthogonalLDA(3, shrinkage=0.2, solver="gradient")
     assert lda.get_params()["reg"] == 0.2 and lda.get_params()["n_components"] == 3
     assert clone(lda).set_params(reg=0.3).reg == 0.3
     assert set(est.PCA().get_params()) == {"n_components", "whiten", "solver", "start", "tol",
@@ -239,7 +239,7 @@ def test_bad_input(wine):
     with pytest.raises(ValueError, match="max_iter"):
         est.PCA(max_iter=-1).fit(X)
     with pytest.raises(ValueError, match="reg"):
-        est.OrthogonalLDA(reg=2.0).fit(X, y)
+        est.OrthogonalLDA(shrinkage=2.0).fit(X, y)
     with pytest.raises(ValueError, match="no method named 'Nope'"):
         est.LinearDR("Nope").fit(X)
     with pytest.raises(ValueError, match="not of the form"):

@@ -86,7 +86,8 @@ def test_npe_weights_match_scikit_learn_barycenter_graph():
 @pytest.mark.parametrize("cls,kw", [(LPP, {"n_neighbors": 6}), (NPE, {"n_neighbors": 8}),
                                     (LPP, {"radius": 5.0, "form": "whitened"}),
                                     (NPE, {"n_neighbors": 5, "form": "whitened"}),
-                                    (LPP, {"n_neighbors": 6, "weight": "binary", "reg": 0.1})])
+                                    (LPP, {"n_neighbors": 6, "weight": "binary",
+                                           "shrinkage": 0.1})])
 def test_check_passes(cls, kw):
     obj = cls(_data(4), 2, **kw)
     report = ldr.check(obj, random_state=1)
@@ -177,11 +178,11 @@ def test_bad_inputs_raise():
     with pytest.raises(ValueError, match="tau:"):
         LPP(X, 2, tau=-1.0)
     wide = np.random.default_rng(0).standard_normal((20, 30))
-    with pytest.raises(ValueError, match="singular .* reg > 0"):
+    with pytest.raises(ValueError, match="singular .* shrinkage > 0"):
         LPP(wide, 2, n_neighbors=4)
-    assert ldr.check(LPP(wide, 2, n_neighbors=4, reg=0.1)).ok
+    assert ldr.check(LPP(wide, 2, n_neighbors=4, shrinkage=0.1)).ok
     with pytest.raises(ValueError, match="reg:"):
-        NPE(X, 2, reg=2.0)
+        NPE(X, 2, shrinkage=2.0)
 
 
 def test_neighbor_graph_is_symmetric_without_self_loops():

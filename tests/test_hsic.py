@@ -33,15 +33,15 @@ def test_blocks_and_low_rank_gamma_give_the_same_oracles():
 def test_ism_reaches_the_trust_region_optimum_on_wine():
     X, G = _wine_supervised()
     obj = HSIC(X, G, 4)
-    ism = ldr.solve(obj, "ism", gtol=1e-10)
-    tr = ldr.solve(obj, "trust-region", M0=obj.heuristic(), gtol=1e-10)
+    ism = ldr.solve(obj, "ism", tol=1e-10)
+    tr = ldr.solve(obj, "trust-region", start=obj.heuristic(), tol=1e-10)
     assert ism.converged and tr.converged
     assert abs(ism.cost - tr.cost) <= 1e-6 * abs(tr.cost)
     # one Φ per ISM iteration against many Hessian-vector products for the trust region
     assert ism.counts.get("hvp", 0) == 0 and ism.counts["phi"] <= ism.n_iter + 1
     assert tr.counts["hvp"] > 3 * ism.counts["phi"]
     assert np.all(ism.trace["eigengap"][1:] > 0)
-    cert = ldr.certificate(obj, ism.M, gtol=1e-8)
+    cert = ldr.certificate(obj, ism.M, tol=1e-8)
     assert cert.is_local_min
 
 
@@ -60,8 +60,8 @@ def test_ism_on_lda_is_the_trace_ratio_iteration_and_reaches_the_optimum():
     for seed in range(5):
         X, y = ldr.datasets.make_lda(10, r=2, n_per_class=200, seed=seed)
         obj = LDA(X, y, 2)
-        ism = ldr.solve(obj, "ism", M0="heuristic", gtol=1e-10)
-        tr = ldr.solve(obj, "trust-region", M0="heuristic", gtol=1e-10)
+        ism = ldr.solve(obj, "ism", start="heuristic", tol=1e-10)
+        tr = ldr.solve(obj, "trust-region", start="heuristic", tol=1e-10)
         assert ism.converged, ism.reason
         assert abs(ism.cost - tr.cost) <= 1e-8 * abs(tr.cost)
         # the trace-ratio iteration increases the ratio monotonically
@@ -85,7 +85,7 @@ def test_ism_cycling_is_detected_and_the_best_point_returned():
             return 2.0 * self.phi(M) @ M
 
     obj = Flip(np.eye(3), np.eye(3), 1, manifold="stiefel")
-    res = ldr.solve(obj, "ism", M0=v[:, None], gtol=0)
+    res = ldr.solve(obj, "ism", start=v[:, None], tol=0)
     assert not res.converged
     assert "cycles with period 2" in res.reason
     assert "returned the best iterate seen" in res.reason
@@ -96,7 +96,7 @@ def test_ism_cycling_is_detected_and_the_best_point_returned():
 def test_ism_then_trust_region_is_the_documented_polish():
     X, G = _wine_supervised()
     obj = HSIC(X, G, 4)
-    res = ldr.solve(obj, ["ism", "trust-region"], gtol=1e-10)
+    res = ldr.solve(obj, ["ism", "trust-region"], tol=1e-10)
     assert [s.solver for s in res.stages] == ["ism", "trust-region"]
     assert res.converged
 

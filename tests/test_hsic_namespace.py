@@ -86,9 +86,9 @@ def test_the_namespace_hessian_is_the_gradients_derivative(data):
 @pytest.mark.parametrize("name", NAMESPACES)
 @pytest.mark.parametrize("kernel", list(KERNELS))
 def test_a_solve_in_the_namespace_reaches_numpys_answer(data, kernel, name):
-    ref = ldr.solve(_make("factor", data[0], data, KERNELS[kernel]()), gtol=1e-10)
+    ref = ldr.solve(_make("factor", data[0], data, KERNELS[kernel]()), tol=1e-10)
     Xa = _as(name, data[0])
-    res = ldr.solve(_make("factor", Xa, data, KERNELS[kernel]()), gtol=1e-10)
+    res = ldr.solve(_make("factor", Xa, data, KERNELS[kernel]()), tol=1e-10)
     assert ref.converged and res.converged, res.reason
     assert arrays.foreign(res.M) is arrays.foreign(Xa)
     assert arrays.device(res.M) == arrays.device(Xa)
@@ -111,11 +111,11 @@ def test_a_custom_kernel_refuses_the_namespace_saying_what_works(data, name):
 def test_g_plus_p_iterates_on_the_gpu(data):
     import torch
 
-    ref = ldr.solve(_make("labels", data[0], data, KERNELS["G+P"]()), gtol=1e-10)
+    ref = ldr.solve(_make("labels", data[0], data, KERNELS["G+P"]()), tol=1e-10)
     Xc = torch.as_tensor(data[0], device="cuda")
     obj = _make("labels", Xc, data, KERNELS["G+P"]())
     assert obj.tiles.X.device.type == "cuda"
-    res = ldr.solve(obj, gtol=1e-10)
+    res = ldr.solve(obj, tol=1e-10)
     assert res.M.device.type == "cuda" and res.converged, res.reason
     assert res.cost == pytest.approx(ref.cost, rel=1e-10)
     assert sin_largest_angle(res.M.cpu().numpy(), ref.M) <= 1e-10

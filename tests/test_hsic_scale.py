@@ -207,10 +207,10 @@ def test_random_features_converge_and_are_seeded():
 @pytest.mark.parametrize("approximation", ["rff", "nystroem"])
 def test_ism_on_an_approximation_reaches_the_exact_optimum(approximation):
     Xs, y, exact, _ = _approx_setup()
-    best = ldr.solve(exact, "ism", gtol=1e-10, gtol_scale=1.0)
+    best = ldr.solve(exact, "ism", tol=1e-10, tol_scale=1.0)
     approx = ApproximateHSIC(Xs, label_gamma(y, len(y))[1], 2, kernel=exact.kernel,
                              approximation=approximation, n_features=256)
-    res = ldr.solve(approx, "ism", gtol=1e-10, gtol_scale=1.0)  # absolute, as written
+    res = ldr.solve(approx, "ism", tol=1e-10, tol_scale=1.0)  # absolute, as written
     assert best.converged and res.converged
     gap = (exact.cost(res.M) - best.cost) / abs(best.cost)
     assert -1e-12 < gap < 1e-3

@@ -44,7 +44,7 @@ KERNELS = BUILTIN + [
 @pytest.mark.parametrize("kernel", KERNELS, ids=repr)
 def test_check_passes_for_every_kernel(kernel, wine_gamma):
     X, G = wine_gamma
-    report = ldr.check(HSIC(X, G, 3, kernel=kernel), seed=1)
+    report = ldr.check(HSIC(X, G, 3, kernel=kernel), random_state=1)
     assert report.ok, str(report)
     assert report["phi"].ok and report["invariance"].ok
 

@@ -26,7 +26,7 @@ def _point(seed, d, r):
 
 def test_cost_is_eq15():
     X, y, _ = _regression(0, n=60)
-    obj = KernelSDR(X, y, 2, eps=1e-3, sigma=1.2)
+    obj = KernelSDR(X, y, 2, ridge=1e-3, sigma=1.2)
     M = _point(1, 5, 2)
     n = 60
     H = np.eye(n) - np.ones((n, n)) / n
@@ -72,7 +72,7 @@ def test_gkdr_heuristic_matches_its_definition():
     G = np.exp(-squareform(pdist(X, "sqeuclidean")) / (2 * s**2))
     sy = np.median(pdist(y[:, None]))
     Gz = np.exp(-squareform(pdist(y[:, None], "sqeuclidean")) / (2 * sy**2))
-    A = np.linalg.inv(G + n * obj.eps * np.eye(n))
+    A = np.linalg.inv(G + n * obj.ridge * np.eye(n))
     F = A @ Gz @ A
     ref = np.zeros((5, 5))
     for i in range(n):                           # rows j: ∂k(x_j, x)/∂x at x = x_i
@@ -124,8 +124,8 @@ def test_bad_inputs_raise():
         KernelSDR(badx, y, 1)
     with pytest.raises(ValueError, match="r: .*r < d"):
         KernelSDR(X, y, 5)
-    with pytest.raises(ValueError, match="eps:"):
-        KernelSDR(X, y, 1, eps=0.0)
+    with pytest.raises(ValueError, match="ridge:"):
+        KernelSDR(X, y, 1, ridge=0.0)
     with pytest.raises(ValueError, match="sigma:"):
         KernelSDR(X, y, 1, sigma=-1.0)
     with pytest.raises(ValueError, match="y_type:"):

@@ -56,7 +56,7 @@ def _iterations_to(norms, tol):
 def test_plain_lbfgs_matches_scipy_on_rosenbrock(seed):
     obj, cost, egrad = _rosenbrock()
     x0 = 0.5 * np.random.default_rng(seed).standard_normal((10, 2))
-    ours = ldr.solve(obj, "lbfgs", M0=x0, gtol=1e-9, gtol_scale=1.0, xtol=0,
+    ours = ldr.solve(obj, "lbfgs", start=x0, tol=1e-9, tol_scale=1.0, xtol=0,
                      floor_patience=0, max_iter=5000)
     theirs, norms = _scipy(cost, egrad, x0)
     assert ours.converged, ours.reason
@@ -87,7 +87,7 @@ def test_plain_lbfgs_on_an_ill_conditioned_quadratic():
     x0 = np.zeros((40, 3))
     # the rounding-floor rule off: the approximate Wolfe test takes the gradient below
     # scipy's floor (its ftol=0 stop, at ‖g‖ ≈ 3e-6 here), with non-monotone gradient norms
-    ours = ldr.solve(obj, "lbfgs", M0=x0, gtol=1e-9, gtol_scale=1.0, xtol=0,
+    ours = ldr.solve(obj, "lbfgs", start=x0, tol=1e-9, tol_scale=1.0, xtol=0,
                      floor_patience=0, max_iter=5000)
     theirs, norms = _scipy(cost, egrad, x0)
     assert ours.converged, ours.reason
@@ -101,8 +101,8 @@ def test_riemannian_lbfgs_matches_the_trust_region_on_grassmann_pca(seed):
     X = ldr.datasets.make_pca(300, 15, seed=seed)
     obj = PCA(X, 4, manifold="grassmann")
     f_star = -np.sum(np.linalg.eigvalsh(obj.C)[-4:])
-    ours = ldr.solve(obj, "lbfgs", M0="random", seed=seed, gtol=1e-10)
-    tr = ldr.solve(obj, "trust-region", M0="random", seed=seed, gtol=1e-10)
+    ours = ldr.solve(obj, "lbfgs", start="random", random_state=seed, tol=1e-10)
+    tr = ldr.solve(obj, "trust-region", start="random", random_state=seed, tol=1e-10)
     assert ours.converged and tr.converged, (ours.reason, tr.reason)
     assert abs(ours.cost - f_star) <= 1e-12 * abs(f_star)
     assert abs(ours.cost - tr.cost) <= 1e-12 * abs(f_star)
@@ -112,8 +112,8 @@ def test_riemannian_lbfgs_matches_the_trust_region_on_grassmann_pca(seed):
 def test_riemannian_lbfgs_matches_the_trust_region_on_stiefel_lda():
     X, y = ldr.datasets.make_lda(30, r=3, n_per_class=200, seed=7)
     obj = LDA(X, y, 3)
-    ours = ldr.solve(obj, "lbfgs", M0="random", seed=0)
-    tr = ldr.solve(obj, "trust-region", M0="random", seed=0)
+    ours = ldr.solve(obj, "lbfgs", start="random", random_state=0)
+    tr = ldr.solve(obj, "trust-region", start="random", random_state=0)
     assert ours.converged and tr.converged, (ours.reason, tr.reason)
     assert ours.cost == pytest.approx(tr.cost, rel=1e-12)
     assert sin_largest_angle(ours.M, tr.M) <= 1e-6
@@ -123,8 +123,8 @@ def test_riemannian_lbfgs_on_a_cost_that_is_not_rotation_invariant():
     """Brockett's tr(MᵀAMN): the basis itself is the answer (up to column signs), so the
     solver must rotate inside the span too; the trust region agrees to tight tolerance."""
     obj, M_star, f_star = brockett()
-    ours = ldr.solve(obj, "lbfgs", M0="random", seed=4, gtol=1e-10)
-    tr = ldr.solve(obj, "trust-region", M0="random", seed=4, gtol=1e-10)
+    ours = ldr.solve(obj, "lbfgs", start="random", random_state=4, tol=1e-10)
+    tr = ldr.solve(obj, "trust-region", start="random", random_state=4, tol=1e-10)
     assert ours.converged, ours.reason
     assert abs(ours.cost - f_star) <= 1e-12 * abs(f_star)
     assert abs(ours.cost - tr.cost) <= 1e-12 * abs(f_star)
@@ -156,20 +156,20 @@ def test_wrong_gradient_is_a_reported_line_search_failure(pca_data):
         def egrad(self, M):
             return 2.0 * (self.C @ M)  # sign error: an ascent direction
 
-    res = ldr.solve(WrongGradient(pca_data, 3), "lbfgs", M0="random", seed=0)
+    res = ldr.solve(WrongGradient(pca_data, 3), "lbfgs", start="random", random_state=0)
     assert not res.converged
     assert res.reason.startswith("line search failed")
 
 
 def test_honest_stops(pca_data):
     obj = PCA(pca_data, 3)
-    res = ldr.solve(obj, "lbfgs", M0="random", seed=0, max_iter=3)
+    res = ldr.solve(obj, "lbfgs", start="random", random_state=0, max_iter=3)
     assert not res.converged and res.reason.startswith("max_iter 3 reached")
-    res = ldr.solve(obj, "lbfgs", M0="random", seed=0)
+    res = ldr.solve(obj, "lbfgs", start="random", random_state=0)
     assert res.converged and res.reason.startswith("gradient norm")
     assert res.grad_norm <= 1e-8 * res.grad_scale
     # a loose ftol fires early: stalled, not converged, far from a critical point
-    res = ldr.solve(obj, "lbfgs", M0="random", seed=0, gtol=0, xtol=0, ftol=1e-3)
+    res = ldr.solve(obj, "lbfgs", start="random", random_state=0, tol=0, xtol=0, ftol=1e-3)
     assert not res.converged and res.reason.startswith("stalled"), res.reason
 
 
@@ -179,7 +179,7 @@ def test_step_cap_and_options():
     x0 = 0.5 * np.random.default_rng(0).standard_normal((10, 2))
     geom = Euclidean(10, 2)
     rows = []
-    res = ldr.solve(obj, LBFGS(max_step=0.05), M0=x0, gtol=1e-10, gtol_scale=1.0,
+    res = ldr.solve(obj, LBFGS(max_step=0.05), start=x0, tol=1e-10, tol_scale=1.0,
                     max_iter=5000, callback=lambda st: rows.append(st))
     assert res.converged, res.reason
     for before, after in zip(rows, rows[1:]):
@@ -197,6 +197,7 @@ def test_step_cap_and_options():
 
 
 def test_memory_zero_is_steepest_descent_with_wolfe_steps(pca_data):
-    res = ldr.solve(PCA(pca_data, 3), LBFGS(memory=0), M0="random", seed=0, max_iter=5000)
+    res = ldr.solve(PCA(pca_data, 3), LBFGS(memory=0), start="random", random_state=0,
+                    max_iter=5000)
     assert res.converged, res.reason
     assert np.all(res.trace["pairs"][1:] == 0)

@@ -47,7 +47,7 @@ def test_whitened_transform_has_identity_within_class_covariance(wine):
 
 def test_whitening_uses_the_shrunk_within_class_scatter(wine):
     X, y = wine
-    lda = OrthogonalLDA(reg=0.3).fit(X, y)
+    lda = OrthogonalLDA(shrinkage=0.3).fit(X, y)
     Sw_full = _scatters(X, y)[0]
     W, T = lda.components_.T, lda.whitening_
     np.testing.assert_allclose(T.T @ W.T @ shrink(Sw_full, 0.3) @ W @ T, np.eye(2), atol=1e-10)

@@ -40,7 +40,7 @@ def test_lagged_covariance_matches_a_loop_over_the_definition(maf_data, lag):
 
 
 @pytest.mark.parametrize("kwargs", [{"r": 2}, {"r": 3, "lag": 4, "manifold": "stiefel"},
-                                    {"r": 1, "reg": 0.1}])
+                                    {"r": 1, "shrinkage": 0.1}])
 def test_maf_oracles_pass_check(maf_data, kwargs):
     obj = MAF(maf_data, **kwargs)
     for seed in range(2):
@@ -134,17 +134,17 @@ def test_maf_bad_input_raises_clear_errors(maf_data):
         MAF(Xnan, 2)
     with pytest.raises(ValueError, match="r: .*r < d"):
         MAF(X, 10)
-    with pytest.raises(ValueError, match="reg: must be a number in"):
-        MAF(X, 2, reg=2.0)
+    with pytest.raises(ValueError, match="shrinkage: must be a number in"):
+        MAF(X, 2, shrinkage=2.0)
     with pytest.raises(ValueError, match="X: .*3 is required"):
         MAF(X[:2], 1)
 
 
-def test_maf_singular_covariance_asks_for_reg(maf_data):
+def test_maf_singular_covariance_asks_for_shrinkage(maf_data):
     X = np.column_stack([maf_data, maf_data[:, 0] - maf_data[:, 1]])  # collinear feature
-    with pytest.raises(ValueError, match=r"Σ is singular .*reg > 0"):
+    with pytest.raises(ValueError, match=r"Σ is singular .*shrinkage > 0"):
         MAF(X, 2)
-    obj = MAF(X, 2, reg=1e-3)
+    obj = MAF(X, 2, shrinkage=1e-3)
     assert ldr.check(obj)
     res = ldr.solve(obj, "trust-region", start="heuristic")
     assert improvement(obj.cost(obj.heuristic()), res.cost) >= -1e-12
@@ -224,9 +224,9 @@ def test_sfa_bad_input_raises_clear_errors(maf_data):
     X[0, 0] = np.inf
     with pytest.raises(ValueError, match="X: .*infinity"):
         SFA(X, 2)
-    with pytest.raises(ValueError, match=r"Σ is singular .*cannot be whitened.*reg > 0"):
+    with pytest.raises(ValueError, match=r"Σ is singular .*cannot be whitened.*shrinkage > 0"):
         SFA(maf_data[:8], 2)  # fewer samples than features
-    assert ldr.check(SFA(maf_data[:8], 2, reg=0.01))
+    assert ldr.check(SFA(maf_data[:8], 2, shrinkage=0.01))
 
 
 # --- the generator -----------------------------------------------------------------------------

@@ -313,7 +313,7 @@ def test_pca_converges_to_the_eigh_answer(manifold, solver, pca_data):
     """PCA, −tr(MᵀCM), on Stiefel and on Grassmann: every solver ends at the span of the top
     eigenvectors of C, at the cost −(λ₁ + λ₂)."""
     obj = ldr.objectives.PCA(pca_data, 2, manifold=manifold)
-    res = ldr.solve(obj, solver, M0="random", seed=1)
+    res = ldr.solve(obj, solver, start="random", random_state=1)
     assert res.converged
     w, U = np.linalg.eigh(obj.C)
     assert sin_largest_angle(res.M, U[:, -2:]) < 1e-6
@@ -327,13 +327,13 @@ def test_solvers_on_a_product_and_on_a_euclidean_factor(solver, rng):
     (C1, U1), (C2, U2) = _pca_pair(rng)
     pair = ldr.objective(lambda M: -anp.sum(M[0] * (C1 @ M[0])) - anp.sum(M[1] * (C2 @ M[1])),
                          shape=((7, 2), (5, 2)), manifold=("stiefel", "grassmann"))
-    res = ldr.solve(pair, solver, M0="random")
+    res = ldr.solve(pair, solver, start="random")
     assert res.converged and isinstance(res.M, tuple)
     assert sin_largest_angle(res.M[0], U1) < 1e-6 and sin_largest_angle(res.M[1], U2) < 1e-6
     A, B = rng.standard_normal((10, 6)), rng.standard_normal((10, 2))
     squares = ldr.objective(lambda M: 0.5 * anp.sum((A @ M - B) ** 2), shape=(6, 2),
                             manifold="euclidean")
-    res = ldr.solve(squares, solver, M0="random")
+    res = ldr.solve(squares, solver, start="random")
     assert res.converged
     np.testing.assert_allclose(res.M, np.linalg.solve(A.T @ A, A.T @ B), atol=1e-6)
 
@@ -357,15 +357,15 @@ def test_solvers_on_stacked_factors_follow_the_tuple_product(rng):
     product = ldr.objective(tupled, shape=((k, 1),) * n, manifold=("stiefel",) * n)
     M0 = Stiefel(k, 1, k=n).random_point(rng)
     for solver in ("trust-region", "gradient"):
-        rb = ldr.solve(batched, solver, M0=M0)
-        rp = ldr.solve(product, solver, M0=tuple(M0))
+        rb = ldr.solve(batched, solver, start=M0)
+        rp = ldr.solve(product, solver, start=tuple(M0))
         assert rb.converged and rp.converged
         assert rb.n_iter == rp.n_iter
         assert rb.cost == pytest.approx(rp.cost, rel=1e-10)
         np.testing.assert_allclose(rb.M, np.stack(rp.M), atol=1e-8)
         assert np.allclose(np.linalg.norm(rb.M, axis=1), 1.0)
     # a second-order certificate on the stack (block-diagonal tangent basis)
-    res = ldr.solve(batched, "trust-region", M0=M0, certify=True)
+    res = ldr.solve(batched, "trust-region", start=M0, certify=True)
     assert res.certificate.grad_norm < 1e-6
 
 
@@ -439,7 +439,7 @@ def test_spectral_solvers_refuse_what_is_not_one_orthonormal_matrix(solver, shap
                         manifold=manifold, phi=lambda M: -C, pencil=lambda M: (C, np.eye(4)),
                         pencil0=lambda: (C, np.eye(4)))
     with pytest.raises(ValueError, match=f"solver '{solver}' needs a Stiefel or Grassmann"):
-        ldr.solve(obj, solver, M0="random")
+        ldr.solve(obj, solver, start="random")
 
 
 class Sphere(Manifold):
@@ -493,7 +493,7 @@ def test_a_new_manifold_is_one_class(solver, rng):
     A = rng.standard_normal((4, 4))
     A = A + A.T
     obj = ldr.objective(lambda M: anp.sum(M * (A @ M)), shape=None, manifold=sphere)
-    res = ldr.solve(obj, solver, M0="random", certify=True)
+    res = ldr.solve(obj, solver, start="random", certify=True)
     assert res.converged
     assert res.cost == pytest.approx(np.linalg.eigvalsh(A)[0], rel=1e-8)
     assert res.certificate.is_local_min

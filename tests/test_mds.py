@@ -25,7 +25,7 @@ def test_cost_is_eq4_and_blocks_do_not_matter():
     M = _point(1, 6, 2)
     dX, dY = squareform(pdist(X)), squareform(pdist(X @ M))
     exact = np.sum((dX - dY) ** 2)
-    full, blocked = MDS(X, 2, eps=1e-9), MDS(X, 2, eps=1e-9, block_size=7)
+    full, blocked = MDS(X, 2, smoothing=1e-9), MDS(X, 2, smoothing=1e-9, block_size=7)
     assert full.cost(M) == pytest.approx(exact, rel=1e-9)
     assert blocked.cost(M) == pytest.approx(full.cost(M), rel=1e-13)
     np.testing.assert_allclose(blocked.egrad(M), full.egrad(M), rtol=1e-11)
@@ -126,8 +126,8 @@ def test_bad_inputs_raise():
         MDS(X, 2, dissimilarity=-D)
     with pytest.raises(ValueError, match="diagonal"):
         MDS(X, 2, dissimilarity=D + 1.0)
-    with pytest.raises(ValueError, match="eps:"):
-        MDS(X, 2, eps=0.0)
+    with pytest.raises(ValueError, match="smoothing:"):
+        MDS(X, 2, smoothing=0.0)
     with pytest.raises(ValueError, match="metric:"):
         MDS(X, 2, metric="no-such-metric")
     with pytest.raises(ValueError, match="block_size:"):

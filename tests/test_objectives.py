@@ -12,7 +12,7 @@ from ldr.objectives.lda import scatter_matrices
 
 def test_pca_matches_scikit_learn(pca_data):
     obj = PCA(pca_data, 3)
-    res = ldr.solve(obj, "trust-region", M0="random", seed=0, gtol=1e-10)
+    res = ldr.solve(obj, "trust-region", start="random", random_state=0, tol=1e-10)
     sk = SkPCA(3).fit(pca_data)
     assert ldr.manifolds.sin_largest_angle(res.M, sk.components_.T) < 1e-8
     assert obj.explained_variance(res.M) == pytest.approx(sk.explained_variance_.sum(), rel=1e-10)
@@ -25,7 +25,7 @@ def test_pca_heuristic_is_not_improved_by_any_solver(pca_data):
     obj = PCA(pca_data, 4)
     heur = obj.cost(obj.heuristic())
     for solver in ["gradient", "trust-region"]:
-        res = ldr.solve(obj, solver, M0="heuristic")
+        res = ldr.solve(obj, solver, start="heuristic")
         assert (heur - res.cost) / abs(heur) <= 1e-12
 
 
@@ -78,10 +78,10 @@ def test_lda_reg_makes_a_singular_problem_solvable():
     rng = np.random.default_rng(0)
     X = rng.standard_normal((30, 40))  # more features than samples
     y = np.repeat([0, 1, 2], 10)
-    with pytest.raises(ValueError, match="reg > 0"):
+    with pytest.raises(ValueError, match="shrinkage > 0"):
         LDA(X, y, 2)
-    obj = LDA(X, y, 2, reg=0.1)
-    res = ldr.solve(obj, "trust-region", M0="heuristic")
+    obj = LDA(X, y, 2, shrinkage=0.1)
+    res = ldr.solve(obj, "trust-region", start="heuristic")
     assert res.converged and obj.ratio(res.M) >= obj.ratio(obj.heuristic()) - 1e-12
 
 
@@ -91,7 +91,7 @@ def test_quotient_of_traces_on_given_matrices(rng):
     B = np.diag(rng.uniform(1, 2, 6))
     obj = QuotientOfTraces(A, B, 2)
     assert ldr.check(obj).ok
-    res = ldr.solve(obj, "trust-region", M0="random", seed=0, certify=True)
+    res = ldr.solve(obj, "trust-region", start="random", random_state=0, certify=True)
     assert res.certificate.is_local_min
 
 
@@ -110,12 +110,13 @@ def test_user_objective_in_a_few_lines_with_both_solvers(pca_data):
     obj = SmoothSparsePCA(C, 3, lam=2.0)
     assert not obj.provides("egrad") and not obj.provides("phi")
     assert ldr.check(obj).ok
-    a = ldr.solve(obj, "trust-region", M0="random", seed=0, gtol=1e-8)
-    b = ldr.solve(obj, "gradient", M0=a.M, gtol=1e-8)
+    a = ldr.solve(obj, "trust-region", start="random", random_state=0, tol=1e-8)
+    b = ldr.solve(obj, "gradient", start=a.M, tol=1e-8)
     assert a.converged and b.converged
     assert abs(a.cost - b.cost) <= 1e-9 * abs(a.cost)
     # the penalty changes the answer relative to plain PCA
-    plain = ldr.solve(PCA(pca_data, 3, manifold="stiefel"), "trust-region", M0="random", seed=0)
+    plain = ldr.solve(PCA(pca_data, 3, manifold="stiefel"), "trust-region", start="random",
+                      random_state=0)
     assert ldr.manifolds.sin_largest_angle(plain.M, a.M) > 1e-3
 
 
@@ -128,7 +129,7 @@ def test_decorated_objective_with_hand_written_gradient(pca_data):
 
     assert pca.provides("egrad") and not pca.provides("ehvp")
     assert ldr.check(pca).ok
-    res = ldr.solve(pca, "trust-region", M0="random", seed=0)
+    res = ldr.solve(pca, "trust-region", start="random", random_state=0)
     assert res.cost == pytest.approx(-np.sum(np.linalg.eigvalsh(C)[-2:]), rel=1e-12)
 
 
@@ -149,7 +150,7 @@ def test_every_objective_passes_ldr_check(every_objective):
     instances = every_objective()
     assert set(instances) == set(ldr.objectives.__all__)
     for name, obj in instances.items():
-        report = ldr.check(obj, seed=1)
+        report = ldr.check(obj, random_state=1)
         assert report, f"{name}:\n{report}"
 
 

@@ -189,8 +189,8 @@ def test_objectives_from_chunks_match_in_memory(series, labels, chunks, kind):
                        np.hstack([np.ravel(m) for m in _means(ref)])) < 1e-14
         if name in ("PPCA", "FactorAnalysis"):
             continue  # R^{d×r} models: their statistics are all they read from X
-        a = ldr.solve(ref, "trust-region", M0="heuristic", gtol=1e-11, xtol=0, max_iter=200)
-        b = ldr.solve(obj, "trust-region", M0="heuristic", gtol=1e-11, xtol=0, max_iter=200)
+        a = ldr.solve(ref, "trust-region", start="heuristic", tol=1e-11, xtol=0, max_iter=200)
+        b = ldr.solve(obj, "trust-region", start="heuristic", tol=1e-11, xtol=0, max_iter=200)
         assert _sin(a.M, b.M) <= 1e-10, name
 
 
@@ -228,8 +228,8 @@ def test_under_local_cluster(labels):
                     assert _relerr(getattr(obj, s), getattr(ref, s)) < 1e-12, (name, s)
                 if name in ("PPCA", "FactorAnalysis"):
                     continue
-                a = ldr.solve(ref, "trust-region", M0="heuristic", gtol=1e-11, xtol=0)
-                b = ldr.solve(obj, "trust-region", M0="heuristic", gtol=1e-11, xtol=0)
+                a = ldr.solve(ref, "trust-region", start="heuristic", tol=1e-11, xtol=0)
+                b = ldr.solve(obj, "trust-region", start="heuristic", tol=1e-11, xtol=0)
                 assert _sin(a.M, b.M) <= 1e-10, name
         est = ldr.estimators.OrthogonalLDA(2).fit(_dask(X, 7), da.from_array(y, chunks=7))
         Z = est.transform(_dask(X, 7))

@@ -25,7 +25,7 @@ def wda_small():
 def test_lda_by_scf_is_scikit_learns_eigen_lda():
     X, y = ldr.datasets.make_lda(8, r=3, n_per_class=200, seed=2)
     obj = LDA(X, y, 3)
-    res = ldr.solve(obj, "scf", M0="random", seed=0, xtol=1e-12)
+    res = ldr.solve(obj, "scf", start="random", random_state=0, xtol=1e-12)
     assert res.converged and res.n_iter == 1  # a constant pencil: one step is the answer
     sk = LinearDiscriminantAnalysis(solver="eigen").fit(X, y)
     basis = np.linalg.qr(sk.scalings_[:, :3])[0]
@@ -69,7 +69,7 @@ def test_wda_scatter_from_scalings_equals_the_explicit_sum(wda_small, reg):
 def test_wda_trace_ratio_gradient_passes_check(wda_small):
     X, y = wda_small
     obj = WDA(X[:90], y[:90], 2, reg=1.0)
-    report = ldr.check(obj, seed=0)
+    report = ldr.check(obj, random_state=0)
     assert report.ok, str(report)
     # the cost equals the trace ratio of the pencil's scatter matrices at T(P)
     P = obj.heuristic()
@@ -116,7 +116,7 @@ def test_scf_converges_to_fixed_points_from_random_starts(wda_small, acceleratio
     X, y = wda_small
     obj = WDA(X, y, 2, reg=1.0)
     for seed in range(4):
-        res = ldr.solve(obj, SCF(acceleration=acceleration), M0="random", seed=seed,
+        res = ldr.solve(obj, SCF(acceleration=acceleration), start="random", random_state=seed,
                         xtol=1e-6)
         assert res.converged and "fixed-point residual" in res.reason, res.reason
         A, B = obj.pencil(res.M)
@@ -131,9 +131,10 @@ def test_acceleration_needs_fewer_iterations_and_reaches_the_same_fixed_point(wd
                                                                              acceleration):
     X, y = wda_small
     obj = WDA(X, y, 2, reg=1.0)
-    plain = [ldr.solve(obj, SCF(acceleration="none"), M0="random", seed=s, xtol=1e-8)
+    plain = [ldr.solve(obj, SCF(acceleration="none"), start="random", random_state=s, xtol=1e-8)
              for s in range(3)]
-    fast = [ldr.solve(obj, SCF(acceleration=acceleration), M0="random", seed=s, xtol=1e-8)
+    fast = [ldr.solve(obj, SCF(acceleration=acceleration), start="random", random_state=s,
+                      xtol=1e-8)
             for s in range(3)]
     assert all(r.converged for r in plain + fast)
     assert np.median([r.n_iter for r in fast]) <= 0.75 * np.median([r.n_iter for r in plain])
@@ -149,7 +150,7 @@ def test_scf_detects_a_two_cycle():
             return A, np.eye(3)
 
     obj = Swap(np.eye(3), np.eye(3), 1)
-    res = ldr.solve(obj, SCF(acceleration="none"), M0=np.array([[1.0], [0.0], [0.0]]))
+    res = ldr.solve(obj, SCF(acceleration="none"), start=np.array([[1.0], [0.0], [0.0]]))
     assert not res.converged and "2-cycle" in res.reason
 
 
@@ -161,7 +162,7 @@ def test_non_positive_definite_b_is_regularized_with_a_warning():
     obj = Singular(np.eye(3), np.eye(3), 1)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        ldr.solve(obj, "scf", M0=np.eye(3)[:, :1], max_iter=2)
+        ldr.solve(obj, "scf", start=np.eye(3)[:, :1], max_iter=2)
     assert any("not positive definite" in str(w.message) and "regularized" in str(w.message)
                for w in caught)
 
@@ -306,7 +307,7 @@ def test_ridge_is_the_pencils_and_eps_its_deprecated_name(wda_small):
 
     X, y = wda_small
     est = WassersteinDA(2, ridge=1e-2).fit(X, y)
-    ref = ldr.solve(WDA(X, y, 2, eps=1e-2), "scf", xtol=1e-6)
+    ref = ldr.solve(WDA(X, y, 2, ridge=1e-2), "scf", xtol=1e-6)
     assert ldr.manifolds.sin_largest_angle(est.M_, ref.M) < 1e-6
     with pytest.warns(FutureWarning, match="'eps' is deprecated.*pass ridge="):
         old = WassersteinDA(2, eps=1e-2).fit(X, y)

@@ -59,7 +59,7 @@ def test_lda_agrees_with_sklearn_in_the_span_of_collinear_data(kind):
                                atol=1e-9)
     np.testing.assert_allclose(fit.mean_, Xs.mean(axis=0), atol=1e-12)
     # reg=0.0 (no shrinkage) takes the same span: nothing here needs shrinking
-    np.testing.assert_allclose(est.OrthogonalLDA(reg=0.0).fit(Xs, y).M_, fit.M_, atol=1e-12)
+    np.testing.assert_allclose(est.OrthogonalLDA(shrinkage=0.0).fit(Xs, y).M_, fit.M_, atol=1e-12)
 
 
 def test_lda_on_statsmodels_survey_table_with_every_dummy():
@@ -104,7 +104,7 @@ def test_lda_with_fewer_samples_than_features_shrinks_by_oas_on_the_span():
     X[:, :2] += 2.0 * np.eye(C)[y][:, :2]
     with pytest.raises(ValueError, match=r"^X: the within-class scatter S_w is singular on the "
                        r"span .*shrinkage=None .*shrinkage='auto'"):
-        est.OrthogonalLDA(reg=0.0).fit(X, y)
+        est.OrthogonalLDA(shrinkage=0.0).fit(X, y)
     fit = est.OrthogonalLDA().fit(X, y)
     U = fit.subspace_
     assert U.shape == (d, n - 1)
@@ -118,13 +118,14 @@ def test_lda_with_fewer_samples_than_features_shrinks_by_oas_on_the_span():
     np.testing.assert_allclose(U @ (U.T @ fit.M_), fit.M_, atol=1e-12)  # in the span
     assert fit.predict(X).shape == (n,) and np.all(np.isfinite(fit.predict_proba(X)))
     # "auto" is OAS in the full space, and a number is that shrinkage, as before
-    auto = est.OrthogonalLDA(reg="auto").fit(X, y)
+    auto = est.OrthogonalLDA(shrinkage="auto").fit(X, y)
     full, _, _ = ldr.data.rows.moments(X, y).class_scatter()
     assert auto.subspace_ is None
     assert auto.shrinkage_ == pytest.approx(oas_shrinkage(full, n - C), rel=1e-12)
-    assert est.OrthogonalLDA(reg=0.3).fit(X, y).shrinkage_ == 0.3
-    with pytest.raises(ValueError, match=r"^reg: must be None, 'auto' or a number in \[0, 1\]"):
-        est.OrthogonalLDA(reg="oas").fit(X, y)
+    assert est.OrthogonalLDA(shrinkage=0.3).fit(X, y).shrinkage_ == 0.3
+    with pytest.raises(ValueError,
+                       match=r"^shrinkage: must be None, 'auto' or a number in \[0, 1\]"):
+        est.OrthogonalLDA(shrinkage="oas").fit(X, y)
 
 
 def test_lda_chunked_singular_data_match_in_memory():

@@ -459,11 +459,11 @@ def test_lda_priors_and_dimension_errors():  # test_lda_priors, test_lda_dimensi
         top = min(n_features, n_classes - 1)
         for q in [top - 1, None, top]:
             if q != 0:
-                assert OrthogonalLDA(q, reg=0.1).fit(X, y).n_components_ == (q or top)
+                assert OrthogonalLDA(q, shrinkage=0.1).fit(X, y).n_components_ == (q or top)
         for q in [top + 1, max(n_features, n_classes - 1) + 1]:
             with pytest.raises(ValueError, match=r"n_components: .*min\(n_classes - 1, "
                                                  r"n_features\)"):
-                OrthogonalLDA(q, reg=0.1).fit(X, y)
+                OrthogonalLDA(q, shrinkage=0.1).fit(X, y)
     with pytest.raises(ValueError, match="within-class scatter"):  # n_samples == n_classes
         OrthogonalLDA().fit([[0.5, 0.6], [0.6, 0.5]], ["a", "b"])
 
@@ -510,7 +510,7 @@ def test_lda_explained_variance_ratio_is_the_share_of_between_class_scatter():
 # scikit-learn's estimator checks for the non-default forms (the defaults are checked in
 # test_estimators.py)
 @parametrize_with_checks_here([PCA(whiten=True), PCA(n_components=0.9),
-                               OrthogonalLDA(reg=0.1)],
+                               OrthogonalLDA(shrinkage=0.1)],
                               expected_failed_checks=lambda e: {
                                   "check_transformer_n_iter": "the start already satisfies the "
                                   "gradient rule: the fit honestly reports n_iter_ = 0"})

@@ -35,7 +35,8 @@ def test_pca_every_solver_reaches_eigh_optimum_on_the_manifold(name, manifold, s
     # plain Armijo steps converge linearly at rate ~ 1 − gap/λ_max: give them the budget (CG's
     # line search is Armijo's too; on seed 1's tiny eigengap it needs ~700 iterations)
     max_iter = 20000 if name in ("gradient-armijo", "conjugate-gradient") else 1000
-    res = ldr.solve(obj, SOLVERS[name](), M0="random", seed=seed + 10, gtol=1e-8, callback=watch,
+    res = ldr.solve(obj, SOLVERS[name](), start="random", random_state=seed + 10, tol=1e-8,
+                    callback=watch,
                     max_iter=max_iter)
     assert res.converged, res.reason
     assert abs(res.cost - f_star) <= 1e-8 * abs(f_star)
@@ -54,7 +55,7 @@ def test_pca_every_solver_reaches_eigh_optimum_on_the_manifold(name, manifold, s
 
 def test_trust_region_converges_superlinearly_on_pca():
     X = ldr.datasets.make_pca(400, 30, seed=5)
-    res = ldr.solve(PCA(X, 5), "trust-region", M0="random", seed=0, gtol=1e-10)
+    res = ldr.solve(PCA(X, 5), "trust-region", start="random", random_state=0, tol=1e-10)
     g = res.trace["grad_norm"]
     assert res.converged and res.n_iter < 25
     # the last accepted steps shrink the gradient much faster than linearly
@@ -67,7 +68,7 @@ def test_lda_trust_region_never_below_heuristic_and_matches_pymanopt():
         X, y = ldr.datasets.make_lda(6, r=2, n_per_class=100, seed=seed)
         obj = LDA(X, y, 2)
         heur = obj.heuristic()
-        ours = ldr.solve(obj, "trust-region", M0=heur, gtol=1e-10)
+        ours = ldr.solve(obj, "trust-region", start=heur, tol=1e-10)
         assert ours.converged, ours.reason
         assert obj.ratio(ours.M) >= obj.ratio(heur) - 1e-12
         problem = ldr.solvers.pymanopt_adapter.pymanopt_problem(obj, backend="autograd")
@@ -83,7 +84,7 @@ def test_lda_improves_on_the_heuristic_somewhere():
     for seed in range(5):
         X, y = ldr.datasets.make_lda(10, r=2, n_per_class=200, seed=seed)
         obj = LDA(X, y, 2)
-        res = ldr.solve(obj, "trust-region", M0="heuristic")
+        res = ldr.solve(obj, "trust-region", start="heuristic")
         gains.append((obj.ratio(res.M) - obj.ratio(obj.heuristic())) / obj.ratio(obj.heuristic()))
     assert min(gains) >= -1e-12
     assert max(gains) > 1e-3
@@ -92,8 +93,8 @@ def test_lda_improves_on_the_heuristic_somewhere():
 def test_gradient_and_trust_region_agree_on_lda(lda_data):
     X, y = lda_data
     obj = LDA(X, y, 2)
-    a = ldr.solve(obj, "trust-region", M0="heuristic", gtol=1e-9)
-    b = ldr.solve(obj, "gradient", M0="heuristic", gtol=1e-9, max_iter=5000)
+    a = ldr.solve(obj, "trust-region", start="heuristic", tol=1e-9)
+    b = ldr.solve(obj, "gradient", start="heuristic", tol=1e-9, max_iter=5000)
     assert a.converged and b.converged
     assert abs(a.cost - b.cost) <= 1e-10 * abs(a.cost)
     assert ldr.manifolds.sin_largest_angle(a.M, b.M) < 1e-5
@@ -104,7 +105,7 @@ def test_line_search_failure_is_reported_not_converged(pca_data):
         def egrad(self, M):
             return 2.0 * (self.C @ M)  # sign error: ascent direction
 
-    res = ldr.solve(WrongGradient(pca_data, 3), "gradient", M0="random", seed=0)
+    res = ldr.solve(WrongGradient(pca_data, 3), "gradient", start="random", random_state=0)
     assert not res.converged
     assert "line search failed" in res.reason
 
@@ -125,9 +126,10 @@ def test_conjugate_gradient_beats_steepest_descent_on_an_ill_conditioned_lda():
     with Armijo steps, to the same optimum (and the trust region's)."""
     X, y = ldr.datasets.make_lda(30, r=3, n_per_class=200, seed=7)
     obj = LDA(X, y, 3)
-    cg = ldr.solve(obj, "conjugate-gradient", M0="random", seed=0)
-    sd = ldr.solve(obj, GradientDescent(step="armijo"), M0="random", seed=0, max_iter=20000)
-    tr = ldr.solve(obj, "trust-region", M0="random", seed=0)
+    cg = ldr.solve(obj, "conjugate-gradient", start="random", random_state=0)
+    sd = ldr.solve(obj, GradientDescent(step="armijo"), start="random", random_state=0,
+                   max_iter=20000)
+    tr = ldr.solve(obj, "trust-region", start="random", random_state=0)
     assert cg.converged and sd.converged and tr.converged
     assert cg.cost == pytest.approx(tr.cost, rel=1e-12)
     assert cg.n_iter < sd.n_iter / 2

@@ -56,13 +56,13 @@ def test_batches_over_a_partition_add_up_to_the_full_cost_and_gradient(which, wi
 @pytest.mark.parametrize("solver", STOCHASTIC)
 def test_pca_answer_within_1e3_of_eigh(solver, wine_pca):
     best = wine_pca.cost(wine_pca.heuristic())  # eigh: the global optimum
-    exact = ldr.solve(wine_pca, "trust-region", M0="random", seed=0)
+    exact = ldr.solve(wine_pca, "trust-region", start="random", random_state=0)
     assert exact.cost == pytest.approx(best, rel=1e-10)
-    res = ldr.solve(wine_pca, solver, M0="random", seed=0, max_iter=40)
+    res = ldr.solve(wine_pca, solver, start="random", random_state=0, max_iter=40)
     assert (res.cost - best) / abs(best) <= 1e-3
     assert res.counts["batch"] > 0 and res.counts["terms"] >= 40 * wine_pca.n_terms
     if solver == "svrg":  # variance reduced: converges, certified by the full gradient
-        res = ldr.solve(wine_pca, solver, M0="random", seed=0, max_iter=200)
+        res = ldr.solve(wine_pca, solver, start="random", random_state=0, max_iter=200)
         assert res.converged and res.reason.startswith("gradient norm")
         assert res.cost == pytest.approx(best, rel=1e-12)
     else:  # the full gradient is far above 1e-8 relative: said so, not converged
@@ -76,21 +76,21 @@ def test_pca_answer_within_1e3_of_eigh(solver, wine_pca):
 
 @pytest.mark.parametrize("solver", STOCHASTIC)
 def test_nca_answer_within_1e3_of_lbfgs(solver, blobs_nca):
-    exact = ldr.solve(blobs_nca, "lbfgs", M0="heuristic")
+    exact = ldr.solve(blobs_nca, "lbfgs", start="heuristic")
     assert exact.converged
-    res = ldr.solve(blobs_nca, solver, M0="heuristic", max_iter=30)
+    res = ldr.solve(blobs_nca, solver, start="heuristic", max_iter=30)
     assert (res.cost - exact.cost) / abs(exact.cost) <= 1e-3
 
 
 def test_the_same_seed_gives_the_same_run(wine_pca):
-    runs = [ldr.solve(wine_pca, SGD(random_state=s), M0="random", seed=0, max_iter=3)
+    runs = [ldr.solve(wine_pca, SGD(random_state=s), start="random", random_state=0, max_iter=3)
             for s in (7, 7, 8)]
     np.testing.assert_array_equal(runs[0].M, runs[1].M)
     assert not np.allclose(runs[0].M, runs[2].M)
 
 
 def test_a_loose_batch_tol_never_certifies_against_a_strict_full_tol(wine_pca):
-    res = ldr.solve(wine_pca, SGD(batch_tol=0.5), M0="random", seed=0, gtol=1e-12)
+    res = ldr.solve(wine_pca, SGD(batch_tol=0.5), start="random", random_state=0, tol=1e-12)
     assert res.reason.startswith("stochastic run ended (estimated gradient norm")
     assert "batch_tol" in res.reason and "above tol" in res.reason
     assert not res.converged and res.n_iter < 1000
@@ -108,23 +108,23 @@ class _Liar(StochasticSolver):
 
 
 def test_the_driver_certifies_only_on_the_full_gradient(wine_pca):
-    res = ldr.solve(wine_pca, _Liar(), M0="random", seed=0)
+    res = ldr.solve(wine_pca, _Liar(), start="random", random_state=0)
     assert not res.converged
     assert res.reason.startswith("stochastic run ended (estimated gradient norm 0.000e+00")
     assert "above tol" in res.reason and res.grad_norm > 0.1
     # at the optimum the same lie is checked, and the full gradient confirms it
-    ok = ldr.solve(wine_pca, _Liar(), M0=wine_pca.heuristic())
+    ok = ldr.solve(wine_pca, _Liar(), start=wine_pca.heuristic())
     assert ok.converged or ok.reason.startswith("gradient norm")
 
 
 def test_stochastic_solvers_in_a_chain_and_in_compare(wine_pca):
     # SGD to a loose batch tolerance, then the trust region from its (full-checked) point
-    res = ldr.solve(wine_pca, [SGD(batch_tol=0.05), "trust-region"], M0="random", seed=0)
+    res = ldr.solve(wine_pca, [SGD(batch_tol=0.05), "trust-region"], start="random", random_state=0)
     assert [s.solver for s in res.stages] == ["sgd", "trust-region"]
     assert not res.stages[0].converged and "above tol" in res.stages[0].reason
     assert res.converged and res.reason.startswith("trust-region")
     # a budget set by the user ends the chain in the stochastic stage, after its full check
-    short = ldr.solve(wine_pca, ["sgd", "trust-region"], M0="random", seed=0, max_iter=5)
+    short = ldr.solve(wine_pca, ["sgd", "trust-region"], start="random", random_state=0, max_iter=5)
     assert [s.solver for s in short.stages] == ["sgd"] and short.budget == "max_iter"
     assert "trust-region not run" in short.reason and "full gradient" in short.reason
     cmp = ldr.compare(wine_pca, ["svrg", "adam", "trust-region"], n_starts=1, max_iter=300,

@@ -86,11 +86,11 @@ def test_non_numeric_input(data):
 def test_singular_within_class_scatter_says_how_to_regularize(data):
     X, y = data
     X = np.column_stack([X, X[:, 0]])  # a duplicated feature
-    with pytest.raises(ValueError, match="singular.*reg > 0"):
+    with pytest.raises(ValueError, match="singular.*shrinkage > 0"):
         LDA(X, y, 2)
-    LDA(X, y, 2, reg=1e-3)
-    with pytest.raises(ValueError, match="reg: must be a number in"):
-        LDA(X, y, 2, reg=2.0)
+    LDA(X, y, 2, shrinkage=1e-3)
+    with pytest.raises(ValueError, match="shrinkage: must be a number in"):
+        LDA(X, y, 2, shrinkage=2.0)
 
 
 def test_inputs_are_not_modified_and_centering_is_per_feature(data):
@@ -135,7 +135,7 @@ def test_cholesky_check_agrees_with_the_eigenvalue_rule(d, log_cond):
     singular = ev[0] <= 100 * d * np.finfo(float).eps * ev[-1]
     if singular:
         with pytest.raises(ValueError, match=r"^A: the thing is singular \(numerical rank \d+ < "
-                                             rf"d = {d}; n_samples = 7\): why\. .*reg > 0"):
+                                             rf"d = {d}; n_samples = 7\): why\. .*shrinkage > 0"):
             check_nonsingular(S, "A", "thing", "why", 7)
         with pytest.raises(ValueError, match="thing is singular"):
             eigh_nonsingular(S, "A", "thing", "why", 7)
@@ -190,7 +190,7 @@ def test_identical_rows_are_an_error_naming_X_in_every_span_reduction():
 
     X = np.tile([[1000.0, -132.10486329130188, 640.422650443282]], (11, 1))
     y = [0, 0, 0, 0, 0, 0, 0, 1, 0, 1, 1]
-    for fit in (lambda: est.OrthogonalLDA(1, reg=None, tol=0.0).fit(X, y),
+    for fit in (lambda: est.OrthogonalLDA(1, shrinkage=None, tol=0.0).fit(X, y),
                 lambda: est.WassersteinDA(1).fit(X, y),
                 lambda: est.MAF(1).fit(X),
                 lambda: est.OrthogonalCCA(1).fit(X, X[:, :2])):

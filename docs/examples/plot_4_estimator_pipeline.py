@@ -22,7 +22,7 @@ X, y = load_digits(n_class=5, return_X_y=True)
 X = X[:, X.std(axis=0) > 0]          # constant pixels carry nothing and make S_w singular
 
 reducers = {"PCA": PCA(n_components=2),
-            "orthogonal LDA": OrthogonalLDA(n_components=2, reg=1e-3),
+            "orthogonal LDA": OrthogonalLDA(n_components=2, shrinkage=1e-3),
             "supervised HSIC": SupervisedHSIC(n_components=2)}
 for name, reducer in reducers.items():
     pipe = make_pipeline(StandardScaler(), reducer, KNeighborsClassifier())

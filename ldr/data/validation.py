@@ -222,7 +222,7 @@ def check_new_data(X, n_features: int, name: str = "X") -> np.ndarray:
     return X
 
 
-def shrink(S: np.ndarray, reg, name: str = "reg") -> np.ndarray:
+def shrink(S: np.ndarray, reg, name: str = "shrinkage") -> np.ndarray:
     """(1 − reg) S + reg · tr(S)/d · I, after checking that ``reg`` is a number in [0, 1].
 
     The one shrinkage of every scatter-matrix method (LDA's S_w, MAF's and SFA's Σ, CCA's Σ_a
@@ -237,7 +237,7 @@ def shrink(S: np.ndarray, reg, name: str = "reg") -> np.ndarray:
     return (1.0 - reg) * S + reg * trace / d * arrays.eye_like(d, S)
 
 
-_SHRINK_REMEDY = ("Pass reg > 0 (shrinkage, e.g. reg=1e-3), or reduce the dimension first (PCA) "
+_SHRINK_REMEDY = ("Pass shrinkage > 0 (e.g. shrinkage=1e-3), or reduce the dimension first (PCA) "
                   "and drop constant or duplicated features; the estimators of ldr.estimators "
                   "fit such data as they are, in the span of the rows (subspace_).")
 

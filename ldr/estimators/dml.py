@@ -57,7 +57,7 @@ class MetricLearner(LinearDR):
                                  f"shape (n_components, n_features), got {start!r}")
         data.derived["start"] = start
         # "random" and arrays are starts, not heuristics: the objective builds "auto"'s
-        data.params["init"] = start if isinstance(start, str) and start != "random" else "auto"
+        data.params["start"] = start if isinstance(start, str) and start != "random" else "auto"
         check_classification_targets(data.y)
         above = self.stochastic_above
         if isinstance(above, bool) or not isinstance(above, (int, np.integer)) or above < 1:

@@ -28,8 +28,8 @@ class GraphEmbedding(LinearDR):
     _pairwise_memory = False  # a sparse k-nearest-neighbour graph, no n×n array
 
     def _prepare(self, data: FitData) -> None:
-        data.params["reg"] = self._shrinkage()
-        self.subspace_ = reduce_rows(data, data.params["reg"], None, rows=True)
+        data.params["shrinkage"] = self._shrinkage()
+        self.subspace_ = reduce_rows(data, data.params["shrinkage"], None, rows=True)
 
     def _finish(self, data: FitData, obj, result):
         self.ratio_ = obj.ratio(result.M)
@@ -119,7 +119,7 @@ class LPP(GraphEmbedding):
         if scatters is None:
             return super()._objective(data, r)
         try:
-            return LPPObjective.from_scatters(scatters, r, data.params["reg"], self.form)
+            return LPPObjective.from_scatters(scatters, r, data.params["shrinkage"], self.form)
         except ParameterError as exc:
             if exc.param == "r":
                 raise exc.renamed("n_components") from None
@@ -134,7 +134,7 @@ class LPP(GraphEmbedding):
         S_D to rounding."""
         super()._prepare(data)
         self.far_rows_ = np.zeros(0, dtype=int)
-        if data.params["reg"] != 0 or self.weight not in ("heat", "binary"):
+        if data.params["shrinkage"] != 0 or self.weight not in ("heat", "binary"):
             return  # the objective checks the parameters, with its messages
         X = np.asarray(data.X, dtype=float)
         try:
@@ -154,7 +154,8 @@ class LPP(GraphEmbedding):
         mean = data.mean
         data.X = X[~far]
         data.basis = None
-        U = reduce_rows(data, data.params["reg"], None, rows=True)  # the span of the rows kept
+        U = reduce_rows(data, data.params["shrinkage"], None,
+                        rows=True)  # the span of the rows kept
         if U is not None:
             basis = U if basis is None else basis @ U
             mean = data.mean if mean is None else mean

@@ -72,4 +72,4 @@ class KernelSDR(LinearDR):
         self.eps = eps
 
     def _prepare(self, data: FitData) -> None:
-        data.params["eps"] = self._renamed("ridge", "eps")[0]
+        data.params["ridge"] = self._renamed("ridge", "eps")[0]

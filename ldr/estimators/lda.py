@@ -255,7 +255,7 @@ class OrthogonalLDA(ClassifierMixin, LinearDR):
         return check_int_components(q, upper, bound)
 
     def _objective(self, data: FitData, r: int):
-        return LDA(data.X, None, r, reg=self.shrinkage_) if r < data.n_features else None
+        return LDA(data.X, None, r, shrinkage=self.shrinkage_) if r < data.n_features else None
 
     def _closed_form(self, data: FitData, r: int):
         Sw, Sb, _ = data.X.class_scatter()

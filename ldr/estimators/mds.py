@@ -73,7 +73,7 @@ class MDS(LinearDR):
         self.eps = eps
 
     def _prepare(self, data: FitData) -> None:
-        data.params["eps"] = self._renamed("smoothing", "eps")[0]
+        data.params["smoothing"] = self._renamed("smoothing", "eps")[0]
         if self.landmarks is not None:
             data.params["random_state"] = random_seed(self.random_state)
 

@@ -30,8 +30,8 @@ class SecondOrderSeries(LinearDR):
         raise NotImplementedError
 
     def _prepare(self, data: FitData) -> None:
-        data.params["reg"] = self._shrinkage()
-        self.subspace_ = reduce_rows(data, data.params["reg"], self._moment_options())
+        data.params["shrinkage"] = self._shrinkage()
+        self.subspace_ = reduce_rows(data, data.params["shrinkage"], self._moment_options())
 
     def _objective(self, data: FitData, r: int):
         cls = self._objective_spec()[0]

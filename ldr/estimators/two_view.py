@@ -135,7 +135,7 @@ class TwoView(LinearDR):
         Dask chunks) and, with no shrinkage, each view's span where its covariance is
         singular (``x_subspace_``, ``y_subspace_``)."""
         level = self._shrinkage()
-        data.params["reg"] = level
+        data.params["shrinkage"] = level
         if data.lazy:
             stats, dx = paired_moments(data.X, data.y)
         else:
@@ -176,7 +176,7 @@ class TwoView(LinearDR):
 
     def _objective(self, data: FitData, r: int):
         return self._objective_class(data.X, data.derived["widths"][0], r,
-                                     reg=data.params["reg"])
+                                     shrinkage=data.params["shrinkage"])
 
     def _start(self, obj, data: FitData):
         own = self._default_start(obj) if self.start is None else None

@@ -353,7 +353,7 @@ class WassersteinDA(WDAEstimator):
         (``batch_size_``)."""
         if not isinstance(self.normalize, (bool, np.bool_)):
             raise ParameterError("normalize", f"expected True or False, got {self.normalize!r}")
-        data.params.update(reg=self.reg, sinkhorn_iter=self.sinkhorn_iter, eps=self._ridge())
+        data.params.update(reg=self.reg, sinkhorn_iter=self.sinkhorn_iter, ridge=self._ridge())
         classes, codes = check_labels(data.y, data.X.shape[0], "y")
         U = self.subspace_ = discriminant_span(data.X, codes, len(classes))
         if U is not None:
@@ -587,7 +587,7 @@ class WDAClustering(ClusterMixin, WDAEstimator):
     def _prepare(self, data: FitData) -> None:
         """The WDA steps' parameters, the mean and, where the covariance is singular, the
         span of the data (``subspace_``)."""
-        data.params.update(sinkhorn_iter=self.sinkhorn_iter, eps=self._ridge())
+        data.params.update(sinkhorn_iter=self.sinkhorn_iter, ridge=self._ridge())
         data.mean = np.mean(data.X, axis=0)
         self.subspace_ = reduce_rows(data, 0.0, None, rows=True)
 
