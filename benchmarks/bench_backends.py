@@ -1,4 +1,4 @@
-"""Benchmark: the autodiff backends of a custom objective (``ldr.backends``).
+"""Benchmark: the autodiff backends of a custom objective (``ldr.core.backends``).
 
 Run from the checkout root (JAX and PyTorch rows appear where they are installed)::
 
@@ -10,7 +10,7 @@ Run from the checkout root (JAX and PyTorch rows appear where they are installed
 
 The README's custom objective, sparse PCA ``−tr(MᵀCM) + λ Σ √(M² + ε)`` on Stiefel(d, r),
 written four times — ``autograd.numpy`` (the default backend), ``jax.numpy``
-(``backend="jax"``; with ``merge_symmetric=True``, ``ldr.symmetric_products``: the rows
+(``backend="jax"``; with ``merge_symmetric=True``, ``ldr.core.symmetric_products``: the rows
 "jax-merge"), PyTorch (``backend="torch"``, eager, and with ``compile=True``: the rows
 "torch-compile") and NumPy with a hand-written gradient and Hessian (``backend="numpy"``) —
 at d × r = 13 × 2 (wine's covariance, the README's) and 200 × 5 (``--large``: also
@@ -35,7 +35,7 @@ medians over repeats; wall time.
    differentiation of ``tr(MᵀCM)`` does not know that C is symmetric: its HVP multiplies by C
    and by Cᵀ, two GEMMs, so a compiled generic HVP lands near twice the floor; "ldr
    jax-merge" rewrites JAX's traced derivatives to one product by C (the optional
-   ``ldr.symmetric_products``).  XLA's GEMM and
+   ``ldr.core.symmetric_products``).  XLA's GEMM and
    PyTorch's (MKL on its CPU wheels) differ from NumPy's (OpenBLAS), which the reference rows
    show.
 1. **Oracles.**  One ``egrad`` and one ``ehvp`` call at a random point (NumPy in, NumPy out,
@@ -54,7 +54,7 @@ medians over repeats; wall time.
 3. **PyTorch's routes** (``--compile``): eager ``torch.autograd`` (reverse over reverse; what
    ``torch.compile`` cannot differentiate twice) against ``torch.func``'s ``vjp`` and ``jvp``
    of ``torch.func.grad``, eager and under ``torch.compile``, with the time to compile — the
-   evidence for the route ``ldr.backends`` takes (``torch.func.vjp`` of the gradient, eager
+   evidence for the route ``ldr.core.backends`` takes (``torch.func.vjp`` of the gradient, eager
    by default, compiled with ``compile=True``).
 """
 

@@ -18,7 +18,7 @@ at ``--cap`` seconds, 120 by default, so that an unbounded method such as NCA on
 table ends): the whole ``ldr compare`` wall time (loading, runs and certificates), its
 slowest run, and how many runs a budget stopped (the cap, or ``max_iter``).  The command
 line's default, a budget shared by the runs of one comparison
-(``ldr.cli_budget.TIME_BUDGET``), cuts a comparison when its total exceeds it: the last column
+(``ldr.cli.budget.TIME_BUDGET``), cuts a comparison when its total exceeds it: the last column
 says whether it would.
 """
 
@@ -60,7 +60,9 @@ def main() -> None:
     parser.add_argument("--cap", type=float, default=120.0, help="seconds per run")
     parser.add_argument("--methods", default="", help="comma-separated (default: all)")
     args = parser.parse_args()
-    from ldr import cli, cli_budget, registry
+    from ldr.cli import budget as cli_budget
+    from ldr.cli import commands as cli
+    from ldr.driver import registry
 
     methods = args.methods.split(",") if args.methods else registry.names()
     print(f"{'data':<14} {'method':<6} {'runs':>4} {'total [s]':>9} {'slowest':>8} "

@@ -14,7 +14,7 @@ seeded random point) and from 3 seeded random starts, at the default tolerances,
 per candidate: median time over the 4 runs (each timed once; BLAS pinned to one thread),
 runs converged, and the worst final cost relative to the best cost any candidate reached
 (0 = every run at the best answer).  The row marked ``*`` is the objective's current default
-(:func:`ldr.driver.default_solver`).  The default should converge on every run, reach the best
+(:func:`ldr.driver.loop.default_solver`).  The default should converge on every run, reach the best
 cost, and be the fastest such candidate.
 """
 
@@ -29,7 +29,7 @@ from threadpoolctl import threadpool_limits
 
 import ldr
 from ldr import objectives as o
-from ldr.driver import default_solver
+from ldr.driver.loop import default_solver
 
 
 def instances(n: int, d: int, r: int) -> dict:

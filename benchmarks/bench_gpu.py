@@ -25,7 +25,7 @@ Medians over repeats, wall time, float64 and float32 where the section says so.
    cuSOLVER's workspace) and ``LinearDiscriminantAnalysis()`` under ``array_api_dispatch`` on
    the same tensor
    (the default gtol, 1e-8 for float64 and 2.3e-4 for float32 tensors:
-   :func:`ldr.stopping.default_gtol`).
+   :func:`ldr.core.stopping.default_gtol`).
 4. **WDA** (``ldr.objectives.WDA`` on a tensor of the device: 3 classes on circles plus noise,
    d = 20, r = 2, reg = 1 as ``WassersteinDA``'s default, 10 Sinkhorn iterations, memory
    budget as for HSIC): one cost + Euclidean gradient (the checkpointed reverse pass,

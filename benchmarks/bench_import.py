@@ -27,8 +27,8 @@ PROBE = ("import resource, time, sys\nt = time.perf_counter()\n{code}\n"
 CASES = {
     "import numpy, scipy.linalg": "import numpy, scipy.linalg",
     "import ldr": "import ldr",
-    "ldr --help": "from ldr import cli\ntry:\n    cli.main(['--help'])\nexcept SystemExit:\n"
-                  "    pass",
+    "ldr --help": "from ldr.cli import commands as cli\ntry:\n    cli.main(['--help'])\n"
+                  "except SystemExit:\n    pass",
     "import ldr.estimators": "import ldr.estimators",
 }
 

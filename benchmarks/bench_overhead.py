@@ -50,7 +50,7 @@ import numpy as np
 import pymanopt
 
 import ldr
-from ldr.linalg import polar
+from ldr.core.linalg import polar
 from ldr.objectives import LDA, PCA
 from ldr.objectives.lda import scatter_matrices
 

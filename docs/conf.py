@@ -15,7 +15,7 @@ import pathlib
 import shutil
 
 import ldr
-import ldr.registry
+import ldr.driver.registry
 
 HERE = pathlib.Path(__file__).resolve().parent
 # Neither autosummary nor sphinx-gallery deletes a page whose source is gone: start from none,
@@ -24,9 +24,9 @@ HERE = pathlib.Path(__file__).resolve().parent
 for generated in ("api/generated", "auto_examples"):
     shutil.rmtree(HERE / generated, ignore_errors=True)
 
-# The method table of concepts.rst, from the one registry (ldr.registry): a new method appears
-# without an edit here
-(HERE / "methods_table.rst").write_text(ldr.registry.rst_table(), encoding="utf-8")
+# The method table of concepts.rst, from the one registry (ldr.driver.registry): a new method
+# appears without an edit here
+(HERE / "methods_table.rst").write_text(ldr.driver.registry.rst_table(), encoding="utf-8")
 
 project = "ldr"
 author = "the ldr developers"

@@ -3,18 +3,18 @@
 >>> import ldr
 >>> from ldr.objectives import LDA
 >>> X, y = ldr.datasets.load("wine")
->>> result = ldr.solve(LDA(X, y, r=2), "trust-region", M0="heuristic", certify=True)
+>>> result = ldr.solve(LDA(X, y, r=2), "trust-region", start="heuristic", certify=True)
 >>> result.converged, result.certificate.is_local_min
 (True, True)
 """
 
 from ldr import manifolds, solvers
-from ldr.certificate import certificate
-from ldr.checks import CheckReport, check
-from ldr.compare import Comparison, compare
-from ldr.driver import solve
-from ldr.objective import Objective, objective
-from ldr.result import Certificate, Result, Trace
+from ldr.core.objective import Objective, objective
+from ldr.core.result import Certificate, Result, Trace
+from ldr.driver.certificate import certificate
+from ldr.driver.checks import CheckReport, check
+from ldr.driver.compare import Comparison, compare
+from ldr.driver.loop import solve
 
 __version__ = "0.1.0"
 
@@ -22,6 +22,8 @@ __version__ = "0.1.0"
 #: SciPy's linear algebra — no scikit-learn, pandas, pymanopt (nor, through it, PyTorch or
 #: JAX), matplotlib or Dask until something needs them
 _LAZY = ("data", "datasets", "estimators", "kernels", "objectives", "registry")
+#: the lazy names that live below the top level
+_WHERE = {"datasets": "ldr.data.datasets", "registry": "ldr.driver.registry"}
 
 __all__ = [
     "Certificate", "CheckReport", "Comparison", "Objective", "Result", "Trace", "certificate",
@@ -34,7 +36,7 @@ def __getattr__(name: str):
     if name in _LAZY:
         import importlib
 
-        return importlib.import_module(f"ldr.{name}")
+        return importlib.import_module(_WHERE.get(name, f"ldr.{name}"))
     raise AttributeError(f"module 'ldr' has no attribute {name!r}")
 
 

@@ -3,14 +3,14 @@
 Every objective class in a public module's ``__all__`` is exported here, found by listing the
 package: a new method is one new module (and its tests).  Modules whose name starts with
 ``_`` are private helpers.
-An objective that declares a :class:`~ldr.objective.Method` is reachable by name from the
-command line, ``LinearDR`` and the docs (:mod:`ldr.registry`).
+An objective that declares a :class:`~ldr.core.objective.Method` is reachable by name from the
+command line, ``LinearDR`` and the docs (:mod:`ldr.driver.registry`).
 """
 
 import importlib
 import pkgutil
 
-from ldr.objective import Objective
+from ldr.core.objective import Objective
 
 __all__: list[str] = []
 for _info in sorted(pkgutil.iter_modules(__path__), key=lambda info: info.name):

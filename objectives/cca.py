@@ -52,6 +52,9 @@ import autograd.numpy as anp
 import numpy as np
 import scipy.linalg
 
+from ldr.core.deprecation import renamed_value
+from ldr.core.errors import ParameterError
+from ldr.core.objective import Method, Objective
 from ldr.data.rows import as_dask_array, moments
 from ldr.data.statistics import Moments
 from ldr.data.validation import (
@@ -62,10 +65,7 @@ from ldr.data.validation import (
     is_lazy,
     shrink,
 )
-from ldr.deprecation import renamed_value
-from ldr.errors import ParameterError
 from ldr.manifolds import orthonormalize as orthonormalize_columns
-from ldr.objective import Method, Objective
 
 __all__ = ["OrthogonalCCA", "TraditionalCCA"]
 

@@ -5,7 +5,7 @@ Rows x_i of X are samples with class labels z_i.  A map L ∈ R^{r×d} (scikit-l
 ``components_`` layout) embeds u_i = L x_i and defines the distance
 d_L(x_i, x_j)² = ‖L(x_i − x_j)‖² = ‖x_i − x_j‖²_{LᵀL}, a Mahalanobis metric of rank r; both
 costs are functions of the squared distances D_ij = ‖u_i − u_j‖² and sums over the samples
-(:class:`~ldr.objective.Objective`, Eq. S1), so their gradients have the Laplacian form
+(:class:`~ldr.core.objective.Objective`, Eq. S1), so their gradients have the Laplacian form
 ∂f/∂U = 2 Lap(W + Wᵀ) U (U = XLᵀ, Lap(S) = diag(S1) − S) for the pair weights
 W_ij = ∂f/∂D_ij.
 
@@ -45,9 +45,9 @@ import numbers
 
 import numpy as np
 
+from ldr.core.errors import ParameterError
+from ldr.core.objective import Objective
 from ldr.data.validation import check_data, check_labels
-from ldr.errors import ParameterError
-from ldr.objective import Objective
 from ldr.objectives.candidates import NEAREST_CANDIDATES, SAMPLED_COLUMNS, Candidates
 
 #: the family's objectives are exported by their own modules (``nca.py``, ``lmnn.py``)

@@ -58,6 +58,9 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse as sp
 
+from ldr.core.deprecation import renamed_value
+from ldr.core.errors import ParameterError
+from ldr.core.objective import Method
 from ldr.data.validation import (
     check_data,
     check_nonsingular,
@@ -65,9 +68,6 @@ from ldr.data.validation import (
     eigh_nonsingular,
     shrink,
 )
-from ldr.deprecation import renamed_value
-from ldr.errors import ParameterError
-from ldr.objective import Method
 from ldr.objectives.quotient import QuotientOfTraces
 
 __all__ = ["LPP", "NPE"]

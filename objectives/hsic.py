@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ldr.core.errors import ParameterError
+from ldr.core.objective import Method, Objective
 from ldr.data import arrays
 from ldr.data.validation import check_data, check_labels, check_rank
-from ldr.errors import ParameterError
 from ldr.kernels import Gaussian, Kernel, beta, make_kernel
 from ldr.kernels.features import (
     approximate_sums,
@@ -38,7 +39,6 @@ from ldr.kernels.tiles import (
     choose_block_size,
     dask_sums,
 )
-from ldr.objective import Method, Objective
 
 __all__ = ["HSIC"]
 
@@ -98,7 +98,7 @@ class HSIC(Objective):
     backend : "numpy" (the in-process block loop, default) or "dask" (the row blocks as
         Dask tasks on the current scheduler, e.g. a ``dask.distributed`` client; needs the
         ``dask`` extra); kept as ``block_backend`` (``backend`` is every objective's
-        autodiff backend, :mod:`ldr.backends`: here "autograd")
+        autodiff backend, :mod:`ldr.core.backends`: here "autograd")
     copy : bool, default True
         False: keep X itself where it already is a finite float64 NumPy array (a caller that
         does not change it afterwards, as the estimators' own standardized copy): one n×d
@@ -140,7 +140,7 @@ class HSIC(Objective):
         self.kernel: Kernel = make_kernel(kernel).fit(X)  # σ: once, on the host copy
         self.block_size = min(int(block_size), n) if block_size else auto
         self.memory_budget = memory_budget
-        # ``backend`` is the Objective's autodiff backend (ldr.backends): not this one
+        # ``backend`` is the Objective's autodiff backend (ldr.core.backends): not this one
         self.block_backend = backend
         self.shape = (d, r)
         self.manifold = manifold

@@ -90,10 +90,10 @@ import numpy as np
 import scipy.linalg
 import scipy.optimize
 
+from ldr.core.errors import ParameterError
+from ldr.core.objective import Method, Objective
 from ldr.data import arrays
 from ldr.data.validation import check_data
-from ldr.errors import ParameterError
-from ldr.objective import Method, Objective
 from ldr.objectives.ica_priors import (
     HALF_LOG_2PI_E,
     LOG_PI,

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ldr.core.errors import ParameterError
 from ldr.data import arrays
-from ldr.errors import ParameterError
 
 __all__ = ["HALF_LOG_2PI_E", "LOG_PI", "PRIORS", "best_scales", "check_priors", "log_cosh",
            "log_prior", "prior_derivatives", "switching_statistic"]

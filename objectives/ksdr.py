@@ -38,12 +38,12 @@ import autograd.numpy as anp
 import numpy as np
 import scipy.linalg
 
+from ldr.core.deprecation import renamed_value
+from ldr.core.errors import ParameterError
+from ldr.core.objective import Method, Objective
 from ldr.data import arrays
 from ldr.data.validation import check_data, check_labels, check_rank
-from ldr.deprecation import renamed_value
-from ldr.errors import ParameterError
 from ldr.kernels import beta, median_distance
-from ldr.objective import Method, Objective
 
 __all__ = ["KernelSDR"]
 

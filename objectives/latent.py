@@ -61,12 +61,12 @@ import warnings
 import numpy as np
 import scipy.linalg
 
+from ldr.core.errors import ParameterError
+from ldr.core.objective import Method, Objective
 from ldr.data import arrays
 from ldr.data.rows import is_chunked, moments
 from ldr.data.statistics import Moments
 from ldr.data.validation import check_data, check_new_data, check_rank
-from ldr.errors import ParameterError
-from ldr.objective import Method, Objective
 
 __all__ = ["FactorAnalysis", "PPCA"]
 

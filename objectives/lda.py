@@ -16,6 +16,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from ldr.core.deprecation import renamed_value
+from ldr.core.errors import ParameterError
+from ldr.core.objective import Method
 from ldr.data import arrays
 from ldr.data.rows import is_chunked, moments
 from ldr.data.validation import (
@@ -25,9 +28,6 @@ from ldr.data.validation import (
     is_lazy,
     shrink,
 )
-from ldr.deprecation import renamed_value
-from ldr.errors import ParameterError
-from ldr.objective import Method
 from ldr.objectives.quotient import QuotientOfTraces
 
 __all__ = ["LDA"]

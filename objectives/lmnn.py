@@ -53,9 +53,9 @@ import numbers
 
 import numpy as np
 
-from ldr.deprecation import renamed_value
-from ldr.errors import ParameterError
-from ldr.objective import Method
+from ldr.core.deprecation import renamed_value
+from ldr.core.errors import ParameterError
+from ldr.core.objective import Method
 from ldr.objectives.candidates import Candidates
 from ldr.objectives.dml import MetricLearning
 from ldr.objectives.pairwise import class_blocks, strip_rows

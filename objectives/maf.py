@@ -35,15 +35,15 @@ import numbers
 
 import numpy as np
 
+from ldr.core.deprecation import renamed_value
+from ldr.core.errors import ParameterError
+from ldr.core.objective import Method
 from ldr.data.rows import moments
 from ldr.data.validation import (
     check_nonsingular,
     check_rank,
     shrink,
 )
-from ldr.deprecation import renamed_value
-from ldr.errors import ParameterError
-from ldr.objective import Method
 from ldr.objectives.quotient import QuotientOfTraces
 
 __all__ = ["MAF"]

@@ -20,12 +20,12 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
+from ldr.core.eigen import top_eigenvectors
+from ldr.core.errors import ParameterError
+from ldr.core.objective import Method, Objective
 from ldr.data import arrays
 from ldr.data.rows import moments
 from ldr.data.validation import check_data, check_rank
-from ldr.eigen import top_eigenvectors
-from ldr.errors import ParameterError
-from ldr.objective import Method, Objective
 
 __all__ = ["PCA"]
 

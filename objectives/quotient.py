@@ -29,9 +29,9 @@ import math
 import numpy as np
 import scipy.linalg
 
+from ldr.core.eigen import top_generalized
+from ldr.core.objective import Objective
 from ldr.data import arrays
-from ldr.eigen import top_generalized
-from ldr.objective import Objective
 
 __all__ = ["QuotientOfTraces"]
 

@@ -51,10 +51,10 @@ import autograd.numpy as anp
 import numpy as np
 import scipy.linalg
 
+from ldr.core.deprecation import renamed_value
+from ldr.core.errors import ParameterError
+from ldr.core.objective import Method, Objective
 from ldr.data.validation import check_data, check_new_data
-from ldr.deprecation import renamed_value
-from ldr.errors import ParameterError
-from ldr.objective import Method, Objective
 
 __all__ = ["ReducedRankRegression"]
 

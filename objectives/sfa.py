@@ -31,10 +31,10 @@ import autograd.numpy as anp
 import numpy as np
 import scipy.linalg
 
+from ldr.core.deprecation import renamed_value
+from ldr.core.objective import Method, Objective
 from ldr.data.rows import moments
 from ldr.data.validation import check_rank, eigh_nonsingular, shrink
-from ldr.deprecation import renamed_value
-from ldr.objective import Method, Objective
 
 __all__ = ["SFA"]
 

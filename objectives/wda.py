@@ -65,6 +65,10 @@ import warnings
 import autograd.numpy as anp
 import numpy as np
 
+from ldr.core.deprecation import renamed_value
+from ldr.core.eigen import top_generalized
+from ldr.core.errors import ParameterError
+from ldr.core.objective import Method, Objective
 from ldr.data import arrays
 from ldr.data.validation import (
     check_labels,
@@ -72,11 +76,7 @@ from ldr.data.validation import (
     check_rank,
     check_rows,
 )
-from ldr.deprecation import renamed_value
-from ldr.eigen import top_generalized
-from ldr.errors import ParameterError
 from ldr.kernels.tiles import DEFAULT_MEMORY_BUDGET, TARGET_BLOCK_BYTES
-from ldr.objective import Method, Objective
 from ldr.objectives import transport
 
 __all__ = ["WDA"]
@@ -84,7 +84,7 @@ __all__ = ["WDA"]
 
 def wda_memory(n: int, sizes, memory_budget: float = DEFAULT_MEMORY_BUDGET,
                sinkhorn_iter: int = 10) -> float:
-    """Peak bytes of WDA's oracles beyond the data (:attr:`ldr.objective.Method.memory`),
+    """Peak bytes of WDA's oracles beyond the data (:attr:`ldr.core.objective.Method.memory`),
     for the largest pair of classes (s rows each) in complex arithmetic (the complex-step
     HVP: 16 bytes an entry; the gradient's 8 may fit where those do not): the reference
     kernel if it fits half the budget, two row-block
@@ -491,7 +491,7 @@ class WDA(Objective):
     def coarse_problem(self) -> WDA | None:
         """The smoother problem with reg × ``continuation`` (no continuation of its own), whose
         ratio-trace fixed point — reached by SCF from its whole-space pencil — gives, through
-        the pencil there, SCF's start on this one (:func:`ldr.driver.initial_point`); None
+        the pencil there, SCF's start on this one (:func:`ldr.driver.loop.initial_point`); None
         when ``continuation`` is 1."""
         return None if self.continuation == 1.0 else self.smoothed(self.continuation)
 

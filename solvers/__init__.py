@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ldr.errors import ParameterError
+from ldr.core.errors import ParameterError
 from ldr.solvers.adam import Adam
 from ldr.solvers.base import Solver, State
 from ldr.solvers.conjugate_gradient import ConjugateGradient

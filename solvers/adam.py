@@ -1,7 +1,7 @@
 """Riemannian Adam, as geoopt's ``RiemannianAdam`` (Bécigneul & Ganea 2019, "Riemannian
 adaptive optimization methods").
 
-For a cost that is a sum of terms (:class:`~ldr.objective.Objective`, Eq. S1), with ξ_k the
+For a cost that is a sum of terms (:class:`~ldr.core.objective.Objective`, Eq. S1), with ξ_k the
 mini-batch Riemannian gradient at M_k (:mod:`ldr.solvers.sgd`) and k counting mini-batches,
 
     m ← β₁ m + (1 − β₁) ξ_k,    v ← β₂ v + (1 − β₂) ξ_k ∘ ξ_k       (entrywise, as geoopt's
@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import math
 
+from ldr.core.errors import ParameterError
+from ldr.core.problem import Problem
 from ldr.data import arrays
-from ldr.errors import ParameterError
-from ldr.problem import Problem
 from ldr.solvers.base import State
 from ldr.solvers.stochastic import StochasticSolver
 

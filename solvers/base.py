@@ -6,7 +6,7 @@ iterate's cost and Riemannian gradient (the driver's tests read them), whether t
 accepted (a rejected trust-region step leaves ``M`` unchanged and must not count as
 "converged by no change"), solver-specific ``info`` for the trace, and optionally its own
 stopping reason.  The driver sets ``grad_scale`` (the problem's gradient scale,
-:meth:`ldr.problem.Problem.gradient_scale`) on every state it hands to ``step``: a solver
+:meth:`ldr.core.problem.Problem.gradient_scale`) on every state it hands to ``step``: a solver
 that needs a scale-free inner tolerance reads it there.
 """
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ldr.problem import Problem
+from ldr.core.problem import Problem
 
 
 @dataclass
@@ -36,7 +36,7 @@ class State:
     #: the problem's gradient scale, set by the driver (None until known)
     grad_scale: float | None = None
     #: False when ``cost``, ``grad`` and ``grad_norm`` are mini-batch estimates (a stochastic
-    #: solver): the driver then certifies only on a full gradient (:mod:`ldr.stopping`)
+    #: solver): the driver then certifies only on a full gradient (:mod:`ldr.core.stopping`)
     exact: bool = True
     #: what is left of the run's ``max_iter`` (iterations plus Hessian-vector products), set
     #: by the driver before each step: an inner solve stops there

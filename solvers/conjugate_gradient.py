@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import math
 
-from ldr.errors import ParameterError
-from ldr.problem import Problem
+from ldr.core.errors import ParameterError
+from ldr.core.problem import Problem
 from ldr.solvers.base import State
 from ldr.solvers.gradient import GradientDescent
 

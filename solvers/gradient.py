@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ldr.errors import ParameterError
-from ldr.problem import Problem
+from ldr.core.errors import ParameterError
+from ldr.core.problem import Problem
 from ldr.solvers.base import Solver, State
 
 

@@ -30,10 +30,10 @@ from collections import deque
 import numpy as np
 import scipy.linalg
 
+from ldr.core.errors import ParameterError
+from ldr.core.problem import Problem
 from ldr.data import arrays
-from ldr.errors import ParameterError
 from ldr.manifolds import sin_largest_angle
-from ldr.problem import Problem
 from ldr.solvers.base import Solver, State
 
 

@@ -58,9 +58,9 @@ import numbers
 
 import numpy as np
 
+from ldr.core.errors import ParameterError
+from ldr.core.problem import Problem
 from ldr.data import arrays
-from ldr.errors import ParameterError
-from ldr.problem import Problem
 from ldr.solvers.base import Solver, State
 
 _EPS = np.finfo(float).eps

@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ldr.errors import ParameterError
+from ldr.core.errors import ParameterError
+from ldr.core.objective import Objective
+from ldr.core.problem import Problem
 from ldr.manifolds import Product
-from ldr.objective import Objective
-from ldr.problem import Problem
 from ldr.solvers.base import Solver, State
 
 if TYPE_CHECKING:  # pymanopt imports every autodiff backend it finds: only when used

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import numbers
 
-from ldr.errors import ParameterError
+from ldr.core.errors import ParameterError
 from ldr.solvers.adam import Adam
 from ldr.solvers.base import Solver
 from ldr.solvers.lbfgs import LBFGS

@@ -38,7 +38,7 @@ of ``cost``): the trace's ``grad_norm`` is NaN; ``cost`` is evaluated for report
 A B that is not positive definite is shifted by δI with a warning saying so.
 
 A pencil of another array namespace (PyTorch, CuPy, ...; WDA on a tensor) is worked on
-there, on its device (:func:`ldr.eigen.top_generalized` by whitening, the accelerations with
+there, on its device (:func:`ldr.core.eigen.top_generalized` by whitening, the accelerations with
 ``linalg.pinv`` for the least-squares fits): only scalars come to the host, and the level
 shift's one full spectrum at the start.
 """
@@ -51,11 +51,11 @@ import warnings
 import numpy as np
 import scipy.linalg
 
+from ldr.core.eigen import top_generalized
+from ldr.core.errors import ParameterError
+from ldr.core.problem import Problem
 from ldr.data import arrays
-from ldr.eigen import top_generalized
-from ldr.errors import ParameterError
 from ldr.manifolds import orthonormalize, sin_largest_angle
-from ldr.problem import Problem
 from ldr.solvers.base import Solver, State
 
 
@@ -133,7 +133,7 @@ class SCF(Solver):
     def default_start(self, problem: Problem, at=None):
         """The top-r generalized eigenvectors of the objective's ``pencil0()`` (its pencil at
         the uninformative point; for WDA, the plans of the whole space) when it has one; with
-        ``at`` (the answer of the objective's coarse problem, :func:`ldr.driver.initial_point`)
+        ``at`` (the answer of the objective's coarse problem, :func:`ldr.driver.loop.initial_point`)
         those of the pencil there."""
         if at is not None:
             A, B = _definite(*problem.objective.pencil(at))

@@ -1,7 +1,7 @@
 """Mini-batch Riemannian stochastic gradient descent (Bonnabel 2013, "Stochastic gradient
 descent on Riemannian manifolds").
 
-For a cost that is a sum of terms (:class:`~ldr.objective.Objective`, Eq. S1), each mini-batch
+For a cost that is a sum of terms (:class:`~ldr.core.objective.Objective`, Eq. S1), each mini-batch
 I moves
 
     M ← R_M(−η_t ξ),   ξ = grad_I f(M) = π_M((n/|I|) Σ_{i∈I} ∇f_i(M)),   η_t = η₀/(1 + decay·t)
@@ -14,7 +14,7 @@ gradient the driver evaluates at its end.
 
 from __future__ import annotations
 
-from ldr.problem import Problem
+from ldr.core.problem import Problem
 from ldr.solvers.stochastic import StochasticSolver
 
 

@@ -3,12 +3,12 @@ protocol checked at the door, seeded mini-batches, the step size at the start an
 per iteration.
 
 **One iteration is one epoch**: a pass over a fresh permutation of the ``n_terms`` terms
-(:class:`~ldr.objective.Objective`, Eq. S1) in mini-batches I of ``batch_size`` terms, each
+(:class:`~ldr.core.objective.Objective`, Eq. S1) in mini-batches I of ``batch_size`` terms, each
 giving the unbiased estimates ``(n/|I|) Σ_{i∈I} f_i`` and ``(n/|I|) Σ_{i∈I} ∇f_i`` of the
 cost and its gradient.  The driver's ``max_iter`` therefore counts epochs.  SGD and Adam
 report, after an epoch, the sum of the epoch's batch costs and gradients (each term once, at
 the iterates of that epoch) as an *estimate* (``State.exact`` False): the driver stops on it
-but certifies only on the full gradient it evaluates at the end (:mod:`ldr.stopping`).
+but certifies only on the full gradient it evaluates at the end (:mod:`ldr.core.stopping`).
 
 **Step size at the start** (``lr=None``): the solver's factor over L̂, the largest
 |eigenvalue| of the Riemannian Hessian at the start, by five steps of power iteration
@@ -34,9 +34,9 @@ import numbers
 
 import numpy as np
 
-from ldr.deprecation import renamed_keywords
-from ldr.errors import ParameterError
-from ldr.problem import Problem
+from ldr.core.deprecation import renamed_keywords
+from ldr.core.errors import ParameterError
+from ldr.core.problem import Problem
 from ldr.solvers.base import Solver, State
 
 

@@ -1,7 +1,7 @@
 """Riemannian stochastic variance-reduced gradient (Zhang, Reddi & Sra 2016, "Riemannian SVRG:
 fast stochastic optimization on Riemannian manifolds"; Sato, Kasai & Mishra 2019).
 
-For a cost that is a sum of terms (:class:`~ldr.objective.Objective`, Eq. S1), each epoch
+For a cost that is a sum of terms (:class:`~ldr.core.objective.Objective`, Eq. S1), each epoch
 takes a snapshot M̃ (the epoch's start) with its full gradient grad f(M̃), then for each
 mini-batch I moves
 
@@ -17,7 +17,7 @@ deterministic solver.
 
 from __future__ import annotations
 
-from ldr.problem import Problem
+from ldr.core.problem import Problem
 from ldr.solvers.base import State
 from ldr.solvers.stochastic import StochasticSolver, refresh
 

@@ -9,7 +9,7 @@ RTR with the Steihaug–Toint truncated CG inner solver (their Algorithm 2), as 
 
 is minimized approximately by CG, stopping on negative curvature, on the boundary, or when
 ``‖r_j‖ ≤ ‖r_0‖ min((‖r_0‖/s)^θ, κ)`` (superlinear convergence for θ = 1), with s the
-problem's gradient scale (:meth:`ldr.problem.Problem.gradient_scale`; Manopt uses s = 1,
+problem's gradient scale (:meth:`ldr.core.problem.Problem.gradient_scale`; Manopt uses s = 1,
 which makes the inner tolerance, and so the iterates, depend on the data's units).  The candidate
 ``R_M(η)`` is accepted when ``ρ = (f(M) − f(R_M(η))) / (m(0) − m(η)) > ρ'``; Δ shrinks by 4
 when ρ < ¼ and doubles (up to Δ̄) when ρ > ¾ and CG stopped on the boundary.  A tiny
@@ -23,8 +23,8 @@ import math
 
 import numpy as np
 
-from ldr.errors import ParameterError
-from ldr.problem import Problem
+from ldr.core.errors import ParameterError
+from ldr.core.problem import Problem
 from ldr.solvers.base import Solver, State
 
 _EPS = np.finfo(float).eps

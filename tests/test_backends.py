@@ -1,4 +1,4 @@
-"""Autodiff backends for custom objectives (``ldr.backends``).
+"""Autodiff backends for custom objectives (``ldr.core.backends``).
 
 Every backend's gradient and Hessian-vector product agree with central finite differences of
 its own cost and gradient, and with autograd's (the reference), on the README's sparse PCA,
@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import ldr
-from ldr.errors import ParameterError
+from ldr.core.errors import ParameterError
 
 HAS = {name: importlib.util.find_spec(name) is not None for name in ("jax", "torch")}
 needs = {name: pytest.mark.skipif(not HAS[name], reason=f"{name} is not installed")

@@ -13,10 +13,12 @@ import numpy as np
 import pytest
 
 import ldr
-from ldr import cli, cli_budget, registry
-from ldr.errors import BudgetExceeded
+from ldr.cli import budget as cli_budget
+from ldr.cli import commands as cli
+from ldr.core.errors import BudgetExceeded
+from ldr.core.problem import Problem
+from ldr.driver import registry
 from ldr.objectives import PCA
-from ldr.problem import Problem
 
 
 class Clock:
@@ -102,7 +104,7 @@ def test_a_certificate_within_a_time_budget(pca_data, clock):
                            "Hessian-vector products")
     assert np.isnan(cert.hess_min) and cert.second_order == "unknown"
     assert cert.grad_norm < 1e-8  # what was computed is kept
-    from ldr.answers import verdict
+    from ldr.driver.answers import verdict
 
     assert verdict(True, cert) == "global min"  # PCA's global test needs no Hessian
     import dataclasses
@@ -140,7 +142,7 @@ def test_compare_shares_its_time_budget_and_reports_runs_not_made(pca_data, cloc
 
 
 def test_compare_runs_know_the_oracles_times_of_the_runs_before(pca_data, clock):
-    """Runs of one comparison share what each oracle took (ldr.problem, Deadline): only the
+    """Runs of one comparison share what each oracle took (ldr.core.problem, Deadline): only the
     first run can misjudge the 1 s Hessian-vector product; the second trust-region run does
     not start one in its 0.16 s, and the gradient runs still get their share.  Four runs
     then keep to the 1.5 s (before, each trust-region run overran by a product: 3.5 s)."""

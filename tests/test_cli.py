@@ -4,9 +4,10 @@ import numpy as np
 import pytest
 
 import ldr
-from ldr import cli, registry
+from ldr.cli import commands as cli
+from ldr.core.objective import Method
 from ldr.data import files
-from ldr.objective import Method
+from ldr.driver import registry
 from ldr.objectives import LDA
 
 
@@ -479,7 +480,7 @@ def test_errors_raised_deep_inside_are_one_line(raise_it, message, monkeypatch, 
 
 
 def test_an_oracle_error_is_one_line(monkeypatch, capsys):
-    def build(X, r):  # a gradient of the wrong shape: ldr.problem.OracleError
+    def build(X, r):  # a gradient of the wrong shape: ldr.core.problem.OracleError
         return ldr.objective(lambda M: 0.0, shape=(X.shape[1], r), manifold="grassmann",
                              egrad=lambda M: np.zeros((2, 2)))
 
@@ -558,7 +559,7 @@ def test_euclidean_answers_are_grouped_by_cost_not_by_matrix(method, tmp_path, c
     assert all(0 <= r["to_A"] <= 1e-6 and r["sin_to_A"] is None for r in runs)
     assert "Δcost to A" in text and "sinθ" not in text and "distinct answers" not in text
     # the matrices themselves differ (the old grouping by them gave distinct answers)
-    from ldr.compare import compare
+    from ldr.driver.compare import compare
 
     X, _ = ldr.datasets.load("wine")
     obj = registry.from_table(method, X, None, 2)

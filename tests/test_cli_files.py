@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import ldr
-from ldr import cli
+from ldr.cli import commands as cli
+from ldr.core.errors import ParameterError
 from ldr.data import load_table, text
-from ldr.errors import ParameterError
 from ldr.objectives import LDA, PCA
 
 
@@ -219,9 +219,9 @@ def test_help_is_plain_text(argv, capsys):
 
 
 def test_plain_rewrites_roles():
-    from ldr.cli_options import plain
+    from ldr.cli.options import plain
 
-    assert plain("See :func:`~ldr.compare.compare`, :meth:`ldr.Comparison.table` and "
+    assert plain("See :func:`~ldr.driver.compare.compare`, :meth:`ldr.Comparison.table` and "
                  ":doc:`the guide <quickstart>`; ``--data`` reads it::") == (
         "See compare, ldr.Comparison.table and the guide; --data reads it:")
 

@@ -83,7 +83,7 @@ def test_compare_plot_shows_median_and_spread_per_solver(pca_data):
 def test_answers_are_compared_as_fits_the_manifold():
     """sin θ on Grassmann, ‖ΔM‖₂ on Stiefel (each the manifold's own step measure), the
     relative cost difference as soon as a factor is Euclidean."""
-    from ldr.answers import answer_distance, distance_kind
+    from ldr.driver.answers import answer_distance, distance_kind
     from ldr.manifolds import Euclidean, Grassmann, Product, Stiefel
 
     rng = np.random.default_rng(0)
@@ -132,7 +132,7 @@ def test_verdict_and_legend():
     cmp = ldr.compare(LDA(X, y, 2), ["trust-region", SCF()], starts=1)
     verdicts = {row["solver"]: row["verdict"] for row in cmp.rows}
     assert verdicts == {"trust-region": "global min", "scf": "not global"}
-    from ldr.answers import verdict
+    from ldr.driver.answers import verdict
 
     assert verdict(False) == "NOT conv." and verdict(True) == "converged"
     for wide in (False, True):
@@ -196,7 +196,7 @@ def test_a_real_saddle_is_still_a_saddle(pca_data):
     cert = ldr.certificate(obj, saddle)
     assert cert.second_order == "negative"
     assert cert.hess_min == pytest.approx(-2 * (w[-3] - w[-4]), rel=1e-6)
-    from ldr.answers import verdict
+    from ldr.driver.answers import verdict
 
     assert verdict(True, cert) == "not global"  # PCA's global test first
     import dataclasses
@@ -214,8 +214,8 @@ def test_a_real_saddle_is_still_a_saddle(pca_data):
     (float("nan"), float("nan"), 3.8, "unknown"),
 ])
 def test_second_order_reading_of_the_spectrum(hess_min, hess_max, grad_scale, word):
-    from ldr.answers import SECOND_ORDER
-    from ldr.result import Certificate
+    from ldr.core.result import Certificate
+    from ldr.driver.answers import SECOND_ORDER
 
     cert = Certificate(grad_norm=1e-9, hess_min=hess_min, hess_max=hess_max, dim=8,
                        tol=1e-8, hess_tol=1e-8, method="dense eigh", grad_scale=grad_scale)

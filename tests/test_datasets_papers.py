@@ -12,13 +12,13 @@ from sklearn.metrics import normalized_mutual_info_score
 from sklearn.neighbors import KNeighborsClassifier
 
 import ldr
-from ldr.datasets import (
+from ldr.core.errors import ParameterError
+from ldr.data.datasets import (
     make_gaussian_clusters,
     make_moons4d,
     make_rotated_gaussian_clusters,
     make_wda,
 )
-from ldr.errors import ParameterError
 
 
 def linear_accuracy(X, y):

@@ -14,7 +14,7 @@ from sklearn.preprocessing import StandardScaler
 import ldr
 import ldr.estimators as est
 import ldr.solvers.routes as routes
-from ldr.errors import ParameterError
+from ldr.core.errors import ParameterError
 from ldr.objectives import NCA, LargeMarginDML
 from ldr.solvers import Adam
 

@@ -1,4 +1,4 @@
-"""Errors carry the parameter they concern as data (ldr.errors.ParameterError), and callers
+"""Errors carry the parameter they concern as data (ldr.core.errors.ParameterError), and callers
 that expose a parameter under another name rename it by that attribute, not by parsing the
 message."""
 
@@ -9,8 +9,8 @@ import pytest
 
 import ldr
 import ldr.estimators as est
-from ldr import cli
-from ldr.errors import ParameterError
+from ldr.cli import commands as cli
+from ldr.core.errors import ParameterError
 from ldr.objectives import LDA, ReducedRankRegression
 
 
@@ -36,7 +36,7 @@ def test_the_command_line_renames_by_the_registry(capsys):
     with pytest.raises(ParameterError) as exc:
         ReducedRankRegression(np.eye(5), np.eye(5), 1, alpha=-1.0)
     assert exc.value.param == "alpha"
-    rrr = ldr.registry.get("rrr").method
+    rrr = ldr.driver.registry.get("rrr").method
     assert cli._option_error(exc.value, rrr).param == "--reg"
     # an objective's reg error reaches the user as --reg (LPP's shrinkage lies in [0, 1])
     assert cli.main(["compare", "--method", "lpp", "--data", "wine", "--reg", "2"]) == 2

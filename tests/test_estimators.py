@@ -18,7 +18,7 @@ from threadpoolctl import threadpool_limits
 
 import ldr
 import ldr.estimators as est
-from ldr.errors import ParameterError
+from ldr.core.errors import ParameterError
 from ldr.manifolds import sin_largest_angle
 
 # --- scikit-learn's estimator checks, for every estimator in ldr.estimators -----------------

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import ldr
+from ldr.core.errors import ChunkError, ParameterError
 from ldr.data.rows import moments
-from ldr.errors import ChunkError, ParameterError
 
 da = pytest.importorskip("dask.array")
 dask = pytest.importorskip("dask")

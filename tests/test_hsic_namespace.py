@@ -18,8 +18,8 @@ from _array_namespaces import HAS_TORCH, NAMESPACES
 from _array_namespaces import as_namespace as _as
 
 import ldr
+from ldr.core.errors import ParameterError
 from ldr.data import arrays
-from ldr.errors import ParameterError
 from ldr.kernels import Custom, Gaussian, Linear, Multiquadric, Polynomial, Squared
 from ldr.manifolds import sin_largest_angle
 from ldr.objectives import HSIC

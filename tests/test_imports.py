@@ -39,7 +39,7 @@ def test_solving_an_objective_loads_no_optional_backend():
 
 
 def test_the_command_lines_help_loads_none_of_them():
-    code = ("from ldr import cli\n"
+    code = ("from ldr.cli import commands as cli\n"
             "try:\n    cli.main(['compare', '--help'])\nexcept SystemExit:\n    pass")
     assert _loaded(code) == []
 
@@ -88,7 +88,7 @@ def test_every_package_is_installed_by_a_non_editable_install():
     root = Path(__file__).resolve().parents[1]
     cfg = configparser.ConfigParser()
     cfg.read(root / "setup.cfg")
-    listed = {p.strip() for p in cfg["options"]["packages"].split(",")}
+    listed = {p.strip() for p in cfg["options"]["packages"].replace(",", "\n").split()}
     dirs = {line.split("=")[1].strip(): line.split("=")[0].strip()
             for line in cfg["options"]["package_dir"].strip().splitlines()}
     found = set()

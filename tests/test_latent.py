@@ -8,8 +8,8 @@ from sklearn.decomposition import FactorAnalysis as SkFA
 from sklearn.exceptions import ConvergenceWarning
 
 import ldr
+from ldr.core.objective import Objective
 from ldr.manifolds import from_declaration, orthonormalize, sin_largest_angle
-from ldr.objective import Objective
 from ldr.objectives import PPCA, FactorAnalysis
 
 

@@ -8,7 +8,7 @@ import scipy.optimize
 from test_stiefel_convergence import brockett
 
 import ldr
-from ldr.errors import ParameterError
+from ldr.core.errors import ParameterError
 from ldr.manifolds import Euclidean, sin_largest_angle
 from ldr.objectives import LDA, PCA
 from ldr.solvers import LBFGS

@@ -11,8 +11,8 @@ from sklearn.neighbors import KNeighborsClassifier
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
+from ldr.core.errors import ParameterError
 from ldr.data.validation import shrink
-from ldr.errors import ParameterError
 from ldr.estimators import OrthogonalLDA
 
 

@@ -11,8 +11,9 @@ import pytest
 import scipy.linalg
 
 import ldr
-from ldr import linalg
-from ldr.errors import ParameterError
+from ldr.core import linalg
+from ldr.core.errors import ParameterError
+from ldr.core.problem import Problem
 from ldr.manifolds import (
     Euclidean,
     Grassmann,
@@ -23,7 +24,6 @@ from ldr.manifolds import (
     orthonormalize,
     sin_largest_angle,
 )
-from ldr.problem import Problem
 
 MANIFOLDS = [Stiefel(7, 3), Grassmann(7, 3), Euclidean(7, 3), Stiefel(6, 1),
              Stiefel(4, 2, k=3), Grassmann(4, 2, k=3), Euclidean(4, 2, k=3),
@@ -409,7 +409,7 @@ def test_hessian_operator_equals_the_per_product_hessian(m, rng):
 
 
 def test_linalg_lapack_route_equals_the_array_api_route(rng):
-    """ldr.linalg's direct LAPACK calls (one NumPy float64 matrix) give what the array-API
+    """ldr.core.linalg's direct LAPACK calls (one NumPy float64 matrix) give what the array-API
     code gives (array_api_strict, and NumPy stacks), to rounding."""
     xp = pytest.importorskip("array_api_strict")
     for shape in [(9, 3), (5, 5), (7, 1)]:

@@ -136,8 +136,8 @@ def test_rows_moments_in_the_namespace_refuse_bad_input_and_keep_precision(wine)
     pytest.importorskip("torch")
     import torch
 
+    from ldr.core.errors import ParameterError
     from ldr.data.rows import moments
-    from ldr.errors import ParameterError
 
     X, y = wine
     Xt = torch.as_tensor(X)
@@ -201,8 +201,8 @@ def test_the_default_tolerance_follows_the_datas_precision():
     (A float32 estimator fit under dispatch: tests/array_api_cases.py.)"""
     import torch
 
+    from ldr.core.stopping import default_tol
     from ldr.estimators import NCA, OrthogonalLDA
-    from ldr.stopping import default_tol
 
     assert default_tol(torch.zeros(1, dtype=torch.float64)) == 1e-8 == default_tol(None)
     assert default_tol(torch.zeros(1, dtype=torch.float32)) == pytest.approx(2.317e-4,

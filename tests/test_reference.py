@@ -25,7 +25,8 @@ DATA_SETS = ("iris", "wine", "digits'", "on digits", "(digits", "breast_cancer",
              "grunfeld", "spector", "modechoice", "ccard", "rate_marriage", "fair/", "mnist",
              "statsmodels' tables", "development tables", "held-out tables", "held out tables")
 #: modules whose job is to name the bundled data sets
-NAMES_DATA = {"ldr/datasets.py", "ldr/cli.py", "ldr/cli_options.py", "ldr/data/files.py"}
+NAMES_DATA = {"ldr/data/datasets.py", "ldr/cli/commands.py", "ldr/cli/options.py",
+              "ldr/data/files.py"}
 LAB_NOTES = [
     (re.compile(r"benchmarks/|\bbench_[a-z_]+(\.py)?\b|results/[a-z_]+\.txt"),
      "a benchmark file"),

@@ -13,8 +13,9 @@ from sklearn.preprocessing import StandardScaler
 import ldr
 import ldr.estimators as est
 import ldr.objectives
-from ldr import cli, registry
-from ldr.objective import Method, declared_method
+from ldr.cli import commands as cli
+from ldr.core.objective import Method, declared_method
+from ldr.driver import registry
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +94,7 @@ def test_docs_table_lists_every_method():
 
 def test_a_new_method_is_reachable_everywhere_without_other_edits(monkeypatch, capsys, iris):
     """A method added as one class with a Method declaration (here registered by hand, as
-    ldr.registry does for every class of ldr.objectives) reaches the command line, LinearDR
+    ldr.driver.registry does for every class of ldr.objectives) reaches the command line, LinearDR
     and the docs' table."""
 
     class SparsePCA(ldr.Objective):

@@ -303,7 +303,7 @@ def test_ridge_is_the_pencils_and_eps_its_deprecated_name(wda_small):
     """``ridge`` is the objective's ε (C_w + ε·tr(C_w)/d·I): the estimator's answer is SCF's
     on ``WDA(..., eps=ridge)`` from the same (continuation) start; ``eps=`` gives the same
     fit with a FutureWarning, and a bad value is an error naming the name given."""
-    from ldr.errors import ParameterError
+    from ldr.core.errors import ParameterError
 
     X, y = wda_small
     est = WassersteinDA(2, ridge=1e-2).fit(X, y)

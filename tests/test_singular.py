@@ -16,8 +16,8 @@ from sklearn.model_selection import KFold, cross_val_predict
 
 import ldr
 from ldr import estimators as est
+from ldr.core.problem import Problem
 from ldr.data.validation import oas_shrinkage, shrink
-from ldr.problem import Problem
 
 warnings.filterwarnings("ignore", message="Variables are collinear")
 

@@ -63,7 +63,7 @@ def brockett(d: int = 10, r: int = 3, seed: int = 0):
 def test_optimal_rotations_reach_the_optimum(solver):
     obj, ABt = optimal_rotations()
     res = ldr.solve(obj, solver)                     # default start, default tolerances
-    start = ldr.driver.initial_point(ldr.problem.Problem(obj), None, 0)
+    start = ldr.driver.loop.initial_point(ldr.core.problem.Problem(obj), None, 0)
     f_star = -sum(best_in_component(c, np.sign(np.linalg.det(x))) for c, x in zip(ABt, start))
     assert res.converged, res.reason
     assert abs(res.cost - f_star) <= 1e-10 * abs(f_star), (res.cost, f_star)

@@ -11,7 +11,7 @@ from sklearn.datasets import load_wine, make_blobs
 from sklearn.preprocessing import StandardScaler
 
 import ldr
-from ldr.errors import ParameterError
+from ldr.core.errors import ParameterError
 from ldr.objectives import NCA, PCA
 from ldr.solvers import SGD, SVRG, Adam, State
 from ldr.solvers.stochastic import StochasticSolver

@@ -1,4 +1,4 @@
-"""ldr.symmetric_products: one product per symmetric matrix a JAX function closes over.
+"""ldr.core.symmetric_products: one product per symmetric matrix a JAX function closes over.
 
 The rewritten function equals the original to rounding on costs that use a symmetric matrix
 in every way the algebra covers (a trace, a sum of a product, transposes, two matrices, a
@@ -16,7 +16,7 @@ jnp = pytest.importorskip("jax.numpy")
 jax.config.update("jax_enable_x64", True)
 
 import ldr  # noqa: E402
-from ldr.symmetric_products import MIN_SIZE, merged  # noqa: E402
+from ldr.core.symmetric_products import MIN_SIZE, merged  # noqa: E402
 
 D, R = 60, 4
 
@@ -130,7 +130,7 @@ def test_the_jax_backend_uses_it_on_request_and_passes_ldrs_check():
 
 
 def test_merge_symmetric_is_an_option_of_jax_objectives_only():
-    from ldr.errors import ParameterError
+    from ldr.core.errors import ParameterError
 
     with pytest.raises(ParameterError, match="only backend='jax' merges") as info:
         ldr.objective(lambda M: 0.0, shape=(3, 1), merge_symmetric=True)

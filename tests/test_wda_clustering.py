@@ -20,7 +20,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.metrics import adjusted_rand_score
 from sklearn.preprocessing import StandardScaler
 
-from ldr.errors import ParameterError
+from ldr.core.errors import ParameterError
 from ldr.estimators import WDAClustering
 from ldr.estimators.wda_alternation import min_cluster_size, within_spread
 from ldr.manifolds import sin_largest_angle

@@ -12,7 +12,7 @@ they return (:func:`vdot`), which are what the stopping rules read.
 The NumPy-only fast paths are NumPy's ``out=``, behind :func:`exp_inplace` and
 :class:`Buffers` (the benchmarks that measure them are named there); other namespaces get the
 same results in new arrays.  The manifolds' polar factor, QR and largest eigenvalue are
-:mod:`ldr.linalg`'s.
+:mod:`ldr.core.linalg`'s.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@
 
 ``memory_limit`` (bytes) bounds the pass: chunks are an eighth of it (at most 64 MiB), and a
 table that must be loaded whole and is larger is refused.  Every problem is a
-:class:`~ldr.errors.ParameterError` naming the parameter (``source``, ``label_column``,
+:class:`~ldr.core.errors.ParameterError` naming the parameter (``source``, ``label_column``,
 ``header``, ``memory_limit``) and the row or column at fault.
 """
 
@@ -30,10 +30,9 @@ import warnings
 
 import numpy as np
 
-from ldr import datasets
-from ldr.data import text
+from ldr.core.errors import ParameterError
+from ldr.data import datasets, text
 from ldr.data.rows import MEMMAP_CHUNK_BYTES, moments
-from ldr.errors import ParameterError
 
 _GLOB = set("*?[")
 
@@ -157,7 +156,8 @@ def _check_fits(nbytes, memory_limit, what):
         raise ParameterError(
             "memory_limit", f"this method needs all rows in memory: {what} of float64 is "
             f"{nbytes / 2**20:.1f} MiB > the limit {memory_limit / 2**20:.1f} MiB; raise it, "
-            "or use a method that reads its data in chunks (ldr.registry.names(chunked=True))")
+            "or use a method that reads its data in chunks "
+            "(ldr.driver.registry.names(chunked=True))")
 
 
 def _npy_chunks(data, label_column, chunk_bytes):

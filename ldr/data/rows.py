@@ -28,10 +28,10 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from ldr.core.errors import ChunkError, ParameterError
 from ldr.data import arrays
 from ldr.data.statistics import Moments, chunk_moments, merge, merge_all
 from ldr.data.validation import check_data, check_labels, is_lazy
-from ldr.errors import ChunkError, ParameterError
 
 #: rows per chunk when a NumPy memmap is read in pieces (about 64 MB of float64 at d = 100)
 MEMMAP_CHUNK_BYTES = 64 * 2**20
@@ -242,7 +242,7 @@ def _dask_moments(X, y, lag, diff, name, y_name, progress) -> Moments:
 
 def _retry_by_chunk(exc: Exception, chunks, starts, sizes, name: str) -> Moments:
     """After a failed pass: every chunk recomputed alone, in row order, in this process.  The
-    first that fails again raises a :class:`~ldr.errors.ChunkError` naming it (its exception
+    first that fails again raises a :class:`~ldr.core.errors.ChunkError` naming it (its exception
     chained); when none does (a transient fault) the chunks' moments are merged in the same
     tree as the pass — the same answer, every chunk counted once, never a partial sum."""
     import dask

@@ -44,9 +44,9 @@ import dataclasses
 import numpy as np
 import scipy.sparse
 
+from ldr.core.errors import ParameterError
 from ldr.data import arrays
 from ldr.data.validation import check_chunk, check_chunk_labels, check_magnitude
-from ldr.errors import ParameterError
 
 
 @dataclasses.dataclass

@@ -25,7 +25,7 @@ import warnings
 
 import numpy as np
 
-from ldr.errors import ParameterError
+from ldr.core.errors import ParameterError
 
 #: the delimiters :func:`sniff_delimiter` tells apart
 DELIMITERS = (",", ";", "\t", "|")

@@ -12,8 +12,8 @@ import numbers
 import numpy as np
 import scipy.linalg
 
+from ldr.core.errors import ParameterError
 from ldr.data import arrays
-from ldr.errors import ParameterError
 
 #: Data whose largest magnitude lies outside [MIN_MAGNITUDE, MAX_MAGNITUDE] are rejected: their
 #: squares and cross-products (covariances, distances, kernels) over- or underflow float64

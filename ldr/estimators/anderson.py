@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ldr.errors import ParameterError
+from ldr.core.errors import ParameterError
 from ldr.manifolds import sin_largest_angle
 
 

@@ -44,17 +44,17 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 from sklearn.utils.validation import validate_data as sklearn_validate_data
 
-from ldr import registry
+from ldr.core.deprecation import user_stacklevel, warn_renamed
+from ldr.core.errors import ParameterError
+from ldr.core.objective import Objective
+from ldr.core.result import Result, Trace
 from ldr.data import arrays
 from ldr.data.rows import as_dask_array, map_rows
 from ldr.data.statistics import Moments
 from ldr.data.validation import is_lazy, non_numeric_error, refuse_lazy
-from ldr.deprecation import user_stacklevel, warn_renamed
-from ldr.driver import solve
-from ldr.errors import ParameterError
+from ldr.driver import registry
+from ldr.driver.loop import solve
 from ldr.estimators.span import check_span_components
-from ldr.objective import Objective
-from ldr.result import Result, Trace
 from ldr.solvers import chain
 
 __all__ = ["SOLVE_OPTIONS", "AffineMap", "FitData", "LinearDR", "check_int_components",
@@ -373,7 +373,7 @@ def is_factory(objective) -> bool:
 
 def resolve_objective(objective):
     """An :class:`~ldr.Objective` subclass (given as a class, or by a registered method's name
-    or class name, :mod:`ldr.registry`), or a factory ``f(X, y, r) -> Objective``."""
+    or class name, :mod:`ldr.driver.registry`), or a factory ``f(X, y, r) -> Objective``."""
     if isinstance(objective, str):
         try:
             return registry.get(objective)
@@ -797,7 +797,7 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
                                      "is the estimator's tol=, the budget its max_iter=)")
             options[key] = value
         options.update(own)
-        from ldr.stopping import StopOptions
+        from ldr.core.stopping import StopOptions
 
         StopOptions(**{k: options[k] for k in ("xtol", "ftol", "fwindow", "max_iter",
                                                "max_time", "floor_patience", "tol_scale")

@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils.multiclass import check_classification_targets
 
-from ldr import registry
+from ldr.core.errors import ParameterError
 from ldr.data import arrays
-from ldr.errors import ParameterError
+from ldr.driver import registry
 from ldr.estimators.base import FitData, LinearDR, check_int_components, random_seed
 from ldr.objectives.lmnn import LargeMarginDML as LargeMarginObjective
 from ldr.objectives.nca import NCA as NCAObjective
@@ -135,7 +135,7 @@ class NCA(MetricLearner):
     temperature and on separable data the supremum of f lies at ‖L‖ → ∞, so the
     relative-progress stop is what ends the climb along the map's ray; like every cost-change
     stop it counts as converged only within 1e3 · ``tol`` · scale of a critical point
-    (:mod:`ldr.stopping`), and is reported as stalled, with a ConvergenceWarning, farther
+    (:mod:`ldr.core.stopping`), and is reported as stalled, with a ConvergenceWarning, farther
     from one.  Past ``stochastic_above`` samples: Riemannian Adam on mini-batches whose
     softmax runs over sampled candidate sets, then a bounded exact L-BFGS polish
     (:func:`ldr.solvers.routes.stochastic_then_polish`); only an exact gradient certifies

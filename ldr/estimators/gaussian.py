@@ -9,7 +9,7 @@ import numpy as np
 import scipy.linalg
 import scipy.special
 
-from ldr.errors import ParameterError
+from ldr.core.errors import ParameterError
 
 
 # --- PCA ----------------------------------------------------------------------------------------

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ldr.core.errors import ParameterError
 from ldr.data.validation import span_basis
-from ldr.errors import ParameterError
 from ldr.estimators.base import FitData, LinearDR
 from ldr.estimators.span import reduce_rows
 from ldr.objectives.graph import LPP as LPPObjective

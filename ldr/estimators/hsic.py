@@ -68,10 +68,10 @@ from sklearn.base import ClusterMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import type_of_target
 
+from ldr.core.errors import ParameterError
 from ldr.data import arrays
 from ldr.data.validation import check_labels, check_magnitude
-from ldr.driver import solve
-from ldr.errors import ParameterError
+from ldr.driver.loop import solve
 from ldr.estimators.base import (
     AffineMap,
     FitData,

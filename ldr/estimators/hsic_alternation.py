@@ -57,6 +57,9 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ldr.core.problem import Problem
+from ldr.core.result import Result
+from ldr.core.stopping import default_tol
 from ldr.estimators.anderson import alternate
 from ldr.estimators.spectral import (
     SYMMETRIC_BLOCK,
@@ -67,10 +70,7 @@ from ldr.estimators.spectral import (
     spectral_embedding,
 )
 from ldr.kernels import Kernel
-from ldr.problem import Problem
-from ldr.result import Result
 from ldr.solvers.ism import minimizing_eigenvectors
-from ldr.stopping import default_tol
 
 __all__ = ["SETTLE_MAX", "PHI_BLOCKED_MIN", "AlternationResult", "HSICAlternation",
            "phi_from_gram"]
@@ -189,7 +189,7 @@ class HSICAlternation:
     spectral_start : bool
         The first inexact round starts at ISM's spectral start (``start="heuristic"``).
     tol : float or None
-        The W-step's gradient tolerance (None: :func:`ldr.stopping.default_tol`).
+        The W-step's gradient tolerance (None: :func:`ldr.core.stopping.default_tol`).
     tol_scale : "auto" or float
         The scale ``tol`` multiplies ("auto": the driver's gradient scale).
     """

@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
-from ldr.errors import ParameterError
+from ldr.core.errors import ParameterError
 from ldr.estimators.base import AffineMap, FitData, LinearDR, check_int_components
 from ldr.objectives.ica import UndercompleteICA as UndercompleteICAObjective
 

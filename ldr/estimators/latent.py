@@ -6,9 +6,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.stats
 
+from ldr.core.errors import ParameterError
 from ldr.data import arrays
 from ldr.data.rows import moments
-from ldr.errors import ParameterError
 from ldr.estimators.base import AffineMap, FitData, LinearDR
 from ldr.objectives.latent import PPCA as PPCAObjective
 from ldr.objectives.latent import FactorAnalysis as FactorAnalysisObjective

@@ -10,6 +10,7 @@ import scipy.special
 from sklearn.base import ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 
+from ldr.core.errors import ParameterError
 from ldr.data import arrays
 from ldr.data.rows import moments
 from ldr.data.validation import (
@@ -19,7 +20,6 @@ from ldr.data.validation import (
     shrink,
     span_basis,
 )
-from ldr.errors import ParameterError
 from ldr.estimators.base import (
     AffineMap,
     FitData,

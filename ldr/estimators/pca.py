@@ -7,9 +7,9 @@ import numbers
 import numpy as np
 import scipy.linalg
 
+from ldr.core.errors import ParameterError
 from ldr.data import arrays
 from ldr.data.rows import moments
-from ldr.errors import ParameterError
 from ldr.estimators.base import (
     AffineMap,
     FitData,

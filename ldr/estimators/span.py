@@ -24,9 +24,9 @@ import numbers
 
 import numpy as np
 
+from ldr.core.errors import ParameterError
 from ldr.data.rows import moments
 from ldr.data.validation import span_basis
-from ldr.errors import ParameterError
 
 __all__ = ["check_span_components", "reduce_rows"]
 

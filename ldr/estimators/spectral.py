@@ -38,7 +38,7 @@ import scipy.sparse.linalg
 from scipy.linalg.blas import dsymv
 from sklearn.cluster import KMeans
 
-from ldr.errors import ParameterError
+from ldr.core.errors import ParameterError
 from ldr.kernels import Gaussian
 from ldr.kernels.family import beta
 

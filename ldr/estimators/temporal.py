@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numbers
 
-from ldr.errors import ParameterError
+from ldr.core.errors import ParameterError
 from ldr.estimators.base import FitData, LinearDR
 from ldr.estimators.span import reduce_rows
 from ldr.objectives.maf import MAF as MAFObjective

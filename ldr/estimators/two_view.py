@@ -33,10 +33,10 @@ import numbers
 import numpy as np
 from sklearn.utils import check_array, check_consistent_length
 
+from ldr.core.errors import ParameterError
 from ldr.data import arrays
 from ldr.data.rows import as_dask_array, moments
 from ldr.data.validation import non_numeric_error, span_basis
-from ldr.errors import ParameterError
 from ldr.estimators.base import AffineMap, FitData, LinearDR, input_space, validate_data
 from ldr.objectives.cca import OrthogonalCCA as OrthogonalCCAObjective
 from ldr.objectives.cca import TraditionalCCA as TraditionalCCAObjective

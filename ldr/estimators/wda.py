@@ -24,12 +24,14 @@ import numpy as np
 from sklearn.base import ClusterMixin
 from sklearn.decomposition import PCA as SkPCA
 
+from ldr.core.eigen import top_generalized
+from ldr.core.errors import ParameterError
+from ldr.core.problem import Problem
+from ldr.core.result import Result
 from ldr.data import arrays
 from ldr.data.rows import moments
 from ldr.data.validation import check_labels, span_basis
-from ldr.driver import initial_point, solve
-from ldr.eigen import top_generalized
-from ldr.errors import ParameterError
+from ldr.driver.loop import initial_point, solve
 from ldr.estimators.base import (
     AffineMap,
     FitData,
@@ -59,8 +61,6 @@ from ldr.estimators.wda_minibatch import (
 from ldr.manifolds import Grassmann
 from ldr.objectives.transport import class_scatters
 from ldr.objectives.wda import WDA
-from ldr.problem import Problem
-from ldr.result import Result
 from ldr.solvers.scf import SCF
 
 __all__ = ["WDAClustering", "WDAEstimator", "WassersteinDA", "discriminant_span",

@@ -44,11 +44,11 @@ import scipy.linalg
 from sklearn.cluster import KMeans
 from sklearn.exceptions import ConvergenceWarning
 
+from ldr.core.errors import ParameterError
+from ldr.core.result import Result, Trace
 from ldr.data.validation import span_basis
-from ldr.errors import ParameterError
 from ldr.manifolds import sin_largest_angle
 from ldr.objectives.lda import scatter_matrices
-from ldr.result import Result, Trace
 
 __all__ = ["MIN_CLUSTER_SHARE", "alternate", "alternation_result", "final_labels",
            "kmeans_step", "merge_singletons", "min_cluster_size", "tiny_clusters",

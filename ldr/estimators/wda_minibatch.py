@@ -20,10 +20,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ldr.driver import solve
-from ldr.errors import ParameterError
+from ldr.core.errors import ParameterError
+from ldr.core.problem import Problem
+from ldr.driver.loop import solve
 from ldr.estimators.base import random_seed
-from ldr.problem import Problem
 from ldr.solvers.scf import SCF
 
 __all__ = ["AUTO_BATCH", "BATCH_STOP", "BATCH_XTOL", "EXACT_MAX_CLASS", "FULL_CHECK_MAX_CLASS",
@@ -89,7 +89,7 @@ def continuation_start(obj, stop: dict):
     """SCF's continuation start on a mini-batch objective: the top-p generalized eigenvectors
     of the pencil at the fixed point of the coarse problem (reg × the objective's
     ``continuation``), that problem solved to the stopping rule ``stop``
-    (:data:`BATCH_STOP`) instead of the driver's xtol 1e-6 (:func:`ldr.driver.initial_point`
+    (:data:`BATCH_STOP`) instead of the driver's xtol 1e-6 (:func:`ldr.driver.loop.initial_point`
     with ``solver=SCF()`` otherwise)."""
     coarse = obj.coarse_problem()
     scf = SCF()

@@ -32,8 +32,8 @@ from collections.abc import Callable
 import numpy as np
 from autograd import elementwise_grad
 
+from ldr.core.errors import ParameterError
 from ldr.data import arrays
-from ldr.errors import ParameterError
 
 KINDS = ("difference", "product")
 

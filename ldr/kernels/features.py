@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from ldr.errors import ParameterError
+from ldr.core.errors import ParameterError
 
 APPROXIMATIONS = ("rff", "nystroem")
 

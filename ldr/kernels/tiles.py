@@ -45,8 +45,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ldr.core.errors import ParameterError
 from ldr.data import arrays
-from ldr.errors import ParameterError
 from ldr.kernels.family import Gaussian
 
 #: default memory budget (bytes) for the b×n working arrays of one evaluation

@@ -9,7 +9,7 @@ orthonormal bases, :func:`orthonormalize` and :func:`sin_largest_angle`, and the
 overflow-safe :func:`scaled_norm` are public here.
 """
 
-from ldr.linalg import scaled_norm
+from ldr.core.linalg import scaled_norm
 from ldr.manifolds.declaration import KINDS, from_declaration
 from ldr.manifolds.euclidean import Euclidean
 from ldr.manifolds.grassmann import Grassmann

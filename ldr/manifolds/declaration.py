@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ldr.errors import ParameterError
+from ldr.core.errors import ParameterError
 from ldr.manifolds.euclidean import Euclidean
 from ldr.manifolds.grassmann import Grassmann
 from ldr.manifolds.manifold import Manifold

@@ -7,8 +7,8 @@ import math
 
 import numpy as np
 
+from ldr.core.errors import ParameterError
 from ldr.data import arrays
-from ldr.errors import ParameterError
 from ldr.manifolds.manifold import RETRACTIONS, Manifold, factor_shape
 
 

@@ -3,7 +3,7 @@ bases."""
 
 from __future__ import annotations
 
-from ldr.errors import ParameterError
+from ldr.core.errors import ParameterError
 from ldr.manifolds.orthonormal import OrthonormalColumns, sin_largest_angle
 
 

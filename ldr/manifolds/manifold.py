@@ -37,10 +37,10 @@ from collections.abc import Callable
 
 import numpy as np
 
+from ldr.core.errors import ParameterError
+from ldr.core.linalg import scaled_norm
 from ldr.data import arrays
 from ldr.data.validation import check_point
-from ldr.errors import ParameterError
-from ldr.linalg import scaled_norm
 
 RETRACTIONS = ("polar", "qr")
 
@@ -209,7 +209,7 @@ class Manifold:
     # --- points given by a user -------------------------------------------------------------
     def check_shape(self, M, name: str):
         """``M`` as a new float64 NumPy array of the manifold's shape with finite entries, or
-        a :class:`~ldr.errors.ParameterError` naming ``name``."""
+        a :class:`~ldr.core.errors.ParameterError` naming ``name``."""
         return check_point(M, self.shape, name)
 
     def nearest(self, M, name: str):

@@ -15,15 +15,15 @@ import math
 
 import numpy as np
 
-from ldr import linalg
+from ldr.core import linalg
+from ldr.core.errors import ParameterError
 from ldr.data import arrays
-from ldr.errors import ParameterError
 from ldr.manifolds.manifold import RETRACTIONS, Manifold, factor_shape
 
 
 def orthonormalize(A):
     """An orthonormal basis of the column span of ``A`` (d×r, d ≥ r): Q of A = QR with
-    diag(R) ≥ 0 (:func:`ldr.linalg.qr`), in the namespace of ``A`` (NumPy for a list)."""
+    diag(R) ≥ 0 (:func:`ldr.core.linalg.qr`), in the namespace of ``A`` (NumPy for a list)."""
     return linalg.qr(A if arrays.foreign(A) is not None else np.asarray(A, dtype=float))
 
 
@@ -31,7 +31,7 @@ def sin_largest_angle(M, N) -> float:
     """Sine of the largest principal angle between span(M) and span(N), both orthonormal
     (the largest over a stack's pairs): ``sin θ_max = ‖(I − M Mᵀ) N‖₂`` (Björck & Golub
     1973).  The residual is formed and its norm taken from its r×r Gram matrix
-    (:func:`ldr.linalg.spectral_norm`), so an angle of 1e-12 keeps its relative accuracy,
+    (:func:`ldr.core.linalg.spectral_norm`), so an angle of 1e-12 keeps its relative accuracy,
     where the arccos of the cosines loses every angle below about 1e-8.
 
     References

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ldr.errors import ParameterError
+from ldr.core.errors import ParameterError
 from ldr.manifolds.manifold import Manifold
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ldr import linalg
+from ldr.core import linalg
 from ldr.manifolds.orthonormal import OrthonormalColumns
 
 

@@ -8,7 +8,7 @@ identical rows), a dtype (float32/64, int, object, pandas, pandas nullable), opt
 classes possible, and parameter values at and past their bounds.
 
 **Outcomes.**  Every call either raises a clear error — a ValueError or TypeError that names
-the argument (:class:`ldr.errors.ParameterError` carries ``.param``; scikit-learn's input
+the argument (:class:`ldr.core.errors.ParameterError` carries ``.param``; scikit-learn's input
 checks name X or y) — or returns an answer that is finite, of the right shape and dtype,
 orthonormal where it should be, equal to a reference where one exists, and marked converged
 only at a certified point; the inputs are left unmodified; the same seed gives the same
@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 from hypothesis import strategies as st
 
-from ldr.errors import ParameterError
+from ldr.core.errors import ParameterError
 
 
 class SilentlyWrong(AssertionError):
@@ -269,7 +269,7 @@ def check_certified(res, obj=None, tol: float = 1e-8) -> None:
         raise SilentlyWrong(f"converged with cost {res.cost}")
     g = res.grad_norm
     if obj is not None and np.isfinite(g):
-        from ldr.problem import Problem
+        from ldr.core.problem import Problem
 
         problem = Problem(obj)
         with warnings.catch_warnings():
@@ -482,7 +482,7 @@ def _reference(name: str, est, data: Data, kw: dict) -> None:
 @st.composite
 def method_cases(draw, name: str, max_n: int = 12, max_d: int = 5):
     """(data, r, command-line options, whether to solve twice) for the method ``name``."""
-    from ldr import registry
+    from ldr.driver import registry
 
     m = registry.get(name).method
     data = draw(datasets(max_n=max_n, max_d=max_d, labels=m.supervised))
@@ -497,7 +497,7 @@ def method_cases(draw, name: str, max_n: int = 12, max_d: int = 5):
 
 def _solve(name: str, data: Data, r, options: dict):
     import ldr
-    from ldr import registry
+    from ldr.driver import registry
 
     m = registry.get(name).method
     obj = registry.from_table(name, data.X, data.y if m.supervised else None, r, **options)
@@ -507,8 +507,8 @@ def _solve(name: str, data: Data, r, options: dict):
 def check_method(name: str, data: Data, r, options: dict, repeat: bool = False) -> str:
     """Build the method's objective from the data (as ``ldr compare`` does) and solve it;
     assert the outcome (module docstring)."""
+    from ldr.core.problem import Problem
     from ldr.manifolds import Euclidean
-    from ldr.problem import Problem
 
     args = (data.X, data.y)
     before = snapshot(*args)

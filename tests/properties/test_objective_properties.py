@@ -1,4 +1,4 @@
-"""Every registered method's objective (``ldr.registry.METHODS``), built from drawn data as
+"""Every registered method's objective (``ldr.driver.registry.METHODS``), built from drawn data as
 ``ldr compare`` builds it and solved by its default solver, and the quotient of traces
 against its global certificate (``_ldr_props``)."""
 
@@ -7,7 +7,7 @@ from _ldr_props import check_method, check_quotient, method_cases, quotient_case
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ldr import registry
+from ldr.driver import registry
 
 
 @pytest.mark.parametrize("name", registry.names())

@@ -24,7 +24,7 @@ NumPy error chained to it).
 driver or :func:`ldr.certificate` sets one from a time budget) is checked before every oracle
 call: a call is not started when the time left is less than the last call of the same oracle
 took (or, for its first call, the slowest oracle call so far), and
-:class:`~ldr.errors.BudgetExceeded` is raised instead.  So a budget holds to within one oracle
+:class:`~ldr.core.errors.BudgetExceeded` is raised instead.  So a budget holds to within one oracle
 call's time misjudged, not one solver step's (a trust-region step at large n makes many
 Hessian-vector products), and an objective is never interrupted inside a call.  The
 durations are remembered per objective, shared by every Problem built on the same
@@ -45,11 +45,11 @@ from collections import Counter
 
 import numpy as np
 
-from ldr.backends import validate as validate_backend
+from ldr.core.backends import validate as validate_backend
+from ldr.core.errors import BudgetExceeded, ParameterError
+from ldr.core.objective import Objective
 from ldr.data import arrays
-from ldr.errors import BudgetExceeded, ParameterError
 from ldr.manifolds import Manifold, Product, from_declaration
-from ldr.objective import Objective
 
 #: the last call's duration per oracle, per objective instance (module docstring, Deadline)
 _DURATIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
@@ -273,7 +273,7 @@ class Problem:
 
     def batch(self, M, indices) -> tuple[float, object]:
         """The objective's ``batch(M, indices)`` (a sum of terms and of their gradients,
-        :class:`~ldr.objective.Objective`), counted (``batch`` calls, ``terms`` summed), timed
+        :class:`~ldr.core.objective.Objective`), counted (``batch`` calls, ``terms`` summed), timed
         against the deadline and checked as ``egrad`` is."""
         self.counts["batch"] += 1
         self.counts["terms"] += len(indices)

@@ -15,13 +15,13 @@ import textwrap
 
 import numpy as np
 
-from ldr.answers import DISTANCES
+from ldr.driver.answers import DISTANCES
 
 #: Columns of :meth:`ldr.Comparison.table`, as (key, header, format): the first ``NARROW``
 #: are the default table, which answers "which answer did each run reach, and is it optimal"
 #: in 80 columns (solver names up to 18 characters); ``wide=True`` adds iterations, time,
 #: the certificate's numbers and the stopping reason.  The header of ``to_A`` depends on how
-#: answers are compared (``ldr.answers.DISTANCES``).
+#: answers are compared (``ldr.driver.answers.DISTANCES``).
 RUN_COLUMNS = (
     ("solver", "solver", "{}"), ("start", "start", "{}"), ("cost", "cost", "{:.10g}"),
     ("improvement", "vs heur.", "{:+.3%}"), ("answer", "answer", "{}"),

@@ -46,7 +46,7 @@ reason.  Solvers that compute no gradient (SCF, whose fixed points are not
 critical points of the cost) converge on their residual alone.
 
 **Scale-invariant tolerance.**  ``scale`` is the problem's typical gradient norm
-(:meth:`ldr.problem.Problem.gradient_scale`), so multiplying the data by a constant changes
+(:meth:`ldr.core.problem.Problem.gradient_scale`), so multiplying the data by a constant changes
 neither where a solver stops nor whether it says it converged.  ``tol_scale=1.0`` makes
 ``tol`` absolute, as in Manopt and pymanopt.
 """
@@ -59,7 +59,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ldr.errors import ParameterError
+from ldr.core.errors import ParameterError
 
 #: float64's machine epsilon, the precision :data:`StopOptions.tol`'s 1e-8 is set for
 _EPS64 = 2.0**-52

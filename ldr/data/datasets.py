@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ldr.errors import ParameterError
+from ldr.core.errors import ParameterError
 
 BUNDLED = ("iris", "wine", "breast_cancer", "digits")
 

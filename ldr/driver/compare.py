@@ -14,7 +14,7 @@ every solver) under the driver's one set of stopping rules, and returns a
 * ``answer``: runs that reached the same answer share a letter, A, B, … from the lowest
   cost up, so a start that ends at another fixed point or local minimum is visible at a
   glance; ``to_A`` is each run's distance to the best answer A.  "The same answer" is measured
-  as fits the manifold (``ldr.answers.answer_distance``): on Grassmann factors the largest
+  as fits the manifold (``ldr.driver.answers.answer_distance``): on Grassmann factors the largest
   principal-angle sine (the manifold's own step measure,
   :meth:`ldr.manifolds.Manifold.change`); on Stiefel factors the same sine between the spans
   where the costs agree (a cost invariant to M → MQ has one answer at rotated bases), else
@@ -28,7 +28,7 @@ every solver) under the driver's one set of stopping rules, and returns a
 **Budgets.**  ``max_time`` (a stopping option) bounds each run, its certificate included;
 ``time_budget`` bounds all runs together: each run gets the time left shared equally among
 the runs not yet done, and a run with no time left is not started (its row says so, with
-verdict "budget").  The runs share what each oracle call took (:mod:`ldr.problem`,
+verdict "budget").  The runs share what each oracle call took (:mod:`ldr.core.problem`,
 Deadline): a later run does not start a call it has no time for, and the gradient at the
 gradient scale's reference point is evaluated once for all runs.  A run started evaluates
 its start point (cost and gradient) whatever its share; so, under ``time_budget``, a run whose
@@ -58,17 +58,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ldr import tables
-from ldr.answers import DISTANCES, distance_kind, group_answers, label_of, verdict
-from ldr.certificate import certificate
-from ldr.deprecation import warn_renamed
-from ldr.driver import solve
-from ldr.errors import ParameterError
-from ldr.objective import Objective
-from ldr.problem import Problem, sharing_reference
-from ldr.result import Result
+from ldr.core.deprecation import warn_renamed
+from ldr.core.errors import ParameterError
+from ldr.core.objective import Objective
+from ldr.core.problem import Problem, sharing_reference
+from ldr.core.result import Result
+from ldr.driver import tables
+from ldr.driver.answers import DISTANCES, distance_kind, group_answers, label_of, verdict
+from ldr.driver.certificate import certificate
+from ldr.driver.loop import solve
 
-#: The tables' columns and legend live in :mod:`ldr.tables`; named here as before.
+#: The tables' columns and legend live in :mod:`ldr.driver.tables`; named here as before.
 RUN_COLUMNS = tables.RUN_COLUMNS
 SUMMARY_COLUMNS = tables.SUMMARY_COLUMNS
 LEGEND = tables.LEGEND
@@ -79,14 +79,14 @@ SUMMARY_LEGEND = tables.SUMMARY_LEGEND
 class Comparison:
     """Results of :func:`compare`.
 
-    ``rows``: one dict per run (keys as in ``ldr.compare.RUN_COLUMNS``, plus ``counts`` and
+    ``rows``: one dict per run (keys as in ``ldr.driver.compare.RUN_COLUMNS``, plus ``counts`` and
     ``sin_to_A``, the same as ``to_A`` where answers are compared by sin θ, else None; a run
     that was not started for want of time has ``cost`` None); ``results[(solver, start)]``
     the :class:`~ldr.Result` of each run made; ``answers``: one representative point per
     distinct answer (label → point), ``answer_distances``: the distances between them
-    (``meta["distance"]`` says which: a key of ``ldr.answers.DISTANCES``); ``heuristic_cost``:
-    the heuristic's cost, or None when the objective has none; ``meta["skipped"]``: solver →
-    why it could not solve the objective.
+    (``meta["distance"]`` says which: a key of ``ldr.driver.answers.DISTANCES``);
+    ``heuristic_cost``: the heuristic's cost, or None when the objective has none;
+    ``meta["skipped"]``: solver → why it could not solve the objective.
     """
 
     rows: list[dict]
@@ -107,7 +107,7 @@ class Comparison:
     @property
     def distance(self) -> str:
         """How answers are compared: ``"sin"``, ``"norm"`` or ``"cost"``
-        (``ldr.answers.DISTANCES``)."""
+        (``ldr.driver.answers.DISTANCES``)."""
         return self.meta.get("distance", "sin")
 
     # --- tables ---------------------------------------------------------------------------
@@ -341,9 +341,9 @@ def compare(objective: Objective, solvers: Sequence = ("trust-region", "gradient
         Seeds the random starts (every solver gets the same ones) and each run.
     same_tol : on Grassmann and Stiefel factors, two answers closer than this (sin θ; on
         Stiefel, sin θ between the spans at equal cost, else ‖ΔM‖₂:
-        ``ldr.answers.answer_distance``) are the same answer
+        ``ldr.driver.answers.answer_distance``) are the same answer
     cost_tol : on a manifold with a Euclidean factor, two answers whose relative cost
-        difference is at most this are the same answer (``ldr.answers.answer_distance``)
+        difference is at most this are the same answer (``ldr.driver.answers.answer_distance``)
     certify : compute the gradient norm and smallest Hessian eigenvalue at every answer
         (within the run's time budget: ``max_time`` less the run's time)
     progress : a tqdm progress bar (True; None, the default, shows it only on a terminal)
@@ -391,7 +391,7 @@ def compare(objective: Objective, solvers: Sequence = ("trust-region", "gradient
         report("skipped", {"solver": name, "reason": why})
     f_heur = None
     if problem.provides("heuristic"):  # through the Problem: the cost's duration is then
-        # known to the first run's deadline (ldr.problem, Deadline)
+        # known to the first run's deadline (ldr.core.problem, Deadline)
         f_heur = float(problem.cost(objective.heuristic()))
     max_time = stopping.pop("max_time", math.inf)
     user_callback = stopping.pop("callback", None)
@@ -399,7 +399,7 @@ def compare(objective: Objective, solvers: Sequence = ("trust-region", "gradient
     began = time.perf_counter()
     results = {}
     rows = []
-    # the gradient scale's reference norm once for all runs (ldr.problem.sharing_reference)
+    # the gradient scale's reference norm once for all runs (ldr.core.problem.sharing_reference)
     with sharing_reference(objective):
         for name, solver in runnable:
             for label, start in named:

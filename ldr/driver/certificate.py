@@ -28,12 +28,12 @@ import numpy as np
 import scipy.linalg
 from scipy.sparse.linalg import ArpackNoConvergence, LinearOperator, eigsh
 
+from ldr.core.deprecation import renamed_keywords
+from ldr.core.errors import BudgetExceeded
+from ldr.core.objective import Objective
+from ldr.core.problem import Problem
+from ldr.core.result import Certificate
 from ldr.data import arrays
-from ldr.deprecation import renamed_keywords
-from ldr.errors import BudgetExceeded
-from ldr.objective import Objective
-from ldr.problem import Problem
-from ldr.result import Certificate
 
 
 def hessian_operator(problem: Problem, M):
@@ -68,14 +68,14 @@ def certificate(objective: Objective | Problem, M, *, tol: float = 1e-8, tol_sca
         Relative gradient-norm tolerance for ``is_local_min``, as :func:`ldr.solve`'s.
     tol_scale : float or None
         What ``tol`` is relative to; None: the problem's gradient scale
-        (:meth:`~ldr.problem.Problem.gradient_scale` at M), 1.0 for an absolute ``tol``.
+        (:meth:`~ldr.core.problem.Problem.gradient_scale` at M), 1.0 for an absolute ``tol``.
     hess_tol : float, default 1e-8
         Relative tolerance on negative eigenvalues for ``psd``.
     global_tol : ``global_optimum`` holds when the objective's ``global_gap(M)`` (a bound on
         the relative suboptimality) is at most this
     dense_max : tangent dimensions up to this use a dense ``eigh``; larger ones use Lanczos.
     max_time : seconds for the whole certificate; no oracle call starts that would overrun
-        it (``ldr.problem.Problem.deadline``).  When they run out, what was not computed
+        it (``ldr.core.problem.Problem.deadline``).  When they run out, what was not computed
         is NaN and ``method`` says so (:attr:`~ldr.Certificate.second_order` is then
         ``"unknown"``).
 

@@ -4,10 +4,10 @@
 rules are checked after every iteration in this fixed order, and the first that holds is the
 run's ``reason``:
 
-the stopping rules of :mod:`ldr.stopping` (gradient, the solver's own reason, step, cost
+the stopping rules of :mod:`ldr.core.stopping` (gradient, the solver's own reason, step, cost
 change, budgets; only the gradient rule certifies), with options checked once as a frozen
-:class:`~ldr.stopping.StopOptions`.  The gradient tolerance is relative to the problem's
-gradient scale (:meth:`ldr.problem.Problem.gradient_scale`), which the driver computes at the
+:class:`~ldr.core.stopping.StopOptions`.  The gradient tolerance is relative to the problem's
+gradient scale (:meth:`ldr.core.problem.Problem.gradient_scale`), which the driver computes at the
 start and hands to the solver on every state it passes (``State.grad_scale``): a solver that
 needs a scale-free inner tolerance (the trust region's CG) reads it there.
 
@@ -23,7 +23,7 @@ with 0 iterations and that reason.
 The reason of a chain that ran one stage is that stage's, unprefixed.
 
 **Stochastic solvers** (``"sgd"``, ``"adam"``, ``"svrg"``) on an objective that is a sum of
-terms (``n_terms``, ``batch``: :class:`~ldr.objective.Objective`) report mini-batch estimates
+terms (``n_terms``, ``batch``: :class:`~ldr.core.objective.Objective`) report mini-batch estimates
 (``State.exact`` False).  Such a stage never certifies on an estimate: whatever rule ends
 it, the driver evaluates the full cost and gradient at its last iterate, and the run is
 ``converged`` only if that full gradient meets ``tol · scale``; the reason then reads
@@ -38,7 +38,7 @@ with that solver (``xtol=1e-6``).  No objective calls the driver.
 or inside the ``callback`` ends the run at its last evaluated iterate — the step under way is
 not taken — with ``reason`` starting ``"interrupted"`` and ``converged=False``: the best point
 so far is never lost (only an interrupt before the start point was evaluated propagates).
-``solve(obj, start=result)`` resumes from a previous :class:`~ldr.result.Result`: it starts at
+``solve(obj, start=result)`` resumes from a previous :class:`~ldr.core.result.Result`: it starts at
 ``result.M`` and continues its trace, the iterations numbered on from ``result.n_iter`` (the
 resumed start is one more row with that number, marked ``resumed``), its time and oracle
 counts added to the new run's.
@@ -60,15 +60,15 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ldr.certificate import certificate
+from ldr.core.deprecation import renamed_keywords
+from ldr.core.errors import BudgetExceeded, ParameterError
+from ldr.core.objective import Objective
+from ldr.core.problem import OracleError, Problem, template_of
+from ldr.core.result import Result, StageSummary, Trace, summed_counts
+from ldr.core.stopping import StageRules, StopOptions, default_tol, first_rule
 from ldr.data import arrays
-from ldr.deprecation import renamed_keywords
-from ldr.errors import BudgetExceeded, ParameterError
-from ldr.objective import Objective
-from ldr.problem import OracleError, Problem, template_of
-from ldr.result import Result, StageSummary, Trace, summed_counts
+from ldr.driver.certificate import certificate
 from ldr.solvers import chain
-from ldr.stopping import StageRules, StopOptions, default_tol, first_rule
 
 #: the fixed-point tolerance of the coarse problem that starts a continuation (at least
 #: 1e3·ε of the iterates' dtype: float32 iterates stagnate above 1e-6)
@@ -194,12 +194,12 @@ def solve(
         ``"pymanopt"``, ``"ism"``, ``"scf"``, and the stochastic ``"sgd"``, ``"adam"``,
         ``"svrg"``; a list chains them, each stage starting where the last
         stopped.  None (default): the objective's default
-        (:func:`~ldr.driver.default_solver`; each objective's docstring names it).
+        (:func:`~ldr.driver.loop.default_solver`; each objective's docstring names it).
     start : array, tuple of arrays, Result, "random", "heuristic" or None
         Start point (orthonormal); ``"random"`` draws one from ``random_state``; None
         (default) is the first solver's own start where it has one (ISM: the minimizing
         eigenvectors of Φ₀), else the objective's ``heuristic()``, else a random point from
-        ``random_state``.  A :class:`~ldr.result.Result` resumes that run (module docstring):
+        ``random_state``.  A :class:`~ldr.core.result.Result` resumes that run (module docstring):
         its point, its trace continued.
     orthonormalize : bool, default False
         For an array ``start``: replace each Stiefel or Grassmann factor by the nearest matrix
@@ -214,11 +214,11 @@ def solve(
         Gradient tolerance, relative: the run converges when ‖grad f(M)‖ ≤ tol · scale.
         None (default): 1e-8 for float64 data (about √ε₆₄: the cost is then optimal to
         about tol² relative where the Hessian is well conditioned), scaled by √(ε/ε₆₄) for
-        data of a lower precision (:func:`~ldr.stopping.default_tol`: 2.3e-4 for float32,
+        data of a lower precision (:func:`~ldr.core.stopping.default_tol`: 2.3e-4 for float32,
         whose gradients cannot resolve 1e-8).
     tol_scale : "auto" or float
         ``scale`` above: "auto" (default) is the problem's typical gradient norm
-        (:meth:`~ldr.problem.Problem.gradient_scale`), which makes the stopping point
+        (:meth:`~ldr.core.problem.Problem.gradient_scale`), which makes the stopping point
         independent of the data's units; a number fixes it (1.0: an absolute ``tol``).
     max_iter : int, default 1000
         The most iterations of the whole run, every stage of a chain counted; a stage that
@@ -226,10 +226,10 @@ def solve(
     max_time : float, default inf
         Seconds for the whole run, the start point and the certificate included.  It holds
         inside a step too: no oracle call starts that would overrun it
-        (``ldr.problem.Problem.deadline``), and the run ends at its last iterate.  The start
+        (``ldr.core.problem.Problem.deadline``), and the run ends at its last iterate.  The start
         point is always evaluated (a run with ``max_time=0`` returns it).
     xtol, ftol, floor_patience :
-        Stopping rules (:mod:`ldr.stopping`): the step, the relative cost change, and the
+        Stopping rules (:mod:`ldr.core.stopping`): the step, the relative cost change, and the
         iterations at the rounding floor that stop a run that can no longer reduce its
         gradient (0 disables a rule).
     fwindow : int
@@ -240,7 +240,7 @@ def solve(
         True stops the run; raising ``KeyboardInterrupt`` ends it as interrupted (module
         docstring).
     certify : bool
-        Attach a :class:`~ldr.result.Certificate` (second-order, and global where the
+        Attach a :class:`~ldr.core.result.Certificate` (second-order, and global where the
         objective has a global test) to the result; a run stopped at the rounding floor
         always gets one.
 
@@ -261,7 +261,7 @@ def solve(
         Bad arguments, a start point off the manifold or with a non-finite cost, or an
         oracle (egrad, ehvp, phi, pencil) answering with the wrong shape or non-finite
         values at the start, or of the wrong shape at any time
-        (:class:`~ldr.problem.OracleError`).  Past the start, non-finite oracle values end the
+        (:class:`~ldr.core.problem.OracleError`).  Past the start, non-finite oracle values end the
         run (not converged) with the message as its reason.
     """
     if renamed:
@@ -310,7 +310,7 @@ def solve(
     at_floor = False
 
     budget = ""
-    iterations_done = 0  # max_iter counts the whole run (ldr.stopping, rule 8)
+    iterations_done = 0  # max_iter counts the whole run (ldr.core.stopping, rule 8)
     certified = False
     for stage, s in enumerate(solvers):
         if stage > 0 and certified:  # the gradient rule fired on an exact state: a polish

@@ -25,11 +25,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ldr.deprecation import renamed_keywords
-from ldr.linalg import scaled_norm
+from ldr.core.deprecation import renamed_keywords
+from ldr.core.linalg import scaled_norm
+from ldr.core.objective import Objective
+from ldr.core.problem import Problem
 from ldr.manifolds import Euclidean, Grassmann
-from ldr.objective import Objective
-from ldr.problem import Problem
 
 #: how the report names each check
 LABELS = {"egrad": "gradient", "ehvp": "Hessian", "phi": "Φ-oracle", "pencil": "pencil",

@@ -155,7 +155,7 @@ class Result:
     time : seconds, wall clock
     grad_norm : Riemannian gradient norm at ``M``
     trace : per-iteration :class:`Trace`
-    stages : one :class:`~ldr.result.StageSummary` per solver of a chain
+    stages : one :class:`~ldr.core.result.StageSummary` per solver of a chain
     counts : oracle evaluations (``cost``, ``grad``, ``hvp``, ``phi``, ``pencil``; ``batch``
         calls of a stochastic solver and the ``terms`` they summed)
     certificate : a :class:`Certificate` when requested (``certify=True``)

@@ -14,8 +14,10 @@ import textwrap
 
 import numpy as np
 
-from ldr import cli_budget, datasets, registry
-from ldr.errors import ParameterError
+from ldr.cli import budget as cli_budget
+from ldr.core.errors import ParameterError
+from ldr.data import datasets
+from ldr.driver import registry
 
 #: how the default time budget was chosen (``--max-time``'s help)
 TIME_BUDGET_WHY = "TODO"

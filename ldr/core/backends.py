@@ -61,7 +61,7 @@ product it computes multiplies by C and by Cᵀ, two GEMMs, so about twice the f
 compiled generic autodiff gives; eager PyTorch and autograd add their per-operation
 overhead.  A JAX objective made with ``merge_symmetric=True`` has its traced gradient and
 product rewritten before compilation so that each symmetric matrix the cost closes over is
-multiplied once (:mod:`ldr.symmetric_products`: exact algebra, checked against autodiff by
+multiplied once (:mod:`ldr.core.symmetric_products`: exact algebra, checked against autodiff by
 its tests; optional, as a rewrite of JAX's programs that compilers do not make themselves).
 A hand-written ``ehvp`` (``-2 * (C @ V) + ...``; any backend) is the floor plus the
 elementwise terms.
@@ -93,7 +93,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ldr.errors import ParameterError
+from ldr.core.errors import ParameterError
 
 #: every backend, in the order the docs list them
 BACKENDS = ("autograd", "jax", "torch", "numpy")
@@ -105,7 +105,7 @@ AUTODIFF = ("autograd", "jax", "torch")
 
 def validate(backend) -> str:
     """``backend`` if it names a backend whose package is installed, else a
-    :class:`~ldr.errors.ParameterError` about ``backend`` (the list, or the pip command)."""
+    :class:`~ldr.core.errors.ParameterError` about ``backend`` (the list, or the pip command)."""
     if not isinstance(backend, str) or backend not in BACKENDS:
         raise ParameterError("backend", f"unknown backend {backend!r}; choose one of "
                                         f"{list(BACKENDS)}")
@@ -120,10 +120,10 @@ def validate(backend) -> str:
 
 def validate_options(backend: str, device=None, compile: bool = False,
                      merge_symmetric: bool = False) -> None:
-    """A :class:`~ldr.errors.ParameterError` about ``device``, ``compile`` or
+    """A :class:`~ldr.core.errors.ParameterError` about ``device``, ``compile`` or
     ``merge_symmetric`` where ``backend`` does not take them: only PyTorch places points on a
     device, only its compilation is optional (JAX's is always on), and only JAX's traced
-    derivatives are rewritten by :mod:`ldr.symmetric_products`."""
+    derivatives are rewritten by :mod:`ldr.core.symmetric_products`."""
     if device is not None and backend != "torch":
         raise ParameterError("device", f"only backend='torch' places the points on a device; "
                                        f"got device={device!r} with backend={backend!r} (JAX "
@@ -180,7 +180,7 @@ class Derivatives:
         PyTorch only: compile the oracles with ``torch.compile``.
     merge_symmetric : bool
         JAX only: one product per symmetric matrix the cost closes over in the derived
-        gradient and product (:mod:`ldr.symmetric_products`).
+        gradient and product (:mod:`ldr.core.symmetric_products`).
     """
 
     def __init__(self, backend: str, cost: Callable, egrad: Callable | None = None,
@@ -236,7 +236,7 @@ class JaxDerivatives(Derivatives):
     """``jax.grad`` of the cost and ``jax.jvp`` of that gradient (forward over reverse), each
     compiled by ``jax.jit`` (retraced only for a new shape); a hand-written ``egrad`` takes the
     gradient's place (its ``jax.jvp`` is then the product).  With ``merge_symmetric``, the
-    derived gradient and product are rewritten by :func:`ldr.symmetric_products.merged`
+    derived gradient and product are rewritten by :func:`ldr.core.symmetric_products.merged`
     before ``jax.jit`` compiles them."""
 
     def __init__(self, backend, cost, egrad=None, ehvp=None, device=None, compile=False,
@@ -256,7 +256,7 @@ class JaxDerivatives(Derivatives):
         derived = {"egrad": egrad is None, "ehvp": ehvp is None}
         traced = dict(self.plain)
         if merge_symmetric:
-            from ldr.symmetric_products import merged
+            from ldr.core.symmetric_products import merged
 
             traced.update({name: merged(self.plain[name]) for name, by_autodiff
                            in derived.items() if by_autodiff})
@@ -383,7 +383,7 @@ def derivatives(backend: str, cost: Callable, egrad: Callable | None = None,
     (PyTorch only: "cuda", "cuda:1", a ``torch.device``) is where the cost's tensors live and
     the points are sent (None: the CPU); ``compile`` (PyTorch only) compiles the oracles with
     ``torch.compile``; ``merge_symmetric`` (JAX only) multiplies each symmetric matrix the
-    cost closes over once (:mod:`ldr.symmetric_products`)."""
+    cost closes over once (:mod:`ldr.core.symmetric_products`)."""
     validate(backend)
     validate_options(backend, device, compile, merge_symmetric)
     if backend == "jax":

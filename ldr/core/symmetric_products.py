@@ -21,7 +21,7 @@ cotangent) are evaluated then, so that such a factor is known.
 Any other operation on a deferred value first forms it (one product ``R Y`` per matrix R),
 so the result is the function's, to rounding; the compiled graph then holds one product per
 R where the autodiff graph held two or more.  Used by the JAX backend
-(:class:`ldr.backends.JaxDerivatives`) for its gradient and Hessian-vector products when the
+(:class:`ldr.core.backends.JaxDerivatives`) for its gradient and Hessian-vector products when the
 objective asks for it (``ldr.objective(..., backend="jax", merge_symmetric=True)``, or
 ``merge_symmetric = True`` in the class body); an optional rewrite, since XLA does not merge
 the two products itself.

@@ -68,7 +68,7 @@ class ChunkError(RuntimeError):
 
 class BudgetExceeded(RuntimeError):
     """A run's time budget (``max_time`` of :func:`ldr.solve`) ran out before an oracle call
-    that would have overrun it (``ldr.problem.Problem.deadline``).  Inside a run the
+    that would have overrun it (``ldr.core.problem.Problem.deadline``).  Inside a run the
     driver catches it and ends the run, not converged, at its last iterate; it reaches the
     caller only when the budget ran out before the first iterate existed (computing the start
     point took it all)."""

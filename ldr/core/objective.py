@@ -17,7 +17,7 @@ or, for a plain function, ``ldr.objective(cost, shape=(d, r))``.  ``egrad`` and 
 come from autograd; a subclass that defines them by hand is used as written.  A cost written
 with JAX or PyTorch says so: ``backend = "jax"`` in the class body (a class attribute: it is
 read when the class is made), ``ldr.objective(cost, shape=(d, r), backend="torch")``
-(:mod:`ldr.backends`).
+(:mod:`ldr.core.backends`).
 
 Members (DESIGN.md's table):
 
@@ -25,7 +25,7 @@ Members (DESIGN.md's table):
                or an :class:`ldr.manifolds.Manifold` (:func:`ldr.manifolds.from_declaration`)
 ``shape``      (d, r), or a tuple of them on a product (may be None for a Manifold)
 ``backend``    where egrad and ehvp come from: "autograd" (default), "jax", "torch" or "numpy"
-               (hand-written only); :mod:`ldr.backends`
+               (hand-written only); :mod:`ldr.core.backends`
 ``cost(M)``    scalar to minimize
 ``egrad(M)``   Euclidean gradient (default: the backend's)
 ``ehvp(M, V)`` Euclidean Hessian-vector product (default: the backend's)
@@ -54,7 +54,7 @@ Members (DESIGN.md's table):
                I = ``indices`` (module docstring, *Sums of terms*)
 ``method``     a :class:`Method`: the declaration that makes a method built from data
                reachable by name from the command line, ``LinearDR`` and the docs
-               (:mod:`ldr.registry`); None for objectives that are not such a method
+               (:mod:`ldr.driver.registry`); None for objectives that are not such a method
 
 **Sums of terms** (the stochastic solvers' protocol).  A cost that is a sum
 
@@ -79,15 +79,15 @@ from types import MappingProxyType
 import autograd
 import numpy as np
 
-from ldr import backends
-from ldr.errors import ParameterError
+from ldr.core import backends
+from ldr.core.errors import ParameterError
 
 OPTIONAL = ("phi", "phi0", "pencil", "pencil0", "heuristic", "global_gap", "coarse_problem")
 
 
 @dataclass(frozen=True)
 class Method:
-    """What an objective declares to be reachable by name (:mod:`ldr.registry`): from the
+    """What an objective declares to be reachable by name (:mod:`ldr.driver.registry`): from the
     command line (``ldr compare --method NAME``), from ``LinearDR("NAME")`` and in the docs'
     method table.  Declared in the class body, ``method = Method("lda", "orthogonal LDA")``;
     a subclass does not inherit it.
@@ -104,7 +104,7 @@ class Method:
         The classmethod that builds it from ``(X, [y,] r, **options)``; None: the constructor.
     options : mapping
         Command-line option → keyword of ``build`` (``{"reg": "reg"}``; RRR's ``--reg`` is its
-        ``alpha``).  An objective's :class:`~ldr.errors.ParameterError` about that keyword is
+        ``alpha``).  An objective's :class:`~ldr.core.errors.ParameterError` about that keyword is
         reported under the option's name.
     preset : mapping
         Keyword arguments the command line fixes (LPP's 10-nearest-neighbour graph).
@@ -168,7 +168,7 @@ def _inner(a, b):
 def _native(backend: str, name: str, raw: Callable) -> Callable:
     """The method that replaces a jax/torch subclass's own ``cost``/``egrad``/``ehvp``: NumPy
     arguments are converted for ``raw`` (the method as written) and its answer converted
-    back (:class:`ldr.backends.Derivatives`); the backend's arrays pass straight through."""
+    back (:class:`ldr.core.backends.Derivatives`); the backend's arrays pass straight through."""
 
     def method(self, *args):
         return getattr(self.derivatives(), name)(*args)
@@ -192,15 +192,15 @@ class Objective:
     name: str | None = None
     default_solver = None
     method: Method | None = None
-    #: where egrad and ehvp come from (:mod:`ldr.backends`); a class attribute
+    #: where egrad and ehvp come from (:mod:`ldr.core.backends`); a class attribute
     backend: str = "autograd"
     #: with ``backend = "torch"``: the device of the cost's tensors ("cuda"; None: the CPU)
     device = None
     #: with ``backend = "torch"``: compile the derivatives with ``torch.compile``
-    #: (:mod:`ldr.backends`; seconds per objective, for long or repeated solves)
+    #: (:mod:`ldr.core.backends`; seconds per objective, for long or repeated solves)
     compile: bool = False
     #: with ``backend = "jax"``: one product per symmetric matrix the cost closes over in the
-    #: derived gradient and Hessian-vector product (:mod:`ldr.symmetric_products`)
+    #: derived gradient and Hessian-vector product (:mod:`ldr.core.symmetric_products`)
     merge_symmetric: bool = False
     #: the number of terms of a cost that is a sum over them (module docstring, Eq. S1);
     #: None: not such a sum (the stochastic solvers refuse it)
@@ -225,7 +225,7 @@ class Objective:
 
     # --- derivatives (the backend's unless overridden) --------------------------------------
     def derivatives(self) -> backends.Derivatives:
-        """The jax/torch :class:`~ldr.backends.Derivatives` of this objective, built (and
+        """The jax/torch :class:`~ldr.core.backends.Derivatives` of this objective, built (and
         compiled) on first use."""
         found = self.__dict__.get("_ldr_derivatives")
         if found is None:
@@ -266,7 +266,7 @@ class Objective:
     def ehvp(self, M, V):
         """Euclidean Hessian-vector product D∇f(M)[V] (autograd of ``cost``, twice; JAX: the
         forward derivative of the reverse gradient; PyTorch: the reverse derivative of the
-        reverse gradient, :mod:`ldr.backends`)."""
+        reverse gradient, :mod:`ldr.core.backends`)."""
         if self.backend != "autograd":
             if self.backend == "numpy":
                 raise self._no_derivative("ehvp", "M, V")
@@ -321,7 +321,7 @@ class Objective:
 
     def coarse_problem(self) -> Objective | None:
         """An easier problem of the same shape whose answer starts this one (continuation,
-        :func:`ldr.driver.initial_point`), or None."""
+        :func:`ldr.driver.loop.initial_point`), or None."""
         raise NotImplementedError(f"{type(self).__name__} has no coarse problem")
 
     def heuristic(self):
@@ -428,14 +428,14 @@ def objective(cost: Callable | None = None, *, shape, manifold="stiefel",
     ``heuristic`` and ``transform``).  ``backend="jax"`` or ``"torch"``: the cost (and a
     hand-written ``egrad``/``ehvp``) is written with ``jax.numpy`` or PyTorch and receives
     their arrays, and the derivatives are theirs; ``"numpy"``: nothing is differentiated,
-    ``egrad`` (and, for the trust region, ``ehvp``) must be given (:mod:`ldr.backends`).
+    ``egrad`` (and, for the trust region, ``ehvp``) must be given (:mod:`ldr.core.backends`).
     ``device="cuda"`` (with ``backend="torch"``, in ``oracles``): where the cost's tensors
     live; points are sent there.  ``compile=True`` (with ``backend="torch"``): the derivatives
     are compiled by ``torch.compile`` at their first call (seconds; worth it for long or
     repeated solves of one objective).  ``merge_symmetric=True`` (with ``backend="jax"``):
     the derived gradient and Hessian-vector product multiply each symmetric matrix the cost
-    closes over once (:mod:`ldr.symmetric_products`).
-    A backend that is not installed is a :class:`~ldr.errors.ParameterError` naming
+    closes over once (:mod:`ldr.core.symmetric_products`).
+    A backend that is not installed is a :class:`~ldr.core.errors.ParameterError` naming
     ``backend`` and the pip command.
 
     Examples

@@ -24,9 +24,9 @@ missing value (an empty cell, NA, NaN, ...) by its row and column; complex ``.np
 refused, not truncated to their real part.
 
 Budgets.  ``--memory-limit`` (e.g. ``256MB``; default half of the memory the machine has
-available, :mod:`ldr.cli_budget`) bounds the data and, for the methods that hold n×n arrays
+available, :mod:`ldr.cli.budget`) bounds the data and, for the methods that hold n×n arrays
 (nca, lmnn, mds, ksdr, hsic, wda), those arrays as the method declares them
-(:attr:`ldr.objective.Method.memory`): a table whose estimate exceeds it is refused before
+(:attr:`ldr.core.objective.Method.memory`): a table whose estimate exceeds it is refused before
 anything is computed, with the memory needed.  ``--max-time`` is each run's time budget, its
 certificate included; by default the whole comparison has 45 seconds, shared equally among the
 runs not yet done.  A run that hits a budget says "budget" in the verdict column (the reason
@@ -44,10 +44,10 @@ Dask's CSV blocks are the same size, Parquet partitions are the files' row group
 ISM, then the trust region from where it stopped).  Its default, ``auto``, is the solvers
 that the method supports (ISM needs a Φ-oracle, SCF a pencil, both a Stiefel or Grassmann
 manifold: :func:`supported_solvers`) among gradient, trust-region and ism (``demo``: every
-solver), plus the method's default solver (:func:`ldr.driver.default_solver`); a solver the
+solver), plus the method's default solver (:func:`ldr.driver.loop.default_solver`); a solver the
 method does not support is refused with the list of those it does.
 
-Output (:meth:`ldr.compare.Comparison.table`): per run, the cost, the improvement over the
+Output (:meth:`ldr.driver.compare.Comparison.table`): per run, the cost, the improvement over the
 eigenvector heuristic (survey Eq. 28, positive is better), which answer the run reached (A
 has the lowest cost), its distance to A and a one-word verdict from the optimality
 certificate; then per solver how many runs converged and reached A, with median iterations
@@ -55,7 +55,7 @@ and time; then a legend of the columns (``--no-legend`` leaves it out); last, on
 the best answer, how many runs reached it, whether it is certified and how it compares with
 the heuristic.  The default tables fit 80 columns; ``--wide`` adds per run the iterations,
 time, gradient norm, smallest Hessian eigenvalue, global verdict and stopping reason.
-Answers are told apart as fits the manifold (:func:`ldr.answers.answer_distance`): by the
+Answers are told apart as fits the manifold (:func:`ldr.driver.answers.answer_distance`): by the
 largest principal-angle sine on Grassmann, the spectral norm of the difference on Stiefel,
 and the relative cost difference on a manifold with a Euclidean factor.
 
@@ -79,11 +79,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ldr import cli_budget, cli_options, registry
+from ldr.cli import budget as cli_budget
+from ldr.cli import options as cli_options
+from ldr.core.errors import ParameterError
 from ldr.data.files import load_table
 from ldr.data.statistics import Moments
 from ldr.data.text import DataNote
-from ldr.errors import ParameterError
+from ldr.driver import registry
 
 #: a parameter of :func:`ldr.data.files.load_table` → the option that sets it
 _LOAD_OPTIONS = {"source": "--data", "label_column": "--label-column", "header": "--header",
@@ -121,10 +123,10 @@ def _unsupported(solver, problem) -> str | None:
 
 def supported_solvers(objective, candidates: Sequence) -> list:
     """The solvers of ``candidates`` (names or chains of names) that can solve ``objective``,
-    then its default (:func:`ldr.driver.default_solver`, a chain as a list) if it is not
+    then its default (:func:`ldr.driver.loop.default_solver`, a chain as a list) if it is not
     among them yet."""
-    from ldr.driver import default_solver
-    from ldr.problem import Problem
+    from ldr.core.problem import Problem
+    from ldr.driver.loop import default_solver
 
     problem = Problem(objective)
     chosen = [s for s in candidates if _unsupported(s, problem) is None]
@@ -166,8 +168,8 @@ def _memory_limit(args) -> tuple[int | None, str]:
 
 def build_objective(args):
     """The objective of ``--method`` on ``--data`` with the options given
-    (:func:`ldr.registry.from_table`), after the memory check
-    (:func:`ldr.cli_budget.check_memory`); ``(objective, n, d, name, memory)``, ``memory``
+    (:func:`ldr.driver.registry.from_table`), after the memory check
+    (:func:`ldr.cli.budget.check_memory`); ``(objective, n, d, name, memory)``, ``memory``
     a line on the memory needed and the limit."""
     cls = registry.get(args.method)
     method = cls.method
@@ -202,8 +204,8 @@ def build_objective(args):
 
 def run_compare(args) -> tuple:
     """Build the objective from ``args``, run :func:`ldr.compare`; ``(comparison, header)``."""
-    from ldr.compare import compare
-    from ldr.problem import Problem
+    from ldr.core.problem import Problem
+    from ldr.driver.compare import compare
     from ldr.solvers import REGISTRY
 
     if args.solvers != "auto":  # names are checked before the data are read
@@ -302,7 +304,7 @@ def _one_line(exc: BaseException) -> str:
                 "computation; rescale the data (e.g. standardize each feature) and retry "
                 "(--debug shows the traceback)")
     if isinstance(exc, (ParameterError, OSError)) or (isinstance(exc, ValueError) and type(
-            exc).__module__ in ("builtins", "ldr.problem")):
+            exc).__module__ in ("builtins", "ldr.core.problem")):
         return msg
     return f"{type(exc).__name__}: {msg} (--debug shows the traceback)"
 
@@ -325,8 +327,8 @@ def _silence_stdout() -> None:
 
 
 def _parser() -> cli_options.Parser:
-    """The argument parser; its methods and their summaries come from :mod:`ldr.registry`,
-    its help texts from this module's docstring, as plain text (:func:`ldr.cli_options.plain`;
+    """The argument parser; its methods and their summaries come from :mod:`ldr.driver.registry`,
+    its help texts from this module's docstring, as plain text (:func:`ldr.cli.options.plain`;
     the docstring stays reStructuredText for the docs)."""
     width = _width() - 2
     title, literal, examples, *manual = __doc__.split("\n\n")

@@ -1,15 +1,15 @@
 """One registry of ldr's methods: what the command line, ``LinearDR`` and the docs read.
 
-A method is an objective class that declares a :class:`~ldr.objective.Method` in its body
+A method is an objective class that declares a :class:`~ldr.core.objective.Method` in its body
 (``method = Method("lda", "orthogonal LDA", supervised=True, ...)``): its command-line name,
 whether it needs labels, how it is built from data, which command-line options it takes and
 whether it reads its rows in chunks.  Its default solver is the class's ``default_solver``
-(:func:`ldr.driver.default_solver`).  The registry lists every class of
+(:func:`ldr.driver.loop.default_solver`).  The registry lists every class of
 :mod:`ldr.objectives` that declares one, so adding a method is one module in ``objectives/``
 (and its tests); ``tests/test_registry.py`` checks that each is reachable from the command
 line, from ``LinearDR`` and from the docs.
 
->>> from ldr import registry
+>>> from ldr.driver import registry
 >>> registry.get("lda").__name__, registry.get("LDA").method.supervised
 ('LDA', True)
 >>> "pca" in registry.names(chunked=True), "wda" in registry.names(chunked=True)
@@ -21,9 +21,9 @@ from __future__ import annotations
 import numpy as np
 
 from ldr import objectives
-from ldr.driver import default_solver
-from ldr.errors import ParameterError
-from ldr.objective import Method, Objective, declared_method
+from ldr.core.errors import ParameterError
+from ldr.core.objective import Method, Objective, declared_method
+from ldr.driver.loop import default_solver
 
 #: objectives of :mod:`ldr.objectives` that are not built from data, with the reason
 NOT_METHODS = {
@@ -78,7 +78,7 @@ def get(name: str) -> type[Objective]:
 
 
 def method(name_or_class) -> Method:
-    """The :class:`~ldr.objective.Method` of a registered method (name or class)."""
+    """The :class:`~ldr.core.objective.Method` of a registered method (name or class)."""
     cls = get(name_or_class) if isinstance(name_or_class, str) else name_or_class
     m = declared_method(cls)
     if m is None:

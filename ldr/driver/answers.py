@@ -49,7 +49,7 @@ SECOND_ORDER = {"positive": "local min", "flat": "local min (flat)", "plateau": 
 
 
 def verdict(converged: bool, cert=None, budget: str = "") -> str:
-    """One word for a run (the ``verdict`` column, ``ldr.compare.LEGEND``): ``"budget"``
+    """One word for a run (the ``verdict`` column, ``ldr.driver.compare.LEGEND``): ``"budget"``
     when a budget (``budget``: ``Result.budget``, max_time or max_iter) stopped it, else
     ``"NOT conv."`` (stalled, non-finite) if it did not converge; else from the certificate
     ``cert`` (None: ``"converged"``): ``"global min"`` / ``"not global"`` where the

@@ -5,7 +5,7 @@
   ``os.sysconf``), so that a run neither swaps nor is killed while other programs keep
   theirs.  It bounds the data (a table loaded whole must fit) and, for a method that holds
   n×n arrays, their size as the method declares it
-  (:attr:`ldr.objective.Method.memory`): :func:`check_memory` refuses, before anything is
+  (:attr:`ldr.core.objective.Method.memory`): :func:`check_memory` refuses, before anything is
   computed, a table whose estimate exceeds it, stating the memory needed.
 * **Time** (``--max-time``): by default :data:`TIME_BUDGET` seconds for the whole comparison,
   shared equally among the runs not yet done (``ldr.compare(time_budget=...)``); a number
@@ -23,7 +23,7 @@ import time
 
 import numpy as np
 
-from ldr.errors import ParameterError
+from ldr.core.errors import ParameterError
 
 #: the share of the machine's available memory that ``--memory-limit`` defaults to
 MEMORY_FRACTION = 0.5
@@ -67,8 +67,8 @@ def default_memory_limit() -> tuple[int | None, str]:
 def check_memory(method: str, declared, n: int, data_bytes: int, y, limit: int | None,
                  how: str, chunked: list[str]) -> int:
     """The bytes ``method`` needs for ``n`` rows (its declared n×n arrays,
-    :attr:`~ldr.objective.Method.memory`, plus twice the data: the table and the
-    objective's copy); a :class:`~ldr.errors.ParameterError` about ``--memory-limit`` when
+    :attr:`~ldr.core.objective.Method.memory`, plus twice the data: the table and the
+    objective's copy); a :class:`~ldr.core.errors.ParameterError` about ``--memory-limit`` when
     that exceeds ``limit``."""
     sizes = None if y is None else np.unique(np.asarray(y), return_counts=True)[1].tolist()
     arrays = 0 if declared is None else int(declared(n, sizes))
