@@ -203,8 +203,8 @@ def test_random_state_makes_random_starts_reproducible(wine):
 
 def test_get_params_and_clone():
     lda = est.OrthogonalLDA(3, shrinkage=0.2, solver="gradient")
-    assert lda.get_params()["reg"] == 0.2 and lda.get_params()["n_components"] == 3
-    assert clone(lda).set_params(reg=0.3).reg == 0.3
+    assert lda.get_params()["shrinkage"] == 0.2 and lda.get_params()["n_components"] == 3
+    assert clone(lda).set_params(shrinkage=0.3).shrinkage == 0.3
     assert set(est.PCA().get_params()) == {"n_components", "whiten", "solver", "start", "tol",
                                            "max_iter", "solver_params", "random_state"}
 
@@ -238,7 +238,7 @@ def test_bad_input(wine):
         est.PCA(solver_params={"seed": 0}).fit(X)
     with pytest.raises(ValueError, match="max_iter"):
         est.PCA(max_iter=-1).fit(X)
-    with pytest.raises(ValueError, match="reg"):
+    with pytest.raises(ValueError, match="shrinkage"):
         est.OrthogonalLDA(shrinkage=2.0).fit(X, y)
     with pytest.raises(ValueError, match="no method named 'Nope'"):
         est.LinearDR("Nope").fit(X)

@@ -181,7 +181,7 @@ def test_bad_inputs_raise():
     with pytest.raises(ValueError, match="singular .* shrinkage > 0"):
         LPP(wide, 2, n_neighbors=4)
     assert ldr.check(LPP(wide, 2, n_neighbors=4, shrinkage=0.1)).ok
-    with pytest.raises(ValueError, match="reg:"):
+    with pytest.raises(ValueError, match="shrinkage:"):
         NPE(X, 2, shrinkage=2.0)
 
 

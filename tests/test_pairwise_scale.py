@@ -124,7 +124,7 @@ def test_mds_recomputing_delta_per_block_equals_the_stored_delta(monkeypatch):
     X, _ = _blobs(200, 5)
     stored = MDS(X, 2, block_size=23)
     monkeypatch.setattr(mds_module, "STORE_MAX", 50)
-    blocked = MDS(X, 2, block_size=23, smoothing=stored.eps)
+    blocked = MDS(X, 2, block_size=23, smoothing=stored.smoothing)
     assert blocked._delta is None and stored._delta is not None
     rng = np.random.default_rng(3)
     M, V = np.linalg.qr(rng.standard_normal((5, 2)))[0], rng.standard_normal((5, 2))

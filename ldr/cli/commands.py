@@ -376,7 +376,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"ldr: error: {_one_line(exc)}", file=sys.stderr)
         return 2
     return 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    raise SystemExit(main())
