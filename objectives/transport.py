@@ -430,7 +430,7 @@ def class_scatters(X, codes: np.ndarray, n_classes: int, chunk_bytes: int | None
     """Fisher's (S_w, S_b) of the rows X of ``n_classes`` classes (``codes``: each row's class
     index, every class present; survey Eq. 5, divided by n) as NumPy d×d arrays,
     computed in X's namespace and on its device, in float64, by one pass over row chunks of
-    about ``chunk_bytes`` (default :data:`CHUNK_BYTES`) merged as they come
+    about ``chunk_bytes`` (default ``CHUNK_BYTES``, 16 MiB) merged as they come
     (:func:`ldr.data.rows.moments` of an iterator): no array of X's size is made."""
     xp = arrays.namespace(X)
     n = X.shape[0]

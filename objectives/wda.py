@@ -330,8 +330,9 @@ class WDA(Objective):
         """(C_b, C_w) at T = T(P) (cached for the last P), d×d arrays of X's namespace.
 
         Each pair's scatter is Xbᵀ times :func:`~ldr.objectives.transport.pair_scatter_rows`,
-        symmetrized, plus Xaᵀ Xa / n_a (its P-independent term, :meth:`_row_grams`); the
-        pairs that share a class's batch as Xb sum their rows first (one d×d product)."""
+        symmetrized, plus Xaᵀ Xa / n_a (its P-independent term, computed once per set of
+        batches); the pairs that share a class's batch as Xb sum their rows first (one d×d
+        product)."""
         P = self._point(P)
         if self._same_point(P):
             return self._scatter

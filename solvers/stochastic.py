@@ -11,7 +11,7 @@ the iterates of that epoch) as an *estimate* (``State.exact`` False): the driver
 but certifies only on the full gradient it evaluates at the end (:mod:`ldr.core.stopping`).
 
 **Step size at the start** (``lr=None``): the solver's factor over L̂, the largest
-|eigenvalue| of the Riemannian Hessian at the start, by five steps of power iteration
+absolute eigenvalue of the Riemannian Hessian at the start, by five steps of power iteration
 v ← H v/‖H v‖ from the gradient's direction, each product H v ≈ π(grad f(R(hv)) − grad f)/h a
 finite difference of full gradients (h = 10⁻⁶ · the typical distance): the gradient's
 Lipschitz constant near the start, in the problem's own units, so that neither scaling the

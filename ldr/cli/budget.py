@@ -4,8 +4,8 @@
   machine has available now (``MemAvailable`` of ``/proc/meminfo``, else the free pages of
   ``os.sysconf``), so that a run neither swaps nor is killed while other programs keep
   theirs.  It bounds the data (a table loaded whole must fit) and, for a method that holds
-  n×n arrays, their size as the method declares it
-  (:attr:`ldr.core.objective.Method.memory`): :func:`check_memory` refuses, before anything is
+  n×n arrays, their size as the method declares it (the ``memory`` of its
+  :class:`~ldr.core.objective.Method`): :func:`check_memory` refuses, before anything is
   computed, a table whose estimate exceeds it, stating the memory needed.
 * **Time** (``--max-time``): by default :data:`TIME_BUDGET` seconds for the whole comparison,
   shared equally among the runs not yet done (``ldr.compare(time_budget=...)``); a number
@@ -66,8 +66,8 @@ def default_memory_limit() -> tuple[int | None, str]:
 
 def check_memory(method: str, declared, n: int, data_bytes: int, y, limit: int | None,
                  how: str, chunked: list[str]) -> int:
-    """The bytes ``method`` needs for ``n`` rows (its declared n×n arrays,
-    :attr:`~ldr.core.objective.Method.memory`, plus twice the data: the table and the
+    """The bytes ``method`` needs for ``n`` rows (its declared n×n arrays, the ``memory`` of
+    its :class:`~ldr.core.objective.Method`, plus twice the data: the table and the
     objective's copy); a :class:`~ldr.core.errors.ParameterError` about ``--memory-limit`` when
     that exceeds ``limit``."""
     sizes = None if y is None else np.unique(np.asarray(y), return_counts=True)[1].tolist()

@@ -25,8 +25,8 @@ refused, not truncated to their real part.
 
 Budgets.  ``--memory-limit`` (e.g. ``256MB``; default half of the memory the machine has
 available, :mod:`ldr.cli.budget`) bounds the data and, for the methods that hold n×n arrays
-(nca, lmnn, mds, ksdr, hsic, wda), those arrays as the method declares them
-(:attr:`ldr.core.objective.Method.memory`): a table whose estimate exceeds it is refused before
+(nca, lmnn, mds, ksdr, hsic, wda), those arrays as the method declares them (the ``memory``
+of its :class:`~ldr.core.objective.Method`): a table whose estimate exceeds it is refused before
 anything is computed, with the memory needed.  ``--max-time`` is each run's time budget, its
 certificate included; by default the whole comparison has 45 seconds, shared equally among the
 runs not yet done.  A run that hits a budget says "budget" in the verdict column (the reason

@@ -48,7 +48,9 @@ def plain(rst: str, width: int = 80) -> str:
 class Parser(argparse.ArgumentParser):
     """argparse with one-line errors."""
 
-    def error(self, message: str):  # noqa: D102
+    def error(self, message: str):
+        """Exit with status 2 after one line, ``ldr: error: message``, that points to
+        ``--help``."""
         self.exit(2, f"ldr: error: {message} (see `{self.prog} --help`)\n")
 
 
@@ -70,6 +72,9 @@ def parse_bytes(text: str) -> int:
 
 # --- option values: argparse types (their errors are argparse's one line, exit status 2) --
 def number(kind, low=None, high=None, low_open=False, what=""):
+    """An argparse type: the text as ``kind`` (int or float), finite and within ``low``
+    (exclusive with ``low_open``) and ``high`` where given, else argparse's error naming the
+    range; ``what`` is appended to the message."""
     def convert(text: str):
         try:
             value = kind(text)

@@ -31,14 +31,14 @@ Called with the backend's own arrays, the oracles return the backend's arrays.
 **JAX.**  The cost, its gradient and its Hessian-vector product are each compiled by
 ``jax.jit`` at their first call (and again only for a new shape).  JAX computes in float32
 unless its 64-bit mode is on: the JAX backend turns it on
-(``jax.config.update("jax_enable_x64", True)``, as pymanopt does) when its first objective is
+(``jax.config.update("jax_enable_x64", True)``, as pymanopt [2]_ does) when its first objective is
 made, so create the cost's arrays after that or, better, enable it yourself first (a cost
 that closes over float32 arrays gets a warning).  Costs whose Python control flow depends on
 values cannot be traced by ``jax.jit``; they run uncompiled (a :class:`UserWarning` says so).
 
 **PyTorch.**  The gradient is ``torch.func.grad`` of the cost and the product is
 ``torch.func.vjp`` of that gradient with the direction as cotangent (the Hessian being
-symmetric, that is H V).  They run eagerly unless the objective asks for compilation
+symmetric, that is H V [1]_).  They run eagerly unless the objective asks for compilation
 (``ldr.objective(..., backend="torch", compile=True)``, or ``compile = True`` in the class
 body): then each is compiled by ``torch.compile`` at its first call (and again for a new
 shape).  Compilation costs seconds (more for the first in a process), which a single solve

@@ -19,42 +19,61 @@ with JAX or PyTorch says so: ``backend = "jax"`` in the class body (a class attr
 read when the class is made), ``ldr.objective(cost, shape=(d, r), backend="torch")``
 (:mod:`ldr.core.backends`).
 
-Members (DESIGN.md's table):
+Members (the design page's table):
 
-``manifold``   "stiefel", "grassmann" (cost invariant to M → MR), "euclidean" or a tuple (product);
-               or an :class:`ldr.manifolds.Manifold` (:func:`ldr.manifolds.from_declaration`)
-``shape``      (d, r), or a tuple of them on a product (may be None for a Manifold)
-``backend``    where egrad and ehvp come from: "autograd" (default), "jax", "torch" or "numpy"
-               (hand-written only); :mod:`ldr.core.backends`
-``cost(M)``    scalar to minimize
-``egrad(M)``   Euclidean gradient (default: the backend's)
-``ehvp(M, V)`` Euclidean Hessian-vector product (default: the backend's)
-``phi(M)``     Φ-oracle: symmetric d×d with ``egrad(M) == 2 Φ(M) M``
-``phi0()``     Φ at the second-order Taylor point (ISM's spectral start)
-``pencil(M)``  SCF oracle ``(A, B)``: the subspace is spanned by the top-r generalized
-               eigenvectors of (A, B), B positive definite
-``pencil0()``  the pencil at the uninformative point (SCF's own start, as Φ₀ is ISM's)
-``coarse_problem()`` an easier problem of the same shape (or None) whose answer starts this
-               one: the driver solves it first and takes the solver's own start there
-               (continuation; WDA: reg × 10)
-``heuristic()`` the classical eigenvector answer
-``horizontal(M, V)`` the part of a tangent vector orthogonal to the orbit of a symmetry of the
-               cost (a quotient the manifold does not know of); the trust-region inner solve
-               keeps to it (orthogonal CCA: one rotation of both factors)
-``preconditioner_at(M)`` ``V ↦ P⁻¹V``, P a positive-definite approximation of the Hessian at M;
-               the trust-region inner solve preconditions with it (undercomplete ICA)
-``transform(X, M)`` the method's low-dimensional mapping (default ``X @ M``)
-``global_gap(M)`` an upper bound on the relative suboptimality ``(f(M) − f*)/|f*|``, 0 exactly at
-               a global minimizer, where theory gives one (:func:`ldr.certificate`)
-``default_solver`` the solver :func:`ldr.solve` uses when none is given (None: the driver's
-               rule — ISM then trust region with a Φ-oracle, else trust region)
-``n_terms``, ``batch(M, indices)`` a cost that is a sum f = Σ_i f_i over ``n_terms`` terms
-               (samples, pairs), for the stochastic solvers ("sgd", "adam", "svrg"):
-               ``batch`` returns ``(Σ_{i∈I} f_i(M), Σ_{i∈I} ∇f_i(M))`` for the integer array
-               I = ``indices`` (module docstring, *Sums of terms*)
-``method``     a :class:`Method`: the declaration that makes a method built from data
-               reachable by name from the command line, ``LinearDR`` and the docs
-               (:mod:`ldr.driver.registry`); None for objectives that are not such a method
+``manifold``
+    "stiefel", "grassmann" (cost invariant to M → MR), "euclidean" or a tuple (product);
+    or an :class:`ldr.manifolds.Manifold` (:func:`ldr.manifolds.from_declaration`)
+``shape``
+    (d, r), or a tuple of them on a product (may be None for a Manifold)
+``backend``
+    where egrad and ehvp come from: "autograd" (default), "jax", "torch" or "numpy"
+    (hand-written only); :mod:`ldr.core.backends`
+``cost(M)``
+    scalar to minimize
+``egrad(M)``
+    Euclidean gradient (default: the backend's)
+``ehvp(M, V)``
+    Euclidean Hessian-vector product (default: the backend's)
+``phi(M)``
+    Φ-oracle: symmetric d×d with ``egrad(M) == 2 Φ(M) M``
+``phi0()``
+    Φ at the second-order Taylor point (ISM's spectral start)
+``pencil(M)``
+    SCF oracle ``(A, B)``: the subspace is spanned by the top-r generalized
+    eigenvectors of (A, B), B positive definite
+``pencil0()``
+    the pencil at the uninformative point (SCF's own start, as Φ₀ is ISM's)
+``coarse_problem()``
+    an easier problem of the same shape (or None) whose answer starts this
+    one: the driver solves it first and takes the solver's own start there
+    (continuation; WDA: reg × 10)
+``heuristic()``
+    the classical eigenvector answer
+``horizontal(M, V)``
+    the part of a tangent vector orthogonal to the orbit of a symmetry of the
+    cost (a quotient the manifold does not know of); the trust-region inner solve
+    keeps to it (orthogonal CCA: one rotation of both factors)
+``preconditioner_at(M)``
+    ``V ↦ P⁻¹V``, P a positive-definite approximation of the Hessian at M;
+    the trust-region inner solve preconditions with it (undercomplete ICA)
+``transform(X, M)``
+    the method's low-dimensional mapping (default ``X @ M``)
+``global_gap(M)``
+    an upper bound on the relative suboptimality ``(f(M) − f*)/|f*|``, 0 exactly at
+    a global minimizer, where theory gives one (:func:`ldr.certificate`)
+``default_solver``
+    the solver :func:`ldr.solve` uses when none is given (None: the driver's
+    rule — ISM then trust region with a Φ-oracle, else trust region)
+``n_terms``, ``batch(M, indices)``
+    a cost that is a sum f = Σ_i f_i over ``n_terms`` terms
+    (samples, pairs), for the stochastic solvers ("sgd", "adam", "svrg"):
+    ``batch`` returns ``(Σ_{i∈I} f_i(M), Σ_{i∈I} ∇f_i(M))`` for the integer array
+    I = ``indices`` (module docstring, *Sums of terms*)
+``method``
+    a :class:`Method`: the declaration that makes a method built from data
+    reachable by name from the command line, ``LinearDR`` and the docs
+    (:mod:`ldr.driver.registry`); None for objectives that are not such a method
 
 **Sums of terms** (the stochastic solvers' protocol).  A cost that is a sum
 

@@ -15,7 +15,7 @@
   ``lag``, ``diff``) it is read in one pass over row chunks and X is the
   :class:`~ldr.data.statistics.Moments` of the rows.
 * **a glob** (``'logs/*.parquet'``, ``'parts/*.csv'``): read with Dask, the same way.
-* one of scikit-learn's bundled datasets by name (:func:`ldr.datasets.load`).
+* one of scikit-learn's bundled datasets by name (:func:`ldr.data.datasets.load`).
 
 ``memory_limit`` (bytes) bounds the pass: chunks are an eighth of it (at most 64 MiB), and a
 table that must be loaded whole and is larger is refused.  Every problem is a

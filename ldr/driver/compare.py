@@ -23,7 +23,8 @@ every solver) under the driver's one set of stopping rules, and returns a
   difference, within ``cost_tol``: such parameters are identified only up to the model's
   symmetries (W → WR leaves the PPCA and FA likelihoods unchanged), so two runs at one cost
   are one answer however far apart their matrices are;
-* ``verdict``: one word from the run's convergence and certificate (see :data:`LEGEND`).
+* ``verdict``: one word from the run's convergence and certificate (see
+  :data:`~ldr.driver.tables.LEGEND`).
 
 **Budgets.**  ``max_time`` (a stopping option) bounds each run, its certificate included;
 ``time_budget`` bounds all runs together: each run gets the time left shared equally among
@@ -206,6 +207,7 @@ class Comparison:
         return tables.conclusion(self, budget_hint)
 
     def to_markdown(self, per: str = "run", wide: bool = False) -> str:
+        """The comparison as a Markdown table: :meth:`table` with ``markdown=True``."""
         return self.table(per, markdown=True, wide=wide)
 
     def to_pandas(self, per: str = "run"):

@@ -308,7 +308,8 @@ class SupervisedHSIC(_HSICBase):
         The W-step's solver; None: the HSIC objective's default, ``["ism", "trust-region"]``
         (ISM's spectral iterations, then a second-order polish that certifies the point and
         repairs an ISM cycle); with an ``approximation``, ISM with
-        :data:`APPROXIMATE_CYCLE_TOL` and xtol :data:`APPROXIMATE_XTOL`.
+        :data:`~ldr.estimators.hsic.APPROXIMATE_CYCLE_TOL` and xtol
+        :data:`~ldr.estimators.hsic.APPROXIMATE_XTOL`.
     start : "heuristic", "random" or array, default "heuristic"
         The W-step's start: ISM's spectral start (the minimizing eigenvectors of Φ₀), a
         random point seeded by ``random_state``, or an (n_features, q) array.

@@ -42,6 +42,8 @@ from ldr.core.errors import ParameterError
 from ldr.kernels import Gaussian
 from ldr.kernels.family import beta
 
+#: the values of ``spectral``, how the U-step embeds: "auto" (exact up to :data:`DENSE_MAX`
+#: rows, Nyström beyond), "exact" or "nystroem" (module docstring)
 SPECTRAL = ("auto", "exact", "nystroem")
 #: the exact (dense) U-step up to this many rows; Nyström beyond
 DENSE_MAX = 4000

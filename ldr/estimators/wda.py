@@ -120,10 +120,11 @@ def start_matrix(start, shape: tuple) -> np.ndarray | None:
 
 
 class WDAEstimator(LinearDR):
-    """What :class:`WassersteinDA` and :class:`WDAClustering` share: WDA's objective and its
-    parameters, mini-batch transport and the stopping rule of SCF on it, ``n_components``
-    (None: the method's natural maximum, within the span of the data where the fit reduces
-    to it) and the deprecated names ``eps`` (now ``ridge``) and ``P_`` (now ``M_``)."""
+    """What :class:`~ldr.estimators.WassersteinDA` and :class:`~ldr.estimators.WDAClustering`
+    share: WDA's objective and its parameters, mini-batch transport and the stopping rule of
+    SCF on it, ``n_components`` (None: the method's natural maximum, within the span of the
+    data where the fit reduces to it) and the deprecated names ``eps`` (now ``ridge``) and
+    ``P_`` (now ``M_``)."""
 
     _objective_class = WDA
     _pairwise_memory = True
@@ -202,11 +203,11 @@ class WassersteinDA(WDAEstimator):
 
     **Singular S_w** (constant or collinear features, fewer samples than features): the
     objective refuses it, as its trace ratio is 0/0 or unbounded there; the estimator fits in
-    a subspace (``subspace_``, :func:`discriminant_span`) and maps the answer back: the span
-    of the data and, where S_w is still singular there, the top n_samples − n_classes
-    principal directions within it (Fisherfaces' PCA step; the span of S_w where even they
-    leave S_w singular).  The span of S_w alone would drop exactly the directions along
-    which the classes differ.
+    a subspace (``subspace_``, :func:`~ldr.estimators.wda.discriminant_span`) and maps the
+    answer back: the span of the data and, where S_w is still singular there, the top
+    n_samples − n_classes principal directions within it (Fisherfaces' PCA step; the span of
+    S_w where even they leave S_w singular).  The span of S_w alone would drop exactly the
+    directions along which the classes differ.
 
     Parameters
     ----------

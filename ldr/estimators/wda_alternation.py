@@ -96,8 +96,8 @@ def kmeans_step(Z, previous, k: int, random_state):
 
 
 def final_labels(Z, previous, k: int, random_state, n_min: int) -> np.ndarray:
-    """``labels_``: k-means on the rows Z (projected by M_) from 10 seeded starts — the lowest
-    cost k-means finds — unless that partition has more tiny clusters than k-means started
+    """``labels_``: k-means on the rows Z (projected by ``M_``) from 10 seeded starts — the
+    lowest cost k-means finds — unless that partition has more tiny clusters than k-means started
     from the alternation's last clusters (``previous``), which is then kept: fresh starts can
     reach a lower cost by isolating an outlier, and the warm start alone misses the better
     partitions that fresh starts find."""

@@ -111,7 +111,7 @@ def full_data_check(obj, res) -> dict | None:
     -------
     dict or None
         ``batch_ratio`` (the mini-batch trace ratio at ``res.M``), ``full_ratio`` and
-        ``relative_gap`` (batch − full) / |full| (None when the largest class exceeds
+        ``relative_gap``, ``(batch − full) / |full|`` (None when the largest class exceeds
         :data:`FULL_CHECK_MAX_CLASS` rows), ``note`` (appended to ``res.reason``).
     """
     if obj.exact:

@@ -156,7 +156,7 @@ class Manifold:
 
     def transport(self, M, N, V):
         """Vector transport of ``V`` from the tangent space at ``M`` to the one at ``N``: the
-        projection onto the latter (``V`` itself where :attr:`transport_is_identity`)."""
+        projection onto the latter (``V`` itself where ``transport_is_identity``)."""
         return V if self.transport_is_identity else self.project(N, V)
 
     def random_point(self, rng: np.random.Generator):
@@ -187,7 +187,7 @@ class Manifold:
         """``(dim, to_vector, to_coords)`` for an orthonormal basis of the tangent space at
         ``M`` (on the host): ``to_vector`` maps coordinates to a tangent vector,
         ``to_coords`` back.  A stack's basis is block diagonal, one factor's
-        (:meth:`matrix_tangent_basis`) per matrix."""
+        (:meth:`~ldr.manifolds.Manifold.matrix_tangent_basis`) per matrix."""
         M = arrays.to_host(M)
         if M.ndim == 2:
             return self.matrix_tangent_basis(M)
@@ -203,7 +203,7 @@ class Manifold:
         return n1 * len(bases), to_vector, to_coords
 
     def matrix_tangent_basis(self, M: np.ndarray) -> tuple[int, Callable, Callable]:
-        """:meth:`tangent_basis` at one d×r matrix ``M`` (a NumPy array)."""
+        """:meth:`~ldr.manifolds.Manifold.tangent_basis` at one d×r matrix ``M`` (a NumPy array)."""
         raise NotImplementedError
 
     # --- points given by a user -------------------------------------------------------------
