@@ -92,7 +92,8 @@ def setup(app):
 # scipy, scikit-learn and Python cannot be downloaded.  References to those projects' names
 # are therefore not links; the one deliberate list below keeps them from failing the
 # nitpicky build.  Names of ldr itself are never ignored: an unresolved ``ldr.*`` fails.
-_EXTERNAL = r"(numpy|np|scipy|sklearn|autograd|pymanopt|dask|distributed|pandas|matplotlib|ot|tqdm)"
+_EXTERNAL = (r"(numpy|np|scipy|sklearn|autograd|pymanopt|dask|distributed|pandas|matplotlib|ot|tqdm"
+             r"|argparse)")
 nitpick_ignore_regex = [
     (r"py:.*", _EXTERNAL + r"(\..*)?"),
     # numpydoc type words and generic names that are not Python objects of any project
