@@ -19,9 +19,6 @@ from ldr.core.errors import ParameterError
 from ldr.data import datasets
 from ldr.driver import registry
 
-#: how the default time budget was chosen (``--max-time``'s help)
-TIME_BUDGET_WHY = "TODO"
-
 
 def plain(rst: str, width: int = 80) -> str:
     """reStructuredText → plain text for ``--help``: ``x`` for ````x````, the name for a role
@@ -179,7 +176,7 @@ def add_compare_options(p: argparse.ArgumentParser, method: str, data: str, star
                         "that hits it is reported as 'budget' (default auto: "
                         f"{cli_budget.TIME_BUDGET:g} s for the whole comparison, shared "
                         "equally among the runs not yet done, so that a comparison with the "
-                        "defaults answers within a minute: " + TIME_BUDGET_WHY + ")")
+                        "defaults answers within a minute)")
     p.add_argument("--tol", "--gtol", dest="tol", type=number(float, 0), default=1e-8,
                    help="gradient-norm tolerance >= 0, relative to the problem's gradient "
                         "scale (ldr.solve's tol; default 1e-8; --gtol is the name of an earlier "
