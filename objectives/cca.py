@@ -423,12 +423,10 @@ class OrthogonalCCA(_CCABase):
         (Gram–Schmidt).  Both keep the pairing of column k of P_a with column k of P_b
         (the polar factor is equivariant under column sign flips and rotations), and then the
         sign of each column of M_b is chosen to make its term of tr(M_aᵀΣ_abM_b)
-        non-negative, which maximizes the correlation for that pairing (after the polar
-        factor the terms were already non-negative on every dataset we tried).  Polar is the
-        more generous heuristic: on :func:`ldr.data.datasets.make_cca` data (100 seeds for each
-        d ∈ {6, 10, 20}, r ∈ {2, 3, 5}, n = 20d) it beat QR on 97–100% of the datasets, by a
-        median of 0.003–0.1 in correlation (0.80 vs 0.71 at d = 10, r = 5), and lost by at
-        most 2e-4.  For r = 1 both give the normalized first canonical pair, which is optimal.
+        non-negative, which maximizes the correlation for that pairing.  The polar factor is
+        the default because it is the nearest orthonormal matrix to each mapping, where QR
+        favours the first direction.  For r = 1 both give the normalized first canonical
+        pair, which is optimal.
         """
         if orthonormalize not in _ORTHONORMALIZERS:
             raise ParameterError("orthonormalize",
