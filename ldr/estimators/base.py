@@ -245,7 +245,9 @@ def overflows_float32(a) -> bool:
 
 def rounded(value, dtype):
     """A fitted float64 array (or tuple of them) as ``dtype``; an array float32 cannot hold
-    (beyond 3.4e38) stays float64."""
+    (beyond 3.4e38) stays float64.  float64 leaves the value as it is (no copy)."""
+    if np.dtype(dtype) == np.float64:
+        return value
     if isinstance(value, tuple) and value and all(isinstance(v, np.ndarray) for v in value):
         return tuple(rounded(v, dtype) for v in value)
     if isinstance(value, np.ndarray) and value.dtype == np.float64 \
