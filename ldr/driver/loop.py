@@ -19,8 +19,8 @@ and a stage that reaches one ends the chain (the reason names the stages not run
 whose last iterate met the gradient rule (exactly, not on an estimate) certifies the chain:
 the later stages — a polish, which would stop at its start — are not run (each costs a cost
 and a gradient, full passes over the data at large n), and are listed in ``Result.stages``
-with 0 iterations and that reason.
-The reason of a chain that ran one stage is that stage's, unprefixed.
+with 0 iterations and that reason.  A chain's reason is that of the last stage that ran,
+prefixed with its name (``"ism: gradient norm … ≤ tol·scale …"``).
 
 **Stochastic solvers** (``"sgd"``, ``"adam"``, ``"svrg"``) on an objective that is a sum of
 terms (``n_terms``, ``batch``: :class:`~ldr.core.objective.Objective`) report mini-batch estimates
@@ -316,6 +316,7 @@ def solve(
         if stage > 0 and certified:  # the gradient rule fired on an exact state: a polish
             stages.append(StageSummary(s.name, 0, reason, True))  # would stop at its start
             continue
+        ran = s.name  # the chain's reason is that of the last stage that ran
         # the first iterate is always evaluated (its cost, gradient and the gradient scale),
         # whatever the budget: a run returns at least its start point
         problem.deadline = math.inf if stage == 0 else began + max_time
@@ -444,7 +445,7 @@ def solve(
     elapsed = time.perf_counter() - began
     names = " → ".join(s.name for s in solvers)
     if len(solvers) > 1 and not interrupted:
-        reason = f"{solvers[-1].name}: {reason}"
+        reason = f"{ran}: {reason}"
     counts = summed_counts(problem.counts, previous.counts if previous is not None else {})
     result = Result(M=state.M, cost=state.cost, converged=converged, reason=reason,
                     n_iter=n_total, time=t_before + elapsed, grad_norm=state.grad_norm,
