@@ -233,7 +233,9 @@ def _alarm(signum, frame):
 def _fit(make_est, X, y, supervised, budget) -> tuple[Run, object]:
     run = Run()
     signal.signal(signal.SIGALRM, _alarm)
-    signal.setitimer(signal.ITIMER_REAL, budget)
+    # re-fired every second past the budget: an exception raised where Python swallows it
+    # (a garbage-collection callback, JAX's among them) is raised again at the next tick
+    signal.setitimer(signal.ITIMER_REAL, budget, 1.0)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
