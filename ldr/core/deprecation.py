@@ -74,10 +74,16 @@ def renamed_keywords(where: str, given: dict, renames: dict, new_values: dict) -
     return out
 
 
+def was_given(old_value) -> bool:
+    """Whether a former parameter name, whose default is the string ``"deprecated"``, was
+    passed a value."""
+    return not (isinstance(old_value, str) and old_value == "deprecated")
+
+
 def renamed_value(where: str, old: str, new: str, old_value, value):
     """``value``, or ``old_value`` with a FutureWarning where the caller passed the former
     name ``old`` (whose default is the string ``"deprecated"``)."""
-    if isinstance(old_value, str) and old_value == "deprecated":
+    if not was_given(old_value):
         return value
     warn_renamed(where, old, new)
     return old_value

@@ -44,7 +44,7 @@ from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
 from sklearn.utils.validation import validate_data as sklearn_validate_data
 
-from ldr.core.deprecation import user_stacklevel, warn_renamed
+from ldr.core.deprecation import renamed_value, user_stacklevel, warn_renamed, was_given
 from ldr.core.errors import ParameterError
 from ldr.core.objective import Objective
 from ldr.core.result import Result, Trace
@@ -600,10 +600,8 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         """The value of the parameter ``new``, or of its former name ``old`` when that was
         given (with a FutureWarning): ``(value, name given)``."""
         value = getattr(self, old, "deprecated")
-        if isinstance(value, str) and value == "deprecated":
-            return getattr(self, new), new
-        warn_renamed(type(self).__name__, old, new)
-        return value, old
+        name = old if was_given(value) else new
+        return renamed_value(type(self).__name__, old, new, value, getattr(self, new)), name
 
     def _shrinkage(self) -> float:
         """``shrinkage`` (or the former ``reg``) of the estimators that shrink a covariance
