@@ -12,7 +12,8 @@ The README's custom objective, sparse PCA ``−tr(MᵀCM) + λ Σ √(M² + ε)`
 written four times — ``autograd.numpy`` (the default backend), ``jax.numpy``
 (``backend="jax"``; with ``merge_symmetric=True``, ``ldr.core.symmetric_products``: the rows
 "jax-merge"), PyTorch (``backend="torch"``, eager, and with ``compile=True``: the rows
-"torch-compile") and NumPy with a hand-written gradient and Hessian (``backend="numpy"``) —
+"torch-compile"; with ``merge_symmetric=True``, ``ldr.core.aten_products``: the rows ending
+"-merge") and NumPy with a hand-written gradient and Hessian (``backend="numpy"``) —
 at d × r = 13 × 2 (wine's covariance, the README's) and 200 × 5 (``--large``: also
 1000 × 10; covariances of seeded Gaussian data).  BLAS, PyTorch and XLA on one thread;
 medians over repeats; wall time.
@@ -35,7 +36,8 @@ medians over repeats; wall time.
    differentiation of ``tr(MᵀCM)`` does not know that C is symmetric: its HVP multiplies by C
    and by Cᵀ, two GEMMs, so a compiled generic HVP lands near twice the floor; "ldr
    jax-merge" rewrites JAX's traced derivatives to one product by C (the optional
-   ``ldr.core.symmetric_products``).  XLA's GEMM and
+   ``ldr.core.symmetric_products``), "ldr torch-merge" and "ldr torch-compile-merge"
+   PyTorch's (``ldr.core.aten_products``).  XLA's GEMM and
    PyTorch's (MKL on its CPU wheels) differ from NumPy's (OpenBLAS), which the reference rows
    show.
 1. **Oracles.**  One ``egrad`` and one ``ehvp`` call at a random point (NumPy in, NumPy out,
@@ -102,13 +104,14 @@ def sparse_pca(C, r, backend):
         return ldr.objective(lambda M: -jnp.trace(M.T @ Cj @ M)
                              + LAM * jnp.sum(jnp.sqrt(M**2 + EPS)), shape=(d, r),
                              backend="jax", merge_symmetric=backend == "jax-merge")
-    if backend in ("torch", "torch-compile"):
+    if backend.startswith("torch"):
         import torch
 
         Ct = torch.as_tensor(C)
         return ldr.objective(lambda M: -torch.trace(M.T @ Ct @ M)
                              + LAM * torch.sum(torch.sqrt(M**2 + EPS)), shape=(d, r),
-                             backend="torch", compile=backend == "torch-compile")
+                             backend="torch", compile="compile" in backend,
+                             merge_symmetric=backend.endswith("merge"))
 
     def ehvp(M, V):  # −2 C V + λ ε V ⊘ (M² + ε)^{3/2}: one GEMM, the rest elementwise
         s = M**2 + EPS
@@ -123,7 +126,8 @@ def sparse_pca(C, r, backend):
 def pymanopt_name(backend):
     """pymanopt's backend of the same name as ldr's ``backend`` (None: it has none)."""
     return {"autograd": "autograd", "jax": "jax", "jax-merge": "jax", "torch": "torch",
-            "torch-compile": "torch"}.get(backend)
+            "torch-merge": "torch", "torch-compile": "torch",
+            "torch-compile-merge": "torch"}.get(backend)
 
 
 def pymanopt_oracles(C, r, backend):
@@ -417,7 +421,8 @@ def main():
     if HAS["torch"]:
         import torch
 
-        backends.insert(backends.index("torch") + 1, "torch-compile")
+        at = backends.index("torch") + 1
+        backends[at:at] = ["torch-merge", "torch-compile", "torch-compile-merge"]
     if HAS["jax"]:
         backends.insert(backends.index("jax") + 1, "jax-merge")
         torch.set_num_threads(1)

@@ -129,10 +129,11 @@ def test_the_jax_backend_uses_it_on_request_and_passes_ldrs_check():
     assert _flops(default["ehvp"], Mj, Vj) >= 1.9 * (2 * d * d * r)
 
 
-def test_merge_symmetric_is_an_option_of_jax_objectives_only():
+def test_merge_symmetric_is_an_option_of_jax_and_torch_objectives_only():
     from ldr.core.errors import ParameterError
 
-    with pytest.raises(ParameterError, match="only backend='jax' merges") as info:
+    with pytest.raises(ParameterError, match="only backend=.jax. and backend=.torch. merge") \
+            as info:
         ldr.objective(lambda M: 0.0, shape=(3, 1), merge_symmetric=True)
     assert info.value.param == "merge_symmetric"
     with pytest.raises(ParameterError, match="True or False") as info:

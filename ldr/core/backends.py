@@ -59,10 +59,13 @@ runs in pieces, its captured parts compiled.
 one GEMM, C·V.  Automatic differentiation of ``tr(MᵀCM)`` does not know that C is symmetric: the
 product it computes multiplies by C and by Cᵀ, two GEMMs, so about twice the floor is what a
 compiled generic autodiff gives; eager PyTorch and autograd add their per-operation
-overhead.  A JAX objective made with ``merge_symmetric=True`` has its traced gradient and
-product rewritten before compilation so that each symmetric matrix the cost closes over is
-multiplied once (:mod:`ldr.core.symmetric_products`: exact algebra, checked against autodiff by
-its tests; optional, as a rewrite of JAX's programs that compilers do not make themselves).
+overhead.  An objective made with ``merge_symmetric=True`` has its derived gradient and
+product rewritten so that each symmetric matrix the cost closes over is multiplied once:
+JAX's traced programs before ``jax.jit`` compiles them (:mod:`ldr.core.symmetric_products`),
+PyTorch's aten graphs, traced once per shape by ``make_fx`` and run as a
+``torch.fx.GraphModule`` (compiled by ``torch.compile`` with ``compile=True``;
+:mod:`ldr.core.aten_products`).  Exact algebra, checked against autodiff by their tests;
+optional, as rewrites of programs that the compilers do not make themselves.
 A hand-written ``ehvp`` (``-2 * (C @ V) + ...``; any backend) is the floor plus the
 elementwise terms.
 
@@ -122,8 +125,8 @@ def validate_options(backend: str, device=None, compile: bool = False,
                      merge_symmetric: bool = False) -> None:
     """A :class:`~ldr.core.errors.ParameterError` about ``device``, ``compile`` or
     ``merge_symmetric`` where ``backend`` does not take them: only PyTorch places points on a
-    device, only its compilation is optional (JAX's is always on), and only JAX's traced
-    derivatives are rewritten by :mod:`ldr.core.symmetric_products`."""
+    device and only its compilation is optional (JAX's is always on); ``merge_symmetric``
+    rewrites JAX's and PyTorch's derived oracles, so the other backends refuse it."""
     if device is not None and backend != "torch":
         raise ParameterError("device", f"only backend='torch' places the points on a device; "
                                        f"got device={device!r} with backend={backend!r} (JAX "
@@ -137,9 +140,10 @@ def validate_options(backend: str, device=None, compile: bool = False,
     if not isinstance(merge_symmetric, bool):
         raise ParameterError("merge_symmetric", f"expected True or False, got "
                                                 f"{merge_symmetric!r}")
-    if merge_symmetric and backend != "jax":
-        raise ParameterError("merge_symmetric", f"only backend='jax' merges the products by "
-                                                f"a symmetric matrix; got backend={backend!r}")
+    if merge_symmetric and backend not in ("jax", "torch"):
+        raise ParameterError("merge_symmetric", f"only backend='jax' and backend='torch' "
+                                                f"merge the products by a symmetric matrix; "
+                                                f"got backend={backend!r}")
 
 
 def to_numpy(value):
@@ -179,8 +183,9 @@ class Derivatives:
     compile : bool
         PyTorch only: compile the oracles with ``torch.compile``.
     merge_symmetric : bool
-        JAX only: one product per symmetric matrix the cost closes over in the derived
-        gradient and product (:mod:`ldr.core.symmetric_products`).
+        JAX and PyTorch: one product per symmetric matrix the cost closes over in the derived
+        gradient and product (:mod:`ldr.core.symmetric_products`,
+        :mod:`ldr.core.aten_products`).
     """
 
     def __init__(self, backend: str, cost: Callable, egrad: Callable | None = None,
@@ -313,8 +318,9 @@ class TorchDerivatives(Derivatives):
     and its gradient), and each product of an inner solve is one reverse pass through it.
     """
 
-    def __init__(self, backend, cost, egrad=None, ehvp=None, device=None, compile=False):
-        super().__init__(backend, cost, egrad, ehvp, device, compile)
+    def __init__(self, backend, cost, egrad=None, ehvp=None, device=None, compile=False,
+                 merge_symmetric=False):
+        super().__init__(backend, cost, egrad, ehvp, device, compile, merge_symmetric)
         import torch
         import torch.func
 
@@ -325,10 +331,16 @@ class TorchDerivatives(Derivatives):
             raise ParameterError("device", f"not a PyTorch device: {device!r} ({exc})") from None
         self.grad = egrad if egrad is not None else torch.func.grad(cost)
         fns = {"cost": cost, "egrad": self.grad, "ehvp": ehvp if ehvp is not None else self.hvp}
+        derived = {"egrad": egrad is None, "ehvp": ehvp is None}
         # compiled lazily by torch.compile at the first call (dynamic=False: one program per
         # shape, as jax.jit's)
         self.fns = {name: torch.compile(fn, dynamic=False) for name, fn in fns.items()} \
             if compile else fns
+        if merge_symmetric:  # rebuilt per shape, then compiled with compile
+            from ldr.core.aten_products import merged
+
+            self.fns.update({name: merged(fns[name], compile) for name, by_autodiff
+                             in derived.items() if by_autodiff})
 
     def hvp(self, M, V):
         """H V, the VJP of the gradient at ``M`` with cotangent ``V``."""
@@ -362,7 +374,7 @@ class TorchDerivatives(Derivatives):
         return self.fns[name](*args)
 
     def ehvp_at(self, M):
-        if self.raw_ehvp is not None or self.compile:
+        if self.raw_ehvp is not None or self.compile or self.merge_symmetric:
             return super().ehvp_at(M)
         native = self.is_native(M)
         with self.recording(M):
@@ -382,13 +394,14 @@ def derivatives(backend: str, cost: Callable, egrad: Callable | None = None,
     """The :class:`Derivatives` of ``cost`` in ``backend`` ("jax" or "torch"); ``device``
     (PyTorch only: "cuda", "cuda:1", a ``torch.device``) is where the cost's tensors live and
     the points are sent (None: the CPU); ``compile`` (PyTorch only) compiles the oracles with
-    ``torch.compile``; ``merge_symmetric`` (JAX only) multiplies each symmetric matrix the
-    cost closes over once (:mod:`ldr.core.symmetric_products`)."""
+    ``torch.compile``; ``merge_symmetric`` (JAX and PyTorch) multiplies each symmetric
+    matrix the cost closes over once (:mod:`ldr.core.symmetric_products`,
+    :mod:`ldr.core.aten_products`)."""
     validate(backend)
     validate_options(backend, device, compile, merge_symmetric)
     if backend == "jax":
         return JaxDerivatives(backend, cost, egrad, ehvp, merge_symmetric=merge_symmetric)
     if backend == "torch":
-        return TorchDerivatives(backend, cost, egrad, ehvp, device, compile)
+        return TorchDerivatives(backend, cost, egrad, ehvp, device, compile, merge_symmetric)
     raise ParameterError("backend", f"{backend!r} converts no arrays: only 'jax' and 'torch' "
                                     "have Derivatives")

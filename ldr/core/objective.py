@@ -218,8 +218,9 @@ class Objective:
     #: with ``backend = "torch"``: compile the derivatives with ``torch.compile``
     #: (:mod:`ldr.core.backends`; seconds per objective, for long or repeated solves)
     compile: bool = False
-    #: with ``backend = "jax"``: one product per symmetric matrix the cost closes over in the
-    #: derived gradient and Hessian-vector product (:mod:`ldr.core.symmetric_products`)
+    #: with ``backend = "jax"`` or ``"torch"``: one product per symmetric matrix the cost
+    #: closes over in the derived gradient and Hessian-vector product
+    #: (:mod:`ldr.core.symmetric_products`, :mod:`ldr.core.aten_products`)
     merge_symmetric: bool = False
     #: the number of terms of a cost that is a sum over them (module docstring, Eq. S1);
     #: None: not such a sum (the stochastic solvers refuse it)
@@ -451,9 +452,10 @@ def objective(cost: Callable | None = None, *, shape, manifold="stiefel",
     ``device="cuda"`` (with ``backend="torch"``, in ``oracles``): where the cost's tensors
     live; points are sent there.  ``compile=True`` (with ``backend="torch"``): the derivatives
     are compiled by ``torch.compile`` at their first call (seconds; worth it for long or
-    repeated solves of one objective).  ``merge_symmetric=True`` (with ``backend="jax"``):
-    the derived gradient and Hessian-vector product multiply each symmetric matrix the cost
-    closes over once (:mod:`ldr.core.symmetric_products`).
+    repeated solves of one objective).  ``merge_symmetric=True`` (with ``backend="jax"`` or
+    ``"torch"``): the derived gradient and Hessian-vector product multiply each symmetric
+    matrix the cost closes over once (:mod:`ldr.core.symmetric_products`,
+    :mod:`ldr.core.aten_products`).
     A backend that is not installed is a :class:`~ldr.core.errors.ParameterError` naming
     ``backend`` and the pip command.
 

@@ -39,7 +39,7 @@ MIN_SIZE = 16
 _KNOWN_MAX = 4096
 
 
-class _Deferred:
+class Deferred:
     """``dense + Σ_R R @ Y_R`` (``transposed``: its transpose); ``terms`` maps id(R) to
     (R, Y_R)."""
 
@@ -51,27 +51,31 @@ class _Deferred:
         self.transposed = transposed
 
 
-def _formed(value):
-    if not isinstance(value, _Deferred):
+def formed(value, product=None):
+    """``value`` as an array: a :class:`Deferred` value's one product per symmetric matrix
+    (``product(R, Y)`` = R Y; by default ``R @ Y``) plus its dense part; any other value as
+    it is."""
+    if not isinstance(value, Deferred):
         return value
     out = value.dense
     for R, Y in value.terms.values():
-        P = R @ Y  # the one product per symmetric matrix
+        P = R @ Y if product is None else product(R, Y)  # the one product per matrix
         P = P.T if value.transposed else P
         out = P if out is None else out + P
     return out
 
 
-def _map(value: _Deferred, f) -> _Deferred:
+def mapped(value: Deferred, f) -> Deferred:
     """``value`` with ``f`` applied to its dense part and to each Y (a linear ``f``)."""
-    return _Deferred(None if value.dense is None else f(value.dense),
-                     {k: (R, f(Y)) for k, (R, Y) in value.terms.items()}, value.transposed)
+    return Deferred(None if value.dense is None else f(value.dense),
+                    {k: (R, f(Y)) for k, (R, Y) in value.terms.items()}, value.transposed)
 
 
-def _sum(a, b):
-    """``a + b`` kept deferred where both hold terms of one orientation, else None."""
-    da = a if isinstance(a, _Deferred) else _Deferred(a, {}, None)
-    db = b if isinstance(b, _Deferred) else _Deferred(b, {}, None)
+def summed(a, b):
+    """``a + b`` (either or both :class:`Deferred`) kept deferred where both hold terms of
+    one orientation, else None."""
+    da = a if isinstance(a, Deferred) else Deferred(a, {}, None)
+    db = b if isinstance(b, Deferred) else Deferred(b, {}, None)
     sides = {x.transposed for x in (da, db) if x.terms}
     if len(sides) != 1:
         return None
@@ -80,7 +84,7 @@ def _sum(a, b):
         terms[k] = (R, terms[k][1] + Y) if k in terms else (R, Y)
     dense = (da.dense if db.dense is None else db.dense if da.dense is None
              else da.dense + db.dense)
-    return _Deferred(dense, terms, sides.pop())
+    return Deferred(dense, terms, sides.pop())
 
 
 def _dot(eqn, a, b, symmetric: dict):
@@ -89,19 +93,19 @@ def _dot(eqn, a, b, symmetric: dict):
     (ca, cb), batch = eqn.params["dimension_numbers"]
     if any(batch) or len(ca) != 1:
         return None
-    if id(b) in symmetric and np.ndim(X := _formed(a)) == 2:  # X R, over X's dim ca
-        return _Deferred(None, {id(b): (b, X if ca[0] == 0 else X.T)}, True)
-    if id(a) in symmetric and np.ndim(X := _formed(b)) == 2:  # R X, over X's dim cb
-        return _Deferred(None, {id(a): (a, X if cb[0] == 0 else X.T)}, False)
-    if isinstance(b, _Deferred) and b.transposed and b.dense is None and cb[0] == 0 \
-            and not isinstance(a, _Deferred) and np.ndim(a) == 2:
+    if id(b) in symmetric and np.ndim(X := formed(a)) == 2:  # X R, over X's dim ca
+        return Deferred(None, {id(b): (b, X if ca[0] == 0 else X.T)}, True)
+    if id(a) in symmetric and np.ndim(X := formed(b)) == 2:  # R X, over X's dim cb
+        return Deferred(None, {id(a): (a, X if cb[0] == 0 else X.T)}, False)
+    if isinstance(b, Deferred) and b.transposed and b.dense is None and cb[0] == 0 \
+            and not isinstance(a, Deferred) and np.ndim(a) == 2:
         A = a if ca[0] == 1 else a.T  # A (R Y)ᵀ = (R (Y Aᵀ))ᵀ
-        return _map(b, lambda Y: _times(Y, A.T, _diagonal(a)))
-    if isinstance(a, _Deferred) and a.transposed is False and a.dense is None and ca[0] == 1 \
-            and not isinstance(b, _Deferred) and np.ndim(b) == 2:
+        return mapped(b, lambda Y: _times(Y, A.T, _diagonal(a)))
+    if isinstance(a, Deferred) and a.transposed is False and a.dense is None and ca[0] == 1 \
+            and not isinstance(b, Deferred) and np.ndim(b) == 2:
         B = b if cb[0] == 0 else b.T  # (R Y) B = R (Y B)
-        return _map(a, lambda Y: _times(Y, B, _diagonal(b)))
-    if not isinstance(a, _Deferred) and not isinstance(b, _Deferred) \
+        return mapped(a, lambda Y: _times(Y, B, _diagonal(b)))
+    if not isinstance(a, Deferred) and not isinstance(b, Deferred) \
             and np.ndim(a) == np.ndim(b) == 2:  # a known diagonal factor: a scaling
         if (d := _diagonal(a)) is not None:  # D X over X's dim cb, or D Xᵀ
             return d[:, None] * (b if cb[0] == 0 else b.T)
@@ -126,7 +130,7 @@ def _times(Y, B, d):
 
 def _rule(eqn, ins: list, symmetric: dict):
     name = eqn.primitive.name
-    if not any(isinstance(v, _Deferred) or _traced(v) for v in ins) \
+    if not any(isinstance(v, Deferred) or _traced(v) for v in ins) \
             and not eqn.primitive.multiple_results and "jaxpr" not in eqn.params \
             and not eqn.effects \
             and np.prod(eqn.outvars[0].aval.shape) <= _KNOWN_MAX:
@@ -137,28 +141,28 @@ def _rule(eqn, ins: list, symmetric: dict):
     if name in ("pjit", "jit", "closed_call", "core_call") and "jaxpr" in eqn.params:
         inner = eqn.params["jaxpr"]
         return _evaluate(inner.jaxpr, inner.consts, ins, symmetric)
-    if any(isinstance(v, _Deferred) for v in ins) or name == "dot_general":
+    if any(isinstance(v, Deferred) for v in ins) or name == "dot_general":
         out = None
         if name == "dot_general" and len(ins) == 2:
             out = _dot(eqn, *ins, symmetric)
         elif name in ("add", "add_any"):
-            out = _sum(*ins)
+            out = summed(*ins)
         elif name == "sub":
             b = ins[1]
-            out = _sum(ins[0], _map(b, lambda Y: -Y) if isinstance(b, _Deferred) else -b)
+            out = summed(ins[0], mapped(b, lambda Y: -Y) if isinstance(b, Deferred) else -b)
         elif name == "neg":
-            out = _map(ins[0], lambda Y: -Y)
-        elif name == "mul" and sum(isinstance(v, _Deferred) for v in ins) == 1:
-            value, scale = ins if isinstance(ins[0], _Deferred) else ins[::-1]
+            out = mapped(ins[0], lambda Y: -Y)
+        elif name == "mul" and sum(isinstance(v, Deferred) for v in ins) == 1:
+            value, scale = ins if isinstance(ins[0], Deferred) else ins[::-1]
             if np.ndim(scale) == 0:
-                out = _map(value, lambda Y: Y * scale)
+                out = mapped(value, lambda Y: Y * scale)
         elif name == "transpose" and tuple(eqn.params["permutation"]) == (1, 0):
             v = ins[0]
-            out = _Deferred(None if v.dense is None else v.dense.T, v.terms,
+            out = Deferred(None if v.dense is None else v.dense.T, v.terms,
                             None if v.transposed is None else not v.transposed)
         if out is not None:
             return out
-    return eqn.primitive.bind(*[_formed(v) for v in ins], **eqn.params)
+    return eqn.primitive.bind(*[formed(v) for v in ins], **eqn.params)
 
 
 def _traced(value) -> bool:
@@ -208,5 +212,5 @@ def merged(fn):
         leaves = jax.tree_util.tree_leaves(args)
         out = _evaluate(closed.jaxpr, closed.consts, leaves, {})
         return jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(shape),
-                                            [_formed(v) for v in out])
+                                            [formed(v) for v in out])
     return merged_fn
