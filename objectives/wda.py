@@ -45,9 +45,16 @@ problem's plans see the classes' shapes, which is why its fixed point is the sta
 measurements are on the documentation's WDA benchmark page).  The trust region then
 maximizes the trace ratio itself from that basin.
 
-A singular within-class scatter (fewer samples than features, constant or collinear
-features) makes the trace ratio unbounded — directions with no within-class spread — and is
-rejected with the same error as LDA's, as a quotient of traces would be.
+**A singular within-class scatter.**  S_w has m > 0 null directions when some direction has
+no within-class spread (a feature constant within each class, collinear features, fewer
+samples than features).  The plans are entropic, every entry of T positive, so C_w(T) has
+the same null space as S_w, whatever P.  While m < r every r-dimensional subspace keeps
+some within-class spread, tr(PᵀC_wP) > 0, and the trace ratio is bounded: the objective is
+the papers' own, and its maximizer keeps the null directions that C_b sees — the
+directions along which every class is a point are the most discriminative ones (the
+ratio-trace pencil C_w + εI gives them eigenvalues of order 1/ε, so SCF takes them first).
+With m ≥ r the ratio is unbounded on a subspace of them and the objective refuses the data
+(``n_null_directions`` holds m).
 
 References
 ----------
@@ -72,9 +79,9 @@ from ldr.core.objective import Method, Objective
 from ldr.data import arrays
 from ldr.data.validation import (
     check_labels,
-    check_nonsingular,
     check_rank,
     check_rows,
+    nullity,
 )
 from ldr.kernels.tiles import DEFAULT_MEMORY_BUDGET, TARGET_BLOCK_BYTES
 from ldr.objectives import transport
@@ -127,6 +134,9 @@ class WDA(Objective):
     mean_ : (d,) the column means of X (NumPy)
     groups : each class's rows less ``mean_``, in X's namespace, device and float dtype
     classes_, codes_ : the classes and each row's class index
+    n_null_directions : int
+        m, the nullity of S_w: the directions with no within-class spread (fewer than r;
+        module docstring)
 
     Examples
     --------
@@ -185,11 +195,22 @@ class WDA(Objective):
         self.continuation = float(continuation)
         self.mean_, self.groups, Sw, Sb, self._uniform_w = transport.class_rows(
             X, codes, len(classes))
-        check_nonsingular(Sw, "X",
-                          "within-class scatter S_w", "the WDA trace ratio is unbounded along "
-                          "directions with no within-class spread", X.shape[0],
-                          remedy="Reduce the dimension first (e.g. PCA to fewer than n_samples "
-                          "− n_classes components) and drop constant or duplicated features.")
+        #: directions with no within-class spread (the nullity of S_w); fewer than r keep
+        #: the trace ratio bounded (module docstring)
+        self.n_null_directions = nullity(Sw)
+        if self.n_null_directions >= r:
+            m = self.n_null_directions
+            raise ParameterError(
+                "X", f"the within-class scatter S_w is singular with {m} direction(s) of no "
+                f"within-class spread (numerical rank {X.shape[1] - m} < d = {X.shape[1]}; "
+                f"n_samples = {X.shape[0]}), at least r = {r}: the WDA trace ratio is "
+                "unbounded on an r-dimensional subspace of them. Pass r > "
+                f"{m}, or reduce the dimension first (e.g. PCA to fewer than n_samples − "
+                "n_classes components) and drop constant or duplicated features")
+        if self.n_null_directions and ridge == 0:
+            raise ParameterError("ridge", "the within-class scatter S_w is singular, so the "
+                                 "pencil (C_b, C_w + εI) needs ε > 0: pass ridge > 0 (the "
+                                 "default is 1e-8)")
         self._fda_scatter = (Sw, Sb)
         self.classes_ = classes
         self.codes_ = codes

@@ -280,15 +280,16 @@ def test_wda_reg_error_names_the_reg_asked_for_not_the_coarse_one():
 
 def test_wda_clustering_fits_a_split_with_no_within_cluster_spread():
     """k-means splits the rows on a binary feature: along it every cluster is one point, the
-    within-cluster scatter is singular and WDA's objective refuses it (the WDA step of the
-    alternation did, before).  The clustering puts that direction first (the ratio is
+    within-cluster scatter is singular and WDA's objective refuses it at p = 1 (the WDA step
+    of the alternation did, before).  The clustering puts that direction first (the ratio is
     unbounded along it), fits the rest on the range of the scatter and says so."""
     rng = np.random.default_rng(0)
     b = np.repeat([0.0, 1.0], 30)
     X = np.column_stack([5 * b, rng.standard_normal((60, 3))])
     codes = b.astype(int)
     with pytest.raises(ValueError, match="S_w is singular"):
-        WDA(X, codes, 2)
+        WDA(X, codes, 1)  # m = 1 >= r: the ratio is unbounded along the binary axis
+    assert WDA(X, codes, 2).n_null_directions == 1  # m < r: bounded
     model = WDAClustering(2, n_clusters=2).fit(X)
     assert model.converged_ and model.n_null_directions_ == 1
     assert [h["null_directions"] for h in model.history_] == [1] * model.n_outer_

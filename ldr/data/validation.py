@@ -339,6 +339,15 @@ def span_basis(S: np.ndarray, data_name: str | None = None) -> np.ndarray | None
     return U * np.where(top < 0, -1.0, 1.0)
 
 
+def nullity(S: np.ndarray) -> int:
+    """The dimension of the null space of the symmetric positive semi-definite ``S`` by
+    :func:`check_nonsingular`'s rule (eigenvalues at most 100·d·ε times the largest count as
+    zero): 0 when ``S`` is non-singular (decided by a Cholesky factorization), else d minus
+    the dimension of :func:`span_basis`."""
+    U = span_basis(S)
+    return 0 if U is None else S.shape[0] - U.shape[1]
+
+
 def oas_shrinkage(S: np.ndarray, n_samples: float) -> float:
     """The Oracle Approximating Shrinkage coefficient ρ ∈ [0, 1] of a sample covariance ``S``
     (p×p) from ``n_samples`` observations (Chen, Wiesel, Eldar & Hero 2010, Eq. 23, in

@@ -30,7 +30,7 @@ from ldr.core.problem import Problem
 from ldr.core.result import Result
 from ldr.data import arrays
 from ldr.data.rows import moments
-from ldr.data.validation import check_labels, span_basis
+from ldr.data.validation import check_labels, nullity, span_basis
 from ldr.driver.loop import initial_point, solve
 from ldr.estimators.base import (
     AffineMap,
@@ -80,27 +80,33 @@ def fisher_scatters(X, codes: np.ndarray, n_classes: int) -> tuple[np.ndarray, n
     return moments(X, codes, name="X").on_host().class_scatter()[:2]
 
 
-def discriminant_span(X, codes: np.ndarray, n_classes: int) -> np.ndarray | None:
-    """The subspace (d×k, orthonormal) a WDA fit works in when the within-class scatter S_w
-    of the rows X is singular, None when it is not.
+def discriminant_span(X, codes: np.ndarray, n_classes: int,
+                      r: int | None = None) -> np.ndarray | None:
+    """The subspace (d×k, orthonormal) a WDA fit of ``r`` components works in when the
+    within-class scatter S_w of the rows X is singular; None when the whole space will do.
 
     First the span of the data, the non-null eigenvectors U of S_w + S_b (directions without
-    any variance carry no information).  Where S_w is still singular on it — along some
-    directions every class is a single point, the WDA ratio is unbounded there (fewer
-    samples than features) — the top m principal directions within U, m the rank of S_w
-    there (the PCA step of Belhumeur et al.'s Fisherfaces, to n − n_classes dimensions);
-    where S_w is singular even on those, the span of S_w."""
+    any variance carry no information).  On it, let m be the number of directions with no
+    within-class spread (the nullity of UᵀS_wU).  While m < r the trace ratio is bounded
+    (:class:`ldr.objectives.WDA`, "A singular within-class scatter") and the fit runs on U,
+    keeping those directions: along them every class is a point, the most discriminative
+    directions there are.  With m ≥ r (typically fewer samples than features) the ratio is
+    unbounded on them and the fit runs on the top n − n_classes principal directions within U
+    (the PCA step of Belhumeur et al.'s Fisherfaces), or on the span of S_w where even those
+    leave S_w singular.  ``r`` None: the natural maximum, k − 1 for a span of dimension k."""
     Sw, Sb = fisher_scatters(X, codes, n_classes)
     if span_basis(Sw) is None:
         return None
     U = span_basis(Sw + Sb, "X")
-    U = np.eye(X.shape[1]) if U is None else U
-    V = span_basis(U.T @ Sw @ U)
-    if V is not None:
-        _, P = np.linalg.eigh(U.T @ (Sw + Sb) @ U)
-        P = P[:, ::-1][:, :V.shape[1]]  # the top m principal directions
-        U = U @ (P if span_basis(P.T @ U.T @ Sw @ U @ P) is None else V)
-    return U
+    whole = U is None
+    U = np.eye(X.shape[1]) if whole else U
+    Swu = U.T @ Sw @ U
+    if nullity(Swu) < (U.shape[1] - 1 if r is None else r):
+        return None if whole else U
+    V = span_basis(Swu)
+    _, P = np.linalg.eigh(U.T @ (Sw + Sb) @ U)
+    P = P[:, ::-1][:, :V.shape[1]]  # the top principal directions, as many as rank(S_w)
+    return U @ (P if span_basis(P.T @ Swu @ P) is None else V)
 
 
 def start_matrix(start, shape: tuple) -> np.ndarray | None:
@@ -148,6 +154,14 @@ class WDAEstimator(LinearDR):
             raise ParameterError(name, f"must be a number >= 0 (the pencil's C_w + εI uses "
                                  f"ε = {name} · tr(C_w)/d), got {value!r}")
         return float(value)
+
+    def _requested_components(self) -> int | None:
+        """p as asked (``n_components``, or an array start's columns), None for the natural
+        maximum; read before the span is chosen (:func:`discriminant_span`)."""
+        if self.n_components is not None:
+            return self.n_components if isinstance(self.n_components, numbers.Integral) \
+                else None  # a bad value is reported by the pipeline's check
+        return self._natural_n_components(0)
 
     def _natural_n_components(self, n_features: int) -> int | None:
         """``n_components=None``: n_features − 1 (None here), unless a subclass says
@@ -201,13 +215,16 @@ class WassersteinDA(WDAEstimator):
     runs after SCF from each start (the chain SCF → solver, ``scf_first``): from a random or
     FDA start alone it can end at a local maximum of the trace ratio far below the best one.
 
-    **Singular S_w** (constant or collinear features, fewer samples than features): the
-    objective refuses it, as its trace ratio is 0/0 or unbounded there; the estimator fits in
-    a subspace (``subspace_``, :func:`~ldr.estimators.wda.discriminant_span`) and maps the
-    answer back: the span of the data and, where S_w is still singular there, the top
-    n_samples − n_classes principal directions within it (Fisherfaces' PCA step; the span of
-    S_w where even they leave S_w singular).  The span of S_w alone would drop exactly the
-    directions along which the classes differ.
+    **Singular S_w** (a feature constant within each class, collinear features, fewer
+    samples than features): directions along which every class is a single point.  The fit
+    runs in the span of the data (``subspace_``; :func:`~ldr.estimators.wda.discriminant_span`).
+    While fewer than p directions of that span lack within-class spread, the trace ratio is
+    bounded and WDA is fitted there as it is, keeping those directions — they separate the
+    classes best, and a rule that set them aside would drop the answer with the singularity
+    (:class:`ldr.objectives.WDA`).  With p or more (fewer samples than features), the ratio
+    is unbounded on them, and the fit runs on the top n_samples − n_classes principal
+    directions within the span (Fisherfaces' PCA step; the span of S_w where even they leave
+    S_w singular).
 
     Parameters
     ----------
@@ -356,7 +373,8 @@ class WassersteinDA(WDAEstimator):
             raise ParameterError("normalize", f"expected True or False, got {self.normalize!r}")
         data.params.update(reg=self.reg, sinkhorn_iter=self.sinkhorn_iter, ridge=self._ridge())
         classes, codes = check_labels(data.y, data.X.shape[0], "y")
-        U = self.subspace_ = discriminant_span(data.X, codes, len(classes))
+        U = self.subspace_ = discriminant_span(data.X, codes, len(classes),
+                                               self._requested_components())
         if U is not None:
             xp = arrays.namespace(data.X)
             data.mean = np.asarray(arrays.to_host(xp.mean(data.X, axis=0)), dtype=float)
