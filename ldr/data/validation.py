@@ -332,6 +332,8 @@ def span_basis(S: np.ndarray, data_name: str | None = None) -> np.ndarray | None
         raise ParameterError(data_name, "every row is the same point (the data do not vary in "
                                         "any direction): there is no subspace to fit")
     U = Q[:, keep][:, ::-1]
+    if not U.shape[1]:  # S = 0: an empty span
+        return U
     # a sign convention (each column's largest entry positive, scikit-learn's svd_flip), so
     # that the basis does not depend on the rounding of S (its statistics computed in another
     # array namespace, or another order)

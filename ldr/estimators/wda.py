@@ -101,8 +101,9 @@ def discriminant_span(X, codes: np.ndarray, n_classes: int,
     whole = U is None
     U = np.eye(X.shape[1]) if whole else U
     Swu = U.T @ Sw @ U
-    if nullity(Swu) < (U.shape[1] - 1 if r is None else r):
-        return None if whole else U
+    m = nullity(Swu)
+    if m == 0 or m < (U.shape[1] - 1 if r is None else r) or m == U.shape[1]:
+        return None if whole else U  # (m = k: no spread at all; the objective says so)
     V = span_basis(Swu)
     _, P = np.linalg.eigh(U.T @ (Sw + Sb) @ U)
     P = P[:, ::-1][:, :V.shape[1]]  # the top principal directions, as many as rank(S_w)
