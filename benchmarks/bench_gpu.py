@@ -20,10 +20,9 @@ Medians over repeats, wall time, float64 and float32 where the section says so.
    ``ldr.solve`` on ``ldr.objectives.PCA(X_tensor, r)`` / ``LDA(X_tensor, y, r)`` — the
    statistics and the iterations in PyTorch on the tensor's device, ``Result.M`` a tensor —
    and ldr's estimators ``PCA``/``OrthogonalLDA`` under ``array_api_dispatch`` (fitted on the
-   tensor's device too), against scikit-learn's ``PCA`` (``svd_solver="full"``; from 2²⁸
-   entries ``"covariance_eigh"``, its choice for n ≫ d: an SVD of 10⁷ × 100 overflows
-   cuSOLVER's workspace) and ``LinearDiscriminantAnalysis()`` under ``array_api_dispatch`` on
-   the same tensor
+   tensor's device too), against scikit-learn's ``PCA`` at its default (``svd_solver="auto"``,
+   which takes ``"covariance_eigh"`` for n ≫ d, ldr's algorithm) and
+   ``LinearDiscriminantAnalysis()`` under ``array_api_dispatch`` on the same tensor
    (the default gtol, 1e-8 for float64 and 2.3e-4 for float32 tensors:
    :func:`ldr.core.stopping.default_gtol`).
 4. **WDA** (``ldr.objectives.WDA`` on a tensor of the device: 3 classes on circles plus noise,
@@ -192,9 +191,6 @@ def pca_lda_rows(device, n, repeats, sync, deadline, dtype_names="float64,float3
     from ldr.data import arrays
     from ldr.estimators import PCA, OrthogonalLDA
 
-    # scikit-learn's choice for n ≫ d; "full" (an SVD of the n × d matrix) overflows
-    # cuSOLVER's 32-bit workspace at 10⁷ × 100
-    svd_solver = "covariance_eigh" if n * 100 >= 2**28 else "full"
     rows = []
     for dtype in _dtypes(torch, dtype_names):
         # generated where it is used: 10⁷ × 100 normals on the host would take longer than a fit
@@ -215,7 +211,7 @@ def pca_lda_rows(device, n, repeats, sync, deadline, dtype_names="float64,float3
         with sklearn.config_context(array_api_dispatch=True):
             cases = [
                 ("PCA r=5", ldr_pca, lambda X=X: PCA(5).fit(X),
-                 lambda X=X: SkPCA(5, svd_solver=svd_solver).fit(X)),
+                 lambda X=X: SkPCA(5).fit(X)),  # scikit-learn's default solver
                 ("orth. LDA r=2", ldr_lda, lambda X=X, yt=yt: OrthogonalLDA(2).fit(X, yt),
                  lambda X=X, yt=yt: LinearDiscriminantAnalysis().fit(X, yt)),
             ]
