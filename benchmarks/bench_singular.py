@@ -50,6 +50,7 @@ import sys
 import time
 import warnings
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import pandas as pd
@@ -68,6 +69,7 @@ from sklearn.preprocessing import StandardScaler
 from ldr.data.rows import moments
 from ldr.data.validation import oas_shrinkage, span_basis
 from ldr.estimators import OrthogonalLDA, WassersteinDA
+from ldr.estimators.wda import fisher_scatters
 
 try:
     import _common as common
@@ -188,18 +190,19 @@ def _accuracy(make, X, y, folds):
     return float(np.mean(acc)), float(np.median(times))
 
 
-class _WDASpanOfSw(WassersteinDA):
-    """The alternative: drop the directions where classes collapse (the span of S_w)."""
+def _span_of_sw(X, codes, n_classes, r=None):
+    """The alternative rule: drop the directions where classes collapse (the span of S_w
+    within the span of the data), in place of ``discriminant_span``."""
+    Sw, Sb = fisher_scatters(X, codes, n_classes)
+    U = span_basis(Sw + Sb)
+    U = np.eye(X.shape[1]) if U is None else U
+    V = span_basis(U.T @ Sw @ U)
+    return U if V is None else U @ V
 
-    def _span(self, X, y=None):
-        Xc = X - X.mean(axis=0)
-        st = moments(Xc, y)
-        Sw, Sb, _ = st.class_scatter()
-        U = span_basis(Sw + Sb)
-        V = span_basis(U.T @ Sw @ U)
-        U = U if V is None else U @ V
-        self.n_components_ = min(self.n_components_, U.shape[1] - 1)
-        return U
+
+def _wda_span_of_sw(p, X, y):
+    with mock.patch("ldr.estimators.wda.discriminant_span", _span_of_sw):
+        return WassersteinDA(p).fit(X, y)
 
 
 def _wda_table(seeds):
@@ -214,7 +217,7 @@ def _wda_table(seeds):
             c = len(np.unique(y[tr]))
             p = max(1, min(c - 1, 2))
             fits = {"ldr default": WassersteinDA(p).fit(Xtr, y[tr]),
-                    "span of S_w": _WDASpanOfSw(p).fit(Xtr, y[tr])}
+                    "span of S_w": _wda_span_of_sw(p, Xtr, y[tr])}
             pca = PCA(len(tr) - c).fit(Xtr)
             wda = WassersteinDA(p).fit(pca.transform(Xtr), y[tr])
             for key, model in fits.items():
