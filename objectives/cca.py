@@ -252,7 +252,7 @@ class TraditionalCCA(_CCABase):
     >>> import numpy as np, ldr
     >>> Xa, Xb = ldr.datasets.make_cca(200, 6, seed=0)
     >>> obj = ldr.objectives.TraditionalCCA(Xa, Xb, 2)
-    >>> res = ldr.solve(obj, "trust-region", seed=0)
+    >>> res = ldr.solve(obj, "trust-region", random_state=0)
     >>> bool(abs(res.cost - obj.cost(obj.closed_form())) < 1e-10)
     True
     >>> Ya, Yb = obj.transform((Xa, Xb), obj.closed_form())
@@ -346,7 +346,7 @@ class OrthogonalCCA(_CCABase):
     >>> import ldr
     >>> Xa, Xb = ldr.datasets.make_cca(300, 8, seed=1)
     >>> obj = ldr.objectives.OrthogonalCCA(Xa, Xb, 3)
-    >>> res = ldr.solve(obj, "trust-region", M0="heuristic")
+    >>> res = ldr.solve(obj, "trust-region", start="heuristic")
     >>> bool(obj.correlation(res.M) > obj.correlation(obj.heuristic()))
     True
 

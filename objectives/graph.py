@@ -260,7 +260,7 @@ class LPP(_GraphQuotient):
     >>> import numpy as np, ldr
     >>> X = np.random.default_rng(0).standard_normal((80, 5)) * [3, 1, 1, 1, 0.3]
     >>> obj = ldr.objectives.LPP(X, 2, n_neighbors=6)
-    >>> res = ldr.solve(obj, "trust-region", M0="heuristic")
+    >>> res = ldr.solve(obj, "trust-region", start="heuristic")
     >>> bool(obj.ratio(res.M) <= obj.ratio(obj.heuristic()))
     True
 
@@ -347,7 +347,7 @@ class NPE(_GraphQuotient):
     >>> import numpy as np, ldr
     >>> X = np.random.default_rng(0).standard_normal((80, 5)) * [3, 1, 1, 1, 0.3]
     >>> obj = ldr.objectives.NPE(X, 2, n_neighbors=8)
-    >>> res = ldr.solve(obj, "trust-region", M0="heuristic")
+    >>> res = ldr.solve(obj, "trust-region", start="heuristic")
     >>> bool(obj.ratio(res.M) <= obj.ratio(obj.heuristic()))
     True
 

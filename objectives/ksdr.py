@@ -144,7 +144,7 @@ class KernelSDR(Objective):
     >>> b = np.array([1.0, 1.0, 0.0, 0.0]) / np.sqrt(2)
     >>> y = np.sin(2 * X @ b) + 0.05 * rng.standard_normal(80)
     >>> obj = ldr.objectives.KernelSDR(X, y, 1)
-    >>> res = ldr.solve(obj, "trust-region", M0="heuristic")
+    >>> res = ldr.solve(obj, "trust-region", start="heuristic")
     >>> bool(ldr.manifolds.sin_largest_angle(res.M, b[:, None]) < 0.2)
     True
 

@@ -308,7 +308,7 @@ class PPCA(_LatentGaussian):
     >>> import numpy as np, ldr
     >>> X = np.random.default_rng(0).standard_normal((200, 5)) * [5, 4, 1, 1, 1]
     >>> obj = ldr.objectives.PPCA(X, 2)
-    >>> res = ldr.solve(obj, "trust-region", seed=0, gtol=1e-10)
+    >>> res = ldr.solve(obj, "trust-region", random_state=0, tol=1e-10)
     >>> W, sigma2 = obj.unpack(res.M)
     >>> bool(abs(obj.log_likelihood(res.M) - obj.log_likelihood(obj.closed_form())) < 1e-9)
     True
@@ -484,7 +484,7 @@ class FactorAnalysis(_LatentGaussian):
     >>> X = rng.standard_normal((300, 2)) @ rng.standard_normal((2, 6)) * 2
     >>> X += rng.standard_normal((300, 6)) * [0.5, 1, 1.5, 0.5, 1, 2]
     >>> obj = ldr.objectives.FactorAnalysis(X, 2)
-    >>> res = ldr.solve(obj, "trust-region", M0=obj.start_like_sklearn())
+    >>> res = ldr.solve(obj, "trust-region", start=obj.start_like_sklearn())
     >>> W, psi = obj.unpack(res.M)
     >>> bool(obj.log_likelihood(res.M) > obj.log_likelihood(obj.heuristic()))
     True

@@ -71,7 +71,7 @@ class LDA(QuotientOfTraces):
     >>> from sklearn.datasets import load_wine
     >>> X, y = load_wine(return_X_y=True)
     >>> obj = ldr.objectives.LDA(X, y, 2)
-    >>> res = ldr.solve(obj, "trust-region", M0="heuristic")
+    >>> res = ldr.solve(obj, "trust-region", start="heuristic")
     >>> bool(obj.ratio(res.M) >= obj.ratio(obj.heuristic()))
     True
 

@@ -115,7 +115,7 @@ class MAF(QuotientOfTraces):
     >>> import ldr
     >>> X = ldr.datasets.make_maf(200, 8, seed=0)
     >>> obj = ldr.objectives.MAF(X, 2)
-    >>> res = ldr.solve(obj, "trust-region", M0="heuristic")
+    >>> res = ldr.solve(obj, "trust-region", start="heuristic")
     >>> bool(obj.autocorrelation(res.M) >= obj.autocorrelation(obj.heuristic()))
     True
 

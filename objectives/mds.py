@@ -113,7 +113,7 @@ class MDS(Objective):
     >>> import numpy as np, ldr
     >>> X = np.random.default_rng(0).standard_normal((60, 4)) * [3, 2, 1, 0.5]
     >>> obj = ldr.objectives.MDS(X, 2)
-    >>> res = ldr.solve(obj, "trust-region", M0="heuristic")
+    >>> res = ldr.solve(obj, "trust-region", start="heuristic")
     >>> bool(obj.stress(res.M) <= obj.stress(obj.heuristic()))
     True
 

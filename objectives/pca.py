@@ -58,7 +58,7 @@ class PCA(Objective):
     >>> import numpy as np, ldr
     >>> X = np.random.default_rng(0).standard_normal((50, 5)) * [5, 4, 3, 2, 1]
     >>> obj = ldr.objectives.PCA(X, 2)
-    >>> res = ldr.solve(obj, "trust-region", seed=0)
+    >>> res = ldr.solve(obj, "trust-region", random_state=0)
     >>> bool(abs(res.cost - obj.cost(obj.heuristic())) < 1e-9)
     True
 

@@ -73,7 +73,7 @@ class SFA(Objective):
     >>> import numpy as np, ldr
     >>> X = ldr.datasets.make_maf(200, 6, seed=0)
     >>> obj = ldr.objectives.SFA(X, 2)
-    >>> res = ldr.solve(obj, "trust-region", seed=0)
+    >>> res = ldr.solve(obj, "trust-region", random_state=0)
     >>> bool(abs(res.cost - obj.cost(obj.heuristic())) < 1e-9)
     True
     >>> Y = obj.transform(X, res.M)          # y_t = Mᵀ W (x_t − μ): unit covariance

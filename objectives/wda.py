@@ -143,7 +143,7 @@ class WDA(Objective):
     >>> import ldr
     >>> X, y = ldr.datasets.make_wda(300, seed=0)
     >>> wda = WDA(X, y, r=2, reg=1.0)
-    >>> res = ldr.solve(wda, "scf", M0="heuristic")
+    >>> res = ldr.solve(wda, "scf", start="heuristic")
     >>> res.converged
     True
 

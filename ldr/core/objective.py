@@ -466,7 +466,7 @@ def objective(cost: Callable | None = None, *, shape, manifold="stiefel",
     >>> @ldr.objective(shape=(3, 1), manifold="grassmann")
     ... def pca(M):
     ...     return -anp.trace(M.T @ C @ M)
-    >>> round(ldr.solve(pca, "trust-region", seed=0).cost, 8)
+    >>> round(ldr.solve(pca, "trust-region", random_state=0).cost, 8)
     -3.0
     """
     if cost is None:

@@ -479,7 +479,7 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
     >>> from sklearn.preprocessing import StandardScaler
     >>> X, y = load_wine(return_X_y=True)
     >>> X = StandardScaler().fit_transform(X)
-    >>> est = LinearDR("lda", n_components=2, objective_params={"reg": 0.01}).fit(X, y)
+    >>> est = LinearDR("lda", n_components=2, objective_params={"shrinkage": 0.01}).fit(X, y)
     >>> est.transform(X).shape, est.M_.shape, est.components_.shape
     ((178, 2), (13, 2), (2, 13))
     >>> bool(np.allclose(est.M_.T @ est.M_, np.eye(2)))
