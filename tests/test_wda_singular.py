@@ -115,3 +115,32 @@ def test_compare_runs_wda_on_such_a_table(tmp_path, capsys):
     by_hand = ldr.solve(obj, "trust-region", start="heuristic", random_state=0)
     assert run["cost"] == pytest.approx(by_hand.cost, rel=1e-8)
     assert run["cost"] < 0 and np.isfinite(run["cost"])
+
+
+def test_as_many_null_directions_as_components_give_the_null_space_answer():
+    """m ≥ r with enough samples: the trace ratio is unbounded on the null directions, the
+    objective refuses the data, and the estimator keeps the r null directions with the
+    largest between-class scatter (not the span of S_w, which would drop them)."""
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 4, 400)
+    X = np.column_stack([rng.standard_normal((400, 3)), 5.0 * (y % 2), 1.0 * (y // 2)])
+    one = WassersteinDA(1).fit(X, y)
+    assert one.result_.solver == "null-space" and one.ratio_ == np.inf
+    assert null_share(one.M_, np.eye(5)[:, 3]) == pytest.approx(1.0, abs=1e-4)
+    two = WassersteinDA(2).fit(X, y)
+    span = np.eye(5)[:, 3:]
+    assert np.linalg.norm(two.M_.T @ span) == pytest.approx(np.sqrt(2), abs=1e-10)
+    np.testing.assert_allclose(two.transform(X), (X - X.mean(axis=0)) @ two.M_, atol=1e-10)
+    with pytest.raises(ParameterError, match="Pass r > 2"):
+        WDA(X, y, 2)
+    assert WassersteinDA(3).fit(X, y).result_.solver == "scf"  # m = 2 < 3: bounded
+
+
+def test_fewer_samples_than_features_still_take_the_principal_directions():
+    """n − n_classes < the span's dimension: the null directions are the sample size's, and
+    the fit runs on the top n − n_classes principal directions (Fisherfaces), as before."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((12, 20))
+    y = np.repeat([0, 1, 2], 4)
+    fit = WassersteinDA(2).fit(X, y)
+    assert fit.result_.solver != "null-space" and fit.subspace_.shape == (20, 9)

@@ -689,9 +689,9 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
 
     def _affine_map(self, data: FitData, obj, M) -> AffineMap:
         """Hook: the fitted projection of the original features: the objective's
-        ``linear_map(M)`` (``(x − shift) A``), mapped back from the span of the data when the
-        fit ran there."""
-        shift, A = obj.linear_map(M) if obj is not None else (None, M)
+        ``linear_map(M)`` (``(x − shift) A``; without an objective, ``(x − data.mean) M``),
+        mapped back from the span of the data when the fit ran there."""
+        shift, A = obj.linear_map(M) if obj is not None else (data.mean, M)
         if isinstance(shift, tuple):  # a two-view objective: one map per view
             (shift, A), (y_shift, y_A) = shift, A
             self.y_map_ = AffineMap(np.asarray(arrays.to_host(y_shift), dtype=float),

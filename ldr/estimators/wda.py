@@ -21,13 +21,14 @@ import numbers
 import time
 
 import numpy as np
+import scipy.linalg
 from sklearn.base import ClusterMixin
 from sklearn.decomposition import PCA as SkPCA
 
 from ldr.core.eigen import top_generalized
 from ldr.core.errors import ParameterError
 from ldr.core.problem import Problem
-from ldr.core.result import Result
+from ldr.core.result import Result, Trace
 from ldr.data import arrays
 from ldr.data.rows import moments
 from ldr.data.validation import check_labels, nullity, span_basis
@@ -64,7 +65,11 @@ from ldr.objectives.wda import WDA
 from ldr.solvers.scf import SCF
 
 __all__ = ["WDAClustering", "WDAEstimator", "WassersteinDA", "discriminant_span",
-           "fisher_scatters", "start_matrix"]
+           "fisher_scatters", "null_directions", "start_matrix"]
+
+
+#: the names ``start`` accepts (the class docstring's "Starts")
+STARTS = ("auto", "continuation", "whole-space", "fda", "best")
 
 
 def fisher_scatters(X, codes: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
@@ -80,8 +85,8 @@ def fisher_scatters(X, codes: np.ndarray, n_classes: int) -> tuple[np.ndarray, n
     return moments(X, codes, name="X").on_host().class_scatter()[:2]
 
 
-def discriminant_span(X, codes: np.ndarray, n_classes: int,
-                      r: int | None = None) -> np.ndarray | None:
+def discriminant_span(X, codes: np.ndarray, n_classes: int, r: int | None = None,
+                      scatters: tuple | None = None) -> np.ndarray | None:
     """The subspace (d×k, orthonormal) a WDA fit of ``r`` components works in when the
     within-class scatter S_w of the rows X is singular; None when the whole space will do.
 
@@ -90,11 +95,13 @@ def discriminant_span(X, codes: np.ndarray, n_classes: int,
     within-class spread (the nullity of UᵀS_wU).  While m < r the trace ratio is bounded
     (:class:`ldr.objectives.WDA`, "A singular within-class scatter") and the fit runs on U,
     keeping those directions: along them every class is a point, the most discriminative
-    directions there are.  With m ≥ r (typically fewer samples than features) the ratio is
-    unbounded on them and the fit runs on the top n − n_classes principal directions within U
-    (the PCA step of Belhumeur et al.'s Fisherfaces), or on the span of S_w where even those
-    leave S_w singular.  ``r`` None: the natural maximum, k − 1 for a span of dimension k."""
-    Sw, Sb = fisher_scatters(X, codes, n_classes)
+    directions there are.  With m ≥ r and fewer samples than that span needs (n − n_classes
+    < k) the ratio is unbounded on them and the fit runs on the top n − n_classes principal
+    directions within U (the PCA step of Belhumeur et al.'s Fisherfaces), or on the span of
+    S_w where even those leave S_w singular; with enough samples :func:`null_directions`
+    answers instead.  ``r`` None: the natural maximum, k − 1 for a span of dimension k;
+    ``scatters``: (S_w, S_b) when already computed (``fisher_scatters``)."""
+    Sw, Sb = fisher_scatters(X, codes, n_classes) if scatters is None else scatters
     if span_basis(Sw) is None:
         return None
     U = span_basis(Sw + Sb, "X")
@@ -108,6 +115,33 @@ def discriminant_span(X, codes: np.ndarray, n_classes: int,
     _, P = np.linalg.eigh(U.T @ (Sw + Sb) @ U)
     P = P[:, ::-1][:, :V.shape[1]]  # the top principal directions, as many as rank(S_w)
     return U @ (P if span_basis(P.T @ Swu @ P) is None else V)
+
+
+def null_directions(X, codes: np.ndarray, n_classes: int, r: int | None = None,
+                    scatters: tuple | None = None) -> np.ndarray | None:
+    """The directions (d×m, orthonormal) along which every class is a single point, ordered
+    by between-class scatter, largest first — where they decide a WDA fit of ``r``
+    components; None where they do not.
+
+    They decide it when the data hold at least r of them (within the span of the data, of
+    dimension k; ``r`` None: k − 1) and enough samples that no principal-component step
+    would remove them (n − n_classes ≥ k: the singularity is the data's, a feature constant
+    within each class, not the sample size's): the trace ratio is then unbounded on every
+    r-dimensional subspace of them that S_b sees, and the fit keeps the r with the largest
+    between-class scatter (the null-space rule of Chen et al., 2000)."""
+    Sw, Sb = fisher_scatters(X, codes, n_classes) if scatters is None else scatters
+    if span_basis(Sw) is None:
+        return None
+    U = span_basis(Sw + Sb, "X")
+    U = np.eye(X.shape[1]) if U is None else U
+    k = U.shape[1]
+    Swu = U.T @ Sw @ U
+    m = nullity(Swu)
+    if m == 0 or m == k or m < (k - 1 if r is None else r) or X.shape[0] - n_classes < k:
+        return None
+    N = scipy.linalg.null_space(span_basis(Swu).T)  # k × m, within the span
+    _, V = np.linalg.eigh(N.T @ (U.T @ Sb @ U) @ N)
+    return U @ (N @ V[:, ::-1])
 
 
 def start_matrix(start, shape: tuple) -> np.ndarray | None:
@@ -222,10 +256,13 @@ class WassersteinDA(WDAEstimator):
     While fewer than p directions of that span lack within-class spread, the trace ratio is
     bounded and WDA is fitted there as it is, keeping those directions — they separate the
     classes best, and a rule that set them aside would drop the answer with the singularity
-    (:class:`ldr.objectives.WDA`).  With p or more (fewer samples than features), the ratio
-    is unbounded on them, and the fit runs on the top n_samples − n_classes principal
-    directions within the span (Fisherfaces' PCA step; the span of S_w where even they leave
-    S_w singular).
+    (:class:`ldr.objectives.WDA`).  With p or more, the ratio is unbounded on them: where the
+    samples suffice to span the data (n_samples − n_classes ≥ its dimension; a feature
+    constant within each class), ``M_`` holds the p of them with the largest between-class
+    scatter (:func:`~ldr.estimators.wda.null_directions`; ``result_.solver`` is
+    "null-space", ``ratio_`` and ``-cost_`` are infinite); with fewer samples than features
+    the fit runs on the top n_samples − n_classes principal directions within the span
+    (Fisherfaces' PCA step; the span of S_w where even they leave S_w singular).
 
     Parameters
     ----------
@@ -374,8 +411,15 @@ class WassersteinDA(WDAEstimator):
             raise ParameterError("normalize", f"expected True or False, got {self.normalize!r}")
         data.params.update(reg=self.reg, sinkhorn_iter=self.sinkhorn_iter, ridge=self._ridge())
         classes, codes = check_labels(data.y, data.X.shape[0], "y")
-        U = self.subspace_ = discriminant_span(data.X, codes, len(classes),
-                                               self._requested_components())
+        scatters = fisher_scatters(data.X, codes, len(classes))
+        r = self._requested_components()
+        data.derived["classes"] = classes
+        data.derived["null"] = null_directions(data.X, codes, len(classes), r, scatters)
+        U = self.subspace_ = None if data.derived["null"] is not None else \
+            discriminant_span(data.X, codes, len(classes), r, scatters)
+        if data.derived["null"] is not None:  # no objective will hold the mean
+            xp = arrays.namespace(data.X)
+            data.mean = np.asarray(arrays.to_host(xp.mean(data.X, axis=0)), dtype=float)
         if U is not None:
             xp = arrays.namespace(data.X)
             data.mean = np.asarray(arrays.to_host(xp.mean(data.X, axis=0)), dtype=float)
@@ -391,6 +435,29 @@ class WassersteinDA(WDAEstimator):
         if not isinstance(self.start, str) and np.ndim(self.start) == 2:
             return int(np.shape(self.start)[1])
         return None
+
+    def _fit_point(self, data: FitData, r: int) -> tuple:
+        """The solved objective, or — where at least ``n_components`` directions have no
+        within-class spread (:func:`null_directions`) — no objective and the null-space
+        answer (the class docstring's "Singular S_w")."""
+        N = data.derived.get("null")
+        if N is None:
+            return super()._fit_point(data, r)
+        self._solve_options()  # the settings it does not use are checked all the same
+        if isinstance(self.start, str) and self.start not in STARTS:
+            raise ParameterError("start", f"expected {', '.join(map(repr, STARTS))} or an "
+                                 f"array, got {self.start!r}")
+        if r > N.shape[1]:
+            raise ParameterError("n_components", f"the data have {N.shape[1]} directions "
+                                 f"with no within-class spread, fewer than n_components = {r}"
+                                 f" in a span of the data that allows no more; pass "
+                                 f"n_components <= {N.shape[1]}")
+        return None, Result(M=N[:, :r], cost=-np.inf, converged=True, n_iter=0, time=0.0,
+                            grad_norm=0.0, trace=Trace(), solver="null-space",
+                            reason=f"every class is a single point along {N.shape[1]} "
+                                   f"directions, at least n_components = {r}: the trace "
+                                   "ratio is unbounded there; the directions with the largest "
+                                   "between-class scatter")
 
     def _objective(self, data: FitData, r: int) -> WDA:
         normalize_at = None
@@ -430,8 +497,8 @@ class WassersteinDA(WDAEstimator):
         if self.start in spectral:
             return [spectral[self.start]()]
         if self.start != "best":
-            raise ParameterError("start", f"expected 'auto', 'continuation', 'whole-space', "
-                                 f"'fda', 'best' or an array, got {self.start!r}")
+            raise ParameterError("start", f"expected {', '.join(map(repr, STARTS))} or an "
+                                 f"array, got {self.start!r}")
         rng = np.random.default_rng(random_seed(self.random_state))
         named = [spectral[k]() for k in ("continuation", "whole-space", "fda")]
         return named + [problem.manifold.random_point(rng) for _ in range(self.n_starts)]
@@ -451,6 +518,13 @@ class WassersteinDA(WDAEstimator):
         """scikit-learn's sign rule on ``M_`` (on the original features), the trace ratio,
         the pairs' regularizations and, after a mini-batch fit, the full-data check."""
         M = np.asarray(arrays.to_host(result.M), dtype=float)  # d×p from X's device
+        if obj is None:  # the null-space answer: the ratio is unbounded, no plans were made
+            self.results_ = [result]
+            self.ratio_ = np.inf
+            self.classes_ = data.derived["classes"]
+            self.pair_reg_ = {}
+            self.full_data_ = None
+            return sign_rule(M)
         U = data.basis
         M = sign_rule(M) if U is None else U.T @ sign_rule(U @ M)
         self.results_ = data.derived["results"]
