@@ -56,7 +56,7 @@ def _check_lag(lag) -> int | None:
 
 def moments(X, y=None, *, lag: int | None = None, diff: bool = False, name: str = "X",
             y_name: str = "y", min_samples: int = 2, progress: bool = False,
-            chunk_bytes: int = MEMMAP_CHUNK_BYTES) -> Moments:
+            chunk_bytes: int = MEMMAP_CHUNK_BYTES, validated: bool = False) -> Moments:
     """One pass over the rows ``X`` (and labels ``y``): their :class:`~ldr.data.statistics.Moments`.
 
     Parameters
@@ -71,6 +71,10 @@ def moments(X, y=None, *, lag: int | None = None, diff: bool = False, name: str 
     min_samples : the fewest rows accepted (checked after the pass for chunked input)
     progress : a tqdm bar over the chunks (iterators and the local Dask scheduler)
     chunk_bytes : size of the row chunks a memmap is read in
+    validated : an in-memory X (NumPy float64, or an array of another namespace in its float
+        dtype) was validated by the caller — shape, finiteness and magnitude, as an
+        estimator's ``fit`` does at its door — and is read as it is; chunked input is checked
+        chunk by chunk all the same
 
     Examples
     --------
@@ -101,22 +105,23 @@ def moments(X, y=None, *, lag: int | None = None, diff: bool = False, name: str 
         out = _iter_moments(_memmap_chunks(X, y, chunk_bytes, name), lag, diff, name, y_name,
                             progress)
     else:
-        out = _array_moments(X, y, lag, diff, name, y_name)
+        out = _array_moments(X, y, lag, diff, name, y_name, validated)
     _check_result(out, y is not None or out.labels is not None, lag, diff, name, min_samples)
     return out
 
 
-def _array_moments(X, y, lag, diff, name, y_name) -> Moments:
+def _array_moments(X, y, lag, diff, name, y_name, validated=False) -> Moments:
     """One chunk: an array of another namespace as it is (computed there), anything else
-    through :func:`~ldr.data.validation.check_data` (DataFrames, lists: float64 NumPy)."""
-    if arrays.foreign(X) is None:
+    through :func:`~ldr.data.validation.check_data` (DataFrames, lists: float64 NumPy)
+    unless ``validated``."""
+    if not validated and arrays.foreign(X) is None:
         X = check_data(X, name, min_samples=1, copy=False)
     if y is not None:  # labels of X's namespace are counted there, NumPy ones on the host
         if arrays.foreign(y) is None:
             check_labels(y, X.shape[0], y_name)
         elif y.shape not in ((X.shape[0],), (X.shape[0], 1)):
             check_labels(arrays.to_host(y), X.shape[0], y_name)  # words the error
-    return chunk_moments(X, y, lag, diff, name, None, y_name)
+    return chunk_moments(X, y, lag, diff, name, None, y_name, validated=validated)
 
 
 def _check_result(out: Moments, labelled, lag, diff, name, min_samples) -> None:

@@ -192,15 +192,17 @@ def class_sums(Y, codes, k: int):
 
 def chunk_moments(X, y=None, lag: int | None = None, diff: bool = False, name: str = "X",
                   start: int | None = None, y_name: str = "y",
-                  width: int | None = None) -> Moments:
+                  width: int | None = None, validated: bool = False) -> Moments:
     """:class:`Moments` of one chunk of rows, validated (:func:`~ldr.data.validation.check_chunk`:
     the finiteness from the column means, which a NaN or infinity reaches), computed in the
     chunk's namespace and on its device (NumPy: float64; another namespace: its real float
     dtype, integers float64); ``start`` is its first row number, ``width`` the number of
     features the whole array declares (a chunk of another width is an error naming its
     rows).  The labels ``y`` are read on the host unless they are in X's namespace (then
-    their classes are found there and only the classes are read back)."""
-    X = check_chunk(X, name, start, values=False)
+    their classes are found there and only the classes are read back).  ``validated``: the
+    caller checked X already (:func:`~ldr.data.rows.moments`), and it is read as it is."""
+    if not validated:
+        X = check_chunk(X, name, start, values=False)
     xp = arrays.namespace(X)
     n, d = X.shape
     where = "" if start is None else f" at rows {start}..{start + n - 1}"
@@ -213,9 +215,10 @@ def chunk_moments(X, y=None, lag: int | None = None, diff: bool = False, name: s
         return Moments(0, zeros[0, :], zeros[0, :], zeros, lag=lag,
                        **_empty_extras(zeros, y is not None, lag, diff))
     c = xp.mean(X, axis=0)
-    if not arrays.all_finite(c):  # a NaN or infinity in X, or sums that overflow
-        check_chunk(X, name, start)
-    check_magnitude(X, name)
+    if not validated:
+        if not arrays.all_finite(c):  # a NaN or infinity in X, or sums that overflow
+            check_chunk(X, name, start)
+        check_magnitude(X, name)
     if y is None and lag is None:
         scatter = _uncentred_scatter(X, c, xp)
         if scatter is not None:  # X is never copied: two reads of it in all

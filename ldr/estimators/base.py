@@ -51,7 +51,7 @@ from ldr.core.result import Result, Trace
 from ldr.data import arrays
 from ldr.data.rows import as_dask_array, map_rows
 from ldr.data.statistics import Moments
-from ldr.data.validation import is_lazy, non_numeric_error, refuse_lazy
+from ldr.data.validation import check_magnitude, is_lazy, non_numeric_error, refuse_lazy
 from ldr.driver import registry
 from ldr.driver.loop import solve
 from ldr.estimators.span import check_span_components
@@ -570,6 +570,7 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
             X, y = self._validate_with_y(X, y, dtypes)
         dtype = output_dtype(X)
         X64 = X if X.dtype == xp.float64 else xp.astype(X, xp.float64)
+        check_magnitude(X64, "X")  # the rest of the fit reads X as validated here
         return FitData(X64, y, dtype, space)
 
     def _uses_y(self) -> bool:

@@ -24,7 +24,7 @@ class LatentGaussian(LinearDR):
     _computes_in_namespace = True
 
     def _prepare(self, data: FitData) -> None:
-        data.stats = moments(data.X, name="X").on_host()
+        data.stats = moments(data.X, name="X", validated=True).on_host()
         data.X = data.stats
 
     def _finish(self, data: FitData, obj, result):

@@ -194,7 +194,7 @@ class OrthogonalLDA(ClassifierMixin, LinearDR):
         if not isinstance(self.whiten, (bool, np.bool_)):
             raise ParameterError("whiten", f"expected True or False, got {self.whiten!r}")
         level = self._shrinkage_param()
-        stats = data.stats = moments(data.X, data.y, name="X").on_host()
+        stats = data.stats = moments(data.X, data.y, name="X", validated=True).on_host()
         Sw, Sb, _ = stats.class_scatter()
         dof = stats.n - len(stats.labels)  # the within-class scatter's degrees of freedom
         self.subspace_ = None

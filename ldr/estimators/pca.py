@@ -111,7 +111,7 @@ class PCA(LinearDR):
     def _prepare(self, data: FitData) -> None:
         if not isinstance(self.whiten, (bool, np.bool_)):
             raise ParameterError("whiten", f"expected True or False, got {self.whiten!r}")
-        data.stats = moments(data.X, name="X").on_host()
+        data.stats = moments(data.X, name="X", validated=True).on_host()
 
     @staticmethod
     def _spectrum(data: FitData) -> tuple[np.ndarray, np.ndarray]:

@@ -46,7 +46,7 @@ def reduce_rows(data, shrinkage, moment_options: dict | None, rows: bool = False
     if rows and not _no_shrinkage(shrinkage):
         return None
     stats = data.stats = moments(data.X, name="X", min_samples=3 if moment_options else 2,
-                                 **(moment_options or {})).on_host()
+                                 validated=True, **(moment_options or {})).on_host()
     if not _no_shrinkage(shrinkage):
         data.X = stats
         return None
