@@ -65,7 +65,7 @@ from ldr.objectives.wda import WDA
 from ldr.solvers.scf import SCF
 
 __all__ = ["WDAClustering", "WDAEstimator", "WassersteinDA", "discriminant_span",
-           "fisher_scatters", "null_directions", "start_matrix"]
+           "fisher_scatters", "null_directions", "start_matrix", "within_null_space"]
 
 
 #: the names ``start`` accepts (the class docstring's "Starts")
@@ -85,6 +85,19 @@ def fisher_scatters(X, codes: np.ndarray, n_classes: int) -> tuple[np.ndarray, n
     return moments(X, codes, name="X").on_host().class_scatter()[:2]
 
 
+def within_null_space(Sw, Sb) -> tuple | None:
+    """None where S_w is non-singular; else ``(U, whole, UᵀS_wU, m)``: the span of the data
+    (the non-null eigenvectors U of S_w + S_b; ``whole``: it is the whole space, U = I), S_w
+    on it and m, its nullity there (the directions along which every class is a point)."""
+    if span_basis(Sw) is None:
+        return None
+    U = span_basis(Sw + Sb, "X")
+    whole = U is None
+    U = np.eye(Sw.shape[0]) if whole else U
+    Swu = U.T @ Sw @ U
+    return U, whole, Swu, nullity(Swu)
+
+
 def discriminant_span(X, codes: np.ndarray, n_classes: int, r: int | None = None,
                       scatters: tuple | None = None) -> np.ndarray | None:
     """The subspace (d×k, orthonormal) a WDA fit of ``r`` components works in when the
@@ -102,13 +115,10 @@ def discriminant_span(X, codes: np.ndarray, n_classes: int, r: int | None = None
     answers instead.  ``r`` None: the natural maximum, k − 1 for a span of dimension k;
     ``scatters``: (S_w, S_b) when already computed (``fisher_scatters``)."""
     Sw, Sb = fisher_scatters(X, codes, n_classes) if scatters is None else scatters
-    if span_basis(Sw) is None:
+    found = within_null_space(Sw, Sb)
+    if found is None:
         return None
-    U = span_basis(Sw + Sb, "X")
-    whole = U is None
-    U = np.eye(X.shape[1]) if whole else U
-    Swu = U.T @ Sw @ U
-    m = nullity(Swu)
+    U, whole, Swu, m = found
     if m == 0 or m < (U.shape[1] - 1 if r is None else r) or m == U.shape[1]:
         return None if whole else U  # (m = k: no spread at all; the objective says so)
     V = span_basis(Swu)
@@ -128,15 +138,15 @@ def null_directions(X, codes: np.ndarray, n_classes: int, r: int | None = None,
     would remove them (n − n_classes ≥ k: the singularity is the data's, a feature constant
     within each class, not the sample size's): the trace ratio is then unbounded on every
     r-dimensional subspace of them that S_b sees, and the fit keeps the r with the largest
-    between-class scatter (the null-space rule of Chen et al., 2000)."""
+    between-class scatter (the null-space rule of Chen, Liao, Ko, Lin & Yu, "A new LDA-based
+    face recognition system which can solve the small sample size problem", Pattern
+    Recognition 33, 2000)."""
     Sw, Sb = fisher_scatters(X, codes, n_classes) if scatters is None else scatters
-    if span_basis(Sw) is None:
+    found = within_null_space(Sw, Sb)
+    if found is None:
         return None
-    U = span_basis(Sw + Sb, "X")
-    U = np.eye(X.shape[1]) if U is None else U
+    U, _, Swu, m = found
     k = U.shape[1]
-    Swu = U.T @ Sw @ U
-    m = nullity(Swu)
     if m == 0 or m == k or m < (k - 1 if r is None else r) or X.shape[0] - n_classes < k:
         return None
     N = scipy.linalg.null_space(span_basis(Swu).T)  # k × m, within the span
