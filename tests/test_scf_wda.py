@@ -281,8 +281,9 @@ def test_wda_reg_error_names_the_reg_asked_for_not_the_coarse_one():
 def test_wda_clustering_fits_a_split_with_no_within_cluster_spread():
     """k-means splits the rows on a binary feature: along it every cluster is one point, the
     within-cluster scatter is singular and WDA's objective refuses it at p = 1 (the WDA step
-    of the alternation did, before).  The clustering puts that direction first (the ratio is
-    unbounded along it), fits the rest on the range of the scatter and says so."""
+    of the alternation did, before).  At p = 2 the trace ratio is bounded and the WDA step
+    keeps that direction; at p = 1 the step is the null direction itself, and either way the
+    clustering says how many there were."""
     rng = np.random.default_rng(0)
     b = np.repeat([0.0, 1.0], 30)
     X = np.column_stack([5 * b, rng.standard_normal((60, 3))])

@@ -555,8 +555,8 @@ class WDAClustering(ClusterMixin, WDAEstimator):
     rounds.  A k-means cluster of a single sample joins the nearest cluster for the WDA step,
     which needs two samples per class.  Where the within-cluster scatter is singular (k-means
     split along a direction in which every cluster is one point, such as a binary feature)
-    those directions come first in P and WDA fits the rest on the range of the scatter
-    (``n_null_directions_``).
+    WDA keeps those directions while they are fewer than p, and P is the top p of them
+    otherwise (``n_null_directions_``; the rule of :class:`WassersteinDA`'s "Singular S_w").
 
     **Tiny clusters.**  A cluster is tiny below n_min = ``min_cluster_size`` samples, by
     default max(p + 1, ⌈0.03·n/k⌉), at most n/(2k)

@@ -7,9 +7,10 @@ P_t = WDA-SCF on L_t from P_{t−1} (:func:`wda_step`); the alternation ends whe
 sin θ(P_{t−1}, P_t) <= ``outer_tol`` or after ``max_outer`` rounds (:func:`alternate`).  A
 cluster of one sample has no transport plan within it: for the WDA step it joins the cluster
 with the nearest centroid (:func:`merge_singletons`).  Where the within-cluster scatter is
-singular (k-means split along a direction in which every cluster is one point) the ratio is
-unbounded along those directions: they come first in P_t and WDA fits the rest on the range
-of the scatter (null-space LDA's rule).
+singular (k-means split along a direction in which every cluster is one point), WDA keeps
+those directions while they are fewer than p (the trace ratio is bounded) and P_t is the top
+p of them otherwise (the ratio is unbounded there: the null-space rule), as in
+:class:`~ldr.estimators.WassersteinDA`.
 
 **Why the guard.**  WDA's within-cluster transport plans are entropic (K = exp(−D/reg)).
 Where the projected squared distances are large against ``reg``, each cluster's plan onto
@@ -134,32 +135,28 @@ def wda_step(Xs, labels, P, reg: float, solve):
     ``solve(X, labels, q, reg, start)`` fits WDA-SCF on the rows X (the estimator's
     settings) and returns its :class:`~ldr.Result`.
 
-    Where the within-cluster scatter S_w is singular — m > 0 directions along which every
-    cluster is a single point (a binary feature that k-means split on), so the ratio is
-    unbounded — those m directions are the first of P_new (ordered by the between-cluster
-    scatter) and WDA fits the other p − m on the range of S_w, where it is non-singular
-    (null-space LDA's rule); with m >= p, P_new is the top p of them."""
+    m counts the directions along which every cluster is a single point (the nullity of the
+    within-cluster scatter S_w: a binary feature that k-means split on).  While m < p the
+    trace ratio is bounded and WDA fits all p directions, keeping those (as
+    :class:`~ldr.estimators.WassersteinDA` does; :class:`ldr.objectives.WDA`); with m >= p it
+    is unbounded there and P_new is the top p of them by between-cluster scatter (the
+    null-space rule; :func:`~ldr.estimators.wda.null_directions`)."""
     classes, codes = np.unique(labels, return_inverse=True)
     Sw, Sb, _ = scatter_matrices(Xs - Xs.mean(axis=0), codes, len(classes))
     R = span_basis(Sw)
     p = P.shape[1]
-    if R is None:
+    m = 0 if R is None else Sw.shape[0] - R.shape[1]
+    if m < p:
         res = solve(Xs, labels, p, reg, P)
-        return res.M, res, 0
+        return res.M, res, m
     N = scipy.linalg.null_space(R.T)
     _, V = np.linalg.eigh(N.T @ Sb @ N)
-    N = N @ V[:, ::-1]  # by between-cluster scatter
-    if N.shape[1] >= p:
-        M = N[:, :p]
-        res = Result(M=M, cost=-np.inf, converged=True, n_iter=0, time=0.0,
-                     grad_norm=0.0, trace=Trace(), solver="null-space",
-                     reason=f"the within-cluster scatter is zero along {N.shape[1]} "
-                            f"directions >= n_components: the ratio is unbounded there")
-        return M, res, N.shape[1]
-    q = p - N.shape[1]
-    start = np.linalg.svd(R.T @ P, full_matrices=False)[0][:, :q]
-    res = solve(Xs @ R, labels, q, reg, start)
-    return np.column_stack([N, R @ res.M]), res, N.shape[1]
+    M = (N @ V[:, ::-1])[:, :p]  # by between-cluster scatter
+    res = Result(M=M, cost=-np.inf, converged=True, n_iter=0, time=0.0,
+                 grad_norm=0.0, trace=Trace(), solver="null-space",
+                 reason=f"the within-cluster scatter is zero along {m} directions >= "
+                        "n_components: the ratio is unbounded there")
+    return M, res, m
 
 
 def within_spread(Z: np.ndarray, labels: np.ndarray) -> float:
