@@ -312,34 +312,34 @@ class Spec:
 
 
 ESTIMATORS: dict[str, Spec] = {
-    "CCA": Spec("targets", {"max_iter": 200}, {"reg": _reg(1.5)}, orthonormal=()),
+    "CCA": Spec("targets", {"max_iter": 200}, {"shrinkage": _reg(1.5)}, orthonormal=()),
     "KDAC": Spec("labels", {**_HSIC}, {"n_clusters": st.sampled_from((2, 2, 1, 0, 50)),
                                        "lam": st.sampled_from((0.5, 0.0, -1.0)),
                                        "sigma": _SIGMA}),
     "LPP": Spec("X", {"max_iter": 200}, {"n_neighbors": st.sampled_from((None, 1, 2, 0, 50)),
-                                         "reg": _reg()}),
+                                         "shrinkage": _reg()}),
     "MAF": Spec("X", {"max_iter": 200}, {"lag": st.sampled_from((1, 1, 2, 0, 50)),
-                                         "reg": _reg()}),
+                                         "shrinkage": _reg()}),
     "MDS": Spec("X", {"max_iter": 200}),
     "NCA": Spec("labels", {"max_iter": 100}, {"start": st.sampled_from(
         ("auto", "lda", "pca", "identity", "random"))}, orthonormal=()),
     "NPE": Spec("X", {"max_iter": 200}, {"n_neighbors": st.sampled_from((None, 1, 2, 0, 50)),
-                                         "reg": _reg()}),
+                                         "shrinkage": _reg()}),
     "PCA": Spec("X", {}, {"whiten": st.booleans()}),
     "PPCA": Spec("X", {"max_iter": 200}, {"noise_variance": st.sampled_from(
         (None, None, 0.1, 0.0, -1.0, float("nan")))}, orthonormal=()),  # W, log σ²: R^{d×r}
-    "SFA": Spec("X", {"max_iter": 200}, {"reg": _reg()}),
+    "SFA": Spec("X", {"max_iter": 200}, {"shrinkage": _reg()}),
     "FactorAnalysis": Spec("X", {"max_iter": 200}, orthonormal=()),
-    "KernelSDR": Spec("labels", {"max_iter": 100}, {"eps": st.sampled_from(
+    "KernelSDR": Spec("labels", {"max_iter": 100}, {"ridge": st.sampled_from(
         (1e-3, 1e-3, 0.0, -1.0)), "sigma": _SIGMA}),
     "LargeMarginDML": Spec("labels", {"max_iter": 100}, {
         "n_neighbors": st.sampled_from((3, 1, 0, 50)),
         "impostor_weight": st.sampled_from((1.0, 0.0, -1.0)),
         "smoothing": st.sampled_from((0.5, 0.0, -1.0))}, orthonormal=()),
     "LinearDR": Spec("labels", {"max_iter": 200}, args=("lda",)),
-    "OrthogonalCCA": Spec("targets", {"max_iter": 200}, {"reg": _reg(1.5)},
+    "OrthogonalCCA": Spec("targets", {"max_iter": 200}, {"shrinkage": _reg(1.5)},
                           orthonormal=(0, 1)),
-    "OrthogonalLDA": Spec("labels", {"max_iter": 200}, {"reg": st.sampled_from(
+    "OrthogonalLDA": Spec("labels", {"max_iter": 200}, {"shrinkage": st.sampled_from(
         (None, None, "auto", 0.0, 0.5, 1.0, -0.1, 1.1, "oas"))}),
     "ReducedRankRegression": Spec("targets", {"max_iter": 200}, {"alpha": _reg()}),
     "SemiSupervisedHSIC": Spec("labels", {**_HSIC}, {
@@ -461,7 +461,7 @@ def _reference(name: str, est, data: Data, kw: dict) -> None:
             if not angle <= tol:
                 raise SilentlyWrong(f"PCA's subspace is {angle:.2e} (sin of the largest "
                                     f"angle) from eigh's (relative eigengap {gap:.2e})")
-    if name == "OrthogonalLDA" and r == 1 and kw.get("reg") in (None, 0.0):
+    if name == "OrthogonalLDA" and r == 1 and kw.get("shrinkage") in (None, 0.0):
         from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 
         classes, counts = np.unique(data.codes, return_counts=True)
