@@ -48,7 +48,7 @@ medians over repeats; wall time.
    ``first`` is the first gradient and Hessian-vector product of a fresh objective (JAX's
    compilation; PyTorch's with ``compile=True``, whose program a later objective made by the
    same function reuses, so the ``solve`` column of that row includes it only once).
-2. **Solve.**  ``ldr.solve(objective, "trust-region", seed=0)`` on a fresh objective,
+2. **Solve.**  ``ldr.solve(objective, "trust-region", random_state=0)`` on a fresh objective,
    compilation included; its ratio against autograd, its cost and iterations.  At 13 × 2
    every backend reaches the same cost (the tests hold it to 1e-10); at 200 × 5 the smoothed
    ℓ1 term (ε = 1e-6) makes the trust region take about 1000 iterations, and a backend whose

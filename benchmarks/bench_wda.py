@@ -14,7 +14,7 @@ is the score every method's final P is judged by.  Every method starts, for star
 0..19 (``--starts``), from the same seeded random orthonormal P0 = QR of
 ``default_rng(100 + s).standard_normal((10, 2))``:
 
-* ldr SCF on the ratio-trace pencil, ``ldr.solve(obj, SCF(...), M0=P0, xtol=1e-6)`` with the
+* ldr SCF on the ratio-trace pencil, ``ldr.solve(obj, SCF(...), start=P0, xtol=1e-6)`` with the
   default budget (max_iter = 1000): ``SCF()`` (safeguarded DIIS, the default),
   ``SCF(acceleration="anderson")``, ``SCF(acceleration="none")`` (plain), and the two
   remedies on the plain iteration, ``damping=0.5`` and ``level_shift=1.0``.  Every remedy's
@@ -37,15 +37,15 @@ is the score every method's final P is judged by.  Every method starts, for star
   converged: pymanopt stopped on its gradient-norm rule (min_gradient_norm = 1e-6; stops on
   max iterations or min step size are not convergence).  POT minimizes loss_w/loss_b, the
   reciprocal of our trace ratio, so its P is scored by our ``obj.ratio(P)``;
-* ldr ``"trust-region"`` on the trace-ratio cost, ``ldr.solve(obj, "trust-region", M0=P0,
-  gtol=1e-6, max_time=120)``.  Its Hessian-vector products differentiate through the
+* ldr ``"trust-region"`` on the trace-ratio cost, ``ldr.solve(obj, "trust-region", start=P0,
+  tol=1e-6, max_time=120)``.  Its Hessian-vector products differentiate through the
   Sinkhorn iterations (by hand, about 0.1 s each at n = 1000); it runs on every start
   (``--tr-starts`` limits it to the first few) under a 120 s cap (``--tr-max-time``); its
   converged flag is ``Result.converged`` (gradient norm ≤ 1e-6 or subspace change ≤ the
   default xtol), and its final trace ratio is compared with POT's from the same starts;
 * ldr ``"gradient"`` on the trace-ratio cost (Riemannian steepest descent with Armijo
   backtracking, the method POT's pymanopt solver runs), ``ldr.solve(obj, "gradient",
-  M0=P0, gtol=1e-6, max_time=120)``, compared with POT from the same starts the same way.
+  start=P0, tol=1e-6, max_time=120)``, compared with POT from the same starts the same way.
 
 Every run is timed once (the spread over starts is what the medians summarize); each
 objective is built anew for each run so that no run reuses another's cached transport plans.
@@ -427,7 +427,7 @@ def main(argv=None) -> None:
              f"starts: {n_starts} per reg, P0 = QR(default_rng(100 + s).standard_normal((10, "
              f"2))), the same for every method; trust region and gradient on the first {n_tr}, "
              f"max_time {args.tr_max_time:g} s",
-             f"SCF: ldr.solve(obj, SCF(...), M0=P0, xtol={XTOL:g}), max_iter 1000; POT: "
+             f"SCF: ldr.solve(obj, SCF(...), start=P0, xtol={XTOL:g}), max_iter 1000; POT: "
              f"replica of ot.dr.wda (SteepestDescent, max_iterations {POT_MAXITER}); "
              f"trust region and gradient: gtol {GTOL:g}",
              "score: obj.ratio(P) (trace ratio, higher is better); KNN(10) test accuracy on "

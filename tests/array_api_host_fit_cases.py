@@ -74,7 +74,7 @@ CASES = {
     "KDAC": (lambda: KDAC(2, n_clusters=2), True),
     "UndercompleteICA": (lambda: UndercompleteICA(2), False),
     "WDAClustering": (lambda: WDAClustering(2, n_clusters=3), False),
-    "LinearDR(lda)": (lambda: LinearDR("lda", 2, objective_params={"reg": 0.01}), True),
+    "LinearDR(lda)": (lambda: LinearDR("lda", 2, objective_params={"shrinkage": 0.01}), True),
     # a product manifold: M_ is the pair (W, log σ²), transform the posterior mean
     "LinearDR(ppca)": (lambda: LinearDR("ppca", 2), False),
 }

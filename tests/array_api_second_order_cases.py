@@ -239,12 +239,12 @@ TWO_VIEW = ("x_weights_", "y_weights_", "x_rotations_", "y_rotations_", "x_mean_
 
 
 @pytest.mark.parametrize("name", NAMESPACES)
-@pytest.mark.parametrize("case", ["views", "span", "1-D y", "reg"])
+@pytest.mark.parametrize("case", ["views", "span", "1-D y", "shrinkage"])
 @pytest.mark.parametrize("cls", [CCA, OrthogonalCCA])
 def test_two_view_fits_in_the_inputs_namespace_equal_numpys(cls, case, name):
     X, Y = _views(case)
     params = {"n_components": 1 if case == "1-D y" else 2,
-              "reg": 0.1 if case == "reg" else 0.0}
+              "shrinkage": 0.1 if case == "shrinkage" else 0.0}
     ref = cls(**params).fit(X, Y)
     Xa, Ya = _as(name, X), _as(name, Y)
     with sklearn.config_context(array_api_dispatch=True):

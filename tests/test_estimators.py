@@ -113,15 +113,15 @@ def test_pipeline_on_wine(wine):
     assert list(pipe[:-1].get_feature_names_out()) == ["orthogonallda0", "orthogonallda1"]
 
 
-def test_grid_search_over_n_components_and_reg(wine):
+def test_grid_search_over_n_components_and_shrinkage(wine):
     X, y = wine
     pipe = Pipeline([("lda", est.OrthogonalLDA()), ("knn", KNeighborsClassifier())])
-    grid = GridSearchCV(pipe, {"lda__n_components": [1, 2], "lda__reg": [0.0, 0.1]},
+    grid = GridSearchCV(pipe, {"lda__n_components": [1, 2], "lda__shrinkage": [0.0, 0.1]},
                         cv=StratifiedKFold(3, shuffle=True, random_state=0)).fit(X, y)
     assert grid.best_params_["lda__n_components"] == 2 and grid.best_score_ >= 0.95
     assert grid.best_estimator_.named_steps["lda"].n_components_ == 2
     # alone, the estimator's own score (its Gaussian classifier's accuracy) drives the search
-    alone = GridSearchCV(est.OrthogonalLDA(), {"reg": [0.0, 0.5]},
+    alone = GridSearchCV(est.OrthogonalLDA(), {"shrinkage": [0.0, 0.5]},
                          cv=StratifiedKFold(3, shuffle=True, random_state=0)).fit(X, y)
     assert alone.best_score_ > 0.95  # a classifier: its score is the accuracy
 
