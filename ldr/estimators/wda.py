@@ -21,14 +21,13 @@ import numbers
 import time
 
 import numpy as np
-import scipy.linalg
 from sklearn.base import ClusterMixin
 from sklearn.decomposition import PCA as SkPCA
 
 from ldr.core.eigen import top_generalized
 from ldr.core.errors import ParameterError
 from ldr.core.problem import Problem
-from ldr.core.result import Result, Trace
+from ldr.core.result import Result
 from ldr.data import arrays
 from ldr.data.rows import moments
 from ldr.data.validation import check_labels, nullity, span_basis
@@ -49,6 +48,8 @@ from ldr.estimators.wda_alternation import (
     alternation_result,
     final_labels,
     min_cluster_size,
+    null_space_result,
+    ordered_null_space,
     warn_stopped,
     warn_tiny,
     warn_unconverged,
@@ -149,9 +150,7 @@ def null_directions(X, codes: np.ndarray, n_classes: int, r: int | None = None,
     k = U.shape[1]
     if m == 0 or m == k or m < (k - 1 if r is None else r) or X.shape[0] - n_classes < k:
         return None
-    N = scipy.linalg.null_space(span_basis(Swu).T)  # k × m, within the span
-    _, V = np.linalg.eigh(N.T @ (U.T @ Sb @ U) @ N)
-    return U @ (N @ V[:, ::-1])
+    return U @ ordered_null_space(span_basis(Swu), U.T @ Sb @ U)  # k × m within the span
 
 
 def start_matrix(start, shape: tuple) -> np.ndarray | None:
@@ -462,12 +461,10 @@ class WassersteinDA(WDAEstimator):
                                  f"with no within-class spread, fewer than n_components = {r}"
                                  f" in a span of the data that allows no more; pass "
                                  f"n_components <= {N.shape[1]}")
-        return None, Result(M=N[:, :r], cost=-np.inf, converged=True, n_iter=0, time=0.0,
-                            grad_norm=0.0, trace=Trace(), solver="null-space",
-                            reason=f"every class is a single point along {N.shape[1]} "
-                                   f"directions, at least n_components = {r}: the trace "
-                                   "ratio is unbounded there; the directions with the largest "
-                                   "between-class scatter")
+        return None, null_space_result(
+            N[:, :r], f"every class is a single point along {N.shape[1]} directions, at least "
+                      f"n_components = {r}: the trace ratio is unbounded there; the directions "
+                      "with the largest between-class scatter")
 
     def _objective(self, data: FitData, r: int) -> WDA:
         normalize_at = None

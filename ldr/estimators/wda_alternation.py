@@ -52,6 +52,7 @@ from ldr.manifolds import sin_largest_angle
 from ldr.objectives.lda import scatter_matrices
 
 __all__ = ["MIN_CLUSTER_SHARE", "alternate", "alternation_result", "final_labels",
+           "null_space_result", "ordered_null_space",
            "kmeans_step", "merge_singletons", "min_cluster_size", "tiny_clusters",
            "warn_stopped", "warn_tiny", "warn_unconverged", "wda_step", "within_spread"]
 
@@ -149,14 +150,23 @@ def wda_step(Xs, labels, P, reg: float, solve):
     if m < p:
         res = solve(Xs, labels, p, reg, P)
         return res.M, res, m
+    M = ordered_null_space(R, Sb)[:, :p]
+    return M, null_space_result(M, f"the within-cluster scatter is zero along {m} directions "
+                                   ">= n_components: the ratio is unbounded there"), m
+
+
+def ordered_null_space(R, Sb):
+    """An orthonormal basis of the null space of S_w (``R``: one of its range), ordered by
+    the between-class scatter ``Sb``, largest first."""
     N = scipy.linalg.null_space(R.T)
     _, V = np.linalg.eigh(N.T @ Sb @ N)
-    M = (N @ V[:, ::-1])[:, :p]  # by between-cluster scatter
-    res = Result(M=M, cost=-np.inf, converged=True, n_iter=0, time=0.0,
-                 grad_norm=0.0, trace=Trace(), solver="null-space",
-                 reason=f"the within-cluster scatter is zero along {m} directions >= "
-                        "n_components: the ratio is unbounded there")
-    return M, res, m
+    return N @ V[:, ::-1]
+
+
+def null_space_result(M, reason: str) -> Result:
+    """The record of a null-space answer: exact, no iteration, the trace ratio unbounded."""
+    return Result(M=M, cost=-np.inf, converged=True, n_iter=0, time=0.0, grad_norm=0.0,
+                  trace=Trace(), solver="null-space", reason=reason)
 
 
 def within_spread(Z: np.ndarray, labels: np.ndarray) -> float:
