@@ -100,5 +100,6 @@ def counterpart(t, model):
         return None
     return "KMeans↔POT wda", PotWDAKMeans(
         n_clusters=model.n_clusters, n_components=model.n_components_,
-        rounds=wda_steps(model), reg=model.reg, sinkhorn_iter=model.sinkhorn_iter,
+        rounds=wda_steps(model), reg=model.history_[0]["reg"],
+        sinkhorn_iter=model.sinkhorn_iter,
         outer_tol=model.outer_tol, random_state=0)

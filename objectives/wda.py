@@ -74,7 +74,7 @@ import numpy as np
 
 from ldr.core.deprecation import renamed_value
 from ldr.core.eigen import top_generalized
-from ldr.core.errors import ParameterError
+from ldr.core.errors import ParameterError, UnboundedObjective
 from ldr.core.objective import Method, Objective
 from ldr.data import arrays
 from ldr.data.validation import (
@@ -86,7 +86,19 @@ from ldr.data.validation import (
 from ldr.kernels.tiles import DEFAULT_MEMORY_BUDGET, TARGET_BLOCK_BYTES
 from ldr.objectives import transport
 
-__all__ = ["WDA"]
+__all__ = ["WDA", "within_reg"]
+
+
+def within_reg(Sw, r: int) -> float:
+    """WDA's "auto" regularization (:class:`WDA`'s ``reg``): (r/d) · 2 tr(S_w), the mean
+    squared distance between two samples of one class, expected in an r-dimensional
+    projection; ``Sw`` is the within-class scatter divided by n (d × d)."""
+    Sw = np.asarray(Sw)
+    spread = 2.0 * float(np.trace(Sw))
+    if not spread > 0:
+        raise ParameterError("X", "every class is a single point: there is no within-class "
+                                  "spread to set reg='auto' by; pass a number")
+    return r / Sw.shape[0] * spread
 
 
 def wda_memory(n: int, sizes, memory_budget: float = DEFAULT_MEMORY_BUDGET,
@@ -113,7 +125,22 @@ class WDA(Objective):
         keeps the classes' rows there, in its float dtype: plans, cost, gradient, HVPs and
         pencil are computed there, ``ldr.solve`` iterates there (float32: SCF xtol ≈ 1e-5)
     r : subspace dimension, 1 ≤ r < d (the papers' p; ``p=`` is a deprecated alias)
-    reg : entropic regularization > 0, as in POT (K = exp(−M/reg); the WDA papers' λ = 1/reg)
+    reg : float > 0 or "auto", default "auto"
+        The entropic regularization, in squared-distance units, as in POT
+        (K = exp(−M/reg); the WDA papers' λ = 1/reg); a number is used as given.  "auto" is
+        the within-class spread of the data in an r-dimensional projection,
+
+            reg = (r/d) · (2/n) Σ_c Σ_{i∈c} ‖x_i − m_c‖² = (r/d) · 2 tr(S_w),
+
+        (S_w the within-class scatter divided by n): the mean squared distance between two
+        samples of one class, each class's transport cost onto itself under the uniform
+        plan, averaged over r-dimensional subspaces (E‖Pᵀv‖² = (r/d)‖v‖² for a uniformly
+        random P).  It is the scale the papers' λ balances between the global and the local
+        interactions of the classes (Liu et al., Sec. 2): far below it the plans within a
+        class approach the identity and the within-class scatter vanishes, far above it the
+        plans approach the uniform one and WDA approaches Fisher's LDA.  It follows the
+        data's units: the objective of c·X is that of X (``reg`` scaled by c²).  With
+        ``normalize_at``, "auto" is 1: each pair's own mean squared distance.
     sinkhorn_iter : fixed number of Sinkhorn iterations (POT's ``wda`` uses 10)
     ridge : the pencil's C_w + εI uses ε = ridge · tr(C_w)/d (relative, so scale-free)
     continuation : float ≥ 1
@@ -155,7 +182,8 @@ class WDA(Objective):
                     supervised=True, options={"reg": "reg"},  # plans per pair of classes
                     memory=lambda n, sizes: wda_memory(n, sizes))
 
-    def __init__(self, X, y, r: int | None = None, reg: float = 1.0, sinkhorn_iter: int = 10,
+    def __init__(self, X, y, r: int | None = None, reg: float | str = "auto",
+                 sinkhorn_iter: int = 10,
                  ridge: float = 1e-8, continuation: float = 10.0, manifold: str = "grassmann",
                  normalize_at=None, *, p: int | None = None,
                  memory_budget: float = DEFAULT_MEMORY_BUDGET, batch_size: int | None = None,
@@ -179,8 +207,10 @@ class WDA(Objective):
                 "y", f"every class needs at least two samples for a transport plan; "
                              f"class(es) {small} have one")
         r = check_rank(r, X.shape[1], "r")
-        if not (np.isscalar(reg) and np.isfinite(reg) and reg > 0):
-            raise ParameterError("reg", f"the entropic regularization must be > 0, got {reg!r}")
+        if not (isinstance(reg, str) and reg == "auto") and not (
+                np.isscalar(reg) and not isinstance(reg, str) and np.isfinite(reg) and reg > 0):
+            raise ParameterError("reg", f"the entropic regularization must be a number > 0 or "
+                                        f"'auto', got {reg!r}")
         if not (isinstance(sinkhorn_iter, (int, np.integer)) and sinkhorn_iter >= 1):
             raise ParameterError("sinkhorn_iter",
                                  f"must be a positive integer, got {sinkhorn_iter!r}")
@@ -200,13 +230,15 @@ class WDA(Objective):
         self.n_null_directions = nullity(Sw)
         if self.n_null_directions >= r:
             m = self.n_null_directions
-            raise ParameterError(
+            raise UnboundedObjective(
                 "X", f"the within-class scatter S_w is singular with {m} direction(s) of no "
                 f"within-class spread (numerical rank {X.shape[1] - m} < d = {X.shape[1]}; "
                 f"n_samples = {X.shape[0]}), at least r = {r}: the WDA trace ratio is "
-                "unbounded on an r-dimensional subspace of them. Pass r > "
+                "unbounded on an r-dimensional subspace of them, so there is no maximum to "
+                f"solve for. WassersteinDA(n_components={r}).fit(X, y) gives the answer there "
+                "(the r of them with the largest between-class scatter); or pass r > "
                 f"{m}, or reduce the dimension first (e.g. PCA to fewer than n_samples − "
-                "n_classes components) and drop constant or duplicated features")
+                "n_classes components) and drop constant or duplicated features", m)
         if self.n_null_directions and ridge == 0:
             raise ParameterError("ridge", "the within-class scatter S_w is singular, so the "
                                  "pencil (C_b, C_w + εI) needs ε > 0: pass ridge > 0 (the "
@@ -214,7 +246,9 @@ class WDA(Objective):
         self._fda_scatter = (Sw, Sb)
         self.classes_ = classes
         self.codes_ = codes
-        self.reg = float(reg)
+        #: the regularization used: ``reg``, or the value "auto" stands for (``reg``)
+        self.reg = float(reg) if reg != "auto" else (
+            1.0 if normalize_at is not None else within_reg(Sw, r))
         self.sinkhorn_iter = int(sinkhorn_iter)
         self.ridge = float(ridge)
         self.shape = (X.shape[1], r)

@@ -28,7 +28,8 @@ def test_the_counterpart_is_the_alternation_with_ldrs_settings_on_iris():
     assert label == "KMeans↔POT wda"
     params = other.get_params()
     assert params["n_components"] == model.n_components_ == 2
-    assert params["reg"] == model.reg and params["sinkhorn_iter"] == model.sinkhorn_iter
+    assert params["reg"] == model.history_[0]["reg"]
+    assert params["sinkhorn_iter"] == model.sinkhorn_iter
     assert params["rounds"] == model.n_outer_ >= 2  # every round made a WDA step
     other.fit(X)
     assert 1 <= other.n_outer_ <= model.n_outer_

@@ -213,7 +213,7 @@ def test_a_solver_the_method_does_not_support_is_refused_with_those_it_does(caps
 
 @pytest.mark.parametrize("argv, message", [
     (["--method", "wda", "--reg", "-1"], "argument --reg: must be a finite number >= 0, got '-1'"),
-    (["--method", "wda", "--reg", "0"], "--reg: the entropic regularization must be > 0"),
+    (["--method", "wda", "--reg", "0"], "--reg: the entropic regularization must be a number > 0"),
     (["--method", "lda", "--reg", "1.5"], "--reg: must be a number in [0, 1], got 1.5"),
     (["--method", "pca", "--reg", "0.1"], "--reg: the pca method does not use it"),
     (["--method", "ppca", "--reg", "0.1"], "--reg: the ppca method does not use it"),
@@ -246,7 +246,7 @@ def test_reg_reaches_the_objective_and_its_own_default_otherwise(tmp_path, capsy
     from ldr.objectives import WDA
 
     X, y = ldr.datasets.load("iris")
-    for argv, reg in [([], 1.0), (["--reg", "0.5"], 0.5)]:  # 1.0: WDA's own default
+    for argv, reg in [([], "auto"), (["--reg", "0.5"], 0.5)]:  # "auto": WDA's own default
         out = tmp_path / "wda.json"
         assert _run(["compare", "--method", "wda", "--data", "iris", "--solvers",
                      "trust-region", "--starts", "0", "--json", str(out), *argv], capsys)[0] == 0

@@ -1,11 +1,13 @@
 """WDAClustering's guard against partitions that collapse into tiny clusters (issue 23).
 
-On scikit-learn's digits the alternation used to converge to one cluster of almost every
-sample and a few clusters of 1–18 (adjusted Rand index 0.0003 against k-means' 0.56): WDA at
-reg = 1 favours directions that isolate a few samples, and the next k-means keeps them.  The
-cases below are digits subsets on which the code before the guard collapsed (checked on main:
-ARI 0.21 and 0.52 where k-means reaches 0.80 and 0.79) and a seeded set that is degenerate
-whatever the alternation does, where the fit must say so."""
+The guard's cases run at reg = 1, the former absolute default, small against these data's
+projected distances (the default "auto" starts at their within-cluster spread, where they do
+not collapse: the last test).  On scikit-learn's digits the alternation used to converge to
+one cluster of almost every sample and a few clusters of 1–18 (adjusted Rand index 0.0003
+against k-means' 0.56): WDA at reg = 1 favours directions that isolate a few samples, and the
+next k-means keeps them.  The cases below are digits subsets on which the code before the
+guard collapsed (checked on main: ARI 0.21 and 0.52 where k-means reaches 0.80 and 0.79) and
+a seeded set that is degenerate at reg = 1, where the fit must say so."""
 
 from __future__ import annotations
 
@@ -41,12 +43,12 @@ def test_the_guard_stops_a_collapse_and_says_so():
     """With ``adapt_reg=False`` (the default raises reg instead: the test after this one)."""
     X, y = _digits(250, 5)
     with pytest.warns(ConvergenceWarning, match="stopped the alternation at round 2") as rec:
-        model = WDAClustering(n_clusters=5, adapt_reg=False).fit(X)
+        model = WDAClustering(n_clusters=5, reg=1.0, adapt_reg=False).fit(X)
     # the warning names the scale reg is small against: the mean squared distance between
     # the samples projected by WDA step 1 (the subspace a one-round fit returns)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        step1 = WDAClustering(n_clusters=5, max_outer=1, min_cluster_size=1,
+        step1 = WDAClustering(n_clusters=5, reg=1.0, max_outer=1, min_cluster_size=1,
                               adapt_reg=False).fit(X).M_
     spread = 2 * np.sum(np.var((X - X.mean(axis=0)) @ step1, axis=0))
     assert spread > 1 and f"by WDA step 1 ({spread:.3g})" in str(rec[0].message)
@@ -65,7 +67,7 @@ def test_the_guard_stops_a_collapse_and_says_so():
     # without the guard (min_cluster_size=1) the alternation collapses, as it did before
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        off = WDAClustering(n_clusters=5, min_cluster_size=1).fit(X)
+        off = WDAClustering(n_clusters=5, reg=1.0, min_cluster_size=1).fit(X)
     assert off.stopped_at_ is None and off.reg_ == 1.0
     assert _sizes(off.labels_, 5).min() < n_min
     assert adjusted_rand_score(y, off.labels_) < 0.5
@@ -89,7 +91,7 @@ def test_a_collapse_raises_reg_to_the_within_cluster_spread():
     X, y = _digits(250, 5)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)
-        model = WDAClustering(n_clusters=5).fit(X)
+        model = WDAClustering(n_clusters=5, reg=1.0).fit(X)
     Z = (X - X.mean(axis=0)) @ PCA(4).fit(X).components_.T
     round1 = KMeans(5, n_init=10, random_state=0).fit(Z)
     s = 2.0 * round1.inertia_ / len(X)  # twice k-means' mean cost
@@ -110,7 +112,7 @@ def test_the_guard_still_stops_a_collapse_at_the_raised_reg():
     (round 3): no larger reg is justified by that spread, so the guard stops and says so."""
     X, y = _digits(300, 6)
     with pytest.warns(ConvergenceWarning, match="stopped the alternation at round 3") as rec:
-        model = WDAClustering(n_clusters=10).fit(X)
+        model = WDAClustering(n_clusters=10, reg=1.0).fit(X)
     assert "reg was raised to" in str(rec[0].message)
     assert model.stopped_at_ == 3 and not model.converged_ and model.reg_ > 10
     assert model.history_[1]["reg_raised"] and model.history_[2]["reg"] is None
@@ -130,7 +132,7 @@ def test_the_guard_counts_tiny_clusters():
     a singleton cluster, which warns as degenerate."""
     X, y = _digits(300, 6)
     with pytest.warns(ConvergenceWarning) as record:
-        model = WDAClustering(n_clusters=8, adapt_reg=False).fit(X)
+        model = WDAClustering(n_clusters=8, reg=1.0, adapt_reg=False).fit(X)
     messages = " ".join(str(w.message) for w in record)
     assert "stopped the alternation at round 2" in messages and "degenerate" not in messages
     assert model.min_cluster_size_ == 8  # p + 1
@@ -166,7 +168,7 @@ def test_a_degenerate_partition_warns():
     X = StandardScaler().fit_transform(np.column_stack([
         centers[y] + rng.standard_normal((180, 2)), spikes]))
     with pytest.warns(ConvergenceWarning, match="degenerate partition"):
-        model = WDAClustering(n_clusters=3).fit(X)
+        model = WDAClustering(n_clusters=3, reg=1.0).fit(X)
     sizes = _sizes(model.labels_, 3)
     assert model.degenerate_ and model.min_cluster_size_ == 3  # p + 1 = 3
     np.testing.assert_array_equal(model.tiny_clusters_, np.flatnonzero(sizes < 3))
@@ -216,3 +218,21 @@ def test_the_datas_own_outliers_are_no_degenerate_partition():
     assert sorted(frame["year"].iloc[tiny].tolist()) == [1953, 1954]
     plain = KMeans(11, n_init=10, random_state=0).fit_predict(X)
     assert set(np.flatnonzero(plain == plain[tiny[0]])) == set(tiny)
+
+
+@pytest.mark.parametrize("n,k", [(250, 5), (300, 6)])
+def test_the_default_reg_follows_the_within_cluster_spread_and_does_not_collapse(n, k):
+    """reg="auto": WassersteinDA's rule on round 1's clusters, (p/d) · s with s their mean
+    squared distance between two samples of one cluster in the whole space; on the digits
+    subsets that collapse at reg = 1 (above) the default converges without a tiny cluster."""
+    X, y = _digits(n, k)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        model = WDAClustering(n_clusters=k).fit(X)
+    Xc = X - X.mean(axis=0)
+    round1 = KMeans(k, n_init=10, random_state=0).fit(Xc @ PCA(k - 1).fit(X).components_.T)
+    expected = (k - 1) / X.shape[1] * within_spread(Xc, round1.labels_)
+    assert model.history_[0]["reg"] == pytest.approx(expected, rel=1e-6)
+    assert model.converged_ and model.stopped_at_ is None and not model.degenerate_
+    assert _sizes(model.labels_, k).min() >= model.min_cluster_size_
+    assert adjusted_rand_score(y, model.labels_) >= 0.6

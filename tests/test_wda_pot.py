@@ -65,7 +65,7 @@ def check_pot_assertions(est, xs, p=2):
 
 def start_ratio(est, xs, ys, P0):
     """The trace ratio at the orthonormalized start, under the fitted problem's reg."""
-    obj = WDA(xs, ys, P0.shape[1], reg=est.reg,
+    obj = WDA(xs, ys, P0.shape[1], reg=est.reg_,
               normalize_at=P0 if est.normalize else None)
     return obj.ratio(orthonormalize(P0))
 
@@ -107,7 +107,7 @@ def test_wda_normalized():
     Xc = xs - xs.mean(axis=0)
     groups = [Xc[ys == c] @ P0 for c in (1, 2)]
     for (a, b), value in est.pair_reg_.items():
-        expected = est.reg * np.mean(cdist(groups[a], groups[b], "sqeuclidean"))
+        expected = est.reg_ * np.mean(cdist(groups[a], groups[b], "sqeuclidean"))
         assert value == pytest.approx(expected, rel=1e-12)
     assert len({round(v, 6) for v in est.pair_reg_.values()}) == 3  # three distinct scales
 

@@ -16,7 +16,7 @@ from sklearn.preprocessing import StandardScaler
 
 import ldr
 from ldr.cli import commands as cli
-from ldr.core.errors import ParameterError
+from ldr.core.errors import ParameterError, UnboundedObjective
 from ldr.estimators import OrthogonalLDA, WassersteinDA
 from ldr.objectives import WDA
 
@@ -54,7 +54,7 @@ def test_the_objective_keeps_the_direction_with_no_within_class_spread():
 
 def test_the_objective_refuses_as_many_null_directions_as_components():
     X, y = singular_table()
-    with pytest.raises(ParameterError, match=r"S_w is singular with 1 direction.*Pass r > 1") \
+    with pytest.raises(ParameterError, match=r"S_w is singular with 1 direction.*pass r > 1") \
             as err:
         WDA(X, y, 1)
     assert err.value.param == "X"
@@ -131,9 +131,27 @@ def test_as_many_null_directions_as_components_give_the_null_space_answer():
     span = np.eye(5)[:, 3:]
     assert np.linalg.norm(two.M_.T @ span) == pytest.approx(np.sqrt(2), abs=1e-10)
     np.testing.assert_allclose(two.transform(X), (X - X.mean(axis=0)) @ two.M_, atol=1e-10)
-    with pytest.raises(ParameterError, match="Pass r > 2"):
+    with pytest.raises(UnboundedObjective, match="pass r > 2"):
         WDA(X, y, 2)
     assert WassersteinDA(3).fit(X, y).result_.solver == "scf"  # m = 2 < 3: bounded
+
+
+def test_compare_gives_the_estimators_null_space_answer_where_the_ratio_is_unbounded(
+        tmp_path, capsys):
+    """m ≥ r: no objective for the solvers, so ``ldr compare --method wda`` prints
+    WassersteinDA's answer on the same table (what the estimator fits, the CLI fits)."""
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 4, 400)
+    X = np.column_stack([rng.standard_normal((400, 3)), 5.0 * (y % 2), 1.0 * (y // 2)])
+    data = tmp_path / "unbounded.npy"
+    np.save(data, np.column_stack([X, y]))
+    status = cli.main(["compare", "--method", "wda", "--data", str(data), "--components", "2"])
+    out = capsys.readouterr().out
+    assert status == 0
+    assert "no maximum for solvers to compare" in out and "'null-space'" in out
+    printed = np.array([[float(v) for v in line.strip(" []").split()]
+                        for line in out.split("one row per feature):")[1].strip().splitlines()])
+    np.testing.assert_allclose(printed, WassersteinDA(2).fit(X, y).M_, atol=1e-4)
 
 
 def test_fewer_samples_than_features_still_take_the_principal_directions():

@@ -81,7 +81,7 @@ import numpy as np
 
 from ldr.cli import budget as cli_budget
 from ldr.cli import options as cli_options
-from ldr.core.errors import ParameterError
+from ldr.core.errors import ParameterError, UnboundedObjective
 from ldr.data.files import load_table
 from ldr.data.statistics import Moments
 from ldr.data.text import DataNote
@@ -197,6 +197,9 @@ def build_objective(args):
         memory = f"about {cli_budget.size(need)} needed, {memory}"
     try:
         obj = registry.from_table(args.method, X, y, args.components, **given)
+    except UnboundedObjective as exc:  # the estimator's answer is reported instead
+        exc.table = (X, y, name)
+        raise
     except ParameterError as exc:
         raise _option_error(exc, method) from None
     return obj, n, d, name, memory
@@ -248,6 +251,25 @@ def run_compare(args) -> tuple:
 
 
 # --- output ------------------------------------------------------------------------------
+def _report_null_space(exc: UnboundedObjective, args) -> None:
+    """WDA where at least r directions have no within-class spread: no objective for the
+    solvers (the trace ratio is unbounded), so the answer of ``WassersteinDA`` — the one the
+    estimator gives on these data — is printed instead of a comparison."""
+    from ldr.estimators import WassersteinDA
+
+    X, y, name = exc.table
+    est = WassersteinDA(n_components=args.components).fit(X, y)
+    r = args.components
+    lines = [f"WDA on {name} (n={X.shape[0]}, d={X.shape[1]}, r={r}): every class is a single "
+             f"point along at least r = {r} directions of the data's span, so the trace ratio "
+             "is unbounded there and there is no maximum for solvers to compare.",
+             f"WassersteinDA's answer (solver {est.result_.solver!r}, trace ratio "
+             f"{est.ratio_}): {est.result_.reason}.",
+             "components (one column per direction, one row per feature):"]
+    print("\n".join(textwrap.fill(line, _width()) for line in lines))
+    print(np.array2string(est.M_, precision=4, suppress_small=True))
+
+
 def _json_default(o):
     if isinstance(o, np.generic):
         return o.item()
@@ -362,7 +384,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             if not args.debug:  # one line per warning, each shown once
                 warnings.simplefilter("once")
                 warnings.showwarning = _show_warning
-            cmp, header = run_compare(args)
+            try:
+                cmp, header = run_compare(args)
+            except UnboundedObjective as exc:
+                if args.method != "wda" or not hasattr(exc, "table"):
+                    raise
+                _report_null_space(exc, args)
+                return 0
             _report(cmp, header, args)
     except KeyboardInterrupt:
         print("ldr: interrupted", file=sys.stderr)

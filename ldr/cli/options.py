@@ -147,7 +147,8 @@ def add_compare_options(p: argparse.ArgumentParser, method: str, data: str, star
                    default=0, help="seed of the starts, >= 0 (default 0; --seed is the name of "
                                    "an earlier release)")
     p.add_argument("--reg", type=number(float, 0), default=None,
-                   help="WDA: Sinkhorn regularization > 0 (default 1.0); LDA, MAF, SFA, LPP, "
+                   help="WDA: Sinkhorn regularization > 0 (default: the within-class spread in an "
+                        "r-dimensional projection); LDA, MAF, SFA, LPP, "
                         "NPE, CCA: shrinkage of the denominator's scatter, in [0, 1] (default "
                         "0); RRR: the ridge penalty α >= 0 (default 0); an error for a method "
                         "without one (methods: "

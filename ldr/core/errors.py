@@ -43,6 +43,20 @@ class ParameterError(ValueError):
         return type(self), (self.param, self.reason)
 
 
+class UnboundedObjective(ParameterError):
+    """The data make the objective unbounded at the requested dimension, so it has no maximum
+    for a solver to find (WDA with at least r directions of no within-class spread); the
+    estimator of the method gives its answer there without a solver (``WassersteinDA``'s
+    null-space answer).  ``n_null_directions`` counts the directions."""
+
+    def __init__(self, param: str, reason: str, n_null_directions: int = 0):
+        super().__init__(param, reason)
+        self.n_null_directions = n_null_directions
+
+    def __reduce__(self):
+        return type(self), (self.param, self.reason, self.n_null_directions)
+
+
 class ChunkError(RuntimeError):
     """Computing one chunk of a chunked input (a block of a Dask array) failed: ``param``
     names the input, ``chunk`` the block's index along the rows and ``rows`` its first and

@@ -279,8 +279,14 @@ class WassersteinDA(WDAEstimator):
         p, 1 <= p < n_features; None: the number of columns of an array ``start`` (POT's
         ``P0``), else n_features − 1, the natural maximum (at p = n_features the trace ratio
         is a constant).
-    reg : float > 0, default 1.0
-        The entropic regularization, as POT's ``reg`` (K = exp(−D/reg)).
+    reg : float > 0 or "auto", default "auto"
+        The entropic regularization, as POT's ``reg`` (K = exp(−D/reg)), in squared-distance
+        units; a number is used as given.  "auto": the within-class spread in a
+        p-dimensional projection, reg = (p/d) · 2 tr(S_w) — the mean squared distance
+        between two samples of one class, expected in a random p-dimensional projection
+        (:class:`ldr.objectives.WDA`, :func:`ldr.objectives.wda.within_reg`) — so that the
+        fit follows the data's units (``fit(c·X)`` gives the subspace of ``fit(X)``); with
+        ``normalize``, 1 (POT's default factor).  ``reg_`` holds the value used.
     sinkhorn_iter : int, default 10
         Sinkhorn iterations per plan (POT's ``k``).
     ridge : float >= 0, default 1e-8
@@ -343,8 +349,11 @@ class WassersteinDA(WDAEstimator):
     ratio_ : float
         The trace ratio at ``M_``.
     classes_ : (n_classes,) the class labels
+    reg_ : float
+        The regularization used (``reg``, or the value of "auto"); NaN for the null-space
+        answer, which makes no plans.
     pair_reg_ : dict
-        Each pair of classes' regularization, by class codes: ``reg`` unless ``normalize``.
+        Each pair of classes' regularization, by class codes: ``reg_`` unless ``normalize``.
     batch_size_ : int or None
         Rows per class and batch; None: exact plans.
     full_data_ : dict or None
@@ -376,14 +385,14 @@ class WassersteinDA(WDAEstimator):
     --------
     >>> import ldr
     >>> X, y = ldr.datasets.make_wda(300, seed=0)
-    >>> est = WassersteinDA(n_components=2, reg=1.0).fit(X, y)
+    >>> est = WassersteinDA(n_components=2).fit(X, y)
     >>> est.transform(X).shape
     (300, 2)
     """
 
     _computes_in_namespace = True
 
-    def __init__(self, n_components=None, *, reg=1.0, sinkhorn_iter=10, ridge=1e-8,
+    def __init__(self, n_components=None, *, reg="auto", sinkhorn_iter=10, ridge=1e-8,
                  normalize=False, batch_size="auto", n_batches=2, n_starts=5, scf_first=True,
                  solver="scf", start="auto", tol=None, max_iter=1000, solver_params=None,
                  random_state=0, eps="deprecated"):
@@ -530,6 +539,7 @@ class WassersteinDA(WDAEstimator):
             self.ratio_ = np.inf
             self.classes_ = data.derived["classes"]
             self.pair_reg_ = {}
+            self.reg_ = np.nan
             self.full_data_ = None
             return sign_rule(M)
         U = data.basis
@@ -538,6 +548,7 @@ class WassersteinDA(WDAEstimator):
         self.ratio_ = float(obj.ratio(result.M))
         self.classes_ = obj.classes_
         self.pair_reg_ = obj.pair_reg
+        self.reg_ = obj.reg
         self.full_data_ = full_data_check(obj, result)
         return M
 
@@ -580,7 +591,9 @@ class WDAClustering(ClusterMixin, WDAEstimator):
         directions k cluster means span (LDA's C − 1; Ding and Li's LDA-k-means).
     n_clusters : int >= 2, default 3
     reg, sinkhorn_iter, ridge : as :class:`WassersteinDA`
-        ``reg`` is the first round's; a collapse may raise it (``adapt_reg``).
+        ``reg`` is the first round's; a collapse may raise it (``adapt_reg``).  "auto"
+        (default): WassersteinDA's rule on the first round's clusters, (p/d) · 2 tr(S_w),
+        so that the fit follows the data's units.
     batch_size, n_batches : as :class:`WassersteinDA`, for each WDA step on that round's
         clusters ("auto": exact plans while the largest cluster has at most
         :data:`~ldr.estimators.wda_minibatch.EXACT_MAX_CLASS` rows, mini-batches beyond).
@@ -658,7 +671,7 @@ class WDAClustering(ClusterMixin, WDAEstimator):
         tags.transformer_tags.preserves_dtype = ["float64", "float32"]
         return tags
 
-    def __init__(self, n_components=None, *, n_clusters=3, reg=1.0, sinkhorn_iter=10,
+    def __init__(self, n_components=None, *, n_clusters=3, reg="auto", sinkhorn_iter=10,
                  ridge=1e-8, batch_size="auto", n_batches=2, max_outer=20, outer_tol=1e-6,
                  min_cluster_size="auto", adapt_reg=True, solver="scf", start="pca", tol=None,
                  max_iter=1000, solver_params=None, random_state=0, eps="deprecated"):

@@ -216,7 +216,8 @@ def alternate(est, Xs, P, n_min: int, solve) -> dict:
     stopped = None
     spread = np.nan
     made = [(P, None, 0)]  # made[i]: the subspace round i + 1 runs k-means in, and its step
-    reg = float(est.reg)
+    reg = est.reg if isinstance(est.reg, str) else float(est.reg)  # "auto": round 1 sets it
+    first_reg = reg
     raised = []
     accepted = None
     Xc = Xs - Xs.mean(axis=0)
@@ -244,6 +245,8 @@ def alternate(est, Xs, P, n_min: int, solve) -> dict:
             raised.append(it)
             Z = Z_found
         P = made[-1][0]  # the step on the accepted labels, from where k-means found them (Z)
+        if isinstance(reg, str) and reg == "auto":  # WassersteinDA's rule on these clusters
+            reg = first_reg = P.shape[1] / Xc.shape[1] * within_spread(Xc, labels)
         P_new, res, n_null = wda_step(Xs, merge_singletons(labels, Z), P, reg, solve)
         change = sin_largest_angle(P, P_new)
         history.append({**row, "ratio": -res.cost, "p_change": change,
@@ -255,7 +258,7 @@ def alternate(est, Xs, P, n_min: int, solve) -> dict:
     P, res, n_null = made[-1]
     return {"P": P, "result": res, "null": n_null, "history": history, "rounds": it,
             "change": change, "stopped": stopped, "labels": labels, "spread": spread,
-            "reg": reg, "raised": raised, "accepted": accepted}
+            "reg": reg, "first_reg": first_reg, "raised": raised, "accepted": accepted}
 
 
 def alternation_result(run: dict, outer_tol: float, elapsed: float) -> Result:
@@ -304,7 +307,8 @@ def warn_stopped(est, record: dict, n_min: int, stacklevel: int = 4) -> None:
     spread = record.get("spread", np.nan)
     reg = record.get("reg", est.reg)
     if record.get("raised"):
-        why = (f"  reg was raised to {reg:.3g} (from {est.reg:g}), the within-cluster spread "
+        why = (f"  reg was raised to {reg:.3g} (from {record['first_reg']:.3g}), the "
+               "within-cluster spread "
                f"of round {a}'s clusters (adapt_reg), and WDA still isolated samples: "
                "compare with k-means")
     elif spread > reg:
