@@ -48,6 +48,9 @@ class Solver:
 
     name = "solver"
     needs: tuple[str, ...] = ()
+    #: the relative gradient tolerance of ``ldr.solve(tol=None)`` with this solver last in
+    #: the chain, in float64: one it reaches in floating point (:mod:`ldr.core.stopping`)
+    default_tol: float = 1e-8
     #: True for a spectral solver (ISM, SCF), whose step is an eigenproblem for one
     #: orthonormal d×r point: it runs only where the manifold's ``orthonormal_matrix`` is
     #: True (not on a product, a stack or a Euclidean factor)

@@ -51,6 +51,9 @@ class GradientDescent(Solver):
     """
 
     name = "gradient"
+    #: Manopt's and pymanopt's gradient tolerance: the step acceptance reads cost
+    #: differences, blind below rounding, near a relative gradient of 1e-8
+    default_tol = 1e-6
 
     def __init__(self, retraction: str = "polar", step: str = "bb", c: float = 1e-4,
                  contraction: float = 0.5, max_backtracks: int = 40,

@@ -122,6 +122,9 @@ class LBFGS(Solver):
     """
 
     name = "lbfgs"
+    #: Manopt's and pymanopt's gradient tolerance: the step acceptance reads cost
+    #: differences, blind below rounding, near a relative gradient of 1e-8
+    default_tol = 1e-6
     #: the two-loop recursion on one NumPy array with its operations written out
     #: (``_direction_array``, the same arithmetic); False: through the manifold's
     #: ``inner`` and ``lincomb``

@@ -84,6 +84,9 @@ class StochasticSolver(Solver):
     """
 
     name = "stochastic"
+    #: Manopt's and pymanopt's gradient tolerance: the step acceptance reads cost
+    #: differences, blind below rounding, near a relative gradient of 1e-8
+    default_tol = 1e-6
     #: the auto step (``lr=None``) is this times the Armijo step at the start
     lr_factor = 1.0
 

@@ -89,14 +89,22 @@ def test_nca_default_route_reaches_scikit_learns_objective_on_nearly_separable_d
     """Where the classes nearly separate, both defaults climb to about the count of samples a
     map separates: ldr's route (L-BFGS, strong Wolfe, the relative-progress stop) ends within
     a stated spread of scikit-learn's default fit — one sample in 50 (Σ_i p_i counts samples:
-    two exact solvers may leave one sample on the other side of its nearest neighbour) — with a
-    converged verdict and no warning."""
+    two exact solvers may leave one sample on the other side of its nearest neighbour).  The
+    verdict is converged, or — the supremum lying at ‖L‖ → ∞ — stalled at the
+    relative-progress stop with a ConvergenceWarning that says so."""
     X, y = _subsample(loader, per_class, seed)
     f_sk = _sk_value(X, y, r)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")       # no ConvergenceWarning
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         model = est.NCA(r).fit(X, y)
-    assert model.result_.converged, model.result_.reason
+    res = model.result_
+    messages = [str(w.message) for w in caught if issubclass(w.category, ConvergenceWarning)]
+    if res.converged:
+        assert not messages
+    else:
+        assert res.reason.startswith("stalled: relative cost change"), res.reason
+        assert res.grad_norm > model.tol * res.grad_scale
+        assert len(messages) == 1 and "nears n only as the map grows" in messages[0]
     assert model.objective_value_ == pytest.approx(_nca_objective(model.components_, X, y),
                                                    rel=1e-12)
     assert model.objective_value_ >= f_sk - 0.02 * len(y), (model.objective_value_, f_sk)
@@ -122,7 +130,7 @@ def test_nca_default_route_within_the_spread_of_exact_solvers_where_classes_over
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_nca_default_route_ends_converged_or_clearly_stalled(seed):
     """The route's verdict is one of two: converged — the gradient rule, or the
-    relative-progress stop within 1e3 · tol · scale of a critical point — or stalled, said in
+    relative-progress stop where the gradient meets tol · scale too — or stalled, said in
     the reason with both numbers and a ConvergenceWarning; never a budget.  On integer-valued
     features with label noise (rows that duplicate rows of other classes, whose p_i no map
     changes)."""
@@ -133,7 +141,7 @@ def test_nca_default_route_ends_converged_or_clearly_stalled(seed):
         warnings.simplefilter("always")
         model = est.NCA(2).fit(X, y)
     res = model.result_
-    near = res.grad_norm <= 1e3 * model.tol * res.grad_scale
+    near = res.grad_norm <= model.tol * res.grad_scale
     warned = any(issubclass(w.category, ConvergenceWarning) for w in caught)
     if res.converged:
         assert res.reason.startswith(("gradient norm", "relative cost change")), res.reason
@@ -146,15 +154,17 @@ def test_nca_default_route_ends_converged_or_clearly_stalled(seed):
 def test_nca_plateau_rule_stops_near_the_supremum_with_its_reason():
     """On separable data Σ p_i → n only as ‖L‖ → ∞: with the gradient rule off, the
     relative-progress rule (progress over 5 steps ≤ 1e-5) stops the default route — not
-    max_iter — within 1e-6·n of n, and says so."""
+    max_iter — within 1e-6·n of n, and says so: stalled, the gradient still above the
+    default tol there (no critical point exists), with a warning that explains it."""
     X, y = _subsample(load_wine, 20)
     n = X.shape[0]
-    model = est.NCA(2, tol=0.0).fit(X, y)
+    with pytest.warns(ConvergenceWarning, match="nears n only as the map grows"):
+        model = est.NCA(2, tol=0.0).fit(X, y)
     res = model.result_
-    assert res.reason.startswith("relative cost change") and "over the last 5 steps" in \
-        res.reason, res.reason
+    assert res.reason.startswith("stalled: relative cost change") and \
+        "over the last 5 steps" in res.reason, res.reason
     assert res.n_iter < 100 and n - model.objective_value_ <= 1e-6 * n
-    assert float(res.reason.split()[3]) <= 1e-5
+    assert float(res.reason.split()[4]) <= 1e-5
     costs = res.trace["cost"]
     assert abs(costs[-1] - costs[-6]) <= 1e-5 * abs(costs[-1])
     assert abs(costs[-2] - costs[-7]) > 1e-5 * abs(costs[-2])   # it fired at the first chance
@@ -309,9 +319,14 @@ def test_estimators_on_wine_and_their_layout():
     X, y = load_wine(return_X_y=True)
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.3, stratify=y, random_state=0)
     for Est in (est.NCA, est.LargeMarginDML):
-        pipe = make_pipeline(StandardScaler(), Est(2), KNeighborsClassifier(3)).fit(Xtr, ytr)
+        with warnings.catch_warnings():  # NCA may stall near its supremum (test above)
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            pipe = make_pipeline(StandardScaler(), Est(2), KNeighborsClassifier(3)).fit(Xtr,
+                                                                                        ytr)
         model = pipe[1]
-        assert model.result_.converged, model.result_.reason
+        res = model.result_
+        assert res.converged or res.reason.startswith("stalled: relative cost change"), \
+            res.reason
         assert model.components_.shape == (2, 13) and model.M_.shape == (13, 2)
         Z = pipe[:-1].transform(Xte)
         np.testing.assert_allclose(Z, pipe[0].transform(Xte) @ model.components_.T)

@@ -66,16 +66,18 @@ def test_callback_observes_and_stops(pca_data):
 
 def test_subspace_change_rule_and_ftol(pca_data):
     obj = PCA(pca_data, 3)
+    # a loose xtol stops before the gradient meets the tolerance: stalled, with both numbers
     res = ldr.solve(obj, "gradient", start="random", random_state=0, tol=0, xtol=1e-4)
-    assert res.converged and "step" in res.reason
-    assert res.trace["change"][-1] <= 1e-4
-    # a loose ftol stops far from a critical point: reported as stalled, not converged
+    assert not res.converged and res.reason.startswith("stalled: step")
+    assert res.trace["change"][-1] <= 1e-4 and res.grad_norm > 1e-6 * res.grad_scale
+    # a loose ftol stops far from a critical point: reported as stalled, not converged; with
+    # tol=0 the stop is judged against the solver's default tol (1e-6 for gradient descent)
     res = ldr.solve(obj, "gradient", start="random", random_state=0, tol=0, xtol=0, ftol=1e-6)
     assert not res.converged and res.reason.startswith("stalled: relative cost change")
-    assert res.grad_norm > 1e3 * 1e-6 * res.grad_scale
+    assert res.grad_norm > 1e-6 * res.grad_scale
     res = ldr.solve(obj, "gradient", start="random", random_state=0, tol=0, xtol=0, ftol=1e-14)
     assert res.converged and "relative cost change" in res.reason
-    assert res.grad_norm <= 1e3 * 1e-6 * res.grad_scale
+    assert res.grad_norm <= 1e-6 * res.grad_scale
 
 
 def test_rejected_trust_region_steps_do_not_count_as_no_change(lda_data):
@@ -207,13 +209,13 @@ def _noisy_gradient_pca(noise: float):
 def test_a_run_at_the_rounding_floor_stops_within_a_few_iterations():
     """A gradient that cannot fall below its floor: the trust region stops after
     floor_patience flat iterations with 'stalled at rounding level' and a certificate, not
-    at max_iter; converged only when the floor lies within 1e3·gtol·scale."""
+    at max_iter; converged only when the floor lies within tol·scale."""
     obj = _noisy_gradient_pca(1e-6)
-    tight = ldr.solve(obj, "trust-region", start="random", tol=1e-10)  # floor above 1e3·gtol
+    tight = ldr.solve(obj, "trust-region", start="random", tol=1e-10)  # floor above tol
     assert tight.reason.startswith("stalled at rounding level") and not tight.converged
     assert tight.n_iter < 60 and tight.certificate is not None
     assert tight.certificate.psd  # a minimum: the floor, not the landscape, stopped it
-    loose = ldr.solve(obj, "trust-region", start="random", tol=1e-8)  # floor within 1e3·gtol
+    loose = ldr.solve(obj, "trust-region", start="random", tol=1e-5)  # floor within tol
     assert loose.converged and loose.n_iter < 60
     assert loose.reason.startswith(("stalled at rounding level", "gradient norm"))
     # the rule can be switched off: then the run goes on to its budget

@@ -178,10 +178,11 @@ def add_compare_options(p: argparse.ArgumentParser, method: str, data: str, star
                         f"{cli_budget.TIME_BUDGET:g} s for the whole comparison, shared "
                         "equally among the runs not yet done, so that a comparison with the "
                         "defaults answers within a minute)")
-    p.add_argument("--tol", "--gtol", dest="tol", type=number(float, 0), default=1e-8,
+    p.add_argument("--tol", "--gtol", dest="tol", type=number(float, 0), default=None,
                    help="gradient-norm tolerance >= 0, relative to the problem's gradient "
-                        "scale (ldr.solve's tol; default 1e-8; --gtol is the name of an earlier "
-                        "release)")
+                        "scale (ldr.solve's tol; default: each solver's own, 1e-8 for the "
+                        "trust region and 1e-6 for the line-search solvers; --gtol is the name "
+                        "of an earlier release)")
     p.add_argument("--max-iter", type=number(int, 1), default=1000,
                    help="iterations of each run, all its stages counted, >= 1 (default 1000)")
     p.add_argument("--plot", metavar="PNG", help="write the cost-gap plot (survey Fig. 4)")

@@ -161,6 +161,10 @@ class Result:
     certificate : a :class:`Certificate` when requested (``certify=True``)
     grad_scale : the gradient scale that ``tol`` was relative to (NaN for a run that
         computed no gradient); the run's absolute gradient tolerance is ``tol · grad_scale``
+    tol : the relative gradient tolerance the run used (``ldr.solve``'s ``tol``, or the
+        solver's default; :mod:`ldr.core.stopping`): converged means ‖grad‖ ≤ tol ·
+        grad_scale at ``M`` (0: the gradient rule was off, and the solver's default judged
+        the other stops)
     budget : the budget that stopped the run, ``"max_time"`` or ``"max_iter"``; ``""`` when a
         convergence rule, a stall or a non-finite value stopped it
     interrupted : whether a ``KeyboardInterrupt`` ended the run (``reason`` starts
@@ -182,6 +186,7 @@ class Result:
     certificate: Certificate | None = None
     grad_scale: float = float("nan")
     budget: str = ""
+    tol: float = float("nan")
 
     @property
     def interrupted(self) -> bool:

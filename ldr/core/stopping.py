@@ -24,8 +24,8 @@ run's ``reason``:
    gradient in floating point (a tolerance below what rounding allows), and more iterations
    would only wander at noise level (a trust region at 1e-8 relative gradient took 1000 of
    them on a real table).  The run is *stalled at rounding level* and returns the iterate
-   with the smallest gradient norm seen, converged only within 1e3·tol·scale of a critical
-   point, like rules 5 and 6
+   with the smallest gradient norm seen, converged only if that gradient norm meets
+   ``tol · scale``, like rules 5 and 6
 8. iterations ``≥ max_iter``, counted over the whole run (every stage of a chain)
                                                             (not converged; ends a chain)
 9. time ``≥ max_time`` seconds                              (not converged; ends a chain)
@@ -39,11 +39,18 @@ estimates) never certify on an estimate: rule 3 on an estimate, and rules 5–7,
 that full gradient meeting ``tol · scale`` makes the run converged.
 
 **Only the gradient rule certifies.**  Rules 5, 6 and 7 say the iterates stopped moving, not that
-they reached a critical point: they report ``converged=True`` only when the gradient norm is
-also within ``1e3 · tol · scale`` (the default tol = 1e-8 when tol = 0 disables the
-gradient rule); otherwise the run stops as *stalled* (not converged), with both numbers in the
-reason.  Solvers that compute no gradient (SCF, whose fixed points are not
-critical points of the cost) converge on their residual alone.
+they reached a critical point: they report ``converged=True`` only when the gradient norm also
+meets ``tol · scale`` (the solver's default tol when tol = 0 disables the gradient rule);
+otherwise the run stops as *stalled* (not converged), with both numbers in the reason.
+Solvers that compute no gradient (SCF, whose fixed points are not critical points of the
+cost) converge on their residual alone.
+
+**The default tolerance is one the solver reaches.**  ``tol=None`` is the default of the
+chain's last solver (``Solver.default_tol``, :class:`ldr.solvers.Solver`): 1e-8 (about √ε
+of float64) for the trust region, which reads the gradient itself, and 1e-6 — Manopt's and
+pymanopt's gradient tolerance — for the line-search solvers, whose step acceptance reads
+cost differences and so stalls at rounding level near a relative gradient of 1e-8, scaled
+by √(ε/ε₆₄) for a lower precision (:func:`default_tol`).
 
 **Scale-invariant tolerance.**  ``scale`` is the problem's typical gradient norm
 (:meth:`ldr.core.problem.Problem.gradient_scale`), so multiplying the data by a constant changes
@@ -65,19 +72,18 @@ from ldr.core.errors import ParameterError
 _EPS64 = 2.0**-52
 
 
-def default_tol(template=None) -> float:
-    """The gradient tolerance :func:`ldr.solve` uses when none is given: 1e-8 (about √ε of
-    float64) for NumPy or float64 arrays, 1e-8·√(ε/ε₆₄) for arrays ``template`` of a lower
-    precision — 2.3e-4 for float32 (ε = 1.2e-7), whose rounded gradients stall far above
-    1e-8 (a float32 fit at 1e-8 runs to ``max_iter``)."""
+def default_tol(template=None, solver=None) -> float:
+    """The gradient tolerance :func:`ldr.solve` uses when none is given: the solver's
+    ``default_tol`` (1e-8 without one; module docstring) for NumPy or float64 arrays, times
+    √(ε/ε₆₄) for arrays ``template`` of a lower precision — 2.3e-4 for float32 at 1e-8
+    (ε = 1.2e-7), whose rounded gradients stall far above 1e-8 (a float32 fit at 1e-8 runs to
+    ``max_iter``)."""
+    base = getattr(solver, "default_tol", 1e-8)
     if template is None:
-        return 1e-8
+        return base
     from ldr.data import arrays
 
-    return 1e-8 * math.sqrt(max(arrays.eps(template), _EPS64) / _EPS64)
-
-STALL_FACTOR = 1e3
-"""A step or cost-change stop counts as converged only within this factor of tol·scale."""
+    return base * math.sqrt(max(arrays.eps(template), _EPS64) / _EPS64)
 
 #: the rounding floor (rule 7): the cost is at rounding level when within this many eps of
 #: its best value, and the gradient norm has improved when it falls below this share of its
@@ -200,12 +206,15 @@ class StageRules:
     @classmethod
     def for_stage(cls, options: StopOptions, scale: float | None, first_iter: int,
                   started: float, callback: Callable | None = None,
-                  iterations_before: int = 0) -> StageRules:
+                  iterations_before: int = 0, judge_tol: float = 1e-8) -> StageRules:
+        """The rules of a stage; ``judge_tol`` is the tol that judges a step, cost-change or
+        rounding-floor stop when ``options.tol`` is 0 (the gradient rule off): the solver's
+        default."""
         if scale is None:
             return cls(options, math.nan, math.nan, first_iter, started, callback,
                        iterations_before=iterations_before)
-        return cls(options, options.tol * scale, (options.tol or 1e-8) * scale, first_iter,
-                   started, callback, iterations_before=iterations_before)
+        return cls(options, options.tol * scale, (options.tol or judge_tol) * scale,
+                   first_iter, started, callback, iterations_before=iterations_before)
 
 
 def _gnorm(state) -> str:
@@ -222,24 +231,24 @@ def _small_move(what: str, state, stall_tol: float) -> tuple[str, bool]:
         return f"{what} (estimated gradient norm {g:.3e})", False
     if math.isnan(g):
         return f"{what} (the solver computes no gradient)", True
-    if g <= STALL_FACTOR * stall_tol:
-        return f"{what} (gradient norm {g:.3e})", True
-    return (f"stalled: {what}, but the gradient norm {g:.3e} is above 1e3·tol·scale = "
-            f"{STALL_FACTOR * stall_tol:.1e}: not a critical point (try another solver, a chain "
-            "ending in 'trust-region', or xtol=0)"), False
+    if g <= stall_tol:
+        return f"{what} (gradient norm {g:.3e} ≤ tol·scale {stall_tol:.1e})", True
+    return (f"stalled: {what}, but the gradient norm {g:.3e} is above tol·scale = "
+            f"{stall_tol:.1e}: not a critical point (try another solver, a chain ending in "
+            "'trust-region', or xtol=0)"), False
 
 
 def _at_rounding_floor(state, flat: int, rules: StageRules) -> tuple[str, bool]:
     """Rule 7 fired: the driver returns the iterate with the smallest gradient norm seen
-    (``rules.floor.best_state``), converged only within 1e3·tol·scale of a critical point."""
+    (``rules.floor.best_state``), converged only if its gradient norm meets tol·scale."""
     g = rules.floor.best_grad
-    tol = STALL_FACTOR * rules.stall_tol
+    tol = rules.stall_tol
     what = (f"stalled at rounding level: for {flat} iterations the cost stayed within "
             f"{FLOOR_COST_EPS:g}·eps of its best and the gradient norm did not fall below "
             f"{FLOOR_GRAD_SHARE:g} × its best, {g:.3e} (the iterate returned)")
     if g <= tol:
-        return f"{what}; within 1e3·tol·scale = {tol:.1e} of a critical point", True
-    return (f"{what}, and it is above 1e3·tol·scale = {tol:.1e}: not a critical point (try "
+        return f"{what}; gradient norm {g:.3e} ≤ tol·scale {tol:.1e}", True
+    return (f"{what}, and it is above tol·scale = {tol:.1e}: not a critical point (try "
             "another solver or a chain ending in 'trust-region')"), False
 
 

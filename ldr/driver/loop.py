@@ -212,10 +212,11 @@ def solve(
         (None draws fresh entropy).
     tol : float or None
         Gradient tolerance, relative: the run converges when ‖grad f(M)‖ ≤ tol · scale.
-        None (default): 1e-8 for float64 data (about √ε₆₄: the cost is then optimal to
-        about tol² relative where the Hessian is well conditioned), scaled by √(ε/ε₆₄) for
-        data of a lower precision (:func:`~ldr.core.stopping.default_tol`: 2.3e-4 for float32,
-        whose gradients cannot resolve 1e-8).
+        None (default): the last solver's ``default_tol`` for float64 data — 1e-8 for the
+        trust region (about √ε₆₄: the cost is then optimal to about tol² relative where the
+        Hessian is well conditioned), 1e-6 for the line-search solvers, which stall at
+        rounding level near 1e-8 — scaled by √(ε/ε₆₄) for data of a lower precision
+        (:func:`~ldr.core.stopping.default_tol`: 2.3e-4 for float32 at 1e-8).
     tol_scale : "auto" or float
         ``scale`` above: "auto" (default) is the problem's typical gradient norm
         (:meth:`~ldr.core.problem.Problem.gradient_scale`), which makes the stopping point
@@ -247,10 +248,10 @@ def solve(
     Returns
     -------
     Result
-        ``converged`` is True only when the gradient rule fired, or a step/cost-change rule
-        fired within ``1e3 · tol · scale`` of it (module docstring); a run that stalled, hit
-        a budget, met a non-finite cost or an oracle error, or was interrupted, says so in
-        ``reason``.
+        ``converged`` is True only when the final iterate meets the gradient rule
+        (‖grad f‖ ≤ tol · scale; module docstring), whichever rule stopped it; a run that
+        stalled, hit a budget, met a non-finite cost or an oracle error, or was interrupted,
+        says so in ``reason``.
 
     Raises
     ------
@@ -295,7 +296,7 @@ def solve(
         problem.template = template_of(objective, M)
     M = arrays.to_host(M) if problem.template is None else arrays.like(M, problem.template)
     if tol is None:  # the default follows the precision the iterations run in
-        options = dataclasses.replace(options, tol=default_tol(problem.template))
+        options = dataclasses.replace(options, tol=default_tol(problem.template, solvers[-1]))
     tol = options.tol
     geom = problem.manifold
     trace = Trace([dict(row) for row in previous.trace] if previous is not None else None)
@@ -352,7 +353,8 @@ def solve(
         problem.deadline = began + max_time
         state.grad_scale = scale
         rules = StageRules.for_stage(options, scale, state.iteration, began, callback,
-                                     iterations_before=iterations_done)
+                                     iterations_before=iterations_done,
+                                     judge_tol=default_tol(problem.template, solvers[-1]))
         row = {"iteration": n_total, "time": t_before + time.perf_counter() - began,
                "cost": state.cost, "grad_norm": state.grad_norm, "change": np.nan,
                "stage": stage, **state.info}
@@ -450,7 +452,7 @@ def solve(
     result = Result(M=state.M, cost=state.cost, converged=converged, reason=reason,
                     n_iter=n_total, time=t_before + elapsed, grad_norm=state.grad_norm,
                     trace=trace, solver=names, stages=stages, counts=counts,
-                    grad_scale=np.nan if scale is None else scale, budget=budget)
+                    grad_scale=np.nan if scale is None else scale, budget=budget, tol=tol)
     if (certify or at_floor) and not interrupted:
         result.certificate = certificate(problem, state.M, tol=tol, tol_scale=scale,
                                          max_time=max(began + max_time - time.perf_counter(),

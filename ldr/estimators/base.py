@@ -666,8 +666,7 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         """:func:`ldr.solve` with the estimator's solver and settings from ``start``; a
         ConvergenceWarning when it did not converge."""
         res = solve(obj, self.solver, start, **self._solve_options())
-        self._warn_unconverged(res, "raise max_iter (or max_time through solver_params), or "
-                                    "loosen tol")
+        self._warn_unconverged(res, self._remedy(obj, res))
         # autograd's cached gradient closure is rebuilt on demand and cannot be pickled
         obj.__dict__.pop("_ag_grad", None)
         return res
@@ -828,6 +827,10 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
     def _warm_point(self, obj: Objective):
         """The previous fit's point on ``obj``'s manifold (``warm_start``)."""
         return self.result_.M
+
+    def _remedy(self, obj: Objective, res: Result) -> str:
+        """Hook: what the ConvergenceWarning of an unconverged ``res`` advises."""
+        return "raise max_iter (or max_time through solver_params), or loosen tol"
 
     def _warn_unconverged(self, res: Result, remedy: str, what: str = "the solver") -> None:
         """A ConvergenceWarning quoting the driver's reason when ``res`` did not converge; a

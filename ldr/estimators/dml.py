@@ -134,10 +134,11 @@ class NCA(MetricLearner):
     iterations (:func:`ldr.solvers.routes.exact_nca`).  The scale of L is the softmax's only
     temperature and on separable data the supremum of f lies at ‖L‖ → ∞, so the
     relative-progress stop is what ends the climb along the map's ray; like every cost-change
-    stop it counts as converged only within 1e3 · ``tol`` · scale of a critical point
-    (:mod:`ldr.core.stopping`), and is reported as stalled, with a ConvergenceWarning, farther
-    from one.  Past ``stochastic_above`` samples: Riemannian Adam on mini-batches whose
-    softmax runs over sampled candidate sets, then a bounded exact L-BFGS polish
+    stop it counts as converged only where the gradient also meets ``tol`` · scale
+    (:mod:`ldr.core.stopping`), and is reported as stalled, with a ConvergenceWarning that
+    says why, otherwise — as on (nearly) separable classes, where no critical point exists.
+    Past ``stochastic_above`` samples: Riemannian Adam on mini-batches whose softmax runs over
+    sampled candidate sets, then a bounded exact L-BFGS polish
     (:func:`ldr.solvers.routes.stochastic_then_polish`); only an exact gradient certifies
     that route (the driver's full check after the Adam stage, then the polish's own).
 
@@ -221,6 +222,18 @@ class NCA(MetricLearner):
 
     def _exact_route(self):
         return routes.exact_nca()
+
+    def _remedy(self, obj, res) -> str:
+        """After the relative-progress stop: Σ_i p_i ≤ n, and on (nearly) separable classes
+        it nears n only as ‖L‖ → ∞, so the climb may end with no critical point in reach."""
+        if not res.reason.startswith("stalled: relative cost change"):
+            return super()._remedy(obj, res)
+        n = obj.n_terms if hasattr(obj, "n_terms") else None
+        value = f"Σ p_i = {-res.cost:.6g}" + (f" of at most n = {n}" if n else "")
+        return (f"the relative-progress stop ended the climb ({value}): where the classes "
+                "(nearly) separate, Σ p_i nears n only as the map grows without bound, so "
+                "there may be no critical point to certify; the map is usable as it is — "
+                "solver_params={'ftol': 0} climbs on to the gradient rule or max_iter")
 
     def _finish(self, data: FitData, obj, result):
         self.objective_value_ = -float(result.cost)

@@ -284,7 +284,7 @@ class WassersteinDA(WDAEstimator):
         units; a number is used as given.  "auto": the within-class spread in a
         p-dimensional projection, reg = (p/d) · 2 tr(S_w) — the mean squared distance
         between two samples of one class, expected in a random p-dimensional projection
-        (:class:`ldr.objectives.WDA`, :func:`ldr.objectives.wda.within_reg`) — so that the
+        (:class:`ldr.objectives.WDA`) — so that the
         fit follows the data's units (``fit(c·X)`` gives the subspace of ``fit(X)``); with
         ``normalize``, 1 (POT's default factor).  ``reg_`` holds the value used.
     sinkhorn_iter : int, default 10
