@@ -238,11 +238,10 @@ class NCA(MetricLearning):
     returns the positive value.  The cost is bounded (0 ≥ −f ≥ −n) but on data whose classes
     a map separates its infimum lies at ‖L‖ → ∞ (the map's scale is the softmax's only
     temperature): along the ray of such a map the gradient vanishes exponentially, so a run
-    ends by the gradient rule or by a relative cost-change rule (``ftol``).
+    ends by the gradient rule there too.
 
     ``default_solver`` is ``"lbfgs"`` (:class:`ldr.solvers.LBFGS`); the
-    :class:`~ldr.estimators.NCA` estimator runs its route (:mod:`ldr.solvers.routes`) with
-    the relative-progress stop.
+    :class:`~ldr.estimators.NCA` estimator runs its route (:mod:`ldr.solvers.routes`).
     """
 
     method = Method("nca", "neighbourhood components analysis, −Σ_i p_i on R^{d×r}",

@@ -174,11 +174,13 @@ class LBFGS(Solver):
     # -- direction ---------------------------------------------------------------------------
     def _pair(self, geom, s, y) -> tuple:
         """(s, y, ρ, ⟨y, y⟩) with ρ = 1/⟨s, y⟩, or ρ = 0 for a pair the recursion skips
-        (curvature ⟨s, y⟩ ≤ cautious · ‖s‖‖y‖)."""
+        (curvature ⟨s, y⟩ ≤ cautious · ‖s‖‖y‖, or products that underflow: a gradient change
+        of about 1e-160, where a separable NCA's gradient vanishes along its ray)."""
         sy = geom.inner(s, y)
         ss = geom.inner(s, s)
         yy = geom.inner(y, y)
-        ok = sy > 0 and sy > self.cautious * math.sqrt(ss * yy)
+        ok = (sy > 0 and yy > 0 and math.isfinite(1.0 / sy) and math.isfinite(sy / yy)
+              and sy > self.cautious * math.sqrt(ss * yy))
         return s, y, (1.0 / sy if ok else 0.0), yy
 
     def _direction(self, geom, g, pairs: list) -> tuple:

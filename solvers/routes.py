@@ -8,8 +8,8 @@ later stages are not run).  Each route here is one short, explainable sequence:
 * :func:`exact_nca` — L-BFGS with the strong Wolfe line search, NCA's route at moderate n.
   The strong Wolfe conditions are the acceptance rule of the Moré–Thuente search inside
   scipy's L-BFGS-B, the optimizer scikit-learn's ``NeighborhoodComponentsAnalysis`` runs, so
-  the route is the reference's method on ldr's evaluations (the estimator adds the
-  relative-progress stop, :class:`ldr.estimators.NCA`).
+  the route is the reference's method on ldr's evaluations, ended by the gradient rule
+  (:class:`ldr.estimators.NCA`).
 * :func:`stochastic_then_polish` — Riemannian Adam on mini-batches, then a bounded exact
   L-BFGS polish: the large-n route of NCA and the large-margin objective.  An exact
   evaluation of a pairwise sum costs n² pairs while an epoch of sampled batches costs

@@ -130,13 +130,12 @@ class NCA(MetricLearner):
 
     **Default route** (``solver=None``).  L-BFGS with the strong Wolfe line search — the
     acceptance rule of scipy's L-BFGS-B, which scikit-learn runs — from scikit-learn's start,
-    stopped by the gradient rule or once Σ_i p_i rises by less than a relative 1e-5 over 5
-    iterations (:func:`ldr.solvers.routes.exact_nca`).  The scale of L is the softmax's only
-    temperature and on separable data the supremum of f lies at ‖L‖ → ∞, so the
-    relative-progress stop is what ends the climb along the map's ray; like every cost-change
-    stop it counts as converged only where the gradient also meets ``tol`` · scale
-    (:mod:`ldr.core.stopping`), and is reported as stalled, with a ConvergenceWarning that
-    says why, otherwise — as on (nearly) separable classes, where no critical point exists.
+    until the gradient rule holds (:func:`ldr.solvers.routes.exact_nca`).  The scale of L is
+    the softmax's only temperature, and on separable data the supremum of f lies at
+    ‖L‖ → ∞; along such a map's ray the gradient vanishes exponentially, so the gradient
+    rule ends the climb there too, a few iterations after scikit-learn's relative-progress
+    stop would (``solver_params={"ftol": 1e-5, "fwindow": 5}`` adds that stop, which counts
+    as converged only where the gradient meets ``tol`` · scale as well).
     Past ``stochastic_above`` samples: Riemannian Adam on mini-batches whose softmax runs over
     sampled candidate sets, then a bounded exact L-BFGS polish
     (:func:`ldr.solvers.routes.stochastic_then_polish`); only an exact gradient certifies
@@ -158,9 +157,8 @@ class NCA(MetricLearner):
     max_iter : int, default 1000
         The iterations of the whole fit (:class:`~ldr.estimators.LinearDR`).
     solver_params : dict, optional
-        The other options of :func:`ldr.solve`; defaults to ``{"ftol": 1e-5, "fwindow": 5}``
-        (the relative-progress stop; ``{"ftol": 0}`` turns it off), what it holds replacing
-        those keys.
+        The other options of :func:`ldr.solve` (``ftol``, ``fwindow``, ``xtol``, ``max_time``,
+        ...).
     random_state : int, RandomState or None, default 0
         Seeds ``start="random"`` and the stochastic route's batches.
     warm_start : bool, default False
@@ -204,7 +202,6 @@ class NCA(MetricLearner):
     """
 
     _objective_class = NCAObjective
-    _solver_defaults = {"ftol": 1e-5, "fwindow": 5}
 
     def __init__(self, n_components=None, *, start="auto", solver=None, tol=1e-6,
                  max_iter=1000, solver_params=None, random_state=0, warm_start=False,
@@ -224,16 +221,13 @@ class NCA(MetricLearner):
         return routes.exact_nca()
 
     def _remedy(self, obj, res) -> str:
-        """After the relative-progress stop: Σ_i p_i ≤ n, and on (nearly) separable classes
-        it nears n only as ‖L‖ → ∞, so the climb may end with no critical point in reach."""
+        """After a relative-progress stop (``solver_params``' ftol): Σ_i p_i ≤ n, and on
+        (nearly) separable classes it nears n only as ‖L‖ → ∞."""
         if not res.reason.startswith("stalled: relative cost change"):
             return super()._remedy(obj, res)
-        n = obj.n_terms if hasattr(obj, "n_terms") else None
-        value = f"Σ p_i = {-res.cost:.6g}" + (f" of at most n = {n}" if n else "")
-        return (f"the relative-progress stop ended the climb ({value}): where the classes "
-                "(nearly) separate, Σ p_i nears n only as the map grows without bound, so "
-                "there may be no critical point to certify; the map is usable as it is — "
-                "solver_params={'ftol': 0} climbs on to the gradient rule or max_iter")
+        return (f"the relative-progress stop ended the climb (Σ p_i = {-res.cost:.6g} of at "
+                f"most n = {obj.n_terms}) before the gradient met tol · scale; without ftol "
+                "the climb goes on to the gradient rule")
 
     def _finish(self, data: FitData, obj, result):
         self.objective_value_ = -float(result.cost)
