@@ -593,3 +593,53 @@ def check_quotient(A, B, r) -> str:
         raise SilentlyWrong(f"converged ({res.reason}) at a point that is not the global "
                             f"optimum: relative gap {cert.global_gap:.3e}")
     return "answer"
+
+
+# --- valid tables ------------------------------------------------------------------------------
+#: scales of valid data: the data's units (defaults follow them), short of the magnitudes
+#: the input check refuses (the property suite above draws those)
+VALID_SCALES = (1.0, 1e-3, 1e3, 1e-8, 1e8)
+
+
+@st.composite
+def valid_cases(draw, name: str):
+    """(data, keyword arguments) that every estimator must fit: 3 to 6 well-spread features,
+    at least 3d + 6 rows in 2 or 3 balanced classes of separated clusters (the labels of the
+    supervised, the clusters of the unsupervised), one scale for all features, a plain float
+    dtype, n_components = 1."""
+    spec = ESTIMATORS[name]
+    d = draw(st.integers(3, 6))
+    n = draw(st.integers(3 * d + 6, 40))
+    k = draw(st.sampled_from((2, 3)))
+    seed = draw(st.integers(0, 2**16 - 1))
+    rng = np.random.default_rng(seed)
+    codes = rng.permutation(np.arange(n) % k)
+    centers = 3.0 * rng.standard_normal((k, d))
+    values = centers[codes] + rng.standard_normal((n, d))
+    scale = draw(st.sampled_from(VALID_SCALES))
+    dtype = draw(st.sampled_from(("float64", "float32", "pandas")))
+    values = values * scale
+    X = _as_dtype(values, dtype)
+    as_given = np.asarray(X.to_numpy(dtype=float) if hasattr(X, "to_numpy") else X,
+                          dtype=float)
+    data = Data(X, as_given, dtype=dtype, notes=[f"seed={seed}", f"scale={scale:g}"])
+    data.codes, data.y = codes, codes
+    if spec.fit == "targets":
+        data.Y = values[:, :1] @ rng.standard_normal((1, 2)) + scale * rng.standard_normal(
+            (n, 2))
+    return data, {"n_components": 1}
+
+
+def check_valid_fit(name: str, data: Data, kw: dict) -> None:
+    """A valid table fits: no exception (warnings allowed), a finite answer of shape (n, 1)."""
+    est, args = _fit(name, kw, data)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            out = est.fit(*args).transform(data.X)
+        except (KeyboardInterrupt, MemoryError):
+            raise
+        except Exception as exc:  # noqa: BLE001 - any refusal of valid data is the failure
+            raise SilentlyWrong(f"{name} refused a valid table: {type(exc).__name__}: "
+                                f"{exc}") from exc
+    check_output("transform(X)", out, data.values.shape[0], 1, data.dtype == "float32")

@@ -4,7 +4,13 @@ reference where one exists, converged only where certified; inputs unmodified; t
 seed, the same answer."""
 
 import pytest
-from _ldr_props import ESTIMATORS, check_estimator, estimator_cases
+from _ldr_props import (
+    ESTIMATORS,
+    check_estimator,
+    check_valid_fit,
+    estimator_cases,
+    valid_cases,
+)
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -20,3 +26,12 @@ def test_every_estimator_has_a_spec():
 def test_estimator_is_never_silently_wrong(name, case):
     data, kw, repeat = case.draw(estimator_cases(name), label="case")
     check_estimator(name, data, kw, repeat)
+
+
+@pytest.mark.parametrize("name", sorted(ESTIMATORS))
+@given(case=st.data())
+def test_estimator_fits_every_valid_table(name, case):
+    """The suite above takes a clear error as a pass; here the input is valid, so an error is
+    the failure (a valid table refused)."""
+    data, kw = case.draw(valid_cases(name), label="case")
+    check_valid_fit(name, data, kw)
