@@ -5,11 +5,11 @@ n_classes=10, random_state=seed)`` (the MNIST-sized generator at n = 70 000), PC
 dimensions (2·C, as the WDA paper's clustering experiments do; ``--pca 0``: the full
 d = 784), centered and divided by one scalar so that the total variance is 20 (mean squared
 distance between rows 40, at d = 20 and d = 784 alike), a quarter held out (stratified).
-The scaling matters: the generator's mean squared distance between rows is about 900 after
-PCA, so with ``reg = 1`` every within-class plan is the identity and the trace ratio is about
-5e9 (a degenerate problem, not WDA); at d = 784 scaled to unit variance per feature
-(distances ≈ 1600) WDA refuses reg = 1 (its within-class plans in the whole space, the
-continuation start, are the identity).
+The scaling mattered while WDA's default ``reg`` was an absolute 1: the generator's mean
+squared distance between rows is about 900 after PCA, so with ``reg = 1`` every within-class
+plan is the identity (a degenerate problem, not WDA), and at d = 784 WDA refuses reg = 1.
+The default ``reg="auto"`` follows the data's units, so the scaling no longer changes
+WassersteinDA's fit; it is kept so that POT's ``reg=1`` and the earlier records compare.
 
 Per row, each fit in a fresh subprocess (``--child``), so that its peak RSS (VmHWM: the
 Python process with its libraries, the training and held-out arrays, and the fit) is its
@@ -246,7 +246,7 @@ def main():
         return
     print(f"WDA at scale: make_classification(784 features, 50 informative, 10 classes), "
           f"PCA to {a.pca or 'none (d = 784)'}, total variance {SCALE_DIMS}, seed {a.seed}; "
-          f"p = {P_DIM}, reg 1; "
+          f"p = {P_DIM}, WassersteinDA's default reg ('auto'; POT: reg 1); "
           f"one BLAS thread; {time.strftime('%Y-%m-%d %H:%M')}", flush=True)
     wda_rows(a.n, a.pca, modes=a.modes, seed=a.seed, timeout=a.timeout,
              pot_max_n=a.pot_max_n, pot_memory=a.pot_memory, echo=True, baseline=a.baseline)
