@@ -54,10 +54,10 @@ def report(rows) -> None:
                           _cell(theirs, "value"), _cell(ours, "score"), _cell(theirs, "score"),
                           (r["note"] + " " + _also_note(r) + " " +
                            (ours.error or "; ".join(ours.warnings))[:90]).strip()])
-        _common.print_table(["table (* held out)", "n×d", "done", "conv", "ldr", "other",
+        _common.print_table(["table (* other)", "n×d", "done", "conv", "ldr", "other",
                              "ratio", "value", "other's", "score", "other's", "note"], table,
                             left=2)
-    print("\nsummary (development | held out | all tables): finished, converged without warning, "
+    print("\nsummary (development | other | all tables): finished, converged without warning, "
           "median time ratio, mean score (ldr's), mean score difference (ldr − counterpart)")
     summary = []
     for method, items in by_method.items():
@@ -80,7 +80,7 @@ def report(rows) -> None:
                       f"{np.mean(scores):.3f}" if scores else "—",
                       f"{np.mean(diffs):+.3f}" if diffs else "—"]
         summary.append(cells)
-    _common.print_table(["method", "dev done", "conv", "ratio", "score", "Δscore", "held done",
+    _common.print_table(["method", "dev done", "conv", "ratio", "score", "Δscore", "other done",
                          "conv", "ratio", "score", "Δscore", "all done", "conv", "ratio",
                          "score", "Δscore"], summary)
     _also_summary(by_method)
@@ -129,8 +129,8 @@ def _also_summary(by_method) -> None:
         lines.append(cells)
     if lines:
         print("\nagainst the second counterpart (the note's [...]): median time ratio, mean "
-              "score difference (dev | held out | all)")
-        _common.print_table(["method", "counterpart", "dev ratio", "Δscore", "held ratio",
+              "score difference (dev | other | all)")
+        _common.print_table(["method", "counterpart", "dev ratio", "Δscore", "other ratio",
                              "Δscore", "all ratio", "Δscore"], lines)
 
 

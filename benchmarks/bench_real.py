@@ -25,8 +25,10 @@ standardized features:
   (supervised and unsupervised projections), or the adjusted Rand index of the clustering
   estimators' labels against the classes.
 
-Tables are in two sets (``_tables.DEVELOPMENT``: defaults may be chosen there; the rest are
-held out); the summary reports both.  Methods with a documented size limit run on a seeded
+Tables are in two sets (``_tables.DEVELOPMENT``: defaults may be chosen there; the others,
+marked *, which are not all unseen: ``_tables.py``); the summary reports both.  Held-out
+figures come from ``held_out.py``'s sealed list, not from these tables.  Methods with a
+documented size limit run on a seeded
 stratified subsample of a larger table (``LIMITS``), said so in the row; ``--max-rows``
 subsamples every table so (a quicker cross-validation of a slow method on a large table).
 
@@ -430,8 +432,8 @@ def main(argv=None) -> None:
     rows = []
     with _common.single_threaded():   # the header's BLAS line shows the pinned pools
         _common.print_header("ldr at its defaults on real tables", [
-            f"{len(specs)} estimators × their tables ({len(tables)} tables; * held out: never "
-            f"used to choose a default); budget per fit {args.budget:g} s or "
+            f"{len(specs)} estimators × their tables ({len(tables)} tables; * not a development "
+            f"table, not all unseen: _tables.py); budget per fit {args.budget:g} s or "
             f"{args.relative_budget:g}× the counterpart's, which gets "
             f"{args.counterpart_budget:g} s; standardized features; "
             + (f"{args.folds}-fold 3-NN accuracy" if args.cv else "no cross-validation")])
