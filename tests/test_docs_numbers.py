@@ -22,18 +22,6 @@ PAGES = ["docs/benchmarks/summary.rst", "docs/benchmarks/validation.rst",
 
 #: (page, the paragraph's first words) → why its numbers are not all in its record yet
 HISTORY = {
-    ("summary.rst", "- Recounted without NCA/LargeMarginDML"):
-        "216/216 is a count over the recount's rows that the record does not print",
-    ("summary.rst", "- Measured at WDAClustering's former absolute reg = 1"):
-        "ARIs quoted to 3 digits where the record prints 4, and a before-and-after pair",
-    ("summary.rst", "- Mean 5-fold 3-NN accuracy over all tables"):
-        "accuracy differences in points derived from the recount's scores",
-    ("summary.rst", "- Median fit time ≤ 3× the counterpart's."):
-        "ratios of earlier runs (was …, then …) beside the current ones",
-    ("summary.rst", "- UndercompleteICA 2.6×"):
-        "ratios of earlier locked runs and an accuracy difference derived from scores",
-    ("summary.rst", "- At the former reg = 1, WDAClustering takes 0.07×"):
-        "a ratio rounded from the record's rows (issue: the current code differs)",
     ("summary.rst", "``bench_gpu.py`` (``bench_gpu_h200.txt``)"):
         "the GPU record's run numbers and n written as powers of ten",
     ("pairwise_scale.rst", "- The stochastic routes (NCA and LargeMarginDML past"):
