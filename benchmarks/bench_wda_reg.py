@@ -26,8 +26,6 @@ r = min(3, n_features − 1, n_classes − 1).  POT runs at its example's settin
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import sys
 import time
 import warnings
@@ -36,54 +34,26 @@ from pathlib import Path
 import numpy as np
 from sklearn.datasets import load_breast_cancer, load_iris, load_wine
 from sklearn.decomposition import PCA
-from sklearn.model_selection import StratifiedKFold
-from sklearn.neighbors import KNeighborsClassifier
-from sklearn.preprocessing import StandardScaler
 
 from ldr.estimators import OrthogonalLDA, WassersteinDA
 
 try:
     import _common as common
+    import bench_wda_singular as singular
     import held_out
 except ImportError:  # run with `python -P`: the script's folder is not on sys.path
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     import _common as common
+    import bench_wda_singular as singular
     import held_out
 
 
-class PotWDA:
-    """POT's ``ot.dr.wda`` as a transformer (its example's settings, its start seeded)."""
-
-    def __init__(self, r):
-        self.r = r
-
-    def fit(self, X, y):
-        from ot.dr import wda
-
-        np.random.seed(0)  # noqa: NPY002 - pymanopt draws POT's start from the global one
-        with contextlib.redirect_stdout(io.StringIO()):
-            self.P_ = wda(X, y, p=self.r, reg=1.0, k=10, maxiter=100)[0]
-        return self
-
-    def transform(self, X):
-        return X @ self.P_
-
-
 def knn_accuracy(make, X, y, standardize: bool) -> float:
-    """Mean 5-NN accuracy in the projection over 5 stratified folds; NaN if a fit fails."""
-    scores = []
-    for tr, te in StratifiedKFold(5, shuffle=True, random_state=0).split(X, y):
-        Xtr, Xte = X[tr], X[te]
-        if standardize:
-            sc = StandardScaler().fit(Xtr)
-            Xtr, Xte = sc.transform(Xtr), sc.transform(Xte)
-        try:
-            model = make().fit(Xtr, y[tr])
-        except ValueError:
-            return float("nan")
-        knn = KNeighborsClassifier(5).fit(model.transform(Xtr), y[tr])
-        scores.append(knn.score(model.transform(Xte), y[te]))
-    return float(np.mean(scores))
+    """``bench_wda_singular.knn_accuracy``; NaN if a fit refuses the data (ValueError)."""
+    try:
+        return singular.knn_accuracy(make, X, y, standardize)
+    except ValueError:
+        return float("nan")
 
 
 def accuracy_rows(tables, with_raw: bool):
@@ -94,7 +64,7 @@ def accuracy_rows(tables, with_raw: bool):
             acc = {"auto": knn_accuracy(lambda r=r: WassersteinDA(r), X, y, standardize),
                    "reg1": knn_accuracy(lambda r=r: WassersteinDA(r, reg=1.0), X, y,
                                         standardize),
-                   "pot": (knn_accuracy(lambda r=r: PotWDA(r), X, y, standardize)
+                   "pot": (knn_accuracy(lambda r=r: singular.PotWDA(r), X, y, standardize)
                            if standardize else float("nan")),
                    "olda": knn_accuracy(lambda r=r: OrthogonalLDA(r), X, y, standardize)}
             rows.append([name, "standardized" if standardize else "raw",

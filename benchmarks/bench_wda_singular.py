@@ -119,12 +119,15 @@ class PotWDA:
         return X @ self.P_
 
 
-def knn_accuracy(make, X, y) -> float:
+def knn_accuracy(make, X, y, standardize: bool = True) -> float:
+    """Mean 5-NN accuracy in the projection ``make()`` fits, over 5 stratified folds (the
+    features standardized on each training fold, or as they are)."""
     scores = []
     for tr, te in StratifiedKFold(5, shuffle=True, random_state=0).split(X, y):
-        sc = StandardScaler().fit(X[tr])
-        Xtr = sc.transform(X[tr])
-        Xte = sc.transform(X[te])
+        Xtr, Xte = X[tr], X[te]
+        if standardize:
+            sc = StandardScaler().fit(Xtr)
+            Xtr, Xte = sc.transform(Xtr), sc.transform(Xte)
         model = make().fit(Xtr, y[tr])
         knn = KNeighborsClassifier(5).fit(model.transform(Xtr), y[tr])
         scores.append(knn.score(model.transform(Xte), y[te]))

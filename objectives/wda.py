@@ -89,16 +89,15 @@ from ldr.objectives import transport
 __all__ = ["WDA", "within_reg"]
 
 
-def within_reg(Sw, r: int) -> float:
-    """WDA's "auto" regularization (:class:`WDA`'s ``reg``): (r/d) · 2 tr(S_w), the mean
-    squared distance between two samples of one class, expected in an r-dimensional
-    projection; ``Sw`` is the within-class scatter divided by n (d × d)."""
-    Sw = np.asarray(Sw)
-    spread = 2.0 * float(np.trace(Sw))
+def within_reg(spread: float, r: int, d: int) -> float:
+    """WDA's "auto" regularization (:class:`WDA`'s ``reg``): (r/d) · s, where
+    s = 2 tr(S_w) = (2/n) Σ_c Σ_{i∈c} ‖x_i − m_c‖² is the mean squared distance between two
+    samples of one class in the d features (S_w the within-class scatter divided by n); the
+    same distance expected in an r-dimensional projection."""
     if not spread > 0:
         raise ParameterError("X", "every class is a single point: there is no within-class "
                                   "spread to set reg='auto' by; pass a number")
-    return r / Sw.shape[0] * spread
+    return r / d * float(spread)
 
 
 def wda_memory(n: int, sizes, memory_budget: float = DEFAULT_MEMORY_BUDGET,
@@ -248,7 +247,8 @@ class WDA(Objective):
         self.codes_ = codes
         #: the regularization used: ``reg``, or the value "auto" stands for (``reg``)
         self.reg = float(reg) if reg != "auto" else (
-            1.0 if normalize_at is not None else within_reg(Sw, r))
+            1.0 if normalize_at is not None
+            else within_reg(2.0 * float(np.trace(Sw)), r, X.shape[1]))
         self.sinkhorn_iter = int(sinkhorn_iter)
         self.ridge = float(ridge)
         self.shape = (X.shape[1], r)

@@ -295,8 +295,11 @@ def solve(
     if problem.template is None:  # the objective's arrays are NumPy: the start's namespace
         problem.template = template_of(objective, M)
     M = arrays.to_host(M) if problem.template is None else arrays.like(M, problem.template)
-    if tol is None:  # the default follows the precision the iterations run in
-        options = dataclasses.replace(options, tol=default_tol(problem.template, solvers[-1]))
+    # the last solver's default tol in this precision: the run's tol when none is given, and
+    # the judge of a step, cost-change or floor stop when tol = 0 turns the gradient rule off
+    solver_tol = default_tol(problem.template, solvers[-1])
+    if tol is None:
+        options = dataclasses.replace(options, tol=solver_tol)
     tol = options.tol
     geom = problem.manifold
     trace = Trace([dict(row) for row in previous.trace] if previous is not None else None)
@@ -354,7 +357,7 @@ def solve(
         state.grad_scale = scale
         rules = StageRules.for_stage(options, scale, state.iteration, began, callback,
                                      iterations_before=iterations_done,
-                                     judge_tol=default_tol(problem.template, solvers[-1]))
+                                     judge_tol=solver_tol)
         row = {"iteration": n_total, "time": t_before + time.perf_counter() - began,
                "cost": state.cost, "grad_norm": state.grad_norm, "change": np.nan,
                "stage": stage, **state.info}

@@ -50,6 +50,7 @@ from ldr.core.result import Result, Trace
 from ldr.data.validation import span_basis
 from ldr.manifolds import sin_largest_angle
 from ldr.objectives.lda import scatter_matrices
+from ldr.objectives.wda import within_reg
 
 __all__ = ["MIN_CLUSTER_SHARE", "alternate", "alternation_result", "final_labels",
            "null_space_result", "ordered_null_space",
@@ -246,7 +247,7 @@ def alternate(est, Xs, P, n_min: int, solve) -> dict:
             Z = Z_found
         P = made[-1][0]  # the step on the accepted labels, from where k-means found them (Z)
         if isinstance(reg, str) and reg == "auto":  # WassersteinDA's rule on these clusters
-            reg = first_reg = P.shape[1] / Xc.shape[1] * within_spread(Xc, labels)
+            reg = first_reg = within_reg(within_spread(Xc, labels), P.shape[1], Xc.shape[1])
         P_new, res, n_null = wda_step(Xs, merge_singletons(labels, Z), P, reg, solve)
         change = sin_largest_angle(P, P_new)
         history.append({**row, "ratio": -res.cost, "p_change": change,
