@@ -69,7 +69,7 @@ from sklearn.preprocessing import StandardScaler
 from ldr.data.rows import moments
 from ldr.data.validation import oas_shrinkage, span_basis
 from ldr.estimators import OrthogonalLDA, WassersteinDA
-from ldr.estimators.wda import fisher_scatters
+from ldr.objectives.transport import class_scatters
 
 try:
     import _common as common
@@ -193,7 +193,7 @@ def _accuracy(make, X, y, folds):
 def _span_of_sw(X, codes, n_classes, r=None):
     """The alternative rule: drop the directions where classes collapse (the span of S_w
     within the span of the data), in place of ``discriminant_span``."""
-    Sw, Sb = fisher_scatters(X, codes, n_classes)
+    Sw, Sb = class_scatters(X, codes, n_classes)
     U = span_basis(Sw + Sb)
     U = np.eye(X.shape[1]) if U is None else U
     V = span_basis(U.T @ Sw @ U)

@@ -163,8 +163,8 @@ def test_the_objective_holds_one_copy_of_the_data(monkeypatch):
     """WDA's classes' centred rows are the one array of X's size it makes: S_w and S_b come
     from row chunks (``transport.class_scatters``), the check of X copies nothing."""
     import ldr.objectives.transport as rows
-    from ldr.estimators.wda import fisher_scatters
     from ldr.objectives.lda import scatter_matrices
+    from ldr.objectives.transport import class_scatters
 
     X, y = _data([2000, 1500, 2500], d=40)
     monkeypatch.setattr(rows, "CHUNK_BYTES", 2**16)  # 204 rows a chunk: the chunked path
@@ -172,7 +172,7 @@ def test_the_objective_holds_one_copy_of_the_data(monkeypatch):
     obj = WDA(X, y, 2)
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.reset_peak()
-    Sw, Sb = fisher_scatters(X, y, 3)  # the estimator's test of S_w (discriminant_span)
+    Sw, Sb = class_scatters(X, y, 3)  # the estimator's test of S_w (discriminant_span)
     peak_span = tracemalloc.get_traced_memory()[1] - tracemalloc.get_traced_memory()[0]
     tracemalloc.stop()
     assert peak <= 1.3 * X.nbytes, peak / X.nbytes

@@ -289,3 +289,24 @@ def eps(a) -> float:
     """The machine epsilon of ``a``'s float dtype (float64's for NumPy)."""
     xp = namespace(a)
     return float(xp.finfo(a.dtype).eps) if xp.isdtype(a.dtype, "real floating") else 2.0**-52
+
+
+def input_space(X):
+    """``(xp, device)`` of ``X`` when scikit-learn's ``array_api_dispatch`` is on and ``X`` is
+    an array of another namespace than NumPy (PyTorch, CuPy, array-api-strict); None for
+    NumPy, lists, DataFrames, Dask arrays (read lazily) or without the setting."""
+    if X is None or isinstance(X, np.ndarray) or foreign(X) is None:
+        return None
+    import sklearn
+
+    if not sklearn.get_config().get("array_api_dispatch", False):
+        return None
+    xp = namespace(X)
+    return xp, device(X)
+
+
+def described(space) -> str:
+    """``space = (xp, device)`` (None: NumPy) in words, for messages."""
+    if space is None:
+        return "numpy (device None)"
+    return f"{space[0].__name__} (device {space[1]})"

@@ -1,4 +1,4 @@
-"""Input validation shared by every objective.
+"""Input validation shared by every objective and estimator.
 
 Each check returns a fresh float64 copy (the caller's arrays are never modified) or raises a
 ``ValueError`` that names the offending argument.  Array conversion and the finiteness test come
@@ -72,6 +72,45 @@ def non_numeric_error(X, name: str = "X") -> ParameterError | None:
         f"{where} is not numeric ({exc}): {name} must be numeric. Encode categorical "
         "columns first, e.g. with sklearn.preprocessing.OneHotEncoder (in a "
         "sklearn.compose.ColumnTransformer) or pandas.get_dummies")
+
+
+def validate_data(estimator, X="no_validation", y="no_validation", **kwargs):
+    """scikit-learn's ``validate_data``, with errors that name the fix when X or y is not
+    numeric: the first non-numeric column of X, by index and DataFrame column name ("encode
+    categorical columns first"), and, for ``y_numeric=True``, that y must be numeric targets."""
+    from sklearn.utils.validation import validate_data as sklearn_validate_data
+
+    try:
+        out = sklearn_validate_data(estimator, X, y, **kwargs)
+    except ValueError as exc:  # (a TypeError, e.g. a dict entry, stays scikit-learn's)
+        if isinstance(exc, ParameterError):
+            raise
+        if not isinstance(X, str):
+            better = non_numeric_error(X, "X")
+            if better is not None:
+                raise better from None
+        if kwargs.get("y_numeric") and not isinstance(y, str):
+            check_numeric_targets(y)
+        raise
+    if kwargs.get("y_numeric") and not isinstance(y, str):
+        check_numeric_targets(out[1])  # string labels pass scikit-learn's multi-output path
+    return out
+
+
+def check_numeric_targets(y) -> None:
+    """A ParameterError naming ``y`` when its entries are not numbers (class labels given to
+    a regressor)."""
+    if arrays.foreign(y) is not None:  # another namespace's array: numbers or bool
+        return
+    try:
+        if np.asarray(y).dtype.kind in "biufc":
+            return
+        np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ParameterError(
+            "y", f"must be numeric targets ({exc}). For class labels, one-hot encode them "
+            "first, e.g. with sklearn.preprocessing.LabelBinarizer (or OneHotEncoder for "
+            "several label columns)") from None
 
 
 def check_data(X, name: str = "X", min_samples: int = 2, copy: bool = True) -> np.ndarray:

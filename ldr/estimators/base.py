@@ -42,7 +42,6 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted
-from sklearn.utils.validation import validate_data as sklearn_validate_data
 
 from ldr.core.deprecation import renamed_value, user_stacklevel, warn_renamed, was_given
 from ldr.core.errors import ParameterError
@@ -51,15 +50,15 @@ from ldr.core.result import Result, Trace
 from ldr.data import arrays
 from ldr.data.rows import as_dask_array, map_rows
 from ldr.data.statistics import Moments
-from ldr.data.validation import check_magnitude, is_lazy, non_numeric_error, refuse_lazy
+from ldr.data.validation import check_magnitude, is_lazy, refuse_lazy, validate_data
 from ldr.driver import registry
 from ldr.driver.loop import solve
 from ldr.estimators.span import check_span_components
 from ldr.solvers import chain
 
 __all__ = ["SOLVE_OPTIONS", "AffineMap", "FitData", "LinearDR", "check_int_components",
-           "check_n_components", "closed_form_result", "deprecated_attribute", "input_space",
-           "random_seed", "sign_rule", "start_point", "validate_data"]
+           "check_n_components", "closed_form_result", "deprecated_attribute", "random_seed",
+           "sign_rule", "start_point"]
 
 #: the options of :func:`ldr.solve` an estimator's ``solver_params`` may hold; the start, the
 #: seed, the gradient tolerance and the budget are the estimator's own ``start``,
@@ -157,65 +156,6 @@ def closed_form_result(M, cost: float, how: str) -> Result:
                   trace=Trace(), solver="closed-form",
                   reason=f"n_components = n_features: the whole space, nothing to optimize "
                          f"({how})")
-
-
-# --- where the data live ------------------------------------------------------------------------
-def input_space(X):
-    """``(xp, device)`` of ``X`` when scikit-learn's ``array_api_dispatch`` is on and ``X`` is
-    an array of another namespace than NumPy (PyTorch, CuPy, array-api-strict); None for
-    NumPy, lists, DataFrames, Dask arrays (read lazily) or without the setting."""
-    if X is None or isinstance(X, np.ndarray) or arrays.foreign(X) is None:
-        return None
-    import sklearn
-
-    if not sklearn.get_config().get("array_api_dispatch", False):
-        return None
-    xp = arrays.namespace(X)
-    return xp, arrays.device(X)
-
-
-def described(space) -> str:
-    """``space = (xp, device)`` (None: NumPy) in words, for messages."""
-    if space is None:
-        return "numpy (device None)"
-    return f"{space[0].__name__} (device {space[1]})"
-
-
-def validate_data(estimator, X="no_validation", y="no_validation", **kwargs):
-    """scikit-learn's ``validate_data``, with errors that name the fix when X or y is not
-    numeric: the first non-numeric column of X, by index and DataFrame column name ("encode
-    categorical columns first"), and, for ``y_numeric=True``, that y must be numeric targets."""
-    try:
-        out = sklearn_validate_data(estimator, X, y, **kwargs)
-    except ValueError as exc:  # (a TypeError, e.g. a dict entry, stays scikit-learn's)
-        if isinstance(exc, ParameterError):
-            raise
-        if not isinstance(X, str):
-            better = non_numeric_error(X, "X")
-            if better is not None:
-                raise better from None
-        if kwargs.get("y_numeric") and not isinstance(y, str):
-            check_numeric_targets(y)
-        raise
-    if kwargs.get("y_numeric") and not isinstance(y, str):
-        check_numeric_targets(out[1])  # string labels pass scikit-learn's multi-output path
-    return out
-
-
-def check_numeric_targets(y) -> None:
-    """A ParameterError naming ``y`` when its entries are not numbers (class labels given to
-    a regressor)."""
-    if arrays.foreign(y) is not None:  # another namespace's array: numbers or bool
-        return
-    try:
-        if np.asarray(y).dtype.kind in "biufc":
-            return
-        np.asarray(y, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ParameterError(
-            "y", f"must be numeric targets ({exc}). For class labels, one-hot encode them "
-            "first, e.g. with sklearn.preprocessing.LabelBinarizer (or OneHotEncoder for "
-            "several label columns)") from None
 
 
 def output_dtype(X) -> type:
@@ -545,20 +485,25 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         return not is_factory(cls) and cls.method is not None and cls.method.chunked
 
     # --- step 1: validate, once ---------------------------------------------------------
+    #: what ``fit`` without its y lacks, for the error (None: "the objective is supervised")
+    _missing_y: str | None = None
+
     def _validate(self, X, y) -> FitData:
         """X (and y) checked once: in their namespace, kept lazy, or copied to the host
         (module docstring)."""
         if self._requires_y() and y is None:
+            why = self._missing_y or (f"{self._objective_spec()[0].__name__} is supervised; "
+                                      "call fit(X, y)")
             raise ParameterError(
                 "y", f"{type(self).__name__} requires y to be passed, but the target y is "
-                f"None: {self._objective_spec()[0].__name__} is supervised; call fit(X, y)")
+                f"None: {why}")
         lazy = is_lazy(X) or is_lazy(y) or isinstance(X, np.memmap)
         if lazy and self._reads_chunks():
             return self._validate_lazy(X, y)
         if is_lazy(X) or is_lazy(y):
             refuse_lazy(X if is_lazy(X) else y, "X" if is_lazy(X) else "y",
                         type(self).__name__, pairwise=self._pairwise_memory)
-        space = input_space(X)
+        space = arrays.input_space(X)
         if space is not None and not self._computes_in_namespace:
             X = arrays.to_host(X)
             y = None if y is None else arrays.to_host(y)
@@ -652,6 +597,11 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         """Hook: the Result of a fit with nothing to optimize (:meth:`_objective` gave None)."""
         raise NotImplementedError(f"{type(self).__name__} has no closed form")
 
+    def _check_start(self) -> None:
+        """Hook: ``start`` checked where no solve reads it (a closed form)."""
+        if isinstance(self.start, str):
+            start_point(self.start, None)
+
     def _start(self, obj: Objective, data: FitData):
         """Hook: the start handed to :func:`ldr.solve` (``start``, resolved)."""
         return start_point(self.start, obj)
@@ -677,8 +627,7 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         obj = self._objective(data, r)
         if obj is None:  # the settings it does not use are checked all the same
             self._solve_options()
-            if isinstance(self.start, str):
-                start_point(self.start, None)
+            self._check_start()
             return None, self._closed_form(data, r)
         return obj, self._solve(obj, data)
 
@@ -855,8 +804,8 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
     def _check_space(self, X, method: str):
         """scikit-learn's rule under ``array_api_dispatch``: X in the namespace and on the
         device of the fit, else a ValueError naming ``method``; X's space (None for NumPy)."""
-        fitted = input_space(getattr(self.map_, "matrix", None))
-        given = input_space(X)
+        fitted = arrays.input_space(getattr(self.map_, "matrix", None))
+        given = arrays.input_space(X)
         if fitted is not None or given is not None:
             same = (fitted is not None and given is not None and fitted[0] is given[0]
                     and fitted[1] == given[1])
@@ -865,8 +814,8 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
                 raise ValueError(
                     f"Inputs passed to {name}.{method}() must use the same namespace and the "
                     f"same device as those passed to fit(): it was fitted on "
-                    f"{described(fitted)} and given {described(given)}. Convert X to the "
-                    f"fit's namespace and device, or refit {name} on X's.")
+                    f"{arrays.described(fitted)} and given {arrays.described(given)}. Convert X "
+                    f"to the fit's namespace and device, or refit {name} on X's.")
         return given
 
     def transform(self, X, y=None):

@@ -70,7 +70,7 @@ from sklearn.utils.multiclass import type_of_target
 
 from ldr.core.errors import ParameterError
 from ldr.data import arrays
-from ldr.data.validation import check_labels, check_magnitude
+from ldr.data.validation import check_labels, check_magnitude, validate_data
 from ldr.driver.loop import solve
 from ldr.estimators.base import (
     AffineMap,
@@ -79,7 +79,6 @@ from ldr.estimators.base import (
     deprecated_attribute,
     random_seed,
     start_point,
-    validate_data,
 )
 from ldr.estimators.hsic_alternation import HSICAlternation
 from ldr.estimators.spectral import check_spectral, cluster_rows, gaussian_gamma

@@ -19,6 +19,7 @@ from ldr.data.validation import (
     oas_shrinkage,
     shrink,
     span_basis,
+    validate_data,
 )
 from ldr.estimators.base import (
     AffineMap,
@@ -28,7 +29,6 @@ from ldr.estimators.base import (
     closed_form_result,
     same_space,
     sign_rule,
-    validate_data,
 )
 from ldr.estimators.gaussian import check_priors, gaussian_linear_rule
 from ldr.objectives.lda import LDA

@@ -18,15 +18,14 @@ import numpy as np
 from sklearn.base import MultiOutputMixin, RegressorMixin
 
 from ldr.data import arrays
+from ldr.data.validation import validate_data
 from ldr.estimators.base import (
     AffineMap,
     FitData,
     LinearDR,
     check_int_components,
     closed_form_result,
-    input_space,
     same_space,
-    validate_data,
 )
 from ldr.objectives.rrr import ReducedRankRegression as RRRObjective
 from ldr.objectives.rrr import check_alpha, ridge_from_svd
@@ -130,8 +129,8 @@ class ReducedRankRegression(RegressorMixin, MultiOutputMixin, LinearDR):
         return False
 
     def _validate_with_y(self, X, y, dtypes) -> tuple:
-        space = input_space(X)
-        if space is not None and input_space(y) != space:  # y to X's namespace and device
+        space = arrays.input_space(X)
+        if space is not None and arrays.input_space(y) != space:  # y to X's namespace and device
             y = space[0].asarray(np.ascontiguousarray(np.asarray(arrays.to_host(y), float)),
                                  device=space[1])
         return validate_data(self, X, y, dtype=dtypes, ensure_min_samples=2,

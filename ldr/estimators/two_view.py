@@ -36,8 +36,8 @@ from sklearn.utils import check_array, check_consistent_length
 from ldr.core.errors import ParameterError
 from ldr.data import arrays
 from ldr.data.rows import as_dask_array, moments
-from ldr.data.validation import non_numeric_error, span_basis
-from ldr.estimators.base import AffineMap, FitData, LinearDR, input_space, validate_data
+from ldr.data.validation import non_numeric_error, span_basis, validate_data
+from ldr.estimators.base import AffineMap, FitData, LinearDR
 from ldr.objectives.cca import OrthogonalCCA as OrthogonalCCAObjective
 from ldr.objectives.cca import TraditionalCCA as TraditionalCCAObjective
 from ldr.objectives.cca import paired_moments
@@ -77,15 +77,11 @@ class TwoView(LinearDR):
         return True
 
     # --- the second view ------------------------------------------------------------------
-    def _validate(self, X, y) -> FitData:
-        if y is None:
-            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y "
-                             f"is None: CCA needs the second view, fit(X, Y)")
-        return super()._validate(X, y)
+    _missing_y = "CCA needs the second view, fit(X, Y)"
 
     def _validate_with_y(self, X, y, dtypes) -> tuple:
         X = validate_data(self, X, dtype=dtypes, ensure_min_samples=2)
-        xp = arrays.namespace(X) if input_space(X) is not None else np
+        xp = arrays.namespace(X) if arrays.input_space(X) is not None else np
         return X, self._check_view(y, X.shape[0], True, xp)
 
     def _validate_lazy(self, X, y) -> FitData:
@@ -103,7 +99,7 @@ class TwoView(LinearDR):
         """The second view as a 2-D float array of X's namespace ``xp`` (moved there when
         given in another one), with as many rows as X; its width recorded at fit
         (``n_features_y_``) and checked afterwards."""
-        if xp is not np and (input_space(y) is None or input_space(y)[0] is not xp):
+        if xp is not np and (arrays.input_space(y) is None or arrays.input_space(y)[0] is not xp):
             y = xp.asarray(np.ascontiguousarray(np.asarray(arrays.to_host(y), dtype=float)))
         try:
             Y = check_array(y, input_name="Y", dtype=[xp.float64, xp.float32], ensure_2d=False,
@@ -126,7 +122,7 @@ class TwoView(LinearDR):
         return Y
 
     def _check_second_view(self, Y, X):
-        xp = arrays.namespace(X) if input_space(X) is not None else np
+        xp = arrays.namespace(X) if arrays.input_space(X) is not None else np
         return self._check_view(Y, X.shape[0], False, xp)
 
     # --- the pipeline's hooks ---------------------------------------------------------------

@@ -29,8 +29,7 @@ from ldr.core.errors import ParameterError
 from ldr.core.problem import Problem
 from ldr.core.result import Result
 from ldr.data import arrays
-from ldr.data.rows import moments
-from ldr.data.validation import check_labels, nullity, span_basis
+from ldr.data.validation import check_labels, nullity, span_basis, validate_data
 from ldr.driver.loop import initial_point, solve
 from ldr.estimators.base import (
     AffineMap,
@@ -40,7 +39,6 @@ from ldr.estimators.base import (
     deprecated_attribute,
     random_seed,
     sign_rule,
-    validate_data,
 )
 from ldr.estimators.span import check_span_components, reduce_rows
 from ldr.estimators.wda_alternation import (
@@ -66,24 +64,11 @@ from ldr.objectives.wda import WDA
 from ldr.solvers.scf import SCF
 
 __all__ = ["WDAClustering", "WDAEstimator", "WassersteinDA", "discriminant_span",
-           "fisher_scatters", "null_directions", "start_matrix", "within_null_space"]
+           "null_directions", "start_matrix", "within_null_space"]
 
 
 #: the names ``start`` accepts (the class docstring's "Starts")
 STARTS = ("auto", "continuation", "whole-space", "fda", "best")
-
-
-def fisher_scatters(X, codes: np.ndarray, n_classes: int) -> tuple[np.ndarray, np.ndarray]:
-    """(S_w, S_b), the within- and between-class scatters of the rows X divided by n
-    (:func:`ldr.objectives.lda.scatter_matrices`), as NumPy d×d arrays: computed in X's
-    namespace, on its device, in one pass (:func:`ldr.data.rows.moments`); only the d×d
-    results reach the host."""
-    if arrays.foreign(X) is None:
-        # NumPy: past 16 MiB of rows by row chunks, with no temporary of X's size (moments'
-        # NumPy pass makes about five); the peak is measured by
-        # tests/test_wda_scale.py::test_the_objective_holds_one_copy_of_the_data
-        return class_scatters(X, codes, n_classes)
-    return moments(X, codes, name="X").on_host().class_scatter()[:2]
 
 
 def within_null_space(Sw, Sb) -> tuple | None:
@@ -114,8 +99,9 @@ def discriminant_span(X, codes: np.ndarray, n_classes: int, r: int | None = None
     directions within U (the PCA step of Belhumeur et al.'s Fisherfaces), or on the span of
     S_w where even those leave S_w singular; with enough samples :func:`null_directions`
     answers instead.  ``r`` None: the natural maximum, k − 1 for a span of dimension k;
-    ``scatters``: (S_w, S_b) when already computed (``fisher_scatters``)."""
-    Sw, Sb = fisher_scatters(X, codes, n_classes) if scatters is None else scatters
+    ``scatters``: (S_w, S_b) when already computed
+    (:func:`~ldr.objectives.transport.class_scatters`)."""
+    Sw, Sb = class_scatters(X, codes, n_classes) if scatters is None else scatters
     found = within_null_space(Sw, Sb)
     if found is None:
         return None
@@ -142,7 +128,7 @@ def null_directions(X, codes: np.ndarray, n_classes: int, r: int | None = None,
     between-class scatter (the null-space rule of Chen, Liao, Ko, Lin & Yu, "A new LDA-based
     face recognition system which can solve the small sample size problem", Pattern
     Recognition 33, 2000)."""
-    Sw, Sb = fisher_scatters(X, codes, n_classes) if scatters is None else scatters
+    Sw, Sb = class_scatters(X, codes, n_classes) if scatters is None else scatters
     found = within_null_space(Sw, Sb)
     if found is None:
         return None
@@ -429,7 +415,7 @@ class WassersteinDA(WDAEstimator):
             raise ParameterError("normalize", f"expected True or False, got {self.normalize!r}")
         data.params.update(reg=self.reg, sinkhorn_iter=self.sinkhorn_iter, ridge=self._ridge())
         classes, codes = check_labels(data.y, data.X.shape[0], "y")
-        scatters = fisher_scatters(data.X, codes, len(classes))
+        scatters = class_scatters(data.X, codes, len(classes))
         r = self._requested_components()
         data.derived["classes"] = classes
         data.derived["null"] = null_directions(data.X, codes, len(classes), r, scatters)
@@ -454,28 +440,31 @@ class WassersteinDA(WDAEstimator):
             return int(np.shape(self.start)[1])
         return None
 
-    def _fit_point(self, data: FitData, r: int) -> tuple:
-        """The solved objective, or — where at least ``n_components`` directions have no
-        within-class spread (:func:`null_directions`) — no objective and the null-space
-        answer (the class docstring's "Singular S_w")."""
-        N = data.derived.get("null")
-        if N is None:
-            return super()._fit_point(data, r)
-        self._solve_options()  # the settings it does not use are checked all the same
+    def _check_start(self) -> None:
         if isinstance(self.start, str) and self.start not in STARTS:
             raise ParameterError("start", f"expected {', '.join(map(repr, STARTS))} or an "
                                  f"array, got {self.start!r}")
-        if r > N.shape[1]:
-            raise ParameterError("n_components", f"the data have {N.shape[1]} directions "
-                                 f"with no within-class spread, fewer than n_components = {r}"
-                                 f" in a span of the data that allows no more; pass "
-                                 f"n_components <= {N.shape[1]}")
-        return None, null_space_result(
+
+    def _closed_form(self, data: FitData, r: int) -> Result:
+        """The null-space answer where at least ``n_components`` directions have no
+        within-class spread (:func:`null_directions`; the class docstring's "Singular S_w")."""
+        N = data.derived["null"]
+        return null_space_result(
             N[:, :r], f"every class is a single point along {N.shape[1]} directions, at least "
                       f"n_components = {r}: the trace ratio is unbounded there; the directions "
                       "with the largest between-class scatter")
 
-    def _objective(self, data: FitData, r: int) -> WDA:
+    def _objective(self, data: FitData, r: int) -> WDA | None:
+        """The WDA objective, or None (then :meth:`_closed_form`) where at least
+        ``n_components`` directions have no within-class spread."""
+        N = data.derived.get("null")
+        if N is not None:
+            if r > N.shape[1]:
+                raise ParameterError(
+                    "n_components", f"the data have {N.shape[1]} directions with no "
+                    f"within-class spread, fewer than n_components = {r} in a span of the data "
+                    f"that allows no more; pass n_components <= {N.shape[1]}")
+            return None
         normalize_at = None
         if self.normalize:
             normalize_at = start_matrix(self.start, (self.n_features_in_, r))
