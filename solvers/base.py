@@ -6,8 +6,9 @@ iterate's cost and Riemannian gradient (the driver's tests read them), whether t
 accepted (a rejected trust-region step leaves ``M`` unchanged and must not count as
 "converged by no change"), solver-specific ``info`` for the trace, and optionally its own
 stopping reason.  The driver sets ``grad_scale`` (the problem's gradient scale,
-:meth:`ldr.core.problem.Problem.gradient_scale`) on every state it hands to ``step``: a solver
-that needs a scale-free inner tolerance reads it there.
+:meth:`ldr.core.problem.Problem.gradient_scale`) and ``grad_tol`` (the gradient norm its rule
+accepts) on every state it hands to ``step``: a solver that needs a scale-free inner tolerance
+reads them there.
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ class State:
     memory: dict = field(default_factory=dict)
     #: the problem's gradient scale, set by the driver (None until known)
     grad_scale: float | None = None
+    #: the gradient norm the driver's rule accepts, tol · grad_scale, set by the driver (None
+    #: until known): a solver that runs a foreign optimizer to its own stop passes it on
+    grad_tol: float | None = None
     #: False when ``cost``, ``grad`` and ``grad_norm`` are mini-batch estimates (a stochastic
     #: solver): the driver then certifies only on a full gradient (:mod:`ldr.core.stopping`)
     exact: bool = True

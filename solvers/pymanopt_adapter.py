@@ -92,7 +92,10 @@ class Pymanopt(Solver):
     Parameters
     ----------
     optimizer : pymanopt optimizer, optional
-        Default ``pymanopt.optimizers.TrustRegions(verbosity=0)``.
+        Default ``pymanopt.optimizers.TrustRegions(verbosity=0)``, its ``min_gradient_norm``
+        set at each run to half the driver's accepted gradient norm (``State.grad_tol``), so
+        that its stop, judged on its own evaluation of the norm, meets ldr's gradient rule
+        (pymanopt's default is an absolute 1e-6).
     backend : {"oracles", "autograd"}
         See :func:`~ldr.solvers.pymanopt_adapter.pymanopt_problem`.
     """
@@ -100,6 +103,7 @@ class Pymanopt(Solver):
     name = "pymanopt"
 
     def __init__(self, optimizer=None, backend: str = "oracles"):
+        self.default = optimizer is None
         if optimizer is None:
             import pymanopt.optimizers
 
@@ -115,13 +119,20 @@ class Pymanopt(Solver):
         pproblem = pymanopt_problem(problem, self.backend)
         product = isinstance(problem.manifold, Product)
         M0 = list(state.M) if product else state.M
-        res = self.optimizer.run(pproblem, initial_point=M0)
+        optimizer = self.optimizer
+        if self.default and state.grad_tol is not None and np.isfinite(state.grad_tol) \
+                and state.grad_tol > 0:
+            import pymanopt.optimizers
+
+            optimizer = pymanopt.optimizers.TrustRegions(
+                verbosity=0, min_gradient_norm=0.5 * state.grad_tol)
+        res = optimizer.run(pproblem, initial_point=M0)
         M = tuple(np.asarray(m, float) for m in res.point) if product \
             else np.asarray(res.point, float)
         iters = int(res.iterations or 0)
         new = self.evaluate(problem, M, iteration=state.iteration + max(iters, 1),
                             info={"log": res.log, "pymanopt_time": res.time})
         criterion = str(res.stopping_criterion).strip()
-        new.stop_reason = f"pymanopt {type(self.optimizer).__name__}: {criterion}"
+        new.stop_reason = f"pymanopt {type(optimizer).__name__}: {criterion}"
         new.stop_converged = "grad norm" in criterion.lower()
         return new

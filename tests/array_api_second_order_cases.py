@@ -166,6 +166,8 @@ def test_float32_tensors_give_float32_answers_as_numpys_float32_fit(case):
     import torch
 
     make, data, _, _ = CASES[case]
+    if case == "FactorAnalysis":  # tol 1e-12 sits at the rounding floor of float32 data,
+        make = lambda: FactorAnalysis(2, tol=1e-9)  # noqa: E731  # where paths differ
     X = data()
     ref, ref32 = make().fit(X), make().fit(X.astype(np.float32))
     X32 = torch.as_tensor(X, dtype=torch.float32)

@@ -101,8 +101,10 @@ def test_riemannian_lbfgs_matches_the_trust_region_on_grassmann_pca(seed):
     X = ldr.datasets.make_pca(300, 15, seed=seed)
     obj = PCA(X, 4, manifold="grassmann")
     f_star = -np.sum(np.linalg.eigvalsh(obj.C)[-4:])
-    ours = ldr.solve(obj, "lbfgs", start="random", random_state=seed, tol=1e-10)
-    tr = ldr.solve(obj, "trust-region", start="random", random_state=seed, tol=1e-10)
+    # tol 1e-9: at 1e-10 the step rule can fire first (the iterate's changes reach xtol at
+    # the rounding floor of a d = 15 problem, on some machines' BLAS)
+    ours = ldr.solve(obj, "lbfgs", start="random", random_state=seed, tol=1e-9)
+    tr = ldr.solve(obj, "trust-region", start="random", random_state=seed, tol=1e-9)
     assert ours.converged and tr.converged, (ours.reason, tr.reason)
     assert abs(ours.cost - f_star) <= 1e-12 * abs(f_star)
     assert abs(ours.cost - tr.cost) <= 1e-12 * abs(f_star)

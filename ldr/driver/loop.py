@@ -358,6 +358,7 @@ def solve(
         rules = StageRules.for_stage(options, scale, state.iteration, began, callback,
                                      iterations_before=iterations_done,
                                      judge_tol=solver_tol)
+        state.grad_tol = None if scale is None else rules.grad_tol
         row = {"iteration": n_total, "time": t_before + time.perf_counter() - began,
                "cost": state.cost, "grad_norm": state.grad_norm, "change": np.nan,
                "stage": stage, **state.info}
@@ -402,6 +403,7 @@ def solve(
                           f"{prev.grad_norm:.3e})")
                 break
             state.grad_scale = scale
+            state.grad_tol = prev.grad_tol
             change = geom.change(prev.M, state.M) if state.accepted else 0.0
             n_total += state.iteration - prev.iteration
             trace.append({"iteration": n_total, "time": t_before + time.perf_counter() - began,
