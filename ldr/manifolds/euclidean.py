@@ -16,7 +16,9 @@ class Euclidean(Manifold):
     """R^{d×r} with the Euclidean metric, or ``k`` stacked copies (points (k, d, r)).
 
     The tangent space is the whole space: the projection, the transport and the conversion
-    of the Hessian are the identity, and the retraction is ``M + V``.
+    of the Hessian are the identity, and the retraction is ``M + V``.  The geodesics are the
+    straight lines t ↦ M + tV, so the exponential is ``M + V``, the logarithm ``N − M`` and
+    the distance ‖N − M‖_F (over all the entries of a stack: the product distance).
 
     Parameters
     ----------
@@ -71,6 +73,21 @@ class Euclidean(Manifold):
 
     def random_point(self, rng: np.random.Generator):
         return rng.standard_normal(self.shape)
+
+    def exp(self, M, V):
+        """Exp_M(V) = M + V, the end of the straight line t ↦ M + tV."""
+        self.check_pair(M, V, "V")
+        return M + V
+
+    def log(self, M, N):
+        """Log_M(N) = N − M."""
+        self.check_pair(M, N, "N")
+        return N - M
+
+    def dist(self, M, N) -> float:
+        """‖N − M‖_F (over all the entries of a stack)."""
+        self.check_pair(M, N, "N")
+        return arrays.norm(N - M)
 
     def change(self, M, N) -> float:
         """The relative distance ‖N − M‖_F / max(‖M‖_F, ‖N‖_F), which does not depend on the

@@ -16,7 +16,11 @@ ambient ones; the geometry is what each class writes:
 * ``transport(M, N, V)``: vector transport from T_M to T_N by projection onto T_N
   (Absil et al., §8.1.3), the identity on a flat manifold (``transport_is_identity``);
 * ``change(M, N)``: how far apart two iterates are, the measure of the driver's step rule;
-* ``tangent_basis(M)``: an orthonormal basis of the tangent space, for Hessian certificates.
+* ``tangent_basis(M)``: an orthonormal basis of the tangent space, for Hessian certificates;
+* ``exp(M, V)``, ``log(M, N)``, ``dist(M, N)``: the Riemannian exponential, its inverse and
+  the geodesic distance, where a class has them in closed form (Euclidean, Grassmann; the
+  exponential only on Stiefel, whose embedded metric has no closed-form logarithm); the
+  solvers step by ``retract``, which agrees with ``exp`` to first order.
 
 The names are pymanopt's where it has the operation.  Points and tangent vectors of another
 array namespace than NumPy (PyTorch, CuPy, ...) are computed on in their namespace and on
@@ -50,7 +54,8 @@ class Manifold:
 
     A subclass for d×r matrices writes ``project``, ``rhess`` (and ``hess_shift``),
     ``retract``, ``random_point``, ``change``, ``matrix_tangent_basis`` and, off a flat
-    space, ``feasibility`` and ``nearest``; the rest is shared.  ``k > 1`` identical factors
+    space, ``feasibility`` and ``nearest``; where it has them, ``exp``, ``log`` and
+    ``dist`` (here they raise NotImplementedError); the rest is shared.  ``k > 1`` identical factors
     are one manifold of stacked points (k, d, r): every operation is one vectorized call
     over the stack, with the product manifold's geometry (the metric, projection, Hessian
     and retraction act factor by factor; ``change`` and ``feasibility`` report the largest
@@ -172,6 +177,108 @@ class Manifold:
         in the namespace and on the device of ``M``."""
         V = self.project(M, arrays.like(self.random_ambient(rng), M))
         return self.lincomb(1.0 / max(self.norm(V), 1e-300), V)
+
+    # --- geodesics ----------------------------------------------------------------------------
+    def exp(self, M, V):
+        """The Riemannian exponential Exp_M(V) = γ(1), where γ is the geodesic with γ(0) = M
+        and γ'(0) = V (Absil et al. 2008, §5.4): d/dt Exp_M(tV) = V at t = 0, and
+        ``retract`` agrees with it to first order.
+
+        Parameters
+        ----------
+        M : array or tuple
+            A point (of the manifold's shape; one array per factor on a product).
+        V : array or tuple
+            A tangent vector at ``M`` (horizontal on Grassmann: MᵀV = 0).
+
+        Returns
+        -------
+        array or tuple
+            The point Exp_M(V), in the namespace of ``M``.
+
+        Raises
+        ------
+        NotImplementedError
+            Where the class has no closed form for it (this base class).
+        ParameterError
+            Where ``M`` or ``V`` is not of the manifold's shape.
+        """
+        raise NotImplementedError(f"{type(self).__name__} has no Riemannian exponential; "
+                                  "retract(M, V) is a first-order approximation of it")
+
+    def log(self, M, N):
+        """The Riemannian logarithm Log_M(N): the tangent vector V at ``M`` of least norm with
+        Exp_M(V) = N (for Grassmann: spanning span(N)), defined where N is not in M's cut
+        locus, so that ``log(M, exp(M, V)) = V`` for V small enough and ‖Log_M(N)‖ is the
+        geodesic distance (Absil et al. 2008, §5.4).
+
+        Parameters
+        ----------
+        M, N : array or tuple
+            Two points (of the manifold's shape; one array per factor on a product).
+
+        Returns
+        -------
+        array or tuple
+            A tangent vector at ``M``, in the namespace of ``M``.
+
+        Raises
+        ------
+        NotImplementedError
+            Where the class has no closed form for it (Stiefel, this base class).
+        ParameterError
+            Where ``M`` or ``N`` is not of the manifold's shape.
+        """
+        raise NotImplementedError(f"{type(self).__name__} has no Riemannian logarithm")
+
+    def dist(self, M, N) -> float:
+        """The geodesic (Riemannian) distance between ``M`` and ``N``: the infimum of the
+        lengths of the curves joining them, ‖Log_M(N)‖ where the logarithm is defined
+        (Absil et al. 2008, §3.6); on a stack or a product, √(Σᵢ dist(Mᵢ, Nᵢ)²), the distance
+        of the product metric.
+
+        Parameters
+        ----------
+        M, N : array or tuple
+            Two points (of the manifold's shape; one array per factor on a product).
+
+        Returns
+        -------
+        float
+
+        Raises
+        ------
+        NotImplementedError
+            Where the class has no closed form for it (Stiefel, this base class).
+        ParameterError
+            Where ``M`` or ``N`` is not of the manifold's shape.
+        """
+        raise NotImplementedError(f"{type(self).__name__} has no geodesic distance; "
+                                  "change(M, N) measures a step between iterates")
+
+    def check_pair(self, M, X, name: str) -> None:
+        """A :class:`~ldr.core.errors.ParameterError` naming ``M`` or ``name`` unless both
+        ``M`` and ``X`` have the manifold's shape: one array of ``shape``, or on a product a
+        tuple (or list) of one array per factor, each of its factor's shape."""
+        expected = [f.shape for f in self.factors]
+        single = self.factors[0] is self
+        for label, value in (("M", M), (name, X)):
+            if single:
+                got = [tuple(getattr(value, "shape", ()))]
+            elif isinstance(value, (tuple, list)):
+                got = [tuple(getattr(v, "shape", ())) for v in value]
+            else:
+                got = None
+            if got == expected:
+                continue
+            if single:
+                raise ParameterError(label, f"expected an array of shape {expected[0]} (a "
+                                            f"point or tangent vector of {self}), got shape "
+                                            f"{got[0]}")
+            found = "not a tuple" if got is None else f"shapes {tuple(got)}"
+            raise ParameterError(label, f"expected a tuple of {len(expected)} arrays of shapes "
+                                        f"{tuple(expected)} (one per factor of {self}), got "
+                                        f"{found}")
 
     def change(self, M, N) -> float:
         """How far apart the successive iterates ``M`` and ``N`` are: the measure the driver's

@@ -17,9 +17,12 @@ class Product(Manifold):
 
     The metric is the sum of the factors' (Absil, Mahony & Sepulchre 2008, §3.6.1), so every
     operation acts factor by factor; ``change`` and ``feasibility`` report the largest over
-    the factors, and the tangent basis is block diagonal.  ``k`` identical factors are
-    cheaper as one manifold of stacked points (``Stiefel(d, r, k=k)``): one vectorized
-    call per operation instead of k.
+    the factors, and the tangent basis is block diagonal.  The geodesics of the product are
+    the tuples of the factors' geodesics, so ``exp`` and ``log`` act factor by factor and
+    the distance is √(Σᵢ distᵢ²); each raises NotImplementedError, naming the factor, where
+    a factor has no closed form for it (a Stiefel factor's ``log`` and ``dist``).  ``k``
+    identical factors are cheaper as one manifold of stacked points
+    (``Stiefel(d, r, k=k)``): one vectorized call per operation instead of k.
 
     Parameters
     ----------
@@ -93,6 +96,32 @@ class Product(Manifold):
 
     def retract(self, M, V, method: str = "polar"):
         return tuple(m.retract(a, v, method) for m, a, v in zip(self._factors, M, V))
+
+    def factorwise(self, operation: str, M, X) -> list:
+        """``operation`` ("exp", "log" or "dist") of each factor on its arrays of ``M`` and
+        ``X``; a NotImplementedError naming the factor that has none."""
+        self.check_pair(M, X, "V" if operation == "exp" else "N")
+        out = []
+        for i, (m, a, x) in enumerate(zip(self._factors, M, X)):
+            try:
+                out.append(getattr(m, operation)(a, x))
+            except NotImplementedError as exc:
+                raise NotImplementedError(f"factor {i} of {self}, {m}, has no {operation}: "
+                                          f"{exc}") from exc
+        return out
+
+    def exp(self, M, V):
+        """(Exp_{M₁}(V₁), …, Exp_{Mₘ}(Vₘ)): the product's geodesics are the tuples of the
+        factors'."""
+        return tuple(self.factorwise("exp", M, V))
+
+    def log(self, M, N):
+        """(Log_{M₁}(N₁), …, Log_{Mₘ}(Nₘ))."""
+        return tuple(self.factorwise("log", M, N))
+
+    def dist(self, M, N) -> float:
+        """√(Σᵢ dist(Mᵢ, Nᵢ)²), the geodesic distance of the product metric."""
+        return math.sqrt(sum(d * d for d in self.factorwise("dist", M, N)))
 
     def random_point(self, rng: np.random.Generator):
         return tuple(m.random_point(rng) for m in self._factors)

@@ -3,9 +3,21 @@
 from __future__ import annotations
 
 import numpy as np
+import scipy.linalg
 
 from ldr.core import linalg
+from ldr.data import arrays
 from ldr.manifolds.orthonormal import OrthonormalColumns
+
+#: why the Stiefel manifold with the embedded metric has no ``log`` nor ``dist`` here
+NO_LOGARITHM = (
+    "the Stiefel manifold with the embedded (Euclidean) metric has no closed-form Riemannian "
+    "logarithm, so no closed-form geodesic distance either (pymanopt has neither); for this "
+    "metric the geodesic endpoint problem is solved by iteration, a shooting method such as "
+    "Zimmermann & Hüper's (2022) for the one-parameter family of metrics that contains the "
+    "embedded one (Zimmermann's 2017 matrix-algebraic algorithm is for the canonical metric "
+    "only), which ldr does not implement; Grassmann has both in closed form where only the "
+    "span matters, and change(M, N) measures a step between iterates")
 
 
 def sym(A):
@@ -28,6 +40,9 @@ class Stiefel(OrthonormalColumns):
     * step measure ``change``: the spectral norm ‖N − M‖₂ — a cost that is not invariant
       to M → MR can make all its progress inside a fixed span, which a principal angle
       would not see;
+    * exponential (:meth:`exp`): Edelman et al.'s closed form for the embedded metric
+      (Eq. 2.45); no logarithm nor distance (:meth:`log` and :meth:`dist` raise
+      NotImplementedError): this metric has no closed form for them;
     * retraction, random point, feasibility: :class:`OrthonormalColumns`.
 
     Parameters
@@ -50,7 +65,11 @@ class Stiefel(OrthonormalColumns):
     orthogonality constraints", SIAM J. Matrix Anal. Appl. 20, 303–353.  P.-A. Absil,
     R. Mahony, R. Sepulchre (2008), *Optimization Algorithms on Matrix Manifolds*.
     P.-A. Absil, R. Mahony, J. Trumpf (2013), "An extrinsic look at the Riemannian
-    Hessian", GSI 2013, LNCS 8085, 361–368.
+    Hessian", GSI 2013, LNCS 8085, 361–368.  R. Zimmermann (2017), "A matrix-algebraic
+    algorithm for the Riemannian logarithm on the Stiefel manifold under the canonical
+    metric", SIAM J. Matrix Anal. Appl. 38, 322–342.  R. Zimmermann, K. Hüper (2022),
+    "Computing the Riemannian logarithm on the Stiefel manifold: metrics, methods, and
+    performance", SIAM J. Matrix Anal. Appl. 43, 953–980.
     """
 
     def __init__(self, d: int, r: int, k: int = 1):
@@ -75,6 +94,41 @@ class Stiefel(OrthonormalColumns):
         if S is None:
             S = self.hess_shift(M, G)
         return self.project(M, H) - V @ S - M @ sym((V.mT @ M) @ S)
+
+    def exp(self, M, V):
+        """Exp_M(V) for the embedded metric, in the closed form of Edelman, Arias & Smith
+        (1998, Eq. 2.45): with A = MᵀV (skew-symmetric) and S = VᵀV,
+
+            Exp_M(V) = [M, V] expm([[A, −S], [I, A]]) [[I], [0]] expm(−A),
+
+        the 2r×2r and r×r matrix exponentials (``scipy.linalg.expm``, one per matrix of a
+        stack).  The result has orthonormal columns in exact arithmetic; its polar factor
+        (:func:`ldr.core.linalg.polar`), the nearest such matrix, is returned, which moves
+        it by no more than twice its rounding error.  The exponentials are taken on the
+        host: a point of another namespace (PyTorch, CuPy, ...) is copied to NumPy and the
+        result copied back to its namespace, device and dtype (:mod:`ldr.data.arrays`).
+        """
+        self.check_pair(M, V, "V")
+        Mh = arrays.to_host(M)
+        Vh = arrays.to_host(V)
+        r = Mh.shape[-1]
+        A = Mh.mT @ Vh
+        S = Vh.mT @ Vh
+        eye = np.broadcast_to(np.eye(r, dtype=A.dtype), A.shape)
+        block = np.block([[A, -S], [eye, A]])
+        E = scipy.linalg.expm(block)[..., :, :r] @ scipy.linalg.expm(-A)
+        Y = np.concatenate([Mh, Vh], axis=-1) @ E
+        return arrays.like(linalg.polar(Y), M)
+
+    def log(self, M, N):
+        """Not available: the embedded metric has no closed-form logarithm; Zimmermann &
+        Hüper (2022) compute it by a shooting iteration (see :data:`NO_LOGARITHM`)."""
+        raise NotImplementedError(NO_LOGARITHM)
+
+    def dist(self, M, N) -> float:
+        """Not available: the geodesic distance is ‖Log_M(N)‖, which has no closed form for
+        the embedded metric (see :meth:`log`)."""
+        raise NotImplementedError(NO_LOGARITHM)
 
     def change(self, M, N) -> float:
         """‖N − M‖₂ (the largest over a stack's factors)."""
