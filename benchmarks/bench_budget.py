@@ -19,10 +19,6 @@ other processes on a shared machine inflate far less than the wall clock; median
 * ``default`` — ``SupervisedHSIC(9)``: max_iter left at its default, a per-stage cap;
 * ``max_iter=3`` — a budget set by the user: it bounds the whole W-step (ISM's iterations and
   the trust region's Hessian-vector products together); ISM reaching it ends the chain;
-* ``old per-stage 3`` (n = 4000 only) — the semantics before this change, emulated by the
-  same fit with the W-step solved under ``max_iter=None, stage_max_iter=3``: ISM stops after
-  3 iterations and the trust-region polish then runs its own 3 iterations, each with up to
-  ``dim`` Hessian-vector products (a full kernel pass each).
 
 The ratio columns are the fit's time over the default fit's at the same n (≤ 1 is the
 target).
@@ -64,21 +60,9 @@ def child(n: int, config: str, repeats: int) -> dict:
     for _ in range(repeats):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            if config == "old per-stage 3":  # the W-step's solve with the old semantics
-                import ldr.estimators.hsic as family
-
-                own = family.solver_options
-                family.solver_options = lambda est, own=own: {**own(est), "max_iter": None,
-                                                              "stage_max_iter": 3}
-                try:
-                    t0, c0 = time.perf_counter(), time.process_time()
-                    est = SupervisedHSIC(Q).fit(X, y)
-                finally:
-                    family.solver_options = own
-            else:
-                kw = {} if config == "default" else {"max_iter": 3}
-                t0, c0 = time.perf_counter(), time.process_time()
-                est = SupervisedHSIC(Q, **kw).fit(X, y)
+            kw = {} if config == "default" else {"max_iter": 3}
+            t0, c0 = time.perf_counter(), time.process_time()
+            est = SupervisedHSIC(Q, **kw).fit(X, y)
             times.append(time.perf_counter() - t0)
             cpus.append(time.process_time() - c0)
             res = est.result_
@@ -104,7 +88,7 @@ def main():
     parser.add_argument("--sizes", type=int, nargs="+", default=[4000, 16000, 32000],
                         help="the n to run (each its own locked run keeps a run short)")
     parser.add_argument("--configs", nargs="+", default=None,
-                        help="rows to run (default: all; 'old per-stage 3' at n <= 4000 only)")
+                        help="rows to run (default: all)")
     args = parser.parse_args()
     common.print_header("A smaller budget never costs more: SupervisedHSIC(9), default vs "
                         "max_iter=3", ["fit time (median at n = 4000, one fit above) and peak "
@@ -113,7 +97,7 @@ def main():
     rows = []
     for n in sizes:
         reps = args.repeats if n <= 4000 else 1
-        configs = ["default", "max_iter=3"] + (["old per-stage 3"] if n <= 4000 else [])
+        configs = ["default", "max_iter=3"]
         configs = [c for c in configs if args.configs is None or c in args.configs]
         base = None
         for config in configs:
