@@ -30,6 +30,8 @@ L, so they equal scikit-learn's objective value at the same L.
 scalings when r ≤ min(d, C − 1), else PCA when r < min(d, n), else the identity — in units of
 c: LDA's scalings are scale-equivariant and equal scikit-learn's start exactly; PCA and the
 identity are orthonormal in M (scikit-learn's are orthonormal in L: the same when c = 1).
+A start asked for by name (``"pca"``, ``"identity"``) is scikit-learn's own map (L = V,
+L = I), so that ``start="identity"`` transforms X to X.
 
 **Sampled batches.**  :meth:`MetricLearning.sample_batches` makes a batch's terms an estimate
 from candidate sets (``objectives/candidates.py``, Eq. C1) at O(b·(K + m)) pairs instead of
@@ -93,11 +95,13 @@ class MetricLearning(Objective):
     """
 
     manifold = "euclidean"
+    #: the fewest classes the objective is defined for
+    min_classes = 2
 
     def __init__(self, X, y, r, start="auto"):
         X = check_data(X, "X")
         n, d = X.shape
-        self.classes_, self.codes_ = check_labels(y, n, "y")
+        self.classes_, self.codes_ = check_labels(y, n, "y", self.min_classes)
         self.r = _check_r(r, d)
         if not (isinstance(start, str) and start in _INITS):
             raise ParameterError("start", f"expected one of {_INITS}, got {start!r}")
@@ -160,8 +164,11 @@ class MetricLearning(Objective):
         return None, self.components(M).T
 
     def heuristic(self) -> np.ndarray:
-        """scikit-learn's ``init="auto"`` start (or the ``start`` asked for), in units of c
-        (module docstring)."""
+        """scikit-learn's ``init="auto"`` rule in units of c (module docstring), or the start
+        asked for by name, which is scikit-learn's own: ``"identity"`` is the map L = I
+        (M = c I), so that ``transform(X)`` is X, and ``"pca"`` the map whose rows are the
+        principal axes (M = c V); under ``"auto"`` the same two are orthonormal in M
+        (L = I/c, V/c), so that the start of c·X is the start of X."""
         n, d = self._Xs.shape
         r = self.r
         init = self.start
@@ -191,8 +198,9 @@ class MetricLearning(Objective):
             V = Vt[:r].T
             rows = np.argmax(np.abs(V), axis=0)  # scikit-learn's sign rule (svd_flip)
             signs = np.sign(V[rows, np.arange(r)])
-            return V * np.where(signs == 0, 1.0, signs)
-        return np.eye(d, r)
+            V = V * np.where(signs == 0, 1.0, signs)
+            return V * (self.unit_ if self.start == "pca" else 1.0)
+        return np.eye(d, r) * (self.unit_ if self.start == "identity" else 1.0)
 
     def _point_key(self, M) -> bytes:
         return np.ascontiguousarray(M, dtype=float).tobytes()

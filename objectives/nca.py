@@ -215,7 +215,8 @@ class NCA(MetricLearning):
     X : array of shape (n_samples, n_features)
         Data as rows (copied; ``X`` is not modified).
     y : array of shape (n_samples,)
-        Class labels, at least two classes.
+        Class labels.  With one class every neighbour is a classmate: f(L) = n for every L,
+        the gradient is 0 and a solve returns its start (scikit-learn's behaviour).
     r : int
         Embedding dimension, 1 ≤ r ≤ n_features (r = n_features learns a full-rank metric).
     start : {"auto", "lda", "pca", "identity"}
@@ -248,6 +249,7 @@ class NCA(MetricLearning):
                     supervised=True, memory=lambda n, sizes: nca_memory(n))
 
     default_solver = "lbfgs"
+    min_classes = 1
 
     def __init__(self, X, y, r, start="auto", block_size: int | None = None, *,
                  init="deprecated"):

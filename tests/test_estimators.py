@@ -84,6 +84,19 @@ for _name in ("PCA", "OrthogonalLDA", "MAF", "SFA", "LPP", "NPE", "PPCA", "CCA",
     EXPECTED_FAILURES.setdefault(_name, {})["check_transformer_n_iter"] = _ZERO_ITERATIONS
 EXPECTED_FAILURES["ReducedRankRegression"]["check_non_transformer_estimators_n_iter"] = (
     _ZERO_ITERATIONS)
+# PCA(n_components=None) on the check's rank-deficient data: the components beyond the rank
+# are an arbitrary basis of the covariance's null space (tests/test_sample_weight.py checks
+# integer weights against repeated rows where the subspace is determined)
+# FactorAnalysis: two fits from moments equal to rounding stop anywhere within the gradient
+# tolerance of the optimum, further apart than the check's 1e-7 (tests/test_sample_weight.py
+# checks the equivalence at tol=1e-10)
+EXPECTED_FAILURES["FactorAnalysis"] = {
+    "check_sample_weight_equivalence_on_dense_data": (
+        "two fits stop within the default gradient tolerance of the optimum, further apart "
+        "than the check's rtol 1e-7; tests/test_sample_weight.py checks it at tol=1e-10")}
+EXPECTED_FAILURES["PCA"]["check_sample_weight_equivalence_on_dense_data"] = (
+    "the components beyond the data's rank are an arbitrary basis of the covariance's null "
+    "space, so transforms of rows off the span differ between two fits")
 
 
 def test_every_estimator_is_checked():
@@ -206,7 +219,8 @@ def test_get_params_and_clone():
     assert lda.get_params()["shrinkage"] == 0.2 and lda.get_params()["n_components"] == 3
     assert clone(lda).set_params(shrinkage=0.3).shrinkage == 0.3
     assert set(est.PCA().get_params()) == {"n_components", "whiten", "solver", "start", "tol",
-                                           "max_iter", "solver_params", "random_state"}
+                                           "max_iter", "solver_params", "verbose",
+                                           "random_state"}
 
 
 def test_bad_input(wine):

@@ -28,7 +28,7 @@ import ldr.estimators as est
 import ldr.objectives as objectives
 from ldr.estimators.base import SOLVE_OPTIONS
 
-SHARED = ("solver", "start", "tol", "max_iter", "solver_params", "random_state")
+SHARED = ("solver", "start", "tol", "max_iter", "solver_params", "verbose", "random_state")
 #: names of earlier releases: accepted as keywords with a FutureWarning, never parameters
 OLD = ("M0", "seed", "gtol", "gtol_scale", "stage_max_iter")
 #: a word with one meaning, and where it has it; elsewhere only as a deprecated alias

@@ -30,7 +30,7 @@ import numpy as np
 
 from ldr.core.errors import ChunkError, ParameterError
 from ldr.data import arrays
-from ldr.data.statistics import Moments, chunk_moments, merge, merge_all
+from ldr.data.statistics import Moments, check_weights, chunk_moments, merge, merge_all
 from ldr.data.validation import check_data, check_labels, is_lazy
 
 #: rows per chunk when a NumPy memmap is read in pieces (about 64 MB of float64 at d = 100)
@@ -56,7 +56,8 @@ def _check_lag(lag) -> int | None:
 
 def moments(X, y=None, *, lag: int | None = None, diff: bool = False, name: str = "X",
             y_name: str = "y", min_samples: int = 2, progress: bool = False,
-            chunk_bytes: int = MEMMAP_CHUNK_BYTES, validated: bool = False) -> Moments:
+            chunk_bytes: int = MEMMAP_CHUNK_BYTES, validated: bool = False,
+            weights=None) -> Moments:
     """One pass over the rows ``X`` (and labels ``y``): their :class:`~ldr.data.statistics.Moments`.
 
     Parameters
@@ -75,6 +76,9 @@ def moments(X, y=None, *, lag: int | None = None, diff: bool = False, name: str 
         dtype) was validated by the caller — shape, finiteness and magnitude, as an
         estimator's ``fit`` does at its door — and is read as it is; chunked input is checked
         chunk by chunk all the same
+    weights : (n,) frequency weights of an in-memory X, optional
+        Checked by :func:`~ldr.data.statistics.check_weights`; the moments of the rows
+        repeated by their weights (:func:`~ldr.data.statistics.chunk_moments`).
 
     Examples
     --------
@@ -89,6 +93,17 @@ def moments(X, y=None, *, lag: int | None = None, diff: bool = False, name: str 
     True
     """
     lag = _check_lag(lag)
+    if weights is not None:
+        if lag is not None or isinstance(X, (Moments, Iterator, np.memmap)) or is_lazy(X) \
+                or (y is not None and is_lazy(y)):
+            raise ParameterError("sample_weight", "weights apply to rows in memory, without "
+                                 "a lag (pass a NumPy or namespace array)")
+        if not validated and arrays.foreign(X) is None:
+            X = check_data(X, name, min_samples=1, copy=False)
+        out = chunk_moments(X, y, None, False, name, None, y_name, validated=validated,
+                            weights=check_weights(weights, X.shape[0]))
+        _check_result(out, y is not None, lag, diff, name, min_samples)
+        return out
     if isinstance(X, Moments):
         out = X
         if y is not None:

@@ -192,7 +192,8 @@ def class_sums(Y, codes, k: int):
 
 def chunk_moments(X, y=None, lag: int | None = None, diff: bool = False, name: str = "X",
                   start: int | None = None, y_name: str = "y",
-                  width: int | None = None, validated: bool = False) -> Moments:
+                  width: int | None = None, validated: bool = False,
+                  weights=None) -> Moments:
     """:class:`Moments` of one chunk of rows, validated (:func:`~ldr.data.validation.check_chunk`:
     the finiteness from the column means, which a NaN or infinity reaches), computed in the
     chunk's namespace and on its device (NumPy: float64; another namespace: its real float
@@ -200,7 +201,13 @@ def chunk_moments(X, y=None, lag: int | None = None, diff: bool = False, name: s
     features the whole array declares (a chunk of another width is an error naming its
     rows).  The labels ``y`` are read on the host unless they are in X's namespace (then
     their classes are found there and only the classes are read back).  ``validated``: the
-    caller checked X already (:func:`~ldr.data.rows.moments`), and it is read as it is."""
+    caller checked X already (:func:`~ldr.data.rows.moments`), and it is read as it is.
+
+    ``weights`` (n,), non-negative with a positive sum (checked by the caller,
+    :func:`check_weights`), are frequency weights: the moments are those of the rows each
+    repeated its weight's times — count n = Σ w_i, mean u = Σ w_i y_i / n, scatter
+    Σ w_i (y_i − u)(y_i − u)ᵀ (and per class the same), so that integer weights give the
+    moments of the repeated rows; not with ``lag`` (a series has no repeated rows)."""
     if not validated:
         X = check_chunk(X, name, start, values=False)
     xp = arrays.namespace(X)
@@ -219,6 +226,8 @@ def chunk_moments(X, y=None, lag: int | None = None, diff: bool = False, name: s
         if not arrays.all_finite(c):  # a NaN or infinity in X, or sums that overflow
             check_chunk(X, name, start)
         check_magnitude(X, name)
+    if weights is not None:
+        return _weighted_moments(X, y, c, arrays.like(weights, X), y_name, start)
     if y is None and lag is None:
         scatter = _uncentred_scatter(X, c, xp)
         if scatter is not None:  # X is never copied: two reads of it in all
@@ -244,6 +253,55 @@ def chunk_moments(X, y=None, lag: int | None = None, diff: bool = False, name: s
             out.diff = Dx.T @ Dx
         out.head = xp.asarray(X[:lag, :], copy=True)  # copies: the chunk is not kept alive
         out.tail = xp.asarray(X[max(n - lag, 0):, :], copy=True)
+    return out
+
+
+def check_weights(sample_weight, n_samples: int) -> np.ndarray:
+    """``sample_weight`` as a float64 NumPy array of length ``n_samples`` with finite,
+    non-negative entries and a positive sum; a ParameterError naming it otherwise (None:
+    None)."""
+    if sample_weight is None:
+        return None
+    try:
+        w = np.asarray(arrays.to_host(sample_weight), dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise ParameterError("sample_weight", f"must be numbers ({exc})") from None
+    if w.ndim == 0:
+        w = np.full(n_samples, float(w))
+    if w.shape != (n_samples,):
+        raise ParameterError("sample_weight", f"expected shape ({n_samples},), one weight per "
+                             f"sample, got {w.shape}")
+    if not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise ParameterError("sample_weight", "weights must be finite and non-negative")
+    if not np.sum(w) > 0:
+        raise ParameterError("sample_weight", "every sample has zero weight (the weights "
+                             "sum to 0): no sample counts")
+    return w
+
+
+def _weighted_moments(X, y, c, w, y_name, start) -> Moments:
+    """:func:`chunk_moments` with frequency weights ``w`` (in X's namespace)."""
+    xp = arrays.namespace(X)
+    Y = X - c
+    total = xp.sum(w)
+    u = (w @ Y) / total
+    Yw = Y * w[:, None]
+    out = Moments(float(total), c, u, Yw.T @ Y - total * _outer(u, u))
+    if y is not None:
+        labels, codes = _chunk_labels(y, X.shape[0], xp, arrays.device(X), y_name, start)
+        k = labels.shape[0]
+        _, sums = class_sums(Yw, codes, k)
+        counts = class_sums(w[:, None], codes, k)[1][:, 0]
+        if not bool(xp.all(counts > 0)):
+            empty = [labels[i] for i in np.flatnonzero(arrays.to_host(counts) <= 0)]
+            raise ParameterError("sample_weight", f"class(es) {empty} have zero total weight: "
+                                 "drop their samples, or give them a positive weight")
+        offsets = sums / counts[:, None]
+        Z = Y - xp.take(offsets, codes, axis=0)
+        out.labels = labels
+        out.class_counts = counts
+        out.class_offsets = offsets
+        out.within = (Z * w[:, None]).T @ Z
     return out
 
 

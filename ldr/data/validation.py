@@ -211,8 +211,10 @@ def check_rank(r, d: int, name: str = "r") -> int:
     return r
 
 
-def check_labels(y, n_samples: int, name: str = "y") -> tuple[np.ndarray, np.ndarray]:
-    """Return ``(classes, codes)`` for class labels ``y`` of length ``n_samples``.
+def check_labels(y, n_samples: int, name: str = "y",
+                 min_classes: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """Return ``(classes, codes)`` for class labels ``y`` of length ``n_samples`` with at least
+    ``min_classes`` classes.
 
     ``codes`` holds, for every sample, the index of its class in ``classes``.
     """
@@ -230,10 +232,12 @@ def check_labels(y, n_samples: int, name: str = "y") -> tuple[np.ndarray, np.nda
     if y.dtype.kind == "f" and not np.all(np.isfinite(y)):
         raise ParameterError(name, "labels contain NaN or infinity")
     classes, codes = np.unique(y, return_inverse=True)
-    if classes.shape[0] < 2:
+    if classes.shape[0] < min_classes:
         raise ParameterError(name,
             f"at least two classes are needed, got {classes.shape[0]} "
-            f"({classes.tolist()!r})"
+            f"({classes.tolist()!r}): one class has no between-class structure for the "
+            "method to find (in a cross-validation, split with StratifiedKFold so that "
+            "every fold holds every class)"
         )
     return classes, codes.reshape(-1)
 

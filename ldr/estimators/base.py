@@ -49,15 +49,16 @@ from ldr.core.objective import Objective
 from ldr.core.result import Result, Trace
 from ldr.data import arrays
 from ldr.data.rows import as_dask_array, map_rows
-from ldr.data.statistics import Moments
+from ldr.data.statistics import Moments, check_weights, merge
 from ldr.data.validation import check_magnitude, is_lazy, refuse_lazy, validate_data
 from ldr.driver import registry
-from ldr.driver.loop import solve
+from ldr.estimators.progress import check_verbose, solve_shown
 from ldr.estimators.span import check_span_components
 from ldr.solvers import chain
 
-__all__ = ["SOLVE_OPTIONS", "AffineMap", "FitData", "LinearDR", "check_int_components",
-           "check_n_components", "closed_form_result", "deprecated_attribute", "random_seed",
+__all__ = ["SOLVE_OPTIONS", "AffineMap", "FitData", "LinearDR", "WeightedFit",
+           "check_int_components", "check_n_components", "closed_form_result",
+           "deprecated_attribute", "random_seed",
            "sign_rule", "start_point"]
 
 #: the options of :func:`ldr.solve` an estimator's ``solver_params`` may hold; the start, the
@@ -289,6 +290,7 @@ class FitData:
     mean : the original features' mean, when reduced
     params : objective parameters the preparation fixed, over the estimator's own
     derived : what one step computed for a later one (a spectrum, a kernel width)
+    weights : (n,) frequency weights of the rows (``sample_weight``, checked), or None
     """
 
     X: object
@@ -301,6 +303,7 @@ class FitData:
     mean: object = None
     params: dict = dataclasses.field(default_factory=dict)
     derived: dict = dataclasses.field(default_factory=dict)
+    weights: object = None
 
     @property
     def n_features(self) -> int:
@@ -390,6 +393,9 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         When fitted before, the next ``fit`` starts from the previous answer and continues
         its trace (``start`` ignored; the new data must give a point of the same shape).
 
+    verbose : int, default 0
+        0: silent; 1 or more: a progress line per solver iteration on standard output
+        (:mod:`ldr.estimators.progress`).
     Attributes
     ----------
     M_ : (n_features, n_components) array, or a tuple on a product manifold
@@ -438,7 +444,8 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
     _solver_defaults: dict = {}
 
     def __init__(self, objective, n_components=None, *, solver=None, start=None, tol=None,
-                 max_iter=1000, objective_params=None, solver_params=None, random_state=0,
+                 max_iter=1000, objective_params=None, solver_params=None,
+                 verbose=0, random_state=0,
                  warm_start=False):
         self.objective = objective
         self.n_components = n_components
@@ -448,6 +455,7 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         self.max_iter = max_iter
         self.objective_params = objective_params
         self.solver_params = solver_params
+        self.verbose = verbose
         self.random_state = random_state
         self.warm_start = warm_start
 
@@ -615,7 +623,8 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
     def _run(self, obj: Objective, start) -> Result:
         """:func:`ldr.solve` with the estimator's solver and settings from ``start``; a
         ConvergenceWarning when it did not converge."""
-        res = solve(obj, self.solver, start, **self._solve_options())
+        res = solve_shown(type(self).__name__, self.verbose, obj, self.solver, start,
+                          self._solve_options())
         self._warn_unconverged(res, self._remedy(obj, res))
         # autograd's cached gradient closure is rebuilt on demand and cannot be pickled
         obj.__dict__.pop("_ag_grad", None)
@@ -673,8 +682,61 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         one-pass statistics (the others raise a ValueError stating the memory they would
         need), and, under scikit-learn's ``array_api_dispatch``, an array of another
         namespace (the fitted arrays then live there)."""
+        self.__dict__.pop("moments_", None)
+        return self._fit_data(self._validate(X, y))
+
+    def _fit_weighted(self, X, y, sample_weight):
+        """``fit`` with frequency weights, for the estimators whose statistics are weighted
+        moments (:func:`~ldr.data.statistics.chunk_moments`): a sample of integer weight w
+        counts as w copies of its row."""
+        self.__dict__.pop("moments_", None)
         data = self._validate(X, y)
+        if sample_weight is not None:
+            if data.lazy:
+                raise ParameterError("sample_weight", "weights apply to rows in memory; a "
+                                     "Dask array or memmap is read without them")
+            data.weights = check_weights(sample_weight, data.X.shape[0])
+        return self._fit_data(data)
+
+    def _streams(self) -> bool:
+        """Whether the fit reads one-pass moments that merge across batches
+        (:meth:`_batch_moments` defined): ``partial_fit`` exists then."""
+        return type(self)._batch_moments is not LinearDR._batch_moments
+
+    def _batch_moments(self, data: FitData) -> Moments:
+        """Hook: the :class:`~ldr.data.statistics.Moments` of a batch of validated rows
+        (``data.X``, ``data.y``): the statistics the fit reads, on the host."""
+        raise NotImplementedError
+
+    @available_if(_streams)
+    def partial_fit(self, X, y=None, classes=None):
+        """Update the fit with one more batch of rows X (and labels y); returns self.
+
+        The batch's moments are merged with those of every batch before it (``moments_``;
+        Chan, Golub & LeVeque's pairwise update, :mod:`ldr.data.statistics`), and the fit
+        runs from the merged moments: after batches X₁, …, X_b it equals ``fit`` on their
+        concatenation (to rounding).  ``fit`` starts anew; a ``partial_fit`` after a
+        ``fit`` continues from that fit's rows.  X may be a Dask array (read by its
+        chunks).  ``classes`` is accepted for scikit-learn's classifier convention and not
+        needed: the classes seen so far are merged batch by batch."""
+        seen = getattr(self, "moments_", None)
+        width = getattr(self, "n_features_in_", None)
+        data = self._validate(X, y)
+        if seen is not None and data.n_features != seen.d:
+            self.n_features_in_ = width
+            raise ParameterError("X", f"X has {data.n_features} features, but "
+                                 f"{type(self).__name__} is expecting {seen.d} features as "
+                                 "input (the batches seen so far)")
+        batch = self._batch_moments(data)
+        data.stats = batch if seen is None else merge(seen, batch)
+        data.lazy = True  # the merged statistics, not this batch's rows, are the data
+        return self._fit_data(data)
+
+    def _fit_data(self, data: FitData):
+        """The pipeline from the validated data: steps 2-6 of the module docstring."""
         self._prepare(data)
+        if self._streams():
+            self.moments_ = data.stats
         r = self._n_components(data)
         obj, res = self._fit_point(data, r)
         self.objective_ = obj
@@ -726,6 +788,7 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
             raise ParameterError("solver_params", f"expected a dict, got {params!r}")
         own = {"tol": self.tol, "max_iter": self.max_iter,
                "random_state": random_seed(self.random_state)}
+        check_verbose(self.verbose)
         options = dict(self._solver_defaults)
         for key, value in params.items():
             if key in RENAMED_SOLVE_OPTIONS:
@@ -879,3 +942,25 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
             raise ParameterError("X", f"has {Z.shape[1]} columns, but {type(self).__name__} "
                                  f"has n_components_ = {self.n_components_}")
         return self.map_.back(Z)
+
+
+class WeightedFit:
+    """The ``fit`` of the estimators whose statistics are weighted moments (a mixin before
+    :class:`LinearDR`): ``fit(X, y=None, sample_weight=None)``."""
+
+    def fit(self, X, y=None, sample_weight=None):
+        """Fit on the rows X (and labels y where the method reads them); returns self.
+
+        Parameters
+        ----------
+        X : array of shape (n_samples, n_features)
+            The rows (a Dask array or memmap is read in one pass of chunks, without weights).
+        y : array of shape (n_samples,), optional
+            Class labels, for the supervised methods.
+        sample_weight : array of shape (n_samples,), optional
+            Frequency weights w_i ≥ 0: every statistic is that of the rows repeated by their
+            weights — count Σ w_i, mean x̄ = Σ w_i x_i / Σ w_i, scatter
+            Σ w_i (x_i − x̄)(x_i − x̄)ᵀ, per class the same
+            (:func:`~ldr.data.statistics.chunk_moments`) — so that a sample of integer
+            weight w counts as w copies of its row."""
+        return self._fit_weighted(X, y, sample_weight)

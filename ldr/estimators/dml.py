@@ -147,9 +147,11 @@ class NCA(MetricLearner):
         r, 1 <= r <= n_features; None: n_features (a full-rank metric), as scikit-learn.
     start : {"auto", "lda", "pca", "identity", "random"} or array (n_components, n_features)
         The start: scikit-learn's ``init`` rule and names
-        (:meth:`ldr.objectives.NCA.heuristic`; PCA and the identity in units of the data's
-        scale), a random point seeded by ``random_state``, or a map L in scikit-learn's
-        ``components_`` layout.
+        (:meth:`ldr.objectives.NCA.heuristic`): ``"auto"`` takes PCA and the identity in
+        units of the data's scale (the start of c·X is the start of X), the names asked for
+        are scikit-learn's maps (``"identity"``: ``transform(X)`` is X before any
+        iteration); a random point seeded by ``random_state``; or a map L in
+        scikit-learn's ``components_`` layout.
     solver : str, Solver, list of them or None, default None
         Any solver or chain :func:`ldr.solve` accepts; None: the default route (above).
     tol : float, default 1e-6
@@ -170,6 +172,9 @@ class NCA(MetricLearner):
     init : deprecated
         The former name of ``start`` (scikit-learn's); warns, removed in the next release.
 
+    verbose : int, default 0
+        0: silent; 1 or more: a progress line per solver iteration on standard output
+        (:mod:`ldr.estimators.progress`).
     Attributes
     ----------
     components_ : (n_components, n_features)
@@ -204,7 +209,7 @@ class NCA(MetricLearner):
     _objective_class = NCAObjective
 
     def __init__(self, n_components=None, *, start="auto", solver=None, tol=1e-6,
-                 max_iter=1000, solver_params=None, random_state=0, warm_start=False,
+                 max_iter=1000, solver_params=None, verbose=0, random_state=0, warm_start=False,
                  stochastic_above=STOCHASTIC_ABOVE, init="deprecated"):
         self.n_components = n_components
         self.start = start
@@ -212,6 +217,7 @@ class NCA(MetricLearner):
         self.tol = tol
         self.max_iter = max_iter
         self.solver_params = solver_params
+        self.verbose = verbose
         self.random_state = random_state
         self.warm_start = warm_start
         self.stochastic_above = stochastic_above
@@ -276,6 +282,9 @@ class LargeMarginDML(MetricLearner):
     lam : deprecated
         The former name of ``impostor_weight``; warns, removed in the next release.
 
+    verbose : int, default 0
+        0: silent; 1 or more: a progress line per solver iteration on standard output
+        (:mod:`ldr.estimators.progress`).
     Attributes
     ----------
     components_ : (n_components, n_features)
@@ -311,7 +320,7 @@ class LargeMarginDML(MetricLearner):
 
     def __init__(self, n_components=None, *, n_neighbors=3, impostor_weight=1.0,
                  smoothing=0.5, start="auto", solver=None, tol=1e-6, max_iter=1000,
-                 solver_params=None, random_state=0, warm_start=False,
+                 solver_params=None, verbose=0, random_state=0, warm_start=False,
                  stochastic_above=STOCHASTIC_ABOVE, k="deprecated", lam="deprecated",
                  init="deprecated"):
         self.n_components = n_components
@@ -323,6 +332,7 @@ class LargeMarginDML(MetricLearner):
         self.tol = tol
         self.max_iter = max_iter
         self.solver_params = solver_params
+        self.verbose = verbose
         self.random_state = random_state
         self.warm_start = warm_start
         self.stochastic_above = stochastic_above

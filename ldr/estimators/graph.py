@@ -69,6 +69,9 @@ class LPP(GraphEmbedding):
     reg : deprecated
         The former name of ``shrinkage``; warns, removed in the next release.
 
+    verbose : int, default 0
+        0: silent; 1 or more: a progress line per solver iteration on standard output
+        (:mod:`ldr.estimators.progress`).
     Attributes
     ----------
     M_, map_, n_components_, cost_, n_iter_, result_, objective_, mean_ : see :class:`LinearDR`
@@ -98,7 +101,7 @@ class LPP(GraphEmbedding):
 
     def __init__(self, n_components=None, *, n_neighbors=None, radius=None, tau=None,
                  weight="heat", shrinkage=0.0, form="ratio", solver=None, start=None, tol=None,
-                 max_iter=1000, solver_params=None, random_state=0, reg="deprecated"):
+                 max_iter=1000, solver_params=None, verbose=0, random_state=0, reg="deprecated"):
         self.n_components = n_components
         self.n_neighbors = n_neighbors
         self.radius = radius
@@ -111,6 +114,7 @@ class LPP(GraphEmbedding):
         self.tol = tol
         self.max_iter = max_iter
         self.solver_params = solver_params
+        self.verbose = verbose
         self.random_state = random_state
         self.reg = reg
 
@@ -191,6 +195,9 @@ class NPE(GraphEmbedding):
     reg : deprecated
         The former name of ``shrinkage``; warns, removed in the next release.
 
+    verbose : int, default 0
+        0: silent; 1 or more: a progress line per solver iteration on standard output
+        (:mod:`ldr.estimators.progress`).
     Attributes
     ----------
     M_, components_, ratio_, subspace_, n_components_, cost_, n_iter_, result_, objective_,
@@ -209,7 +216,7 @@ class NPE(GraphEmbedding):
 
     def __init__(self, n_components=None, *, n_neighbors=None, radius=None, lle_reg=1e-3,
                  shrinkage=0.0, form="ratio", solver=None, start=None, tol=None,
-                 max_iter=1000, solver_params=None, random_state=0, reg="deprecated"):
+                 max_iter=1000, solver_params=None, verbose=0, random_state=0, reg="deprecated"):
         self.n_components = n_components
         self.n_neighbors = n_neighbors
         self.radius = radius
@@ -221,5 +228,6 @@ class NPE(GraphEmbedding):
         self.tol = tol
         self.max_iter = max_iter
         self.solver_params = solver_params
+        self.verbose = verbose
         self.random_state = random_state
         self.reg = reg

@@ -68,10 +68,10 @@ from sklearn.base import ClusterMixin
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.utils.multiclass import type_of_target
 
+from ldr.core.deprecation import user_stacklevel
 from ldr.core.errors import ParameterError
 from ldr.data import arrays
 from ldr.data.validation import check_labels, check_magnitude, validate_data
-from ldr.driver.loop import solve
 from ldr.estimators.base import (
     AffineMap,
     FitData,
@@ -81,6 +81,7 @@ from ldr.estimators.base import (
     start_point,
 )
 from ldr.estimators.hsic_alternation import HSICAlternation
+from ldr.estimators.progress import solve_shown
 from ldr.estimators.spectral import check_spectral, cluster_rows, gaussian_gamma
 from ldr.kernels import Gaussian, make_kernel, median_distance
 from ldr.kernels.family import in_namespace
@@ -231,7 +232,7 @@ class _HSICBase(LinearDR):
         """:func:`ldr.solve` with the W-step's solver and settings
         (:func:`w_step_solve_args`); a ConvergenceWarning when it did not converge."""
         solver, options = w_step_solve_args(self)
-        res = solve(obj, solver, start, **options)
+        res = solve_shown(type(self).__name__, self.verbose, obj, solver, start, options)
         self._warn_unconverged(res, "raise max_iter, loosen tol, or use "
                                     "solver=['ism', 'trust-region']", "the W-step")
         # autograd's cached gradient closure is rebuilt on demand and cannot be pickled
@@ -340,6 +341,9 @@ class SupervisedHSIC(_HSICBase):
     n_features : deprecated
         The former name of ``n_kernel_features``; warns, removed in the next release.
 
+    verbose : int, default 0
+        0: silent; 1 or more: a progress line per solver iteration on standard output
+        (:mod:`ldr.estimators.progress`).
     Attributes
     ----------
     M_ : (n_features, n_components) array
@@ -373,6 +377,7 @@ class SupervisedHSIC(_HSICBase):
 
     def __init__(self, n_components=None, *, kernel="gaussian", sigma=None, y_kernel="onehot",
                  solver=None, start="heuristic", tol=None, max_iter=500, solver_params=None,
+                 verbose=0,
                  random_state=0, block_size=None, memory_budget=DEFAULT_MEMORY_BUDGET,
                  backend="numpy", approximation=None, n_kernel_features=512,
                  n_features="deprecated"):
@@ -385,6 +390,7 @@ class SupervisedHSIC(_HSICBase):
         self.tol = tol
         self.max_iter = max_iter
         self.solver_params = solver_params
+        self.verbose = verbose
         self.random_state = random_state
         self.block_size = block_size
         self.memory_budget = memory_budget
@@ -538,7 +544,8 @@ class _ClusteringHSIC(ClusterMixin, _HSICBase):
             warnings.warn(f"{type(self).__name__}: the alternation did not converge in "
                           f"max_outer={self.max_outer} rounds (last change of U "
                           f"{outcome.change:.2e} > outer_tol {self.outer_tol:g}); raise "
-                          "max_outer or loosen outer_tol", ConvergenceWarning, stacklevel=3)
+                          "max_outer or loosen outer_tol", ConvergenceWarning,
+                          stacklevel=user_stacklevel())
         self.U_ = outcome.U
         self.labels_ = cluster_rows(outcome.U, self.n_clusters, self.random_state)
         # n_iter_ counts the alternation's rounds, as scikit-learn's clusterers count theirs
@@ -586,6 +593,9 @@ class UnsupervisedHSIC(_ClusteringHSIC):
     n_features : deprecated
         The former name of ``n_kernel_features``; warns, removed in the next release.
 
+    verbose : int, default 0
+        0: silent; 1 or more: a progress line per solver iteration on standard output
+        (:mod:`ldr.estimators.progress`).
     Attributes
     ----------
     labels_ : (n_samples,)
@@ -605,6 +615,7 @@ class UnsupervisedHSIC(_ClusteringHSIC):
 
     def __init__(self, n_components=None, *, n_clusters=2, kernel="gaussian", sigma=None,
                  solver=None, start="heuristic", tol=None, max_iter=500, solver_params=None,
+                 verbose=0,
                  max_outer=30, outer_tol=1e-6, acceleration="anderson", random_state=0,
                  block_size=None, memory_budget=DEFAULT_MEMORY_BUDGET, backend="numpy",
                  approximation=None, n_kernel_features=512, spectral="auto",
@@ -618,6 +629,7 @@ class UnsupervisedHSIC(_ClusteringHSIC):
         self.tol = tol
         self.max_iter = max_iter
         self.solver_params = solver_params
+        self.verbose = verbose
         self.max_outer = max_outer
         self.outer_tol = outer_tol
         self.acceleration = acceleration
@@ -659,6 +671,9 @@ class SemiSupervisedHSIC(_ClusteringHSIC):
     acceleration, random_state, block_size, memory_budget, backend, approximation,
     n_kernel_features, spectral, n_features : see :class:`UnsupervisedHSIC`
 
+    verbose : int, default 0
+        0: silent; 1 or more: a progress line per solver iteration on standard output
+        (:mod:`ldr.estimators.progress`).
     Attributes
     ----------
     labels_, U_, M_, components_, map_, mean_, scale_, n_components_, eigengap_, kernel_,
@@ -668,7 +683,8 @@ class SemiSupervisedHSIC(_ClusteringHSIC):
 
     def __init__(self, n_components=None, *, n_clusters=2, mu=1.0, kernel="gaussian",
                  sigma=None, solver=None, start="heuristic", tol=None, max_iter=500,
-                 solver_params=None, max_outer=30, outer_tol=1e-6, acceleration="anderson",
+                 solver_params=None,
+                 verbose=0, max_outer=30, outer_tol=1e-6, acceleration="anderson",
                  random_state=0, block_size=None, memory_budget=DEFAULT_MEMORY_BUDGET,
                  backend="numpy", approximation=None, n_kernel_features=512, spectral="auto",
                  n_features="deprecated"):
@@ -682,6 +698,7 @@ class SemiSupervisedHSIC(_ClusteringHSIC):
         self.tol = tol
         self.max_iter = max_iter
         self.solver_params = solver_params
+        self.verbose = verbose
         self.max_outer = max_outer
         self.outer_tol = outer_tol
         self.acceleration = acceleration
@@ -745,6 +762,9 @@ class KDAC(_ClusteringHSIC):
     acceleration, random_state, block_size, memory_budget, backend, approximation,
     n_kernel_features, spectral, n_features : see :class:`UnsupervisedHSIC`
 
+    verbose : int, default 0
+        0: silent; 1 or more: a progress line per solver iteration on standard output
+        (:mod:`ldr.estimators.progress`).
     Attributes
     ----------
     existing_classes_ : (n_existing,)
@@ -758,7 +778,8 @@ class KDAC(_ClusteringHSIC):
 
     def __init__(self, n_components=None, *, n_clusters=2, lam=0.5, kernel="gaussian",
                  sigma=None, solver=None, start="heuristic", tol=None, max_iter=500,
-                 solver_params=None, max_outer=30, outer_tol=1e-6, acceleration="anderson",
+                 solver_params=None,
+                 verbose=0, max_outer=30, outer_tol=1e-6, acceleration="anderson",
                  random_state=0, block_size=None, memory_budget=DEFAULT_MEMORY_BUDGET,
                  backend="numpy", approximation=None, n_kernel_features=512, spectral="auto",
                  n_features="deprecated"):
@@ -772,6 +793,7 @@ class KDAC(_ClusteringHSIC):
         self.tol = tol
         self.max_iter = max_iter
         self.solver_params = solver_params
+        self.verbose = verbose
         self.max_outer = max_outer
         self.outer_tol = outer_tol
         self.acceleration = acceleration

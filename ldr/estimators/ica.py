@@ -17,6 +17,7 @@ import warnings
 import numpy as np
 from sklearn.exceptions import ConvergenceWarning
 
+from ldr.core.deprecation import user_stacklevel
 from ldr.core.errors import ParameterError
 from ldr.estimators.base import AffineMap, FitData, LinearDR, check_int_components
 from ldr.objectives.ica import UndercompleteICA as UndercompleteICAObjective
@@ -59,6 +60,9 @@ class UndercompleteICA(LinearDR):
 
     float32 X gives float32 fitted arrays and outputs; the fit itself runs in float64.
 
+    verbose : int, default 0
+        0: silent; 1 or more: a progress line per solver iteration on standard output
+        (:mod:`ldr.estimators.progress`).
     Attributes
     ----------
     components_ : (n_components, n_features)
@@ -96,7 +100,7 @@ class UndercompleteICA(LinearDR):
     _defines_inverse = True
 
     def __init__(self, n_components=None, *, prior="auto", solver="trust-region",
-                 start="heuristic", tol=None, max_iter=1000, solver_params=None,
+                 start="heuristic", tol=None, max_iter=1000, solver_params=None, verbose=0,
                  random_state=0):
         self.n_components = n_components
         self.prior = prior
@@ -105,6 +109,7 @@ class UndercompleteICA(LinearDR):
         self.tol = tol
         self.max_iter = max_iter
         self.solver_params = solver_params
+        self.verbose = verbose
         self.random_state = random_state
 
     def _requires_y(self) -> bool:
@@ -146,7 +151,8 @@ class UndercompleteICA(LinearDR):
                 warnings.warn(f"{type(self).__name__}: prior='auto' did not settle after "
                               f"{MAX_PRIOR_ROUNDS} refits (a source's switching statistic "
                               "keeps changing sign; it is near a Gaussian): kept the last fit; "
-                              "pass the priors explicitly", ConvergenceWarning, stacklevel=4)
+                              "pass the priors explicitly", ConvergenceWarning,
+                              stacklevel=user_stacklevel())
                 break
             obj = switched
             res = self._run(obj, start)

@@ -34,6 +34,9 @@ class KernelSDR(LinearDR):
     eps : deprecated
         The former name of ``ridge``; warns, removed in the next release.
 
+    verbose : int, default 0
+        0: silent; 1 or more: a progress line per solver iteration on standard output
+        (:mod:`ldr.estimators.progress`).
     Attributes
     ----------
     M_, components_, map_, n_components_, cost_, n_iter_, result_, objective_, mean_ :
@@ -56,7 +59,7 @@ class KernelSDR(LinearDR):
 
     def __init__(self, n_components=None, *, ridge=1e-3, sigma=None, sigma_y=None,
                  sigma_full=None, y_type="auto", solver=None, start=None, tol=None,
-                 max_iter=1000, solver_params=None, random_state=0, eps="deprecated"):
+                 max_iter=1000, solver_params=None, verbose=0, random_state=0, eps="deprecated"):
         self.n_components = n_components
         self.ridge = ridge
         self.sigma = sigma
@@ -68,6 +71,7 @@ class KernelSDR(LinearDR):
         self.tol = tol
         self.max_iter = max_iter
         self.solver_params = solver_params
+        self.verbose = verbose
         self.random_state = random_state
         self.eps = eps
 

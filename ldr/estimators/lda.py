@@ -25,6 +25,7 @@ from ldr.estimators.base import (
     AffineMap,
     FitData,
     LinearDR,
+    WeightedFit,
     check_int_components,
     closed_form_result,
     same_space,
@@ -36,7 +37,7 @@ from ldr.objectives.lda import LDA
 __all__ = ["OrthogonalLDA"]
 
 
-class OrthogonalLDA(ClassifierMixin, LinearDR):
+class OrthogonalLDA(ClassifierMixin, WeightedFit, LinearDR):
     """Orthogonal LDA: maximize the quotient of traces tr(MᵀS_bM)/tr(MᵀS_wM) (survey Eq. 6),
     and classify in the projected space — scikit-learn's LDA API (transformer and classifier).
 
@@ -113,6 +114,9 @@ class OrthogonalLDA(ClassifierMixin, LinearDR):
     reg : deprecated
         The former name of ``shrinkage``; warns, removed in the next release.
 
+    verbose : int, default 0
+        0: silent; 1 or more: a progress line per solver iteration on standard output
+        (:mod:`ldr.estimators.progress`).
     Attributes
     ----------
     M_, components_, map_, n_components_, cost_, n_iter_, result_, objective_, mean_ :
@@ -162,7 +166,7 @@ class OrthogonalLDA(ClassifierMixin, LinearDR):
     _computes_in_namespace = True
 
     def __init__(self, n_components=None, *, shrinkage=None, priors=None, whiten=True,
-                 solver=None, start=None, tol=None, max_iter=1000, solver_params=None,
+                 solver=None, start=None, tol=None, max_iter=1000, solver_params=None, verbose=0,
                  random_state=0, reg="deprecated"):
         self.n_components = n_components
         self.shrinkage = shrinkage
@@ -173,6 +177,7 @@ class OrthogonalLDA(ClassifierMixin, LinearDR):
         self.tol = tol
         self.max_iter = max_iter
         self.solver_params = solver_params
+        self.verbose = verbose
         self.random_state = random_state
         self.reg = reg
 
@@ -194,7 +199,9 @@ class OrthogonalLDA(ClassifierMixin, LinearDR):
         if not isinstance(self.whiten, (bool, np.bool_)):
             raise ParameterError("whiten", f"expected True or False, got {self.whiten!r}")
         level = self._shrinkage_param()
-        stats = data.stats = moments(data.X, data.y, name="X", validated=True).on_host()
+        if data.stats is None:
+            data.stats = self._batch_moments(data)
+        stats = data.stats
         Sw, Sb, _ = stats.class_scatter()
         dof = stats.n - len(stats.labels)  # the within-class scatter's degrees of freedom
         self.subspace_ = None
@@ -222,6 +229,10 @@ class OrthogonalLDA(ClassifierMixin, LinearDR):
                              "class is a single point and the LDA ratio is unbounded. Pass "
                              "shrinkage=None (the default: Oracle Approximating Shrinkage "
                              "there) or shrinkage='auto', or reduce the dimension first (PCA)")
+
+    def _batch_moments(self, data: FitData):
+        return moments(data.X, data.y, name="X", validated=True,
+                       weights=data.weights).on_host()
 
     def _shrinkage_param(self):
         """``shrinkage`` (or the deprecated ``reg``): None, "auto" or a number in [0, 1]."""

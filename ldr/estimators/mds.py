@@ -36,6 +36,9 @@ class MDS(LinearDR):
     eps : deprecated
         The former name of ``smoothing``; warns, removed in the next release.
 
+    verbose : int, default 0
+        0: silent; 1 or more: a progress line per solver iteration on standard output
+        (:mod:`ldr.estimators.progress`).
     Attributes
     ----------
     M_, components_, map_, n_components_, cost_, n_iter_, result_, objective_, mean_ :
@@ -58,7 +61,7 @@ class MDS(LinearDR):
 
     def __init__(self, n_components=None, *, metric="euclidean", smoothing=None,
                  block_size=None, landmarks=None, solver=None, start=None, tol=None,
-                 max_iter=1000, solver_params=None, random_state=0, eps="deprecated"):
+                 max_iter=1000, solver_params=None, verbose=0, random_state=0, eps="deprecated"):
         self.n_components = n_components
         self.metric = metric
         self.smoothing = smoothing
@@ -69,6 +72,7 @@ class MDS(LinearDR):
         self.tol = tol
         self.max_iter = max_iter
         self.solver_params = solver_params
+        self.verbose = verbose
         self.random_state = random_state
         self.eps = eps
 

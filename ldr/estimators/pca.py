@@ -14,6 +14,7 @@ from ldr.estimators.base import (
     AffineMap,
     FitData,
     LinearDR,
+    WeightedFit,
     check_int_components,
     closed_form_result,
     sign_rule,
@@ -24,7 +25,7 @@ from ldr.objectives.pca import PCA as PCAObjective
 __all__ = ["PCA"]
 
 
-class PCA(LinearDR):
+class PCA(WeightedFit, LinearDR):
     """Principal component analysis by manifold optimization (survey Eq. 2), with the API of
     :class:`sklearn.decomposition.PCA`.
 
@@ -51,6 +52,9 @@ class PCA(LinearDR):
         outputs); ``inverse_transform`` multiplies back.
     solver, start, tol, max_iter, solver_params, random_state : see :class:`LinearDR`
 
+    verbose : int, default 0
+        0: silent; 1 or more: a progress line per solver iteration on standard output
+        (:mod:`ldr.estimators.progress`).
     Attributes
     ----------
     M_, components_, map_, n_components_, cost_, n_iter_, result_, objective_, mean_ :
@@ -97,7 +101,7 @@ class PCA(LinearDR):
     _defines_inverse = True
 
     def __init__(self, n_components=None, *, whiten=False, solver=None, start=None, tol=None,
-                 max_iter=1000, solver_params=None, random_state=0):
+                 max_iter=1000, solver_params=None, verbose=0, random_state=0):
         self.n_components = n_components
         self.whiten = whiten
         self.solver = solver
@@ -105,13 +109,18 @@ class PCA(LinearDR):
         self.tol = tol
         self.max_iter = max_iter
         self.solver_params = solver_params
+        self.verbose = verbose
         self.random_state = random_state
 
     # --- the pipeline's hooks (ldr.estimators.base) -------------------------------------
     def _prepare(self, data: FitData) -> None:
         if not isinstance(self.whiten, (bool, np.bool_)):
             raise ParameterError("whiten", f"expected True or False, got {self.whiten!r}")
-        data.stats = moments(data.X, name="X", validated=True).on_host()
+        if data.stats is None:
+            data.stats = self._batch_moments(data)
+
+    def _batch_moments(self, data: FitData):
+        return moments(data.X, name="X", validated=True, weights=data.weights).on_host()
 
     @staticmethod
     def _spectrum(data: FitData) -> tuple[np.ndarray, np.ndarray]:
@@ -124,7 +133,7 @@ class PCA(LinearDR):
 
     def _n_components(self, data: FitData) -> int:
         """r from ``n_components`` (the spectrum is computed only for a float or "mle")."""
-        n = data.stats.n
+        n = int(round(data.stats.n))  # (a sum of weights with sample_weight)
         d = data.stats.d
         q = self.n_components
         upper = min(n, d)
@@ -165,7 +174,7 @@ class PCA(LinearDR):
         stats = data.stats
         C = stats.covariance(ddof=1)
         total = float(np.trace(C))
-        n = stats.n
+        n = stats.n  # (a sum of weights with sample_weight)
         d = stats.d
         M = np.asarray(arrays.to_host(result.M), dtype=float)
         if obj is not None:
@@ -176,7 +185,7 @@ class PCA(LinearDR):
             w = self._spectrum(data)[0]
         M = sign_rule(M)
         r = M.shape[1]
-        kept = min(n, d)
+        kept = min(int(round(n)), d)
         noise = 0.0
         if r < kept:
             spectrum = data.derived.get("spectrum")
@@ -192,7 +201,7 @@ class PCA(LinearDR):
         self.explained_variance_ratio_ = w / total if total > 0 else np.zeros_like(w)
         self.singular_values_ = self._singular_values(data, M, w)
         self.noise_variance_ = float(noise)
-        self.n_samples_ = n
+        self.n_samples_ = int(n) if float(n).is_integer() else float(n)
         return M
 
     @staticmethod
@@ -204,6 +213,8 @@ class PCA(LinearDR):
             return np.sqrt(w * (data.stats.n - 1))
         xp = arrays.namespace(X)
         Z = (X - arrays.like(data.stats.mean, X)) @ arrays.like(M, X)
+        if data.weights is not None:  # ‖diag(√w) Z‖: the norms of the repeated rows
+            Z = Z * arrays.like(np.sqrt(data.weights), X)[:, None]
         return np.asarray(arrays.to_host(xp.linalg.vector_norm(Z, axis=0)), dtype=float)
 
     def _affine_map(self, data: FitData, obj, M) -> AffineMap:

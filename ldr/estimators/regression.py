@@ -67,6 +67,9 @@ class ReducedRankRegression(RegressorMixin, MultiOutputMixin, LinearDR):
     precision (inputs collinear to float32's rounding are collinear: a least-squares fit to
     that rounding would give coefficients of 1e6).
 
+    verbose : int, default 0
+        0: silent; 1 or more: a progress line per solver iteration on standard output
+        (:mod:`ldr.estimators.progress`).
     Attributes
     ----------
     coef_ : (n_targets, n_features), or (n_features,) when y is 1-D
@@ -107,7 +110,7 @@ class ReducedRankRegression(RegressorMixin, MultiOutputMixin, LinearDR):
     _objective_class = RRRObjective
 
     def __init__(self, n_components=None, *, alpha=0.0, solver=None, start=None, tol=None,
-                 max_iter=1000, solver_params=None, random_state=0):
+                 max_iter=1000, solver_params=None, verbose=0, random_state=0):
         self.n_components = n_components
         self.alpha = alpha
         self.solver = solver
@@ -115,6 +118,7 @@ class ReducedRankRegression(RegressorMixin, MultiOutputMixin, LinearDR):
         self.tol = tol
         self.max_iter = max_iter
         self.solver_params = solver_params
+        self.verbose = verbose
         self.random_state = random_state
 
     def __sklearn_tags__(self):

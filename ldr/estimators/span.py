@@ -35,18 +35,22 @@ def _no_shrinkage(level) -> bool:
     return isinstance(level, numbers.Real) and not isinstance(level, bool) and level == 0
 
 
-def reduce_rows(data, shrinkage, moment_options: dict | None, rows: bool = False):
+def reduce_rows(data, shrinkage, moment_options: dict | None, rows: bool = False,
+                stats=None):
     """For an estimator whose objective inverts the covariance of X (MAF, SFA, LPP, NPE): the
     rows' :class:`~ldr.data.statistics.Moments` (built with ``moment_options``) and, when
     ``shrinkage`` is 0 and the covariance is singular, the data's span U and the reduced
     data — the Moments of the rows Uᵀx, which the objective reads in place of X, or the rows
-    X U themselves with ``rows`` (objectives that need the rows: a neighbour graph).  Sets
+    X U themselves with ``rows`` (objectives that need the rows: a neighbour graph).
+    ``stats``: the rows' moments when already computed (a partial fit's merged batches).  Sets
     ``data.stats``, ``data.X`` (the Moments, unless ``rows``), ``data.basis`` and
     ``data.mean`` (the mean of the original features); returns U, or None."""
     if rows and not _no_shrinkage(shrinkage):
         return None
-    stats = data.stats = moments(data.X, name="X", min_samples=3 if moment_options else 2,
-                                 validated=True, **(moment_options or {})).on_host()
+    if stats is None:
+        stats = moments(data.X, name="X", min_samples=3 if moment_options else 2,
+                        validated=True, **(moment_options or {})).on_host()
+    data.stats = stats
     if not _no_shrinkage(shrinkage):
         data.X = stats
         return None

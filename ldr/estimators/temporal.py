@@ -8,6 +8,7 @@ from __future__ import annotations
 import numbers
 
 from ldr.core.errors import ParameterError
+from ldr.data.rows import moments
 from ldr.estimators.base import FitData, LinearDR
 from ldr.estimators.span import reduce_rows
 from ldr.objectives.maf import MAF as MAFObjective
@@ -31,7 +32,14 @@ class SecondOrderSeries(LinearDR):
 
     def _prepare(self, data: FitData) -> None:
         data.params["shrinkage"] = self._shrinkage()
-        self.subspace_ = reduce_rows(data, data.params["shrinkage"], self._moment_options())
+        self.subspace_ = reduce_rows(data, data.params["shrinkage"], self._moment_options(),
+                                     stats=data.stats)
+
+    def _batch_moments(self, data: FitData):
+        """The batch's moments with the lagged (or difference) products; consecutive
+        batches are consecutive stretches of the series (the pairs across a boundary are
+        counted when they merge)."""
+        return moments(data.X, name="X", validated=True, **self._moment_options()).on_host()
 
     def _objective(self, data: FitData, r: int):
         cls = self._objective_spec()[0]
@@ -67,6 +75,9 @@ class MAF(SecondOrderSeries):
     reg : deprecated
         The former name of ``shrinkage``; warns, removed in the next release.
 
+    verbose : int, default 0
+        0: silent; 1 or more: a progress line per solver iteration on standard output
+        (:mod:`ldr.estimators.progress`).
     Attributes
     ----------
     M_, components_, map_, n_components_, cost_, n_iter_, result_, objective_, mean_ :
@@ -93,7 +104,7 @@ class MAF(SecondOrderSeries):
     _objective_class = MAFObjective
 
     def __init__(self, n_components=None, *, lag=1, shrinkage=0.0, solver=None, start=None,
-                 tol=None, max_iter=1000, solver_params=None, random_state=0,
+                 tol=None, max_iter=1000, solver_params=None, verbose=0, random_state=0,
                  reg="deprecated"):
         self.n_components = n_components
         self.lag = lag
@@ -103,6 +114,7 @@ class MAF(SecondOrderSeries):
         self.tol = tol
         self.max_iter = max_iter
         self.solver_params = solver_params
+        self.verbose = verbose
         self.random_state = random_state
         self.reg = reg
 
@@ -140,6 +152,9 @@ class SFA(SecondOrderSeries):
     reg : deprecated
         The former name of ``shrinkage``; warns, removed in the next release.
 
+    verbose : int, default 0
+        0: silent; 1 or more: a progress line per solver iteration on standard output
+        (:mod:`ldr.estimators.progress`).
     Attributes
     ----------
     M_ : (n_features, n_components) orthonormal, in whitened coordinates
@@ -165,7 +180,7 @@ class SFA(SecondOrderSeries):
     _objective_class = SFAObjective
 
     def __init__(self, n_components=None, *, shrinkage=0.0, solver=None, start=None,
-                 tol=None, max_iter=1000, solver_params=None, random_state=0,
+                 tol=None, max_iter=1000, solver_params=None, verbose=0, random_state=0,
                  reg="deprecated"):
         self.n_components = n_components
         self.shrinkage = shrinkage
@@ -174,6 +189,7 @@ class SFA(SecondOrderSeries):
         self.tol = tol
         self.max_iter = max_iter
         self.solver_params = solver_params
+        self.verbose = verbose
         self.random_state = random_state
         self.reg = reg
 

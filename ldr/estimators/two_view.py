@@ -17,6 +17,21 @@ that is the order of S; for orthogonal CCA the columns are not whitened, so the 
 of pair j, s_j / √(m_xjᵀΣ_x m_xj · m_yjᵀΣ_y m_yj), need not follow s_j and the pairs are
 sorted by it.
 
+Both estimators also speak scikit-learn's cross-decomposition API (Wegelin 2000, §4.1: weights
+u, v; scores Ξ, Ω; loadings Γ, Δ), with A = ``x_rotations_`` (d_x × r), B = ``y_rotations_``
+(d_y × r), the X scores T = (X − x̄)A and Σ_x, Σ_y, Σ_xy the sample covariances of the
+training views:
+
+* ``x_loadings_`` P = Σ_x A (AᵀΣ_xA)⁻¹, the least-squares regression of the centred X on its
+  scores (X − x̄ ≈ T Pᵀ, Wegelin's X = ΞΓᵀ + X_{R+1}); ``y_loadings_`` Q = Σ_y B (BᵀΣ_yB)⁻¹;
+* ``x_weights_`` W, the columns of A made orthonormal in order (Gram–Schmidt: A = W R, R upper
+  triangular with a positive diagonal); then A = W (PᵀW)⁻¹, scikit-learn's definition of the
+  rotations from the weights and loadings;
+* ``coef_`` (n_targets × n_features) = (A (AᵀΣ_xA)⁻¹ AᵀΣ_xy)ᵀ and ``intercept_`` = ȳ:
+  ``predict(X) = (X − x̄) coef_ᵀ + ȳ`` is the least-squares regression of Y on the r X scores,
+  Ŷ = ȳ + T (TᵀT)⁻¹ Tᵀ(Y − ȳ);
+* ``inverse_transform(T[, U]) = T Pᵀ + x̄ [, U Qᵀ + ȳ]``, the least-squares reconstruction.
+
 Each view's scores, and the fitted arrays, are float32 for float32 data; the statistics and
 the solve are float64.  Under ``sklearn.config_context(array_api_dispatch=True)`` views of
 another namespace (a PyTorch tensor, on a GPU or not) are read there — the one pass over the
@@ -24,6 +39,14 @@ stacked rows [X | Y] gives the means and the covariance blocks Σ_x, Σ_y, Σ_xy
 come to the host, where each view's span is found and the solver iterates — and the fitted
 arrays and ``transform``'s scores are in that namespace, on that device.  Dask arrays are
 read in one pass over their chunks.
+
+References
+----------
+H. Hotelling (1936), "Relations between two sets of variates", Biometrika 28(3/4), 321–377.
+J. A. Wegelin (2000), "A survey of Partial Least Squares (PLS) methods, with emphasis on the
+two-block case", Technical Report 371, Department of Statistics, University of Washington.
+J. P. Cunningham, Z. Ghahramani (2015), "Linear dimensionality reduction: survey, insights,
+and generalizations", JMLR 16, 2859–2900 (the survey; Eq. 8–10).
 """
 
 from __future__ import annotations
@@ -31,13 +54,15 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+from sklearn.metrics import r2_score
 from sklearn.utils import check_array, check_consistent_length
+from sklearn.utils.validation import check_is_fitted
 
 from ldr.core.errors import ParameterError
 from ldr.data import arrays
-from ldr.data.rows import as_dask_array, moments
-from ldr.data.validation import non_numeric_error, span_basis, validate_data
-from ldr.estimators.base import AffineMap, FitData, LinearDR
+from ldr.data.rows import as_dask_array, map_rows, moments
+from ldr.data.validation import is_lazy, non_numeric_error, span_basis, validate_data
+from ldr.estimators.base import AffineMap, FitData, LinearDR, same_space
 from ldr.objectives.cca import OrthogonalCCA as OrthogonalCCAObjective
 from ldr.objectives.cca import TraditionalCCA as TraditionalCCAObjective
 from ldr.objectives.cca import paired_moments
@@ -53,7 +78,7 @@ class TwoView(LinearDR):
     _objective_class: type
 
     def __init__(self, n_components=None, *, shrinkage=0.0, solver=None, start=None,
-                 tol=None, max_iter=1000, solver_params=None, random_state=0,
+                 tol=None, max_iter=1000, solver_params=None, verbose=0, random_state=0,
                  reg="deprecated"):
         self.n_components = n_components
         self.shrinkage = shrinkage
@@ -62,6 +87,7 @@ class TwoView(LinearDR):
         self.tol = tol
         self.max_iter = max_iter
         self.solver_params = solver_params
+        self.verbose = verbose
         self.random_state = random_state
         self.reg = reg
 
@@ -87,6 +113,7 @@ class TwoView(LinearDR):
     def _validate_lazy(self, X, y) -> FitData:
         data = super()._validate_lazy(X, y)
         Y = as_dask_array(y, "Y")
+        self._predict_1d = Y.ndim == 1
         if Y.ndim == 1:
             Y = Y[:, None]
         if Y.ndim != 2:
@@ -110,6 +137,8 @@ class TwoView(LinearDR):
             if better is None:
                 raise
             raise better from None
+        if reset:  # predict answers a 1-D y with 1-D predictions, as scikit-learn's CCA
+            self._predict_1d = Y.ndim == 1
         if Y.ndim == 1:
             Y = xp.reshape(Y, (-1, 1))
         if Y.shape[0] != n_samples:
@@ -148,6 +177,9 @@ class TwoView(LinearDR):
             maps.append(E if U is None else E @ U)
             spans.append(U)
         data.derived["means"] = (np.asarray(stats.mean[:dx]), np.asarray(stats.mean[dx:]))
+        # Σ of the stacked views in their own coordinates: the loadings and coef_ read it
+        data.derived["covariance"] = np.asarray(arrays.to_host(stats.covariance(ddof=1)),
+                                                dtype=float)
         if spans[0] is not None or spans[1] is not None:
             stats = stats.project(np.hstack(maps))  # block diagonal: each view in its span
         data.stats = stats
@@ -183,8 +215,9 @@ class TwoView(LinearDR):
         return None
 
     def _finish(self, data: FitData, obj, result):
-        """The canonical rotation (module docstring), the scores, and each view's weights,
-        rotations and mean in its original features."""
+        """The canonical rotation (module docstring), the scores, and each view's rotations,
+        weights, loadings and mean in its original features, and the regression of Y on the
+        X scores (``coef_``, ``intercept_``)."""
         Mx, My = (np.asarray(arrays.to_host(m), dtype=float) for m in result.M)
         U, _, Vt = np.linalg.svd(Mx.T @ self._cross(obj) @ My)
         Mx = Mx @ U
@@ -195,30 +228,154 @@ class TwoView(LinearDR):
         self.cost_ = float(obj.cost(M))
         self._scores(obj, M)
         Ux, Uy = data.derived["spans"]
-        rotations = self._rotations(obj, M)
-        self.x_weights_, self.y_weights_ = (m if B is None else B @ m
-                                            for m, B in zip(M, (Ux, Uy)))
-        self.x_rotations_, self.y_rotations_ = (m if B is None else B @ m
-                                                for m, B in zip(rotations, (Ux, Uy)))
-        self.x_mean_, self.y_mean_ = data.derived["means"]
-        self.y_map_ = AffineMap(self.y_mean_, self.y_rotations_)
+        Rx, Ry = self._rotations(obj, M)
+        self.x_rotations_ = Rx if Ux is None else Ux @ Rx
+        self.y_rotations_ = Ry if Uy is None else Uy @ Ry
+        self.x_weights_ = self._weights(self.x_rotations_)
+        self.y_weights_ = self._weights(self.y_rotations_)
+        self.x_mean_ = data.derived["means"][0]
+        self.y_mean_ = data.derived["means"][1]
+        C = data.derived["covariance"]
+        dx = self.x_rotations_.shape[0]
+        self.x_loadings_ = loadings(C[:dx, :dx], self.x_rotations_)
+        self.y_loadings_ = loadings(C[dx:, dx:], self.y_rotations_)
+        self.coef_ = regression_coef(C[:dx, :dx], C[:dx, dx:], self.x_rotations_)
+        self.intercept_ = np.array(self.y_mean_, dtype=float)
+        self.y_map_ = AffineMap(self.y_mean_, self.y_rotations_, self.y_loadings_.T)
         return M
 
+    def _weights(self, A):
+        """Hook: ``x_weights_`` from the rotations A: A's columns made orthonormal in order."""
+        return orthonormal_columns(A)
+
     def _point(self, data: FitData, M):
-        return (self.x_weights_, self.y_weights_)
+        return tuple(m if B is None else B @ m for m, B in zip(M, data.derived["spans"]))
 
     def _components(self, data: FitData, obj, M):
         return None
 
     def _affine_map(self, data: FitData, obj, M) -> AffineMap:
-        return AffineMap(self.x_mean_, self.x_rotations_)
+        return AffineMap(self.x_mean_, self.x_rotations_, self.x_loadings_.T)
 
     def _scores(self, obj, M):
         """Hook: scores beyond ``canonical_correlations_`` (none by default)."""
 
     def fit_transform(self, X, y=None):
-        """``fit(X, y).transform(X, y)``: the pair ``(X_c, Y_c)``."""
+        """``fit(X, y).transform(X, y)``: the pair of score arrays ``(T, U)``.
+
+        Parameters
+        ----------
+        X : array of shape (n_samples, n_features)
+        y : array of shape (n_samples, n_targets) or (n_samples,)
+            The second view; required.
+
+        Returns
+        -------
+        x_scores, y_scores : arrays of shape (n_samples, n_components)
+            T = (X − x̄) ``x_rotations_`` and U = (Y − ȳ) ``y_rotations_``.
+        """
         return self.fit(X, y).transform(X, y)
+
+    # --- scikit-learn's regression and reconstruction ---------------------------------------
+    _defines_inverse = True
+
+    def predict(self, X):
+        """Y predicted from X through the r canonical variates of X.
+
+        ``predict(X) = (X − x_mean_) @ coef_.T + intercept_``: the least-squares regression of
+        the centred Y on the X scores T = (X − x̄)A, Ŷ = ȳ + T (TᵀT)⁻¹ Tᵀ(Y − ȳ) on the
+        training rows (module docstring; Wegelin 2000, §4.1, for scikit-learn's form of the
+        prediction).  Computed in float64 in X's namespace (a Dask array block by block),
+        returned in X's float dtype.
+
+        Parameters
+        ----------
+        X : array of shape (n_samples, n_features)
+
+        Returns
+        -------
+        y_pred : array of shape (n_samples, n_targets), or (n_samples,) when the estimator
+            was fitted on a 1-D y
+        """
+        check_is_fitted(self, "coef_")
+        fitted = AffineMap(self.x_mean_, self.coef_.T)
+        width = self.coef_.shape[0]
+        if is_lazy(X):
+            intercept = np.asarray(arrays.to_host(self.intercept_), dtype=float)
+            Z = map_rows(X, lambda rows: fitted.apply(rows) + intercept,
+                         self.n_features_in_, width)
+        else:
+            Z = fitted.apply(self._check_rows(X, "predict"))
+            Z = Z + same_space(self.intercept_, Z)
+        return Z[:, 0] if getattr(self, "_predict_1d", False) else Z
+
+    def score(self, X, y, sample_weight=None):
+        """The coefficient of determination R² of :meth:`predict` (scikit-learn's
+        ``RegressorMixin.score``): 1 − Σ(y − ŷ)² / Σ(y − ȳ)², averaged over the targets.
+
+        Parameters
+        ----------
+        X : array of shape (n_samples, n_features)
+        y : array of shape (n_samples, n_targets) or (n_samples,)
+        sample_weight : array of shape (n_samples,) or None
+
+        Returns
+        -------
+        score : float
+        """
+        return r2_score(y, self.predict(X), sample_weight=sample_weight)
+
+    def inverse_transform(self, X, y=None):
+        """Back to the features: the least-squares reconstruction from the scores.
+
+        ``X̂ = X @ x_loadings_.T + x_mean_`` and, with y, ``Ŷ = y @ y_loadings_.T + y_mean_``
+        (Wegelin 2000, §4.1: X = ΞΓᵀ + X_{R+1}); exact for a view whose covariance has rank
+        n_components.
+
+        Parameters
+        ----------
+        X : array of shape (n_samples, n_components)
+            X scores.
+        y : array of shape (n_samples, n_components), optional
+            Y scores.
+
+        Returns
+        -------
+        X_original : array of shape (n_samples, n_features)
+        y_original : array of shape (n_samples, n_targets)
+            Only when y is given.
+        """
+        X_back = super().inverse_transform(X)
+        if y is None:
+            return X_back
+        xp = arrays.namespace(X_back)
+        V = check_array(y, dtype=[xp.float64, xp.float32], input_name="y")
+        if V.shape != (X_back.shape[0], self.n_components_):
+            raise ParameterError("y", f"expected Y scores of shape ({X_back.shape[0]}, "
+                                      f"{self.n_components_}) (X's rows, n_components_), got "
+                                      f"{tuple(V.shape)}")
+        return X_back, self.y_map_.back(V)
+
+
+def orthonormal_columns(A: np.ndarray) -> np.ndarray:
+    """W of A = W R (R upper triangular with a positive diagonal): Gram–Schmidt on A's
+    columns in order, so that span(w_1, …, w_k) = span(a_1, …, a_k) and w_kᵀa_k > 0."""
+    W, R = np.linalg.qr(A)
+    signs = np.sign(np.diag(R))
+    return W * np.where(signs == 0, 1.0, signs)
+
+
+def loadings(S: np.ndarray, A: np.ndarray) -> np.ndarray:
+    """S A (AᵀSA)⁻¹: the least-squares coefficients of the centred rows on their scores
+    (X − x̄)A, from the rows' covariance S (Wegelin 2000, §4.1: the loadings Γ)."""
+    SA = S @ A
+    return np.linalg.solve(A.T @ SA, SA.T).T
+
+
+def regression_coef(Sx: np.ndarray, Sxy: np.ndarray, A: np.ndarray) -> np.ndarray:
+    """(A (AᵀΣ_xA)⁻¹ AᵀΣ_xy)ᵀ, n_targets × n_features: the least-squares regression of the
+    centred Y on the X scores (X − x̄)A, written on the centred X."""
+    return (A @ np.linalg.solve(A.T @ Sx @ A, A.T @ Sxy)).T
 
 
 class OrthogonalCCA(TwoView):
@@ -240,18 +397,35 @@ class OrthogonalCCA(TwoView):
         None: with 1 < n_components = min(n_features, n_targets) (one view's factor square)
         the top singular pairs of Σ_xy (the optimum when both factors are square), else the
         orthonormalized traditional mappings ("heuristic"; optimal for n_components = 1).
-    solver, tol, max_iter, solver_params, random_state : see
+    solver, tol, max_iter, solver_params, verbose, random_state : see
         :class:`ldr.estimators.LinearDR`
     reg : deprecated
         The former name of ``shrinkage``; warns, removed in the next release.
+
+    Not invariant to a rescaling of the features (the projections are orthogonal in the
+    given coordinates): for scikit-learn's ``scale=True``, standardize each view first
+    (:class:`sklearn.preprocessing.StandardScaler`).
 
     Attributes
     ----------
     M_ : (M_x, M_y), orthonormal (n_features × r, n_targets × r), canonical basis (module
         docstring)
+    x_rotations_, y_rotations_ : (n_features, r), (n_targets, r)
+        M_x, M_y, the maps: ``transform(X) == (X − x_mean_) @ x_rotations_`` (the scores
+        are neither uncorrelated nor of unit variance).
     x_weights_, y_weights_ : M_x, M_y
-    x_rotations_, y_rotations_ : the maps, ``transform(X) == (X − x_mean_) @ x_rotations_``
-        (here the weights themselves)
+        scikit-learn's orthonormal weights; M_x is orthonormal already, so the Gram–Schmidt
+        of the module docstring leaves it as it is.
+    x_loadings_ : (n_features, n_components)
+        Σ_x M_x (M_xᵀΣ_xM_x)⁻¹, the least-squares regression of the centred X on its scores
+        (module docstring; ``x_rotations_ == x_weights_ @ inv(x_loadings_.T @ x_weights_)``).
+    y_loadings_ : (n_targets, n_components)
+        Σ_y M_y (M_yᵀΣ_yM_y)⁻¹.
+    coef_ : (n_targets, n_features)
+        (M_x (M_xᵀΣ_xM_x)⁻¹ M_xᵀΣ_xy)ᵀ: ``predict(X) == (X − x_mean_) @ coef_.T +
+        intercept_``, the least-squares regression of Y on the r X scores.
+    intercept_ : (n_targets,)
+        ``y_mean_``.
     x_mean_, y_mean_ : per-feature means
     x_subspace_, y_subspace_ : (n_features, k) or None
         The span of each view's centered rows when its covariance is singular and shrinkage = 0
@@ -263,8 +437,12 @@ class OrthogonalCCA(TwoView):
         The correlation of each pair of score columns (with the shrunk covariances;
         with shrinkage = 0, ``np.corrcoef`` of the columns of ``transform(X, Y)``), decreasing:
         the pairs are sorted by it (module docstring).
-    map_, y_map_ : the fitted maps of the two views (:class:`~ldr.estimators.base.AffineMap`)
-    n_components_, cost_, n_iter_, result_ (the driver's Result, before the canonical
+    map_, y_map_ : the fitted maps of the two views (:class:`~ldr.estimators.base.AffineMap`;
+        their ``inverse`` are the loadings, transposed)
+    n_iter_ : int
+        The iterations of the one solve that found the r pairs together (ldr's vocabulary;
+        scikit-learn has no orthogonal CCA, so no per-component list).
+    n_components_, cost_, result_ (the driver's Result, before the canonical
     rotation), objective_, n_features_in_, n_features_y_
 
     Examples
@@ -299,6 +477,9 @@ class OrthogonalCCA(TwoView):
     def _rotations(self, obj, M):
         return M
 
+    def _weights(self, A):
+        return A
+
     def _default_start(self, obj):
         # one square factor (r = min(d_x, d_y), the default n_components): the top-r singular
         # pairs of Σ_xy, the optimum when both are square (objective's cross_start); r = 1
@@ -313,10 +494,34 @@ class OrthogonalCCA(TwoView):
 class CCA(TwoView):
     """Traditional (Hotelling) CCA: maximally correlated pairs of whitened projections.
 
-    Maximizes tr(M_xᵀ Σ_x^{-1/2} Σ_xy Σ_y^{-1/2} M_y) (survey Eq. 8–9); its optimum is the
-    SVD of the whitened cross-covariance, the default start, so the default run certifies it.
-    The scores have unit variance per component and per-pair correlations
-    ``canonical_correlations_`` (without shrinkage).
+    Maximizes tr(M_xᵀ K M_y), K = Σ_x^{-1/2} Σ_xy Σ_y^{-1/2} (survey Eq. 8–9); its optimum is
+    the top-r SVD of K, the default start, so the default run certifies it.  The canonical
+    correlations ρ_1 ≥ … ≥ ρ_r are the singular values of K: ρ² are the roots of
+    det(Σ_xy Σ_y⁻¹ Σ_yx − ρ² Σ_x) = 0 (Hotelling 1936).  The scores T = (X − x̄)A and
+    U = (Y − ȳ)B (A = Σ_x^{-1/2} M_x, B = Σ_y^{-1/2} M_y) have cov(T) = cov(U) = I and
+    cov(T, U) = diag(ρ) (without shrinkage).
+
+    Compared with :class:`sklearn.cross_decomposition.CCA` (the same canonical correlations;
+    attribute definitions in the module docstring, after Wegelin 2000):
+
+    * no ``scale`` parameter, and none needed: CCA is invariant to an invertible linear
+      change of coordinates of each view, so the canonical correlations, the scores (up to
+      the sign of a pair), ``predict`` and ``score`` are those of the standardized views
+      (scikit-learn's default ``scale=True``); ``coef_``, the rotations and the loadings are
+      in the data's units (X D, D diagonal, gives D⁻¹A, D P and ``coef_`` D⁻¹); the weights,
+      orthonormal in the given coordinates, are not invariant (nor are scikit-learn's);
+    * unit-variance scores: scikit-learn's (NIPALS with unit-norm weights on the deflated
+      views) are the same columns, each times a factor of its own;
+    * ``coef_`` is the least-squares regression of Y on the X scores, which for exact
+      canonical pairs is Ŷ − ȳ = T diag(ρ) Qᵀ (Q = ``y_loadings_`` = Σ_yB); scikit-learn's
+      is ``x_rotations_ @ y_loadings_.T`` of its own scalings, Ŷ − ȳ = T Qᵀ up to a
+      per-pair factor set by the weights' normalization, without ρ;
+    * one solve finds the r pairs together (no deflation): ``n_iter_`` lists that solve's
+      iterations once per component;
+    * ``n_components=None`` keeps min(n_features, n_targets) pairs (scikit-learn: 2), bounded
+      by the ranks of the views; ``fit`` needs y; the inputs are never modified (no ``copy``);
+    * a transformer with ``predict`` and ``score`` (R²), not tagged a regressor
+      (``sklearn.base.is_regressor`` is False).
 
     Parameters
     ----------
@@ -329,7 +534,7 @@ class CCA(TwoView):
         CCA is invariant to an invertible change of coordinates of each view, so the
         answer is the one on the view without its constant or redundant columns (with
         fewer samples than columns, the canonical correlations approach 1: shrink then).
-    solver, start, tol, max_iter, solver_params, random_state : see
+    solver, start, tol, max_iter, solver_params, verbose, random_state : see
         :class:`ldr.estimators.LinearDR`
     reg : deprecated
         The former name of ``shrinkage``; warns, removed in the next release.
@@ -337,15 +542,42 @@ class CCA(TwoView):
     Attributes
     ----------
     M_ : (M_x, M_y) orthonormal, in whitened coordinates, canonical basis
-    x_weights_, y_weights_ : M_x, M_y
-    x_rotations_, y_rotations_ : Σ_x^{-1/2} M_x, Σ_y^{-1/2} M_y:
-        ``transform(X) == (X − x_mean_) @ x_rotations_``
+    x_rotations_ : (n_features, n_components)
+        A = Σ_x^{-1/2} M_x: ``transform(X) == (X − x_mean_) @ x_rotations_``.
+    y_rotations_ : (n_targets, n_components)
+        B = Σ_y^{-1/2} M_y.
+    x_weights_, y_weights_ : (n_features, n_components), (n_targets, n_components)
+        The columns of A (of B) made orthonormal in order, A = W R (module docstring): the
+        weights of Wegelin's deflation, w_k ∝ a_k minus its part in span(a_1, …, a_{k−1}).
+    x_loadings_ : (n_features, n_components)
+        P = Σ_x A (AᵀΣ_xA)⁻¹ = Σ_x A without shrinkage, the covariance of each feature with
+        each score: X − x̄ ≈ T Pᵀ (``inverse_transform``), and
+        ``x_rotations_ == x_weights_ @ inv(x_loadings_.T @ x_weights_)``.
+    y_loadings_ : (n_targets, n_components)
+        Q = Σ_y B (BᵀΣ_yB)⁻¹.
+    coef_ : (n_targets, n_features)
+        (A (AᵀΣ_xA)⁻¹ AᵀΣ_xy)ᵀ: ``predict(X) == (X − x_mean_) @ coef_.T + intercept_``;
+        with every pair (n_components the smaller rank of the two views) ``predict`` is the
+        ordinary least-squares regression of Y on X.
+    intercept_ : (n_targets,)
+        ``y_mean_`` (a 1-D y gives shape (1,), as scikit-learn's).
+    n_iter_ : list of int, one per component
+        Every entry is the iterations of the one solve that found the r pairs together
+        (scikit-learn's list counts each component's own power iterations); 0 when the
+        closed-form start already met the gradient tolerance.
     x_mean_, y_mean_ : per-feature means
     x_subspace_, y_subspace_ : as in :class:`OrthogonalCCA`
     canonical_correlations_ : (n_components,)
         The correlation of each pair of score columns, decreasing.
-    map_, y_map_, n_components_, cost_, n_iter_, result_, objective_, n_features_in_,
+    map_, y_map_, n_components_, cost_, result_, objective_, n_features_in_,
     n_features_y_ : as in :class:`OrthogonalCCA`
+
+    References
+    ----------
+    H. Hotelling (1936), "Relations between two sets of variates", Biometrika 28(3/4),
+    321–377; J. A. Wegelin (2000), "A survey of Partial Least Squares (PLS) methods, with
+    emphasis on the two-block case", Technical Report 371, Department of Statistics,
+    University of Washington, §4.1.
 
     Examples
     --------
@@ -356,6 +588,8 @@ class CCA(TwoView):
     >>> r0 = np.corrcoef(Xc[:, 0], Yc[:, 0])[0, 1]
     >>> bool(abs(r0 - est.canonical_correlations_[0]) < 1e-10)
     True
+    >>> est.predict(X).shape, est.coef_.shape
+    ((300, 6), (6, 6))
     """
 
     _objective_class = TraditionalCCAObjective
@@ -369,4 +603,9 @@ class CCA(TwoView):
 
     def _rotations(self, obj, M):
         return obj.mappings(M)
+
+    def _finish(self, data: FitData, obj, result):
+        M = super()._finish(data, obj, result)
+        self.n_iter_ = [int(result.n_iter)] * self.n_components_
+        return M
 

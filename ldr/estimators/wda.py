@@ -30,7 +30,7 @@ from ldr.core.problem import Problem
 from ldr.core.result import Result
 from ldr.data import arrays
 from ldr.data.validation import check_labels, nullity, span_basis, validate_data
-from ldr.driver.loop import initial_point, solve
+from ldr.driver.loop import initial_point
 from ldr.estimators.base import (
     AffineMap,
     FitData,
@@ -40,6 +40,7 @@ from ldr.estimators.base import (
     random_seed,
     sign_rule,
 )
+from ldr.estimators.progress import solve_shown
 from ldr.estimators.span import check_span_components, reduce_rows
 from ldr.estimators.wda_alternation import (
     alternate,
@@ -212,7 +213,8 @@ class WDAEstimator(LinearDR):
     def _solve_from(self, obj: WDA, start) -> Result:
         """One :func:`ldr.solve` of ``obj`` from ``start`` with the estimator's solver and
         settings, without a warning (the caller judges the answers); Ctrl-C stops the fit."""
-        res = solve(obj, self._solver_chain(), start, **self._solve_options())
+        res = solve_shown(type(self).__name__, self.verbose, obj, self._solver_chain(), start,
+                          self._solve_options())
         if res.interrupted:
             raise KeyboardInterrupt(res.reason)
         return res
@@ -324,6 +326,9 @@ class WassersteinDA(WDAEstimator):
     eps : deprecated
         The former name of ``ridge``; warns, removed in the next release.
 
+    verbose : int, default 0
+        0: silent; 1 or more: a progress line per solver iteration on standard output
+        (:mod:`ldr.estimators.progress`).
     Attributes
     ----------
     M_, components_, map_, n_components_, cost_, n_iter_, result_, objective_, mean_ :
@@ -380,7 +385,7 @@ class WassersteinDA(WDAEstimator):
 
     def __init__(self, n_components=None, *, reg="auto", sinkhorn_iter=10, ridge=1e-8,
                  normalize=False, batch_size="auto", n_batches=2, n_starts=5, scf_first=True,
-                 solver="scf", start="auto", tol=None, max_iter=1000, solver_params=None,
+                 solver="scf", start="auto", tol=None, max_iter=1000, solver_params=None, verbose=0,
                  random_state=0, eps="deprecated"):
         self.n_components = n_components
         self.reg = reg
@@ -396,6 +401,7 @@ class WassersteinDA(WDAEstimator):
         self.tol = tol
         self.max_iter = max_iter
         self.solver_params = solver_params
+        self.verbose = verbose
         self.random_state = random_state
         self.eps = eps
 
@@ -605,6 +611,9 @@ class WDAClustering(ClusterMixin, WDAEstimator):
     eps : deprecated
         The former name of ``ridge``; warns, removed in the next release.
 
+    verbose : int, default 0
+        0: silent; 1 or more: a progress line per solver iteration on standard output
+        (:mod:`ldr.estimators.progress`).
     Attributes
     ----------
     M_, components_, map_, n_components_, mean_ : see :class:`~ldr.estimators.LinearDR`
@@ -663,7 +672,7 @@ class WDAClustering(ClusterMixin, WDAEstimator):
     def __init__(self, n_components=None, *, n_clusters=3, reg="auto", sinkhorn_iter=10,
                  ridge=1e-8, batch_size="auto", n_batches=2, max_outer=20, outer_tol=1e-6,
                  min_cluster_size="auto", adapt_reg=True, solver="scf", start="pca", tol=None,
-                 max_iter=1000, solver_params=None, random_state=0, eps="deprecated"):
+                 max_iter=1000, solver_params=None, verbose=0, random_state=0, eps="deprecated"):
         self.n_components = n_components
         self.n_clusters = n_clusters
         self.reg = reg
@@ -680,6 +689,7 @@ class WDAClustering(ClusterMixin, WDAEstimator):
         self.tol = tol
         self.max_iter = max_iter
         self.solver_params = solver_params
+        self.verbose = verbose
         self.random_state = random_state
         self.eps = eps
 

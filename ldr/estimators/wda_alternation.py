@@ -45,6 +45,7 @@ import scipy.linalg
 from sklearn.cluster import KMeans
 from sklearn.exceptions import ConvergenceWarning
 
+from ldr.core.deprecation import user_stacklevel
 from ldr.core.errors import ParameterError
 from ldr.core.result import Result, Trace
 from ldr.data.validation import span_basis
@@ -297,7 +298,7 @@ def warn_unconverged(est, run: dict) -> None:
     warnings.warn(f"{type(est).__name__}: the alternation did not converge in "
                   f"max_outer={est.max_outer} rounds (last change of P {change:.2e} > "
                   f"outer_tol {est.outer_tol:g}); raise max_outer or loosen outer_tol",
-                  ConvergenceWarning, stacklevel=4)
+                  ConvergenceWarning, stacklevel=user_stacklevel())
 
 
 def warn_stopped(est, record: dict, n_min: int, stacklevel: int = 4) -> None:

@@ -122,7 +122,7 @@ class Stiefel(OrthonormalColumns):
 
     def log(self, M, N):
         """Not available: the embedded metric has no closed-form logarithm; Zimmermann &
-        Hüper (2022) compute it by a shooting iteration (see :data:`NO_LOGARITHM`)."""
+        Hüper (2022) compute it by a shooting iteration (see ``NO_LOGARITHM``)."""
         raise NotImplementedError(NO_LOGARITHM)
 
     def dist(self, M, N) -> float:
