@@ -187,3 +187,52 @@ def test_the_check_fails_on_a_figure_missing_from_its_record(tmp_path):
     assert _records(good) == [record]
     bad = "A claim: 12345.678 with no record."
     assert _numbers(bad) and not _records(bad)
+
+
+COMMAND = re.compile(r"\.py\b|\bpython\b|\bcommand\b|\bldr [a-z]|\.sh\b")
+COMMIT = re.compile(r"(?<![0-9a-f])[0-9a-f]{7,40}(?![0-9a-f])")
+#: cited records whose provenance is not written in them, with the reason
+NO_PROVENANCE = {
+    "07_the_papers_tables.ipynb": "a notebook: its stored outputs are its run; "
+                                  "tests/test_notebooks.py reruns it at the suite's size",
+    "nca_one_route_summary.txt": "merged by hand from the nca_one_route_* records it names, "
+                                 "each of which names its command and commit",
+}
+
+
+def _provenance(path: Path) -> str:
+    """What names a record's command and commit: its head, the head of its ``.txt`` twin
+    (a ``.jsonl`` of rows), and the README.txt of its folder or a folder above it."""
+    heads = [path.read_text(encoding="utf-8", errors="replace")[:4000]]
+    twin = path.with_suffix(".txt")
+    if path.suffix == ".jsonl" and twin.exists():
+        heads.append(twin.read_text(encoding="utf-8", errors="replace")[:4000])
+    for folder in [path.parent, *path.parent.parents]:
+        if folder == RESULTS.parent:
+            break
+        readme = folder / "README.txt"
+        if readme.exists():
+            heads.append(readme.read_text(encoding="utf-8", errors="replace"))
+    return "\n".join(heads)
+
+
+def _cited_records() -> set:
+    cited = set()
+    for page in PAGES:
+        text = _without_code((ROOT / page).read_text(encoding="utf-8"))
+        for block in _blocks(text):
+            cited.update(_records(block))
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    cited.update(RESULTS / name for name in re.findall(r"[¹²³⁴⁵⁶⁷⁸⁹] `([^`]+)`", readme))
+    return cited
+
+
+def test_every_cited_record_names_its_command_and_commit():
+    missing = []
+    for path in sorted(_cited_records()):
+        if path.name in NO_PROVENANCE:
+            continue
+        text = _provenance(path)
+        if not (COMMAND.search(text) and COMMIT.search(text)):
+            missing.append(str(path.relative_to(ROOT)))
+    assert not missing, missing
