@@ -106,7 +106,26 @@ def test_a_batch_of_another_width_is_refused():
 
 
 def test_only_the_moment_estimators_have_partial_fit():
-    for est in (PCA(), OrthogonalLDA(), MAF(), SFA(), PPCA(), FactorAnalysis()):
+    import ldr.estimators as E
+
+    for est in (PCA(), OrthogonalLDA(), MAF(), SFA(), PPCA(), FactorAnalysis(), E.CCA(),
+                E.OrthogonalCCA()):
         assert hasattr(est, "partial_fit"), est
     assert not hasattr(NCA(), "partial_fit")
     assert not hasattr(SupervisedHSIC(), "partial_fit")
+
+
+@pytest.mark.parametrize("name", ["CCA", "OrthogonalCCA"])
+def test_two_views_batches(name):
+    import ldr.estimators as E
+
+    X, Y = X_SHUF[:, :7], X_SHUF[:, 7:]
+    whole = getattr(E, name)(2).fit(X, Y)
+    parts = getattr(E, name)(2)
+    for rows in np.array_split(np.arange(X.shape[0]), 3):
+        parts.partial_fit(X[rows], Y[rows])
+    np.testing.assert_allclose(np.abs(parts.transform(X)), np.abs(whole.transform(X)),
+                               atol=1e-10)
+    np.testing.assert_allclose(parts.predict(X), whole.predict(X), atol=1e-10)
+    with pytest.raises(ValueError, match="features"):
+        parts.partial_fit(X[:30], X_SHUF[:30, 6:])  # the second view one column wider

@@ -112,3 +112,16 @@ def test_only_the_moment_estimators_take_weights():
     for cls in (OrthogonalLDA, PPCA, FactorAnalysis):
         assert "sample_weight" in inspect.signature(cls.fit).parameters
     assert "sample_weight" not in inspect.signature(NCA.fit).parameters
+
+
+@pytest.mark.parametrize("name", ["CCA", "OrthogonalCCA"])
+def test_two_views_integer_weights_equal_repeated_rows(name):
+    """The two-view estimators: the moments of the stacked rows [X | Y], weighted."""
+    import ldr.estimators as E
+
+    X, Y = X_WINE[:, :7], X_WINE[:, 7:]
+    weighted = getattr(E, name)(2).fit(X, Y, sample_weight=W)
+    repeated = getattr(E, name)(2).fit(X[REPEATED], Y[REPEATED])
+    np.testing.assert_allclose(np.abs(weighted.transform(X)), np.abs(repeated.transform(X)),
+                               atol=1e-8)
+    np.testing.assert_allclose(weighted.predict(X), repeated.predict(X), atol=1e-8)

@@ -722,12 +722,13 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         seen = getattr(self, "moments_", None)
         width = getattr(self, "n_features_in_", None)
         data = self._validate(X, y)
-        if seen is not None and data.n_features != seen.d:
+        batch = self._batch_moments(data)
+        if seen is not None and batch.d != seen.d:
             self.n_features_in_ = width
             raise ParameterError("X", f"X has {data.n_features} features, but "
-                                 f"{type(self).__name__} is expecting {seen.d} features as "
-                                 "input (the batches seen so far)")
-        batch = self._batch_moments(data)
+                                 f"{type(self).__name__} is expecting {width} features as "
+                                 "input (the batches seen so far; a two-view estimator's "
+                                 "second view counts too)")
         data.stats = batch if seen is None else merge(seen, batch)
         data.lazy = True  # the merged statistics, not this batch's rows, are the data
         return self._fit_data(data)

@@ -62,7 +62,7 @@ from ldr.core.errors import ParameterError
 from ldr.data import arrays
 from ldr.data.rows import as_dask_array, map_rows, moments
 from ldr.data.validation import is_lazy, non_numeric_error, span_basis, validate_data
-from ldr.estimators.base import AffineMap, FitData, LinearDR, same_space
+from ldr.estimators.base import AffineMap, FitData, LinearDR, WeightedFit, same_space
 from ldr.objectives.cca import OrthogonalCCA as OrthogonalCCAObjective
 from ldr.objectives.cca import TraditionalCCA as TraditionalCCAObjective
 from ldr.objectives.cca import paired_moments
@@ -70,7 +70,7 @@ from ldr.objectives.cca import paired_moments
 __all__ = ["CCA", "OrthogonalCCA"]
 
 
-class TwoView(LinearDR):
+class TwoView(WeightedFit, LinearDR):
     """What both CCAs share: the second view's validation, the statistics of the stacked
     views, each view's span, the canonical rotation and the second view's map."""
 
@@ -161,13 +161,10 @@ class TwoView(LinearDR):
         singular (``x_subspace_``, ``y_subspace_``)."""
         level = self._shrinkage()
         data.params["shrinkage"] = level
-        if data.lazy:
-            stats, dx = paired_moments(data.X, data.y)
-        else:
-            xp = arrays.namespace(data.X)
-            Y = data.y if data.y.dtype == xp.float64 else xp.astype(data.y, xp.float64)
-            stats = moments(xp.concat([data.X, Y], axis=1), name="X").on_host()
-            dx = data.X.shape[1]
+        if data.stats is None:
+            data.stats = self._batch_moments(data)
+        stats = data.stats
+        dx = data.X.shape[1]
         dy = stats.d - dx
         maps = []
         spans = []
@@ -188,6 +185,15 @@ class TwoView(LinearDR):
         data.derived["widths"] = (maps[0].shape[1], maps[1].shape[1])
         self.x_subspace_ = spans[0]
         self.y_subspace_ = spans[1]
+
+    def _batch_moments(self, data: FitData):
+        """The moments of the stacked rows [X | Y] (weighted by ``sample_weight``)."""
+        if data.lazy:
+            return paired_moments(data.X, data.y)[0]
+        xp = arrays.namespace(data.X)
+        Y = data.y if data.y.dtype == xp.float64 else xp.astype(data.y, xp.float64)
+        return moments(xp.concat([data.X, Y], axis=1), name="X",
+                       weights=data.weights).on_host()
 
     def _n_components(self, data: FitData) -> int:
         dx, dy = data.derived["widths"]
