@@ -117,6 +117,7 @@ class OrthogonalLDA(ClassifierMixin, WeightedFit, LinearDR):
     verbose : int, default 0
         0: silent; 1 or more: a progress line per solver iteration on standard output
         (:mod:`ldr.estimators.progress`).
+
     Attributes
     ----------
     M_, components_, map_, n_components_, cost_, n_iter_, result_, objective_, mean_ :
@@ -204,6 +205,11 @@ class OrthogonalLDA(ClassifierMixin, WeightedFit, LinearDR):
         stats = data.stats
         Sw, Sb, _ = stats.class_scatter()
         dof = stats.n - len(stats.labels)  # the within-class scatter's degrees of freedom
+        if dof <= 0:
+            raise ParameterError("y", f"the number of samples ({stats.n:g}) must be more than "
+                                 f"the number of classes ({len(stats.labels)}): with one "
+                                 "sample per class there is no within-class scatter to "
+                                 "discriminate against (no shrinkage changes that)")
         self.subspace_ = None
         self.shrinkage_ = (oas_shrinkage(Sw, dof) if level == "auto"
                            else 0.0 if level is None else float(level))
