@@ -396,6 +396,7 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
     verbose : int, default 0
         0: silent; 1 or more: a progress line per solver iteration on standard output
         (:mod:`ldr.estimators.progress`).
+
     Attributes
     ----------
     M_ : (n_features, n_components) array, or a tuple on a product manifold

@@ -175,6 +175,7 @@ class NCA(MetricLearner):
     verbose : int, default 0
         0: silent; 1 or more: a progress line per solver iteration on standard output
         (:mod:`ldr.estimators.progress`).
+
     Attributes
     ----------
     components_ : (n_components, n_features)
@@ -285,6 +286,7 @@ class LargeMarginDML(MetricLearner):
     verbose : int, default 0
         0: silent; 1 or more: a progress line per solver iteration on standard output
         (:mod:`ldr.estimators.progress`).
+
     Attributes
     ----------
     components_ : (n_components, n_features)

@@ -72,6 +72,7 @@ class LPP(GraphEmbedding):
     verbose : int, default 0
         0: silent; 1 or more: a progress line per solver iteration on standard output
         (:mod:`ldr.estimators.progress`).
+
     Attributes
     ----------
     M_, map_, n_components_, cost_, n_iter_, result_, objective_, mean_ : see :class:`LinearDR`
@@ -198,6 +199,7 @@ class NPE(GraphEmbedding):
     verbose : int, default 0
         0: silent; 1 or more: a progress line per solver iteration on standard output
         (:mod:`ldr.estimators.progress`).
+
     Attributes
     ----------
     M_, components_, ratio_, subspace_, n_components_, cost_, n_iter_, result_, objective_,

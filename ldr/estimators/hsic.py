@@ -344,6 +344,7 @@ class SupervisedHSIC(_HSICBase):
     verbose : int, default 0
         0: silent; 1 or more: a progress line per solver iteration on standard output
         (:mod:`ldr.estimators.progress`).
+
     Attributes
     ----------
     M_ : (n_features, n_components) array
@@ -596,6 +597,7 @@ class UnsupervisedHSIC(_ClusteringHSIC):
     verbose : int, default 0
         0: silent; 1 or more: a progress line per solver iteration on standard output
         (:mod:`ldr.estimators.progress`).
+
     Attributes
     ----------
     labels_ : (n_samples,)
@@ -674,6 +676,7 @@ class SemiSupervisedHSIC(_ClusteringHSIC):
     verbose : int, default 0
         0: silent; 1 or more: a progress line per solver iteration on standard output
         (:mod:`ldr.estimators.progress`).
+
     Attributes
     ----------
     labels_, U_, M_, components_, map_, mean_, scale_, n_components_, eigengap_, kernel_,
@@ -765,6 +768,7 @@ class KDAC(_ClusteringHSIC):
     verbose : int, default 0
         0: silent; 1 or more: a progress line per solver iteration on standard output
         (:mod:`ldr.estimators.progress`).
+
     Attributes
     ----------
     existing_classes_ : (n_existing,)

@@ -57,12 +57,12 @@ class UndercompleteICA(LinearDR):
         :func:`ldr.solve`.
     random_state : int, RandomState or None, default 0
         Seeds a random start (the only randomness).
-
-    float32 X gives float32 fitted arrays and outputs; the fit itself runs in float64.
-
     verbose : int, default 0
         0: silent; 1 or more: a progress line per solver iteration on standard output
         (:mod:`ldr.estimators.progress`).
+
+    float32 X gives float32 fitted arrays and outputs; the fit itself runs in float64.
+
     Attributes
     ----------
     components_ : (n_components, n_features)

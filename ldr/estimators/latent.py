@@ -329,6 +329,7 @@ class PPCA(LatentGaussian):
     verbose : int, default 0
         0: silent; 1 or more: a progress line per solver iteration on standard output
         (:mod:`ldr.estimators.progress`).
+
     Attributes
     ----------
     M_ : the point: W, or (W, [[log σ²]]) when σ² is estimated
@@ -439,6 +440,7 @@ class FactorAnalysis(LatentGaussian):
     verbose : int, default 0
         0: silent; 1 or more: a progress line per solver iteration on standard output
         (:mod:`ldr.estimators.progress`).
+
     Attributes
     ----------
     M_ : the point (W, log ψ), W rotated where ``rotation`` is set

@@ -39,6 +39,7 @@ class MDS(LinearDR):
     verbose : int, default 0
         0: silent; 1 or more: a progress line per solver iteration on standard output
         (:mod:`ldr.estimators.progress`).
+
     Attributes
     ----------
     M_, components_, map_, n_components_, cost_, n_iter_, result_, objective_, mean_ :

@@ -70,6 +70,7 @@ class ReducedRankRegression(RegressorMixin, MultiOutputMixin, LinearDR):
     verbose : int, default 0
         0: silent; 1 or more: a progress line per solver iteration on standard output
         (:mod:`ldr.estimators.progress`).
+
     Attributes
     ----------
     coef_ : (n_targets, n_features), or (n_features,) when y is 1-D

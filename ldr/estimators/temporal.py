@@ -78,6 +78,7 @@ class MAF(SecondOrderSeries):
     verbose : int, default 0
         0: silent; 1 or more: a progress line per solver iteration on standard output
         (:mod:`ldr.estimators.progress`).
+
     Attributes
     ----------
     M_, components_, map_, n_components_, cost_, n_iter_, result_, objective_, mean_ :
@@ -155,6 +156,7 @@ class SFA(SecondOrderSeries):
     verbose : int, default 0
         0: silent; 1 or more: a progress line per solver iteration on standard output
         (:mod:`ldr.estimators.progress`).
+
     Attributes
     ----------
     M_ : (n_features, n_components) orthonormal, in whitened coordinates

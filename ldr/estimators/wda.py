@@ -329,6 +329,7 @@ class WassersteinDA(WDAEstimator):
     verbose : int, default 0
         0: silent; 1 or more: a progress line per solver iteration on standard output
         (:mod:`ldr.estimators.progress`).
+
     Attributes
     ----------
     M_, components_, map_, n_components_, cost_, n_iter_, result_, objective_, mean_ :
@@ -614,6 +615,7 @@ class WDAClustering(ClusterMixin, WDAEstimator):
     verbose : int, default 0
         0: silent; 1 or more: a progress line per solver iteration on standard output
         (:mod:`ldr.estimators.progress`).
+
     Attributes
     ----------
     M_, components_, map_, n_components_, mean_ : see :class:`~ldr.estimators.LinearDR`
