@@ -59,7 +59,7 @@ class Moments:
 
     Attributes
     ----------
-    n : number of rows
+    n : number of rows (with frequency weights, their sum: a float)
     shift, offset : (d,) the mean is shift + offset
     scatter : (d, d) Σ (x − mean)(x − mean)ᵀ
     labels, class_counts, class_offsets : classes (sorted), their counts and mean offsets
@@ -227,6 +227,9 @@ def chunk_moments(X, y=None, lag: int | None = None, diff: bool = False, name: s
             check_chunk(X, name, start)
         check_magnitude(X, name)
     if weights is not None:
+        if lag is not None:
+            raise ParameterError("sample_weight", "weights apply to rows, not to a series' "
+                                 "lagged products: a time point has no repeated copies")
         return _weighted_moments(X, y, c, arrays.like(weights, X), y_name, start)
     if y is None and lag is None:
         scatter = _uncentred_scatter(X, c, xp)
