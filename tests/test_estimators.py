@@ -220,7 +220,7 @@ def test_get_params_and_clone():
     assert clone(lda).set_params(shrinkage=0.3).shrinkage == 0.3
     assert set(est.PCA().get_params()) == {"n_components", "whiten", "solver", "start", "tol",
                                            "max_iter", "solver_params", "verbose",
-                                           "random_state"}
+                                           "random_state", "warm_start"}
 
 
 def test_bad_input(wine):

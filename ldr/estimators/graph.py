@@ -73,6 +73,10 @@ class LPP(GraphEmbedding):
         0: silent; 1 or more: a progress line per solver iteration on standard output
         (:mod:`ldr.estimators.progress`).
 
+    warm_start : bool, default False
+        When fitted before, the next ``fit`` starts from the previous answer and continues its
+        trace, as scikit-learn's (:class:`~ldr.estimators.LinearDR`).
+
     Attributes
     ----------
     M_, map_, n_components_, cost_, n_iter_, result_, objective_, mean_ : see :class:`LinearDR`
@@ -102,7 +106,8 @@ class LPP(GraphEmbedding):
 
     def __init__(self, n_components=None, *, n_neighbors=None, radius=None, tau=None,
                  weight="heat", shrinkage=0.0, form="ratio", solver=None, start=None, tol=None,
-                 max_iter=1000, solver_params=None, verbose=0, random_state=0, reg="deprecated"):
+                 max_iter=1000, solver_params=None, verbose=0,
+                 random_state=0, warm_start=False, reg="deprecated"):
         self.n_components = n_components
         self.n_neighbors = n_neighbors
         self.radius = radius
@@ -117,6 +122,7 @@ class LPP(GraphEmbedding):
         self.solver_params = solver_params
         self.verbose = verbose
         self.random_state = random_state
+        self.warm_start = warm_start
         self.reg = reg
 
     def _objective(self, data: FitData, r: int):
@@ -200,6 +206,10 @@ class NPE(GraphEmbedding):
         0: silent; 1 or more: a progress line per solver iteration on standard output
         (:mod:`ldr.estimators.progress`).
 
+    warm_start : bool, default False
+        When fitted before, the next ``fit`` starts from the previous answer and continues its
+        trace, as scikit-learn's (:class:`~ldr.estimators.LinearDR`).
+
     Attributes
     ----------
     M_, components_, ratio_, subspace_, n_components_, cost_, n_iter_, result_, objective_,
@@ -218,7 +228,8 @@ class NPE(GraphEmbedding):
 
     def __init__(self, n_components=None, *, n_neighbors=None, radius=None, lle_reg=1e-3,
                  shrinkage=0.0, form="ratio", solver=None, start=None, tol=None,
-                 max_iter=1000, solver_params=None, verbose=0, random_state=0, reg="deprecated"):
+                 max_iter=1000, solver_params=None, verbose=0,
+                 random_state=0, warm_start=False, reg="deprecated"):
         self.n_components = n_components
         self.n_neighbors = n_neighbors
         self.radius = radius
@@ -232,4 +243,5 @@ class NPE(GraphEmbedding):
         self.solver_params = solver_params
         self.verbose = verbose
         self.random_state = random_state
+        self.warm_start = warm_start
         self.reg = reg

@@ -330,6 +330,10 @@ class PPCA(LatentGaussian):
         0: silent; 1 or more: a progress line per solver iteration on standard output
         (:mod:`ldr.estimators.progress`).
 
+    warm_start : bool, default False
+        When fitted before, the next ``fit`` starts from the previous answer and continues its
+        trace, as scikit-learn's (:class:`~ldr.estimators.LinearDR`).
+
     Attributes
     ----------
     M_ : the point: W, or (W, [[log σ²]]) when σ² is estimated
@@ -358,7 +362,7 @@ class PPCA(LatentGaussian):
 
     def __init__(self, n_components=None, *, noise_variance=None,
                  transform_algorithm="projection", solver=None, start=None, tol=None,
-                 max_iter=1000, solver_params=None, verbose=0, random_state=0):
+                 max_iter=1000, solver_params=None, verbose=0, random_state=0, warm_start=False):
         self.n_components = n_components
         self.noise_variance = noise_variance
         self.transform_algorithm = transform_algorithm
@@ -369,6 +373,7 @@ class PPCA(LatentGaussian):
         self.solver_params = solver_params
         self.verbose = verbose
         self.random_state = random_state
+        self.warm_start = warm_start
 
     def _prepare(self, data: FitData) -> None:
         if self.transform_algorithm not in self.transform_algorithms:
@@ -441,6 +446,10 @@ class FactorAnalysis(LatentGaussian):
         0: silent; 1 or more: a progress line per solver iteration on standard output
         (:mod:`ldr.estimators.progress`).
 
+    warm_start : bool, default False
+        When fitted before, the next ``fit`` starts from the previous answer and continues its
+        trace, as scikit-learn's (:class:`~ldr.estimators.LinearDR`).
+
     Attributes
     ----------
     M_ : the point (W, log ψ), W rotated where ``rotation`` is set
@@ -483,7 +492,7 @@ class FactorAnalysis(LatentGaussian):
     noise_floor = 1e-12
 
     def __init__(self, n_components=None, *, rotation=None, solver=None, start=None, tol=None,
-                 max_iter=1000, solver_params=None, verbose=0, random_state=0):
+                 max_iter=1000, solver_params=None, verbose=0, random_state=0, warm_start=False):
         self.n_components = n_components
         self.rotation = rotation
         self.solver = solver
@@ -493,6 +502,7 @@ class FactorAnalysis(LatentGaussian):
         self.solver_params = solver_params
         self.verbose = verbose
         self.random_state = random_state
+        self.warm_start = warm_start
 
     def _prepare(self, data: FitData) -> None:
         """The covariance of the features that vary; constant features are set aside (the

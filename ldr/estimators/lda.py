@@ -118,6 +118,10 @@ class OrthogonalLDA(ClassifierMixin, WeightedFit, LinearDR):
         0: silent; 1 or more: a progress line per solver iteration on standard output
         (:mod:`ldr.estimators.progress`).
 
+    warm_start : bool, default False
+        When fitted before, the next ``fit`` starts from the previous answer and continues its
+        trace, as scikit-learn's (:class:`~ldr.estimators.LinearDR`).
+
     Attributes
     ----------
     M_, components_, map_, n_components_, cost_, n_iter_, result_, objective_, mean_ :
@@ -168,7 +172,7 @@ class OrthogonalLDA(ClassifierMixin, WeightedFit, LinearDR):
 
     def __init__(self, n_components=None, *, shrinkage=None, priors=None, whiten=True,
                  solver=None, start=None, tol=None, max_iter=1000, solver_params=None, verbose=0,
-                 random_state=0, reg="deprecated"):
+                 random_state=0, warm_start=False, reg="deprecated"):
         self.n_components = n_components
         self.shrinkage = shrinkage
         self.priors = priors
@@ -180,6 +184,7 @@ class OrthogonalLDA(ClassifierMixin, WeightedFit, LinearDR):
         self.solver_params = solver_params
         self.verbose = verbose
         self.random_state = random_state
+        self.warm_start = warm_start
         self.reg = reg
 
     def _requires_y(self) -> bool:

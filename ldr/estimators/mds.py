@@ -40,6 +40,10 @@ class MDS(LinearDR):
         0: silent; 1 or more: a progress line per solver iteration on standard output
         (:mod:`ldr.estimators.progress`).
 
+    warm_start : bool, default False
+        When fitted before, the next ``fit`` starts from the previous answer and continues its
+        trace, as scikit-learn's (:class:`~ldr.estimators.LinearDR`).
+
     Attributes
     ----------
     M_, components_, map_, n_components_, cost_, n_iter_, result_, objective_, mean_ :
@@ -62,7 +66,8 @@ class MDS(LinearDR):
 
     def __init__(self, n_components=None, *, metric="euclidean", smoothing=None,
                  block_size=None, landmarks=None, solver=None, start=None, tol=None,
-                 max_iter=1000, solver_params=None, verbose=0, random_state=0, eps="deprecated"):
+                 max_iter=1000, solver_params=None, verbose=0,
+                 random_state=0, warm_start=False, eps="deprecated"):
         self.n_components = n_components
         self.metric = metric
         self.smoothing = smoothing
@@ -75,6 +80,7 @@ class MDS(LinearDR):
         self.solver_params = solver_params
         self.verbose = verbose
         self.random_state = random_state
+        self.warm_start = warm_start
         self.eps = eps
 
     def _prepare(self, data: FitData) -> None:

@@ -56,6 +56,10 @@ class PCA(WeightedFit, LinearDR):
         0: silent; 1 or more: a progress line per solver iteration on standard output
         (:mod:`ldr.estimators.progress`).
 
+    warm_start : bool, default False
+        When fitted before, the next ``fit`` starts from the previous answer and continues its
+        trace, as scikit-learn's (:class:`~ldr.estimators.LinearDR`).
+
     Attributes
     ----------
     M_, components_, map_, n_components_, cost_, n_iter_, result_, objective_, mean_ :
@@ -102,7 +106,7 @@ class PCA(WeightedFit, LinearDR):
     _defines_inverse = True
 
     def __init__(self, n_components=None, *, whiten=False, solver=None, start=None, tol=None,
-                 max_iter=1000, solver_params=None, verbose=0, random_state=0):
+                 max_iter=1000, solver_params=None, verbose=0, random_state=0, warm_start=False):
         self.n_components = n_components
         self.whiten = whiten
         self.solver = solver
@@ -112,6 +116,7 @@ class PCA(WeightedFit, LinearDR):
         self.solver_params = solver_params
         self.verbose = verbose
         self.random_state = random_state
+        self.warm_start = warm_start
 
     # --- the pipeline's hooks (ldr.estimators.base) -------------------------------------
     def _prepare(self, data: FitData) -> None:

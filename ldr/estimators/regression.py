@@ -71,6 +71,10 @@ class ReducedRankRegression(RegressorMixin, MultiOutputMixin, LinearDR):
         0: silent; 1 or more: a progress line per solver iteration on standard output
         (:mod:`ldr.estimators.progress`).
 
+    warm_start : bool, default False
+        When fitted before, the next ``fit`` starts from the previous answer and continues its
+        trace, as scikit-learn's (:class:`~ldr.estimators.LinearDR`).
+
     Attributes
     ----------
     coef_ : (n_targets, n_features), or (n_features,) when y is 1-D
@@ -111,7 +115,7 @@ class ReducedRankRegression(RegressorMixin, MultiOutputMixin, LinearDR):
     _objective_class = RRRObjective
 
     def __init__(self, n_components=None, *, alpha=0.0, solver=None, start=None, tol=None,
-                 max_iter=1000, solver_params=None, verbose=0, random_state=0):
+                 max_iter=1000, solver_params=None, verbose=0, random_state=0, warm_start=False):
         self.n_components = n_components
         self.alpha = alpha
         self.solver = solver
@@ -121,6 +125,7 @@ class ReducedRankRegression(RegressorMixin, MultiOutputMixin, LinearDR):
         self.solver_params = solver_params
         self.verbose = verbose
         self.random_state = random_state
+        self.warm_start = warm_start
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -79,6 +79,10 @@ class MAF(SecondOrderSeries):
         0: silent; 1 or more: a progress line per solver iteration on standard output
         (:mod:`ldr.estimators.progress`).
 
+    warm_start : bool, default False
+        When fitted before, the next ``fit`` starts from the previous answer and continues its
+        trace, as scikit-learn's (:class:`~ldr.estimators.LinearDR`).
+
     Attributes
     ----------
     M_, components_, map_, n_components_, cost_, n_iter_, result_, objective_, mean_ :
@@ -105,7 +109,8 @@ class MAF(SecondOrderSeries):
     _objective_class = MAFObjective
 
     def __init__(self, n_components=None, *, lag=1, shrinkage=0.0, solver=None, start=None,
-                 tol=None, max_iter=1000, solver_params=None, verbose=0, random_state=0,
+                 tol=None, max_iter=1000, solver_params=None, verbose=0,
+                 random_state=0, warm_start=False,
                  reg="deprecated"):
         self.n_components = n_components
         self.lag = lag
@@ -117,6 +122,7 @@ class MAF(SecondOrderSeries):
         self.solver_params = solver_params
         self.verbose = verbose
         self.random_state = random_state
+        self.warm_start = warm_start
         self.reg = reg
 
     def _moment_options(self):
@@ -157,6 +163,10 @@ class SFA(SecondOrderSeries):
         0: silent; 1 or more: a progress line per solver iteration on standard output
         (:mod:`ldr.estimators.progress`).
 
+    warm_start : bool, default False
+        When fitted before, the next ``fit`` starts from the previous answer and continues its
+        trace, as scikit-learn's (:class:`~ldr.estimators.LinearDR`).
+
     Attributes
     ----------
     M_ : (n_features, n_components) orthonormal, in whitened coordinates
@@ -182,7 +192,8 @@ class SFA(SecondOrderSeries):
     _objective_class = SFAObjective
 
     def __init__(self, n_components=None, *, shrinkage=0.0, solver=None, start=None,
-                 tol=None, max_iter=1000, solver_params=None, verbose=0, random_state=0,
+                 tol=None, max_iter=1000, solver_params=None, verbose=0,
+                 random_state=0, warm_start=False,
                  reg="deprecated"):
         self.n_components = n_components
         self.shrinkage = shrinkage
@@ -193,6 +204,7 @@ class SFA(SecondOrderSeries):
         self.solver_params = solver_params
         self.verbose = verbose
         self.random_state = random_state
+        self.warm_start = warm_start
         self.reg = reg
 
     def _moment_options(self):

@@ -78,7 +78,8 @@ class TwoView(WeightedFit, LinearDR):
     _objective_class: type
 
     def __init__(self, n_components=None, *, shrinkage=0.0, solver=None, start=None,
-                 tol=None, max_iter=1000, solver_params=None, verbose=0, random_state=0,
+                 tol=None, max_iter=1000, solver_params=None, verbose=0,
+                 random_state=0, warm_start=False,
                  reg="deprecated"):
         self.n_components = n_components
         self.shrinkage = shrinkage
@@ -89,6 +90,7 @@ class TwoView(WeightedFit, LinearDR):
         self.solver_params = solver_params
         self.verbose = verbose
         self.random_state = random_state
+        self.warm_start = warm_start
         self.reg = reg
 
     def __sklearn_tags__(self):
@@ -403,7 +405,7 @@ class OrthogonalCCA(TwoView):
         None: with 1 < n_components = min(n_features, n_targets) (one view's factor square)
         the top singular pairs of Σ_xy (the optimum when both factors are square), else the
         orthonormalized traditional mappings ("heuristic"; optimal for n_components = 1).
-    solver, tol, max_iter, solver_params, verbose, random_state : see
+    solver, tol, max_iter, solver_params, verbose, random_state, warm_start : see
         :class:`ldr.estimators.LinearDR`
     reg : deprecated
         The former name of ``shrinkage``; warns, removed in the next release.
@@ -540,7 +542,7 @@ class CCA(TwoView):
         CCA is invariant to an invertible change of coordinates of each view, so the
         answer is the one on the view without its constant or redundant columns (with
         fewer samples than columns, the canonical correlations approach 1: shrink then).
-    solver, start, tol, max_iter, solver_params, verbose, random_state : see
+    solver, start, tol, max_iter, solver_params, verbose, random_state, warm_start : see
         :class:`ldr.estimators.LinearDR`
     reg : deprecated
         The former name of ``shrinkage``; warns, removed in the next release.
