@@ -125,3 +125,22 @@ def test_two_views_integer_weights_equal_repeated_rows(name):
     np.testing.assert_allclose(np.abs(weighted.transform(X)), np.abs(repeated.transform(X)),
                                atol=1e-8)
     np.testing.assert_allclose(weighted.predict(X), repeated.predict(X), atol=1e-8)
+
+
+@pytest.mark.parametrize("y_kernel", ["onehot", "linear", "gaussian"])
+def test_supervised_hsic_integer_weights_equal_repeated_rows(y_kernel):
+    """SupervisedHSIC: the weighted standardization, the weighted median width and
+    Γ_w = D H_w K_Y H_wᵀ D / N² give the fit of the repeated rows."""
+    from ldr.estimators import SupervisedHSIC
+    from ldr.kernels.family import median_distance
+
+    X = X_WINE[:, :6] if y_kernel == "onehot" else X_WINE[:, 1:6]
+    y = Y_WINE if y_kernel == "onehot" else X_WINE[:, 0] + 0.1 * Y_WINE
+    weighted = SupervisedHSIC(2, y_kernel=y_kernel).fit(X, y, sample_weight=W)
+    repeated = SupervisedHSIC(2, y_kernel=y_kernel).fit(X[REPEATED], y[REPEATED])
+    assert weighted.kernel_.sigma == pytest.approx(repeated.kernel_.sigma, rel=1e-12)
+    assert weighted.cost_ == pytest.approx(repeated.cost_, rel=1e-10)
+    assert sin_largest_angle(weighted.M_, repeated.M_) < 1e-7
+    np.testing.assert_allclose(weighted.transform(X), repeated.transform(X), atol=1e-6)
+    # the weighted median is np.median of the repeated rows' pairwise distances
+    assert median_distance(X, weights=W) == median_distance(X[REPEATED])

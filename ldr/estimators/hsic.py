@@ -76,6 +76,7 @@ from ldr.estimators.base import (
     AffineMap,
     FitData,
     LinearDR,
+    WeightedFit,
     deprecated_attribute,
     random_seed,
     start_point,
@@ -185,12 +186,14 @@ class _HSICBase(LinearDR):
         self._check_settings(data)
         rows = np.asarray(arrays.to_host(data.X), dtype=np.float64)
         check_magnitude(rows, "X")
-        sd = rows.std(axis=0)
-        self.mean_ = rows.mean(axis=0)
+        w = data.weights
+        self.mean_ = rows.mean(axis=0) if w is None else (w @ rows) / np.sum(w)
+        sd = rows.std(axis=0) if w is None else np.sqrt(w @ (rows - self.mean_) ** 2
+                                                        / np.sum(w))
         self.scale_ = np.where(sd > 0, sd, 1.0)
         Xs = rows - self.mean_  # the one standardized copy (the objectives keep it: copy=False)
         Xs /= self.scale_       # in place: one n×d temporary fewer at the peak
-        self.kernel_ = self._kernel(Xs)
+        self.kernel_ = self._kernel(Xs, w)
         data.X = Xs
 
     def _n_components(self, data: FitData):
@@ -207,13 +210,15 @@ class _HSICBase(LinearDR):
                                  f"1 <= q < n_features = {d}, got {q!r}")
         return int(q)
 
-    def _kernel(self, Xs):
+    def _kernel(self, Xs, weights=None):
         """The kernel on XW: the Gaussian of width ``sigma`` (default the median pairwise
-        distance of the standardized rows), or ``kernel`` fitted to them."""
+        distance of the standardized rows, of the rows repeated by their ``weights``), or
+        ``kernel`` fitted to them."""
         if self.kernel is None or (isinstance(self.kernel, str) and self.kernel == "gaussian"):
-            sigma = self.sigma if self.sigma is not None else median_distance(Xs)
+            sigma = (self.sigma if self.sigma is not None
+                     else median_distance(Xs, weights=weights))
             return Gaussian(sigma)
-        return make_kernel(self.kernel).fit(Xs)
+        return make_kernel(self.kernel).fit(Xs, weights)
 
     def _hsic(self, data: FitData, Gamma, q: int):
         """The W-step's objective on the standardized rows ``data.X``: exact :class:`HSIC`
@@ -281,13 +286,18 @@ class _HSICBase(LinearDR):
         return AffineMap(self.mean_, M / self.scale_[:, None])
 
 
-class SupervisedHSIC(_HSICBase):
+class SupervisedHSIC(WeightedFit, _HSICBase):
     """Supervised HSIC dimension reduction: maximize HSIC(XW, y), Γ = H K_Y H / n².
 
     Minimizes −tr(Γ K_XW) over W on Grassmann(d, q) (ISM Eq. 1, the supervised paradigm) on
     the standardized rows, with K_Y = YYᵀ for one-hot class labels or a kernel on
     continuous targets (module docstring; under ``array_api_dispatch`` the fit runs in the
     input's namespace).
+
+    ``fit(X, y, sample_weight=w)`` takes frequency weights: the standardization, the
+    Gaussian's median width and Γ are those of the rows repeated by their weights, Γ folded
+    onto the distinct rows as Γ_w = D H_w K_Y H_wᵀ D / N² (D = diag(w), N = Σ w_i,
+    H_w = I − 1wᵀ/N), so that tr(Γ_w K_XW) is the repeated rows' tr(Γ K_XW).
 
     Parameters
     ----------
@@ -407,14 +417,19 @@ class SupervisedHSIC(_HSICBase):
         rows = data.X
         super()._prepare(data)
         data.derived["Gamma"] = self._gamma(data.y, data.X.shape[0],
-                                            data.params["n_kernel_features"])
+                                            data.params["n_kernel_features"], data.weights)
         if (data.space is not None and self.approximation is None and self.backend == "numpy"
                 and in_namespace(self.kernel_)):
             # the same elementwise operations as NumPy's, on the device
             data.X = (rows - arrays.like(self.mean_, rows)) / arrays.like(self.scale_, rows)
 
-    def _gamma(self, y, n: int, m: int):
-        """Γ = H K_Y H / n² from the targets (``classes_`` for class labels)."""
+    def _gamma(self, y, n: int, m: int, weights=None):
+        """Γ = H K_Y H / n² from the targets (``classes_`` for class labels); with frequency
+        weights w (N = Σ w_i, D = diag(w)), the Γ of the rows repeated by their weights
+        folded onto the distinct rows, Γ_w = D H_w K_Y H_wᵀ D / N² with H_w = I − 1wᵀ/N:
+        tr(Γ_rep K_rep) = tr(Γ_w K) (:meth:`_weighted_gamma`)."""
+        if weights is not None:
+            return self._weighted_gamma(y, n, weights)
         if self.y_kernel == "onehot":
             refuse_continuous(y)
             self.classes_, Gamma = label_gamma(y, n)
@@ -443,6 +458,42 @@ class SupervisedHSIC(_HSICBase):
         KY = Gaussian(sigma).gram(Y, np.eye(Y.shape[1]))
         KY = KY - KY.mean(axis=0)
         return (KY - KY.mean(axis=1, keepdims=True)) / n**2
+
+    def _weighted_gamma(self, y, n: int, w: np.ndarray):
+        """Γ_w (``_gamma``'s docstring): for one-hot labels or the linear y-kernel the factor
+        (D (Y − ȳ_w), 1/N²); for the Gaussian y-kernel the dense n×n matrix (up to
+        ``GAMMA_DENSE_MAX`` rows)."""
+        N = float(np.sum(w))
+        if self.y_kernel == "onehot":
+            refuse_continuous(y)
+            self.classes_, codes = check_labels(y, n, "y")
+            Y = np.eye(len(self.classes_))[codes]
+        elif self.y_kernel in ("linear", "gaussian"):
+            self.__dict__.pop("classes_", None)
+            try:
+                Y = np.asarray(y, dtype=float).reshape(n, -1)
+            except (TypeError, ValueError):
+                raise ParameterError("y", f"y_kernel={self.y_kernel!r} needs numeric "
+                                     "responses; class labels take y_kernel='onehot'") from None
+            if not np.all(np.isfinite(Y)):
+                raise ParameterError("y", "contains NaN or infinity")
+            mean = (w @ Y) / N
+            sd = np.sqrt(w @ (Y - mean) ** 2 / N)
+            Y = (Y - mean) / np.where(sd > 0, sd, 1.0)
+        else:
+            raise ParameterError("y_kernel", f"expected 'onehot', 'linear' or 'gaussian', "
+                                 f"got {self.y_kernel!r}")
+        if self.y_kernel != "gaussian":
+            F = w[:, None] * (Y - (w @ Y) / N)
+            return F, np.full(F.shape[1], 1.0 / N**2)
+        if n > GAMMA_DENSE_MAX:
+            raise ParameterError("sample_weight", f"with y_kernel='gaussian', weights take at "
+                                 f"most {GAMMA_DENSE_MAX} samples (Γ is formed densely); "
+                                 "use y_kernel='linear' or 'onehot', or drop the weights")
+        KY = Gaussian(median_distance(Y, weights=w)).gram(Y, np.eye(Y.shape[1]))
+        A = KY - (w @ KY)[None, :] / N
+        B = A - (A @ w)[:, None] / N
+        return w[:, None] * B * w[None, :] / N**2
 
     def _fit_point(self, data: FitData, r) -> tuple:
         """The W-step (q chosen by the eigengap when ``n_components="auto"``)."""

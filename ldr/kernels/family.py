@@ -89,8 +89,9 @@ class Kernel:
             self._grads = (self.f, first, elementwise_grad(first))
         return tuple(self._grads[k](b) for k in orders)
 
-    def fit(self, X: np.ndarray) -> Kernel:
-        """Set data-dependent parameters from the (scaled) data; returns self."""
+    def fit(self, X: np.ndarray, weights=None) -> Kernel:
+        """Set data-dependent parameters from the (scaled) data (rows of frequency
+        ``weights``, optional); returns self."""
         return self
 
     def terms(self) -> list[tuple[float, Kernel]]:
@@ -135,9 +136,9 @@ class Combination(Kernel):
     def terms(self):
         return list(self._terms)
 
-    def fit(self, X):
+    def fit(self, X, weights=None):
         for _, k in self._terms:
-            k.fit(X)
+            k.fit(X, weights)
         return self
 
     def __repr__(self) -> str:
@@ -154,9 +155,9 @@ class Gaussian(Kernel):
             raise ParameterError("sigma", f"must be a positive number, got {sigma!r}")
         self.sigma = sigma
 
-    def fit(self, X):
+    def fit(self, X, weights=None):
         if self.sigma is None:
-            self.sigma = median_distance(X)
+            self.sigma = median_distance(X, weights=weights)
         return self
 
     @property
@@ -283,18 +284,39 @@ def make_kernel(spec) -> Kernel:
                      f"got {spec!r}")
 
 
-def median_distance(X, max_samples: int = 2000, seed: int = 0) -> float:
+def median_distance(X, max_samples: int = 2000, seed: int = 0, weights=None) -> float:
     """Median pairwise Euclidean distance of the rows of X (a seeded subsample above
     ``max_samples`` rows); the Gaussian kernel's default σ, computed once on the host
-    (``scipy.spatial.distance.pdist``)."""
+    (``scipy.spatial.distance.pdist``).
+
+    With frequency ``weights`` w, the median over the pairs of the rows repeated by their
+    weights: the pair (i, j), i < j, counts w_i w_j times and each row's copies add
+    w_i (w_i − 1)/2 pairs at distance 0 (for integer weights exactly ``np.median`` of the
+    repeated rows' distances)."""
     X = np.asarray(arrays.to_host(X), dtype=float)
+    w = None if weights is None else np.asarray(weights, dtype=float)
     if X.shape[0] > max_samples:
         idx = np.random.default_rng(seed).choice(X.shape[0], max_samples, replace=False)
         X = X[idx]
+        w = None if w is None else w[idx]
     from scipy.spatial.distance import pdist
 
     dist = pdist(X)
-    med = float(np.median(dist)) if dist.size else 0.0
+    if w is not None:
+        i, j = np.triu_indices(X.shape[0], 1)
+        values = np.concatenate([[0.0], dist])
+        counts = np.concatenate([[np.sum(w * (w - 1)) / 2], w[i] * w[j]])
+        order = np.argsort(values, kind="stable")
+        values = values[order]
+        cum = np.cumsum(counts[order])
+        total = cum[-1]
+        # the (total − 1)/2-th element of the sorted multiset, averaged with the next one
+        # when total is even (np.median's rule; for real weights, the weighted median)
+        lo = values[np.searchsorted(cum, np.floor((total - 1) / 2), side="right")]
+        hi = values[np.searchsorted(cum, np.ceil((total - 1) / 2), side="right")]
+        med = float(0.5 * (lo + hi)) if total > 0 else 0.0
+    else:
+        med = float(np.median(dist)) if dist.size else 0.0
     if not med > 0:
         raise ParameterError("X", "the median pairwise distance is 0 (duplicated samples); "
                          "pass sigma explicitly")
