@@ -1,5 +1,6 @@
 """``verbose`` on every estimator: silent at 0; at 1 a progress table per solve (a header,
-a line per iteration with the running count, a closing line with the driver's reason)."""
+a line per iteration with the running count, a closing line with the driver's reason), and
+for an alternation a line per round."""
 
 import re
 import warnings
@@ -38,6 +39,13 @@ def test_verbose_prints_a_table_per_solve(name, capsys):
         return
     prefix = f"[{name}]"
     assert all(line.startswith(prefix) for line in lines)
+    rounds = [int(m.group(1)) for line in lines
+              if (m := re.match(re.escape(prefix) + r" round (\d+): cost \S+, change of [UW] "
+                                r"\d\.\d{3}e[+-]\d+, \d+\.\d{2}s$", line))]
+    if rounds:  # an alternation: a line per round, counting from 1, and its n_outer_ rounds
+        assert rounds == list(range(1, len(rounds) + 1))
+        assert len(rounds) == est.n_outer_
+    lines = [line for line in lines if not re.match(re.escape(prefix) + r" round \d+:", line)]
     starts = [i for i, line in enumerate(lines) if line == prefix]
     assert starts and starts[0] == 0
     for i in starts:  # each solve: a header, a rule, then rows counting up from the start

@@ -72,7 +72,7 @@ class SubspaceAnderson:
 
 
 def alternate(U, dm, round_, max_outer: int, outer_tol: float, acceleration,
-              inexact: bool = False):
+              inexact: bool = False, report=None):
     """Run an alternation from the embedding ``(U, dm)``: ``round_(U, dm, W, exact)`` fits W
     from the embedding (warm-started at W, None in the first round) and returns ``(W_out,
     embed, record)`` — ``embed(W)`` the embedding of a subspace, ``record`` the round's entries
@@ -85,7 +85,8 @@ def alternate(U, dm, round_, max_outer: int, outer_tol: float, acceleration,
     step of the W-step's fixed-point iteration instead of solving it
     (:mod:`ldr.estimators.hsic_alternation`), so that the alternation and the W-step's
     iteration converge together; the alternation stops only on an exact round within
-    ``outer_tol``.  Returns ``(U, history, rounds, last change)``."""
+    ``outer_tol``.  ``report``, when given, is called with each round's record (its
+    ``history_`` entry) as the round ends.  Returns ``(U, history, rounds, last change)``."""
     if acceleration not in ("anderson", None):
         raise ParameterError("acceleration", f"expected 'anderson' or None, got "
                              f"{acceleration!r}")
@@ -99,6 +100,8 @@ def alternate(U, dm, round_, max_outer: int, outer_tol: float, acceleration,
         if not exact and W is not None:  # its residual in W: no U-step at W_out
             change = sin_largest_angle(W, W_out)
             history.append({"outer": it, **record, "w_change": change})
+            if report is not None:
+                report(history[-1])
             W_next = W_out if accelerate is None else accelerate.step(W, W_out)
             W = W_next
             U, dm = embed(W)
@@ -106,6 +109,8 @@ def alternate(U, dm, round_, max_outer: int, outer_tol: float, acceleration,
         U_out, dm_out = embed(W_out)
         change = sin_largest_angle(U, U_out)
         history.append({"outer": it, **record, "u_change": change})
+        if report is not None:
+            report(history[-1])
         if change <= outer_tol or accelerate is None or W is None:
             W = W_out
             U = U_out

@@ -82,7 +82,7 @@ from ldr.estimators.base import (
     start_point,
 )
 from ldr.estimators.hsic_alternation import HSICAlternation
-from ldr.estimators.progress import solve_shown
+from ldr.estimators.progress import round_lines, solve_shown
 from ldr.estimators.spectral import check_spectral, cluster_rows, gaussian_gamma
 from ldr.kernels import Gaussian, make_kernel, median_distance
 from ldr.kernels.family import in_namespace
@@ -580,7 +580,8 @@ class _ClusteringHSIC(ClusterMixin, _HSICBase):
             inexact=self.solver is None and r is not None,
             spectral_start=isinstance(self.start, str) and self.start == "heuristic",
             tol=options["tol"], tol_scale=options.get("tol_scale", "auto"))
-        outcome = alternation.run(self.max_outer, self.outer_tol, self.acceleration)
+        outcome = alternation.run(self.max_outer, self.outer_tol, self.acceleration,
+                                  round_lines(type(self).__name__, self.verbose))
         data.derived["alternation"] = outcome
         return outcome.objective, outcome.result
 

@@ -226,13 +226,15 @@ class HSICAlternation:
         self.keep = (self.sigma is not None and not self.approximate
                      and dense_route(self.spectral, n) and 16.0 * n * n <= self.memory_budget)
 
-    def run(self, max_outer: int, outer_tol: float, acceleration) -> AlternationResult:
+    def run(self, max_outer: int, outer_tol: float, acceleration,
+            report=None) -> AlternationResult:
         """The alternation from the embedding of the full-dimensional kernel
-        (:func:`ldr.estimators.anderson.alternate`)."""
+        (:func:`ldr.estimators.anderson.alternate`; ``report`` called with each round's
+        record)."""
         U, dm = kernel_embedding(self.kernel, self.X, self.n_clusters, self.center,
                                  self.spectral, self.landmarks, self.seed)
         U, history, rounds, change = alternate(U, dm, self.round, max_outer, outer_tol,
-                                               acceleration, self.inexact)
+                                               acceleration, self.inexact, report)
         self.kept.clear()
         objective, result = self.last
         return AlternationResult(U, history, rounds, change, objective, result)

@@ -12,7 +12,8 @@ A fit with ``verbose >= 1`` prints, on standard output, for each :func:`ldr.solv
 
 The iteration count runs on over the stages of a solver chain (the driver's count), the
 objective value is the cost the solver minimizes, and the time is measured from the first
-line.  ``verbose=0`` prints nothing.
+line.  An alternation (the clustering estimators) also prints a line per round, its cost,
+its change and its time (:func:`round_lines`).  ``verbose=0`` prints nothing.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from collections.abc import Callable
 from ldr.core.errors import ParameterError
 from ldr.driver.loop import solve
 
-__all__ = ["Progress", "check_verbose", "solve_shown"]
+__all__ = ["Progress", "check_verbose", "round_lines", "solve_shown"]
 
 #: the columns' header, as scikit-learn's NCA lays it out (with the gradient norm added)
 HEADER = "{:>10} {:>20} {:>16} {:>10}".format("Iteration", "Objective Value", "Gradient norm",
@@ -95,3 +96,22 @@ def solve_shown(name: str, verbose, objective, solver, start, options: dict):
     if progress is not None:
         progress.finish(res)
     return res
+
+
+def round_lines(name: str, verbose):
+    """A report for an alternation's rounds when ``verbose`` ≥ 1 (None at 0): one line per
+    round, ``[name] round k: cost c, change s (u or w), t s``, from the round's record of
+    ``history_``."""
+    if not check_verbose(verbose):
+        return None
+    started = time.perf_counter()
+
+    def report(record: dict) -> None:
+        change = record.get("u_change", record.get("w_change"))
+        which = "U" if "u_change" in record else "W"
+        cost = record.get("cost")
+        cost_text = "—" if cost is None else f"{float(cost):.6e}"
+        print(f"[{name}] round {record['outer']}: cost {cost_text}, change of {which} "
+              f"{float(change):.3e}, {time.perf_counter() - started:.2f}s", file=sys.stdout)
+
+    return report
