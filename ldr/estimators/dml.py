@@ -275,17 +275,14 @@ class LargeMarginDML(MetricLearner):
         δ, the width of the hinge's quadratic smoothing (the margin is 1).
     tol : float, default 1e-6
         The gradient tolerance, relative to the problem's gradient scale.
-    start, solver, max_iter, solver_params, random_state, warm_start, stochastic_above, init :
+    start, solver, max_iter, solver_params, verbose, random_state, warm_start,
+    stochastic_above, init :
         As :class:`NCA` (the same start rule; ``solver_params`` without defaults: the cost
         has a minimizer and the fit converges by the gradient rule).
     k : deprecated
         The former name of ``n_neighbors``; warns, removed in the next release.
     lam : deprecated
         The former name of ``impostor_weight``; warns, removed in the next release.
-
-    verbose : int, default 0
-        0: silent; 1 or more: a progress line per solver iteration on standard output
-        (:mod:`ldr.estimators.progress`).
 
     Attributes
     ----------

@@ -65,17 +65,10 @@ class LPP(GraphEmbedding):
     form : {"ratio", "whitened"}
         Orthogonal projection, or the survey's whitened Eq. 19 (:class:`ldr.objectives.LPP`,
         :class:`ldr.objectives.NPE`).
-    solver, start, tol, max_iter, solver_params, random_state : see :class:`LinearDR`
+    solver, start, tol, max_iter, solver_params, verbose,
+    warm_start, random_state : see :class:`LinearDR`
     reg : deprecated
         The former name of ``shrinkage``; warns, removed in the next release.
-
-    verbose : int, default 0
-        0: silent; 1 or more: a progress line per solver iteration on standard output
-        (:mod:`ldr.estimators.progress`).
-
-    warm_start : bool, default False
-        When fitted before, the next ``fit`` starts from the previous answer and continues its
-        trace, as scikit-learn's (:class:`~ldr.estimators.LinearDR`).
 
     Attributes
     ----------
@@ -198,17 +191,10 @@ class NPE(GraphEmbedding):
         (constant or collinear features, or n_samples <= n_features) the fit works in the
         span of the rows (``subspace_``).
     form : {"ratio", "whitened"}
-    solver, start, tol, max_iter, solver_params, random_state : see :class:`LinearDR`
+    solver, start, tol, max_iter, solver_params, verbose,
+    warm_start, random_state : see :class:`LinearDR`
     reg : deprecated
         The former name of ``shrinkage``; warns, removed in the next release.
-
-    verbose : int, default 0
-        0: silent; 1 or more: a progress line per solver iteration on standard output
-        (:mod:`ldr.estimators.progress`).
-
-    warm_start : bool, default False
-        When fitted before, the next ``fit`` starts from the previous answer and continues its
-        trace, as scikit-learn's (:class:`~ldr.estimators.LinearDR`).
 
     Attributes
     ----------

@@ -625,8 +625,9 @@ class UnsupervisedHSIC(_ClusteringHSIC):
         As :class:`SupervisedHSIC`.
     n_clusters : int, default 2
         k, the number of clusters and the embedding's dimension.
-    kernel, sigma, solver, start, tol, max_iter, solver_params, random_state, block_size,
-    memory_budget, backend, approximation, n_kernel_features : see :class:`SupervisedHSIC`
+    kernel, sigma, solver, start, tol, max_iter, solver_params, verbose, random_state,
+    block_size, memory_budget, backend, approximation, n_kernel_features : see
+    :class:`SupervisedHSIC`
         The W-step's (``max_iter``: each W-step's budget).
     max_outer : int, default 30
         Rounds of the alternation at most.
@@ -645,10 +646,6 @@ class UnsupervisedHSIC(_ClusteringHSIC):
         ``DENSE_MAX`` samples (:mod:`ldr.estimators.spectral`).
     n_features : deprecated
         The former name of ``n_kernel_features``; warns, removed in the next release.
-
-    verbose : int, default 0
-        0: silent; 1 or more: a progress line per solver iteration on standard output
-        (:mod:`ldr.estimators.progress`).
 
     Attributes
     ----------
@@ -721,13 +718,9 @@ class SemiSupervisedHSIC(_ClusteringHSIC):
         k, the number of clusters and the embedding's dimension.
     mu : float ≥ 0, default 1
         The weight μ of the experts' scores.
-    kernel, sigma, solver, start, tol, max_iter, solver_params, max_outer, outer_tol,
-    acceleration, random_state, block_size, memory_budget, backend, approximation,
+    kernel, sigma, solver, start, tol, max_iter, solver_params, verbose, max_outer,
+    outer_tol, acceleration, random_state, block_size, memory_budget, backend, approximation,
     n_kernel_features, spectral, n_features : see :class:`UnsupervisedHSIC`
-
-    verbose : int, default 0
-        0: silent; 1 or more: a progress line per solver iteration on standard output
-        (:mod:`ldr.estimators.progress`).
 
     Attributes
     ----------
@@ -813,13 +806,9 @@ class KDAC(_ClusteringHSIC):
         k, the number of clusters and the embedding's dimension.
     lam : float ≥ 0, default 0.5
         The weight λ of novelty against the existing clustering.
-    kernel, sigma, solver, start, tol, max_iter, solver_params, max_outer, outer_tol,
-    acceleration, random_state, block_size, memory_budget, backend, approximation,
+    kernel, sigma, solver, start, tol, max_iter, solver_params, verbose, max_outer,
+    outer_tol, acceleration, random_state, block_size, memory_budget, backend, approximation,
     n_kernel_features, spectral, n_features : see :class:`UnsupervisedHSIC`
-
-    verbose : int, default 0
-        0: silent; 1 or more: a progress line per solver iteration on standard output
-        (:mod:`ldr.estimators.progress`).
 
     Attributes
     ----------

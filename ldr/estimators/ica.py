@@ -52,14 +52,11 @@ class UndercompleteICA(LinearDR):
     start : "heuristic", "random", None or array, default "heuristic"
         "heuristic": FOBI's eigenvectors (deterministic); "random": a point seeded by
         ``random_state``; or a k×r array in whitened coordinates.
-    tol, max_iter, solver_params : see :class:`~ldr.estimators.LinearDR`
+    tol, max_iter, solver_params, verbose : see :class:`~ldr.estimators.LinearDR`
         The gradient tolerance, the iteration budget and the other options of
         :func:`ldr.solve`.
     random_state : int, RandomState or None, default 0
         Seeds a random start (the only randomness).
-    verbose : int, default 0
-        0: silent; 1 or more: a progress line per solver iteration on standard output
-        (:mod:`ldr.estimators.progress`).
 
     float32 X gives float32 fitted arrays and outputs; the fit itself runs in float64.
 

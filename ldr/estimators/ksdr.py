@@ -30,17 +30,10 @@ class KernelSDR(LinearDR):
         "auto": real-valued y (floats not all integer-valued) is continuous, anything else —
         integer-valued floats included, as tables often store class codes — class
         labels (scikit-learn's ``type_of_target``).
-    solver, start, tol, max_iter, solver_params, random_state : see :class:`LinearDR`
+    solver, start, tol, max_iter, solver_params, verbose,
+    warm_start, random_state : see :class:`LinearDR`
     eps : deprecated
         The former name of ``ridge``; warns, removed in the next release.
-
-    verbose : int, default 0
-        0: silent; 1 or more: a progress line per solver iteration on standard output
-        (:mod:`ldr.estimators.progress`).
-
-    warm_start : bool, default False
-        When fitted before, the next ``fit`` starts from the previous answer and continues its
-        trace, as scikit-learn's (:class:`~ldr.estimators.LinearDR`).
 
     Attributes
     ----------

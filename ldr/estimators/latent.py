@@ -324,15 +324,8 @@ class PPCA(LatentGaussian):
         A fixed σ²; estimated when None (default).
     transform_algorithm : {"projection", "posterior_mean"}, default "projection"
         What ``transform`` returns: the projection (1) or the posterior mean (2).
-    solver, start, tol, max_iter, solver_params, random_state : see :class:`LinearDR`
-
-    verbose : int, default 0
-        0: silent; 1 or more: a progress line per solver iteration on standard output
-        (:mod:`ldr.estimators.progress`).
-
-    warm_start : bool, default False
-        When fitted before, the next ``fit`` starts from the previous answer and continues its
-        trace, as scikit-learn's (:class:`~ldr.estimators.LinearDR`).
+    solver, start, tol, max_iter, solver_params, verbose,
+    warm_start, random_state : see :class:`LinearDR`
 
     Attributes
     ----------
@@ -440,15 +433,8 @@ class FactorAnalysis(LatentGaussian):
     rotation : {None, "varimax", "quartimax"}, default None
         The orthomax rotation of the fitted loadings (the class docstring, **Rotation**);
         None keeps W with orthogonal columns.
-    solver, start, tol, max_iter, solver_params, random_state : see :class:`LinearDR`
-
-    verbose : int, default 0
-        0: silent; 1 or more: a progress line per solver iteration on standard output
-        (:mod:`ldr.estimators.progress`).
-
-    warm_start : bool, default False
-        When fitted before, the next ``fit`` starts from the previous answer and continues its
-        trace, as scikit-learn's (:class:`~ldr.estimators.LinearDR`).
+    solver, start, tol, max_iter, solver_params, verbose,
+    warm_start, random_state : see :class:`LinearDR`
 
     Attributes
     ----------

@@ -110,17 +110,10 @@ class OrthogonalLDA(ClassifierMixin, WeightedFit, LinearDR):
     whiten : bool, default True
         ``transform`` multiplies the orthonormal projection by ``whitening_``; False: the
         orthonormal projection itself.
-    solver, start, tol, max_iter, solver_params, random_state : see :class:`LinearDR`
+    solver, start, tol, max_iter, solver_params, verbose,
+    warm_start, random_state : see :class:`LinearDR`
     reg : deprecated
         The former name of ``shrinkage``; warns, removed in the next release.
-
-    verbose : int, default 0
-        0: silent; 1 or more: a progress line per solver iteration on standard output
-        (:mod:`ldr.estimators.progress`).
-
-    warm_start : bool, default False
-        When fitted before, the next ``fit`` starts from the previous answer and continues its
-        trace, as scikit-learn's (:class:`~ldr.estimators.LinearDR`).
 
     Attributes
     ----------

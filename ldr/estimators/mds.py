@@ -32,17 +32,10 @@ class MDS(LinearDR):
         m: the stress over the pairs (sample, one of m landmark samples drawn from
         ``random_state``), scaled by n/m — for large n, where all n² pairs cost too much
         time (an approximation of the stress).  None (default): all pairs.
-    solver, start, tol, max_iter, solver_params, random_state : see :class:`LinearDR`
+    solver, start, tol, max_iter, solver_params, verbose,
+    warm_start, random_state : see :class:`LinearDR`
     eps : deprecated
         The former name of ``smoothing``; warns, removed in the next release.
-
-    verbose : int, default 0
-        0: silent; 1 or more: a progress line per solver iteration on standard output
-        (:mod:`ldr.estimators.progress`).
-
-    warm_start : bool, default False
-        When fitted before, the next ``fit`` starts from the previous answer and continues its
-        trace, as scikit-learn's (:class:`~ldr.estimators.LinearDR`).
 
     Attributes
     ----------

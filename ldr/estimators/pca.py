@@ -50,15 +50,8 @@ class PCA(WeightedFit, LinearDR):
     whiten : bool, default False
         ``transform`` divides each component by √explained_variance_ (unit-variance
         outputs); ``inverse_transform`` multiplies back.
-    solver, start, tol, max_iter, solver_params, random_state : see :class:`LinearDR`
-
-    verbose : int, default 0
-        0: silent; 1 or more: a progress line per solver iteration on standard output
-        (:mod:`ldr.estimators.progress`).
-
-    warm_start : bool, default False
-        When fitted before, the next ``fit`` starts from the previous answer and continues its
-        trace, as scikit-learn's (:class:`~ldr.estimators.LinearDR`).
+    solver, start, tol, max_iter, solver_params, verbose,
+    warm_start, random_state : see :class:`LinearDR`
 
     Attributes
     ----------

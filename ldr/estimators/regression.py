@@ -56,7 +56,7 @@ class ReducedRankRegression(RegressorMixin, MultiOutputMixin, LinearDR):
     start : "heuristic", "random", None or array, default None
         None: the solver's own start (ISM: the exact eigenvectors); "heuristic": fit the full
         ridge model, then project its fitted values onto their top-r singular vectors.
-    tol, max_iter, solver_params : see :class:`~ldr.estimators.LinearDR`
+    tol, max_iter, solver_params, verbose, warm_start : see :class:`~ldr.estimators.LinearDR`
         The gradient tolerance, the iteration budget and the other options of
         :func:`ldr.solve`.
     random_state : int, RandomState or None, default 0
@@ -66,14 +66,6 @@ class ReducedRankRegression(RegressorMixin, MultiOutputMixin, LinearDR):
     float64, with α = 0's rank threshold at float32's
     precision (inputs collinear to float32's rounding are collinear: a least-squares fit to
     that rounding would give coefficients of 1e6).
-
-    verbose : int, default 0
-        0: silent; 1 or more: a progress line per solver iteration on standard output
-        (:mod:`ldr.estimators.progress`).
-
-    warm_start : bool, default False
-        When fitted before, the next ``fit`` starts from the previous answer and continues its
-        trace, as scikit-learn's (:class:`~ldr.estimators.LinearDR`).
 
     Attributes
     ----------

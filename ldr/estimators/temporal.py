@@ -71,17 +71,10 @@ class MAF(SecondOrderSeries):
         singular Σ (constant or collinear features, fewer samples than features) the fit
         works in the span of the series (``subspace_``): the directions dropped carry no
         variance, and the ratio is bounded on the others.
-    solver, start, tol, max_iter, solver_params, random_state : see :class:`LinearDR`
+    solver, start, tol, max_iter, solver_params, verbose,
+    warm_start, random_state : see :class:`LinearDR`
     reg : deprecated
         The former name of ``shrinkage``; warns, removed in the next release.
-
-    verbose : int, default 0
-        0: silent; 1 or more: a progress line per solver iteration on standard output
-        (:mod:`ldr.estimators.progress`).
-
-    warm_start : bool, default False
-        When fitted before, the next ``fit`` starts from the previous answer and continues its
-        trace, as scikit-learn's (:class:`~ldr.estimators.LinearDR`).
 
     Attributes
     ----------
@@ -155,17 +148,10 @@ class SFA(SecondOrderSeries):
         Shrinkage of Σ before whitening.  With 0 and a singular Σ the fit works in the span
         of the series (``subspace_``, as in :class:`MAF`): whitening is defined there, and
         the directions dropped carry no variance (they would be "infinitely slow").
-    solver, start, tol, max_iter, solver_params, random_state : see :class:`LinearDR`
+    solver, start, tol, max_iter, solver_params, verbose,
+    warm_start, random_state : see :class:`LinearDR`
     reg : deprecated
         The former name of ``shrinkage``; warns, removed in the next release.
-
-    verbose : int, default 0
-        0: silent; 1 or more: a progress line per solver iteration on standard output
-        (:mod:`ldr.estimators.progress`).
-
-    warm_start : bool, default False
-        When fitted before, the next ``fit`` starts from the previous answer and continues its
-        trace, as scikit-learn's (:class:`~ldr.estimators.LinearDR`).
 
     Attributes
     ----------
