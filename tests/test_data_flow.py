@@ -13,9 +13,7 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_wine
-from sklearn.preprocessing import StandardScaler
-from test_units import FITS
+from test_units import FITS, build_case
 
 import ldr.estimators as E
 
@@ -74,15 +72,7 @@ def returns_of(est, X, *target) -> set[str]:
 
 @pytest.mark.parametrize("name", sorted(FITS))
 def test_x_returns_at_most_twice(name):
-    X, y = load_wine(return_X_y=True)
-    X = StandardScaler().fit_transform(X)[::2, :6]
-    y = y[::2]
-    kind, settings = FITS[name]
-    args = ("lda",) if name == "LinearDR" else ()
-    r = 1 if kind == "targets" else 2
-    est = getattr(E, name)(*args, n_components=r, **settings)
-    X_fit = np.ascontiguousarray(X[:, :4])
-    target = {"X": (), "labels": (y,), "targets": (np.ascontiguousarray(X[:, 4:]),)}[kind]
+    est, X_fit, target = build_case(name)
     returns = returns_of(est, X_fit, *target)
     assert len(returns) <= 2, "\n".join(sorted(returns))
 

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_wine
 from sklearn.preprocessing import StandardScaler
+from test_sample_weight import CASES, X_FACTORS
 
 from ldr.estimators import MAF, NCA, PCA, PPCA, SFA, FactorAnalysis, OrthogonalLDA, SupervisedHSIC
 from ldr.manifolds import sin_largest_angle
@@ -15,16 +16,6 @@ RNG = np.random.default_rng(0)
 ORDER = RNG.permutation(X_WINE.shape[0])  # every batch holds every class
 X_SHUF = X_WINE[ORDER]
 Y_SHUF = Y_WINE[ORDER]
-_RNG = np.random.default_rng(1)
-#: a factor model's rows for PPCA and FactorAnalysis (wine's three factors sit at a Heywood
-#: boundary, where two fits stop apart by their tolerance)
-X_FACTORS = (_RNG.standard_normal((178, 2)) @ _RNG.standard_normal((2, 8))
-             + _RNG.standard_normal((178, 8)) * _RNG.uniform(0.5, 1.5, 8))
-CASES = {"PCA": (lambda: PCA(3), False), "OrthogonalLDA": (lambda: OrthogonalLDA(2), True),
-         "PPCA": (lambda: PPCA(2), False),
-         "FactorAnalysis": (lambda: FactorAnalysis(2, tol=1e-10), False)}
-
-
 def _same_fit(a, b, X):
     if not isinstance(a.M_, tuple):  # (the latent models' point is a product)
         assert sin_largest_angle(a.M_, b.M_) < 1e-10

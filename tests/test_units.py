@@ -52,16 +52,23 @@ def _data():
     return X[:, :4], X[:, 4:], y
 
 
-def _fit(name: str, c: float):
+def build_case(name: str, **params) -> tuple:
+    """``(estimator, X, targets)``: ``name`` built as :data:`FITS` says (with ``params``),
+    the rows it fits (C-contiguous) and the extra arguments of its ``fit``."""
     X, Y, y = _data()
     kind, settings = FITS[name]
     args = ("lda",) if name == "LinearDR" else ()
     r = 1 if kind == "targets" else 2  # below the targets' two columns
-    est = getattr(E, name)(*args, n_components=r, **settings)
-    target = {"X": (), "labels": (y,), "targets": (c * Y,)}[kind]
+    est = getattr(E, name)(*args, n_components=r, **settings, **params)
+    target = {"X": (), "labels": (y,), "targets": (np.ascontiguousarray(Y),)}[kind]
+    return est, np.ascontiguousarray(X), target
+
+
+def _fit(name: str, c: float):
+    est, X, target = build_case(name)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        est.fit(c * X, *target)
+        est.fit(c * X, *(c * t if t.dtype.kind == "f" else t for t in target))
     warned = sorted({type(w.message).__name__ for w in caught
                      if not issubclass(w.category, DeprecationWarning)})
     return est, warned

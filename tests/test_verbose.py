@@ -5,27 +5,18 @@ for an alternation a line per round."""
 import re
 import warnings
 
-import numpy as np
 import pytest
 from sklearn.datasets import load_wine
-from sklearn.preprocessing import StandardScaler
-from test_units import FITS
+from test_units import FITS, build_case
 
 import ldr.estimators as E
 
 
 def _fit(name, verbose):
-    X, y = load_wine(return_X_y=True)
-    X = StandardScaler().fit_transform(X)[::2, :6]
-    y = y[::2]
-    kind, settings = FITS[name]
-    args = ("lda",) if name == "LinearDR" else ()
-    r = 1 if kind == "targets" else 2
-    est = getattr(E, name)(*args, n_components=r, verbose=verbose, **settings)
-    target = {"X": (), "labels": (y,), "targets": (np.ascontiguousarray(X[:, 4:]),)}[kind]
+    est, X, target = build_case(name, verbose=verbose)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return est.fit(np.ascontiguousarray(X[:, :4]), *target)
+        return est.fit(X, *target)
 
 
 @pytest.mark.parametrize("name", sorted(FITS))
