@@ -683,8 +683,7 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         one-pass statistics (the others raise a ValueError stating the memory they would
         need), and, under scikit-learn's ``array_api_dispatch``, an array of another
         namespace (the fitted arrays then live there)."""
-        self.__dict__.pop("moments_", None)
-        return self._fit_data(self._validate(X, y))
+        return self._fit_weighted(X, y, None)
 
     def _fit_weighted(self, X, y, sample_weight):
         """``fit`` with frequency weights, for the estimators whose statistics are weighted
