@@ -4,15 +4,17 @@ budget, the pair loss with its gradient through the iterations, the pair scatter
 classes' centred rows with their Fisher scatters.
 
 Notation (POT's convention): rows Ya (n×p) and Yb (m×p), M_ij = ‖ya_i − yb_j‖², S = −M/reg,
-uniform marginals a = 1/n, b = 1/m.  ``n_iter`` = N Sinkhorn iterations from f_0 = 0, in the
-log domain (potentials f = log u, g = log v of the scaling form u, v; Peyré & Cuturi 2019,
-Computational Optimal Transport, Remark 4.23):
+marginals a (n) and b (m), each summing to 1: uniform, a = 1/n and b = 1/m, unless the rows
+carry frequency weights (a_i ∝ w_i; a row of integer weight k is then k copies of itself, whose
+plan rows add up to the weighted plan's row).  ``n_iter`` = N Sinkhorn iterations from
+f_0 = log(n a) (0 for uniform marginals), in the log domain (potentials f = log u, g = log v of
+the scaling form u, v; Peyré & Cuturi 2019, Computational Optimal Transport, Remark 4.23):
 
     g_t = log b − LSE_i(S_ij + f_{t−1,i}),   f_t = log a − LSE_j(S_ij + g_tj),       (1)
     T = exp(S + f_N ⊕ g_N),   ℓ = ⟨T, M⟩.                                              (2)
 
-With the column-stochastic P^t = m·exp(S + f_{t−1} ⊕ g_t) and the row-stochastic
-Q^t = n·exp(S + f_t ⊕ g_t), the reverse pass of (1)–(2) is, from f̄_N = (T∘M)1 and
+With the column-stochastic P^t = exp(S + f_{t−1} ⊕ g_t) diag(1/b) and the row-stochastic
+Q^t = diag(1/a) exp(S + f_t ⊕ g_t), the reverse pass of (1)–(2) is, from f̄_N = (T∘M)1 and
 ḡ_N = (T∘M)ᵀ1, for t = N, …, 1:
 
     ḡ_t ← ḡ_t − Q^tᵀ f̄_t,   f̄_{t−1} = −P^t ḡ_t   (ḡ_t = 0 for t < N before the update),  (3)
@@ -82,7 +84,8 @@ class PairKernel:
     ``cache_bytes``, else products run by ``rows`` rows at a time (default
     :func:`~ldr.kernels.tiles.rows_per_block` within half of ``cache_bytes``)."""
 
-    def __init__(self, Ya, Yb, reg: float, cache_bytes: float, rows: int | None = None):
+    def __init__(self, Ya, Yb, reg: float, cache_bytes: float, rows: int | None = None,
+                 marginals: tuple | None = None):
         xp = self.xp = arrays.namespace(Ya)
         self.dtype = Ya.dtype
         self.device = arrays.device(Ya)
@@ -90,6 +93,19 @@ class PairKernel:
         self.n = Ya.shape[0]
         self.m = Yb.shape[0]
         self.reg = reg
+        #: log a, log b and 1/a, 1/b: scalars for uniform marginals, else vectors of Ya's
+        #: namespace, device and dtype (``marginals``: NumPy (a, b), each summing to 1)
+        if marginals is None:
+            self.loga = -math.log(self.n)
+            self.logb = -math.log(self.m)
+            self.inva = float(self.n)
+            self.invb = float(self.m)
+        else:
+            a, b = (np.asarray(v, dtype=float) for v in marginals)
+            self.loga = arrays.like(np.log(a), Ya)
+            self.logb = arrays.like(np.log(b), Ya)
+            self.inva = arrays.like(1.0 / a, Ya)
+            self.invb = arrays.like(1.0 / b, Ya)
         itemsize = arrays.itemsize(Ya)
         sa = xp.sum(Ya * Ya, axis=1)  # no conj: the complex step
         sb = xp.sum(Yb * Yb, axis=1)
@@ -288,9 +304,12 @@ class PairKernel:
 
 def potentials(kern: PairKernel, n_iter: int):
     """The potentials of (1): ``(fs, gs)``, fs = [f_0, …, f_N], gs = [None, g_1, …, g_N]."""
-    loga = -math.log(kern.n)
-    logb = -math.log(kern.m)
-    f = kern.zeros(kern.n)
+    loga = kern.loga
+    logb = kern.logb
+    # f_0 = log(n a): 0 for uniform marginals; with weights, the iterates of the rows
+    # repeated by their weights (each row's copies summed), as a plan does not change when
+    # f and g shift by opposite constants
+    f = kern.zeros(kern.n) if isinstance(loga, float) else loga + math.log(kern.n)
     fs = [f]
     gs = [None]
     for _ in range(n_iter):
@@ -301,26 +320,27 @@ def potentials(kern: PairKernel, n_iter: int):
     return fs, gs
 
 
-def pair_plan(Ya, Yb, reg: float, n_iter: int, cache_bytes: float):
-    """The plan T of (2) between the rows of Ya and Yb (an n×m array)."""
-    kern = PairKernel(Ya, Yb, reg, cache_bytes)
+def pair_plan(Ya, Yb, reg: float, n_iter: int, cache_bytes: float, marginals=None):
+    """The plan T of (2) between the rows of Ya and Yb (an n×m array); ``marginals``: (a, b),
+    None for uniform ones (as in every function here)."""
+    kern = PairKernel(Ya, Yb, reg, cache_bytes, marginals=marginals)
     fs, gs = potentials(kern, n_iter)
     return kern.plan(fs[-1], gs[-1])
 
 
-def pair_loss(Ya, Yb, reg: float, n_iter: int, cache_bytes: float):
+def pair_loss(Ya, Yb, reg: float, n_iter: int, cache_bytes: float, marginals=None):
     """ℓ = ⟨T, M⟩ of (2) (forward only; a 0-d array)."""
-    kern = PairKernel(Ya, Yb, reg, cache_bytes)
+    kern = PairKernel(Ya, Yb, reg, cache_bytes, marginals=marginals)
     fs, gs = potentials(kern, n_iter)
     return kern.final(fs[-1], gs[-1], _col(kern.ones(kern.m)), _col(kern.ones(kern.n)),
                       True)[4]
 
 
-def pair_scatter(Xa, Xb, P, reg: float, n_iter: int, cache_bytes: float):
+def pair_scatter(Xa, Xb, P, reg: float, n_iter: int, cache_bytes: float, marginals=None):
     """Σ_ij T_ij (xa_i − xb_j)(xa_i − xb_j)ᵀ at the plan T(P) between XaP and XbP:
     Xaᵀ diag(T1) Xa + Xbᵀ diag(Tᵀ1) Xb − S − Sᵀ, S = Xaᵀ T Xb, by row blocks of T."""
     xp = arrays.namespace(Xa)
-    kern = PairKernel(Xa @ P, Xb @ P, reg, cache_bytes)
+    kern = PairKernel(Xa @ P, Xb @ P, reg, cache_bytes, marginals=marginals)
     fs, gs = potentials(kern, n_iter)
     TR, TL = kern.final(fs[-1], gs[-1], xp.concat([_col(kern.ones(kern.m)), Xb], axis=1),
                         _col(kern.ones(kern.n)), False)
@@ -328,20 +348,21 @@ def pair_scatter(Xa, Xb, P, reg: float, n_iter: int, cache_bytes: float):
     return Xa.T @ (TR[:, :1] * Xa) + Xb.T @ (TL[:, :1] * Xb) - cross - cross.T
 
 
-def pair_scatter_rows(Xa, Xb, P, reg: float, n_iter: int, cache_bytes: float):
-    """diag(Tᵀ1) Xb − 2 TᵀXa (m × d): Xbᵀ times it, symmetrized, plus Xaᵀ Xa / n is the pair's
-    :func:`pair_scatter` — the rows of T sum to a = 1/n exactly, as the last half-iteration
+def pair_scatter_rows(Xa, Xb, P, reg: float, n_iter: int, cache_bytes: float,
+                      marginals=None):
+    """diag(Tᵀ1) Xb − 2 TᵀXa (m × d): Xbᵀ times it, symmetrized, plus Xaᵀ diag(a) Xa is the
+    pair's :func:`pair_scatter` — the rows of T sum to a exactly, as the last half-iteration
     of (1) is f's.  Pairs that share Xb's rows (a class's batch in every pair) sum these
     first and take one d×d product (:meth:`ldr.objectives.WDA.scatter`)."""
     xp = arrays.namespace(Xa)
-    kern = PairKernel(Xa @ P, Xb @ P, reg, cache_bytes)
+    kern = PairKernel(Xa @ P, Xb @ P, reg, cache_bytes, marginals=marginals)
     fs, gs = potentials(kern, n_iter)
     TL = kern.final(fs[-1], gs[-1], _col(kern.ones(kern.m)),
                     xp.concat([_col(kern.ones(kern.n)), Xa], axis=1), False)[1]
     return TL[:, :1] * Xb - 2.0 * TL[:, 1:]
 
 
-def pair_gradient(Xa, Xb, P, reg: float, n_iter: int, cache_bytes: float):
+def pair_gradient(Xa, Xb, P, reg: float, n_iter: int, cache_bytes: float, marginals=None):
     """``(ℓ, ∇_P ℓ)`` for ℓ of (2) between XaP and XbP, by the reverse pass (3)–(4); P real
     or complex (the data are cast to P's dtype)."""
     xp = arrays.namespace(Xa)
@@ -350,12 +371,12 @@ def pair_gradient(Xa, Xb, P, reg: float, n_iter: int, cache_bytes: float):
         Xb = xp.astype(Xb, P.dtype)
     Ya = Xa @ P
     Yb = Xb @ P
-    kern = PairKernel(Ya, Yb, reg, cache_bytes)
-    n = kern.n
-    m = kern.m
+    kern = PairKernel(Ya, Yb, reg, cache_bytes, marginals=marginals)
+    inva = kern.inva if isinstance(kern.inva, float) else _col(kern.inva)
+    invb = kern.invb if isinstance(kern.invb, float) else kern.invb
     fs, gs = potentials(kern, n_iter)
-    Rb = xp.concat([_col(kern.ones(m)), Yb], axis=1)      # [1, Yb]
-    La = xp.concat([_col(kern.ones(n)), Ya], axis=1)      # [1, Ya]
+    Rb = xp.concat([_col(kern.ones(kern.m)), Yb], axis=1)      # [1, Yb]
+    La = xp.concat([_col(kern.ones(kern.n)), Ya], axis=1)      # [1, Ya]
     TR, TL, TMR, TML, loss = kern.final(fs[-1], gs[-1], Rb, La, True)
     inv = 1.0 / reg
     WR = TR - inv * TMR                                   # W [1, Yb] so far
@@ -363,15 +384,17 @@ def pair_gradient(Xa, Xb, P, reg: float, n_iter: int, cache_bytes: float):
     fbar = TMR[:, 0]
     gbar = TML[:, 0]
     for t in range(n_iter, 0, -1):
-        QR, QTL = kern.prod(fs[t], gs[t], Rb, _col(fbar) * La)        # Q^t = n E(f_t, g_t)
-        WR = WR + (n * inv) * _col(fbar) * QR
-        WL = WL + (n * inv) * QTL
-        gbar = gbar - n * QTL[:, 0]
-        PR, PTL = kern.prod(fs[t - 1], gs[t], _col(gbar) * Rb, La)    # P^t = m E(f_{t−1}, g_t)
-        WR = WR + (m * inv) * PR
-        WL = WL + (m * inv) * _col(gbar) * PTL
-        fbar = -m * PR[:, 0]
-        gbar = kern.zeros(m)
+        fa = _col(fbar) * inva                                       # diag(1/a) f̄
+        QR, QTL = kern.prod(fs[t], gs[t], Rb, fa * La)  # Q^t = diag(1/a) E(f_t, g_t)
+        WR = WR + inv * fa * QR
+        WL = WL + inv * QTL
+        gbar = gbar - QTL[:, 0]
+        gb = _col(gbar * invb)                                       # diag(1/b) ḡ
+        PR, PTL = kern.prod(fs[t - 1], gs[t], gb * Rb, La)  # P^t = E(f_{t−1}, g_t) diag(1/b)
+        WR = WR + inv * PR
+        WL = WL + inv * gb * PTL
+        fbar = -PR[:, 0]
+        gbar = kern.zeros(kern.m)
     gYa = 2.0 * (WR[:, :1] * Ya - WR[:, 1:])
     gYb = 2.0 * (WL[:, :1] * Yb - WL[:, 1:])
     return loss, Xa.T @ gYa + Xb.T @ gYb
@@ -400,7 +423,7 @@ def squared_distances(A, B):
     return anp.maximum(sa[:, None] + sb[None, :] - 2.0 * anp.dot(A, B.T), 0.0)
 
 
-def sinkhorn_log(M, reg: float, n_iter: int):
+def sinkhorn_log(M, reg: float, n_iter: int, marginals=None):
     """The plan T of (2) for the cost matrix M by ``n_iter`` iterations of (1), written with
     ``autograd.numpy`` (autograd-traceable: the reference that WDA's cost differentiates
     on an autograd trace, and that the hand-written reverse pass is tested against)."""
@@ -408,9 +431,9 @@ def sinkhorn_log(M, reg: float, n_iter: int):
 
     n, m = M.shape
     S = -M / reg
-    loga = -np.log(n)
-    logb = -np.log(m)
-    f = anp.zeros(n)
+    loga, logb = ((-np.log(n), -np.log(m)) if marginals is None
+                  else (np.log(marginals[0]), np.log(marginals[1])))
+    f = anp.zeros(n) if marginals is None else loga + np.log(n)  # as in potentials
     g = anp.zeros(m)
     for _ in range(n_iter):
         g = logb - logsumexp(S + f[:, None], axis=0)
@@ -425,14 +448,18 @@ def take(A, rows):
     return xp.take(A, xp.asarray(rows, device=arrays.device(A)), axis=0)
 
 
-def class_scatters(X, codes: np.ndarray, n_classes: int, chunk_bytes: int | None = None
-                   ) -> tuple[np.ndarray, np.ndarray]:
+def class_scatters(X, codes: np.ndarray, n_classes: int, chunk_bytes: int | None = None,
+                   weights: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Fisher's (S_w, S_b) of the rows X of ``n_classes`` classes (``codes``: each row's class
     index, every class present; survey Eq. 5, divided by n) as NumPy d×d arrays,
     computed in X's namespace and on its device, in float64, by one pass over row chunks of
     about ``chunk_bytes`` (default ``CHUNK_BYTES``, 16 MiB) merged as they come
-    (:func:`ldr.data.rows.moments` of an iterator): no array of X's size is made."""
+    (:func:`ldr.data.rows.moments` of an iterator): no array of X's size is made.  With
+    frequency ``weights`` (NumPy, one per row) the weighted scatters, in one pass of X."""
     xp = arrays.namespace(X)
+    if weights is not None:
+        return moments(xp.astype(X, xp.float64, copy=False), codes, weights=weights,
+                       validated=True).on_host().class_scatter()[:2]
     n = X.shape[0]
     rows = max(2, int((CHUNK_BYTES if chunk_bytes is None else chunk_bytes)
                        // (8 * max(X.shape[1], 1))))
@@ -441,25 +468,37 @@ def class_scatters(X, codes: np.ndarray, n_classes: int, chunk_bytes: int | None
     return moments(chunks, name="X").on_host().class_scatter()[:2]
 
 
-def class_rows(X, codes: np.ndarray, n_classes: int):
+def class_rows(X, codes: np.ndarray, n_classes: int, weights: np.ndarray | None = None):
     """WDA's data: ``(mean, groups, S_w, S_b, uniform_w)`` — X's column means (NumPy), each
     class's rows less them (copies in X's namespace, on its device, in its float dtype;
-    X is only read), Fisher's scatters (:func:`class_scatters`) and tr C_w of uniform plans,
-    Σ_c (2/n_c) Σ_i ‖x_i − m_c‖² (a float; by row chunks: a chunk's temporaries, not a
-    class's).  The groups are the one array of X's size made."""
+    X is only read), Fisher's scatters (:func:`class_scatters`) and tr C_w of independent
+    plans a aᵀ, Σ_c 2 Σ_i a_i ‖x_i − m_c‖² (a float; by row chunks: a chunk's temporaries, not
+    a class's).  The groups are the one array of X's size made.  With frequency ``weights``
+    (NumPy, one per row) the means and scatters are weighted, and a_i = w_i / Σ_{class} w;
+    else a_i = 1/n_c."""
     xp = arrays.namespace(X)
-    mean = xp.sum(X, axis=0, dtype=xp.float64) / X.shape[0]
+    if weights is None:
+        mean = xp.sum(X, axis=0, dtype=xp.float64) / X.shape[0]
+    else:
+        share = xp.asarray(weights / weights.sum(), dtype=xp.float64, device=arrays.device(X))
+        mean = share @ xp.astype(X, xp.float64, copy=False)
     shift = xp.astype(mean, X.dtype)
     groups = []
     uniform = 0.0
     for c in range(n_classes):
-        G = take(X, np.flatnonzero(codes == c))
+        members = np.flatnonzero(codes == c)
+        G = take(X, members)
         G -= shift
         groups.append(G)
-        centre = xp.mean(G, axis=0)
+        a = None if weights is None else arrays.like(weights[members] / weights[members].sum(), G)
+        centre = xp.mean(G, axis=0) if a is None else a @ G
         rows = max(2, int(CHUNK_BYTES // (arrays.itemsize(G) * max(G.shape[1], 1))))
-        total = sum(float(xp.sum((G[i:min(i + rows, G.shape[0]), :] - centre) ** 2))
-                    for i in range(0, G.shape[0], rows))
-        uniform += 2.0 * total / G.shape[0]
-    Sw, Sb = class_scatters(X, codes, n_classes)
+        total = 0.0
+        for i in range(0, G.shape[0], rows):
+            block = slice(i, min(i + rows, G.shape[0]))
+            squares = xp.sum((G[block, :] - centre) ** 2, axis=1)
+            total += float(xp.sum(squares)) / G.shape[0] if a is None \
+                else float(a[block] @ squares)
+        uniform += 2.0 * total
+    Sw, Sb = class_scatters(X, codes, n_classes, weights=weights)
     return arrays.to_host(mean), groups, Sw, Sb, uniform

@@ -77,6 +77,7 @@ from ldr.core.eigen import top_generalized
 from ldr.core.errors import ParameterError, UnboundedObjective
 from ldr.core.objective import Method, Objective
 from ldr.data import arrays
+from ldr.data.statistics import check_weights
 from ldr.data.validation import (
     check_labels,
     check_rank,
@@ -154,6 +155,11 @@ class WDA(Objective):
         else the pair's products run by row blocks (:mod:`ldr.objectives.transport`)
     batch_size, n_batches, random_state : mini-batch OT (module docstring): ``n_batches``
         seeded index sets of ``batch_size`` rows per class; None: exact plans
+    sample_weight : (n,) frequency weights, optional
+        Each class's transport marginal is a_i = w_i / Σ_{j∈c} w_j instead of 1/n_c
+        (:mod:`ldr.objectives.transport`), and the means and scatters are weighted: a row of
+        integer weight k counts as k copies of itself (the plans of the repeated rows, each
+        row's copies summed, are the weighted plans).  Exact plans only (no ``batch_size``).
 
     Attributes
     ----------
@@ -186,7 +192,7 @@ class WDA(Objective):
                  ridge: float = 1e-8, continuation: float = 10.0, manifold: str = "grassmann",
                  normalize_at=None, *, p: int | None = None,
                  memory_budget: float = DEFAULT_MEMORY_BUDGET, batch_size: int | None = None,
-                 n_batches: int = 4, random_state=0, eps="deprecated"):
+                 n_batches: int = 4, random_state=0, sample_weight=None, eps="deprecated"):
         ridge = renamed_value(type(self).__name__, "eps", "ridge", eps, ridge)
         if p is not None:  # the WDA paper's and POT's name for r
             warnings.warn("WDA(p=...) is deprecated since ldr 0.2 and will be removed in the "
@@ -199,6 +205,19 @@ class WDA(Objective):
             raise ParameterError("r", "the subspace dimension is required")
         X = check_rows(X, "X")  # X's namespace and device: only read (the groups are copies)
         classes, codes = check_labels(arrays.to_host(y), X.shape[0], "y")
+        weights = check_weights(sample_weight, X.shape[0])
+        if weights is not None:
+            keep = weights > 0  # a row of weight 0 is no row
+            if not keep.all():
+                X = transport.take(X, np.flatnonzero(keep))
+                codes = codes[keep]
+                weights = weights[keep]
+                present = np.unique(codes)
+                if present.shape[0] < classes.shape[0]:
+                    raise ParameterError("sample_weight", f"class(es) "
+                                         f"{list(np.setdiff1d(classes, classes[present]))} have "
+                                         "zero total weight: drop their samples, or give them a "
+                                         "positive weight")
         counts = np.bincount(codes)
         if counts.min() < 2:
             small = [classes[i] for i in np.flatnonzero(counts < 2)]
@@ -223,7 +242,10 @@ class WDA(Objective):
                                  f"{memory_budget!r}")
         self.continuation = float(continuation)
         self.mean_, self.groups, Sw, Sb, self._uniform_w = transport.class_rows(
-            X, codes, len(classes))
+            X, codes, len(classes), weights)
+        #: each class's transport marginal (NumPy, summing to 1), or None: uniform
+        self._marginal = None if weights is None else [
+            weights[codes == c] / weights[codes == c].sum() for c in range(len(classes))]
         #: directions with no within-class spread (the nullity of S_w); fewer than r keep
         #: the trace ratio bounded (module docstring)
         self.n_null_directions = nullity(Sw)
@@ -257,6 +279,9 @@ class WDA(Objective):
         self._ref = self.groups[0]  # the rows' namespace, device and dtype, for points
         self._key = None
         self._batches = self._draw_batches(batch_size, n_batches, random_state)
+        if self._batches is not None and weights is not None:
+            raise ParameterError("sample_weight", "weights need exact plans: mini-batches are "
+                                 "drawn uniformly; pass batch_size=None")
         self._pair_scale = {pair: 1.0 for pair in self._pairs()}
         if normalize_at is not None:
             self._pair_scale = self._mean_sq_distances(normalize_at)
@@ -325,6 +350,10 @@ class WDA(Objective):
                         Xb if ib is None else transport.take(Xb, ib), weight))
         return out
 
+    def _marginals(self, a: int, b: int):
+        """The transport marginals of the pair (a, b) — None: uniform (exact plans only)."""
+        return None if self._marginal is None else (self._marginal[a], self._marginal[b])
+
     def full_data(self) -> WDA:
         """The same problem with exact plans between whole classes (no mini-batches)."""
         other = copy.copy(self)
@@ -344,8 +373,14 @@ class WDA(Objective):
                              f"(POT's P0), got shape {P0.shape}")
         xp = arrays.namespace(self._ref)
         proj = [G @ self._point(P0) for G in self.groups]
-        means = [xp.mean(Y, axis=0) for Y in proj]
-        spread = [float(xp.mean(xp.sum((Y - m) ** 2, axis=1))) for Y, m in zip(proj, means)]
+        if self._marginal is None:
+            means = [xp.mean(Y, axis=0) for Y in proj]
+            spread = [float(xp.mean(xp.sum((Y - m) ** 2, axis=1))) for Y, m in zip(proj, means)]
+        else:
+            share = [arrays.like(a, Y) for a, Y in zip(self._marginal, proj)]
+            means = [a @ Y for a, Y in zip(share, proj)]
+            spread = [float(a @ xp.sum((Y - m) ** 2, axis=1))
+                      for a, Y, m in zip(share, proj, means)]
         out = {}
         for a, b in self._pairs():
             gap = means[a] - means[b]
@@ -378,14 +413,14 @@ class WDA(Objective):
         P = self._point(P)
         return {(a, b): transport.pair_plan(self.groups[a] @ P, self.groups[b] @ P,
                                             self._reg(a, b), self.sinkhorn_iter,
-                                            self._cache_bytes)
+                                            self._cache_bytes, self._marginals(a, b))
                 for a, b in self._pairs()}
 
     def scatter(self, P) -> tuple:
         """(C_b, C_w) at T = T(P) (cached for the last P), d×d arrays of X's namespace.
 
         Each pair's scatter is Xbᵀ times :func:`~ldr.objectives.transport.pair_scatter_rows`,
-        symmetrized, plus Xaᵀ Xa / n_a (its P-independent term, computed once per set of
+        symmetrized, plus Xaᵀ diag(a) Xa (its P-independent term, computed once per set of
         batches); the pairs that share a class's batch as Xb sum their rows first (one d×d
         product)."""
         P = self._point(P)
@@ -397,7 +432,8 @@ class WDA(Objective):
             for a in range(b + 1):
                 for j, (Xa, Xb, weight) in enumerate(self._pair_data(a, b)):
                     R = weight * transport.pair_scatter_rows(
-                        Xa, Xb, P, self._reg(a, b), self.sinkhorn_iter, self._cache_bytes)
+                        Xa, Xb, P, self._reg(a, b), self.sinkhorn_iter, self._cache_bytes,
+                        self._marginals(a, b))
                     old = rows.get((a == b, j))
                     rows[a == b, j] = (Xb, R if old is None else old[1] + R)
             for (within, _), (Xb, R) in rows.items():  # batch j of b: shared by pairs
@@ -420,13 +456,19 @@ class WDA(Objective):
         return self._scatter
 
     def _row_grams(self) -> tuple:
-        """Σ weight · XaᵀXa / n_a over the (b, w) pairs' batches: the P-independent term of
-        their scatters (:meth:`scatter`), computed once per set of batches."""
+        """Σ weight · Xaᵀ diag(a) Xa over the (b, w) pairs' batches (a = 1/n_a unless
+        weighted): the P-independent term of their scatters (:meth:`scatter`), computed once
+        per set of batches."""
         if self.__dict__.get("_grams_for", 0) is not self._batches:
             grams = {True: 0.0, False: 0.0}
             for a, b in self._pairs():
                 for Xa, _, weight in self._pair_data(a, b):
-                    grams[a == b] = grams[a == b] + (weight / Xa.shape[0]) * (Xa.T @ Xa)
+                    if self._marginal is None:
+                        gram = (weight / Xa.shape[0]) * (Xa.T @ Xa)
+                    else:
+                        gram = weight * (Xa.T @ (arrays.like(self._marginal[a], Xa)[:, None]
+                                                 * Xa))
+                    grams[a == b] = grams[a == b] + gram
             self._grams = (grams[False], grams[True])
             self._grams_for = self._batches
         return self._grams
@@ -458,7 +500,8 @@ class WDA(Objective):
         for a, b in self._pairs():
             M = transport.squared_distances(anp.dot(self.groups[a], P),
                                             anp.dot(self.groups[b], P))
-            T = transport.sinkhorn_log(M, self._reg(a, b), self.sinkhorn_iter)
+            T = transport.sinkhorn_log(M, self._reg(a, b), self.sinkhorn_iter,
+                                       self._marginals(a, b))
             if a == b:
                 loss_w = loss_w + anp.sum(T * M)
             else:
@@ -478,11 +521,13 @@ class WDA(Objective):
             for Xa, Xb, weight in self._pair_data(a, b):
                 if what == "gradient":
                     loss, grad = transport.pair_gradient(Xa, Xb, P, self._reg(a, b),
-                                                         self.sinkhorn_iter, self._cache_bytes)
+                                                         self.sinkhorn_iter, self._cache_bytes,
+                                                         self._marginals(a, b))
                     G[key] = G[key] + weight * grad
                 else:
                     loss = transport.pair_loss(Xa @ P, Xb @ P, self._reg(a, b),
-                                               self.sinkhorn_iter, self._cache_bytes)
+                                               self.sinkhorn_iter, self._cache_bytes,
+                                               self._marginals(a, b))
                 L[key] = L[key] + weight * loss
         if what == "gradient":
             return L["b"], L["w"], G["b"], G["w"]

@@ -7,7 +7,7 @@ from sklearn.datasets import load_wine
 from sklearn.preprocessing import StandardScaler
 
 from ldr.data.rows import moments
-from ldr.estimators import NCA, PCA, PPCA, FactorAnalysis, OrthogonalLDA
+from ldr.estimators import MAF, NCA, PCA, PPCA, SFA, FactorAnalysis, OrthogonalLDA
 from ldr.manifolds import sin_largest_angle
 
 X_WINE, Y_WINE = load_wine(return_X_y=True)
@@ -109,7 +109,7 @@ def test_only_the_moment_estimators_take_weights():
     import inspect
 
     assert "sample_weight" in inspect.signature(PCA.fit).parameters
-    for cls in (OrthogonalLDA, PPCA, FactorAnalysis):
+    for cls in (OrthogonalLDA, PPCA, FactorAnalysis, MAF, SFA):
         assert "sample_weight" in inspect.signature(cls.fit).parameters
     assert "sample_weight" not in inspect.signature(NCA.fit).parameters
 
@@ -144,3 +144,115 @@ def test_supervised_hsic_integer_weights_equal_repeated_rows(y_kernel):
     np.testing.assert_allclose(weighted.transform(X), repeated.transform(X), atol=1e-6)
     # the weighted median is np.median of the repeated rows' pairwise distances
     assert median_distance(X, weights=W) == median_distance(X[REPEATED])
+
+
+def test_held_pairs_are_the_pairs_of_the_repeated_series():
+    """held_pairs at lag δ: the counts of the lag-δ pairs (i, j) of the series with sample i
+    repeated w_i times (brute force), for integer weights with zeros; unit weights give
+    (i, i + δ)."""
+    from ldr.data.statistics import held_pairs
+
+    rng = np.random.default_rng(3)
+    for lag in (1, 2, 5):
+        w = rng.integers(0, 4, 40)
+        w[0] = 1
+        series = np.repeat(np.arange(40), w)
+        expected = np.zeros((40, 40))
+        np.add.at(expected, (series[:-lag], series[lag:]), 1.0)
+        i, j, c = held_pairs(w.astype(float), lag)
+        got = np.zeros((40, 40))
+        np.add.at(got, (i, j), c)
+        np.testing.assert_array_equal(got, expected)
+        assert len(i) < 2 * 40
+        i, j, c = held_pairs(np.ones(40), lag)
+        np.testing.assert_array_equal(j - i, lag)
+        np.testing.assert_array_equal(c, 1.0)
+
+
+SERIES = np.cumsum(np.random.default_rng(4).standard_normal((150, 5)), axis=0) @ \
+    np.random.default_rng(5).standard_normal((5, 5)) + 1e2
+SERIES_W = np.random.default_rng(6).integers(0, 4, 150)
+SERIES_W[0] = 1
+
+
+@pytest.mark.parametrize("name, kw", [("MAF", {"lag": 1}), ("MAF", {"lag": 3}), ("SFA", {})])
+def test_series_integer_weights_equal_repeated_samples(name, kw):
+    """MAF and SFA hold sample i for w_i steps: integer weights give the fit of the series
+    with each sample repeated in place (the lagged and difference products included)."""
+    import ldr.estimators as E
+
+    repeated_rows = np.repeat(SERIES, SERIES_W, axis=0)
+    weighted = getattr(E, name)(2, **kw).fit(SERIES, sample_weight=SERIES_W)
+    repeated = getattr(E, name)(2, **kw).fit(repeated_rows)
+    assert weighted.cost_ == pytest.approx(repeated.cost_, rel=1e-10)
+    assert sin_largest_angle(weighted.M_, repeated.M_) < 1e-8
+    np.testing.assert_allclose(weighted.transform(SERIES), repeated.transform(SERIES),
+                               atol=1e-8 * np.abs(repeated.transform(SERIES)).max())
+    got = moments(SERIES, lag=kw.get("lag", 1), diff=name == "SFA", weights=SERIES_W)
+    ref = moments(repeated_rows, lag=kw.get("lag", 1), diff=name == "SFA")
+    np.testing.assert_allclose(got.lagged_covariance(), ref.lagged_covariance(), rtol=1e-9,
+                               atol=1e-9 * np.abs(ref.lagged_covariance()).max())
+    if name == "SFA":
+        np.testing.assert_allclose(got.diff_moment(), ref.diff_moment(), rtol=1e-9)
+
+
+def test_a_weighted_series_does_not_extend():
+    from ldr.estimators import MAF
+
+    est = MAF(2).fit(SERIES, sample_weight=SERIES_W)
+    with pytest.raises(ValueError, match="held"):
+        est.partial_fit(SERIES[:20])
+
+
+def _wda_data():
+    import ldr
+
+    X, y = ldr.datasets.make_wda(120, seed=0)
+    w = np.random.default_rng(1).integers(0, 4, len(y))
+    w[[np.flatnonzero(y == c)[0] for c in np.unique(y)]] = 1  # every class keeps a row
+    return X, y, w
+
+
+@pytest.mark.parametrize("memory_budget", [None, 0.0])
+def test_wda_objective_weights_equal_repeated_rows(memory_budget):
+    """Weighted transport marginals: the plans of the repeated rows, each row's copies
+    summed, are the weighted plans, at every Sinkhorn iteration — so the cost, its gradient
+    (the reverse pass with marginals) and the scatters of the pencil agree to rounding, with
+    the kernel stored and by row blocks; the gradient is autograd's of the traced cost."""
+    import autograd
+
+    from ldr.objectives import WDA
+
+    X, y, w = _wda_data()
+    budget = {} if memory_budget is None else {"memory_budget": 1e-9}
+    weighted = WDA(X, y, r=2, sample_weight=w, **budget)
+    repeated = WDA(np.repeat(X, w, axis=0), np.repeat(y, w), r=2, **budget)
+    assert weighted.reg == pytest.approx(repeated.reg, rel=1e-12)
+    P = np.linalg.qr(np.random.default_rng(2).standard_normal((X.shape[1], 2)))[0]
+    assert weighted.cost(P) == pytest.approx(repeated.cost(P), rel=1e-12)
+    np.testing.assert_allclose(weighted.egrad(P), repeated.egrad(P), atol=1e-12)
+    for a, b in zip(weighted.scatter(P), repeated.scatter(P)):
+        np.testing.assert_allclose(a, b, atol=1e-11 * np.abs(b).max())
+    np.testing.assert_allclose(autograd.grad(weighted.cost)(P), weighted.egrad(P), atol=1e-12)
+
+
+def test_wassersteinda_integer_weights_equal_repeated_rows():
+    from ldr.estimators import WassersteinDA
+
+    X, y, w = _wda_data()
+    for Z in (X, np.c_[X, X[:, 0] + X[:, 1]]):  # and a singular S_w: the fit in the span
+        weighted = WassersteinDA(2).fit(Z, y, sample_weight=w)
+        repeated = WassersteinDA(2).fit(np.repeat(Z, w, axis=0), np.repeat(y, w))
+        assert weighted.cost_ == pytest.approx(repeated.cost_, rel=1e-10)
+        assert sin_largest_angle(weighted.M_, repeated.M_) < 1e-8
+        np.testing.assert_allclose(weighted.transform(Z), repeated.transform(Z), atol=1e-8)
+
+
+def test_wda_weights_need_exact_plans():
+    from ldr.estimators import WassersteinDA
+
+    X, y, w = _wda_data()
+    with pytest.raises(ValueError, match="exact plans"):
+        WassersteinDA(2, batch_size=10).fit(X, y, sample_weight=w)
+    with pytest.raises(ValueError, match="zero total weight"):
+        WassersteinDA(2).fit(X, y, sample_weight=np.where(y == y[0], 0.0, 1.0))

@@ -78,7 +78,8 @@ def moments(X, y=None, *, lag: int | None = None, diff: bool = False, name: str 
         chunk by chunk all the same
     weights : (n,) frequency weights of an in-memory X, optional
         Checked by :func:`~ldr.data.statistics.check_weights`; the moments of the rows
-        repeated by their weights (:func:`~ldr.data.statistics.chunk_moments`).
+        repeated by their weights, and with ``lag`` those of the series with each sample
+        held for its weight's time steps (:func:`~ldr.data.statistics.chunk_moments`).
 
     Examples
     --------
@@ -94,13 +95,13 @@ def moments(X, y=None, *, lag: int | None = None, diff: bool = False, name: str 
     """
     lag = _check_lag(lag)
     if weights is not None:
-        if lag is not None or isinstance(X, (Moments, Iterator, np.memmap)) or is_lazy(X) \
+        if isinstance(X, (Moments, Iterator, np.memmap)) or is_lazy(X) \
                 or (y is not None and is_lazy(y)):
-            raise ParameterError("sample_weight", "weights apply to rows in memory, without "
-                                 "a lag (pass a NumPy or namespace array)")
+            raise ParameterError("sample_weight", "weights apply to rows in memory (pass a "
+                                 "NumPy or namespace array)")
         if not validated and arrays.foreign(X) is None:
             X = check_data(X, name, min_samples=1, copy=False)
-        out = chunk_moments(X, y, None, False, name, None, y_name, validated=validated,
+        out = chunk_moments(X, y, lag, diff, name, None, y_name, validated=validated,
                             weights=check_weights(weights, X.shape[0]))
         _check_result(out, y is not None, lag, diff, name, min_samples)
         return out

@@ -207,7 +207,9 @@ def chunk_moments(X, y=None, lag: int | None = None, diff: bool = False, name: s
     :func:`check_weights`), are frequency weights: the moments are those of the rows each
     repeated its weight's times — count n = Σ w_i, mean u = Σ w_i y_i / n, scatter
     Σ w_i (y_i − u)(y_i − u)ᵀ (and per class the same), so that integer weights give the
-    moments of the repeated rows; not with ``lag`` (a series has no repeated rows)."""
+    moments of the repeated rows.  With ``lag``, the series is held: sample i lasts w_i time
+    steps (:func:`held_pairs`), so that integer weights give the lagged and difference
+    products of the series with each sample repeated in place."""
     if not validated:
         X = check_chunk(X, name, start, values=False)
     xp = arrays.namespace(X)
@@ -227,10 +229,11 @@ def chunk_moments(X, y=None, lag: int | None = None, diff: bool = False, name: s
             check_chunk(X, name, start)
         check_magnitude(X, name)
     if weights is not None:
+        out = _weighted_moments(X, y, c, arrays.like(weights, X), y_name, start)
         if lag is not None:
-            raise ParameterError("sample_weight", "weights apply to rows, not to a series' "
-                                 "lagged products: a time point has no repeated copies")
-        return _weighted_moments(X, y, c, arrays.like(weights, X), y_name, start)
+            _weighted_lagged(out, X - c, np.asarray(arrays.to_host(weights), dtype=float),
+                             lag, diff)
+        return out
     if y is None and lag is None:
         scatter = _uncentred_scatter(X, c, xp)
         if scatter is not None:  # X is never copied: two reads of it in all
@@ -308,6 +311,47 @@ def _weighted_moments(X, y, c, w, y_name, start) -> Moments:
     return out
 
 
+def held_pairs(weights: np.ndarray, lag: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The pairs (i, j) of a held series at lag δ and their weights c_ij.
+
+    Sample i is held over the interval I_i = [s_i, s_i + w_i), s_i = Σ_{k<i} w_k, and the
+    lagged products are those of the function x(t) over t ∈ [0, Σw − δ):
+    ∫ x(t) x(t + δ)ᵀ dt = Σ_ij c_ij x_i x_jᵀ with c_ij = |I_i ∩ (I_j − δ)|.  For integer
+    weights these are the lag-δ pairs of the series with sample i repeated w_i times (the
+    integral over [p, p + 1) is the pair at positions p, p + δ); unit weights give the pairs
+    (i, i + δ).  Two interval partitions of one line meet in fewer than 2n pieces, so there
+    are fewer than 2n pairs.  Returns the index arrays ``i``, ``j`` and ``c`` (c > 0)."""
+    w = np.asarray(weights, dtype=float)
+    end = np.cumsum(w)
+    begin = end - w
+    first = np.searchsorted(end, begin + lag, side="right")  # the first j with e_j − δ > s_i
+    stop = np.searchsorted(begin, end + lag, side="left")  # past the last j with s_j − δ < e_i
+    counts = np.maximum(stop - first, 0)
+    i = np.repeat(np.arange(w.shape[0]), counts)
+    j = np.repeat(first - np.cumsum(counts) + counts, counts) + np.arange(i.shape[0])
+    c = np.minimum(end[i], end[j] - lag) - np.maximum(begin[i], begin[j] - lag)
+    keep = c > 0
+    return i[keep], j[keep], c[keep]
+
+
+def _weighted_lagged(out: Moments, Y, weights: np.ndarray, lag: int, diff: bool) -> None:
+    """The lagged (and difference) products of the held series of shifted rows ``Y`` with
+    weights (:func:`held_pairs`), into ``out``; a held series' moments do not merge with a
+    next segment (no head and tail rows)."""
+    xp = arrays.namespace(Y)
+    device = arrays.device(Y)
+    i, j, c = held_pairs(weights, lag)
+    i = xp.asarray(i, device=device)
+    j = xp.asarray(j, device=device)
+    c = arrays.like(c, Y)
+    Yc = Y - out.offset
+    out.lag = lag
+    out.lagged = (xp.take(Yc, i, axis=0) * c[:, None]).T @ xp.take(Yc, j, axis=0)
+    if diff:
+        Dx = xp.take(Y, j, axis=0) - xp.take(Y, i, axis=0)
+        out.diff = (Dx * c[:, None]).T @ Dx
+
+
 def _uncentred_scatter(X, c, xp):
     """S = XᵀX − n·ccᵀ, without the centred copy X − c, where that loses at most a factor 2
     of accuracy; else None.  The rounding of S_jk is about ε·√(G_jj G_kk) with G = XᵀX, that
@@ -375,6 +419,9 @@ def merge(a: Moments, b: Moments) -> Moments:
     if a.labels is not None:
         _merge_classes(out, a, b, (b.shift - c) + b.class_offsets)
     if a.lag is not None:
+        if a.head is None or b.head is None:
+            raise ParameterError("sample_weight", "the moments of a weighted (held) series do "
+                                 "not extend with more rows: fit the whole series at once")
         _merge_lagged(out, a, b, ub)
     return out
 

@@ -9,7 +9,7 @@ import numbers
 
 from ldr.core.errors import ParameterError
 from ldr.data.rows import moments
-from ldr.estimators.base import FitData, LinearDR
+from ldr.estimators.base import FitData, LinearDR, WeightedFit
 from ldr.estimators.span import reduce_rows
 from ldr.objectives.maf import MAF as MAFObjective
 from ldr.objectives.maf import check_lag
@@ -18,11 +18,16 @@ from ldr.objectives.sfa import SFA as SFAObjective
 __all__ = ["MAF", "SFA"]
 
 
-class SecondOrderSeries(LinearDR):
+class SecondOrderSeries(WeightedFit, LinearDR):
     """What MAF and SFA share: one pass over the series (in its namespace, or over the chunks
     of a Dask array or memmap) gives the covariance and the lagged or difference products;
     with no shrinkage and a singular covariance the fit works in the span of the series
-    (``subspace_``, :mod:`ldr.estimators.span`)."""
+    (``subspace_``, :mod:`ldr.estimators.span`).
+
+    ``fit(X, sample_weight=w)`` holds sample i for w_i time steps: the covariance is the
+    weighted one, and the lagged and difference products are those of the held series
+    (:func:`~ldr.data.statistics.held_pairs`), so that an integer weight w counts as w copies
+    of the sample in place (consecutive repeats add zero differences)."""
 
     _computes_in_namespace = True
 
@@ -32,8 +37,10 @@ class SecondOrderSeries(LinearDR):
 
     def _prepare(self, data: FitData) -> None:
         data.params["shrinkage"] = self._shrinkage()
-        self.subspace_ = reduce_rows(data, data.params["shrinkage"], self._moment_options(),
-                                     stats=data.stats)
+        options = self._moment_options()
+        if data.weights is not None:
+            options["weights"] = data.weights
+        self.subspace_ = reduce_rows(data, data.params["shrinkage"], options, stats=data.stats)
 
     def _batch_moments(self, data: FitData):
         """The batch's moments with the lagged (or difference) products; consecutive

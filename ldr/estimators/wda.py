@@ -35,6 +35,7 @@ from ldr.estimators.base import (
     AffineMap,
     FitData,
     LinearDR,
+    WeightedFit,
     check_n_components,
     deprecated_attribute,
     random_seed,
@@ -220,7 +221,7 @@ class WDAEstimator(LinearDR):
         return res
 
 
-class WassersteinDA(WDAEstimator):
+class WassersteinDA(WeightedFit, WDAEstimator):
     """Wasserstein discriminant analysis: the subspace whose projected classes are far apart
     in regularized Wasserstein distance and close within (Flamary et al.), by the ratio trace
     and SCF (Liu et al.) by default.
@@ -294,7 +295,7 @@ class WassersteinDA(WDAEstimator):
         ftol or fwindow replace it).  "auto": exact while the largest class has at most
         :data:`~ldr.estimators.wda_minibatch.EXACT_MAX_CLASS` rows, else
         :data:`~ldr.estimators.wda_minibatch.AUTO_BATCH` rows per batch
-        (:mod:`ldr.estimators.wda_minibatch`).
+        (:mod:`ldr.estimators.wda_minibatch`); exact with ``sample_weight``.
     n_batches : int, default 2
         Batches per class in mini-batch mode.
     n_starts : int, default 5
@@ -422,21 +423,25 @@ class WassersteinDA(WDAEstimator):
             raise ParameterError("normalize", f"expected True or False, got {self.normalize!r}")
         data.params.update(reg=self.reg, sinkhorn_iter=self.sinkhorn_iter, ridge=self._ridge())
         classes, codes = check_labels(data.y, data.X.shape[0], "y")
-        scatters = class_scatters(data.X, codes, len(classes))
+        w = data.weights
+        scatters = class_scatters(data.X, codes, len(classes), weights=w)
         r = self._requested_components()
         data.derived["classes"] = classes
         data.derived["null"] = null_directions(data.X, codes, len(classes), r, scatters)
         U = self.subspace_ = None if data.derived["null"] is not None else \
             discriminant_span(data.X, codes, len(classes), r, scatters)
-        if data.derived["null"] is not None:  # no objective will hold the mean
+        if data.derived["null"] is not None or U is not None:  # no objective holds the mean
             xp = arrays.namespace(data.X)
-            data.mean = np.asarray(arrays.to_host(xp.mean(data.X, axis=0)), dtype=float)
+            mean = (xp.mean(data.X, axis=0) if w is None
+                    else arrays.like(w / w.sum(), data.X) @ data.X)
+            data.mean = np.asarray(arrays.to_host(mean), dtype=float)
         if U is not None:
-            xp = arrays.namespace(data.X)
-            data.mean = np.asarray(arrays.to_host(xp.mean(data.X, axis=0)), dtype=float)
             data.basis = U
             data.X = data.X @ arrays.like(U, data.X)
-        batch = batch_options(self.batch_size, self.n_batches, self.random_state, data.y)
+        if w is not None:
+            data.params["sample_weight"] = w
+        batch = batch_options(None if w is not None and self.batch_size == "auto"
+                              else self.batch_size, self.n_batches, self.random_state, data.y)
         self.batch_size_ = batch.get("batch_size")
         data.params.update(batch)
 
