@@ -80,6 +80,22 @@ def test_compare_plot_shows_median_and_spread_per_solver(pca_data):
     assert len(axes[0].collections) == 2  # one spread band per solver
 
 
+def test_compare_plot_puts_each_iterate_at_its_recorded_iteration(pca_data):
+    """A run whose trace skips iterations (a solver run as one step records its start and
+    its end) is drawn at its iteration numbers, not at its positions in the trace."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    cmp = ldr.compare(PCA(pca_data, 2), ["gradient"], n_starts=1, tol=1e-10)
+    res = next(iter(cmp.results.values()))
+    n = res.n_iter
+    res.trace.rows = [res.trace.rows[0], res.trace.rows[-1]]  # start and end only
+    line = cmp.plot()[1].get_lines()[0]
+    assert line.get_xdata()[-1] == n
+    gap = line.get_ydata()
+    assert gap[n - 1] == gap[0] > gap[n]  # held at the start's gap until the recorded end
+
+
 def test_answers_are_compared_as_fits_the_manifold():
     """sin θ on Grassmann, ‖ΔM‖₂ on Stiefel (each the manifold's own step measure), the
     relative cost difference as soon as a factor is Euclidean."""

@@ -261,11 +261,14 @@ class Comparison:
             color = f"C{(k + colors) % 10}"
             t_max = max(t[-1] for t, _, _ in runs)
             grid_t = np.linspace(0.0, t_max, 200)
-            grid_i = np.arange(max(len(g) for _, _, g in runs))
-            # step interpolation: the gap known at time t is that of the last iterate ≤ t
+            grid_i = np.arange(max(int(i[-1]) for _, i, _ in runs) + 1)
+            # step interpolation: the gap known at time t (at iteration k) is that of the last
+            # iterate recorded at or before it (a solver run as one step, pymanopt's, records
+            # only its start and its end)
             by_t = np.array([g[np.clip(np.searchsorted(t, grid_t, side="right") - 1, 0, None)]
                              for t, _, g in runs])
-            by_i = np.array([g[np.minimum(grid_i, len(g) - 1)] for _, _, g in runs])
+            by_i = np.array([g[np.clip(np.searchsorted(i, grid_i, side="right") - 1, 0, None)]
+                             for _, i, g in runs])
             for ax, x, Y in ((axes[0], grid_t, by_t), (axes[1], grid_i, by_i)):
                 lo, mid, hi = np.percentile(Y, [spread[0], 50, spread[1]], axis=0)
                 ax.semilogy(x, mid, color=color, label=f"{label}{name} (median of {len(runs)})")
