@@ -316,7 +316,7 @@ def held_pairs(weights: np.ndarray, lag: int) -> tuple[np.ndarray, np.ndarray, n
 
     Sample i is held over the interval I_i = [s_i, s_i + w_i), s_i = Σ_{k<i} w_k, and the
     lagged products are those of the function x(t) over t ∈ [0, Σw − δ):
-    ∫ x(t) x(t + δ)ᵀ dt = Σ_ij c_ij x_i x_jᵀ with c_ij = |I_i ∩ (I_j − δ)|.  For integer
+    ∫ x(t) x(t + δ)ᵀ dt = Σ_ij c_ij x_i x_jᵀ with c_ij the length of I_i ∩ (I_j − δ).  For integer
     weights these are the lag-δ pairs of the series with sample i repeated w_i times (the
     integral over [p, p + 1) is the pair at positions p, p + δ); unit weights give the pairs
     (i, i + δ).  Two interval partitions of one line meet in fewer than 2n pieces, so there
