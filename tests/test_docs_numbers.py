@@ -15,6 +15,7 @@ output) and ``HISTORY`` (paragraphs that quote figures their records do not prin
 written).  The run logs of earlier waves are not docs: they sit in ``benchmarks/logs/``.
 """
 
+import json
 import re
 from pathlib import Path
 
@@ -38,7 +39,7 @@ NOT_MEASURED = {
     ("README.md", "| benchmark (script) | result |"):
         "each row is checked against the record its superscript names "
         "(tests/test_readme_numbers.py)",
-    ("README.md", "![LDA: the eigenvector heuristic"): "a figure's file name",
+    ("README.md", "![The trace ratio over every plane"): "a figure's file name",
     ("notebooks.rst", "notebooks/00_quickstart"): "the notebooks' file names",
     ("concepts.rst", "Below the estimators, :func:`ldr.solve`"):
         "array-API versions and a dtype's width",
@@ -193,8 +194,6 @@ COMMAND = re.compile(r"\.py\b|\bpython\b|\bcommand\b|\bldr [a-z]|\.sh\b")
 COMMIT = re.compile(r"(?<![0-9a-f])[0-9a-f]{7,40}(?![0-9a-f])")
 #: cited records whose provenance is not written in them, with the reason
 NO_PROVENANCE = {
-    "07_the_papers_tables.ipynb": "a notebook: its stored outputs are its run; "
-                                  "tests/test_notebooks.py reruns it at the suite's size",
     "nca_one_route_summary.txt": "merged by hand from the nca_one_route_* records it names, "
                                  "each of which names its command and commit",
 }
@@ -202,8 +201,12 @@ NO_PROVENANCE = {
 
 def _provenance(path: Path) -> str:
     """What names a record's command and commit: its head, the head of its ``.txt`` twin
-    (a ``.jsonl`` of rows), and the README.txt of its folder or a folder above it."""
+    (a ``.jsonl`` of rows), an executed notebook's stamp (``metadata["ldr"]``), and the
+    README.txt of its folder or a folder above it."""
     heads = [path.read_text(encoding="utf-8", errors="replace")[:4000]]
+    if path.suffix == ".ipynb":  # an executed notebook: the stamp make_figures.py wrote
+        heads.append(json.dumps(json.loads(path.read_text(encoding="utf-8"))["metadata"]
+                                .get("ldr", {})))
     twin = path.with_suffix(".txt")
     if path.suffix == ".jsonl" and twin.exists():
         heads.append(twin.read_text(encoding="utf-8", errors="replace")[:4000])
