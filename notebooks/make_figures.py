@@ -9,9 +9,9 @@ of its code cells and a hash of the library modules the kernel had imported, wit
 ``tests/test_notebooks.py`` fails when a notebook's code or those modules changed after the
 stamp, and when a fresh execution's printed numbers differ from the stored ones beyond
 :data:`RTOL` / :data:`ATOL`. At the survey's sizes the executed notebook goes to
-``benchmarks/results/notebooks/`` instead, with the command, commit and machine in its stamp.
-Each notebook saves its key figures to ``notebooks/figures/`` when ``LDR_SAVE_FIGURES`` names
-that folder.
+``benchmarks/results/notebooks/`` instead, with the command, commit and machine in its stamp,
+and its figures to ``benchmarks/results/notebooks/figures/``.  Each notebook saves its key
+figures to the folder ``LDR_SAVE_FIGURES`` names (``notebooks/figures/`` at the small size).
 
 Comparing outputs: per code cell, the stdout and stderr streams and the ``text/plain`` form of
 results and figures (``<Figure size ... with 3 Axes>``), with runs of blanks collapsed and file
@@ -185,13 +185,14 @@ def main() -> None:
     parser.add_argument("--paper", action="store_true", help="the survey's sizes (slow)")
     parser.add_argument("--no-figures", action="store_true", help="do not save figures")
     args = parser.parse_args()
-    figures = HERE / "figures"
+    scale = "paper" if args.paper else "small"
+    stored = ROOT / "benchmarks" / "results" / "notebooks"  # where a papers'-size run goes
+    figures = stored / "figures" if args.paper else HERE / "figures"
     if args.no_figures:
         os.environ.pop("LDR_SAVE_FIGURES", None)
     else:
-        figures.mkdir(exist_ok=True)
+        figures.mkdir(parents=True, exist_ok=True)
         os.environ["LDR_SAVE_FIGURES"] = str(figures)
-    scale = "paper" if args.paper else "small"
     for path in sorted(HERE.glob("*.ipynb")):
         if args.only and not any(path.name.startswith(p) for p in args.only):
             continue
@@ -203,7 +204,7 @@ def main() -> None:
                 command="python -P notebooks/make_figures.py " + " ".join(sys.argv[1:]),
                 commit=_commit(), machine=f"{platform.machine()}, {platform.processor()}, "
                 f"{os.cpu_count()} cores, Python {platform.python_version()}")
-            target = ROOT / "benchmarks" / "results" / "notebooks" / path.name
+            target = stored / path.name
             target.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, target)
         print(f"{path.name}: {seconds:.1f} s -> {target.relative_to(ROOT)}", flush=True)
