@@ -163,16 +163,16 @@ def test_compare_runs_know_the_oracles_times_of_the_runs_before(pca_data, clock)
 def test_compare_does_not_start_a_run_whose_start_costs_more_than_its_share(pca_data, clock):
     """Evaluating a start (cost and gradient, 1 s each here) is done whatever a run's share:
     a run whose share is less than that is not started and leaves its share to the runs
-    after it.  8 s for 4 runs: the first (2 s share) takes 3 s (its start and the reference
-    gradient); the second's share, 5/3 s, is too little; the third's, 5/2 s, and the
-    fourth's, 3 s, are enough."""
+    after it.  8 s for 4 runs: the first (2 s share) takes 4 s (its start, and the reference
+    point's gradient and cost for the gradient scale); the second's share, 4/3 s, is too
+    little; the third's, 4/2 s, and the fourth's are enough."""
     obj = _slow(pca_data, clock, hvp=0.01, other=1.0)
     t0 = clock.t
     cmp = ldr.compare(obj, ["gradient"], starts=4, time_budget=8.0)
     made = [row["cost"] is not None for row in cmp.rows]
     assert made == [True, False, True, True]
     assert cmp.rows[1]["reason"] == ("not run: evaluating a start (cost and gradient) takes "
-                                     "about 2 s, more than its 1.67 s share of the time "
+                                     "about 2 s, more than its 1.33 s share of the time "
                                      "budget of 8 s")
     assert clock.t - t0 <= 8.0 + 1.0  # within one call misjudged
     assert all(row["verdict"] == "budget" for row in cmp.rows)

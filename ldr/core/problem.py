@@ -50,13 +50,14 @@ from ldr.core.errors import BudgetExceeded, ParameterError
 from ldr.core.objective import Objective
 from ldr.data import arrays
 from ldr.manifolds import Manifold, Product, from_declaration
+from ldr.manifolds.orthonormal import OrthonormalColumns
 
 #: the last call's duration per oracle, per objective instance (module docstring, Deadline)
 _DURATIONS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-#: the reference gradient norm of :meth:`Problem.gradient_scale` per objective, kept only
-#: inside :func:`sharing_reference` (an objective changed in place would change it)
+#: the reference point's (gradient norm, cost) of :meth:`Problem.gradient_scale` per objective,
+#: kept only inside :func:`sharing_reference` (an objective changed in place would change it)
 _REFERENCE_NORMS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
@@ -335,33 +336,61 @@ class Problem:
     def provides(self, member: str) -> bool:
         return self.objective.provides(member)
 
-    def gradient_scale(self, grad_norm: float | None = None, rgrad=None) -> float:
+    def gradient_scale(self, grad_norm: float | None = None, rgrad=None,
+                       start: tuple | None = None) -> float:
         """The problem's typical Riemannian gradient norm, which relative gradient tolerances
-        multiply: the larger of the gradient norm at a fixed reference point (a random point
-        drawn from seed 0, so the scale does not depend on the user's seed) and ``grad_norm``
-        (the start's, when known).  Multiplying the data by c multiplies a cost of degree k in
-        the data, and this scale, by c^k: a rule ‖grad f‖ ≤ gtol · scale stops at the same
-        iterate whatever the data's units.  Never 0 (1e-300 at the least).  ``rgrad``, a
+        multiply: the largest of the gradient norm at a fixed reference point R (a random
+        point drawn from seed 0, so the scale does not depend on the user's seed),
+        ``grad_norm`` (the start's, when known) and, with ``start = (M₀, f(M₀))`` on a
+        manifold of orthonormal frames (Stiefel and Grassmann factors only: compact, of
+        diameter O(√r)), the mean slope between them, the absolute cost difference over
+        dist(R, M₀) — by the mean value theorem a lower bound on the largest gradient norm
+        along the geodesic, which keeps the scale from being a flat corner's where R lies on
+        a plateau of the cost (features of very different scales: the reference gradient can
+        be 10⁶ times smaller than the cost's variation, and tol · scale then asks for a
+        gradient below rounding).  Multiplying the
+        data by c multiplies a cost of degree k in the data, and this scale, by c^k: a rule
+        ‖grad f‖ ≤ gtol · scale stops at the same iterate whatever the data's units; adding
+        a constant to the cost changes nothing.  Never 0 (1e-300 at the least).  ``rgrad``, a
         callable M ↦ Riemannian gradient, replaces the exact one at the reference point (a
-        stochastic solver's estimate, where a full gradient is what the run avoids)."""
+        stochastic solver's estimate, where a full gradient is what the run avoids; then no
+        slope is taken, which would need the full cost at R)."""
         geom = self.manifold
         norms = [] if grad_norm is None else [grad_norm]
         try:
             shared = rgrad is None and self.objective in _REFERENCE_NORMS
         except TypeError:
             shared = False
-        reference = _REFERENCE_NORMS.get(self.objective) if shared else None
-        if reference is None:  # an estimate (rgrad) is never shared: it is the run's own
+        slope = (start is not None and rgrad is None
+                 and all(isinstance(f, OrthonormalColumns) for f in geom.factors))
+        cached = _REFERENCE_NORMS.get(self.objective) if shared else None
+        if cached is None or (slope and cached[1] is None):
+            # an estimate (rgrad) is never shared: it is the run's own
             R = _reference_point(geom)
             if self.template is not None:
                 R = arrays.like(R, self.template)
             try:
-                reference = float(geom.norm(self.rgrad(R, self.egrad(R)) if rgrad is None
-                                            else rgrad(R)))
+                reference = (float(geom.norm(self.rgrad(R, self.egrad(R)) if rgrad is None
+                                             else rgrad(R))) if cached is None else cached[0])
+                cost = float(self.cost(R)) if slope else None
             except OracleError:  # the reference point may lie outside the cost's domain
-                reference = math.nan
+                reference = math.nan if cached is None else cached[0]
+                cost = math.nan if slope else None
+            cached = (reference, cost)
             if shared:
-                _REFERENCE_NORMS[self.objective] = reference
-        norms.append(reference)
+                _REFERENCE_NORMS[self.objective] = cached
+        norms.append(cached[0])
+        if slope and cached[1] is not None and np.isfinite(cached[1]):
+            M0, f0 = start
+            R = _reference_point(geom)
+            try:
+                distance = float(geom.dist(R, arrays.to_host(M0) if not isinstance(M0, tuple)
+                                           else tuple(arrays.to_host(m) for m in M0)))
+            except NotImplementedError:  # Stiefel's: the chordal distance, at most it
+                distance = float(np.linalg.norm(np.concatenate(
+                    [np.ravel(a) - np.ravel(arrays.to_host(b))
+                     for a, b in zip(geom.split(R), geom.split(M0))])))
+            if distance > 0 and np.isfinite(f0):
+                norms.append(abs(cached[1] - float(f0)) / distance)
         finite = [g for g in norms if np.isfinite(g)]
         return max(finite + [1e-300])

@@ -68,7 +68,8 @@ def certificate(objective: Objective | Problem, M, *, tol: float = 1e-8, tol_sca
         Relative gradient-norm tolerance for ``is_local_min``, as :func:`ldr.solve`'s.
     tol_scale : float or None
         What ``tol`` is relative to; None: the problem's gradient scale
-        (:meth:`~ldr.core.problem.Problem.gradient_scale` at M), 1.0 for an absolute ``tol``.
+        (:meth:`~ldr.core.problem.Problem.gradient_scale` with M as its start), 1.0 for an
+        absolute ``tol``.
     hess_tol : float, default 1e-8
         Relative tolerance on negative eigenvalues for ``psd``.
     global_tol : ``global_optimum`` holds when the objective's ``global_gap(M)`` (a bound on
@@ -100,7 +101,8 @@ def certificate(objective: Objective | Problem, M, *, tol: float = 1e-8, tol_sca
         G = problem.egrad(M)
         out["grad_norm"] = grad_norm = problem.manifold.norm(problem.rgrad(M, G))
         if tol_scale is None:
-            out["grad_scale"] = problem.gradient_scale(grad_norm=grad_norm)
+            out["grad_scale"] = problem.gradient_scale(grad_norm=grad_norm,
+                                                       start=(M, problem.cost(M)))
         if problem.provides("global_gap"):
             out["global_gap"] = float(problem.objective.global_gap(M))
         if not problem.objective.available("ehvp"):

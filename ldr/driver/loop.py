@@ -347,7 +347,8 @@ def solve(
             try:  # a sampled stochastic start estimates the reference gradient too
                 scale = (s.estimated_scale(problem, state) if not state.exact
                          and hasattr(s, "estimated_scale") else
-                         problem.gradient_scale(grad_norm=state.grad_norm))
+                         problem.gradient_scale(grad_norm=state.grad_norm,
+                                                start=(state.M, state.cost)))
             except BudgetExceeded:  # a later stage out of time: the start's gradient
                 scale = max(state.grad_norm, 1e-300)
             except KeyboardInterrupt:  # the start is evaluated: return it
