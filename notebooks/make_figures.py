@@ -202,8 +202,9 @@ def main() -> None:
         if args.paper:
             nb.metadata["ldr"].update(
                 command="python -P notebooks/make_figures.py " + " ".join(sys.argv[1:]),
-                commit=_commit(), machine=f"{platform.machine()}, {platform.processor()}, "
-                f"{os.cpu_count()} cores, Python {platform.python_version()}")
+                commit=_commit(), machine=f"{platform.machine()}, "
+                f"{platform.processor() or platform.system()}, {os.cpu_count()} cores, "
+                f"Python {platform.python_version()}")
             target = stored / path.name
             target.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, target)
