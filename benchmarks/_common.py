@@ -6,7 +6,8 @@
 * :func:`median_time` repeats a measurement and keeps the median.
 * :func:`print_table` prints a small aligned text table; :func:`fmt_time`,
   :func:`fmt_ratio` and :func:`fmt_range` format its cells.
-* :func:`print_header` says what was measured and on what software.
+* :func:`print_header` says what was measured and on what software; :func:`git_revision`
+  names the commit.
 
 The scripts import this module as ``_common``: run them as ``python benchmarks/<script>.py``
 (the script's folder is then first on ``sys.path``).
@@ -107,11 +108,13 @@ def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]],
         print(line(row))
 
 
-def _git_revision() -> str:
+def git_revision(short: bool = True) -> str:
+    """The repository's HEAD commit (abbreviated unless ``short`` is False), with
+    " (with uncommitted changes)" when tracked files differ from it; "unknown" outside git."""
     root = Path(__file__).resolve().parent.parent
     try:
-        rev = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, text=True,
-                             capture_output=True, check=True).stdout.strip()
+        rev = subprocess.run(["git", "rev-parse", *(["--short"] if short else []), "HEAD"],
+                             cwd=root, text=True, capture_output=True, check=True).stdout.strip()
         dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
                                cwd=root, text=True, capture_output=True, check=True).stdout
     except (OSError, subprocess.CalledProcessError):
@@ -135,7 +138,7 @@ def print_header(title: str, lines: Sequence[str]) -> None:
     blas = [f"{i.get('internal_api', i['user_api'])} {i.get('version', '')} "
             f"({i['num_threads']} thread{'s' if i['num_threads'] != 1 else ''})"
             for i in threadpool_info()]
-    print(f"software: ldr {ldr.__version__} @ {_git_revision()}, pymanopt "
+    print(f"software: ldr {ldr.__version__} @ {git_revision()}, pymanopt "
           f"{pymanopt.__version__}, autograd {_version(autograd)}, numpy {numpy.__version__}, "
           f"scipy {scipy.__version__}, Python {platform.python_version()}")
     print(f"BLAS: {', '.join(blas) or 'none found'}; machine: {platform.machine()}, "

@@ -32,7 +32,6 @@ import os
 import pathlib
 import platform
 import re
-import subprocess
 import sys
 import time
 
@@ -41,6 +40,9 @@ import nbformat
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))  # the benchmark scripts' shared helpers
+from _common import git_revision  # noqa: E402
+
 LIBRARY = ("ldr", "objectives", "solvers")
 RTOL = 1e-3
 ATOL = 1e-6
@@ -168,17 +170,6 @@ def differences(stored: nbformat.NotebookNode, fresh: nbformat.NotebookNode) -> 
     return found
 
 
-def _commit() -> str:
-    try:
-        rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, text=True,
-                             capture_output=True, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
-                               cwd=ROOT, text=True, capture_output=True, check=True).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return rev + (" (with uncommitted changes)" if dirty.strip() else "")
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("only", nargs="*", help="notebook name prefixes (default: all)")
@@ -202,7 +193,7 @@ def main() -> None:
         if args.paper:
             nb.metadata["ldr"].update(
                 command="python -P notebooks/make_figures.py " + " ".join(sys.argv[1:]),
-                commit=_commit(), machine=f"{platform.machine()}, "
+                commit=git_revision(short=False), machine=f"{platform.machine()}, "
                 f"{platform.processor() or platform.system()}, {os.cpu_count()} cores, "
                 f"Python {platform.python_version()}")
             target = stored / path.name
