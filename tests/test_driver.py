@@ -260,3 +260,28 @@ def test_a_chain_goes_on_after_a_stage_that_stalled(pca_data):
     assert chain.stages[0].n_iter == first.n_iter and chain.stages[1].n_iter > 0
     assert chain.reason.startswith("trust-region: ")
     assert chain.cost < first.cost and chain.grad_norm < first.grad_norm
+
+
+def test_gradient_scale_includes_the_mean_slope_to_the_start():
+    """On features over eight decades the gradient at the random reference point R is far
+    below the cost's variation; the scale then takes the mean slope |f(R) − f(M₀)|/dist, a
+    lower bound on the largest gradient along the geodesic, so that tol·scale stays above
+    rounding; like the rest of the scale it does not change with the data's units."""
+    from ldr.core.problem import Problem
+
+    rng = np.random.default_rng(0)
+    X = np.vstack([rng.uniform(-1, 1, (50, 3)), rng.uniform(-1, 1, (50, 3)) + [10, 0, 0]])
+    X *= [1.0, 100.0, 10000.0]
+    y = np.repeat([0, 1], 50)
+    problem = Problem(LDA(X, y, 1))
+    M0 = problem.objective.heuristic()
+    f0 = problem.cost(M0)
+    R = problem.manifold.random_point(np.random.default_rng(0))  # the reference point
+    plain = problem.gradient_scale()
+    slope = abs(problem.cost(R) - f0) / problem.manifold.dist(R, M0)
+    assert slope > 1e3 * plain
+    assert problem.gradient_scale(start=(M0, f0)) == pytest.approx(slope, rel=1e-12)
+    scaled = Problem(LDA(3.0 * X, y, 1))  # a cost of degree 0: the same scale
+    assert scaled.gradient_scale(start=(M0, scaled.cost(M0))) == pytest.approx(slope, rel=1e-9)
+    res = ldr.solve(problem.objective)
+    assert res.converged and res.grad_scale >= slope * (1 - 1e-12)

@@ -234,6 +234,11 @@ def test_wda_objective_weights_equal_repeated_rows(memory_budget):
     for a, b in zip(weighted.scatter(P), repeated.scatter(P)):
         np.testing.assert_allclose(a, b, atol=1e-11 * np.abs(b).max())
     np.testing.assert_allclose(autograd.grad(weighted.cost)(P), weighted.egrad(P), atol=1e-12)
+    # POT's normalize: each pair's mean squared distance, weighted, is that of the repeated rows
+    P0 = np.random.default_rng(3).standard_normal((X.shape[1], 2))
+    a = WDA(X, y, r=2, sample_weight=w, normalize_at=P0, **budget).pair_reg
+    b = WDA(np.repeat(X, w, axis=0), np.repeat(y, w), r=2, normalize_at=P0, **budget).pair_reg
+    assert a == pytest.approx(b, rel=1e-12)
 
 
 def test_wassersteinda_integer_weights_equal_repeated_rows():

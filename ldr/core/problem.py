@@ -372,10 +372,14 @@ class Problem:
             try:
                 reference = (float(geom.norm(self.rgrad(R, self.egrad(R)) if rgrad is None
                                              else rgrad(R))) if cached is None else cached[0])
-                cost = float(self.cost(R)) if slope else None
             except OracleError:  # the reference point may lie outside the cost's domain
-                reference = math.nan if cached is None else cached[0]
-                cost = math.nan if slope else None
+                reference = math.nan
+            cost = None
+            if slope:
+                try:  # a cost that refuses the reference point (an objective's own check of
+                    cost = float(self.cost(R))  # its data there) leaves the slope out
+                except (OracleError, ValueError, ArithmeticError):
+                    cost = math.nan
             cached = (reference, cost)
             if shared:
                 _REFERENCE_NORMS[self.objective] = cached
