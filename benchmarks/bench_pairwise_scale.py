@@ -87,8 +87,8 @@ def build(method: str, n: int, d: int, solver=None):
         return est.LPP(r, n_neighbors=10, **kw), "X", "ratio_"
     if method == "npe":
         return est.NPE(r, n_neighbors=10, **kw), "X", "ratio_"
-    if method == "mds":
-        return est.MDS(r, **kw), "X", "stress_"
+    if method == "mds":  # the exact stress by blocks of rows (the default switches to
+        return est.MDS(r, landmarks=None, **kw), "X", "stress_"  # landmarks past 4096 rows)
     if method == "mds-landmarks":
         return est.MDS(r, landmarks=1000, **kw), "X", "stress_"
     if method in ("nca", "nca-stochastic"):
