@@ -45,10 +45,10 @@ class MDS(LinearDR):
     an unbiased estimate of f(M) in O(n·m) time per evaluation: an approximation, whose
     minimizer is not f's (:class:`ldr.objectives.MDS`).
 
-    **The default switches to landmarks by itself.**  ``landmarks="auto"`` fits f exactly up to
-    ``EXACT_MAX_SAMPLES`` = 4096 samples, while δ is stored (past it, every evaluation
-    recomputes δ and an exact fit's time grows like n²), and f_L with ``AUTO_LANDMARKS`` = 1000
-    landmarks beyond (constants of ``ldr.estimators.mds``).  m is fixed because the
+    **The default switches to landmarks by itself.**  ``landmarks="auto"`` fits f exactly up
+    to :data:`~ldr.estimators.mds.EXACT_MAX_SAMPLES` = 4096 samples, while δ is stored (past
+    it, every evaluation recomputes δ and an exact fit's time grows like n²), and f_L with
+    :data:`~ldr.estimators.mds.AUTO_LANDMARKS` = 1000 landmarks beyond.  m is fixed because the
     estimate's error depends on m, not on n: past the switch the fit's time and memory grow
     linearly in n and its error stays as measured; 1000 is the smallest of the measured
     candidates (250, 500, 1000) whose answer kept the exact stress-1 within 0.25% of the exact
