@@ -372,8 +372,8 @@ def pair_gradient(Xa, Xb, P, reg: float, n_iter: int, cache_bytes: float, margin
     Ya = Xa @ P
     Yb = Xb @ P
     kern = PairKernel(Ya, Yb, reg, cache_bytes, marginals=marginals)
-    inva = kern.inva if isinstance(kern.inva, float) else _col(kern.inva)
-    invb = kern.invb if isinstance(kern.invb, float) else kern.invb
+    inva = kern.inva if isinstance(kern.inva, float) else _col(kern.inva)  # 1/a as a column
+    invb = kern.invb
     fs, gs = potentials(kern, n_iter)
     Rb = xp.concat([_col(kern.ones(kern.m)), Yb], axis=1)      # [1, Yb]
     La = xp.concat([_col(kern.ones(kern.n)), Ya], axis=1)      # [1, Ya]
