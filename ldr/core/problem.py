@@ -348,10 +348,10 @@ class Problem:
         along the geodesic, which keeps the scale from being a flat corner's where R lies on
         a plateau of the cost (features of very different scales: the reference gradient can
         be 10⁶ times smaller than the cost's variation, and tol · scale then asks for a
-        gradient below rounding).  Multiplying the
-        data by c multiplies a cost of degree k in the data, and this scale, by c^k: a rule
-        ‖grad f‖ ≤ gtol · scale stops at the same iterate whatever the data's units; adding
-        a constant to the cost changes nothing.  Never 0 (1e-300 at the least).  ``rgrad``, a
+        gradient below rounding).  Multiplying the data by c multiplies a cost of degree k
+        in the data, and this scale, by c^k: a rule ‖grad f‖ ≤ gtol · scale stops at the same
+        iterate whatever the data's units; adding a constant to the cost changes nothing.
+        Never 0 (1e-300 at the least).  ``rgrad``, a
         callable M ↦ Riemannian gradient, replaces the exact one at the reference point (a
         stochastic solver's estimate, where a full gradient is what the run avoids; then no
         slope is taken, which would need the full cost at R)."""
@@ -390,7 +390,7 @@ class Problem:
             try:
                 distance = float(geom.dist(R, arrays.to_host(M0) if not isinstance(M0, tuple)
                                            else tuple(arrays.to_host(m) for m in M0)))
-            except NotImplementedError:  # Stiefel's: the chordal distance, at most it
+            except NotImplementedError:  # Stiefel's: the chordal distance (≤ the geodesic)
                 distance = float(np.linalg.norm(np.concatenate(
                     [np.ravel(a) - np.ravel(arrays.to_host(b))
                      for a, b in zip(geom.split(R), geom.split(M0))])))
