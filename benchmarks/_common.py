@@ -8,6 +8,7 @@
   :func:`fmt_ratio` and :func:`fmt_range` format its cells.
 * :func:`print_header` says what was measured and on what software; :func:`git_revision`
   names the commit.
+* :func:`metric_learn_lmnn` is metric-learn's LMNN, usable with this scikit-learn.
 
 The scripts import this module as ``_common``: run them as ``python benchmarks/<script>.py``
 (the script's folder is then first on ``sys.path``).
@@ -15,6 +16,7 @@ The scripts import this module as ``_common``: run them as ``python benchmarks/<
 
 from __future__ import annotations
 
+import functools
 import math
 import platform
 import statistics
@@ -157,3 +159,31 @@ def _version(module) -> str:
         return dist_version(module.__name__)
     except PackageNotFoundError:
         return "?"
+
+
+def metric_learn_lmnn():
+    """metric-learn's LMNN class, or None when metric-learn is not installed
+    (``pip install -e ".[bench]"``).  metric-learn 0.7 calls scikit-learn's ``check_array``
+    and ``check_X_y`` with the keyword ``force_all_finite``, which scikit-learn 1.8 renamed
+    ``ensure_all_finite``: its two validation helpers are wrapped, once, to rename it."""
+    try:
+        import metric_learn
+        import metric_learn._util as util
+    except ImportError:
+        return None
+
+    def renamed(fn):
+        @functools.wraps(fn)
+        def call(*args, **kwargs):
+            if "force_all_finite" in kwargs:
+                kwargs["ensure_all_finite"] = kwargs.pop("force_all_finite")
+            return fn(*args, **kwargs)
+        return call
+
+    for name in ("check_X_y", "check_array"):
+        fn = getattr(util, name)
+        if not getattr(fn, "_renamed", False):
+            wrapped = renamed(fn)
+            wrapped._renamed = True
+            setattr(util, name, wrapped)
+    return metric_learn.LMNN

@@ -35,8 +35,8 @@ others were only checked ("held out").
    once; metric-learn's only where one of its fits takes under ``--ml-cv-limit`` seconds) are
    compared.  Tables over ``--lmnn-max-n`` rows are left out: metric-learn took 280 s on
    anes96 (944 rows).  metric-learn 0.7 calls scikit-learn's ``check_array`` with the
-   ``force_all_finite`` keyword that scikit-learn 1.8 removed; :func:`_metric_learn` renames
-   it (``ensure_all_finite``) for the run.
+   ``force_all_finite`` keyword that scikit-learn 1.8 removed;
+   :func:`_common.metric_learn_lmnn` renames it (``ensure_all_finite``) for the run.
 
 BLAS is pinned to one thread for the whole run.
 """
@@ -44,7 +44,6 @@ BLAS is pinned to one thread for the whole run.
 from __future__ import annotations
 
 import argparse
-import functools
 import math
 import sys
 import time
@@ -67,32 +66,6 @@ import _common as common  # noqa: E402
 import _tables  # noqa: E402
 
 REACHED = 1e-6  # f_ldr ≥ f_sk (1 − REACHED) counts as reaching scikit-learn's objective
-
-
-def _metric_learn():
-    """metric-learn's LMNN class, with its scikit-learn keyword renamed (module docstring);
-    None when metric-learn is not installed (``pip install -e ".[bench]"``)."""
-    try:
-        import metric_learn
-        import metric_learn._util as util
-    except ImportError:
-        return None
-
-    def renamed(fn):
-        @functools.wraps(fn)
-        def call(*args, **kwargs):
-            if "force_all_finite" in kwargs:
-                kwargs["ensure_all_finite"] = kwargs.pop("force_all_finite")
-            return fn(*args, **kwargs)
-        return call
-
-    for name in ("check_X_y", "check_array"):
-        fn = getattr(util, name)
-        if not getattr(fn, "_renamed", False):
-            wrapped = renamed(fn)
-            wrapped._renamed = True
-            setattr(util, name, wrapped)
-    return metric_learn.LMNN
 
 
 def _fit_time(make, X, y):
@@ -162,7 +135,7 @@ def nca_row(t, r: int | None, repeats: int, knn: bool) -> dict:
 
 
 def lmnn_row(t, r: int | None, repeats: int, knn: bool, ml_cv_limit: float) -> dict:
-    LMNN = _metric_learn()
+    LMNN = common.metric_learn_lmnn()
     X, y = StandardScaler().fit_transform(t.X), t.y
     ldr_times = [_fit_time(lambda: est.LargeMarginDML(r), X, y)[0] for _ in range(repeats)]
     row = {"table": t.name, "shape": t.shape, "dev": t.name in _tables.DEVELOPMENT,

@@ -53,7 +53,9 @@ Left out, each with its reason:
 """
 
 import re
+import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -72,6 +74,9 @@ from threadpoolctl import threadpool_limits
 import ldr
 from ldr.estimators import LargeMarginDML
 from ldr.objectives import LargeMarginDML as LargeMarginObjective
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+import _common as common  # noqa: E402  (the benchmarks' shared helpers)
 
 IRIS_X, IRIS_Y = load_iris(return_X_y=True)
 
@@ -100,30 +105,19 @@ def test_iris_class_separation():
     assert after < 0.25 < before, (before, after)
 
 
-def _metric_learn_lmnn(monkeypatch):
-    """The installed metric-learn's LMNN (skipped when absent); metric-learn 0.7 passes
-    scikit-learn's ``check_array`` the keyword ``force_all_finite``, which scikit-learn 1.8
-    renamed ``ensure_all_finite``: its two validation helpers are wrapped for the test."""
-    metric_learn = pytest.importorskip("metric_learn")
-    util = pytest.importorskip("metric_learn._util")
-
-    def renamed(fn):
-        def call(*args, **kwargs):
-            if "force_all_finite" in kwargs:
-                kwargs["ensure_all_finite"] = kwargs.pop("force_all_finite")
-            return fn(*args, **kwargs)
-        return call
-
-    for name in ("check_X_y", "check_array"):
-        monkeypatch.setattr(util, name, renamed(getattr(util, name)))
-    return metric_learn.LMNN
+def _metric_learn_lmnn():
+    """The installed metric-learn's LMNN (skipped when absent), through the benchmarks'
+    :func:`metric_learn_lmnn`, which renames the scikit-learn keyword metric-learn 0.7 passes
+    (``force_all_finite``, ``ensure_all_finite`` since scikit-learn 1.8)."""
+    pytest.importorskip("metric_learn")
+    return common.metric_learn_lmnn()
 
 
-def test_iris_class_separation_as_metric_learns(monkeypatch):
+def test_iris_class_separation_as_metric_learns():
     """The installed metric-learn's LMNN, in its own test's set-up (5 target neighbours,
     learn_rate 1e-6), and ldr's fit separate iris's classes equally well (measured: 0.24371
     and 0.24375): the objectives differ only in the hinge's smoothing and the scale."""
-    LMNN = _metric_learn_lmnn(monkeypatch)
+    LMNN = _metric_learn_lmnn()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         theirs = LMNN(n_neighbors=5, learn_rate=1e-6, random_state=0).fit(IRIS_X, IRIS_Y)
