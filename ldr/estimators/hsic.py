@@ -428,28 +428,16 @@ class SupervisedHSIC(WeightedFit, _HSICBase):
         weights w (N = Σ w_i, D = diag(w)), the Γ of the rows repeated by their weights
         folded onto the distinct rows, Γ_w = D H_w K_Y H_wᵀ D / N² with H_w = I − 1wᵀ/N:
         tr(Γ_rep K_rep) = tr(Γ_w K) (:meth:`_weighted_gamma`)."""
+        if self.y_kernel not in ("onehot", "linear", "gaussian"):
+            raise ParameterError("y_kernel", f"expected 'onehot', 'linear' or 'gaussian', "
+                                 f"got {self.y_kernel!r}")
         if weights is not None:
             return self._weighted_gamma(y, n, weights)
         if self.y_kernel == "onehot":
             refuse_continuous(y)
             self.classes_, Gamma = label_gamma(y, n)
             return Gamma
-        if self.y_kernel not in ("linear", "gaussian"):
-            raise ParameterError("y_kernel", f"expected 'onehot', 'linear' or 'gaussian', "
-                                 f"got {self.y_kernel!r}")
-        self.__dict__.pop("classes_", None)  # (a previous fit's labels)
-        try:
-            y = np.asarray(y, dtype=float)
-        except (TypeError, ValueError):
-            raise ParameterError("y", f"y_kernel={self.y_kernel!r} needs numeric responses; "
-                                 "class labels take y_kernel='onehot'") from None
-        if y.shape[0] != n:
-            raise ParameterError("y", f"has {y.shape[0]} rows but X has {n} samples")
-        Y = y.reshape(n, -1)
-        if not np.all(np.isfinite(Y)):
-            raise ParameterError("y", "contains NaN or infinity")
-        sd = Y.std(axis=0)
-        Y = (Y - Y.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
+        Y = self._standardized_responses(y, n)
         if self.y_kernel == "linear":
             return center(Y), np.full(Y.shape[1], 1.0 / n**2)
         sigma = median_distance(Y) if n > 1 else 1.0  # y_kernel == "gaussian"
@@ -458,6 +446,30 @@ class SupervisedHSIC(WeightedFit, _HSICBase):
         KY = Gaussian(sigma).gram(Y, np.eye(Y.shape[1]))
         KY = KY - KY.mean(axis=0)
         return (KY - KY.mean(axis=1, keepdims=True)) / n**2
+
+    def _standardized_responses(self, y, n: int, w: np.ndarray | None = None) -> np.ndarray:
+        """The numeric responses y (linear and Gaussian y-kernels) as an n × k array, checked
+        (numbers, n rows, finite) and standardized per column — by their weighted mean and
+        standard deviation with frequency weights ``w``."""
+        self.__dict__.pop("classes_", None)  # (a previous fit's labels)
+        try:
+            Y = np.asarray(y, dtype=float)
+        except (TypeError, ValueError):
+            raise ParameterError("y", f"y_kernel={self.y_kernel!r} needs numeric responses; "
+                                 "class labels take y_kernel='onehot'") from None
+        if Y.shape[0] != n:
+            raise ParameterError("y", f"has {Y.shape[0]} rows but X has {n} samples")
+        Y = Y.reshape(n, -1)
+        if not np.all(np.isfinite(Y)):
+            raise ParameterError("y", "contains NaN or infinity")
+        if w is None:
+            mean = Y.mean(axis=0)
+            sd = Y.std(axis=0)
+        else:
+            N = float(np.sum(w))
+            mean = (w @ Y) / N
+            sd = np.sqrt(w @ (Y - mean) ** 2 / N)
+        return (Y - mean) / np.where(sd > 0, sd, 1.0)
 
     def _weighted_gamma(self, y, n: int, w: np.ndarray):
         """Γ_w (``_gamma``'s docstring): for one-hot labels or the linear y-kernel the factor
@@ -468,21 +480,8 @@ class SupervisedHSIC(WeightedFit, _HSICBase):
             refuse_continuous(y)
             self.classes_, codes = check_labels(y, n, "y")
             Y = np.eye(len(self.classes_))[codes]
-        elif self.y_kernel in ("linear", "gaussian"):
-            self.__dict__.pop("classes_", None)
-            try:
-                Y = np.asarray(y, dtype=float).reshape(n, -1)
-            except (TypeError, ValueError):
-                raise ParameterError("y", f"y_kernel={self.y_kernel!r} needs numeric "
-                                     "responses; class labels take y_kernel='onehot'") from None
-            if not np.all(np.isfinite(Y)):
-                raise ParameterError("y", "contains NaN or infinity")
-            mean = (w @ Y) / N
-            sd = np.sqrt(w @ (Y - mean) ** 2 / N)
-            Y = (Y - mean) / np.where(sd > 0, sd, 1.0)
         else:
-            raise ParameterError("y_kernel", f"expected 'onehot', 'linear' or 'gaussian', "
-                                 f"got {self.y_kernel!r}")
+            Y = self._standardized_responses(y, n, w)
         if self.y_kernel != "gaussian":
             F = w[:, None] * (Y - (w @ Y) / N)
             return F, np.full(F.shape[1], 1.0 / N**2)
