@@ -78,7 +78,10 @@ def execute(path: pathlib.Path, scale: str) -> tuple[nbformat.NotebookNode, list
                             resources={"metadata": {"path": str(path.parent)}}).execute()
     seconds = time.perf_counter() - start
     probe = nb.cells.pop()
-    modules = json.loads(probe.outputs[-1]["text"])
+    # the kernel may send the printed line in more than one stream message
+    printed = "".join(out.get("text", "") for out in probe.outputs
+                      if out.get("output_type") == "stream" and out.get("name") == "stdout")
+    modules = json.loads(printed)
     return nb, modules, seconds
 
 
