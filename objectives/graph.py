@@ -1,7 +1,8 @@
 """Graph-based projections: LPP and NPE (survey §3.1.8, Eq. 17–20).
 
 Rows of X are samples; W is a sparse n×n weight matrix on a neighbourhood graph (k nearest
-neighbours or an ε-ball, from :mod:`sklearn.neighbors`), D = diag(W1), L = D − W.
+neighbours, exact or approximate past a measured size (:mod:`ldr.objectives.neighbors`), or an
+ε-ball from :mod:`sklearn.neighbors`), D = diag(W1), L = D − W.
 
 **LPP** (He & Niyogi, 2004).  Heat-kernel weights on the symmetrized graph (i ~ j when either
 is among the other's neighbours), Eq. 17:  W_ij = exp(−‖x_i − x_j‖² / τ).  Then
@@ -53,6 +54,7 @@ Deviations from the survey's text (kept deliberately, verified in tests/test_gra
 from __future__ import annotations
 
 import numbers
+from typing import NamedTuple
 
 import numpy as np
 import scipy.linalg
@@ -68,6 +70,7 @@ from ldr.data.validation import (
     eigh_nonsingular,
     shrink,
 )
+from ldr.objectives.neighbors import NeighborSearch, nearest_neighbors
 from ldr.objectives.quotient import QuotientOfTraces
 
 __all__ = ["LPP", "NPE"]
@@ -79,30 +82,34 @@ EDGE_ENTRIES = 2**20
 
 # --- neighbourhood graphs ----------------------------------------------------------------------
 def neighbor_graph(X: np.ndarray, n_neighbors: int | None = None, radius: float | None = None,
-                   symmetric: bool = True) -> sp.csr_matrix:
-    """0/1 adjacency (CSR, no self loops) of the k-nearest-neighbour or ε-ball graph of rows X.
+                   symmetric: bool = True, neighbors: str = "auto", random_state: int | None = 0
+                   ) -> tuple[sp.csr_matrix, NeighborSearch | None]:
+    """``(G, search)``: G the 0/1 adjacency (CSR, no self loops) of the k-nearest-neighbour or
+    ε-ball graph of rows X, ``search`` how the k nearest neighbours were found (None for an
+    ε-ball).
 
     ``symmetric=True`` joins i and j when either is among the other's k nearest neighbours
     (He & Niyogi's rule); ``False`` keeps row i = the neighbours of x_i (LLE/NPE).  Exactly one
-    of ``n_neighbors`` and ``radius`` is given.  Raises a ``ValueError`` when k ≥ n, when the
-    graph has no edge, or when a sample has no neighbour (ε-ball too small).
+    of ``n_neighbors`` and ``radius`` is given.  ``neighbors`` and ``random_state``: exact or
+    approximate k-NN search (:func:`ldr.objectives.neighbors.nearest_neighbors`).  Raises a
+    ``ValueError`` when k ≥ n, when the graph has no edge, or when a sample has no neighbour
+    (ε-ball too small).
     """
     n = X.shape[0]
     if (n_neighbors is None) == (radius is None):
         raise ValueError("n_neighbors, radius: give exactly one of them (k nearest neighbours "
                          "or an ε-ball graph)")
+    search = None
     if n_neighbors is not None:
-        if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, numbers.Integral) \
-                or n_neighbors < 1:
-            raise ParameterError("n_neighbors", f"must be a positive integer, got {n_neighbors!r}")
-        if n_neighbors >= n:
-            raise ParameterError(
-                "n_neighbors", f"must be smaller than n_samples = {n} (a sample is "
-                             f"not its own neighbour), got {n_neighbors}")
-        from sklearn.neighbors import kneighbors_graph
-
-        G = kneighbors_graph(X, int(n_neighbors), mode="connectivity", include_self=False)
+        indices, search = nearest_neighbors(X, n_neighbors, neighbors, random_state)
+        k = indices.shape[1]
+        G = sp.csr_matrix((np.ones(n * k), indices.ravel(), np.arange(0, n * k + 1, k)),
+                          shape=(n, n))
+        G.sort_indices()
     else:
+        if neighbors == "approximate":
+            raise ParameterError("neighbors", "approximate search finds k nearest neighbours; "
+                                 "an ε-ball graph (radius) is found exactly")
         if isinstance(radius, bool) or not isinstance(radius, numbers.Real) \
                 or not np.isfinite(radius) or radius <= 0:
             raise ParameterError("radius", f"must be a positive number, got {radius!r}")
@@ -121,7 +128,7 @@ def neighbor_graph(X: np.ndarray, n_neighbors: int | None = None, radius: float 
         raise ParameterError("radius", f"{isolated.size} sample(s) have no neighbour within "
                          f"radius={radius} (e.g. sample {int(isolated[0])}), so their degree is "
                          "0; increase radius or use n_neighbors")
-    return G
+    return G, search
 
 
 def _edges(G: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
@@ -249,11 +256,18 @@ class LPP(_GraphQuotient):
     form : {"ratio", "whitened"}
         Orthogonal projection with the quotient-of-traces cost, or Eq. 19 verbatim.
     manifold : {"grassmann", "stiefel"}
+    neighbors : {"auto", "exact", "approximate"}, default "auto"
+        k-nearest-neighbour search: exact, approximate (NN-descent, its recall measured), or
+        exact up to :data:`ldr.objectives.neighbors.EXACT_MAX_SAMPLES` rows and approximate
+        beyond (:func:`ldr.objectives.neighbors.nearest_neighbors`).
+    random_state : int or None, default 0
+        Seed of the approximate search and of the rows its recall is measured on.
 
     Attributes
     ----------
     W_ (sparse weights), tau_, mean_ (degree-weighted mean μ_D), S_L, S_D, whitener_
-    (S_D^{-1/2} for ``form="whitened"``, I otherwise)
+    (S_D^{-1/2} for ``form="whitened"``, I otherwise), search_ (how the neighbours were found,
+    a :class:`~ldr.objectives.neighbors.NeighborSearch`; None for an ε-ball)
 
     Examples
     --------
@@ -272,15 +286,16 @@ class LPP(_GraphQuotient):
 
     def __init__(self, X, r: int, n_neighbors: int | None = None, radius: float | None = None,
                  tau: float | None = None, weight: str = "heat", shrinkage: float = 0.0,
-                 form: str = "ratio", manifold: str = "grassmann", *, reg="deprecated"):
+                 form: str = "ratio", manifold: str = "grassmann", neighbors: str = "auto",
+                 random_state: int | None = 0, *, reg="deprecated"):
         shrinkage = renamed_value(type(self).__name__, "reg", "shrinkage", reg, shrinkage)
         X = check_data(X, "X")
         r = check_rank(r, X.shape[1])
         form = _check_form(form)
         if weight not in ("heat", "binary"):
             raise ParameterError("weight", f"expected 'heat' or 'binary', got {weight!r}")
-        S_L, S_D, self.W_, self.tau_, self.mean_ = lpp_scatters(X, n_neighbors, radius, tau,
-                                                                weight)
+        S_L, S_D, self.W_, self.tau_, self.mean_, self.search_ = lpp_scatters(
+            X, n_neighbors, radius, tau, weight, neighbors, random_state)
         self._finish(S_L, S_D, r, shrinkage, form, manifold, "degree-weighted scatter XᵀDX")
 
     @classmethod
@@ -289,24 +304,38 @@ class LPP(_GraphQuotient):
         """The objective from ``lpp_scatters(X, ...)`` (this module), for a caller that has already
         built the graph (the estimator, which reads S_D before it fits)."""
         obj = cls.__new__(cls)
-        S_L, S_D, obj.W_, obj.tau_, obj.mean_ = scatters
+        S_L, S_D, obj.W_, obj.tau_, obj.mean_, obj.search_ = scatters
         obj._finish(S_L, S_D, check_rank(r, S_L.shape[0]), shrinkage, _check_form(form),
                     manifold, "degree-weighted scatter XᵀDX")
         return obj
 
 
+class LPPScatters(NamedTuple):
+    """LPP's statistics (:func:`lpp_scatters`)."""
+
+    S_L: np.ndarray
+    S_D: np.ndarray
+    W: sp.csr_matrix
+    tau: float | None
+    mean: np.ndarray
+    search: NeighborSearch | None
+
+
 def lpp_scatters(X: np.ndarray, n_neighbors: int | None = None, radius: float | None = None,
-                 tau: float | None = None, weight: str = "heat"):
-    """LPP's statistics of rows X (Eq. 17–18): (S_L, S_D, W, τ, mean) with W the symmetrized
-    graph's weights (heat kernel e^{−‖xᵢ−xⱼ‖²/τ}, or binary), D = diag(W1), the D-weighted
-    mean m, S_L = (X − m)ᵀ(D − W)(X − m) and S_D = (X − m)ᵀD(X − m).
+                 tau: float | None = None, weight: str = "heat", neighbors: str = "auto",
+                 random_state: int | None = 0) -> LPPScatters:
+    """LPP's statistics of rows X (Eq. 17–18): (S_L, S_D, W, τ, mean, search) with W the
+    symmetrized graph's weights (heat kernel e^{−‖xᵢ−xⱼ‖²/τ}, or binary), D = diag(W1), the
+    D-weighted mean m, S_L = (X − m)ᵀ(D − W)(X − m), S_D = (X − m)ᵀD(X − m), and how the
+    neighbours were found (:func:`neighbor_graph`).
 
     S_D can be singular where the covariance is not: a row whose heat weights underflow (an
     outlier far from its neighbours, degree ≈ 1e−50) drops out of it, and with it any
     direction only such rows span."""
     if n_neighbors is None and radius is None:
         n_neighbors = 5
-    G = neighbor_graph(X, n_neighbors, radius, symmetric=True)
+    G, search = neighbor_graph(X, n_neighbors, radius, symmetric=True, neighbors=neighbors,
+                               random_state=random_state)
     if weight == "heat":
         W, tau_ = heat_weights(X, G, tau)
     else:
@@ -317,7 +346,7 @@ def lpp_scatters(X: np.ndarray, n_neighbors: int | None = None, radius: float | 
     Xc = X - mean
     S_L = Xc.T @ (deg[:, None] * Xc - W @ Xc)           # XᵀLX (L1 = 0: centering is free)
     S_D = Xc.T @ (deg[:, None] * Xc)
-    return S_L, S_D, W, tau_, mean
+    return LPPScatters(S_L, S_D, W, tau_, mean, search)
 
 
 class NPE(_GraphQuotient):
@@ -337,10 +366,16 @@ class NPE(_GraphQuotient):
         Shrinkage of S_D, for singular covariance (n ≤ d).
     form : {"ratio", "whitened"}
     manifold : {"grassmann", "stiefel"}
+    neighbors : {"auto", "exact", "approximate"}, default "auto"
+        k-nearest-neighbour search: exact, approximate (NN-descent, its recall measured), or
+        exact up to :data:`ldr.objectives.neighbors.EXACT_MAX_SAMPLES` rows and approximate
+        beyond (:func:`ldr.objectives.neighbors.nearest_neighbors`).
+    random_state : int or None, default 0
+        Seed of the approximate search and of the rows its recall is measured on.
 
     Attributes
     ----------
-    W_ (sparse reconstruction weights, rows sum to 1), mean_, S_L, S_D, whitener_
+    W_ (sparse reconstruction weights, rows sum to 1), mean_, S_L, S_D, whitener_, search_
 
     Examples
     --------
@@ -359,7 +394,8 @@ class NPE(_GraphQuotient):
 
     def __init__(self, X, r: int, n_neighbors: int | None = None, radius: float | None = None,
                  lle_reg: float = 1e-3, shrinkage: float = 0.0, form: str = "ratio",
-                 manifold: str = "grassmann", *, reg="deprecated"):
+                 manifold: str = "grassmann", neighbors: str = "auto",
+                 random_state: int | None = 0, *, reg="deprecated"):
         shrinkage = renamed_value(type(self).__name__, "reg", "shrinkage", reg, shrinkage)
         X = check_data(X, "X")
         r = check_rank(r, X.shape[1])
@@ -369,7 +405,8 @@ class NPE(_GraphQuotient):
             raise ParameterError("lle_reg", f"must be a positive number, got {lle_reg!r}")
         if n_neighbors is None and radius is None:
             n_neighbors = 5
-        G = neighbor_graph(X, n_neighbors, radius, symmetric=False)
+        G, self.search_ = neighbor_graph(X, n_neighbors, radius, symmetric=False,
+                                         neighbors=neighbors, random_state=random_state)
         self.W_ = barycenter_weights(X, G, float(lle_reg))
         self.mean_ = X.mean(axis=0)
         Xc = X - self.mean_

@@ -187,6 +187,7 @@ def test_bad_inputs_raise():
 
 def test_neighbor_graph_is_symmetric_without_self_loops():
     X = _data(9, n=40)
-    G = neighbor_graph(X, n_neighbors=3)
+    G, search = neighbor_graph(X, n_neighbors=3)
+    assert search.method == "exact" and search.recall is None
     assert (G != G.T).nnz == 0 and G.diagonal().sum() == 0
     assert np.all(np.diff(G.indptr) >= 3)

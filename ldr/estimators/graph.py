@@ -7,7 +7,7 @@ import numpy as np
 
 from ldr.core.errors import ParameterError
 from ldr.data.validation import span_basis
-from ldr.estimators.base import FitData, LinearDR
+from ldr.estimators.base import FitData, LinearDR, random_seed
 from ldr.estimators.span import reduce_rows
 from ldr.objectives.graph import LPP as LPPObjective
 from ldr.objectives.graph import NPE as NPEObjective
@@ -29,10 +29,14 @@ class GraphEmbedding(LinearDR):
 
     def _prepare(self, data: FitData) -> None:
         data.params["shrinkage"] = self._shrinkage()
+        data.params["random_state"] = random_seed(self.random_state)
         self.subspace_ = reduce_rows(data, data.params["shrinkage"], None, rows=True)
 
     def _finish(self, data: FitData, obj, result):
         self.ratio_ = obj.ratio(result.M)
+        search = obj.search_
+        self.graph_recall_ = None if search is None else search.recall
+        self.approximation_ = None if search is None else search.describe(obj.W_.shape[0])
         return result.M
 
     def _components(self, data: FitData, obj, M):
@@ -65,6 +69,12 @@ class LPP(GraphEmbedding):
     form : {"ratio", "whitened"}
         Orthogonal projection, or the survey's whitened Eq. 19 (:class:`ldr.objectives.LPP`,
         :class:`ldr.objectives.NPE`).
+    neighbors : {"auto", "exact", "approximate"}, default "auto"
+        The k-nearest-neighbour search.  "auto" is exact up to
+        :data:`~ldr.objectives.neighbors.EXACT_MAX_SAMPLES` = 100 000 samples and approximate
+        beyond, where the exact search's O(n²) time passes NN-descent's; "approximate" is
+        NN-descent (pynndescent), whose recall against exact search is measured on a sample of
+        rows and reported in ``graph_recall_`` (:mod:`ldr.objectives.neighbors`).
     solver, start, tol, max_iter, solver_params, verbose,
     warm_start, random_state : see :class:`LinearDR`
     reg : deprecated
@@ -84,6 +94,12 @@ class LPP(GraphEmbedding):
     far_rows_ : array of int
         Rows set aside because their heat weights underflow (empty unless S_D was singular
         with shrinkage = 0 because of them; ``transform`` maps them like any row).
+    graph_recall_ : float or None
+        For an approximate k-nearest-neighbour graph, the share of the exact k nearest
+        neighbours it holds, measured on 256 rows drawn from ``random_state``; None for exact
+        search (and for an ε-ball graph).
+    approximation_ : str or None
+        None for an exact graph; else a sentence naming the approximate graph and its recall.
 
     Examples
     --------
@@ -95,11 +111,11 @@ class LPP(GraphEmbedding):
     """
 
     _objective_class = LPPObjective
-    _objective_args = ("n_neighbors", "radius", "tau", "weight", "form")
+    _objective_args = ("n_neighbors", "radius", "tau", "weight", "form", "neighbors")
 
     def __init__(self, n_components=None, *, n_neighbors=None, radius=None, tau=None,
-                 weight="heat", shrinkage=0.0, form="ratio", solver=None, start=None, tol=None,
-                 max_iter=1000, solver_params=None, verbose=0,
+                 weight="heat", shrinkage=0.0, form="ratio", neighbors="auto", solver=None,
+                 start=None, tol=None, max_iter=1000, solver_params=None, verbose=0,
                  random_state=0, warm_start=False, reg="deprecated"):
         self.n_components = n_components
         self.n_neighbors = n_neighbors
@@ -108,6 +124,7 @@ class LPP(GraphEmbedding):
         self.weight = weight
         self.shrinkage = shrinkage
         self.form = form
+        self.neighbors = neighbors
         self.solver = solver
         self.start = start
         self.tol = tol
@@ -142,10 +159,13 @@ class LPP(GraphEmbedding):
             return  # the objective checks the parameters, with its messages
         X = np.asarray(data.X, dtype=float)
         try:
-            scatters = lpp_scatters(X, self.n_neighbors, self.radius, self.tau, self.weight)
+            scatters = lpp_scatters(X, self.n_neighbors, self.radius, self.tau, self.weight,
+                                    self.neighbors, data.params["random_state"])
         except ValueError:  # bad graph parameters: the objective says which, with its message
             return
-        _, S_D, W, tau, _ = scatters
+        S_D = scatters.S_D
+        W = scatters.W
+        tau = scatters.tau
         if span_basis(S_D) is None:
             data.derived["scatters"] = scatters  # the graph is built once
             return
@@ -191,6 +211,8 @@ class NPE(GraphEmbedding):
         (constant or collinear features, or n_samples <= n_features) the fit works in the
         span of the rows (``subspace_``).
     form : {"ratio", "whitened"}
+    neighbors : {"auto", "exact", "approximate"}, default "auto"
+        The k-nearest-neighbour search, as in :class:`LPP`.
     solver, start, tol, max_iter, solver_params, verbose,
     warm_start, random_state : see :class:`LinearDR`
     reg : deprecated
@@ -198,8 +220,8 @@ class NPE(GraphEmbedding):
 
     Attributes
     ----------
-    M_, components_, ratio_, subspace_, n_components_, cost_, n_iter_, result_, objective_,
-    mean_ : as in :class:`LPP`
+    M_, components_, ratio_, subspace_, graph_recall_, approximation_, n_components_, cost_,
+    n_iter_, result_, objective_, mean_ : as in :class:`LPP`
 
     Examples
     --------
@@ -210,11 +232,11 @@ class NPE(GraphEmbedding):
     """
 
     _objective_class = NPEObjective
-    _objective_args = ("n_neighbors", "radius", "lle_reg", "form")
+    _objective_args = ("n_neighbors", "radius", "lle_reg", "form", "neighbors")
 
     def __init__(self, n_components=None, *, n_neighbors=None, radius=None, lle_reg=1e-3,
-                 shrinkage=0.0, form="ratio", solver=None, start=None, tol=None,
-                 max_iter=1000, solver_params=None, verbose=0,
+                 shrinkage=0.0, form="ratio", neighbors="auto", solver=None, start=None,
+                 tol=None, max_iter=1000, solver_params=None, verbose=0,
                  random_state=0, warm_start=False, reg="deprecated"):
         self.n_components = n_components
         self.n_neighbors = n_neighbors
@@ -222,6 +244,7 @@ class NPE(GraphEmbedding):
         self.lle_reg = lle_reg
         self.shrinkage = shrinkage
         self.form = form
+        self.neighbors = neighbors
         self.solver = solver
         self.start = start
         self.tol = tol

@@ -1,0 +1,148 @@
+"""Benchmark: exact against approximate k-nearest-neighbour search, where ``neighbors="auto"``
+switches (LPP, NPE), and the approximate graph's recall.
+
+Run from the checkout root, under the shared lock (timings must not overlap)::
+
+    flock /tmp/ldr-bench.lock .venv/bin/python benchmarks/bench_neighbors.py \\
+        > benchmarks/results/bench_neighbors.txt
+
+What is measured.  ``ldr.objectives.neighbors.nearest_neighbors(X, k=5, neighbors)`` with
+``neighbors="exact"`` (scikit-learn's NearestNeighbors) and ``"approximate"`` (NN-descent,
+pynndescent, with its recall measured on 256 rows, which the time includes), on the data of
+``bench_pairwise_scale.py``: scikit-learn's ``make_classification`` with n rows, d = 50 (10
+informative), 10 classes, seed 0.  Each search runs in its own child process with BLAS and
+numba on one thread, so the approximate time includes numba's compilation (paid once per
+process, as a user's first fit pays it); one run per search (a run takes up to minutes).
+Exact search runs up to ``--exact-max-n`` rows; where both ran, the recall is also counted
+over every row.  Peak memory: the child's ``VmHWM`` less its resident memory once the data
+were made.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+
+def status_mb(field: str) -> float:
+    """``VmHWM`` (peak) or ``VmRSS`` (now) of this process, MiB."""
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def child(n: int, k: int, method: str, out: str) -> dict:
+    from bench_pairwise_scale import make_data
+    from threadpoolctl import threadpool_limits
+
+    from ldr.objectives import neighbors
+
+    X, _ = make_data("classification", n)
+    base = status_mb("VmRSS")
+    with threadpool_limits(1):
+        start = time.perf_counter()
+        indices, search = neighbors.nearest_neighbors(X, k, method, random_state=0)
+        seconds = time.perf_counter() - start
+    np.save(out, indices)
+    return {"n": n, "k": k, "method": method, "seconds": seconds, "recall": search.recall,
+            "sample": search.sample, "peak_mb": status_mb("VmHWM"), "base_mb": base}
+
+
+def run_child(n: int, k: int, method: str, out: Path) -> dict:
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", str(n), str(k), method,
+           str(out)]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+           "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if done.returncode != 0:
+        raise SystemExit(f"child {cmd[3:]} failed:\n{done.stderr[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def full_recall(n: int, exact: np.ndarray, approximate: np.ndarray) -> float:
+    """The share of each row's exact neighbours that the approximate graph holds, over all
+    rows (ties at the k-th distance counted as found, as the library's recall does)."""
+    from bench_pairwise_scale import make_data
+
+    X, _ = make_data("classification", n)
+    k = exact.shape[1]
+    found = 0
+    for start in range(0, n, 50_000):
+        rows = slice(start, min(start + 50_000, n))
+        kth = np.linalg.norm(X[exact[rows]] - X[rows][:, None, :], axis=2).max(axis=1)
+        dist = np.linalg.norm(X[approximate[rows]] - X[rows][:, None, :], axis=2)
+        found += int(np.sum(dist <= kth[:, None]))
+    return found / (n * k)
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--n", type=int, nargs="+",
+                   default=[20_000, 50_000, 100_000, 200_000, 1_000_000])
+    p.add_argument("--k", type=int, default=5, help="neighbours (LPP's and NPE's default)")
+    p.add_argument("--exact-max-n", type=int, default=200_000,
+                   help="exact search only up to this many rows")
+    p.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.child:
+        n, k, method, out = args.child
+        print(json.dumps(child(int(n), int(k), method, out)))
+        return
+
+    import tempfile
+
+    from _common import print_header, print_table
+
+    from ldr.objectives import neighbors
+
+    command = "python benchmarks/bench_neighbors.py " + " ".join(sys.argv[1:])
+    print_header("k-nearest-neighbour search: exact against approximate (NN-descent)", [
+        f"command: {command.strip()} (under flock /tmp/ldr-bench.lock)",
+        f"data: make_classification, d = 50 (10 informative), 10 classes, seed 0; k = {args.k}; "
+        "one search per child process, BLAS and numba on one thread, one run each "
+        "(the approximate time includes numba's compilation and the recall's 256 exact rows)",
+        f"neighbors='auto': exact up to EXACT_MAX_SAMPLES = {neighbors.EXACT_MAX_SAMPLES} "
+        f"rows; NN-descent's graph degree max(GRAPH_DEGREE = {neighbors.GRAPH_DEGREE}, k + 1)"])
+    rows = []
+    wall = time.perf_counter()
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in args.n:
+            exact = None
+            if n <= args.exact_max_n:
+                exact = run_child(n, args.k, "exact", Path(tmp) / "exact.npy")
+                print(json.dumps(exact), flush=True)
+            approx = run_child(n, args.k, "approximate", Path(tmp) / "approximate.npy")
+            counted = None
+            if exact is not None:
+                counted = full_recall(n, np.load(Path(tmp) / "exact.npy"),
+                                      np.load(Path(tmp) / "approximate.npy"))
+            print(json.dumps({**approx, "recall_all_rows": counted}), flush=True)
+            rows.append([n,
+                         f"{exact['seconds']:.1f} s" if exact else "not run",
+                         f"{exact['peak_mb'] - exact['base_mb']:.0f} MB" if exact else "",
+                         f"{approx['seconds']:.1f} s",
+                         f"{approx['peak_mb'] - approx['base_mb']:.0f} MB",
+                         f"{exact['seconds'] / approx['seconds']:.2f}×" if exact else "",
+                         f"{approx['recall']:.4f}",
+                         f"{counted:.4f}" if counted is not None else "",
+                         neighbors.resolve_neighbors("auto", n)])
+    print()
+    print_table(["n", "exact", "exact beyond data", "approximate", "approx. beyond data",
+                 "exact ÷ approx.", "recall (256 rows)", "recall (all rows)", "auto"], rows)
+    print(f"\nwall time of the whole run: {time.perf_counter() - wall:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,148 @@
+"""The k nearest neighbours of every row: exact search, or approximate past a measured size.
+
+Exact search is scikit-learn's :class:`~sklearn.neighbors.NearestNeighbors`, O(n²·d) time
+for all n rows.  The approximate search is NN-descent (Dong, Charikar & Li, 2011) from
+pynndescent: it refines a random k-NN graph by the rule that a neighbour of a neighbour is
+likely a neighbour, in about O(n^1.14·d) time (the paper's measured exponent), plus a fixed
+compilation cost of numba's code (about 20 s, once per process).
+
+``neighbors="auto"`` searches exactly up to :data:`EXACT_MAX_SAMPLES` rows and approximately
+beyond.  An approximate graph's **recall** is measured on every call: the share of the k
+exact nearest neighbours it found, over :data:`RECALL_SAMPLE` rows drawn from the seed, whose
+exact neighbours cost O(RECALL_SAMPLE·n·d).  A neighbour found counts when it is no farther
+than the k-th exact one, so ties (duplicated rows) are not counted as misses.
+
+References
+----------
+W. Dong, M. Charikar, K. Li (2011), "Efficient k-nearest neighbor graph construction for
+generic similarity measures", Proceedings of WWW 2011, 577–586.
+"""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+from ldr.core.errors import ParameterError
+
+__all__ = ["EXACT_MAX_SAMPLES", "GRAPH_DEGREE", "NEIGHBORS", "RECALL_SAMPLE", "NeighborSearch",
+           "nearest_neighbors", "neighbor_recall", "resolve_neighbors"]
+
+NEIGHBORS = ("auto", "exact", "approximate")
+# benchmark: benchmarks/bench_neighbors.py
+#: ``neighbors="auto"`` searches exactly up to this many rows: past it the exact search's
+#: quadratic time exceeds NN-descent's (whose fixed ~20 s compilation it pays once); measured
+#: at d = 50, where 10⁵ rows take 38 s exactly and 28 s approximately on one core
+EXACT_MAX_SAMPLES = 100_000
+#: NN-descent's graph degree: pynndescent's own default (30), or k + 1 when that is larger;
+#: at k + 1 = 6 alone the recall was 0.54 at 10⁵ rows, at 30 it was 0.98
+GRAPH_DEGREE = 30
+#: rows on which an approximate graph's recall is measured against exact search
+RECALL_SAMPLE = 256
+
+
+@dataclass(frozen=True)
+class NeighborSearch:
+    """How a k-nearest-neighbour graph was found.
+
+    Attributes
+    ----------
+    method : {"exact", "approximate"}
+    n_neighbors : int
+        k.
+    recall : float or None
+        For an approximate graph, the share of the exact k nearest neighbours it holds over
+        ``sample`` rows (1 is exact); None for exact search.
+    sample : int
+        The rows the recall was measured on (0 for exact search).
+    """
+
+    method: str
+    n_neighbors: int
+    recall: float | None = None
+    sample: int = 0
+
+    def describe(self, n_samples: int) -> str | None:
+        """None for exact search; else a sentence naming the approximation and its recall."""
+        if self.method == "exact":
+            return None
+        return (f"approximate {self.n_neighbors}-nearest-neighbour graph of {n_samples} rows "
+                f"(NN-descent, pynndescent): it holds {self.recall:.1%} of the exact neighbours, "
+                f"measured on {self.sample} rows")
+
+
+def resolve_neighbors(neighbors: str, n_samples: int) -> str:
+    """``"exact"`` or ``"approximate"``: what ``neighbors`` means at ``n_samples`` rows."""
+    if not isinstance(neighbors, str) or neighbors not in NEIGHBORS:
+        raise ParameterError("neighbors", f"expected one of {NEIGHBORS}, got {neighbors!r}")
+    if neighbors == "auto":
+        return "exact" if n_samples <= EXACT_MAX_SAMPLES else "approximate"
+    return neighbors
+
+
+def _drop_self(indices: np.ndarray, k: int) -> np.ndarray:
+    """Each row's first k indices other than the row itself (rows of ``indices`` hold k + 1
+    candidates in increasing distance; a duplicated row may come before the row itself)."""
+    n = indices.shape[0]
+    own = indices == np.arange(n)[:, None]
+    keep = ~own
+    # a row whose own index is absent drops its farthest candidate instead
+    keep[~own.any(axis=1), -1] = False
+    return indices[keep].reshape(n, k)
+
+
+def nearest_neighbors(X: np.ndarray, n_neighbors: int, neighbors: str = "auto",
+                      random_state: int | None = 0) -> tuple[np.ndarray, NeighborSearch]:
+    """``(indices, search)``: the ``n_neighbors`` nearest rows of each row of X (Euclidean),
+    itself excluded, shape (n, k), nearest first, and how they were found.
+
+    ``neighbors``: ``"exact"``, ``"approximate"`` (NN-descent; its recall is measured, module
+    docstring) or ``"auto"`` (exact up to :data:`EXACT_MAX_SAMPLES` rows).  ``random_state``
+    seeds NN-descent and the rows the recall is measured on.
+    """
+    n = X.shape[0]
+    if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, numbers.Integral) \
+            or n_neighbors < 1:
+        raise ParameterError("n_neighbors", f"must be a positive integer, got {n_neighbors!r}")
+    k = int(n_neighbors)
+    if k >= n:
+        raise ParameterError("n_neighbors", f"must be smaller than n_samples = {n} (a sample is "
+                                            f"not its own neighbour), got {k}")
+    method = resolve_neighbors(neighbors, n)
+    if method == "exact":
+        from sklearn.neighbors import NearestNeighbors
+
+        found = NearestNeighbors(n_neighbors=k + 1).fit(X).kneighbors(X, return_distance=False)
+        return _drop_self(found, k), NeighborSearch("exact", k)
+    import pynndescent
+
+    degree = min(max(GRAPH_DEGREE, k + 1), n)
+    index = pynndescent.NNDescent(X, n_neighbors=degree, random_state=random_state)
+    found = index.neighbor_graph[0][:, :k + 1]
+    if (found < 0).any():
+        raise RuntimeError(f"NN-descent left some of the {k + 1} nearest candidates unfound "
+                           f"({n} rows); use neighbors='exact'")
+    indices = _drop_self(found, k)
+    sample = min(RECALL_SAMPLE, n)
+    recall = neighbor_recall(X, indices, sample, random_state)
+    return indices, NeighborSearch("approximate", k, recall, sample)
+
+
+def neighbor_recall(X: np.ndarray, indices: np.ndarray, sample: int = RECALL_SAMPLE,
+                    random_state: int | None = 0) -> float:
+    """The share of the exact k nearest neighbours that ``indices`` (n × k) holds, over
+    ``sample`` rows drawn from ``random_state``: a neighbour counts when it is no farther than
+    the k-th exact neighbour of its row."""
+    from sklearn.neighbors import NearestNeighbors
+
+    n, k = indices.shape
+    rows = np.random.default_rng(random_state).choice(n, min(sample, n), replace=False)
+    exact = NearestNeighbors(n_neighbors=k + 1, algorithm="brute").fit(X).kneighbors(
+        X[rows], return_distance=False)
+    # both sets' distances by differences (scikit-learn's expansion rounds close pairs apart);
+    # the row itself, at distance 0, is among the k + 1 exact candidates
+    kth = np.linalg.norm(X[exact] - X[rows][:, None, :], axis=2).max(axis=1)
+    found = np.linalg.norm(X[indices[rows]] - X[rows][:, None, :], axis=2)
+    return float(np.mean(found <= kth[:, None]))
