@@ -16,6 +16,10 @@ process, as a user's first fit pays it); one run per search (a run takes up to m
 Exact search runs up to ``--exact-max-n`` rows; where both ran, the recall is also counted
 over every row.  Peak memory: the child's ``VmHWM`` less its resident memory once the data
 were made.
+
+The choice of library: with ``--hnswlib-max-n``, hnswlib's HNSW index (M = 16 and
+ef_construction = 200, its defaults; query ef = 50) is timed the same way where it is
+installed (it is not a dependency: PyPI has its source only, which needs a compiler).
 """
 
 from __future__ import annotations
@@ -43,6 +47,21 @@ def status_mb(field: str) -> float:
     return float("nan")
 
 
+def hnsw_search(X: np.ndarray, k: int) -> np.ndarray:
+    """hnswlib's k nearest neighbours of every row, itself excluded, on one thread."""
+    import hnswlib
+
+    from ldr.objectives.neighbors import drop_self
+
+    index = hnswlib.Index(space="l2", dim=X.shape[1])
+    index.init_index(max_elements=X.shape[0], M=16, ef_construction=200, random_seed=0)
+    index.set_num_threads(1)
+    index.add_items(X)
+    index.set_ef(50)
+    labels, _ = index.knn_query(X, k=k + 1, num_threads=1)
+    return drop_self(labels.astype(np.int64), k)
+
+
 def child(n: int, k: int, method: str, out: str) -> dict:
     from bench_pairwise_scale import make_data
     from threadpoolctl import threadpool_limits
@@ -53,11 +72,18 @@ def child(n: int, k: int, method: str, out: str) -> dict:
     base = status_mb("VmRSS")
     with threadpool_limits(1):
         start = time.perf_counter()
-        indices, search = neighbors.nearest_neighbors(X, k, method, random_state=0)
+        if method == "hnswlib":
+            indices = hnsw_search(X, k)
+            recall = neighbors.neighbor_recall(X, indices, neighbors.RECALL_SAMPLE, 0)
+            sample = neighbors.RECALL_SAMPLE
+        else:
+            indices, search = neighbors.nearest_neighbors(X, k, method, random_state=0)
+            recall = search.recall
+            sample = search.sample
         seconds = time.perf_counter() - start
     np.save(out, indices)
-    return {"n": n, "k": k, "method": method, "seconds": seconds, "recall": search.recall,
-            "sample": search.sample, "peak_mb": status_mb("VmHWM"), "base_mb": base}
+    return {"n": n, "k": k, "method": method, "seconds": seconds, "recall": recall,
+            "sample": sample, "peak_mb": status_mb("VmHWM"), "base_mb": base}
 
 
 def run_child(n: int, k: int, method: str, out: Path) -> dict:
@@ -94,6 +120,8 @@ def main(argv=None) -> None:
     p.add_argument("--k", type=int, default=5, help="neighbours (LPP's and NPE's default)")
     p.add_argument("--exact-max-n", type=int, default=200_000,
                    help="exact search only up to this many rows")
+    p.add_argument("--hnswlib-max-n", type=int, default=0,
+                   help="time hnswlib too, up to this many rows (0: not at all)")
     p.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child:
@@ -129,6 +157,10 @@ def main(argv=None) -> None:
                 counted = full_recall(n, np.load(Path(tmp) / "exact.npy"),
                                       np.load(Path(tmp) / "approximate.npy"))
             print(json.dumps({**approx, "recall_all_rows": counted}), flush=True)
+            hnsw = None
+            if n <= args.hnswlib_max_n:
+                hnsw = run_child(n, args.k, "hnswlib", Path(tmp) / "hnswlib.npy")
+                print(json.dumps(hnsw), flush=True)
             rows.append([n,
                          f"{exact['seconds']:.1f} s" if exact else "not run",
                          f"{exact['peak_mb'] - exact['base_mb']:.0f} MB" if exact else "",
@@ -137,10 +169,13 @@ def main(argv=None) -> None:
                          f"{exact['seconds'] / approx['seconds']:.2f}×" if exact else "",
                          f"{approx['recall']:.4f}",
                          f"{counted:.4f}" if counted is not None else "",
+                         f"{hnsw['seconds']:.1f} s" if hnsw else "",
+                         f"{hnsw['recall']:.4f}" if hnsw else "",
                          neighbors.resolve_neighbors("auto", n)])
     print()
     print_table(["n", "exact", "exact beyond data", "approximate", "approx. beyond data",
-                 "exact ÷ approx.", "recall (256 rows)", "recall (all rows)", "auto"], rows)
+                 "exact ÷ approx.", "recall (256 rows)", "recall (all rows)", "hnswlib",
+                 "hnswlib recall (256 rows)", "auto"], rows)
     print(f"\nwall time of the whole run: {time.perf_counter() - wall:.0f} s")
 
 

@@ -28,7 +28,7 @@ import numpy as np
 from ldr.core.errors import ParameterError
 
 __all__ = ["EXACT_MAX_SAMPLES", "GRAPH_DEGREE", "NEIGHBORS", "RECALL_SAMPLE", "NeighborSearch",
-           "nearest_neighbors", "neighbor_recall", "resolve_neighbors"]
+           "drop_self", "nearest_neighbors", "neighbor_recall", "resolve_neighbors"]
 
 NEIGHBORS = ("auto", "exact", "approximate")
 # benchmark: benchmarks/bench_neighbors.py
@@ -82,7 +82,7 @@ def resolve_neighbors(neighbors: str, n_samples: int) -> str:
     return neighbors
 
 
-def _drop_self(indices: np.ndarray, k: int) -> np.ndarray:
+def drop_self(indices: np.ndarray, k: int) -> np.ndarray:
     """Each row's first k indices other than the row itself (rows of ``indices`` hold k + 1
     candidates in increasing distance; a duplicated row may come before the row itself)."""
     n = indices.shape[0]
@@ -115,7 +115,7 @@ def nearest_neighbors(X: np.ndarray, n_neighbors: int, neighbors: str = "auto",
         from sklearn.neighbors import NearestNeighbors
 
         found = NearestNeighbors(n_neighbors=k + 1).fit(X).kneighbors(X, return_distance=False)
-        return _drop_self(found, k), NeighborSearch("exact", k)
+        return drop_self(found, k), NeighborSearch("exact", k)
     import pynndescent
 
     degree = min(max(GRAPH_DEGREE, k + 1), n)
@@ -124,7 +124,7 @@ def nearest_neighbors(X: np.ndarray, n_neighbors: int, neighbors: str = "auto",
     if (found < 0).any():
         raise RuntimeError(f"NN-descent left some of the {k + 1} nearest candidates unfound "
                            f"({n} rows); use neighbors='exact'")
-    indices = _drop_self(found, k)
+    indices = drop_self(found, k)
     sample = min(RECALL_SAMPLE, n)
     recall = neighbor_recall(X, indices, sample, random_state)
     return indices, NeighborSearch("approximate", k, recall, sample)
