@@ -40,6 +40,11 @@ O(n·m·r) time per evaluation instead of O(n²·r).  With rows i ∈ R = all ro
 
 (which for C = R and a symmetric Ω is 2XᵀL_ΩXM above), and the Hessian the same with
 (Ω, Y) → (Ω, Z) + (Ω′, Y).  It is an approximation: its minimizer is not the exact one.
+
+**Sampled rows** (``rows=s``, with landmarks): R is a uniform sample of s rows too, drawn
+independently of the landmarks, and the scale is (n/s)(n/m): the same unbiased estimate of
+Σ_ij from s·m pairs, in O(s·m·r) time per evaluation whatever n is.  Its error depends on s
+and m, not on n.
 """
 
 from __future__ import annotations
@@ -99,14 +104,19 @@ class MDS(Objective):
     landmarks : int, optional
         m: the stress over the pairs (i, landmark) only, scaled by n/m (module docstring,
         (L1)); None (default): all pairs, exact.
+    rows : int, optional
+        With ``landmarks``: s, the stress over the pairs (i, landmark) with i in a uniform
+        sample of s rows, scaled by (n/s)(n/m) (module docstring); None (default): all rows.
     random_state : int, default 0
-        Seed of the landmarks (and of the subsample for ``smoothing``).
+        Seed of the landmarks, the rows (and the subsample for ``smoothing``).
     manifold : {"grassmann", "stiefel"}
 
     Attributes
     ----------
     mean_, delta (the n×n dissimilarities, formed on request when not stored; n×m with
-    landmarks), smoothing, landmarks_ (indices, or None)
+    landmarks, s×m with sampled rows), smoothing, landmarks_ (indices, or None), rows_
+    (the sampled rows' indices, or None for all rows), X (the centered rows the cost sums
+    over: all, or the sampled ones)
 
     Examples
     --------
@@ -128,8 +138,8 @@ class MDS(Objective):
 
     def __init__(self, X, r: int, dissimilarity=None, metric: str = "euclidean",
                  smoothing: float | None = None, block_size: int | None = None,
-                 landmarks: int | None = None, random_state=0, manifold: str = "grassmann",
-                 *, eps="deprecated"):
+                 landmarks: int | None = None, rows: int | None = None, random_state=0,
+                 manifold: str = "grassmann", *, eps="deprecated"):
         smoothing = renamed_value(type(self).__name__, "eps", "smoothing", eps, smoothing)
         X = check_data(X, "X")
         n, d = X.shape
@@ -138,19 +148,34 @@ class MDS(Objective):
                 landmarks, numbers.Integral) or not 2 <= landmarks <= n):
             raise ParameterError("landmarks", f"must be None or an integer in [2, n_samples = "
                                  f"{n}], got {landmarks!r}")
+        if rows is not None and (landmarks is None or isinstance(rows, bool) or not isinstance(
+                rows, numbers.Integral) or not 2 <= rows <= n):
+            raise ParameterError("rows", (f"must be None or an integer in [2, n_samples = {n}], "
+                                          f"got {rows!r}") if landmarks is not None else
+                                 "a row sample needs landmarks (it samples the pairs (row, "
+                                 "landmark)); give landmarks, or rows=None")
+        rng = np.random.default_rng(random_state)
         self.landmarks_ = None if landmarks is None else np.sort(
-            np.random.default_rng(random_state).choice(n, int(landmarks), replace=False))
+            rng.choice(n, int(landmarks), replace=False))
+        self.rows_ = None if rows is None or rows == n else np.sort(
+            rng.choice(n, int(rows), replace=False))
         self.mean_ = X.mean(axis=0)
-        self.X = X - self.mean_
+        self.n_samples = n
+        centered = X - self.mean_
+        self._scatter = centered.T @ centered                # the heuristic's, of every row
+        self._landmark_rows = None if self.landmarks_ is None else centered[self.landmarks_]
+        self.X = centered if self.rows_ is None else centered[self.rows_]
         self.metric = metric
         self._delta = None
         if dissimilarity is not None:
             self._delta = _check_dissimilarity(dissimilarity, n)
+            if self.rows_ is not None:
+                self._delta = self._delta[self.rows_]
             if self.landmarks_ is not None:
                 self._delta = self._delta[:, self.landmarks_]
-        elif n <= STORE_MAX or (self.landmarks_ is not None and n * len(self.landmarks_)
-                                <= STORE_MAX**2):
-            self._delta = self._distances(slice(0, n))
+        elif n <= STORE_MAX or (self.landmarks_ is not None and self.X.shape[0]
+                                * len(self.landmarks_) <= STORE_MAX**2):
+            self._delta = self._distances(slice(0, self.X.shape[0]))
             if self.landmarks_ is None:
                 self._delta = 0.5 * (self._delta + self._delta.T)
                 np.fill_diagonal(self._delta, 0.0)
@@ -161,7 +186,9 @@ class MDS(Objective):
         else:
             from scipy.spatial.distance import pdist
 
-            sub = np.random.default_rng(random_state).choice(n, min(n, 2000), replace=False)
+            n_rows = self.X.shape[0]
+            sub = np.random.default_rng(random_state).choice(n_rows, min(n_rows, 2000),
+                                                             replace=False)
             positive = pdist(self.X[sub], metric=metric)
             positive = positive[positive > 0]
         if positive.size == 0:
@@ -175,7 +202,7 @@ class MDS(Objective):
                                               f"got {smoothing!r}")
         cols = n if self.landmarks_ is None else len(self.landmarks_)
         if block_size is None:
-            block_size = max(1, min(n, 2**21 // (cols * r)))
+            block_size = max(1, min(self.X.shape[0], 2**21 // (cols * r)))
         elif isinstance(block_size, bool) or not isinstance(block_size, numbers.Integral) \
                 or block_size < 1:
             raise ParameterError("block_size", f"must be a positive integer, got {block_size!r}")
@@ -185,7 +212,12 @@ class MDS(Objective):
         self.manifold = manifold
 
     def _cols(self) -> np.ndarray:
-        return self.X if self.landmarks_ is None else self.X[self.landmarks_]
+        return self.X if self.landmarks_ is None else self._landmark_rows
+
+    def _project(self, M):
+        """(X_R M, X_C M): the rows' and the columns' projections (autograd-traceable)."""
+        Y = anp.dot(self.X, M)
+        return Y, (Y if self.landmarks_ is None else anp.dot(self._landmark_rows, M))
 
     def _distances(self, sl) -> np.ndarray:
         """Rows ``sl`` of δ (against the landmarks, if any), from X."""
@@ -199,14 +231,16 @@ class MDS(Objective):
         if self.landmarks_ is None:
             D[i - sl.start, i] = 0.0
         else:
-            pos = np.minimum(np.searchsorted(self.landmarks_, i), len(self.landmarks_) - 1)
-            own = self.landmarks_[pos] == i
+            sample = i if self.rows_ is None else self.rows_[i]  # the rows' own indices
+            pos = np.minimum(np.searchsorted(self.landmarks_, sample), len(self.landmarks_) - 1)
+            own = self.landmarks_[pos] == sample
             D[(i - sl.start)[own], pos[own]] = 0.0
         return D
 
     @property
     def delta(self) -> np.ndarray:
-        """The dissimilarities (n×n, or n×m with landmarks); formed here when not stored."""
+        """The dissimilarities (n×n, n×m with landmarks, s×m with sampled rows); formed here
+        when not stored."""
         return self._delta if self._delta is not None else self._distances(
             slice(0, self.X.shape[0]))
 
@@ -220,13 +254,16 @@ class MDS(Objective):
 
     @property
     def _scale(self) -> float:
-        """n/m with landmarks (an unbiased estimate of Σ_ij), else 1."""
-        return 1.0 if self.landmarks_ is None else self.X.shape[0] / len(self.landmarks_)
+        """(n/s)(n/m) with landmarks (an unbiased estimate of Σ_ij; s = n without sampled
+        rows), else 1."""
+        if self.landmarks_ is None:
+            return 1.0
+        n = self.n_samples
+        return (n / self.X.shape[0]) * (n / len(self.landmarks_))
 
     # -- cost (autograd-traceable) ------------------------------------------------------------
     def cost(self, M):
-        Y = anp.dot(self.X, M)
-        Yc = Y if self.landmarks_ is None else Y[self.landmarks_]
+        Y, Yc = self._project(M)
         smoothing = self.smoothing
         total = 0.0
         for sl, delta in self._blocks():
@@ -238,8 +275,7 @@ class MDS(Objective):
     def stress(self, M) -> float:
         """Kruskal's stress-1, √(Σ(δ_ij − ‖Mᵀ(x_i − x_j)‖)² / Σ δ_ij²), exact distances (no ε),
         over the pairs the cost sums (all, or (i, landmark))."""
-        Y = self.X @ M
-        Yc = Y if self.landmarks_ is None else Y[self.landmarks_]
+        Y, Yc = self._project(np.asarray(M, dtype=float))
         num = den = 0.0
         for sl, delta in self._blocks():
             dist = np.sqrt(np.sum((Y[sl][:, None, :] - Yc[None, :, :]) ** 2, axis=2))
@@ -266,9 +302,7 @@ class MDS(Objective):
         return self._scale * (self.X.T @ rows - self._cols().T @ cols)
 
     def egrad(self, M):
-        M = np.asarray(M, dtype=float)
-        Y = self.X @ M
-        Yc = Y if self.landmarks_ is None else Y[self.landmarks_]
+        Y, Yc = self._project(np.asarray(M, dtype=float))
         rows = np.zeros_like(Y)
         cols = np.zeros_like(Yc)
         for sl, delta in self._blocks():
@@ -279,8 +313,7 @@ class MDS(Objective):
     def phi(self, M) -> np.ndarray:
         """Φ with ∇f = 2ΦM: (1/2)(n/m)(X_Rᵀ diag(Ω1) X_R − X_RᵀΩX_C − X_CᵀΩᵀX_R
         + X_Cᵀ diag(Ωᵀ1) X_C), symmetrized."""
-        Y = self.X @ np.asarray(M, dtype=float)
-        Yc = Y if self.landmarks_ is None else Y[self.landmarks_]
+        Y, Yc = self._project(np.asarray(M, dtype=float))
         Xc = self._cols()
         d = self.X.shape[1]
         P = np.zeros((d, d))
@@ -293,11 +326,8 @@ class MDS(Objective):
         return 0.5 * self._scale * 0.5 * (P + P.T)
 
     def ehvp(self, M, V):
-        M, V = np.asarray(M, dtype=float), np.asarray(V, dtype=float)
-        Y = self.X @ M
-        Z = self.X @ V
-        lm = self.landmarks_
-        Yc, Zc = (Y, Z) if lm is None else (Y[lm], Z[lm])
+        Y, Yc = self._project(np.asarray(M, dtype=float))
+        Z, Zc = self._project(np.asarray(V, dtype=float))
         rows = np.zeros_like(Y)
         cols = np.zeros_like(Yc)
         for sl, delta in self._blocks():
@@ -310,7 +340,7 @@ class MDS(Objective):
 
     def heuristic(self) -> np.ndarray:
         d, r = self.shape
-        _, V = scipy.linalg.eigh(self.X.T @ self.X, subset_by_index=[d - r, d - 1])
+        _, V = scipy.linalg.eigh(self._scatter, subset_by_index=[d - r, d - 1])
         return V[:, ::-1].copy()
 
     def linear_map(self, M):

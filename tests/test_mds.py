@@ -198,6 +198,38 @@ def test_auto_landmarks_past_the_switch_approximate_the_exact_fit(monkeypatch, s
     assert ldr.estimators.MDS(2).fit(X).landmarks_ is None
 
 
+def test_auto_rows_past_their_size_sample_the_rows(monkeypatch):
+    """With landmarks, rows="auto" sums every row up to AUTO_ROWS and a sample of AUTO_ROWS
+    rows beyond, says so, and keeps the distances nearly as well as the exact fit (the exact
+    stress-1 at its answer within 2% of the exact answer's on this draw)."""
+    from ldr.estimators import mds as mds_estimator
+
+    assert mds_estimator.auto_rows(mds_estimator.AUTO_ROWS) is None
+    assert mds_estimator.auto_rows(mds_estimator.AUTO_ROWS + 1) == mds_estimator.AUTO_ROWS
+    monkeypatch.setattr(mds_estimator, "EXACT_MAX_SAMPLES", 150)
+    monkeypatch.setattr(mds_estimator, "AUTO_LANDMARKS", 60)
+    monkeypatch.setattr(mds_estimator, "AUTO_ROWS", 200)
+    X = _switch_data(0)
+    auto = ldr.estimators.MDS(2).fit(X)
+    assert auto.rows_.shape == (200,) and auto.landmarks_.shape == (60,)
+    assert "200 sampled rows and 60 landmarks of 400 samples" in auto.approximation_
+    assert 'rows="auto" and n_samples > AUTO_ROWS = 200' in auto.approximation_
+    every = ldr.estimators.MDS(2, rows=None).fit(X)
+    assert every.rows_ is None and "sampled rows" not in every.approximation_
+    exact = ldr.estimators.MDS(2, landmarks=None).fit(X)
+    assert exact.rows_ is None
+    stress = exact.objective_.stress
+    assert stress(exact.M_) <= stress(auto.M_) <= 1.02 * stress(exact.M_)
+    given = ldr.estimators.MDS(2, landmarks=60, rows=200).fit(X)
+    np.testing.assert_array_equal(given.M_, auto.M_)
+    assert "landmarks=60; rows=200" in given.approximation_
+    with pytest.raises(ValueError, match="rows: a row sample needs landmarks"):
+        ldr.estimators.MDS(2, landmarks=None, rows=100).fit(X)
+    for bad in ("all", 1, 401, 2.5, True):
+        with pytest.raises(ValueError, match=r'rows: must be "auto", None or an integer in'):
+            ldr.estimators.MDS(2, landmarks=60, rows=bad).fit(X)
+
+
 @pytest.mark.parametrize("bad", ["exact", "Auto", 1, 0, -5, 41, 2.5, True, [10]])
 def test_landmarks_parameter_is_checked(bad):
     X = _switch_data(3, n=40)

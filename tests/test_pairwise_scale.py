@@ -153,6 +153,52 @@ def test_mds_landmark_oracles_are_the_derivatives_of_its_cost(monkeypatch, store
     np.testing.assert_allclose(obj.ehvp(M, V), h, rtol=1e-5, atol=1e-6 * np.abs(h).max())
 
 
+@pytest.mark.parametrize("store", [True, False])
+def test_mds_sampled_rows_oracles_and_cost(monkeypatch, store):
+    """With rows sampled too: the cost is (n/s)(n/m) Σ over the sampled pairs (by distances
+    computed here), and the oracles are its derivatives."""
+    if not store:
+        monkeypatch.setattr(mds_module, "STORE_MAX", 20)
+    X, _ = _blobs(150, 5)
+    obj = MDS(X, 2, landmarks=30, rows=60, block_size=25)
+    assert obj.rows_.shape == (60,) and np.all(np.diff(obj.rows_) > 0)
+    assert obj.X.shape == (60, 5) and obj.n_samples == 150
+    rng = np.random.default_rng(4)
+    M, V = np.linalg.qr(rng.standard_normal((5, 2)))[0], rng.standard_normal((5, 2))
+    cdist = scipy.spatial.distance.cdist
+    delta = cdist(X[obj.rows_], X[obj.landmarks_])
+    projected = cdist(X[obj.rows_] @ M, X[obj.landmarks_] @ M)
+    eps = obj.smoothing
+    direct = (150 / 60) * (150 / 30) * np.sum((delta - np.sqrt(projected**2 + eps**2) + eps)**2)
+    assert obj.cost(M) == pytest.approx(direct, rel=1e-10)
+    g = autograd.grad(obj.cost)(M)
+    np.testing.assert_allclose(obj.egrad(M), g, rtol=1e-10, atol=1e-12 * np.abs(g).max())
+    np.testing.assert_allclose(2 * obj.phi(M) @ M, g, rtol=1e-9, atol=1e-10 * np.abs(g).max())
+    h = (obj.egrad(M + 1e-6 * V) - obj.egrad(M - 1e-6 * V)) / 2e-6
+    np.testing.assert_allclose(obj.ehvp(M, V), h, rtol=1e-5, atol=1e-6 * np.abs(h).max())
+    # every row sampled is the landmark estimate itself; the heuristic is every row's PCA
+    every = MDS(X, 2, landmarks=30, rows=150)
+    assert every.rows_ is None
+    assert every.cost(M) == MDS(X, 2, landmarks=30).cost(M)
+    np.testing.assert_allclose(obj.heuristic(), MDS(X, 2).heuristic())
+
+
+def test_mds_sampled_pairs_estimate_the_exact_cost_without_bias():
+    """The mean of the (rows, landmarks) estimate over 300 draws is the exact cost within 3%
+    (a scale missing n/s or n/m would be off by a factor 5 or more)."""
+    X, _ = _blobs(200, 4, seed=2)
+    M = np.linalg.qr(np.random.default_rng(1).standard_normal((4, 2)))[0]
+    exact = MDS(X, 2).cost(M)
+    smoothing = MDS(X, 2).smoothing
+    draws = [MDS(X, 2, landmarks=20, rows=40, smoothing=smoothing, random_state=seed).cost(M)
+             for seed in range(300)]
+    assert np.mean(draws) == pytest.approx(exact, rel=0.03)
+    with pytest.raises(ValueError, match="rows: a row sample needs landmarks"):
+        MDS(X, 2, rows=50)
+    with pytest.raises(ValueError, match=r"rows: must be None or an integer in \[2, "):
+        MDS(X, 2, landmarks=20, rows=201)
+
+
 def test_mds_with_every_sample_a_landmark_is_the_exact_stress():
     X, _ = _blobs(120, 5)
     exact, all_landmarks = MDS(X, 2), MDS(X, 2, landmarks=120)

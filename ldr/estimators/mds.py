@@ -9,7 +9,8 @@ from ldr.estimators.base import FitData, LinearDR, random_seed
 from ldr.objectives.mds import MDS as MDSObjective
 from ldr.objectives.mds import STORE_MAX
 
-__all__ = ["AUTO_LANDMARKS", "EXACT_MAX_SAMPLES", "MDS", "auto_landmarks"]
+__all__ = ["AUTO_LANDMARKS", "AUTO_ROWS", "EXACT_MAX_SAMPLES", "MDS", "auto_landmarks",
+           "auto_rows"]
 
 # benchmark: benchmarks/bench_mds_landmarks.py
 #: ``landmarks="auto"`` fits the exact stress (all n² pairs) up to this many samples: while the
@@ -20,12 +21,24 @@ EXACT_MAX_SAMPLES = STORE_MAX
 #: since the landmark estimate's error depends on m (it samples m of the n columns of the
 #: stress's double sum), not on n (the MDS class docstring gives the measured error)
 AUTO_LANDMARKS = 1000
+#: with landmarks, ``rows="auto"`` sums the pairs of every row up to this many samples and of
+#: a uniform sample of this many rows beyond: the estimate's error depends on the rows and
+#: landmarks sampled, not on n, so past it the fit's time is constant in n.  8192 is the
+#: largest size at which the landmark fit was measured against the exact one over every row
+#: (bench_mds_landmarks.txt)
+AUTO_ROWS = 2 * EXACT_MAX_SAMPLES
 
 
 def auto_landmarks(n_samples: int) -> int | None:
     """The landmarks ``landmarks="auto"`` takes at ``n_samples`` rows: None (the exact stress)
     up to ``EXACT_MAX_SAMPLES``, else ``AUTO_LANDMARKS``."""
     return None if n_samples <= EXACT_MAX_SAMPLES else min(AUTO_LANDMARKS, n_samples)
+
+
+def auto_rows(n_samples: int) -> int | None:
+    """The rows ``rows="auto"`` samples (with landmarks) at ``n_samples`` rows: None (every
+    row) up to ``AUTO_ROWS``, else ``AUTO_ROWS``."""
+    return None if n_samples <= AUTO_ROWS else AUTO_ROWS
 
 
 class MDS(LinearDR):
@@ -43,7 +56,12 @@ class MDS(LinearDR):
         f_L(M) = (n/m) Σ_i Σ_{ℓ∈L} (δ_iℓ − ‖Mᵀ(x_i − x_ℓ)‖)²,
 
     an unbiased estimate of f(M) in O(n·m) time per evaluation: an approximation, whose
-    minimizer is not f's (:class:`ldr.objectives.MDS`).
+    minimizer is not f's (:class:`ldr.objectives.MDS`).  With the rows R a uniform sample of
+    s rows too,
+
+        f_{R,L}(M) = (n/s)(n/m) Σ_{i∈R} Σ_{ℓ∈L} (δ_iℓ − ‖Mᵀ(x_i − x_ℓ)‖)²,
+
+    the same unbiased estimate in O(s·m) time per evaluation, whatever n is.
 
     **The default switches to landmarks by itself.**  ``landmarks="auto"`` fits f exactly up
     to :data:`~ldr.estimators.mds.EXACT_MAX_SAMPLES` = 4096 samples, while δ is stored (past
@@ -56,8 +74,10 @@ class MDS(LinearDR):
     switch (n = 4096, d = 20, five draws, one core): the exact stress-1 at the landmark answer
     at most 0.07% above the exact answer's, the sine of the largest principal angle between
     the two subspaces at most 0.047, in about a quarter of the exact fit's time and a third of
-    its memory beyond the data.  A fit that used landmarks says so in ``approximation_`` and
-    ``landmarks_``.
+    its memory beyond the data.  Past :data:`~ldr.estimators.mds.AUTO_ROWS` = 8192 samples
+    the rows are a uniform sample of 8192 as well (``rows="auto"``), so the fit's time and
+    memory stop growing with n.  A fit that used landmarks says so in ``approximation_``,
+    ``landmarks_`` and ``rows_``.
 
     Parameters
     ----------
@@ -76,6 +96,11 @@ class MDS(LinearDR):
         ``random_state`` (an approximation of the stress, O(n·m) per evaluation).  None: all
         pairs, f exactly.  "auto": exact up to ``EXACT_MAX_SAMPLES`` samples, else
         ``AUTO_LANDMARKS`` landmarks (``auto_landmarks``).
+    rows : "auto", int or None, default "auto"
+        With landmarks: an integer s in [2, n_samples] sums the pairs (row, landmark) of s
+        rows drawn from ``random_state``, f_{R,L}; None: of every row; "auto": every row up to
+        ``AUTO_ROWS`` samples, ``AUTO_ROWS`` rows beyond (``auto_rows``).  Without landmarks
+        (the exact stress) only "auto" and None are accepted.
     solver, start, tol, max_iter, solver_params, verbose,
     warm_start, random_state : see :class:`LinearDR`
     eps : deprecated
@@ -91,10 +116,13 @@ class MDS(LinearDR):
     landmarks_ : ndarray of int, shape (m,), or None
         The landmarks' row indices (sorted) when the fit minimized f_L; None when it minimized
         f exactly.
+    rows_ : ndarray of int, shape (s,), or None
+        The sampled rows' indices (sorted) when the fit minimized f_{R,L}; None when it summed
+        over every row.
     approximation_ : str or None
         None for the exact stress; with landmarks, a sentence saying that the fit minimized
-        f_L, with m and n, and why (``landmarks="auto"`` past ``EXACT_MAX_SAMPLES``, or the
-        integer given).
+        f_L (or f_{R,L}), with m, s and n, and why (``"auto"`` past its size, or the integer
+        given).
 
     References
     ----------
@@ -115,17 +143,18 @@ class MDS(LinearDR):
 
     _pairwise_memory = True
     _objective_class = MDSObjective
-    _objective_args = ("metric", "block_size", "landmarks")
+    _objective_args = ("metric", "block_size", "landmarks", "rows")
 
     def __init__(self, n_components=None, *, metric="euclidean", smoothing=None,
-                 block_size=None, landmarks="auto", solver=None, start=None, tol=None,
-                 max_iter=1000, solver_params=None, verbose=0,
+                 block_size=None, landmarks="auto", rows="auto", solver=None, start=None,
+                 tol=None, max_iter=1000, solver_params=None, verbose=0,
                  random_state=0, warm_start=False, eps="deprecated"):
         self.n_components = n_components
         self.metric = metric
         self.smoothing = smoothing
         self.block_size = block_size
         self.landmarks = landmarks
+        self.rows = rows
         self.solver = solver
         self.start = start
         self.tol = tol
@@ -147,21 +176,42 @@ class MDS(LinearDR):
             raise ParameterError("landmarks", f"must be \"auto\", None or an integer in "
                                  f"[2, n_samples = {n}], got {landmarks!r}")
         data.params["landmarks"] = landmarks
+        rows = self.rows
+        if isinstance(rows, str) and rows == "auto":
+            rows = None if landmarks is None else auto_rows(n)
+        elif rows is not None and (isinstance(rows, bool) or not isinstance(
+                rows, numbers.Integral) or not 2 <= rows <= n or landmarks is None):
+            raise ParameterError("rows", f"must be \"auto\", None or an integer in [2, "
+                                 f"n_samples = {n}], got {rows!r}" if landmarks is not None
+                                 else f"a row sample needs landmarks (it samples the pairs "
+                                 f"(row, landmark)); the fit is exact, so rows must be "
+                                 f"\"auto\" or None, got {rows!r}")
+        data.params["rows"] = rows
         if landmarks is not None:
             data.params["random_state"] = random_seed(self.random_state)
 
     def _finish(self, data: FitData, obj, result):
         self.stress_ = obj.stress(result.M)
         self.landmarks_ = obj.landmarks_
+        self.rows_ = obj.rows_
         self.approximation_ = None
         if obj.landmarks_ is not None:
             m = len(obj.landmarks_)
-            n = obj.X.shape[0]
+            n = obj.n_samples
             why = (f'landmarks="auto" and n_samples = {n} > EXACT_MAX_SAMPLES = '
                    f"{EXACT_MAX_SAMPLES}; the error this makes, measured at the switch, is "
                    "stated in the MDS class docstring" if isinstance(self.landmarks, str)
                    else f"landmarks={m}")
-            self.approximation_ = (f"landmarks: the stress over the pairs (sample, landmark) "
-                                   f"of {m} landmarks of {n} samples, scaled by n/m, an "
-                                   f"approximation of the exact stress ({why})")
+            if obj.rows_ is None:
+                self.approximation_ = (f"landmarks: the stress over the pairs (sample, "
+                                       f"landmark) of {m} landmarks of {n} samples, scaled by "
+                                       f"n/m, an approximation of the exact stress ({why})")
+            else:
+                s = len(obj.rows_)
+                why_rows = (f'rows="auto" and n_samples > AUTO_ROWS = {AUTO_ROWS}'
+                            if isinstance(self.rows, str) else f"rows={s}")
+                self.approximation_ = (f"landmarks: the stress over the pairs (sample, "
+                                       f"landmark) of {s} sampled rows and {m} landmarks of {n} "
+                                       f"samples, scaled by (n/s)(n/m), an approximation of "
+                                       f"the exact stress ({why}; {why_rows})")
         return result.M
