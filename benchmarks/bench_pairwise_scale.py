@@ -10,17 +10,26 @@ allocate more fails with MemoryError, reported "over memory").  BLAS on one thre
 * ``mnist``: an MNIST-sized generator, 70 000 × 784, 10 classes (``make_classification`` with
   50 informative features, the rest noise; ``--mnist-n`` for fewer rows).
 
-Each row reports the fit's wall time, its peak RSS (and the data's own size: X is n·d·8
-bytes), the method's own figure of merit at the answer (LPP/NPE ratio, MDS stress-1, NCA
-objective, …) and the 5-NN accuracy of the embedding (2000 training and 2000 test rows drawn
-from the fitted rows).  Where scikit-learn's NCA runs (``sk-nca``), ldr's NCA objective at its
-answer is compared with scikit-learn's at scikit-learn's answer (both evaluated by ldr's
-objective, which equals scikit-learn's, ``tests/test_dml.py``), and the gap table gives
-scikit-learn's fit time ÷ ldr's default's on the same draw (likewise for the other compared
-rows: the stochastic routes, ``nca-lbfgs``).
-``wda-clustering`` is WDAClustering's default (exact plans up to 3000 rows per cluster,
-mini-batch OT beyond: at 10⁵ the exact plans take hours); ``wda-clustering-batch`` forces the
-mini-batch route (500 rows per class and batch) where the default is exact, for the comparison.
+Every method runs at its defaults (``n_components=2``; the clustering HSICs with 10 clusters
+and 5 outer rounds): ``lpp``, ``npe`` and ``mds`` switch to their scalable forms by
+themselves (an approximate k-NN graph past 10⁵ rows; landmarks past 4096 rows and sampled
+rows past 8192); ``lpp-exact``, ``npe-exact`` (exact k-NN graph), ``mds-exact`` (all n²
+pairs) and ``mds-landmarks`` (1000 landmarks against every row) force the other forms, for
+the comparison.
+
+Each row reports the fit's wall time, its peak RSS (and the data's own size: X is n·d·8 bytes;
+"beyond data" is the peak less the child's resident memory once the data were made), its
+convergence verdict (``result_.converged``), what it approximated (``approximation_``, and an
+approximate graph's measured recall), the method's own figure of merit at the answer (LPP/NPE
+ratio, MDS stress-1, NCA objective, …) and the 5-NN accuracy of the embedding (2000 training
+and 2000 test rows drawn from the fitted rows). Where scikit-learn's NCA runs (``sk-nca``),
+ldr's NCA objective at its answer is compared with scikit-learn's at scikit-learn's answer
+(both evaluated by ldr's objective, which equals scikit-learn's, ``tests/test_dml.py``), and
+the gap table gives scikit-learn's fit time ÷ ldr's default's on the same draw (likewise for
+the other compared rows: the stochastic routes, ``nca-lbfgs``). ``wda-clustering`` is
+WDAClustering's default (exact plans up to 3000 rows per cluster, mini-batch OT beyond: at 10⁵
+the exact plans take hours); ``wda-clustering-batch`` forces the mini-batch route (500 rows per
+class and batch) where the default is exact, for the comparison.
 
 Stochastic solvers: when ``ldr.solvers`` registers "sgd", "adam" or "svrg" (issue 25 item 2,
 another branch), ``--stochastic`` adds a row per such solver for the methods that take a
@@ -29,7 +38,7 @@ from ``benchmarks/bench_wda_scale.py``'s ``wda_rows(ns)`` when that file exists 
 otherwise).
 
     python benchmarks/bench_pairwise_scale.py --n 10000 100000 --timeout 600
-    python benchmarks/bench_pairwise_scale.py --data mnist --methods lpp npe mds-landmarks
+    python benchmarks/bench_pairwise_scale.py --data mnist --methods lpp npe mds
 """
 
 from __future__ import annotations
@@ -49,10 +58,10 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 #: the fits :func:`build` makes
-METHODS = ("lpp", "npe", "mds", "mds-landmarks", "nca", "nca-stochastic", "nca-noplateau",
-           "nca-lbfgs", "sk-nca", "lmnn", "lmnn-stochastic", "unsupervised-hsic",
-           "semisupervised-hsic", "kdac", "hsic-gaussian-y", "wda-clustering",
-           "wda-clustering-batch")
+METHODS = ("lpp", "lpp-exact", "npe", "npe-exact", "mds", "mds-exact", "mds-landmarks", "nca",
+           "nca-stochastic", "nca-noplateau", "nca-lbfgs", "sk-nca", "lmnn", "lmnn-stochastic",
+           "unsupervised-hsic", "semisupervised-hsic", "kdac", "hsic-gaussian-y",
+           "wda-clustering", "wda-clustering-batch")
 #: at n above this, "nca-noplateau" runs a fixed number of iterations (one evaluation is n²
 #: pairs: 10¹⁰ at n = 10⁵); "nca" and "lmnn" are the estimators' defaults at every n (past
 #: their ``stochastic_above``, 20 000, the stochastic route), "nca-stochastic" and
@@ -83,14 +92,18 @@ def build(method: str, n: int, d: int, solver=None):
     r = 2
     long = n > LONG_N
     kw = {} if solver is None else {"solver": solver}
-    if method == "lpp":
-        return est.LPP(r, n_neighbors=10, **kw), "X", "ratio_"
-    if method == "npe":
-        return est.NPE(r, n_neighbors=10, **kw), "X", "ratio_"
-    if method == "mds":  # the exact stress by blocks of rows (the default switches to
-        return est.MDS(r, landmarks=None, **kw), "X", "stress_"  # landmarks past 4096 rows)
-    if method == "mds-landmarks":
-        return est.MDS(r, landmarks=1000, **kw), "X", "stress_"
+    if method in ("lpp", "lpp-exact"):
+        forced = {"neighbors": "exact"} if method == "lpp-exact" else {}
+        return est.LPP(r, **forced, **kw), "X", "ratio_"
+    if method in ("npe", "npe-exact"):
+        forced = {"neighbors": "exact"} if method == "npe-exact" else {}
+        return est.NPE(r, **forced, **kw), "X", "ratio_"
+    if method == "mds":  # the default: exact, then landmarks, then sampled rows too
+        return est.MDS(r, **kw), "X", "stress_"
+    if method == "mds-exact":  # the exact stress by blocks of rows at any n
+        return est.MDS(r, landmarks=None, **kw), "X", "stress_"
+    if method == "mds-landmarks":  # 1000 landmarks against every row
+        return est.MDS(r, landmarks=1000, rows=None, **kw), "X", "stress_"
     if method in ("nca", "nca-stochastic"):
         forced = {"stochastic_above": 1} if method == "nca-stochastic" else {}
         return est.NCA(r, **forced, **kw), "Xy", "objective_value_"
@@ -157,16 +170,23 @@ def child(method: str, kind: str, n: int, solver: str | None, seed: int = 0) -> 
     if merit is not None:
         row["merit"] = float(getattr(model, merit))
         row["merit_name"] = merit.rstrip("_")
-    if hasattr(model, "stochastic_"):   # which route, and what its exact check said
+    result = getattr(model, "result_", None)
+    if result is not None:   # what the fit's full-data check said
+        row["converged"] = bool(result.converged)
+        row["reason"] = str(result.reason)[:160]
+    if hasattr(model, "stochastic_"):   # which route
         row["stochastic"] = bool(model.stochastic_)
-        row["converged"] = bool(model.result_.converged)
-        row["reason"] = model.result_.reason[:160]
+    if getattr(model, "approximation_", None):
+        row["approximation"] = model.approximation_
+    if getattr(model, "graph_recall_", None) is not None:
+        row["recall"] = float(model.graph_recall_)
     if method.startswith(("nca", "sk-nca")) and n <= LONG_N:
         from ldr.objectives import NCA
 
         obj = NCA(X, y, 2)
         row["nca_objective"] = obj.objective_value(obj.point(model.components_))
-    if method == "mds-landmarks" and n <= LONG_N:  # the exact stress-1 at the landmark answer
+    if method in ("mds", "mds-landmarks") and n <= LONG_N and getattr(model, "landmarks_", None) \
+            is not None:  # the exact stress-1 at the landmark answer
         from ldr.objectives import MDS
 
         row["exact_stress"] = MDS(X, 2).stress(model.M_)
@@ -255,7 +275,7 @@ def available_stochastic() -> list[str]:
 def fmt(row) -> list:
     if row["status"] != "ok":
         return [row["method"], row["data"], row["n"], row.get("seed", 0),
-                row.get("solver") or "default", row["status"], "", "", "", ""]
+                row.get("solver") or "default", row["status"], "", "", "", "", ""]
     merit = ""
     if "nca_objective" in row:
         merit = f"f_NCA {row['nca_objective']:.6g}"
@@ -266,7 +286,8 @@ def fmt(row) -> list:
     iters = f" ({row['n_iter']} it)" if row.get("n_iter") is not None else ""
     return [row["method"], row["data"], row["n"], row.get("seed", 0),
             row.get("solver") or "default", f"{row['seconds']:.1f} s{iters}",
-            f"{row['peak_mb']:.0f} MB", f"{row['data_mb']:.0f} MB", merit, f"{row['knn']:.3f}"]
+            f"{row['peak_mb']:.0f} MB", f"{row['peak_mb'] - row['after_data_mb']:.0f} MB",
+            f"{row['data_mb']:.0f} MB", merit, f"{row['knn']:.3f}"]
 
 
 def main(argv=None) -> None:
@@ -314,8 +335,8 @@ def main(argv=None) -> None:
     for row in rows:
         signed_gap(row, rows)
     print()
-    print_table(["method", "data", "n", "seed", "solver", "time", "peak RSS", "X", "merit",
-                 "5-NN"],
+    print_table(["method", "data", "n", "seed", "solver", "time", "peak RSS", "beyond data",
+                 "X", "merit", "5-NN"],
                 [fmt(r) for r in rows])
     gaps = [r for r in rows if "gap" in r]
     if gaps:
@@ -326,10 +347,17 @@ def main(argv=None) -> None:
                       f"{r['gap']:+.2e}", f"{r['time_ratio']:.2f}"] for r in gaps])
     checked = [r for r in rows if "converged" in r]
     if checked:
+        print()
         print_table(["method", "n", "seed", "stochastic route", "converged", "reason"],
-                    [[r["method"], r["n"], r.get("seed", 0), r["stochastic"], r["converged"],
-                      r["reason"][:100]]
+                    [[r["method"], r["n"], r.get("seed", 0), r.get("stochastic", ""),
+                      r["converged"], r["reason"][:100]]
                      for r in checked])
+    approximated = [r for r in rows if "approximation" in r]
+    if approximated:
+        print()
+        print_table(["method", "n", "seed", "approximation (the fitted estimator's own words)"],
+                    [[r["method"], r["n"], r.get("seed", 0), r["approximation"]]
+                     for r in approximated])
     if args.wda:
         try:
             from bench_wda_scale import wda_rows
