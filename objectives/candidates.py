@@ -33,6 +33,8 @@ import zlib
 
 import numpy as np
 
+from ldr.objectives.neighbors import nearest_neighbors
+
 __all__ = ["NEAREST_CANDIDATES", "SAMPLED_COLUMNS", "Candidates", "block_sqdist",
            "gathered_sqdist", "pair_gradient"]
 
@@ -68,12 +70,8 @@ class Candidates:
         if self.K == 0 or self.exact:
             self._nbrs = np.zeros((self.n, 0), dtype=np.intp)
             return
-        from sklearn.neighbors import NearestNeighbors
-
-        _, nbr = NearestNeighbors(n_neighbors=self.K + 1).fit(U).kneighbors(U)
-        own = nbr == np.arange(self.n)[:, None]     # drop each row itself (or a duplicate's
-        keep = np.where(own.any(axis=1)[:, None], ~own, np.arange(self.K + 1) < self.K)
-        self._nbrs = nbr[keep].reshape(self.n, self.K).astype(np.intp)   # slot if tied)
+        nbrs, _ = nearest_neighbors(U, self.K, "exact")
+        self._nbrs = nbrs.astype(np.intp)
 
     def neighbours(self, idx: np.ndarray, U_all) -> np.ndarray:
         """N_I (b×K); ``U_all()`` gives the embedding for the first computation."""

@@ -58,6 +58,7 @@ from ldr.core.errors import ParameterError
 from ldr.core.objective import Method
 from ldr.objectives.candidates import Candidates
 from ldr.objectives.dml import MetricLearning
+from ldr.objectives.neighbors import nearest_neighbors
 from ldr.objectives.pairwise import class_blocks, strip_rows
 
 __all__ = ["LargeMarginDML"]
@@ -314,14 +315,8 @@ class LargeMarginDML(MetricLearning):
             m = min(self.n_neighbors, idx.shape[0] - 1)
             if m < 1:
                 continue
-            from sklearn.neighbors import NearestNeighbors
-
-            nn = NearestNeighbors(n_neighbors=m + 1).fit(self._Xs[idx])
-            _, nbr = nn.kneighbors(self._Xs[idx])
-            # drop each sample itself (the first neighbour, or wherever a duplicate put it)
-            own = nbr == np.arange(idx.shape[0])[:, None]
-            keep = np.where(own.any(axis=1)[:, None], ~own, np.arange(m + 1) < m)
-            T[idx, :m] = idx[nbr[keep].reshape(idx.shape[0], m)]
+            nbr, _ = nearest_neighbors(self._Xs[idx], m, "exact")
+            T[idx, :m] = idx[nbr]
             valid[idx, :m] = True
         return T, valid
 
