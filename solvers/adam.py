@@ -39,7 +39,8 @@ class Adam(StochasticSolver):
     eps : float
         ε of the denominator (default 1e-8, relative to the RMS entry of the start's gradient
         so that it does not depend on the data's units).
-    batch_size, lr, decay, batch_tol, random_state, retraction, start_terms, max_epochs :
+    batch_size, lr, decay, batch_tol, random_state, retraction, start_terms, max_epochs,
+    unchecked :
         As ``StochasticSolver`` (``ldr.solvers.stochastic``).
     """
 
@@ -48,9 +49,10 @@ class Adam(StochasticSolver):
     def __init__(self, batch_size: int = 32, lr: float | None = None, decay: float = 1.0,
                  betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8,
                  batch_tol: float | None = None, random_state=0, retraction: str = "polar",
-                 start_terms: int | None = None, max_epochs: float | None = None, **renamed):
+                 start_terms: int | None = None, max_epochs: float | None = None,
+                 unchecked: str | None = None, **renamed):
         super().__init__(batch_size, lr, decay, batch_tol, random_state, retraction,
-                         start_terms, max_epochs, **renamed)
+                         start_terms, max_epochs, unchecked, **renamed)
         if len(betas) != 2 or not all(0 <= b < 1 for b in betas):
             raise ParameterError("betas", f"expected two numbers in [0, 1), got {betas!r}")
         if not eps > 0:

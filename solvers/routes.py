@@ -15,7 +15,9 @@ later stages are not run).  Each route here is one short, explainable sequence:
   evaluation of a pairwise sum costs n² pairs while an epoch of sampled batches costs
   O(n) (the candidate sets of the objectives), so the stochastic stage does the climbing and
   the polish, bounded to :data:`POLISH_PAIRS` pairs of exact work, ends the route on exact
-  gradients wherever that budget buys at least one iteration.
+  gradients wherever that budget buys at least one iteration.  The driver's check of the
+  stochastic stage's end, one exact evaluation, is bounded too (:data:`CHECK_PAIRS`): past
+  it the answer is returned unchecked, not converged, and its reason says so.
 
 The large-margin objective's exact route, L-BFGS then the trust region where L-BFGS ends
 uncertified, is its ``default_solver`` (:class:`ldr.objectives.LargeMarginDML`).
@@ -48,6 +50,11 @@ START_TERMS = 4096
 #: exact iterations at the estimators' threshold n = 2·10⁴, fewer beyond, none once one
 #: iteration would cost more (n > 6.3·10⁴) — the route's exact work does not grow with n
 POLISH_PAIRS = 4e9
+#: the largest exact evaluation (n² pairs) the route has the driver make to check its
+#: stochastic stage's end: n up to 10⁵ samples, where it is the costliest step of the route
+#: (NCA at 10⁵ samples: 143 s of a 188 s fit on one core); past it the check alone would
+#: grow like n² (hours at 10⁶) and the answer is returned unchecked, not converged
+CHECK_PAIRS = 1e10
 
 
 def exact_nca() -> list[Solver]:
@@ -98,14 +105,25 @@ def polish_steps(n_samples: int, pairs: float | None = None) -> int:
 
 def stochastic_then_polish(n_samples: int, *, max_epochs: int, seed: int = 0,
                            batch_size: int = BATCH_SIZE, start_terms: int = START_TERMS,
-                           polish_pairs: float | None = None) -> list[Solver]:
+                           polish_pairs: float | None = None,
+                           check_pairs: float | None = None) -> list[Solver]:
     """Riemannian Adam for at most ``max_epochs`` epochs of ``batch_size``-sample batches
     (seeded by ``seed``, its start estimated on ``start_terms`` terms, the step decaying as
     η₀/(1 + t) over epochs t, the Robbins–Monro rate), then :class:`Polish` for
     :func:`polish_steps` iterations (``polish_pairs`` None: :data:`POLISH_PAIRS`) where that
-    is at least one (module docstring).  The
-    driver's exact check at the end of the Adam stage decides whether it converged."""
+    is at least one (module docstring).  The driver's exact check at the end of the Adam
+    stage decides whether it converged, where one exact evaluation (n² pairs) is within
+    ``check_pairs`` (None: :data:`CHECK_PAIRS`); beyond, Adam is built ``unchecked`` and the
+    answer is reported not converged, saying why."""
+    budget = CHECK_PAIRS if check_pairs is None else float(check_pairs)
+    pairs = float(n_samples) ** 2
+    unchecked = None
+    if pairs > budget:
+        unchecked = (f"one exact evaluation at {n_samples} samples is n² = {pairs:.1e} pairs, "
+                     f"past the route's check budget of {budget:.1e} (CHECK_PAIRS, "
+                     f"ldr.solvers.routes); the answer is the stochastic stage's end, "
+                     f"unchecked")
     adam = Adam(batch_size=batch_size, random_state=seed, start_terms=start_terms,
-                max_epochs=max_epochs, decay=1.0)
+                max_epochs=max_epochs, decay=1.0, unchecked=unchecked)
     steps = polish_steps(n_samples, polish_pairs)
     return [adam, Polish(steps)] if steps > 0 else [adam]

@@ -81,6 +81,12 @@ class StochasticSolver(Solver):
         docstring, "A sampled start"); None (default): exactly.
     max_epochs : float or None
         Stop (not converged) after this many epochs; None: the driver's ``max_iter`` only.
+    unchecked : str or None
+        Why the driver should not evaluate the full cost and gradient at the run's end (one
+        exact evaluation beyond a route's budget:
+        :func:`ldr.solvers.routes.stochastic_then_polish`); the run is then reported not
+        converged, with this reason.  None (default): the driver checks the full gradient,
+        whatever it costs.
     """
 
     name = "stochastic"
@@ -92,7 +98,8 @@ class StochasticSolver(Solver):
 
     def __init__(self, batch_size: int = 32, lr: float | None = None, decay: float = 1.0,
                  batch_tol: float | None = None, random_state=0, retraction: str = "polar",
-                 start_terms: int | None = None, max_epochs: float | None = None, **renamed):
+                 start_terms: int | None = None, max_epochs: float | None = None,
+                 unchecked: str | None = None, **renamed):
         batch_tol = renamed_keywords(type(self).__name__, renamed, RENAMED,
                                      {"batch_tol": batch_tol})["batch_tol"]
         self.start_terms = None if start_terms is None else int(
@@ -110,6 +117,10 @@ class StochasticSolver(Solver):
             raise ParameterError("retraction", f"expected 'polar' or 'qr', got {retraction!r}")
         self.random_state = random_state
         self.retraction = retraction
+        if unchecked is not None and not (isinstance(unchecked, str) and unchecked):
+            raise ParameterError("unchecked", f"must be None or a reason (a non-empty "
+                                              f"string), got {unchecked!r}")
+        self.unchecked = unchecked
 
     def check_problem(self, problem: Problem) -> None:
         obj = problem.objective

@@ -126,6 +126,32 @@ def test_without_polish_budget_the_full_gradient_check_decides_converged(classes
     assert ("above tol" in res.reason) == (not res.converged) and res.n_iter <= 20
 
 
+@pytest.mark.parametrize("Est", [est.NCA, est.LargeMarginDML])
+def test_past_the_check_budget_the_answer_is_returned_unchecked(classes, monkeypatch, Est):
+    """Where one exact evaluation (n² pairs) exceeds CHECK_PAIRS (10¹⁰: n > 10⁵; lowered
+    here) the route's Adam stage is not checked: no full cost or gradient is evaluated, the
+    fit is not converged, and the reason and the warning say why."""
+    monkeypatch.setattr(routes, "POLISH_PAIRS", 1e5)
+    monkeypatch.setattr(routes, "CHECK_PAIRS", 1e6)
+    X, y = classes
+    with pytest.warns(ConvergenceWarning, match="the full gradient was not evaluated"):
+        model = Est(2, stochastic_above=1000).fit(X, y)
+    res = model.result_
+    assert model.stochastic_ and res.solver == "adam" and not res.converged
+    assert res.counts.get("cost", 0) == 0 and res.counts.get("grad", 0) == 0
+    assert not any(t.get("full_check") for t in res.trace)
+    assert res.reason.startswith("stochastic run ended (max_epochs")
+    assert f"one exact evaluation at {len(y)} samples is n² = {len(y) ** 2:.1e} pairs" \
+        in res.reason
+    assert "CHECK_PAIRS" in res.reason
+    # at or below the budget the check runs, as before
+    assert routes.stochastic_then_polish(1000, max_epochs=5)[0].unchecked is None
+    assert routes.stochastic_then_polish(100_000, max_epochs=5, check_pairs=1e10)[0] \
+        .unchecked is None
+    assert routes.stochastic_then_polish(100_001, max_epochs=5, check_pairs=1e10)[0] \
+        .unchecked is not None
+
+
 def test_polish_stops_after_its_budget_and_the_route_drops_it_past_the_pairs(wine):
     """``Polish(steps)`` is L-BFGS ended after ``steps`` iterations (not converged there,
     unless the gradient rule held); the stochastic route gets POLISH_PAIRS / n² of them, none

@@ -27,7 +27,10 @@ terms (``n_terms``, ``batch``: :class:`~ldr.core.objective.Objective`) report mi
 (``State.exact`` False).  Such a stage never certifies on an estimate: whatever rule ends
 it, the driver evaluates the full cost and gradient at its last iterate, and the run is
 ``converged`` only if that full gradient meets ``tol · scale``; the reason then reads
-"stochastic run ended (…); full gradient ‖g‖ = … ≤ (or above) tol …".
+"stochastic run ended (…); full gradient ‖g‖ = … ≤ (or above) tol …".  A solver built with
+``unchecked`` (a route's reason: one exact evaluation beyond its budget) is not checked: the
+run is reported not converged, and the reason reads "stochastic run ended (…); the full
+gradient was not evaluated: …".
 
 **Continuation.**  An objective that provides ``coarse_problem()`` — an easier problem of the
 same shape whose answer starts this one (WDA: reg × 10) — gets, when ``start`` is None, the
@@ -426,7 +429,12 @@ def solve(
             state = rules.floor.best_state
         budget = next((b for b in ("max_time", "max_iter") if not converged
                        and reason.startswith(b)), "")
-        if not state.exact and not interrupted:  # a stochastic stage: only the full gradient
+        unchecked = getattr(s, "unchecked", None)
+        if not state.exact and not interrupted and unchecked:  # the route ruled the check out
+            reason = f"stochastic run ended ({reason}); the full gradient was not evaluated: " \
+                     f"{unchecked}"
+            converged = False
+        elif not state.exact and not interrupted:  # a stochastic stage: only the full gradient
             try:                                   # certifies
                 state, reason, converged = _full_check(problem, s, state, reason, rules,
                                                        began + max_time)

@@ -408,7 +408,8 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
         The fitted projection: ``transform(X) == (X − map_.shift) @ map_.matrix``.
     n_components_ : int
     cost_ : float
-        The objective's cost at ``M_`` (a cost to minimize).
+        The objective's cost at ``M_`` (a cost to minimize); where a stochastic stage's end
+        was not evaluated exactly (``result_.reason`` says so), its last epoch's estimate.
     n_iter_ : int
         Solver iterations.
     result_ : ldr.Result

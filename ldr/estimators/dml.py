@@ -139,7 +139,10 @@ class NCA(MetricLearner):
     Past ``stochastic_above`` samples: Riemannian Adam on mini-batches whose softmax runs over
     sampled candidate sets, then a bounded exact L-BFGS polish
     (:func:`ldr.solvers.routes.stochastic_then_polish`); only an exact gradient certifies
-    that route (the driver's full check after the Adam stage, then the polish's own).
+    that route (the driver's full check after the Adam stage, then the polish's own).  Past
+    10⁵ samples one exact evaluation (n² pairs) is beyond the route's check budget
+    (:data:`ldr.solvers.routes.CHECK_PAIRS`): the answer is then returned unchecked, not
+    converged, and ``result_.reason`` and the warning say so.
 
     Parameters
     ----------
@@ -183,7 +186,8 @@ class NCA(MetricLearner):
     M_ : (n_features, n_components)
         ldr's point, ``c · components_.T`` with c the data's RMS scale (``objective_.unit_``).
     objective_value_ : float
-        Σ_i p_i on the training data (scikit-learn's objective; −cost_).
+        Σ_i p_i on the training data (scikit-learn's objective; −cost_: an estimate where the
+        stochastic route's end was not checked).
     stochastic_ : bool
         Whether the fit took the stochastic route.
     map_, n_components_, cost_, n_iter_, result_, objective_, classes_, n_features_in_ :
@@ -261,7 +265,9 @@ class LargeMarginDML(MetricLearner):
     steps certify it where L-BFGS stalls.  Past ``stochastic_above`` samples: Riemannian Adam
     on mini-batches whose impostors are sampled candidate sets (an unbiased estimate of each
     term), then a bounded exact L-BFGS polish
-    (:func:`ldr.solvers.routes.stochastic_then_polish`).
+    (:func:`ldr.solvers.routes.stochastic_then_polish`); past 10⁵ samples its end is not
+    checked by an exact evaluation (n² pairs, :data:`ldr.solvers.routes.CHECK_PAIRS`) and is
+    reported not converged, saying so.
 
     Parameters
     ----------
