@@ -9,6 +9,7 @@
 * :func:`print_header` says what was measured and on what software; :func:`git_revision`
   names the commit.
 * :func:`metric_learn_lmnn` is metric-learn's LMNN, usable with this scikit-learn.
+* :func:`status_mb` reads this process's own peak or current resident memory.
 
 The scripts import this module as ``_common``: run them as ``python benchmarks/<script>.py``
 (the script's folder is then first on ``sys.path``).
@@ -187,3 +188,16 @@ def metric_learn_lmnn():
             wrapped._renamed = True
             setattr(util, name, wrapped)
     return metric_learn.LMNN
+
+
+def status_mb(field: str) -> float:
+    """``VmHWM`` (peak) or ``VmRSS`` (now) of this process, MiB: its own, not inherited
+    (``ru_maxrss`` keeps the parent's peak across fork and exec); NaN where unreadable."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return float("nan")

@@ -44,6 +44,8 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from _common import status_mb  # noqa: E402
+
 
 def make_data(name: str, n: int) -> np.ndarray:
     if name == "swissroll":
@@ -61,15 +63,6 @@ def make_data(name: str, n: int) -> np.ndarray:
         return X[np.random.default_rng(0).permutation(len(X))[:n]]
     raise SystemExit(f"unknown data {name!r}")
 
-
-def status_mb(field: str) -> float:
-    """``VmHWM`` (peak) or ``VmRSS`` (now) of this process, MiB: its own, not inherited
-    (``ru_maxrss`` keeps the parent's peak across fork and exec)."""
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def child(name: str, n: int, landmarks: int | None, seeds: list[int], repeats: int) -> dict:

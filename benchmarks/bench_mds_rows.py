@@ -35,14 +35,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-
-def status_mb(field: str) -> float:
-    """``VmHWM`` (peak) or ``VmRSS`` (now) of this process, MiB."""
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
+from _common import status_mb  # noqa: E402
 
 
 def make_data(name: str, n: int) -> np.ndarray:
@@ -88,7 +81,9 @@ def run_child(name: str, n: int, rows: str, seed: int) -> dict:
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--data", nargs="+", default=["swissroll", "classification"])
-    p.add_argument("--n", type=int, nargs="+", default=[16_384, 100_000])
+    p.add_argument("--n", type=int, nargs="+", default=[16_384],
+                   help="rows (the exact stress of each answer sums all n² pairs: its "
+                        "time grows like n²)")
     p.add_argument("--seeds", type=int, default=3, help="draws of the sampled rows")
     p.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = p.parse_args(argv)

@@ -37,14 +37,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-
-def status_mb(field: str) -> float:
-    """``VmHWM`` (peak) or ``VmRSS`` (now) of this process, MiB."""
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(field + ":"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
+from _common import status_mb  # noqa: E402
 
 
 def hnsw_search(X: np.ndarray, k: int) -> np.ndarray:
