@@ -76,8 +76,10 @@ class MDS(LinearDR):
     the two subspaces at most 0.047, in about a quarter of the exact fit's time and a third of
     its memory beyond the data.  Past :data:`~ldr.estimators.mds.AUTO_ROWS` = 8192 samples
     the rows are a uniform sample of 8192 as well (``rows="auto"``), so the fit's time and
-    memory stop growing with n.  A fit that used landmarks says so in ``approximation_``,
-    ``landmarks_`` and ``rows_``.
+    memory stop growing with n; measured at 16 384 samples (two tables, three draws, one
+    core), the exact stress-1 at its answer is within 0.13% of the answer over every row's
+    pairs, in about half the time and memory.  A fit that used landmarks says so in
+    ``approximation_``, ``landmarks_`` and ``rows_``.
 
     Parameters
     ----------
