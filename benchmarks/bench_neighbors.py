@@ -17,6 +17,12 @@ Exact search runs up to ``--exact-max-n`` rows; where both ran, the recall is al
 over every row.  Peak memory: the child's ``VmHWM`` less its resident memory once the data
 were made.
 
+The answer's error at the switch: ``--fits n`` fits LPP and NPE (``n_components=2``, their
+defaults otherwise) with ``neighbors="exact"`` and ``"approximate"`` on the same n rows, in
+this process on one thread, and reads both answers by the exact graph's objective: its ratio
+at each (the approximate answer's relative excess: positive is worse) and the sine of the
+largest principal angle between the two subspaces.
+
 The choice of library: with ``--hnswlib-max-n``, hnswlib's HNSW index (M = 16 and
 ef_construction = 200, its defaults; query ef = 50) is timed the same way where it is
 installed (it is not a dependency: PyPI has its source only, which needs a compiler).
@@ -106,6 +112,41 @@ def full_recall(n: int, exact: np.ndarray, approximate: np.ndarray) -> float:
     return found / (n * k)
 
 
+def fit_errors(n: int) -> list[list]:
+    """LPP's and NPE's answers from the exact and the approximate graph at n rows, both read
+    by the exact graph's objective (module docstring): the table's rows."""
+    from bench_pairwise_scale import make_data
+    from threadpoolctl import threadpool_limits
+
+    import ldr.estimators as est
+    from ldr.manifolds import sin_largest_angle
+
+    X, _ = make_data("classification", n)
+    rows = []
+    for name in ("LPP", "NPE"):
+        fits = {}
+        with threadpool_limits(1):
+            for neighbors in ("exact", "approximate"):
+                model = getattr(est, name)(2, neighbors=neighbors)
+                start = time.perf_counter()
+                model.fit(X)
+                fits[neighbors] = (model, time.perf_counter() - start)
+        (exact, t_exact), (approx, t_approx) = fits["exact"], fits["approximate"]
+        ratio = exact.objective_.ratio
+        excess = ratio(approx.M_) / ratio(exact.M_) - 1
+        sine = float(sin_largest_angle(approx.M_, exact.M_))
+        print(json.dumps({"method": name, "n": n, "exact_seconds": t_exact,
+                          "approximate_seconds": t_approx, "exact_ratio": ratio(exact.M_),
+                          "approximate_ratio_exact_graph": ratio(approx.M_),
+                          "excess": excess, "sin": sine, "recall": approx.graph_recall_,
+                          "converged": [bool(exact.result_.converged),
+                                        bool(approx.result_.converged)]}), flush=True)
+        rows.append([name, n, f"{t_exact:.1f} s", f"{t_approx:.1f} s",
+                     f"{approx.graph_recall_:.4f}", f"{ratio(exact.M_):.6f}",
+                     f"{ratio(approx.M_):.6f}", f"{excess:+.3%}", f"{sine:.4f}"])
+    return rows
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--n", type=int, nargs="+",
@@ -115,6 +156,8 @@ def main(argv=None) -> None:
                    help="exact search only up to this many rows")
     p.add_argument("--hnswlib-max-n", type=int, default=0,
                    help="time hnswlib too, up to this many rows (0: not at all)")
+    p.add_argument("--fits", type=int, default=0,
+                   help="instead: LPP's and NPE's answers from both graphs at this many rows")
     p.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child:
@@ -136,6 +179,13 @@ def main(argv=None) -> None:
         "(the approximate time includes numba's compilation and the recall's 256 exact rows)",
         f"neighbors='auto': exact up to EXACT_MAX_SAMPLES = {neighbors.EXACT_MAX_SAMPLES} "
         f"rows; NN-descent's graph degree max(GRAPH_DEGREE = {neighbors.GRAPH_DEGREE}, k + 1)"])
+    if args.fits:
+        wall = time.perf_counter()
+        print_table(["method", "n", "exact graph", "approximate graph", "recall",
+                     "ratio at the exact answer", "ratio at the approximate answer",
+                     "excess", "sin"], fit_errors(args.fits), left=1)
+        print(f"\nwall time of the whole run: {time.perf_counter() - wall:.0f} s")
+        return
     rows = []
     wall = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
