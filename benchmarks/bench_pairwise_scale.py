@@ -3,7 +3,8 @@
 Each fit runs in its own subprocess (``--child``), so its peak resident memory (``ru_maxrss``)
 is that fit's alone, under a wall-clock limit (``--timeout``: a fit past it is reported "over
 budget", not waited for) and an address-space limit (``--memory-limit``: a fit that would
-allocate more fails with MemoryError, reported "over memory").  BLAS on one thread.  Data:
+allocate more fails with MemoryError, reported "over memory").  BLAS and numba (the
+approximate k-NN search) on one thread.  Data:
 
 * ``classification``: scikit-learn's ``make_classification`` at n rows, d = 50 features
   (10 informative), 10 classes, seed 0 (``--seeds`` for others);
@@ -206,7 +207,8 @@ def run_one(method, kind, n, solver, timeout, memory_limit, seed: int = 0) -> di
     base = {"method": method, "data": kind, "n": n, "seed": seed, "solver": solver}
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=limit, env={**os.environ, "OMP_NUM_THREADS": "1",
-                                                   "OPENBLAS_NUM_THREADS": "1"})
+                                                   "OPENBLAS_NUM_THREADS": "1",
+                                                   "NUMBA_NUM_THREADS": "1"})
     start, hwm = time.perf_counter(), 0.0
     while proc.poll() is None:     # the child's peak RSS so far, also for a fit cut off
         hwm = max(hwm, _vm_hwm_mb(proc.pid))
