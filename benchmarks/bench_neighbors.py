@@ -115,12 +115,14 @@ def full_recall(n: int, exact: np.ndarray, approximate: np.ndarray) -> float:
 def fit_errors(n: int) -> list[list]:
     """LPP's and NPE's answers from the exact and the approximate graph at n rows, both read
     by the exact graph's objective (module docstring): the table's rows."""
+    import numba
     from bench_pairwise_scale import make_data
     from threadpoolctl import threadpool_limits
 
     import ldr.estimators as est
     from ldr.manifolds import sin_largest_angle
 
+    numba.set_num_threads(1)  # one core, as the children's NUMBA_NUM_THREADS=1
     X, _ = make_data("classification", n)
     rows = []
     for name in ("LPP", "NPE"):
