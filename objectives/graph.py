@@ -70,7 +70,7 @@ from ldr.data.validation import (
     eigh_nonsingular,
     shrink,
 )
-from ldr.objectives.neighbors import NeighborSearch, nearest_neighbors
+from ldr.objectives.neighbors import NeighborSearch, nearest_neighbors, resolve_neighbors
 from ldr.objectives.quotient import QuotientOfTraces
 
 __all__ = ["LPP", "NPE"]
@@ -107,7 +107,7 @@ def neighbor_graph(X: np.ndarray, n_neighbors: int | None = None, radius: float 
                           shape=(n, n))
         G.sort_indices()
     else:
-        if neighbors == "approximate":
+        if resolve_neighbors(neighbors, 0) == "approximate":  # checks it; "auto" is exact
             raise ParameterError("neighbors", "approximate search finds k nearest neighbours; "
                                  "an ε-ball graph (radius) is found exactly")
         if isinstance(radius, bool) or not isinstance(radius, numbers.Real) \

@@ -102,6 +102,8 @@ def test_bad_neighbors_are_refused():
         LPP(n_components=2, neighbors="annoy").fit(X)
     with pytest.raises(ValueError, match="ε-ball graph .* exactly"):
         neighbor_graph(X, radius=1.0, neighbors="approximate")
+    with pytest.raises(ValueError, match="neighbors: expected one of"):
+        neighbor_graph(X, radius=1.0, neighbors="hnsw")
     with pytest.raises(ValueError, match="n_neighbors: must be smaller than n_samples"):
         nbrs.nearest_neighbors(X[:4], 4, "approximate")
     assert ldr.objectives.NPE(X, 2, n_neighbors=4, neighbors="exact").search_.method == "exact"

@@ -74,7 +74,9 @@ class LPP(GraphEmbedding):
         :data:`~ldr.objectives.neighbors.EXACT_MAX_SAMPLES` = 100 000 samples and approximate
         beyond, where the exact search's O(n²) time passes NN-descent's; "approximate" is
         NN-descent (pynndescent), whose recall against exact search is measured on a sample of
-        rows and reported in ``graph_recall_`` (:mod:`ldr.objectives.neighbors`).
+        rows and reported in ``graph_recall_`` (:mod:`ldr.objectives.neighbors`).  Measured
+        past the switch (2·10⁵ rows, d = 50, one core): recall 0.97, the ratio at the answer
+        within 0.003% of the exact graph's answer, three to eight times faster.
     solver, start, tol, max_iter, solver_params, verbose,
     warm_start, random_state : see :class:`LinearDR`
     reg : deprecated
