@@ -52,7 +52,7 @@ START_TERMS = 4096
 POLISH_PAIRS = 4e9
 #: the largest exact evaluation (n² pairs) the route has the driver make to check its
 #: stochastic stage's end: n up to 10⁵ samples, where it is the costliest step of the route
-#: (NCA at 10⁵ samples: 142.9 s of a 187.8 s fit on one core, nca_check_profile_1e5.txt);
+#: (NCA at 10⁵ samples: 142.9 s of a 187.8 s fit on one core, profiled);
 #: past it the check alone would grow like n² (hours at 10⁶) and the answer is returned
 #: unchecked, not converged
 CHECK_PAIRS = 1e10

@@ -21,11 +21,12 @@ EXACT_MAX_SAMPLES = STORE_MAX
 #: since the landmark estimate's error depends on m (it samples m of the n columns of the
 #: stress's double sum), not on n (the MDS class docstring gives the measured error)
 AUTO_LANDMARKS = 1000
+# benchmark: benchmarks/bench_mds_rows.py
 #: with landmarks, ``rows="auto"`` sums the pairs of every row up to this many samples and of
 #: a uniform sample of this many rows beyond: the estimate's error depends on the rows and
 #: landmarks sampled, not on n, so past it the fit's time is constant in n.  8192 is the
-#: largest size at which the landmark fit was measured against the exact one over every row
-#: (bench_mds_landmarks.txt)
+#: largest size at which the landmark fit was measured against the exact fit over every
+#: row's pairs
 AUTO_ROWS = 2 * EXACT_MAX_SAMPLES
 
 
