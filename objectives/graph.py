@@ -366,12 +366,8 @@ class NPE(_GraphQuotient):
         Shrinkage of S_D, for singular covariance (n ≤ d).
     form : {"ratio", "whitened"}
     manifold : {"grassmann", "stiefel"}
-    neighbors : {"auto", "exact", "approximate"}, default "auto"
-        k-nearest-neighbour search: exact, approximate (NN-descent, its recall measured), or
-        exact up to :data:`ldr.objectives.neighbors.EXACT_MAX_SAMPLES` rows and approximate
-        beyond (:func:`ldr.objectives.neighbors.nearest_neighbors`).
-    random_state : int or None, default 0
-        Seed of the approximate search and of the rows its recall is measured on.
+    neighbors, random_state :
+        The k-nearest-neighbour search and its seed, as in :class:`LPP`.
 
     Attributes
     ----------
