@@ -58,7 +58,7 @@ from ldr.core.errors import ParameterError
 from ldr.core.objective import Method
 from ldr.objectives.candidates import Candidates
 from ldr.objectives.dml import MetricLearning
-from ldr.objectives.neighbors import nearest_neighbors
+from ldr.objectives.neighbors import nearest_neighbors, resolve_neighbors
 from ldr.objectives.pairwise import class_blocks, strip_rows
 
 __all__ = ["LargeMarginDML"]
@@ -253,6 +253,14 @@ class LargeMarginDML(MetricLearning):
         every triple violating the margin by more than δ.
     start : {"auto", "lda", "pca", "identity"}
         Which start :meth:`heuristic` returns (scikit-learn's NCA rule, as :class:`NCA`).
+    neighbors : {"auto", "exact", "approximate"}, default "auto"
+        The search for the target neighbours, class by class
+        (:func:`ldr.objectives.neighbors.nearest_neighbors`).  "auto" is exact while the
+        exact search's pairs, Σ_c n_c² over the classes' sizes, are at most
+        ``EXACT_MAX_SAMPLES``² (one set's switch, :mod:`ldr.objectives.neighbors`), and
+        NN-descent beyond, its recall measured in each class.
+    random_state : int or None, default 0
+        Seed of the approximate search and of the rows its recall is measured on.
     k, lam, init : deprecated
         The former names of ``n_neighbors``, ``impostor_weight`` and ``start``; each warns
         (a FutureWarning) and is used when given; removed in the next release.
@@ -266,6 +274,9 @@ class LargeMarginDML(MetricLearning):
     targets_, target_mask_ : (n_samples, n_neighbors)
         Each sample's target neighbours (indices into X's rows) and which slots are valid (a
         class of m ≤ k samples gives each of them m − 1).
+    target_recall_ : float or None
+        With approximate search, the share of the exact target neighbours found, measured in
+        each class and weighted by its size; None for exact search.
 
     Notes
     -----
@@ -281,7 +292,8 @@ class LargeMarginDML(MetricLearning):
     default_solver = ["lbfgs", "trust-region"]
 
     def __init__(self, X, y, r, n_neighbors=3, impostor_weight=1.0, smoothing=0.5,
-                 start="auto", *, k="deprecated", lam="deprecated", init="deprecated"):
+                 start="auto", neighbors="auto", random_state=0, *, k="deprecated",
+                 lam="deprecated", init="deprecated"):
         where = type(self).__name__
         start = renamed_value(where, "init", "start", init, start)
         n_neighbors = renamed_value(where, "k", "n_neighbors", k, n_neighbors)
@@ -298,27 +310,38 @@ class LargeMarginDML(MetricLearning):
         self.n_neighbors = int(n_neighbors)
         self.impostor_weight = float(impostor_weight)
         self.smoothing = float(smoothing)
-        self.targets_, self.target_mask_ = self._target_neighbours()
+        self.targets_, self.target_mask_, self.target_recall_ = self._target_neighbours(
+            neighbors, random_state)
 
     @property
     def impostor_mask_(self) -> np.ndarray:
         """The n×n mask of other-class pairs, the candidate impostors (formed on request)."""
         return ~self.same_class_
 
-    def _target_neighbours(self) -> tuple[np.ndarray, np.ndarray]:
-        """(n×k indices, n×k validity): each sample's k nearest classmates in the input space."""
+    def _target_neighbours(self, neighbors, random_state) -> tuple:
+        """(n×k indices, n×k validity, recall or None): each sample's k nearest classmates in
+        the input space, exact or approximate by ``neighbors`` (class docstring)."""
         n = self.n_samples
+        sizes = np.bincount(self.codes_, minlength=self.classes_.shape[0]).astype(float)
+        # "auto" decides on the exact search's pairs Σ n_c², as one set of √(Σ n_c²) rows
+        method = resolve_neighbors(neighbors, int(np.sqrt(np.sum(sizes**2))))
         T = np.tile(np.arange(n)[:, None], (1, self.n_neighbors))
         valid = np.zeros((n, self.n_neighbors), dtype=bool)
+        found = []
         for c in range(self.classes_.shape[0]):
             idx = np.flatnonzero(self.codes_ == c)
             m = min(self.n_neighbors, idx.shape[0] - 1)
             if m < 1:
                 continue
-            nbr, _ = nearest_neighbors(self._Xs[idx], m, "exact")
+            nbr, search = nearest_neighbors(self._Xs[idx], m, method, random_state)
             T[idx, :m] = idx[nbr]
             valid[idx, :m] = True
-        return T, valid
+            if search.recall is not None:
+                found.append((search.recall, idx.shape[0]))
+        recall = None
+        if found:
+            recall = float(np.average([f[0] for f in found], weights=[f[1] for f in found]))
+        return T, valid, recall
 
     def _sorted(self) -> tuple:
         """X, targets and their validity with the rows sorted by class (built once)."""

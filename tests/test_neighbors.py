@@ -107,3 +107,31 @@ def test_bad_neighbors_are_refused():
     with pytest.raises(ValueError, match="n_neighbors: must be smaller than n_samples"):
         nbrs.nearest_neighbors(X[:4], 4, "approximate")
     assert ldr.objectives.NPE(X, 2, n_neighbors=4, neighbors="exact").search_.method == "exact"
+
+
+@pytest.mark.filterwarnings("ignore:.*did not converge")  # five iterations: the targets only
+def test_large_margin_targets_switch_on_the_exact_search_pairs(monkeypatch):
+    """LargeMarginDML's target neighbours, class by class: "auto" is exact while Σ n_c² ≤
+    EXACT_MAX_SAMPLES², NN-descent beyond; the approximate targets are classmates, their
+    measured recall is reported, and they are nearly all the exact ones."""
+    from ldr.estimators import LargeMarginDML
+    from ldr.objectives import LargeMarginDML as Objective
+
+    rng = np.random.default_rng(3)
+    y = np.repeat([0, 1, 2], 400)
+    X = rng.standard_normal((1200, 6)) + 3.0 * y[:, None]
+    exact = Objective(X, y, 2)
+    assert exact.target_recall_ is None
+    # Σ n_c² = 3 · 400² = 480 000: as one set of 692 rows
+    monkeypatch.setattr(nbrs, "EXACT_MAX_SAMPLES", 692)
+    assert Objective(X, y, 2).target_recall_ is None
+    monkeypatch.setattr(nbrs, "EXACT_MAX_SAMPLES", 691)
+    approx = Objective(X, y, 2)
+    assert 0.95 < approx.target_recall_ <= 1
+    assert np.all(y[approx.targets_] == y[:, None])
+    same = np.mean([len(set(a) & set(b)) / 3 for a, b in zip(approx.targets_, exact.targets_)])
+    assert same > 0.95
+    model = LargeMarginDML(2, max_iter=5).fit(X, y)
+    assert model.target_recall_ == approx.target_recall_
+    assert "approximate target neighbours (3 per sample" in model.approximation_
+    assert LargeMarginDML(2, neighbors="exact", max_iter=5).fit(X, y).approximation_ is None
