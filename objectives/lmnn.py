@@ -256,8 +256,8 @@ class LargeMarginDML(MetricLearning):
     neighbors : {"auto", "exact", "approximate"}, default "auto"
         The search for the target neighbours, class by class
         (:func:`ldr.objectives.neighbors.nearest_neighbors`).  "auto" is exact while the
-        exact search's pairs, Σ_c n_c² over the classes' sizes, are at most
-        ``EXACT_MAX_SAMPLES``² (one set's switch, :mod:`ldr.objectives.neighbors`), and
+        exact search's pairs, Σ_c n_c² over the classes' sizes, are at most the square of
+        ``EXACT_MAX_SAMPLES`` (one set's switch, :mod:`ldr.objectives.neighbors`), and
         NN-descent beyond, its recall measured in each class.
     random_state : int or None, default 0
         Seed of the approximate search and of the rows its recall is measured on.
