@@ -9,7 +9,8 @@
 * :func:`print_header` says what was measured and on what software; :func:`git_revision`
   names the commit.
 * :func:`metric_learn_lmnn` is metric-learn's LMNN, usable with this scikit-learn.
-* :func:`status_mb` reads this process's own peak or current resident memory.
+* :func:`status_mb` reads this process's own peak or current resident memory;
+  :func:`run_child` runs a script's ``--child`` mode in a fresh process on one thread.
 
 The scripts import this module as ``_common``: run them as ``python benchmarks/<script>.py``
 (the script's folder is then first on ``sys.path``).
@@ -18,10 +19,13 @@ The scripts import this module as ``_common``: run them as ``python benchmarks/<
 from __future__ import annotations
 
 import functools
+import json
 import math
+import os
 import platform
 import statistics
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -201,3 +205,16 @@ def status_mb(field: str) -> float:
     except OSError:
         pass
     return float("nan")
+
+
+def run_child(script: str, *args) -> dict:
+    """Run ``python script --child args…`` in a fresh process with BLAS, OpenMP and numba on
+    one thread (so its peak memory is its own) and return the JSON its last line prints; a
+    child that fails ends the benchmark with its stderr's tail."""
+    cmd = [sys.executable, str(Path(script).resolve()), "--child", *map(str, args)]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
+           "MKL_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
+    done = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    if done.returncode != 0:
+        raise SystemExit(f"child {cmd[3:]} failed:\n{done.stderr[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])

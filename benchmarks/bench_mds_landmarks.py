@@ -32,9 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -44,6 +42,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from _common import run_child as common_run_child  # noqa: E402
 from _common import status_mb  # noqa: E402
 
 
@@ -93,15 +92,8 @@ def child(name: str, n: int, landmarks: int | None, seeds: list[int], repeats: i
 
 
 def run_child(name, n, landmarks, seeds, repeats) -> dict:
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", name, str(n),
-           str(landmarks if landmarks is not None else 0), ",".join(map(str, seeds)),
-           str(repeats)]
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-           "MKL_NUM_THREADS": "1"}
-    out = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    if out.returncode != 0:
-        raise SystemExit(f"child {cmd[3:]} failed:\n{out.stderr[-2000:]}")
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return common_run_child(__file__, name, n, landmarks if landmarks is not None else 0,
+                            ",".join(map(str, seeds)), repeats)
 
 
 def without_points(row: dict) -> dict:

@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -35,6 +33,7 @@ import numpy as np
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from _common import run_child as common_run_child  # noqa: E402
 from _common import status_mb  # noqa: E402
 
 
@@ -68,14 +67,7 @@ def child(name: str, n: int, rows: str, seed: int) -> dict:
 
 
 def run_child(name: str, n: int, rows: str, seed: int) -> dict:
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--child", name, str(n), rows,
-           str(seed)]
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
-           "MKL_NUM_THREADS": "1"}
-    done = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    if done.returncode != 0:
-        raise SystemExit(f"child {cmd[3:]} failed:\n{done.stderr[-2000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return common_run_child(__file__, name, n, rows, seed)
 
 
 def main(argv=None) -> None:
