@@ -62,14 +62,14 @@ def test_split_and_kept_blocks_give_the_dense_sums(approximation, m):
 
 def test_w_step_tolerances_apply_to_the_default_approximate_solver_only():
     est = UnsupervisedHSIC(2, approximation="nystroem")
-    solver, options = w_step_solve_args(est)
+    solver, options = w_step_solve_args(est, True)
     assert isinstance(solver, ISM) and solver.cycle_tol == APPROXIMATE_CYCLE_TOL
     assert options["xtol"] == APPROXIMATE_XTOL
     est.set_params(solver_params={"xtol": 1e-12})
-    assert w_step_solve_args(est)[1]["xtol"] == 1e-12
-    assert w_step_solve_args(UnsupervisedHSIC(2, approximation="nystroem", solver="ism"))[0] \
-        == "ism"
-    solver, options = w_step_solve_args(UnsupervisedHSIC(2))
+    assert w_step_solve_args(est, True)[1]["xtol"] == 1e-12
+    assert w_step_solve_args(UnsupervisedHSIC(2, approximation="nystroem", solver="ism"),
+                             True)[0] == "ism"
+    solver, options = w_step_solve_args(UnsupervisedHSIC(2), False)
     assert solver is None and "xtol" not in options
 
 

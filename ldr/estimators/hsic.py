@@ -86,7 +86,11 @@ from ldr.estimators.progress import round_lines, solve_shown
 from ldr.estimators.spectral import check_spectral, cluster_rows, gaussian_gamma
 from ldr.kernels import Gaussian, make_kernel, median_distance
 from ldr.kernels.family import in_namespace
-from ldr.kernels.features import check_approximation
+from ldr.kernels.features import (
+    check_approximation,
+    describe_approximation,
+    resolve_approximation,
+)
 from ldr.kernels.tiles import DEFAULT_MEMORY_BUDGET
 from ldr.objectives.hsic import HSIC, ApproximateHSIC, label_gamma
 from ldr.solvers import ISM
@@ -134,13 +138,13 @@ def largest_eigengap(eigenvalues: np.ndarray, q_max: int | None = None) -> int:
     return int(np.argmax(gaps)) + 1
 
 
-def w_step_solve_args(estimator) -> tuple:
+def w_step_solve_args(estimator, approximate: bool) -> tuple:
     """``(solver, options)`` of an HSIC estimator's W-step: its ``solver`` and the options of
-    :func:`ldr.solve` from its settings; for the default solver (None) with an
-    ``approximation``, ISM with :data:`APPROXIMATE_CYCLE_TOL` and, unless ``solver_params``
-    sets one, xtol :data:`APPROXIMATE_XTOL`."""
+    :func:`ldr.solve` from its settings; for the default solver (None) on an ``approximate``
+    kernel, ISM with :data:`APPROXIMATE_CYCLE_TOL` and, unless ``solver_params`` sets one,
+    xtol :data:`APPROXIMATE_XTOL`."""
     options = estimator._solve_options()
-    if estimator.solver is not None or estimator.approximation is None:
+    if estimator.solver is not None or not approximate:
         return estimator.solver, options
     if "xtol" not in (estimator.solver_params or {}):
         options["xtol"] = APPROXIMATE_XTOL
@@ -195,6 +199,9 @@ class _HSICBase(LinearDR):
         Xs /= self.scale_       # in place: one n×d temporary fewer at the peak
         self.kernel_ = self._kernel(Xs, w)
         data.X = Xs
+        data.params["approximation"] = resolve_approximation(
+            self.approximation, Xs.shape[0],
+            type(self.kernel_) is Gaussian and self.backend == "numpy" and data.space is None)
 
     def _n_components(self, data: FitData):
         """q: an integer with 1 <= q < n_features; None gives n_features − 1; "auto" gives
@@ -222,13 +229,14 @@ class _HSICBase(LinearDR):
 
     def _hsic(self, data: FitData, Gamma, q: int):
         """The W-step's objective on the standardized rows ``data.X``: exact :class:`HSIC`
-        (row blocks within ``memory_budget``) or, with ``approximation``,
-        :class:`ApproximateHSIC` seeded by ``random_state``."""
-        if self.approximation is None:
+        (row blocks within ``memory_budget``) or, with an approximation (``approximation``
+        resolved at n), :class:`ApproximateHSIC` seeded by ``random_state``."""
+        approximation = data.params["approximation"]
+        if approximation is None:
             return HSIC(data.X, Gamma, q, kernel=self.kernel_, block_size=self.block_size,
                         memory_budget=self.memory_budget, backend=self.backend, copy=False)
         return ApproximateHSIC(data.X, Gamma, q, kernel=self.kernel_,
-                               approximation=self.approximation,
+                               approximation=approximation,
                                n_features=data.params["n_kernel_features"],
                                random_state=random_seed(self.random_state),
                                memory_budget=self.memory_budget, copy=False)
@@ -236,7 +244,7 @@ class _HSICBase(LinearDR):
     def _run(self, obj, start):
         """:func:`ldr.solve` with the W-step's solver and settings
         (:func:`w_step_solve_args`); a ConvergenceWarning when it did not converge."""
-        solver, options = w_step_solve_args(self)
+        solver, options = w_step_solve_args(self, isinstance(obj, ApproximateHSIC))
         res = solve_shown(type(self).__name__, self.verbose, obj, solver, start, options)
         self._warn_unconverged(res, "raise max_iter, loosen tol, or use "
                                     "solver=['ism', 'trust-region']", "the W-step")
@@ -273,6 +281,8 @@ class _HSICBase(LinearDR):
         """The point on the host; ``n_components_`` and ``eigengap_`` (λ_{q+1} − λ_q of Φ at
         it); the objective's kept values dropped (``objective_`` keeps no n×n arrays)."""
         M = np.asarray(arrays.to_host(result.M), dtype=np.float64)
+        self.approximation_ = describe_approximation(data.params["approximation"],
+                                                     data.params["n_kernel_features"])
         q = M.shape[1]
         w = host_eigenvalues(obj.phi(result.M))
         self.eigengap_ = float(w[q] - w[q - 1])
@@ -342,10 +352,14 @@ class SupervisedHSIC(WeightedFit, _HSICBase):
     backend : {"numpy", "dask"}, default "numpy"
         The kernel passes in-process or as Dask tasks on the current scheduler (e.g. a
         ``dask.distributed`` client).
-    approximation : {None, "rff", "nystroem"}, default None
-        None: the exact kernel; "rff" or "nystroem": the Gaussian kernel on XW approximated
-        with ``n_kernel_features`` random Fourier features or Nyström landmarks, seeded by
-        ``random_state``; Φ in O(n·m·(d + q)) (:class:`ldr.objectives.hsic.ApproximateHSIC`).
+    approximation : {"auto", None, "rff", "nystroem"}, default "auto"
+        None: the exact kernel, Φ in O(n²·(d + q)); "rff" or "nystroem": the Gaussian kernel
+        on XW approximated with ``n_kernel_features`` random Fourier features or Nyström
+        landmarks, seeded by ``random_state``, Φ in O(n·m·(d + q))
+        (:class:`ldr.objectives.hsic.ApproximateHSIC`).  "auto": exact up to
+        :data:`ldr.kernels.features.EXACT_MAX_SAMPLES` rows, Nyström beyond (for the Gaussian
+        kernel with ``backend="numpy"`` on rows in host memory; exact otherwise);
+        ``approximation_`` says which.
     n_kernel_features : int, default 512
         m, the approximation's number of random features or landmarks (its error knob).
     n_features : deprecated
@@ -370,6 +384,8 @@ class SupervisedHSIC(WeightedFit, _HSICBase):
         λ_{q+1} − λ_q of Φ at ``M_`` (ISM+ Eq. 49; positive at a minimum ISM certifies).
     kernel_ : Kernel
         The kernel on XW, fitted.
+    approximation_ : str or None
+        None for the exact kernel; else a sentence naming its approximation.
     classes_ : (n_classes,)
         The class labels (``y_kernel="onehot"``).
     cost_, n_iter_, result_, objective_, n_features_in_ : see :class:`LinearDR`
@@ -390,7 +406,7 @@ class SupervisedHSIC(WeightedFit, _HSICBase):
                  solver=None, start="heuristic", tol=None, max_iter=500, solver_params=None,
                  verbose=0,
                  random_state=0, block_size=None, memory_budget=DEFAULT_MEMORY_BUDGET,
-                 backend="numpy", approximation=None, n_kernel_features=512,
+                 backend="numpy", approximation="auto", n_kernel_features=512,
                  n_features="deprecated"):
         self.n_components = n_components
         self.kernel = kernel
@@ -418,7 +434,8 @@ class SupervisedHSIC(WeightedFit, _HSICBase):
         super()._prepare(data)
         data.derived["Gamma"] = self._gamma(data.y, data.X.shape[0],
                                             data.params["n_kernel_features"], data.weights)
-        if (data.space is not None and self.approximation is None and self.backend == "numpy"
+        if (data.space is not None and data.params["approximation"] is None
+                and self.backend == "numpy"
                 and in_namespace(self.kernel_)):
             # the same elementwise operations as NumPy's, on the device
             data.X = (rows - arrays.like(self.mean_, rows)) / arrays.like(self.scale_, rows)
@@ -572,7 +589,7 @@ class _ClusteringHSIC(ClusterMixin, _HSICBase):
             data.X, self.kernel_, self.n_clusters, center=self.center_u,
             spectral=self.spectral, landmarks=data.params["n_kernel_features"],
             seed=random_seed(self.random_state), memory_budget=self.memory_budget,
-            approximate=self.approximation is not None, gamma=gamma, objective=objective,
+            approximate=data.params["approximation"] is not None, gamma=gamma, objective=objective,
             w_step=w_step, q=r,
             # one ISM step a round until the alternation settles: the default solver, whose
             # first stage is ISM, and q fixed ("auto" chooses q in every W-step)
@@ -652,7 +669,7 @@ class UnsupervisedHSIC(_ClusteringHSIC):
         k-means on the row-normalized final embedding (Ng, Jordan & Weiss 2001).
     U_ : (n_samples, n_clusters)
         The final spectral embedding.
-    M_, components_, map_, mean_, scale_, n_components_, eigengap_, kernel_ :
+    M_, components_, map_, mean_, scale_, n_components_, eigengap_, kernel_, approximation_ :
         see :class:`SupervisedHSIC` (of the last W-step)
     history_ : list of dict
         One record per round (:class:`ldr.estimators.hsic_alternation.AlternationResult`).
@@ -668,7 +685,7 @@ class UnsupervisedHSIC(_ClusteringHSIC):
                  verbose=0,
                  max_outer=30, outer_tol=1e-6, acceleration="anderson", random_state=0,
                  block_size=None, memory_budget=DEFAULT_MEMORY_BUDGET, backend="numpy",
-                 approximation=None, n_kernel_features=512, spectral="auto",
+                 approximation="auto", n_kernel_features=512, spectral="auto",
                  n_features="deprecated"):
         self.n_components = n_components
         self.n_clusters = n_clusters
@@ -733,7 +750,7 @@ class SemiSupervisedHSIC(_ClusteringHSIC):
                  solver_params=None,
                  verbose=0, max_outer=30, outer_tol=1e-6, acceleration="anderson",
                  random_state=0, block_size=None, memory_budget=DEFAULT_MEMORY_BUDGET,
-                 backend="numpy", approximation=None, n_kernel_features=512, spectral="auto",
+                 backend="numpy", approximation="auto", n_kernel_features=512, spectral="auto",
                  n_features="deprecated"):
         self.n_components = n_components
         self.n_clusters = n_clusters
@@ -825,7 +842,7 @@ class KDAC(_ClusteringHSIC):
                  solver_params=None,
                  verbose=0, max_outer=30, outer_tol=1e-6, acceleration="anderson",
                  random_state=0, block_size=None, memory_budget=DEFAULT_MEMORY_BUDGET,
-                 backend="numpy", approximation=None, n_kernel_features=512, spectral="auto",
+                 backend="numpy", approximation="auto", n_kernel_features=512, spectral="auto",
                  n_features="deprecated"):
         self.n_components = n_components
         self.n_clusters = n_clusters

@@ -49,6 +49,9 @@ SPECTRAL = ("auto", "exact", "nystroem")
 DENSE_MAX = 4000
 #: rows per block of the Nyström passes
 BLOCK = 4096
+#: k-means++ landmark seeding on at most this many rows per landmark (a seeded uniform pool):
+#: its cost, O(rows·m·log m), then stops growing with n; up to that size every row is the pool
+LANDMARK_POOL = 64
 #: the exact U-step's dense eigendecomposition up to this many rows, Lanczos (ARPACK) above
 LANCZOS_MIN = 200
 #: ARPACK's relative residual tolerance for a U-step warm-started from a nearby embedding
@@ -173,11 +176,20 @@ def gram(kernel, Z: np.ndarray) -> np.ndarray:
 def landmarks(Z: np.ndarray, m: int, seed) -> np.ndarray:
     """Indices of m landmark rows by seeded k-means++ seeding (Arthur & Vassilvitskii 2007;
     distinct, sorted): D² sampling covers the tails, where uniform draws leave outlying rows'
-    kernel rows badly approximated."""
+    kernel rows badly approximated.  The seeding costs O(n·m·log m); past
+    ``LANDMARK_POOL·m`` rows it runs on a seeded uniform pool of that many rows, so that its
+    cost stops growing with n (the landmarks then follow D² sampling over the pool)."""
     from sklearn.cluster import kmeans_plusplus
 
-    _, idx = kmeans_plusplus(Z, m, random_state=np.random.RandomState(seed_int(seed)))
-    return np.unique(idx)
+    rng = np.random.RandomState(seed_int(seed))
+    n = Z.shape[0]
+    pool = None
+    if n > LANDMARK_POOL * m:
+        pool = np.sort(rng.choice(n, LANDMARK_POOL * m, replace=False))
+        Z = Z[pool]
+    _, idx = kmeans_plusplus(Z, m, random_state=rng)
+    idx = np.unique(idx)
+    return idx if pool is None else pool[idx]
 
 
 def _cross(kernel, Z: np.ndarray, ZL: np.ndarray) -> np.ndarray:
@@ -200,23 +212,31 @@ def nystroem_embedding(kernel, Z: np.ndarray, k: int, center: bool, m: int, seed
     B = V[:, keep] / np.sqrt(lam[keep])                      # Ψ = C B
     blocks = [slice(i, min(i + BLOCK, n)) for i in range(0, n, BLOCK)]
 
-    def psi(sl):
-        return _cross(kernel, Z[sl], ZL) @ B
+    def cross(sl):
+        return _cross(kernel, Z[sl], ZL)
 
-    colsum = sum(psi(sl).sum(axis=0) for sl in blocks)       # Ψᵀ1
-    deg = np.concatenate([psi(sl) @ colsum for sl in blocks])
-    if not np.all(deg > 0):
-        raise ParameterError("n_kernel_features", f"the Nyström approximation gives "
-                             f"{int(np.sum(deg <= 0))} sample(s) a non-positive degree; raise "
-                             f"n_kernel_features (now {m}) or use spectral='exact'")
-    dm = 1.0 / np.sqrt(deg)
-    G = np.zeros((B.shape[1], B.shape[1]))
-    mean = np.zeros(B.shape[1])
+    # pass 1: Ψᵀ1 = Bᵀ(Cᵀ1)
+    colsum = B.T @ sum(cross(sl).sum(axis=0) for sl in blocks)
+    # pass 2: the degrees Ψ(Ψᵀ1) = C(B Ψᵀ1) block by block, and with them, for
+    # Φ = D^{-1/2} C B, ΦᵀΦ = Bᵀ(Cᵀ D⁻¹ C)B and Φᵀ1 = Bᵀ(Cᵀ D^{-1/2} 1): one m×m product a
+    # block instead of the n×m×m of forming Ψ in every pass
+    toward = B @ colsum
+    dm = np.empty(n)
+    S = np.zeros((ZL.shape[0], ZL.shape[0]))
+    s = np.zeros(ZL.shape[0])
     for sl in blocks:
-        F = dm[sl, None] * psi(sl)
-        G += F.T @ F
-        mean += F.sum(axis=0)
-    mean /= n
+        C = cross(sl)
+        deg = C @ toward
+        if not np.all(deg > 0):
+            raise ParameterError("n_kernel_features", f"the Nyström approximation gives "
+                                 f"{int(np.sum(deg <= 0))} sample(s) a non-positive degree; "
+                                 f"raise n_kernel_features (now {m}) or use spectral='exact'")
+        dm[sl] = 1.0 / np.sqrt(deg)
+        C *= dm[sl, None]
+        S += C.T @ C
+        s += C.sum(axis=0)
+    G = B.T @ S @ B
+    mean = (B.T @ s) / n
     if center:
         G -= n * np.outer(mean, mean)
     sig2, Q = scipy.linalg.eigh(0.5 * (G + G.T))
@@ -227,7 +247,9 @@ def nystroem_embedding(kernel, Z: np.ndarray, k: int, center: bool, m: int, seed
                              "spectral='exact'")
     R = Q / np.sqrt(sig2)
     shift = mean @ R if center else 0.0
-    U = np.concatenate([(dm[sl, None] * psi(sl)) @ R - shift for sl in blocks])
+    BR = B @ R
+    # pass 3: U = ΦR − shift = D^{-1/2} C (BR) − shift
+    U = np.concatenate([(dm[sl, None] * cross(sl)) @ BR - shift for sl in blocks])
     return U, dm
 
 

@@ -36,16 +36,43 @@ import scipy.linalg
 from ldr.core.errors import ParameterError
 
 APPROXIMATIONS = ("rff", "nystroem")
+#: ``approximation="auto"``: the exact kernel up to this many rows, Nyström features beyond —
+#: the size up to which the clustering estimators' U-step is exact too
+#: (:data:`ldr.estimators.spectral.DENSE_MAX`); an exact Φ costs O(n²·(d + q)), an
+#: approximate one O(n·m·(q + d)) with m = 512 by default
+EXACT_MAX_SAMPLES = 4000
 
 
 def check_approximation(approximation, n_features) -> None:
-    """Validate ``approximation`` and ``n_features`` (ValueError naming the argument)."""
-    if approximation is not None and approximation not in APPROXIMATIONS:
-        raise ParameterError("approximation", f"expected None, 'rff' or 'nystroem', got "
-                         f"{approximation!r}")
+    """Validate ``approximation`` ("auto", None, "rff" or "nystroem") and ``n_features``
+    (ValueError naming the argument)."""
+    if approximation is not None and approximation != "auto" \
+            and approximation not in APPROXIMATIONS:
+        raise ParameterError("approximation", f"expected 'auto', None, 'rff' or 'nystroem', "
+                             f"got {approximation!r}")
     if not (isinstance(n_features, (int, np.integer)) and not isinstance(n_features, bool)
             and n_features >= 1):
         raise ParameterError("n_features", f"must be a positive integer, got {n_features!r}")
+
+
+def resolve_approximation(approximation, n_samples: int, possible: bool) -> str | None:
+    """The approximation a fit on ``n_samples`` rows uses: None (the exact kernel), "rff" or
+    "nystroem".  "auto" is "nystroem" past :data:`EXACT_MAX_SAMPLES` rows where an
+    approximation is ``possible`` (a Gaussian kernel on rows in host memory), else None."""
+    if isinstance(approximation, str) and approximation == "auto":
+        return "nystroem" if possible and n_samples > EXACT_MAX_SAMPLES else None
+    return approximation
+
+
+def describe_approximation(approximation: str | None, n_features: int) -> str | None:
+    """None for the exact kernel; else a sentence naming the approximation of K_XW."""
+    if approximation is None:
+        return None
+    if approximation == "rff":
+        return (f"the Gaussian kernel on XW approximated by {n_features} seeded random "
+                "Fourier features (Φ in O(n·m·(d + q)))")
+    return (f"the Gaussian kernel on XW approximated by Nyström features on {n_features} "
+            "seeded landmark rows (Φ in O(n·m·(d + q)))")
 
 
 def _gauss(A: np.ndarray, B: np.ndarray, s2: float) -> np.ndarray:
