@@ -14,7 +14,7 @@ approximate k-NN search) on one thread.  Data:
 Every method runs at its defaults (``n_components=2``; the clustering HSICs with 10 clusters
 and 5 outer rounds): ``lpp``, ``npe`` and ``mds`` switch to their scalable forms by
 themselves (an approximate k-NN graph past 10⁵ rows; landmarks past 4096 rows and sampled
-rows past 8192); ``lpp-exact``, ``npe-exact`` (exact k-NN graph), ``mds-exact`` (all n²
+rows past 8192), and so do the HSIC estimators (Nyström features past 4000 rows); ``lpp-exact``, ``npe-exact`` (exact k-NN graph), ``mds-exact`` (all n²
 pairs) and ``mds-landmarks`` (1000 landmarks against every row) force the other forms, for
 the comparison.
 
@@ -120,15 +120,15 @@ def build(method: str, n: int, d: int, solver=None):
         from sklearn.neighbors import NeighborhoodComponentsAnalysis
 
         return NeighborhoodComponentsAnalysis(r, random_state=0), "Xy", None
-    hsic = {"approximation": "nystroem"} if n > 5000 else {}
+    # the HSICs' approximation="auto": the exact kernel up to 4000 rows, Nyström beyond
     if method == "unsupervised-hsic":
-        return est.UnsupervisedHSIC(r, n_clusters=10, max_outer=5, **hsic, **kw), "X", None
+        return est.UnsupervisedHSIC(r, n_clusters=10, max_outer=5, **kw), "X", None
     if method == "semisupervised-hsic":
-        return est.SemiSupervisedHSIC(r, n_clusters=10, max_outer=5, **hsic, **kw), "Xy", None
+        return est.SemiSupervisedHSIC(r, n_clusters=10, max_outer=5, **kw), "Xy", None
     if method == "kdac":
-        return est.KDAC(r, n_clusters=10, max_outer=5, **hsic, **kw), "Xy", None
+        return est.KDAC(r, n_clusters=10, max_outer=5, **kw), "Xy", None
     if method == "hsic-gaussian-y":
-        return est.SupervisedHSIC(r, y_kernel="gaussian", **hsic, **kw), "Xt", None
+        return est.SupervisedHSIC(r, y_kernel="gaussian", **kw), "Xt", None
     if method == "wda-clustering":  # batch_size="auto": mini-batch OT past 3000 rows a cluster
         return est.WDAClustering(r, n_clusters=10), "X", None
     if method == "wda-clustering-batch":  # the mini-batch route forced, against the exact one
