@@ -14,7 +14,8 @@ approximate k-NN search) on one thread.  Data:
 Every method runs at its defaults (``n_components=2``; the clustering HSICs with 10 clusters
 and 5 outer rounds): ``lpp``, ``npe`` and ``mds`` switch to their scalable forms by
 themselves (an approximate k-NN graph past 10⁵ rows; landmarks past 4096 rows and sampled
-rows past 8192), and so do the HSIC estimators (Nyström features past 4000 rows); ``lpp-exact``, ``npe-exact`` (exact k-NN graph), ``mds-exact`` (all n²
+rows past 8192), and so do the HSIC estimators (Nyström features past 4000 rows);
+``lpp-exact``, ``npe-exact`` (exact k-NN graph), ``mds-exact`` (all n²
 pairs) and ``mds-landmarks`` (1000 landmarks against every row) force the other forms, for
 the comparison.
 
@@ -62,7 +63,7 @@ sys.path.insert(0, str(HERE))
 METHODS = ("lpp", "lpp-exact", "npe", "npe-exact", "mds", "mds-exact", "mds-landmarks", "nca",
            "nca-stochastic", "nca-noplateau", "nca-lbfgs", "sk-nca", "lmnn", "lmnn-stochastic",
            "unsupervised-hsic", "semisupervised-hsic", "kdac", "hsic-gaussian-y",
-           "wda-clustering", "wda-clustering-batch")
+           "wda-clustering", "wda-clustering-batch", "wda", "ksdr")
 #: at n above this, "nca-noplateau" runs a fixed number of iterations (one evaluation is n²
 #: pairs: 10¹⁰ at n = 10⁵); "nca" and "lmnn" are the estimators' defaults at every n (past
 #: their ``stochastic_above``, 20 000, the stochastic route), "nca-stochastic" and
@@ -129,6 +130,10 @@ def build(method: str, n: int, d: int, solver=None):
         return est.KDAC(r, n_clusters=10, max_outer=5, **kw), "Xy", None
     if method == "hsic-gaussian-y":
         return est.SupervisedHSIC(r, y_kernel="gaussian", **kw), "Xt", None
+    if method == "wda":  # batch_size="auto": mini-batch OT past 3000 rows a class
+        return est.WassersteinDA(r), "Xy", "ratio_"
+    if method == "ksdr":  # class labels: y_type="auto" reads integers as classes
+        return est.KernelSDR(r), "Xy", None
     if method == "wda-clustering":  # batch_size="auto": mini-batch OT past 3000 rows a cluster
         return est.WDAClustering(r, n_clusters=10), "X", None
     if method == "wda-clustering-batch":  # the mini-batch route forced, against the exact one

@@ -7,7 +7,7 @@ import sys
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_breast_cancer, load_digits, load_wine
+from sklearn.datasets import load_breast_cancer, load_digits, load_wine, make_classification
 from sklearn.model_selection import StratifiedKFold, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.svm import SVC
@@ -16,6 +16,7 @@ import ldr
 from ldr import kernels as K
 from ldr.estimators import SupervisedHSIC
 from ldr.kernels.tiles import BLOCK_BUFFERS, DEFAULT_MEMORY_BUDGET, choose_block_size
+from ldr.manifolds import sin_largest_angle
 from ldr.objectives.hsic import HSIC, ApproximateHSIC, label_gamma
 
 
@@ -317,3 +318,32 @@ def test_default_blocks_give_the_one_block_answer(load):
         acc = [cross_val_score(make_pipeline(SupervisedHSIC(n_components=q, block_size=b),
                                              SVC()), X, y, cv=cv) for b in (None, small)]
         np.testing.assert_array_equal(acc[0], acc[1])
+
+
+def test_auto_approximation_is_exact_up_to_the_switch_and_nystroem_beyond(monkeypatch):
+    """approximation="auto": the exact kernel up to EXACT_MAX_SAMPLES rows, the Nyström route
+    (the same fit as approximation="nystroem") past it, exact where no approximation applies;
+    the Nyström answer near the exact one."""
+    from ldr.estimators import UnsupervisedHSIC
+    from ldr.kernels import features
+
+    limit = features.EXACT_MAX_SAMPLES
+    assert features.resolve_approximation("auto", limit, True) is None
+    assert features.resolve_approximation("auto", limit + 1, True) == "nystroem"
+    assert features.resolve_approximation("auto", 10 * limit, False) is None
+    assert features.resolve_approximation("rff", 10, True) == "rff"
+    assert features.resolve_approximation(None, 10 * limit, True) is None
+    X, y = make_classification(n_samples=400, n_features=6, n_informative=3, n_redundant=0,
+                               n_classes=3, n_clusters_per_class=1, random_state=3)
+    below = SupervisedHSIC(2).fit(X, y)
+    assert isinstance(below.objective_, HSIC) and below.approximation_ is None
+    monkeypatch.setattr(features, "EXACT_MAX_SAMPLES", 100)
+    auto = SupervisedHSIC(2).fit(X, y)
+    by_hand = SupervisedHSIC(2, approximation="nystroem").fit(X, y)
+    assert isinstance(auto.objective_, ApproximateHSIC) and "Nyström" in auto.approximation_
+    np.testing.assert_allclose(auto.M_, by_hand.M_)
+    assert sin_largest_angle(auto.M_, below.M_) < 0.05
+    polynomial = SupervisedHSIC(2, kernel="polynomial").fit(X, y)   # no approximation of it
+    assert isinstance(polynomial.objective_, HSIC) and polynomial.approximation_ is None
+    clusters = UnsupervisedHSIC(2, n_clusters=3, max_outer=2).fit(X)
+    assert isinstance(clusters.objective_, ApproximateHSIC) and clusters.approximation_

@@ -236,6 +236,26 @@ def test_nystroem_embedding_with_every_row_a_landmark_is_exact(center):
     assert sin_largest_angle(U, U4) < 1e-10
 
 
+def test_landmarks_from_a_pool_still_approximate_the_embedding(monkeypatch):
+    """Past LANDMARK_POOL·m rows the k-means++ seeding runs on a seeded uniform pool: the
+    landmarks are distinct rows of the pool, the same for the same seed, and on rows of
+    dimension q = 2 (the U-step's Z = XW) the embedding they give stays near the exact one."""
+    X = _blobs(600, 3)[0][:, :2]
+    kern = Gaussian(2.0)
+    U, _ = spectral_embedding(kern.gram(X, np.eye(2)), 3, False)
+    monkeypatch.setattr(spectral_module, "LANDMARK_POOL", 4)          # a pool of 240 rows
+    idx = spectral_module.landmarks(X, 60, 0)
+    assert len(np.unique(idx)) == len(idx) and np.all(np.diff(idx) > 0)
+    assert 0 <= idx[0] and idx[-1] < 600
+    np.testing.assert_array_equal(idx, spectral_module.landmarks(X, 60, 0))
+    assert not np.array_equal(idx, spectral_module.landmarks(X, 60, 1))
+    for seed in range(3):
+        assert sin_largest_angle(U, nystroem_embedding(kern, X, 3, False, 60, seed)[0]) < 0.05
+    monkeypatch.setattr(spectral_module, "LANDMARK_POOL", 10)         # every row the pool
+    U_all, _ = nystroem_embedding(kern, X, 3, False, 60, 0)
+    assert sin_largest_angle(U, U_all) < 0.01
+
+
 def test_gaussian_gamma_factor_equals_the_dense_gamma(monkeypatch):
     rng = np.random.default_rng(6)
     n = 400
