@@ -182,3 +182,30 @@ def test_auto_y_type_reads_integer_valued_floats_as_classes():
     assert KernelSDR(X, X[:, 0] + 0.1 * X[:, 1], 1).y_type_ == "continuous"
     with pytest.raises(ValueError, match="median pairwise distance"):
         KernelSDR(X, vote, 1, y_type="continuous")
+
+
+def test_sampled_rows_are_the_estimator_on_the_sample(monkeypatch):
+    """rows="auto" fits every row up to AUTO_ROWS and a seeded uniform sample of AUTO_ROWS
+    rows beyond: the same answer as the estimator on those rows, near the direction y depends
+    on, with mean_ and transform of every row."""
+    from ldr.estimators import KernelSDR as Estimator
+    from ldr.estimators import ksdr as ksdr_estimator
+
+    X, y, b = _regression(3, n=300)
+    full = Estimator(1).fit(X, y)
+    assert full.rows_ is None and full.approximation_ is None
+    monkeypatch.setattr(ksdr_estimator, "AUTO_ROWS", 120)
+    sampled = Estimator(1).fit(X, y)
+    rows = sampled.rows_
+    assert rows.shape == (120,) and np.all(np.diff(rows) > 0) and rows[-1] < 300
+    assert "120 of the 300 rows" in sampled.approximation_
+    np.testing.assert_array_equal(rows, Estimator(1).fit(X, y).rows_)       # seeded
+    on_sample = Estimator(1, rows=None).fit(X[rows], y[rows])
+    assert SIN(sampled.M_, on_sample.M_) < 1e-8
+    assert SIN(sampled.M_, b) < 0.1 and SIN(full.M_, b) < 0.1
+    np.testing.assert_allclose(sampled.mean_, X.mean(axis=0))
+    np.testing.assert_allclose(sampled.transform(X), (X - X.mean(axis=0)) @ sampled.components_.T)
+    assert Estimator(1, rows=300).fit(X, y).rows_ is None                   # every row
+    for bad in (1, 301, 2.5, True, "all"):
+        with pytest.raises(ValueError, match="rows"):
+            Estimator(1, rows=bad).fit(X, y)

@@ -3,18 +3,39 @@ about y."""
 
 from __future__ import annotations
 
-from ldr.estimators.base import FitData, LinearDR
+import numbers
+
+import numpy as np
+
+from ldr.core.errors import ParameterError
+from ldr.data import arrays
+from ldr.estimators.base import AffineMap, FitData, LinearDR, random_seed
 from ldr.objectives.ksdr import KernelSDR as KernelSDRObjective
 
-__all__ = ["KernelSDR"]
+__all__ = ["AUTO_ROWS", "KernelSDR", "auto_rows"]
+
+#: ``rows="auto"`` fits every row up to this many samples and a seeded uniform sample of this
+#: many rows beyond.  One evaluation of the cost is O(s³) time (a Cholesky factorization of
+#: K̄ + sεI) and about ten s×s float64 arrays of memory (1.3 GB at this size), whatever n is.
+AUTO_ROWS = 4000
+
+
+def auto_rows(n_samples: int) -> int | None:
+    """The rows ``rows="auto"`` samples at ``n_samples`` rows: None (every row) up to
+    ``AUTO_ROWS``, else ``AUTO_ROWS``."""
+    return None if n_samples <= AUTO_ROWS else AUTO_ROWS
 
 
 class KernelSDR(LinearDR):
     """Kernel sufficient dimension reduction: the subspace that carries all about y (Eq. 14–16).
 
     Minimizes tr(K̄_Y (K̄_{XM} + nεI)⁻¹) (Fukumizu et al.) from the gKDR eigenvectors.  y may
-    be real (a Gaussian kernel) or class labels.  Each evaluation is O(n³); X is used as
-    given (standardize features of different units first, e.g. in a Pipeline).
+    be real (a Gaussian kernel) or class labels.  Each evaluation is O(n³) time and O(n²)
+    memory, so past ``AUTO_ROWS`` samples the cost is that of a seeded uniform sample of
+    ``AUTO_ROWS`` rows (``rows="auto"``): the same estimator of the conditional covariance
+    operator (Fukumizu et al. 2009) on s rows instead of n, its cost fixed in n; the
+    ``approximation_`` says so.  X is used as given (standardize features of different units
+    first, e.g. in a Pipeline).
 
     Parameters
     ----------
@@ -30,6 +51,10 @@ class KernelSDR(LinearDR):
         "auto": real-valued y (floats not all integer-valued) is continuous, anything else —
         integer-valued floats included, as tables often store class codes — class
         labels (scikit-learn's ``type_of_target``).
+    rows : "auto", int or None, default "auto"
+        The rows the cost is computed on: an integer s, a uniform sample of s rows drawn from
+        ``random_state``; None: every row; "auto": every row up to ``AUTO_ROWS`` samples,
+        ``AUTO_ROWS`` sampled rows beyond (:func:`auto_rows`).
     solver, start, tol, max_iter, solver_params, verbose,
     warm_start, random_state : see :class:`LinearDR`
     eps : deprecated
@@ -38,7 +63,11 @@ class KernelSDR(LinearDR):
     Attributes
     ----------
     M_, components_, map_, n_components_, cost_, n_iter_, result_, objective_, mean_ :
-        see :class:`LinearDR`
+        see :class:`LinearDR` (``mean_`` of every row; ``cost_`` on the rows fitted)
+    rows_ : ndarray of int, shape (s,), or None
+        The sampled rows' indices (sorted); None when the fit used every row.
+    approximation_ : str or None
+        None when the fit used every row; else a sentence naming the sample.
 
     Examples
     --------
@@ -58,7 +87,7 @@ class KernelSDR(LinearDR):
     def __init__(self, n_components=None, *, ridge=1e-3, sigma=None, sigma_y=None,
                  sigma_full=None, y_type="auto", solver=None, start=None, tol=None,
                  max_iter=1000, solver_params=None, verbose=0,
-                 random_state=0, warm_start=False, eps="deprecated"):
+                 random_state=0, warm_start=False, rows="auto", eps="deprecated"):
         self.n_components = n_components
         self.ridge = ridge
         self.sigma = sigma
@@ -73,7 +102,40 @@ class KernelSDR(LinearDR):
         self.verbose = verbose
         self.random_state = random_state
         self.warm_start = warm_start
+        self.rows = rows
         self.eps = eps
 
     def _prepare(self, data: FitData) -> None:
+        """``ridge``; with sampled rows (``rows``), ``data.X`` and ``data.y`` become the
+        sample's and ``data.mean`` every row's mean."""
         data.params["ridge"] = self._renamed("ridge", "eps")[0]
+        n = data.X.shape[0]
+        rows = self.rows
+        if isinstance(rows, str) and rows == "auto":
+            rows = auto_rows(n)
+        elif rows is not None and (isinstance(rows, bool) or not isinstance(
+                rows, numbers.Integral) or not 2 <= rows <= n):
+            raise ParameterError("rows", f"must be \"auto\", None or an integer in [2, "
+                                 f"n_samples = {n}], got {rows!r}")
+        self.rows_ = None
+        self.approximation_ = None
+        if rows is None or rows == n:
+            return
+        X = arrays.to_host(data.X)
+        rng = np.random.default_rng(random_seed(self.random_state))
+        self.rows_ = np.sort(rng.choice(n, int(rows), replace=False))
+        data.mean = np.asarray(X, dtype=float).mean(axis=0)
+        data.X = X[self.rows_]
+        data.y = np.asarray(arrays.to_host(data.y))[self.rows_]
+        why = (f'rows="auto" and n_samples > AUTO_ROWS = {AUTO_ROWS}'
+               if isinstance(self.rows, str) else f"rows={rows}")
+        self.approximation_ = (f"the cost on a uniform sample of {rows} of the {n} rows, "
+                               f"seeded by random_state ({why})")
+
+    def _affine_map(self, data: FitData, obj, M) -> AffineMap:
+        """``(X − mean_) @ M_``, mean_ every row's mean (the sample's objective centers its
+        own rows)."""
+        shift, A = obj.linear_map(M)
+        if data.mean is not None:
+            shift = data.mean
+        return AffineMap(np.asarray(shift, dtype=float), np.asarray(A, dtype=float))
