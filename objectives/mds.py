@@ -58,7 +58,9 @@ import scipy.linalg
 from ldr.core.deprecation import renamed_value
 from ldr.core.errors import ParameterError
 from ldr.core.objective import Method, Objective
-from ldr.data.validation import check_data, check_rank
+from ldr.data import arrays
+from ldr.data.rows import moments, take_rows
+from ldr.data.validation import check_data, check_magnitude, check_rank, is_lazy
 
 __all__ = ["MDS"]
 
@@ -88,7 +90,11 @@ class MDS(Objective):
 
     Parameters
     ----------
-    X : array (n_samples, n_features)
+    X : array (n_samples, n_features), np.memmap or Dask array
+        A Dask array or memmap with ``landmarks`` and ``rows`` is read once over its chunks
+        for the mean and the scatter, and then only the sampled rows and the landmarks are
+        gathered: memory O((s + m)·d + d²), whatever n is (without them it is refused: every
+        row's pairs need X in memory).
     r : int, 1 ≤ r < n_features
     dissimilarity : array (n_samples, n_samples), optional
         Precomputed δ_ij (symmetric, non-negative, zero diagonal).  Default: ``metric``
@@ -141,8 +147,17 @@ class MDS(Objective):
                  landmarks: int | None = None, rows: int | None = None, random_state=0,
                  manifold: str = "grassmann", *, eps="deprecated"):
         smoothing = renamed_value(type(self).__name__, "eps", "smoothing", eps, smoothing)
-        X = check_data(X, "X")
-        n, d = X.shape
+        lazy = (is_lazy(X) or isinstance(X, np.memmap)) and landmarks is not None \
+            and rows is not None
+        if lazy:   # one pass over the chunks: n, the mean and the scatter; rows gathered below
+            if dissimilarity is not None:
+                raise ParameterError("dissimilarity", "a precomputed n×n dissimilarity is in "
+                                     "memory: pass X in memory with it")
+            stats = moments(X, name="X")
+            n, d = int(stats.n), int(stats.scatter.shape[0])
+        else:
+            X = check_data(X, "X")
+            n, d = X.shape
         r = check_rank(r, d)
         if landmarks is not None and (isinstance(landmarks, bool) or not isinstance(
                 landmarks, numbers.Integral) or not 2 <= landmarks <= n):
@@ -159,12 +174,23 @@ class MDS(Objective):
             rng.choice(n, int(landmarks), replace=False))
         self.rows_ = None if rows is None or rows == n else np.sort(
             rng.choice(n, int(rows), replace=False))
-        self.mean_ = X.mean(axis=0)
         self.n_samples = n
-        centered = X - self.mean_
-        self._scatter = centered.T @ centered                # the heuristic's, of every row
-        self._landmark_rows = None if self.landmarks_ is None else centered[self.landmarks_]
-        self.X = centered if self.rows_ is None else centered[self.rows_]
+        if lazy and self.rows_ is None:   # rows = n: every row, read whole
+            X = check_data(take_rows(X, np.arange(n)), "X")
+            lazy = False
+        if lazy:   # only the sampled rows and the landmarks are read into memory
+            self.mean_ = np.asarray(arrays.to_host(stats.shift + stats.offset), dtype=float)
+            self._scatter = np.asarray(arrays.to_host(stats.scatter), dtype=float)
+            self._landmark_rows = np.asarray(take_rows(X, self.landmarks_), dtype=float) \
+                - self.mean_
+            self.X = np.asarray(take_rows(X, self.rows_), dtype=float) - self.mean_
+            check_magnitude(self.X, "X")
+        else:
+            self.mean_ = X.mean(axis=0)
+            centered = X - self.mean_
+            self._scatter = centered.T @ centered            # the heuristic's, of every row
+            self._landmark_rows = None if self.landmarks_ is None else centered[self.landmarks_]
+            self.X = centered if self.rows_ is None else centered[self.rows_]
         self.metric = metric
         self._delta = None
         if dissimilarity is not None:

@@ -191,21 +191,60 @@ def test_sampled_rows_are_the_estimator_on_the_sample(monkeypatch):
     from ldr.estimators import KernelSDR as Estimator
     from ldr.estimators import ksdr as ksdr_estimator
 
-    X, y, b = _regression(3, n=300)
+    X, y, b = _regression(3, n=200)
     full = Estimator(1).fit(X, y)
     assert full.rows_ is None and full.approximation_ is None
-    monkeypatch.setattr(ksdr_estimator, "AUTO_ROWS", 120)
+    monkeypatch.setattr(ksdr_estimator, "AUTO_ROWS", 90)
     sampled = Estimator(1).fit(X, y)
     rows = sampled.rows_
-    assert rows.shape == (120,) and np.all(np.diff(rows) > 0) and rows[-1] < 300
-    assert "120 of the 300 rows" in sampled.approximation_
+    assert rows.shape == (90,) and np.all(np.diff(rows) > 0) and rows[-1] < 200
+    assert "90 of the 200 rows" in sampled.approximation_
     np.testing.assert_array_equal(rows, Estimator(1).fit(X, y).rows_)       # seeded
     on_sample = Estimator(1, rows=None).fit(X[rows], y[rows])
     assert SIN(sampled.M_, on_sample.M_) < 1e-8
     assert SIN(sampled.M_, b) < 0.1 and SIN(full.M_, b) < 0.1
     np.testing.assert_allclose(sampled.mean_, X.mean(axis=0))
     np.testing.assert_allclose(sampled.transform(X), (X - X.mean(axis=0)) @ sampled.components_.T)
-    assert Estimator(1, rows=300).fit(X, y).rows_ is None                   # every row
-    for bad in (1, 301, 2.5, True, "all"):
+    for bad in (1, 201, 2.5, True, "all"):
         with pytest.raises(ValueError, match="rows"):
             Estimator(1, rows=bad).fit(X, y)
+
+
+def test_a_dask_array_fits_from_its_chunks_and_a_sample(monkeypatch):
+    """From a Dask array on a LocalCluster: the mean by one pass over the chunks (tasks run on
+    the cluster), only the sampled rows gathered, the same answer as the in-memory fit;
+    rows=None (every row, n×n matrices) refuses it."""
+    distributed = pytest.importorskip("distributed")
+    import dask.array as da
+
+    from ldr.estimators import KernelSDR as Estimator
+    from ldr.estimators import ksdr as ksdr_estimator
+
+    X, y, b = _regression(4, n=1200)
+    monkeypatch.setattr(ksdr_estimator, "AUTO_ROWS", 150)
+    gathered = []
+    take = ksdr_estimator.take_rows
+
+    def spy(A, rows, name="X"):
+        gathered.append((name, len(rows)))
+        return take(A, rows, name)
+
+    monkeypatch.setattr(ksdr_estimator, "take_rows", spy)
+    ref = Estimator(1).fit(X, y)
+    gathered.clear()
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client, \
+            distributed.get_task_stream(client) as stream:
+        lazy = Estimator(1).fit(da.from_array(X, chunks=100), da.from_array(y, chunks=100))
+        Z = lazy.transform(da.from_array(X, chunks=100))
+        assert isinstance(Z, da.Array)
+        np.testing.assert_allclose(Z.compute(), ref.transform(X), rtol=1e-8, atol=1e-10)
+    ran = {t["key"][0] if isinstance(t["key"], tuple) else t["key"] for t in stream.data}
+    assert any(str(k).startswith("chunk_moments") for k in ran)
+    assert gathered == [("X", 150), ("y", 150)]
+    np.testing.assert_array_equal(lazy.rows_, ref.rows_)
+    np.testing.assert_allclose(lazy.mean_, X.mean(axis=0))
+    assert SIN(lazy.M_, ref.M_) < 1e-8 and SIN(lazy.M_, b) < 0.1
+    with pytest.raises(ValueError, match="Dask"):
+        Estimator(1, rows=None).fit(da.from_array(X, chunks=100), y)

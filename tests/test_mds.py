@@ -241,3 +241,42 @@ def test_landmarks_parameter_is_checked(bad):
         expected = None if good in ("auto", None) else int(good)
         assert (fitted.landmarks_ is None if expected is None
                 else len(fitted.landmarks_) == expected)
+
+
+def test_a_dask_array_fits_from_its_chunks_sampled_rows_and_landmarks(monkeypatch):
+    """From a Dask array on a LocalCluster, with landmarks and sampled rows: the mean and
+    scatter by one pass over the chunks (tasks on the cluster), only the sampled rows and the
+    landmarks gathered, the in-memory fit's answer; without a row sample it is refused."""
+    distributed = pytest.importorskip("distributed")
+    import dask.array as da
+
+    import ldr.objectives.mds as mds_objective
+    from ldr.estimators import MDS as Estimator
+
+    X = np.random.default_rng(5).standard_normal((2000, 6)) * [3.0, 2.0, 1.0, 0.5, 0.3, 0.2]
+    gathered = []
+    take = mds_objective.take_rows
+
+    def spy(A, rows, name="X"):
+        gathered.append(len(rows))
+        return take(A, rows, name)
+
+    monkeypatch.setattr(mds_objective, "take_rows", spy)
+    ref = Estimator(2, landmarks=80, rows=300).fit(X)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client, \
+            distributed.get_task_stream(client) as stream:
+        lazy = Estimator(2, landmarks=80, rows=300).fit(da.from_array(X, chunks=250))
+        Z = lazy.transform(da.from_array(X, chunks=250))
+        assert isinstance(Z, da.Array)
+        np.testing.assert_allclose(Z.compute(), ref.transform(X), rtol=1e-8, atol=1e-10)
+    ran = {t["key"][0] if isinstance(t["key"], tuple) else t["key"] for t in stream.data}
+    assert any(str(k).startswith("chunk_moments") for k in ran)
+    assert sorted(gathered) == [80, 300]
+    np.testing.assert_array_equal(lazy.rows_, ref.rows_)
+    np.testing.assert_array_equal(lazy.landmarks_, ref.landmarks_)
+    assert ldr.manifolds.sin_largest_angle(lazy.M_, ref.M_) < 1e-8
+    assert lazy.stress_ == pytest.approx(ref.stress_, rel=1e-10)
+    with pytest.raises(ValueError, match="Dask"):
+        Estimator(2, landmarks=80, rows=None).fit(da.from_array(X, chunks=250))

@@ -286,11 +286,15 @@ def _poisoned(n=1000, d=6):
     return da.zeros((n, d), chunks=(100, d)).map_blocks(boom, dtype=float)
 
 
-@pytest.mark.parametrize("name,pairwise", [
-    ("MDS", True), ("LPP", False), ("NPE", False), ("KernelSDR", True),
-    ("SupervisedHSIC", False), ("UnsupervisedHSIC", False), ("WassersteinDA", True)])
-def test_in_memory_estimators_refuse_dask(name, pairwise):
-    est = getattr(ldr.estimators, name)()
+@pytest.mark.parametrize("name,params,pairwise", [
+    ("MDS", {"landmarks": None}, True), ("LPP", {}, False), ("NPE", {}, False),
+    ("KernelSDR", {"rows": None}, True), ("SupervisedHSIC", {}, False),
+    ("UnsupervisedHSIC", {}, False), ("WassersteinDA", {}, True)])
+def test_in_memory_estimators_refuse_dask(name, params, pairwise):
+    """Every pairwise computation that needs the rows in memory refuses a Dask array before
+    reading it (MDS and KernelSDR read one from its chunks with sampled rows, their
+    defaults: ``test_mds.py``, ``test_ksdr.py``)."""
+    est = getattr(ldr.estimators, name)(**params)
     y = np.arange(1000) % 2
     with pytest.raises(ValueError, match=r"X: .*in memory.*n = 1000, d = 6") as info:
         est.fit(_poisoned(), y)

@@ -346,3 +346,16 @@ def map_rows(X, fn, n_features: int, n_out: int, name: str = "X"):
 def _apply_block(block, fn):
     return np.asarray(fn(block), dtype=np.float64)
 
+
+
+def take_rows(X, rows: np.ndarray, name: str = "X") -> np.ndarray:
+    """The rows ``rows`` (sorted indices) of an in-memory array, ``np.memmap`` or Dask array
+    (or DataFrame) as a NumPy array: a Dask array's are gathered from the chunks that hold
+    them (one task per chunk, the rest never read), so memory is O(len(rows)·d), not n·d."""
+    if is_lazy(X):
+        X = as_dask_array(X, name)
+        if not all(np.isfinite(c) for c in X.chunks[0]):
+            raise ParameterError(name, "the Dask array's chunk sizes are unknown; build it with "
+                                 "to_dask_array(lengths=True) or call compute_chunk_sizes()")
+        return np.asarray(X[rows].compute())
+    return np.asarray(arrays.to_host(X))[rows]

@@ -9,6 +9,8 @@ import numpy as np
 
 from ldr.core.errors import ParameterError
 from ldr.data import arrays
+from ldr.data.rows import moments, take_rows
+from ldr.data.validation import check_magnitude
 from ldr.estimators.base import AffineMap, FitData, LinearDR, random_seed
 from ldr.objectives.ksdr import KernelSDR as KernelSDRObjective
 
@@ -110,6 +112,11 @@ class KernelSDR(LinearDR):
         sample's and ``data.mean`` every row's mean."""
         data.params["ridge"] = self._renamed("ridge", "eps")[0]
         n = data.X.shape[0]
+        if data.lazy:     # a Dask array or memmap: n and the mean by one pass over its chunks
+            stats = moments(data.X, name="X")
+            n = int(stats.n)
+            data.mean = np.asarray(arrays.to_host(stats.shift + stats.offset), dtype=float)
+            self._check_targets(data.y, n)
         rows = self.rows
         if isinstance(rows, str) and rows == "auto":
             rows = auto_rows(n)
@@ -120,17 +127,43 @@ class KernelSDR(LinearDR):
         self.rows_ = None
         self.approximation_ = None
         if rows is None or rows == n:
+            if data.lazy:  # every row: at most AUTO_ROWS of them ("auto"), or asked for
+                self._gather(data, np.arange(n))
             return
-        X = arrays.to_host(data.X)
         rng = np.random.default_rng(random_seed(self.random_state))
         self.rows_ = np.sort(rng.choice(n, int(rows), replace=False))
-        data.mean = np.asarray(X, dtype=float).mean(axis=0)
-        data.X = X[self.rows_]
-        data.y = np.asarray(arrays.to_host(data.y))[self.rows_]
+        if not data.lazy:
+            data.mean = np.asarray(arrays.to_host(data.X), dtype=float).mean(axis=0)
+        self._gather(data, self.rows_)
         why = (f'rows="auto" and n_samples > AUTO_ROWS = {AUTO_ROWS}'
                if isinstance(self.rows, str) else f"rows={rows}")
         self.approximation_ = (f"the cost on a uniform sample of {rows} of the {n} rows, "
                                f"seeded by random_state ({why})")
+
+    def _reads_chunks(self) -> bool:
+        """A Dask array or memmap stays out of memory when the cost is on sampled rows
+        (``rows`` not None): the fit reads the mean by one pass over its chunks and gathers
+        the sample's rows (every row up to ``AUTO_ROWS`` with "auto")."""
+        return self.rows is not None
+
+    @staticmethod
+    def _gather(data: FitData, rows: np.ndarray) -> None:
+        """``data.X`` and ``data.y`` become their rows ``rows``, in memory (float64 X)."""
+        X = np.asarray(take_rows(data.X, rows), dtype=np.float64)
+        check_magnitude(X, "X")
+        data.X = X
+        data.y = take_rows(data.y, rows, "y")
+        data.lazy = False
+
+    @staticmethod
+    def _check_targets(y, n: int) -> None:
+        """One target per row of a lazy X (ValueError naming y)."""
+        if y is None:
+            return
+        length = y.shape[0] if hasattr(y, "shape") else len(y)
+        if length != n:
+            raise ParameterError("y", f"has {length} targets but X has {n} samples; they must "
+                                 "match")
 
     def _affine_map(self, data: FitData, obj, M) -> AffineMap:
         """``(X − mean_) @ M_``, mean_ every row's mean (the sample's objective centers its

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import numbers
 
+import numpy as np
+
 from ldr.core.errors import ParameterError
+from ldr.data.rows import take_rows
+from ldr.data.validation import check_data
 from ldr.estimators.base import FitData, LinearDR, random_seed
 from ldr.objectives.mds import MDS as MDSObjective
 from ldr.objectives.mds import STORE_MAX
@@ -171,6 +175,9 @@ class MDS(LinearDR):
     def _prepare(self, data: FitData) -> None:
         data.params["smoothing"] = self._renamed("smoothing", "eps")[0]
         landmarks = self.landmarks
+        if not np.isfinite(data.X.shape[0]):
+            raise ParameterError("X", "the Dask array's chunk sizes are unknown; build it with "
+                                 "to_dask_array(lengths=True) or call compute_chunk_sizes()")
         n = int(data.X.shape[0])
         if isinstance(landmarks, str) and landmarks == "auto":
             landmarks = auto_landmarks(n)
@@ -192,6 +199,20 @@ class MDS(LinearDR):
         data.params["rows"] = rows
         if landmarks is not None:
             data.params["random_state"] = random_seed(self.random_state)
+        if data.lazy and (landmarks is None or rows is None):
+            # "auto" at most AUTO_ROWS rows: small enough to read whole
+            X = np.asarray(take_rows(data.X, np.arange(n)), dtype=np.float64)
+            check_data(X, "X")
+            data.X = X
+            data.lazy = False
+
+    def _reads_chunks(self) -> bool:
+        """A Dask array or memmap stays out of memory with landmarks and sampled rows (both
+        "auto" by default, or integers): the objective reads the mean and scatter by one pass
+        over its chunks and gathers the sampled rows and the landmarks; with "auto" at most
+        ``AUTO_ROWS`` rows, below the switches, are read whole."""
+        auto = isinstance(self.landmarks, str) and isinstance(self.rows, str)
+        return auto or (self.landmarks is not None and self.rows is not None)
 
     def _finish(self, data: FitData, obj, result):
         self.stress_ = obj.stress(result.M)
