@@ -1,0 +1,159 @@
+"""Benchmark: the pairwise estimators that fit from Dask chunks, at 10⁶ and 10⁷ rows on a
+``dask.distributed.LocalCluster`` under a per-worker memory limit.
+
+Run from the checkout root, under the shared lock (timings must not overlap)::
+
+    flock /tmp/ldr-bench.lock .venv/bin/python -P benchmarks/bench_pairwise_dask.py \\
+        > benchmarks/results/bench_pairwise_dask.txt
+
+What is measured.  The rows are generated lazily, chunk by chunk, never held whole: X
+(n × 20) standard normal from ``dask.array.random.default_rng(0)`` in chunks of
+``--chunk`` rows, and y = sin(2 xᵀb₁) + (xᵀb₂)² + 0.1 ε (b₁, b₂ orthonormal, seeded), so
+the central subspace is span(b₁, b₂).  ``MDS(2)`` and ``KernelSDR(2)`` at their defaults fit
+from the Dask array (past their switches: MDS's stress over 8192 sampled rows and 1000
+landmarks, KernelSDR's cost on 4000 sampled rows): one pass over the chunks for the moments,
+then the sampled rows gathered; everything else runs in the client on those rows.
+
+Each (method, n) runs in its own child process that starts a LocalCluster of ``--workers``
+worker processes (one thread each, ``memory_limit`` ``--worker-memory``: a worker past it is
+restarted by its nanny and the fit fails); printed: the fit's wall time, the pass alone
+(``ldr.data.rows.moments`` on the same array, timed separately: generating and reading every
+chunk), each worker's peak resident memory (``VmHWM``, read on the worker after the fit) and
+the client's beyond its memory before the fit.  At 10⁶ rows the in-memory fit on the same
+rows (materialized) is the reference: the sampled rows are the same (same seed), so the two
+answers agree to rounding (sin θ).  The 10⁸ estimate: the fit's time less its pass, plus the
+pass scaled by the rows and divided among N workers (the pass is the only part that grows
+with n; the chunks are independent tasks).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from _common import run_child as common_run_child  # noqa: E402
+from _common import status_mb  # noqa: E402
+
+D = 20
+
+
+def lazy_data(n: int, chunk: int):
+    """(X, y, B): the lazily generated rows, targets and true subspace (module docstring)."""
+    import dask.array as da
+
+    B = np.linalg.qr(np.random.default_rng(1).standard_normal((D, 2)))[0]
+    rng = da.random.default_rng(0)
+    X = rng.standard_normal((n, D), chunks=(chunk, D))
+    noise = rng.standard_normal((n,), chunks=(chunk,))
+    y = da.sin(2 * X @ B[:, 0]) + (X @ B[:, 1]) ** 2 + 0.1 * noise
+    return X, y, B
+
+
+def worker_peak_mb() -> float:
+    return status_mb("VmHWM")
+
+
+def child(method: str, n: int, chunk: int, workers: int, worker_memory: str,
+          reference: bool) -> dict:
+    import warnings
+
+    from distributed import Client, LocalCluster
+
+    import ldr.estimators as est
+    from ldr.data.rows import moments
+    from ldr.manifolds import sin_largest_angle
+
+    warnings.simplefilter("ignore")
+    X, y, B = lazy_data(n, chunk)
+    model = est.MDS(2) if method == "mds" else est.KernelSDR(2)
+    args = (X,) if method == "mds" else (X, y)
+    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                      memory_limit=worker_memory, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        start = time.perf_counter()
+        moments(X)
+        pass_seconds = time.perf_counter() - start
+        client.restart()          # the workers' peaks below are the fit's alone
+        base = status_mb("VmRSS")
+        start = time.perf_counter()
+        model.fit(*args)
+        seconds = time.perf_counter() - start
+        peaks = sorted(client.run(worker_peak_mb).values())
+    row = {"method": method, "n": n, "chunk": chunk, "workers": workers,
+           "worker_memory": worker_memory, "seconds": seconds, "pass_seconds": pass_seconds,
+           "worker_peak_mb": peaks, "client_beyond_mb": status_mb("VmHWM") - base,
+           "converged": bool(model.result_.converged), "approximation": model.approximation_}
+    if method == "ksdr":
+        row["sin_truth"] = float(sin_largest_angle(model.M_, B))
+    if reference:
+        Xm = X.compute()
+        ref = est.MDS(2) if method == "mds" else est.KernelSDR(2)
+        ref.fit(Xm) if method == "mds" else ref.fit(Xm, y.compute())
+        row["sin_in_memory"] = float(sin_largest_angle(model.M_, ref.M_))
+    return row
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--n", type=int, nargs="+", default=[1_000_000, 10_000_000])
+    p.add_argument("--methods", nargs="+", default=["mds", "ksdr"], choices=["mds", "ksdr"])
+    p.add_argument("--chunk", type=int, default=250_000, help="rows per chunk")
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--worker-memory", default="1GiB", help="each worker's memory limit")
+    p.add_argument("--child", nargs=6, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.child:
+        method, n, chunk, workers, memory, reference = args.child
+        print(json.dumps(child(method, int(n), int(chunk), int(workers), memory,
+                               reference == "1")))
+        return
+
+    from _common import print_header, print_table
+
+    command = "python -P benchmarks/bench_pairwise_dask.py " + " ".join(sys.argv[1:])
+    print_header("MDS and KernelSDR from Dask chunks on a LocalCluster", [
+        f"command: {command.strip()} (under flock /tmp/ldr-bench.lock)",
+        f"X: n × {D} generated lazily in chunks of {args.chunk} rows (module docstring); "
+        f"n {args.n}; {args.workers} worker processes, one thread each, memory_limit "
+        f"{args.worker_memory} each; BLAS on one thread"])
+    table = []
+    rows = []
+    wall = time.perf_counter()
+    for method in args.methods:
+        for n in args.n:
+            row = common_run_child(__file__, method, n, args.chunk, args.workers,
+                                   args.worker_memory, int(n <= 1_000_000))
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+            table.append([method, n, f"{row['seconds']:.1f} s", f"{row['pass_seconds']:.1f} s",
+                          " / ".join(f"{p:.0f}" for p in row["worker_peak_mb"]) + " MB",
+                          f"{row['client_beyond_mb']:.0f} MB",
+                          "yes" if row["converged"] else "no",
+                          f"{row['sin_in_memory']:.1e}" if "sin_in_memory" in row else "",
+                          f"{row['sin_truth']:.4f}" if "sin_truth" in row else ""])
+    print()
+    print_table(["method", "n", "fit", "the pass alone", "worker peaks", "client beyond",
+                 "converged", "sin θ to in-memory", "sin θ to truth"], table, left=2)
+    print("\n10⁸ rows, estimated from the largest n measured: the fit's time less its pass, "
+          "plus the pass × (10⁸ / n) × (workers / N)")
+    est_rows = []
+    for method in args.methods:
+        big = max((r for r in rows if r["method"] == method), key=lambda r: r["n"])
+        fixed = big["seconds"] - big["pass_seconds"]
+        per_row = big["pass_seconds"] * big["workers"] / big["n"]   # worker-seconds a row
+        for N in (2, 8, 32):
+            est_rows.append([method, big["n"], N, f"{fixed + per_row * 1e8 / N:.0f} s"])
+    print_table(["method", "from n", "workers N", "10⁸ rows"], est_rows, left=3)
+    print(f"\nwall time of the whole run: {time.perf_counter() - wall:.0f} s")
+
+
+if __name__ == "__main__":
+    main()
