@@ -27,7 +27,9 @@ the median pairwise distance); class labels → one-hot codes with the linear ke
 K_Z = [y_i = y_j].  In the population the cost is at least its value with all d directions,
 with equality iff Eq. 14 holds (Fukumizu et al.).  It is invariant to M → MR, so the
 manifold is Grassmann.  Each evaluation costs
-O(n³) (a Cholesky factorization of K̄ + nεI); memory is O(n²).
+O(n³/3) (a Cholesky factorization of K̄ + nεI) and O(n²·ρ) beyond it, ρ the rank of K_Z
+(K_Z = EEᵀ, K̄_Z = FFᵀ with F = HE: R is applied to F, never formed; Γ = (RF)(RF)ᵀ); memory
+is O(n²).
 """
 
 from __future__ import annotations
@@ -62,6 +64,19 @@ def _positive(value, name):
 def _centered(K: np.ndarray) -> np.ndarray:
     K = K - K.mean(axis=0, keepdims=True)
     return K - K.mean(axis=1, keepdims=True)
+
+
+def gram_factor(y, Kz: np.ndarray, kind: str) -> np.ndarray:
+    """E with K_Z = EEᵀ for the responses ``y`` and their Gram matrix ``Kz``: for class
+    labels (K_Z = [y_i = y_j]) the one-hot indicators, exactly; otherwise V√λ over the
+    eigenpairs of K_Z with λ above 1e-12 of the largest (a Gaussian kernel on a few responses
+    has a numerical rank of a few dozen), K_Z to rounding."""
+    if kind == "classes":
+        classes, codes = check_labels(np.asarray(y), Kz.shape[0], "y")
+        return np.eye(len(classes))[codes]
+    lam, V = scipy.linalg.eigh(Kz)
+    keep = lam > 1e-12 * max(lam[-1], 1e-300)
+    return V[:, keep] * np.sqrt(lam[keep])
 
 
 def _laplacian_times(Psi: np.ndarray, Y: np.ndarray) -> np.ndarray:
@@ -182,6 +197,9 @@ class KernelSDR(Objective):
         self._Gz = Kz                     # uncentered, for the gKDR heuristic
         self.Kz = _centered(Kz)
         self.Kz = 0.5 * (self.Kz + self.Kz.T)
+        # K_Z = EEᵀ, so K̄_Z = FFᵀ with F = HE (n × rank): every oracle applies R to F only
+        self._Ez = gram_factor(y, Kz, self.y_type_)
+        self._Fz = self._Ez - self._Ez.mean(axis=0)
         self.shape = (d, r)
         self.manifold = manifold
         self._key: bytes | None = None
@@ -189,8 +207,8 @@ class KernelSDR(Objective):
     # -- cost (autograd-traceable) ------------------------------------------------------------
     def cost(self, M):
         if not arrays.traced(M):  # a value: reuse the cached factorization
-            _, _, R, _ = self._at(M)
-            return float(np.sum(self.Kz * R))
+            _, _, _, RF, _ = self._at(M)
+            return float(np.sum(self._Fz * RF))        # tr(FᵀRF) = tr(K̄_Z R)
         Y = anp.dot(self.X, M)
         sq = anp.sum(Y**2, axis=1)
         K = anp.exp(-(sq[:, None] + sq[None, :] - 2.0 * anp.dot(Y, Y.T)) / (2 * self.sigma**2))
@@ -201,7 +219,9 @@ class KernelSDR(Objective):
 
     # -- closed-form oracles ------------------------------------------------------------------
     def _at(self, M):
-        """(Y, K, R, Γ) at M, cached across the Hessian-vector products of one solve."""
+        """(Y, K, the Cholesky factor of K̄ + nεI, RF, Γ = (RF)(RF)ᵀ) at M, cached across the
+        Hessian-vector products of one solve: one factorization, O(n³/3), and the rest
+        O(n²·rank K_Z) — R is applied to F, never formed."""
         M = np.asarray(M, dtype=float)
         key = M.tobytes()
         if self._key != key:
@@ -211,30 +231,29 @@ class KernelSDR(Objective):
             A = _centered(K)
             A = 0.5 * (A + A.T)
             A.flat[:: n + 1] += n * self.ridge
-            R = scipy.linalg.cho_solve(scipy.linalg.cho_factor(A), np.eye(n))
-            R = 0.5 * (R + R.T)
-            G = R @ self.Kz @ R
+            factor = scipy.linalg.cho_factor(A)
+            RF = scipy.linalg.cho_solve(factor, self._Fz)
             self._key = key
-            self._vals = (Y, K, R, 0.5 * (G + G.T))
+            self._vals = (Y, K, factor, RF, RF @ RF.T)
         return self._vals
 
     def egrad(self, M):
-        Y, K, _, G = self._at(M)
+        Y, K, _, _, G = self._at(M)
         return (2.0 / self.sigma**2) * (self.X.T @ _laplacian_times(G * K, Y))
 
     def phi(self, M) -> np.ndarray:
-        _, K, _, G = self._at(M)
+        _, K, _, _, G = self._at(M)
         P = self.X.T @ _laplacian_times(G * K, self.X) / self.sigma**2
         return 0.5 * (P + P.T)
 
     def ehvp(self, M, V):
-        Y, K, R, G = self._at(M)
+        Y, K, factor, RF, G = self._at(M)
         V = np.asarray(V, dtype=float)
         Z = self.X @ V
         yz = np.einsum("ij,ij->i", Y, Z)
         uw = yz[:, None] + yz[None, :] - Y @ Z.T - Z @ Y.T      # u_ijᵀ w_ij
         Kp = -K * uw / self.sigma**2
-        T = R @ _centered(Kp) @ G
+        T = scipy.linalg.cho_solve(factor, _centered(Kp) @ RF) @ RF.T   # R K̄′ Γ
         Psi_p = -(T + T.T) * K + G * Kp
         out = _laplacian_times(Psi_p, Y) + _laplacian_times(G * K, Z)
         return (2.0 / self.sigma**2) * (self.X.T @ out)
@@ -255,9 +274,9 @@ class KernelSDR(Objective):
         A = G.copy()
         A.flat[:: n + 1] += n * self.ridge
         cf = scipy.linalg.cho_factor(A)
-        F = scipy.linalg.cho_solve(cf, scipy.linalg.cho_solve(cf, self._Gz).T)
-        F = 0.5 * (F + F.T)
-        P = (G @ F) * G
+        AE = scipy.linalg.cho_solve(cf, self._Ez)           # F = (AE)(AE)ᵀ, G_Z = EEᵀ
+        F = AE @ AE.T
+        P = ((G @ AE) @ AE.T) * G
         GFG = np.einsum("ij,ji->i", G @ F, G)
         Q = (G @ G) * F - P - P.T + np.diag(GFG)
         Xs = X / s  # Xᵀ Q X / s⁴ as (X/s)ᵀ Q (X/s) / s²: s⁴ overflows for data at 1e90
