@@ -105,6 +105,19 @@ def check_int_components(q, upper: int, bound: str, other: str = "") -> int:
     return int(q)
 
 
+def sample_size(value, name: str, n_samples: int, auto) -> int | None:
+    """A sample-size parameter (landmarks, sampled rows): "auto" is ``auto(n_samples)``, None
+    is None (every row), an integer must lie in [2, n_samples] (a ParameterError naming
+    ``name`` otherwise)."""
+    if isinstance(value, str) and value == "auto":
+        return auto(n_samples)
+    if value is not None and (isinstance(value, bool) or not isinstance(
+            value, numbers.Integral) or not 2 <= value <= n_samples):
+        raise ParameterError(name, f"must be \"auto\", None or an integer in [2, n_samples = "
+                             f"{n_samples}], got {value!r}")
+    return None if value is None else int(value)
+
+
 def sign_rule(M: np.ndarray) -> np.ndarray:
     """scikit-learn's sign rule (``svd_flip`` on the components): the largest entry of each
     column of M is positive."""

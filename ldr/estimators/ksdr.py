@@ -3,22 +3,20 @@ about y."""
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from ldr.core.errors import ParameterError
 from ldr.data import arrays
 from ldr.data.rows import moments, take_rows
 from ldr.data.validation import check_magnitude
-from ldr.estimators.base import AffineMap, FitData, LinearDR, random_seed
+from ldr.estimators.base import AffineMap, FitData, LinearDR, random_seed, sample_size
 from ldr.objectives.ksdr import KernelSDR as KernelSDRObjective
 
 __all__ = ["AUTO_ROWS", "KernelSDR", "auto_rows"]
 
 #: ``rows="auto"`` fits every row up to this many samples and a seeded uniform sample of this
 #: many rows beyond.  One evaluation of the cost is O(s³) time (a Cholesky factorization of
-#: K̄ + sεI) and about ten s×s float64 arrays of memory (1.3 GB at this size), whatever n is.
+#: K̄ + sεI) and a few s×s float64 arrays of memory, whatever n is.
 AUTO_ROWS = 4000
 
 
@@ -32,12 +30,12 @@ class KernelSDR(LinearDR):
     """Kernel sufficient dimension reduction: the subspace that carries all about y (Eq. 14–16).
 
     Minimizes tr(K̄_Y (K̄_{XM} + nεI)⁻¹) (Fukumizu et al.) from the gKDR eigenvectors.  y may
-    be real (a Gaussian kernel) or class labels.  Each evaluation is O(n³) time and O(n²)
-    memory, so past ``AUTO_ROWS`` samples the cost is that of a seeded uniform sample of
-    ``AUTO_ROWS`` rows (``rows="auto"``): the same estimator of the conditional covariance
-    operator (Fukumizu et al. 2009) on s rows instead of n, its cost fixed in n; the
-    ``approximation_`` says so.  X is used as given (standardize features of different units
-    first, e.g. in a Pipeline).
+    be real (a Gaussian kernel) or class labels.  Each evaluation is a Cholesky
+    factorization, O(n³) time, and O(n²) memory, so past ``AUTO_ROWS`` samples the cost is
+    that of a seeded uniform sample of ``AUTO_ROWS`` rows (``rows="auto"``): the same
+    estimator of the conditional covariance operator (Fukumizu et al. 2009) on s rows instead
+    of n, its cost fixed in n; the ``approximation_`` says so.  X is used as given
+    (standardize features of different units first, e.g. in a Pipeline).
 
     Parameters
     ----------
@@ -117,13 +115,7 @@ class KernelSDR(LinearDR):
             n = int(stats.n)
             data.mean = np.asarray(arrays.to_host(stats.shift + stats.offset), dtype=float)
             self._check_targets(data.y, n)
-        rows = self.rows
-        if isinstance(rows, str) and rows == "auto":
-            rows = auto_rows(n)
-        elif rows is not None and (isinstance(rows, bool) or not isinstance(
-                rows, numbers.Integral) or not 2 <= rows <= n):
-            raise ParameterError("rows", f"must be \"auto\", None or an integer in [2, "
-                                 f"n_samples = {n}], got {rows!r}")
+        rows = sample_size(self.rows, "rows", n, auto_rows)
         self.rows_ = None
         self.approximation_ = None
         if rows is None or rows == n:

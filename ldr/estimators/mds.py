@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 
 from ldr.core.errors import ParameterError
 from ldr.data.rows import take_rows
 from ldr.data.validation import check_data
-from ldr.estimators.base import FitData, LinearDR, random_seed
+from ldr.estimators.base import FitData, LinearDR, random_seed, sample_size
 from ldr.objectives.mds import MDS as MDSObjective
 from ldr.objectives.mds import STORE_MAX
 
@@ -179,23 +177,14 @@ class MDS(LinearDR):
             raise ParameterError("X", "the Dask array's chunk sizes are unknown; build it with "
                                  "to_dask_array(lengths=True) or call compute_chunk_sizes()")
         n = int(data.X.shape[0])
-        if isinstance(landmarks, str) and landmarks == "auto":
-            landmarks = auto_landmarks(n)
-        elif landmarks is not None and (isinstance(landmarks, bool) or not isinstance(
-                landmarks, numbers.Integral) or not 2 <= landmarks <= n):
-            raise ParameterError("landmarks", f"must be \"auto\", None or an integer in "
-                                 f"[2, n_samples = {n}], got {landmarks!r}")
+        landmarks = sample_size(landmarks, "landmarks", n, auto_landmarks)
         data.params["landmarks"] = landmarks
-        rows = self.rows
-        if isinstance(rows, str) and rows == "auto":
-            rows = None if landmarks is None else auto_rows(n)
-        elif rows is not None and (isinstance(rows, bool) or not isinstance(
-                rows, numbers.Integral) or not 2 <= rows <= n or landmarks is None):
-            raise ParameterError("rows", f"must be \"auto\", None or an integer in [2, "
-                                 f"n_samples = {n}], got {rows!r}" if landmarks is not None
-                                 else f"a row sample needs landmarks (it samples the pairs "
+        if landmarks is None and self.rows is not None and not isinstance(self.rows, str):
+            raise ParameterError("rows", f"a row sample needs landmarks (it samples the pairs "
                                  f"(row, landmark)); the fit is exact, so rows must be "
-                                 f"\"auto\" or None, got {rows!r}")
+                                 f"\"auto\" or None, got {self.rows!r}")
+        rows = sample_size(self.rows, "rows", n,
+                           lambda n: None if landmarks is None else auto_rows(n))
         data.params["rows"] = rows
         if landmarks is not None:
             data.params["random_state"] = random_seed(self.random_state)
