@@ -12,7 +12,8 @@ approximate k-NN search) on one thread.  Data:
   50 informative features, the rest noise; ``--mnist-n`` for fewer rows).
 
 Every method runs at its defaults (``n_components=2``; the clustering HSICs with 10 clusters
-and 5 outer rounds): ``lpp``, ``npe`` and ``mds`` switch to their scalable forms by
+and their default 30 rounds at most; records before this change ran 5 rounds): ``lpp``,
+``npe`` and ``mds`` switch to their scalable forms by
 themselves (an approximate k-NN graph past 10⁵ rows; landmarks past 4096 rows and sampled
 rows past 8192), and so do the HSIC estimators (Nyström features past 4000 rows);
 ``lpp-exact``, ``npe-exact`` (exact k-NN graph), ``mds-exact`` (all n²
@@ -123,11 +124,11 @@ def build(method: str, n: int, d: int, solver=None):
         return NeighborhoodComponentsAnalysis(r, random_state=0), "Xy", None
     # the HSICs' approximation="auto": the exact kernel up to 4000 rows, Nyström beyond
     if method == "unsupervised-hsic":
-        return est.UnsupervisedHSIC(r, n_clusters=10, max_outer=5, **kw), "X", None
+        return est.UnsupervisedHSIC(r, n_clusters=10, **kw), "X", None
     if method == "semisupervised-hsic":
-        return est.SemiSupervisedHSIC(r, n_clusters=10, max_outer=5, **kw), "Xy", None
+        return est.SemiSupervisedHSIC(r, n_clusters=10, **kw), "Xy", None
     if method == "kdac":
-        return est.KDAC(r, n_clusters=10, max_outer=5, **kw), "Xy", None
+        return est.KDAC(r, n_clusters=10, **kw), "Xy", None
     if method == "hsic-gaussian-y":
         return est.SupervisedHSIC(r, y_kernel="gaussian", **kw), "Xt", None
     if method == "wda":  # batch_size="auto": mini-batch OT past 3000 rows a class

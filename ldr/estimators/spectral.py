@@ -217,13 +217,13 @@ def nystroem_embedding(kernel, Z: np.ndarray, k: int, center: bool, m: int, seed
 
     # pass 1: Ψᵀ1 = Bᵀ(Cᵀ1)
     colsum = B.T @ sum(cross(sl).sum(axis=0) for sl in blocks)
-    # pass 2: the degrees Ψ(Ψᵀ1) = C(B Ψᵀ1) block by block, and with them, for
-    # Φ = D^{-1/2} C B, ΦᵀΦ = Bᵀ(Cᵀ D⁻¹ C)B and Φᵀ1 = Bᵀ(Cᵀ D^{-1/2} 1): one m×m product a
-    # block instead of the n×m×m of forming Ψ in every pass
+    # pass 2: the degrees Ψ(Ψᵀ1) = C(B Ψᵀ1) block by block, and with them ΦᵀΦ and Φᵀ1 for
+    # Φ = D^{-1/2} Ψ (B keeps the ρ ≤ m eigenpairs of K_LL above rounding: a few dozen for
+    # rows of a few dimensions, so Ψ's block is b × ρ)
     toward = B @ colsum
     dm = np.empty(n)
-    S = np.zeros((ZL.shape[0], ZL.shape[0]))
-    s = np.zeros(ZL.shape[0])
+    G = np.zeros((B.shape[1], B.shape[1]))
+    mean = np.zeros(B.shape[1])
     for sl in blocks:
         C = cross(sl)
         deg = C @ toward
@@ -232,11 +232,10 @@ def nystroem_embedding(kernel, Z: np.ndarray, k: int, center: bool, m: int, seed
                                  f"{int(np.sum(deg <= 0))} sample(s) a non-positive degree; "
                                  f"raise n_kernel_features (now {m}) or use spectral='exact'")
         dm[sl] = 1.0 / np.sqrt(deg)
-        C *= dm[sl, None]
-        S += C.T @ C
-        s += C.sum(axis=0)
-    G = B.T @ S @ B
-    mean = (B.T @ s) / n
+        F = dm[sl, None] * (C @ B)
+        G += F.T @ F
+        mean += F.sum(axis=0)
+    mean /= n
     if center:
         G -= n * np.outer(mean, mean)
     sig2, Q = scipy.linalg.eigh(0.5 * (G + G.T))

@@ -7,9 +7,13 @@ K_XW ≈ C A Cᵀ with C (n × m′) features of the rows of Z and A (m′ × m�
   Ω_d ~ N(0, σ⁻² I_d) drawn once from the seed: for orthonormal W, WᵀΩ_d ~ N(0, σ⁻² I_q),
   and ZΩ = X WWᵀ Ω_d depends on W only through its span (the approximation is a function on
   the Grassmannian, as the exact cost is);
-* **Nyström** (Williams & Seeger): m landmark rows L drawn once from the seed, C = K(Z, Z_L),
-  A = (K(Z_L, Z_L) + εI)⁻¹ with ε = 1e-6 (k(z, z) = 1), which keeps A a smooth function of
-  W (a pseudo-inverse's rank cutoff would jump as W moves and stall ISM).
+* **Nyström** (Williams & Seeger): m landmark rows L drawn once from the seed, K ≈
+  K(Z, Z_L) (K_LL + εI)⁻¹ K(Z_L, Z) with ε = 1e-6 (k(z, z) = 1), which keeps the
+  approximation a smooth function of W (a pseudo-inverse's cutoff at ε's scale would jump as
+  W moves and stall ISM).  With K_LL = VΛVᵀ the features are C = K(Z, Z_L) V_ρ (Λ_ρ + εI)^{-1/2},
+  A = I, over the ρ eigenpairs with λ above 1e-12 of the largest: the rest, at K_LL's rounding,
+  change the sums below no more than the inverse's own rounding does, and on rows of a few
+  dimensions ρ is a few dozen, not m, which makes the passes below that much cheaper.
 
 The error knob is m (``n_features``): RFF's entrywise error is O(1/√m); Nyström's vanishes
 as the landmarks cover the data (m = n gives the exact kernel).  Features are computed by
@@ -125,17 +129,19 @@ class Nystroem:
 
 
     def at(self, X: np.ndarray, W: np.ndarray):
+        """``(features(rows) -> C_rows, None)`` at W: C = K(Z, Z_L) V_ρ (Λ_ρ + εI)^{-1/2}
+        (module docstring), so K ≈ CCᵀ."""
         s2 = 2.0 * self.sigma**2
         Z = X @ W
         ZL = Z[self.landmarks]
-        KLL = _gauss(ZL, ZL, s2)
-        KLL[np.diag_indices_from(KLL)] += self.jitter
-        A = scipy.linalg.cho_solve(scipy.linalg.cho_factor(KLL), np.eye(len(ZL)))
+        lam, V = scipy.linalg.eigh(_gauss(ZL, ZL, s2))
+        keep = lam > 1e-12 * max(lam[-1], 1e-300)
+        B = V[:, keep] / np.sqrt(lam[keep] + self.jitter)
 
         def features(rows):
-            return _gauss(Z[rows], ZL, s2)
+            return _gauss(Z[rows], ZL, s2) @ B
 
-        return features, 0.5 * (A + A.T)
+        return features, None
 
 
 def make_features(approximation: str, sigma: float, n_features: int, X: np.ndarray, seed):
