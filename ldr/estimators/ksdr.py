@@ -54,7 +54,7 @@ class KernelSDR(LinearDR):
     rows : "auto", int or None, default "auto"
         The rows the cost is computed on: an integer s, a uniform sample of s rows drawn from
         ``random_state``; None: every row; "auto": every row up to ``AUTO_ROWS`` samples,
-        ``AUTO_ROWS`` sampled rows beyond (:func:`auto_rows`).
+        ``AUTO_ROWS`` sampled rows beyond (``auto_rows``).
     solver, start, tol, max_iter, solver_params, verbose,
     warm_start, random_state : see :class:`LinearDR`
     eps : deprecated
