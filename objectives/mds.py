@@ -154,7 +154,8 @@ class MDS(Objective):
                 raise ParameterError("dissimilarity", "a precomputed n×n dissimilarity is in "
                                      "memory: pass X in memory with it")
             stats = moments(X, name="X")
-            n, d = int(stats.n), int(stats.scatter.shape[0])
+            n = int(stats.n)
+            d = int(stats.scatter.shape[0])
         else:
             X = check_data(X, "X")
             n, d = X.shape
