@@ -181,6 +181,16 @@ def child(method: str, kind: str, n: int, solver: str | None, seed: int = 0) -> 
     if result is not None:   # what the fit's full-data check said
         row["converged"] = bool(result.converged)
         row["reason"] = str(result.reason)[:160]
+    if hasattr(model, "converged_"):   # an alternation's own verdict, over its last W-step's
+        row["converged"] = bool(model.converged_)
+        history = getattr(model, "history_", None)
+        if history:
+            last = history[-1]
+            change = next((last[k] for k in ("u_change", "w_change", "p_change") if k in last),
+                          float("nan"))
+            row["reason"] = (f"{model.n_outer_} rounds, last change {change:.2e} "
+                             f"(outer_tol {model.outer_tol:g}); last W-step: "
+                             f"{result.reason if result is not None else ''}")[:160]
     if hasattr(model, "stochastic_"):   # which route
         row["stochastic"] = bool(model.stochastic_)
     if getattr(model, "approximation_", None):
