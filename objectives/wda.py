@@ -56,6 +56,11 @@ ratio-trace pencil C_w + εI gives them eigenvalues of order 1/ε, so SCF takes 
 With m ≥ r the ratio is unbounded on a subspace of them and the objective refuses the data
 (``n_null_directions`` holds m).
 
+**Rows from chunks.**  With mini-batches the plans see only the batches' rows: a Dask array
+or ``np.memmap`` X is read once over its chunks for the means and Fisher's scatters
+(:func:`ldr.data.rows.moments`: ``mean_``, ``reg="auto"``, the heuristic), and the rows its
+batches hold are gathered (:func:`ldr.data.rows.take_rows`); nothing of X's size is made.
+
 References
 ----------
 Flamary, Cuturi, Courty & Rakotomamonjy (2018), Wasserstein discriminant analysis, Machine
@@ -77,11 +82,13 @@ from ldr.core.eigen import top_generalized
 from ldr.core.errors import ParameterError, UnboundedObjective
 from ldr.core.objective import Method, Objective
 from ldr.data import arrays
+from ldr.data.rows import moments, take_rows
 from ldr.data.statistics import check_weights
 from ldr.data.validation import (
     check_labels,
     check_rank,
     check_rows,
+    is_lazy,
     nullity,
 )
 from ldr.kernels.tiles import DEFAULT_MEMORY_BUDGET, TARGET_BLOCK_BYTES
@@ -123,7 +130,9 @@ class WDA(Objective):
     X : (n, d) data; y : (n,) labels, at least two classes of at least two samples each.
         X of another array namespace (a PyTorch tensor on the CPU or a GPU, CuPy, JAX, ...)
         keeps the classes' rows there, in its float dtype: plans, cost, gradient, HVPs and
-        pencil are computed there, ``ldr.solve`` iterates there (float32: SCF xtol ≈ 1e-5)
+        pencil are computed there, ``ldr.solve`` iterates there (float32: SCF xtol ≈ 1e-5).
+        A Dask array or ``np.memmap`` with ``batch_size`` is read over its chunks (module
+        docstring, "Rows from chunks"); the labels are read into memory
     r : subspace dimension, 1 ≤ r < d (the papers' p; ``p=`` is a deprecated alias)
     reg : float > 0 or "auto", default "auto"
         The entropic regularization, in squared-distance units, as in POT
@@ -160,11 +169,19 @@ class WDA(Objective):
         (:mod:`ldr.objectives.transport`), and the means and scatters are weighted: a row of
         integer weight k counts as k copies of itself (the plans of the repeated rows, each
         row's copies summed, are the weighted plans).  Exact plans only (no ``batch_size``).
+    statistics : Moments, optional
+        The :class:`~ldr.data.statistics.Moments` of a Dask array or memmap X with its labels
+        (:func:`ldr.data.rows.moments`), when the caller has made that pass: it is not made
+        again.
 
     Attributes
     ----------
     mean_ : (d,) the column means of X (NumPy)
-    groups : each class's rows less ``mean_``, in X's namespace, device and float dtype
+    groups : each class's rows less ``mean_``, in X's namespace, device and float dtype (of
+        a Dask array or memmap: the rows its batches hold, NumPy)
+    class_counts : (k,) the rows of each class
+    lazy : bool
+        Whether X was read over its chunks (only the batches' rows are held)
     classes_, codes_ : the classes and each row's class index
     n_null_directions : int
         m, the nullity of S_w: the directions with no within-class spread (fewer than r;
@@ -192,7 +209,8 @@ class WDA(Objective):
                  ridge: float = 1e-8, continuation: float = 10.0, manifold: str = "grassmann",
                  normalize_at=None, *, p: int | None = None,
                  memory_budget: float = DEFAULT_MEMORY_BUDGET, batch_size: int | None = None,
-                 n_batches: int = 4, random_state=0, sample_weight=None, eps="deprecated"):
+                 n_batches: int = 4, random_state=0, sample_weight=None, eps="deprecated",
+                 statistics=None):
         ridge = renamed_value(type(self).__name__, "eps", "ridge", eps, ridge)
         if p is not None:  # the WDA paper's and POT's name for r
             warnings.warn("WDA(p=...) is deprecated since ldr 0.2 and will be removed in the "
@@ -203,8 +221,23 @@ class WDA(Objective):
             r = p
         if r is None:
             raise ParameterError("r", "the subspace dimension is required")
-        X = check_rows(X, "X")  # X's namespace and device: only read (the groups are copies)
-        classes, codes = check_labels(arrays.to_host(y), X.shape[0], "y")
+        self.lazy = is_lazy(X) or isinstance(X, np.memmap)
+        if self.lazy:
+            if batch_size is None:
+                raise ParameterError("batch_size", "exact plans hold every row of each class: "
+                                     "pass X in memory, or batch_size=<rows per class and "
+                                     "batch> to read a Dask array or memmap over its chunks")
+            if sample_weight is not None or normalize_at is not None:
+                raise ParameterError("sample_weight" if sample_weight is not None else
+                                     "normalize_at", "needs every row in memory: pass X in "
+                                     "memory")
+            if X.ndim != 2:
+                raise ParameterError("X", f"expected a 2-D array of shape (n_samples, "
+                                     f"n_features), got an array with shape {X.shape}")
+        else:
+            X = check_rows(X, "X")  # X's namespace and device: only read (groups are copies)
+        labels = np.asarray(y.compute()) if is_lazy(y) else arrays.to_host(y)
+        classes, codes = check_labels(labels, X.shape[0], "y")
         weights = check_weights(sample_weight, X.shape[0])
         if weights is not None:
             keep = weights > 0  # a row of weight 0 is no row
@@ -241,8 +274,17 @@ class WDA(Objective):
             raise ParameterError("memory_budget", f"must be a positive number of bytes, got "
                                  f"{memory_budget!r}")
         self.continuation = float(continuation)
-        self.mean_, self.groups, Sw, Sb, self._uniform_w = transport.class_rows(
-            X, codes, len(classes), weights)
+        self.class_counts = counts
+        drawn = self._draw_batches(batch_size, n_batches, random_state)
+        if self.lazy and drawn is None:  # no class larger than a batch: read whole
+            X = check_rows(take_rows(X, np.arange(X.shape[0])), "X")
+            self.lazy = False
+        if self.lazy:
+            self.mean_, self.groups, Sw, Sb, self._uniform_w, drawn = self._gather_batches(
+                X, codes, drawn, statistics)
+        else:
+            self.mean_, self.groups, Sw, Sb, self._uniform_w = transport.class_rows(
+                X, codes, len(classes), weights)
         #: each class's transport marginal (NumPy, summing to 1), or None: uniform
         self._marginal = None if weights is None else [
             weights[codes == c] / weights[codes == c].sum() for c in range(len(classes))]
@@ -278,7 +320,8 @@ class WDA(Objective):
         self.memory_budget = float(memory_budget)
         self._ref = self.groups[0]  # the rows' namespace, device and dtype, for points
         self._key = None
-        self._batches = self._draw_batches(batch_size, n_batches, random_state)
+        self._batches = None if drawn is None else {
+            (a, b): [(rows[a], rows[b]) for rows in drawn] for a, b in self._pairs()}
         if self._batches is not None and weights is not None:
             raise ParameterError("sample_weight", "weights need exact plans: mini-batches are "
                                  "drawn uniformly; pass batch_size=None")
@@ -308,7 +351,9 @@ class WDA(Objective):
         the same in every pair of classes (c, c′), so C_b and C_w see the same rows (batches
         drawn per pair would let the C_w of some batches and the C_b of others differ by a
         sampling noise that the ratio trace exploits where batches are not much larger than
-        d); None (exact) when no class exceeds ``batch_size``."""
+        d); None (exact) when no class exceeds ``batch_size``.  Returns the index sets, one
+        list per batch of one array per class (None: the whole class), positions within
+        each class."""
         self.batch_size = batch_size
         self.n_batches = n_batches
         if batch_size is None:
@@ -318,16 +363,45 @@ class WDA(Objective):
                                  f"mini-batch) or None (exact plans), got {batch_size!r}")
         if not (isinstance(n_batches, (int, np.integer)) and n_batches >= 1):
             raise ParameterError("n_batches", f"must be a positive integer, got {n_batches!r}")
-        if max(G.shape[0] for G in self.groups) <= batch_size:
+        if max(self.class_counts) <= batch_size:
             return None
         rng = np.random.default_rng(random_state)
 
         def draw(c):
-            k = self.groups[c].shape[0]
+            k = int(self.class_counts[c])
             return None if k <= batch_size else np.sort(rng.choice(k, batch_size,
                                                                      replace=False))
-        drawn = [[draw(c) for c in range(len(self.groups))] for _ in range(n_batches)]
-        return {(a, b): [(rows[a], rows[b]) for rows in drawn] for a, b in self._pairs()}
+        return [[draw(c) for c in range(len(self.class_counts))] for _ in range(n_batches)]
+
+    def _gather_batches(self, X, codes: np.ndarray, drawn: list, statistics=None) -> tuple:
+        """A Dask array or memmap X: one pass over its chunks for the means and scatters,
+        then each class's rows that its batches hold, gathered and less the mean (NumPy).
+        Returns ``(mean, groups, S_w, S_b, uniform, drawn)`` as
+        :func:`~ldr.objectives.transport.class_rows` does, ``uniform`` estimated from the
+        gathered rows and the batches renumbered into them; ``statistics``: the pass, when
+        already made."""
+        if statistics is not None and (statistics.n != X.shape[0] or statistics.labels is None):
+            raise ParameterError("statistics", f"expected the Moments of X's {X.shape[0]} rows "
+                                 "with their labels")
+        stats = (moments(X, codes, name="X") if statistics is None else statistics).on_host()
+        Sw, Sb = stats.class_scatter()[:2]
+        mean = np.asarray(stats.shift + stats.offset, dtype=float)
+        held = []  # each class's positions (within the class) that a batch holds
+        for c in range(len(self.class_counts)):
+            picks = [rows[c] for rows in drawn]
+            held.append(np.arange(self.class_counts[c]) if any(p is None for p in picks)
+                        else np.unique(np.concatenate(picks)))
+        wanted = np.concatenate([np.flatnonzero(codes == c)[h] for c, h in enumerate(held)])
+        order = np.argsort(wanted, kind="stable")
+        rows = np.empty((wanted.shape[0], X.shape[1]))
+        rows[order] = take_rows(X, wanted[order])  # the chunks that hold them, in row order
+        rows -= mean
+        groups = np.split(rows, np.cumsum([h.shape[0] for h in held])[:-1])
+        uniform = sum(2.0 * float(np.mean(np.sum((G - G.mean(axis=0)) ** 2, axis=1)))
+                      for G in groups)
+        renumbered = [[None if p is None else np.searchsorted(h, p) for p, h in zip(batch, held)]
+                      for batch in drawn]
+        return mean, groups, Sw, Sb, uniform, renumbered
 
     @property
     def exact(self) -> bool:
@@ -356,6 +430,9 @@ class WDA(Objective):
 
     def full_data(self) -> WDA:
         """The same problem with exact plans between whole classes (no mini-batches)."""
+        if self.lazy:
+            raise ParameterError("X", "the rows were read over chunks and only the batches' "
+                                 "rows are held: exact plans need X in memory")
         other = copy.copy(self)
         other._batches = None
         other._key = None
@@ -410,6 +487,9 @@ class WDA(Objective):
     def plans(self, P) -> dict:
         """The transport plans T^{c,c′}(P) for c ≤ c′ (:meth:`scatter` uses them unformed);
         n_c × n_c′ arrays of X's namespace and device."""
+        if self.lazy:
+            raise ParameterError("X", "the rows were read over chunks and only the batches' "
+                                 "rows are held: the whole classes' plans need X in memory")
         P = self._point(P)
         return {(a, b): transport.pair_plan(self.groups[a] @ P, self.groups[b] @ P,
                                             self._reg(a, b), self.sinkhorn_iter,

@@ -29,7 +29,15 @@ from ldr.core.errors import ParameterError
 from ldr.core.problem import Problem
 from ldr.core.result import Result
 from ldr.data import arrays
-from ldr.data.validation import check_labels, nullity, span_basis, validate_data
+from ldr.data.rows import as_dask_array, moments, take_rows
+from ldr.data.validation import (
+    check_data,
+    check_labels,
+    is_lazy,
+    nullity,
+    span_basis,
+    validate_data,
+)
 from ldr.driver.loop import initial_point
 from ldr.estimators.base import (
     AffineMap,
@@ -55,6 +63,7 @@ from ldr.estimators.wda_alternation import (
     warn_unconverged,
 )
 from ldr.estimators.wda_minibatch import (
+    FULL_CHECK_MAX_CLASS,
     batch_options,
     batch_stop,
     continuation_start,
@@ -295,7 +304,12 @@ class WassersteinDA(WeightedFit, WDAEstimator):
         ftol or fwindow replace it).  "auto": exact while the largest class has at most
         :data:`~ldr.estimators.wda_minibatch.EXACT_MAX_CLASS` rows, else
         :data:`~ldr.estimators.wda_minibatch.AUTO_BATCH` rows per batch
-        (:mod:`ldr.estimators.wda_minibatch`); exact with ``sample_weight``.
+        (:mod:`ldr.estimators.wda_minibatch`); exact with ``sample_weight``.  With mini-batches
+        a Dask array or ``np.memmap`` X is read over its chunks: one pass for the means and
+        scatters, then the batches' rows gathered (:class:`ldr.objectives.WDA`), while the
+        largest class has more than
+        :data:`~ldr.estimators.wda_minibatch.FULL_CHECK_MAX_CLASS` rows (below, X is read
+        whole and the full-data check runs).
     n_batches : int, default 2
         Batches per class in mini-batch mode.
     n_starts : int, default 5
@@ -410,9 +424,32 @@ class WassersteinDA(WeightedFit, WDAEstimator):
     def _requires_y(self) -> bool:
         return True
 
+    def _reads_chunks(self) -> bool:
+        """A Dask array or memmap stays out of memory with mini-batches (``batch_size``
+        "auto" or an integer): the objective reads the means and scatters over its chunks
+        and gathers the batches' rows."""
+        return self.batch_size is not None
+
     def _validate_with_y(self, X, y, dtypes) -> tuple:
         X, y = validate_data(self, X, y, dtype=dtypes, ensure_min_samples=2)
         return X, arrays.to_host(y)
+
+    def _read_lazy(self, data: FitData) -> tuple | None:
+        """A lazy X: the labels read into memory and, while the largest class has at most
+        ``FULL_CHECK_MAX_CLASS`` rows, X read whole (then None); else Fisher's scatters by
+        one pass over the chunks (its :class:`~ldr.data.statistics.Moments` kept for the
+        objective)."""
+        y = np.asarray(data.y.compute()) if is_lazy(data.y) else np.asarray(data.y)
+        _, codes = check_labels(y, data.X.shape[0], "y")
+        data.y = y
+        if np.bincount(codes).max() <= FULL_CHECK_MAX_CLASS:
+            data.X = check_data(take_rows(data.X, np.arange(data.X.shape[0])), "X")
+            data.lazy = False
+            return None
+        stats = moments(data.X, codes, name="X").on_host()
+        data.mean = np.asarray(stats.shift + stats.offset, dtype=float)
+        data.derived["statistics"] = stats
+        return stats.class_scatter()[:2]
 
     # --- the pipeline's hooks (ldr.estimators.base) -----------------------------------------
     def _prepare(self, data: FitData) -> None:
@@ -422,22 +459,28 @@ class WassersteinDA(WeightedFit, WDAEstimator):
         if not isinstance(self.normalize, (bool, np.bool_)):
             raise ParameterError("normalize", f"expected True or False, got {self.normalize!r}")
         data.params.update(reg=self.reg, sinkhorn_iter=self.sinkhorn_iter, ridge=self._ridge())
+        scatters = self._read_lazy(data) if data.lazy else None
         classes, codes = check_labels(data.y, data.X.shape[0], "y")
         w = data.weights
-        scatters = class_scatters(data.X, codes, len(classes), weights=w)
+        if scatters is None:
+            scatters = class_scatters(data.X, codes, len(classes), weights=w)
         r = self._requested_components()
         data.derived["classes"] = classes
         data.derived["null"] = null_directions(data.X, codes, len(classes), r, scatters)
         U = self.subspace_ = None if data.derived["null"] is not None else \
             discriminant_span(data.X, codes, len(classes), r, scatters)
-        if data.derived["null"] is not None or U is not None:  # no objective holds the mean
+        if not data.lazy and (data.derived["null"] is not None or U is not None):
+            # no objective holds the mean (a lazy X's is the chunks': _read_lazy)
             xp = arrays.namespace(data.X)
             mean = (xp.mean(data.X, axis=0) if w is None
                     else arrays.like(w / w.sum(), data.X) @ data.X)
             data.mean = np.asarray(arrays.to_host(mean), dtype=float)
         if U is not None:
             data.basis = U
-            data.X = data.X @ arrays.like(U, data.X)
+            data.X = as_dask_array(data.X, "X") @ U if data.lazy \
+                else data.X @ arrays.like(U, data.X)
+        elif data.lazy:  # the objective reads the pass made here, not a second one
+            data.params["statistics"] = data.derived["statistics"]
         if w is not None:
             data.params["sample_weight"] = w
         batch = batch_options(None if w is not None and self.batch_size == "auto"

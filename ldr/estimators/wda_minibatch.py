@@ -116,7 +116,7 @@ def full_data_check(obj, res) -> dict | None:
     """
     if obj.exact:
         return None
-    largest = max(G.shape[0] for G in obj.groups)
+    largest = int(max(obj.class_counts))
     note = (f"mini-batch OT objective (batch_size {obj.batch_size}, n_batches "
             f"{obj.n_batches}): converged refers to it, not to the full data")
     out = {"batch_ratio": obj.ratio(res.M), "full_ratio": None, "relative_gap": None}
