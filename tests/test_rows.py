@@ -289,7 +289,7 @@ def _poisoned(n=1000, d=6):
 @pytest.mark.parametrize("name,params,pairwise", [
     ("MDS", {"landmarks": None}, True), ("LPP", {}, False), ("NPE", {}, False),
     ("KernelSDR", {"rows": None}, True), ("SupervisedHSIC", {}, False),
-    ("UnsupervisedHSIC", {}, False), ("WassersteinDA", {}, True)])
+    ("UnsupervisedHSIC", {}, False), ("WassersteinDA", {"batch_size": None}, True)])
 def test_in_memory_estimators_refuse_dask(name, params, pairwise):
     """Every pairwise computation that needs the rows in memory refuses a Dask array before
     reading it (MDS and KernelSDR read one from its chunks with sampled rows, their

@@ -182,3 +182,93 @@ def test_the_objective_holds_one_copy_of_the_data(monkeypatch):
         np.testing.assert_allclose(got, ref, rtol=1e-10, atol=1e-12 * np.abs(ref).max())
     for c, G in enumerate(obj.groups):  # the classes' rows less the mean, X untouched
         np.testing.assert_array_equal(G, X[y == c] - X.mean(axis=0))
+
+
+def _two_classes(n=3000, d=5, seed=3):
+    rng = np.random.default_rng(seed)
+    y = np.arange(n) % 2
+    X = rng.standard_normal((n, d)) * [2.0, 1.0, 1.0, 0.5, 0.5]
+    X[:, 0] += 2.0 * y
+    return X, y
+
+
+def test_a_dask_array_fits_from_one_pass_and_the_batches_rows(monkeypatch):
+    """From a Dask array on a LocalCluster, with mini-batches: Fisher's scatters by one pass
+    over the chunks (tasks on the cluster), only the batches' rows gathered, the in-memory
+    fit's answer (same batches), transform lazy; the full-data check says it was skipped."""
+    distributed = pytest.importorskip("distributed")
+    import dask.array as da
+
+    import ldr.estimators.wda as wda_estimator
+    import ldr.objectives.wda as wda_objective
+
+    monkeypatch.setattr(wda_estimator, "FULL_CHECK_MAX_CLASS", 1000)  # read lazily past it
+    X, y = _two_classes()
+    gathered = []
+    take = wda_objective.take_rows
+
+    def spy(A, rows, name="X"):
+        gathered.append(len(rows))
+        return take(A, rows, name)
+
+    monkeypatch.setattr(wda_objective, "take_rows", spy)
+    ref = WassersteinDA(2, batch_size=200, n_batches=2).fit(X, y)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client, \
+            distributed.get_task_stream(client) as stream:
+        lazy = WassersteinDA(2, batch_size=200, n_batches=2).fit(
+            da.from_array(X, chunks=250), da.from_array(y, chunks=250))
+        Z = lazy.transform(da.from_array(X, chunks=250))
+        assert isinstance(Z, da.Array)
+        np.testing.assert_allclose(Z.compute(), ref.transform(X), rtol=1e-8, atol=1e-10)
+    keys = [t["key"][0] if isinstance(t["key"], tuple) else t["key"] for t in stream.data]
+    assert sum(str(k).startswith("chunk_moments") for k in keys) == 12  # one pass of 12 chunks
+    assert len(gathered) == 1 and 200 < gathered[0] <= 2 * 2 * 200  # two batches a class
+    assert ldr.manifolds.sin_largest_angle(lazy.M_, ref.M_) < 1e-8
+    assert lazy.ratio_ == pytest.approx(ref.ratio_, rel=1e-10)
+    assert lazy.full_data_["full_ratio"] is None and "read over chunks" in lazy.full_data_["note"]
+    assert ref.full_data_["full_ratio"] is not None
+
+
+def test_a_small_dask_array_is_read_whole_and_exact_plans_refuse_one():
+    """A Dask array whose largest class is below the full-data check's size is read whole
+    (the in-memory fit, check included); exact plans, weights and normalize refuse one."""
+    import dask.array as da
+
+    X, y = _two_classes(400)
+    lazy = WassersteinDA(2).fit(da.from_array(X, chunks=100), y)
+    ref = WassersteinDA(2).fit(X, y)
+    assert ldr.manifolds.sin_largest_angle(lazy.M_, ref.M_) < 1e-10
+    with pytest.raises(ValueError, match=r"X: .*in memory"):
+        WassersteinDA(2, batch_size=None).fit(da.from_array(X, chunks=100), y)
+    with pytest.raises(ValueError, match="sample_weight"):
+        WassersteinDA(2).fit(da.from_array(X, chunks=100), y, sample_weight=np.ones(400))
+    with pytest.raises(ValueError, match="batch_size"):
+        WDA(da.from_array(X, chunks=100), y, 2)
+    with pytest.raises(ValueError, match="normalize_at"):
+        WDA(da.from_array(X, chunks=100), y, 2, batch_size=50, normalize_at=np.eye(5)[:, :2])
+    obj = WDA(da.from_array(X, chunks=100), y, 2, batch_size=50, n_batches=2)
+    assert obj.lazy and max(G.shape[0] for G in obj.groups) <= 100
+    with pytest.raises(ValueError, match="in memory"):
+        obj.plans(np.eye(5)[:, :2])
+
+
+def test_lazy_objective_equals_the_in_memory_one_on_the_same_batches(tmp_path):
+    """A memmap's and a Dask array's mini-batch objective: cost and gradient of the in-memory
+    one (the same seeded batches, the mean and scatters of every row)."""
+    import dask.array as da
+
+    X, y = _two_classes(2000)
+    path = tmp_path / "x.npy"
+    np.save(path, X)
+    ref = WDA(X, y, 2, batch_size=150, n_batches=3)
+    P = np.linalg.qr(np.random.default_rng(0).standard_normal((5, 2)))[0]
+    for lazy_X in (da.from_array(X, chunks=300), np.load(path, mmap_mode="r")):
+        obj = WDA(lazy_X, y, 2, batch_size=150, n_batches=3)
+        assert obj.lazy
+        assert obj.cost(P) == pytest.approx(ref.cost(P), rel=1e-12)
+        np.testing.assert_allclose(obj.egrad(P), ref.egrad(P), rtol=1e-9, atol=1e-12)
+        top = obj.heuristic()[:, 0]  # two classes: S_b has rank one, one defined direction
+        assert abs(top @ ref.heuristic()[:, 0]) == pytest.approx(1.0, abs=1e-9)
+        assert obj.reg == pytest.approx(ref.reg, rel=1e-12)

@@ -112,7 +112,8 @@ def full_data_check(obj, res) -> dict | None:
     dict or None
         ``batch_ratio`` (the mini-batch trace ratio at ``res.M``), ``full_ratio`` and
         ``relative_gap``, ``(batch − full) / |full|`` (None when the largest class exceeds
-        :data:`FULL_CHECK_MAX_CLASS` rows), ``note`` (appended to ``res.reason``).
+        :data:`FULL_CHECK_MAX_CLASS` rows or the rows were read over chunks), ``note``
+        (appended to ``res.reason``).
     """
     if obj.exact:
         return None
@@ -120,7 +121,9 @@ def full_data_check(obj, res) -> dict | None:
     note = (f"mini-batch OT objective (batch_size {obj.batch_size}, n_batches "
             f"{obj.n_batches}): converged refers to it, not to the full data")
     out = {"batch_ratio": obj.ratio(res.M), "full_ratio": None, "relative_gap": None}
-    if largest <= FULL_CHECK_MAX_CLASS:
+    if obj.lazy:
+        note += "; full-data check skipped (the rows were read over chunks)"
+    elif largest <= FULL_CHECK_MAX_CLASS:
         check = obj.full_data()  # one forward pass, each pair's kernel stored (<= 1 GiB)
         check.memory_budget = max(check.memory_budget, min(2.0**30, 2.5 * 8 * largest**2))
         full = check.ratio(res.M)
