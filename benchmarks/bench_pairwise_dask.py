@@ -9,10 +9,13 @@ Run from the checkout root, under the shared lock (timings must not overlap)::
 What is measured.  The rows are generated lazily, chunk by chunk, never held whole: X
 (n × 20) standard normal from ``dask.array.random.default_rng(0)`` in chunks of
 ``--chunk`` rows, and y = sin(2 xᵀb₁) + (xᵀb₂)² + 0.1 ε (b₁, b₂ orthonormal, seeded), so
-the central subspace is span(b₁, b₂).  ``MDS(2)`` and ``KernelSDR(2)`` at their defaults fit
+the central subspace is span(b₁, b₂); for WassersteinDA the four classes are the signs of
+xᵀb₁ and xᵀb₂.  ``MDS(2)``, ``KernelSDR(2)`` and ``WassersteinDA(2)`` at their defaults fit
 from the Dask array (past their switches: MDS's stress over 8192 sampled rows and 1000
-landmarks, KernelSDR's cost on 4000 sampled rows): one pass over the chunks for the moments,
-then the sampled rows gathered; everything else runs in the client on those rows.
+landmarks, KernelSDR's cost on 4000 sampled rows, WDA's mini-batches of 500 rows per class,
+two a class): one pass over the chunks for the moments, then the sampled rows gathered;
+everything else runs in the client on those rows.  WDA's labels, computed from X here, are
+read into memory first: one more pass over the chunks.
 
 Each (method, n) runs in its own child process that starts a LocalCluster of ``--workers``
 worker processes (one thread each, ``memory_limit`` ``--worker-memory``: a worker past it is
@@ -22,9 +25,10 @@ chunk), each worker's peak resident memory (``VmHWM``, read on the worker after 
 the client's beyond its memory before the fit.  At 10⁶ rows the in-memory fit on the same
 rows (materialized) is the reference: the sampled rows are the same (same seed), so the two
 answers agree to rounding (sin θ).  The 10⁸ estimate: the fit reads the chunks twice (the
-moments, then the sampled rows, which touch every chunk), so its time less two passes, plus
-two passes scaled by the rows and divided among N workers (the passes are the only part that
-grows with n; the chunks are independent tasks).
+moments, then the sampled rows, which touch every chunk; WDA three times, its labels first),
+so its time less those passes, plus as many passes scaled by the rows and divided among N
+workers (the passes are the only part that grows with n; the chunks are independent
+tasks).
 """
 
 from __future__ import annotations
@@ -44,6 +48,8 @@ from _common import run_child as common_run_child  # noqa: E402
 from _common import status_mb  # noqa: E402
 
 D = 20
+#: the fit's passes over the chunks (module docstring)
+PASSES = {"mds": 2, "ksdr": 2, "wda": 3}
 
 
 def lazy_data(n: int, chunk: int):
@@ -58,6 +64,22 @@ def lazy_data(n: int, chunk: int):
     return X, y, B
 
 
+def lazy_classes(X, B):
+    """WDA's four classes: the signs of xᵀb₁ and xᵀb₂ (lazy)."""
+    return (X @ B[:, 0] > 0).astype(int) + 2 * (X @ B[:, 1] > 0).astype(int)
+
+
+def build(method: str, X, y, B):
+    """The estimator at its defaults and its fit's arguments."""
+    import ldr.estimators as est
+
+    if method == "mds":
+        return est.MDS(2), (X,)
+    if method == "ksdr":
+        return est.KernelSDR(2), (X, y)
+    return est.WassersteinDA(2), (X, lazy_classes(X, B))
+
+
 def worker_peak_mb() -> float:
     return status_mb("VmHWM")
 
@@ -68,14 +90,12 @@ def child(method: str, n: int, chunk: int, workers: int, worker_memory: str,
 
     from distributed import Client, LocalCluster
 
-    import ldr.estimators as est
     from ldr.data.rows import moments
     from ldr.manifolds import sin_largest_angle
 
     warnings.simplefilter("ignore")
     X, y, B = lazy_data(n, chunk)
-    model = est.MDS(2) if method == "mds" else est.KernelSDR(2)
-    args = (X,) if method == "mds" else (X, y)
+    model, args = build(method, X, y, B)
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                       memory_limit=worker_memory, dashboard_address=None) as cluster, \
             Client(cluster) as client:
@@ -91,13 +111,14 @@ def child(method: str, n: int, chunk: int, workers: int, worker_memory: str,
     row = {"method": method, "n": n, "chunk": chunk, "workers": workers,
            "worker_memory": worker_memory, "seconds": seconds, "pass_seconds": pass_seconds,
            "worker_peak_mb": peaks, "client_beyond_mb": status_mb("VmHWM") - base,
-           "converged": bool(model.result_.converged), "approximation": model.approximation_}
-    if method == "ksdr":
+           "converged": bool(model.result_.converged),
+           "approximation": getattr(model, "approximation_", None),
+           "batch_size": getattr(model, "batch_size_", None)}
+    if method in ("ksdr", "wda"):
         row["sin_truth"] = float(sin_largest_angle(model.M_, B))
     if reference:
-        Xm = X.compute()
-        ref = est.MDS(2) if method == "mds" else est.KernelSDR(2)
-        ref.fit(Xm) if method == "mds" else ref.fit(Xm, y.compute())
+        ref, ref_args = build(method, X, y, B)
+        ref.fit(*(a.compute() for a in ref_args))
         row["sin_in_memory"] = float(sin_largest_angle(model.M_, ref.M_))
     return row
 
@@ -105,7 +126,8 @@ def child(method: str, n: int, chunk: int, workers: int, worker_memory: str,
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--n", type=int, nargs="+", default=[1_000_000, 10_000_000])
-    p.add_argument("--methods", nargs="+", default=["mds", "ksdr"], choices=["mds", "ksdr"])
+    p.add_argument("--methods", nargs="+", default=["mds", "ksdr", "wda"],
+                   choices=["mds", "ksdr", "wda"])
     p.add_argument("--chunk", type=int, default=250_000, help="rows per chunk")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--worker-memory", default="1GiB", help="each worker's memory limit")
@@ -120,7 +142,7 @@ def main(argv=None) -> None:
     from _common import print_header, print_table
 
     command = "python -P benchmarks/bench_pairwise_dask.py " + " ".join(sys.argv[1:])
-    print_header("MDS and KernelSDR from Dask chunks on a LocalCluster", [
+    print_header("MDS, KernelSDR and WassersteinDA from Dask chunks on a LocalCluster", [
         f"command: {command.strip()} (under flock /tmp/ldr-bench.lock)",
         f"X: n × {D} generated lazily in chunks of {args.chunk} rows (module docstring); "
         f"n {args.n}; {args.workers} worker processes, one thread each, memory_limit "
@@ -143,13 +165,14 @@ def main(argv=None) -> None:
     print()
     print_table(["method", "n", "fit", "the pass alone", "worker peaks", "client beyond",
                  "converged", "sin θ to in-memory", "sin θ to truth"], table, left=2)
-    print("\n10⁸ rows, estimated from the largest n measured: the fit's time less two passes, "
-          "plus two passes × (10⁸ / n) × (workers / N)")
+    print("\n10⁸ rows, estimated from the largest n measured: the fit's time less its k passes, "
+          "plus k passes × (10⁸ / n) × (workers / N); k = " + ", ".join(
+              f"{m} {PASSES[m]}" for m in args.methods))
     est_rows = []
     for method in args.methods:
         big = max((r for r in rows if r["method"] == method), key=lambda r: r["n"])
-        fixed = big["seconds"] - 2 * big["pass_seconds"]
-        per_row = 2 * big["pass_seconds"] * big["workers"] / big["n"]   # worker-seconds a row
+        fixed = big["seconds"] - PASSES[method] * big["pass_seconds"]
+        per_row = PASSES[method] * big["pass_seconds"] * big["workers"] / big["n"]  # a row's
         for N in (2, 8, 32):
             est_rows.append([method, big["n"], N, f"{fixed + per_row * 1e8 / N:.0f} s"])
     print_table(["method", "from n", "workers N", "10⁸ rows"], est_rows, left=3)
