@@ -360,8 +360,9 @@ class ApproximateHSIC(Objective):
     approximation : "rff" or "nystroem"
     n_features : m, the error knob (RFF: m frequencies, 2m features; Nyström: m landmarks)
     random_state : seed of the frequencies / landmarks (default 0)
-    memory_budget : bytes for one block of features (default 256 MiB); a Φ keeps its first
-        block from its first pass to its second (all of them when they are one block)
+    memory_budget : bytes for one block of kernel values (default 256 MiB); a Φ keeps the
+        feature blocks of its first pass for its second within it (all of them when the n×ρ
+        Nyström features fit: the kernel is then evaluated once a Φ)
     copy : as :class:`HSIC`'s
     """
 
@@ -402,7 +403,7 @@ class ApproximateHSIC(Objective):
         width = 2 * n_features if approximation == "rff" else n_features
         self.block_size = int(min(n, max(256, memory_budget // (8 * width * 4))))
         self.tiles = Tiles(X, None, factor, [], self.block_size)
-        self._block_bytes = 8 * self.block_size * width  # one block of features, kept
+        self._kept_bytes = float(memory_budget)  # the first pass's features, kept
         # class-score columns of Γ's factor beside a dense embedding: summed per class
         self._split = None if self.tiles.groups is not None else \
             grouped_columns(self.tiles.factor[0])
@@ -416,7 +417,7 @@ class ApproximateHSIC(Objective):
             t = self.tiles
             total, XDX, XGKX = approximate_sums(t.X, W, self.features, t.factor, t.groups,
                                                 self.block_size, self._split,
-                                                cache_bytes=self._block_bytes)
+                                                cache_bytes=self._kept_bytes)
             Phi = (XDX - XGKX) / self.kernel.sigma**2
             Phi = 0.5 * (Phi + Phi.T)
             self._cache_key = key

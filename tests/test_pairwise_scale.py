@@ -236,6 +236,19 @@ def test_nystroem_embedding_with_every_row_a_landmark_is_exact(center):
     assert sin_largest_angle(U, U4) < 1e-10
 
 
+@pytest.mark.parametrize("center", [False, True])
+def test_nystroem_embedding_keeping_psi_equals_its_three_passes(monkeypatch, center):
+    """Ψ = CB kept (it fits the budget: C formed once) and recomputed in each of the three
+    passes over the row blocks give the same degrees and embedding."""
+    monkeypatch.setattr(spectral_module, "BLOCK", 128)              # five row blocks
+    X = _blobs(600, 3)[0]
+    kern = Gaussian(2.0)
+    U, dm = nystroem_embedding(kern, X, 3, center, 60, 0)
+    U0, dm0 = nystroem_embedding(kern, X, 3, center, 60, 0, memory_budget=0)
+    np.testing.assert_allclose(dm, dm0, rtol=1e-9)
+    np.testing.assert_allclose(U, U0, rtol=1e-7, atol=1e-9)
+
+
 def test_landmarks_from_a_pool_still_approximate_the_embedding(monkeypatch):
     """Past LANDMARK_POOL·m rows the k-means++ seeding runs on a seeded uniform pool: the
     landmarks are distinct rows of the pool, the same for the same seed, and on rows of

@@ -171,7 +171,8 @@ class HSICAlternation:
     seed : int or None
         The Nyström U-step's landmark draw.
     memory_budget : float
-        Bytes: the last U-step's kernel (n² floats, twice) is kept for (R1) within it.
+        Bytes: the last U-step's kernel (n² floats, twice) is kept for (R1) within it, and the
+        Nyström U-step's Ψ (n×ρ) within it (:func:`ldr.estimators.spectral.nystroem_embedding`).
     approximate : bool
         The W-step's kernel is approximated (random features, Nyström): nothing kept.
     gamma : callable
@@ -232,7 +233,7 @@ class HSICAlternation:
         (:func:`ldr.estimators.anderson.alternate`; ``report`` called with each round's
         record)."""
         U, dm = kernel_embedding(self.kernel, self.X, self.n_clusters, self.center,
-                                 self.spectral, self.landmarks, self.seed)
+                                 self.spectral, self.landmarks, self.seed, self.memory_budget)
         U, history, rounds, change = alternate(U, dm, self.round, max_outer, outer_tol,
                                                acceleration, self.inexact, report)
         self.kept.clear()
@@ -249,7 +250,7 @@ class HSICAlternation:
             self.kept.update(W=W, K=K, U=U)
             return U, dm
         return kernel_embedding(self.kernel, self.X @ W, self.n_clusters, self.center,
-                                self.spectral, self.landmarks, self.seed)
+                                self.spectral, self.landmarks, self.seed, self.memory_budget)
 
     def embed_warm(self, W):
         """:meth:`embed`, warm-started from the last U."""

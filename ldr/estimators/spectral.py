@@ -17,9 +17,12 @@ eigenvalues below 1e-12·λ_max dropped).  Then
     deg ≈ Ψ (Ψᵀ1),   Φ = D^{-1/2} Ψ,   D^{-1/2} K D^{-1/2} ≈ ΦΦᵀ          (N1)
 
 and its top-k eigenvectors are U = Φ Q Σ^{-1}, Q, Σ² the top-k eigenpairs of the m×m ΦᵀΦ
-(HΦ and ΦᵀΦ − n φ̄φ̄ᵀ when centered).  Three passes over row blocks recompute C (nothing
-n×m is stored): memory O(b·m + m² + n·k), time O(n·m·(q + m)).  The error knob is m; m = n
-gives the exact embedding to rounding.
+(HΦ and ΦᵀΦ − n φ̄φ̄ᵀ when centered).  Nothing n×m is stored: C is formed a block of rows
+at a time.  Ψ (n×ρ, ρ ≤ m the eigenpairs kept: a few dozen for rows of a few dimensions) is
+kept when it fits ``memory_budget``, so that C is formed once; else three passes over the
+row blocks recompute it (Ψᵀ1; the degrees with ΦᵀΦ and Φᵀ1; U): memory O(b·m + m² + n·k),
+time O(n·m·(q + ρ)) a pass.  The error knob is m; m = n gives the exact embedding to
+rounding.
 
 ``"auto"``: exact up to ``DENSE_MAX`` rows (128 MB for K), Nyström beyond.
 
@@ -41,6 +44,7 @@ from sklearn.cluster import KMeans
 from ldr.core.errors import ParameterError
 from ldr.kernels import Gaussian
 from ldr.kernels.family import beta
+from ldr.kernels.tiles import DEFAULT_MEMORY_BUDGET
 
 #: the values of ``spectral``, how the U-step embeds: "auto" (exact up to :data:`DENSE_MAX`
 #: rows, Nyström beyond), "exact" or "nystroem" (module docstring)
@@ -198,9 +202,11 @@ def _cross(kernel, Z: np.ndarray, ZL: np.ndarray) -> np.ndarray:
                for w, t in kernel.terms())
 
 
-def nystroem_embedding(kernel, Z: np.ndarray, k: int, center: bool, m: int, seed
+def nystroem_embedding(kernel, Z: np.ndarray, k: int, center: bool, m: int, seed,
+                       memory_budget: float = DEFAULT_MEMORY_BUDGET
                        ) -> tuple[np.ndarray, np.ndarray]:
-    """(U, D^{-1/2}) of (N1) with m seeded landmarks (module docstring)."""
+    """(U, D^{-1/2}) of (N1) with m seeded landmarks (module docstring): Ψ kept when its
+    n×ρ floats fit ``memory_budget`` bytes, else recomputed in each pass."""
     n = Z.shape[0]
     m = min(int(m), n)
     if m <= k:
@@ -212,11 +218,21 @@ def nystroem_embedding(kernel, Z: np.ndarray, k: int, center: bool, m: int, seed
     B = V[:, keep] / np.sqrt(lam[keep])                      # Ψ = C B
     blocks = [slice(i, min(i + BLOCK, n)) for i in range(0, n, BLOCK)]
 
+    kept = None
+    if 8.0 * n * B.shape[1] <= memory_budget:  # Ψ = CB formed once, C not again
+        kept = np.empty((n, B.shape[1]))
+        for sl in blocks:
+            kept[sl] = _cross(kernel, Z[sl], ZL) @ B
+
     def cross(sl):
         return _cross(kernel, Z[sl], ZL)
 
+    def psi(sl):
+        return kept[sl] if kept is not None else cross(sl) @ B
+
     # pass 1: Ψᵀ1 = Bᵀ(Cᵀ1)
-    colsum = B.T @ sum(cross(sl).sum(axis=0) for sl in blocks)
+    colsum = kept.sum(axis=0) if kept is not None else \
+        B.T @ sum(cross(sl).sum(axis=0) for sl in blocks)
     # pass 2: the degrees Ψ(Ψᵀ1) = C(B Ψᵀ1) block by block, and with them ΦᵀΦ and Φᵀ1 for
     # Φ = D^{-1/2} Ψ (B keeps the ρ ≤ m eigenpairs of K_LL above rounding: a few dozen for
     # rows of a few dimensions, so Ψ's block is b × ρ)
@@ -225,14 +241,14 @@ def nystroem_embedding(kernel, Z: np.ndarray, k: int, center: bool, m: int, seed
     G = np.zeros((B.shape[1], B.shape[1]))
     mean = np.zeros(B.shape[1])
     for sl in blocks:
-        C = cross(sl)
-        deg = C @ toward
+        C = None if kept is not None else cross(sl)
+        deg = kept[sl] @ colsum if kept is not None else C @ toward
         if not np.all(deg > 0):
             raise ParameterError("n_kernel_features", f"the Nyström approximation gives "
                                  f"{int(np.sum(deg <= 0))} sample(s) a non-positive degree; "
                                  f"raise n_kernel_features (now {m}) or use spectral='exact'")
         dm[sl] = 1.0 / np.sqrt(deg)
-        F = dm[sl, None] * (C @ B)
+        F = dm[sl, None] * (kept[sl] if kept is not None else C @ B)
         G += F.T @ F
         mean += F.sum(axis=0)
     mean /= n
@@ -248,6 +264,8 @@ def nystroem_embedding(kernel, Z: np.ndarray, k: int, center: bool, m: int, seed
     shift = mean @ R if center else 0.0
     BR = B @ R
     # pass 3: U = ΦR − shift = D^{-1/2} C (BR) − shift
+    if kept is not None:
+        return (dm[:, None] * kept) @ R - shift, dm
     U = np.concatenate([(dm[sl, None] * cross(sl)) @ BR - shift for sl in blocks])
     return U, dm
 
@@ -266,11 +284,12 @@ def gaussian_sigma(kernel) -> float | None:
 
 
 def kernel_embedding(kernel, Z: np.ndarray, k: int, center: bool, spectral: str, m: int,
-                     seed) -> tuple[np.ndarray, np.ndarray]:
+                     seed, memory_budget: float = DEFAULT_MEMORY_BUDGET
+                     ) -> tuple[np.ndarray, np.ndarray]:
     """The U-step on the rows Z = XW: exact or Nyström by ``spectral`` (module docstring)."""
     if dense_route(spectral, Z.shape[0]):
         return spectral_embedding(gram(kernel, Z), k, center)
-    return nystroem_embedding(kernel, Z, k, center, m, seed)
+    return nystroem_embedding(kernel, Z, k, center, m, seed, memory_budget)
 
 
 def gaussian_gamma(Y: np.ndarray, sigma: float, m: int, seed
