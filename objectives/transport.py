@@ -468,14 +468,17 @@ def class_scatters(X, codes: np.ndarray, n_classes: int, chunk_bytes: int | None
     return moments(chunks, name="X").on_host().class_scatter()[:2]
 
 
-def class_rows(X, codes: np.ndarray, n_classes: int, weights: np.ndarray | None = None):
+def class_rows(X, codes: np.ndarray, n_classes: int, weights: np.ndarray | None = None,
+               held: list | None = None):
     """WDA's data: ``(mean, groups, S_w, S_b, uniform_w)`` — X's column means (NumPy), each
     class's rows less them (copies in X's namespace, on its device, in its float dtype;
     X is only read), Fisher's scatters (:func:`class_scatters`) and tr C_w of independent
     plans a aᵀ, Σ_c 2 Σ_i a_i ‖x_i − m_c‖² (a float; by row chunks: a chunk's temporaries, not
     a class's).  The groups are the one array of X's size made.  With frequency ``weights``
     (NumPy, one per row) the means and scatters are weighted, and a_i = w_i / Σ_{class} w;
-    else a_i = 1/n_c."""
+    else a_i = 1/n_c.  ``held`` (one array per class of positions within it, unweighted
+    only): the groups hold those rows, and uniform_w is estimated from them; the means and
+    scatters are every row's."""
     xp = arrays.namespace(X)
     if weights is None:
         mean = xp.sum(X, axis=0, dtype=xp.float64) / X.shape[0]
@@ -487,6 +490,8 @@ def class_rows(X, codes: np.ndarray, n_classes: int, weights: np.ndarray | None 
     uniform = 0.0
     for c in range(n_classes):
         members = np.flatnonzero(codes == c)
+        if held is not None:
+            members = members[held[c]]
         G = take(X, members)
         G -= shift
         groups.append(G)

@@ -60,6 +60,9 @@ With m ≥ r the ratio is unbounded on a subspace of them and the objective refu
 or ``np.memmap`` X is read once over its chunks for the means and Fisher's scatters
 (:func:`ldr.data.rows.moments`: ``mean_``, ``reg="auto"``, the heuristic), and the rows its
 batches hold are gathered (:func:`ldr.data.rows.take_rows`); nothing of X's size is made.
+Rows in memory are held the same way: the groups copy only the batches' rows (without
+``normalize_at``, whose class spreads need every row), and :meth:`WDA.full_data` reads X
+again for the exact plans.
 
 References
 ----------
@@ -106,6 +109,23 @@ def within_reg(spread: float, r: int, d: int) -> float:
         raise ParameterError("X", "every class is a single point: there is no within-class "
                                   "spread to set reg='auto' by; pass a number")
     return r / d * float(spread)
+
+
+def held_rows(drawn: list, counts) -> list:
+    """Each class's positions (within the class, sorted) that some mini-batch of ``drawn``
+    holds (:meth:`WDA._draw_batches`): every position where a batch takes the whole class."""
+    held = []
+    for c, count in enumerate(counts):
+        picks = [rows[c] for rows in drawn]
+        held.append(np.arange(count) if any(p is None for p in picks)
+                    else np.unique(np.concatenate(picks)))
+    return held
+
+
+def renumbered(drawn: list, held: list) -> list:
+    """The batches ``drawn`` as positions within each class's held rows (:func:`held_rows`)."""
+    return [[None if p is None else np.searchsorted(h, p) for p, h in zip(batch, held)]
+            for batch in drawn]
 
 
 def wda_memory(n: int, sizes, memory_budget: float = DEFAULT_MEMORY_BUDGET,
@@ -177,8 +197,9 @@ class WDA(Objective):
     Attributes
     ----------
     mean_ : (d,) the column means of X (NumPy)
-    groups : each class's rows less ``mean_``, in X's namespace, device and float dtype (of
-        a Dask array or memmap: the rows its batches hold, NumPy)
+    groups : each class's rows less ``mean_``, in X's namespace, device and float dtype;
+        with mini-batches only the rows its batches hold (of a Dask array or memmap: NumPy),
+        X itself referenced, not copied, for :meth:`full_data`
     class_counts : (k,) the rows of each class
     lazy : bool
         Whether X was read over its chunks (only the batches' rows are held)
@@ -276,15 +297,26 @@ class WDA(Objective):
         self.continuation = float(continuation)
         self.class_counts = counts
         drawn = self._draw_batches(batch_size, n_batches, random_state)
+        if drawn is not None and weights is not None:
+            raise ParameterError("sample_weight", "weights need exact plans: mini-batches are "
+                                 "drawn uniformly; pass batch_size=None")
         if self.lazy and drawn is None:  # no class larger than a batch: read whole
             X = check_rows(take_rows(X, np.arange(X.shape[0])), "X")
             self.lazy = False
+        #: each class's rows (positions within it) that the batches hold, or None: the
+        #: groups are the whole classes (exact plans, or ``normalize_at``'s class spreads)
+        self._held = None if drawn is None or normalize_at is not None \
+            else held_rows(drawn, counts)
+        #: the rows in memory (a reference, not a copy), which :meth:`full_data` reads again
+        self._rows = None if self.lazy else X
         if self.lazy:
-            self.mean_, self.groups, Sw, Sb, self._uniform_w, drawn = self._gather_batches(
-                X, codes, drawn, statistics)
+            self.mean_, self.groups, Sw, Sb, self._uniform_w = self._gather_batches(
+                X, codes, statistics)
         else:
             self.mean_, self.groups, Sw, Sb, self._uniform_w = transport.class_rows(
-                X, codes, len(classes), weights)
+                X, codes, len(classes), weights, held=self._held)
+        if self._held is not None:
+            drawn = renumbered(drawn, self._held)
         #: each class's transport marginal (NumPy, summing to 1), or None: uniform
         self._marginal = None if weights is None else [
             weights[codes == c] / weights[codes == c].sum() for c in range(len(classes))]
@@ -322,9 +354,6 @@ class WDA(Objective):
         self._key = None
         self._batches = None if drawn is None else {
             (a, b): [(rows[a], rows[b]) for rows in drawn] for a, b in self._pairs()}
-        if self._batches is not None and weights is not None:
-            raise ParameterError("sample_weight", "weights need exact plans: mini-batches are "
-                                 "drawn uniformly; pass batch_size=None")
         self._pair_scale = {pair: 1.0 for pair in self._pairs()}
         if normalize_at is not None:
             self._pair_scale = self._mean_sq_distances(normalize_at)
@@ -373,24 +402,19 @@ class WDA(Objective):
                                                                      replace=False))
         return [[draw(c) for c in range(len(self.class_counts))] for _ in range(n_batches)]
 
-    def _gather_batches(self, X, codes: np.ndarray, drawn: list, statistics=None) -> tuple:
+    def _gather_batches(self, X, codes: np.ndarray, statistics=None) -> tuple:
         """A Dask array or memmap X: one pass over its chunks for the means and scatters,
-        then each class's rows that its batches hold, gathered and less the mean (NumPy).
-        Returns ``(mean, groups, S_w, S_b, uniform, drawn)`` as
+        then each class's rows that its batches hold (``_held``), gathered and less the mean
+        (NumPy).  Returns ``(mean, groups, S_w, S_b, uniform)`` as
         :func:`~ldr.objectives.transport.class_rows` does, ``uniform`` estimated from the
-        gathered rows and the batches renumbered into them; ``statistics``: the pass, when
-        already made."""
+        gathered rows; ``statistics``: the pass, when already made."""
         if statistics is not None and (statistics.n != X.shape[0] or statistics.labels is None):
             raise ParameterError("statistics", f"expected the Moments of X's {X.shape[0]} rows "
                                  "with their labels")
         stats = (moments(X, codes, name="X") if statistics is None else statistics).on_host()
         Sw, Sb = stats.class_scatter()[:2]
         mean = np.asarray(stats.shift + stats.offset, dtype=float)
-        held = []  # each class's positions (within the class) that a batch holds
-        for c in range(len(self.class_counts)):
-            picks = [rows[c] for rows in drawn]
-            held.append(np.arange(self.class_counts[c]) if any(p is None for p in picks)
-                        else np.unique(np.concatenate(picks)))
+        held = self._held
         wanted = np.concatenate([np.flatnonzero(codes == c)[h] for c, h in enumerate(held)])
         order = np.argsort(wanted, kind="stable")
         rows = np.empty((wanted.shape[0], X.shape[1]))
@@ -399,9 +423,7 @@ class WDA(Objective):
         groups = np.split(rows, np.cumsum([h.shape[0] for h in held])[:-1])
         uniform = sum(2.0 * float(np.mean(np.sum((G - G.mean(axis=0)) ** 2, axis=1)))
                       for G in groups)
-        renumbered = [[None if p is None else np.searchsorted(h, p) for p, h in zip(batch, held)]
-                      for batch in drawn]
-        return mean, groups, Sw, Sb, uniform, renumbered
+        return mean, groups, Sw, Sb, uniform
 
     @property
     def exact(self) -> bool:
@@ -434,6 +456,10 @@ class WDA(Objective):
             raise ParameterError("X", "the rows were read over chunks and only the batches' "
                                  "rows are held: exact plans need X in memory")
         other = copy.copy(self)
+        if self._held is not None:  # the groups hold the batches' rows: every row again
+            other.mean_, other.groups, _, _, other._uniform_w = transport.class_rows(
+                self._rows, self.codes_, len(self.classes_))
+            other._held = None
         other._batches = None
         other._key = None
         other.batch_size = None
@@ -490,6 +516,8 @@ class WDA(Objective):
         if self.lazy:
             raise ParameterError("X", "the rows were read over chunks and only the batches' "
                                  "rows are held: the whole classes' plans need X in memory")
+        if self._held is not None:  # the groups hold the batches' rows only
+            return self.full_data().plans(P)
         P = self._point(P)
         return {(a, b): transport.pair_plan(self.groups[a] @ P, self.groups[b] @ P,
                                             self._reg(a, b), self.sinkhorn_iter,

@@ -272,3 +272,26 @@ def test_lazy_objective_equals_the_in_memory_one_on_the_same_batches(tmp_path):
         top = obj.heuristic()[:, 0]  # two classes: S_b has rank one, one defined direction
         assert abs(top @ ref.heuristic()[:, 0]) == pytest.approx(1.0, abs=1e-9)
         assert obj.reg == pytest.approx(ref.reg, rel=1e-12)
+
+
+def test_in_memory_mini_batches_hold_only_their_rows_and_equal_exact_plans_on_them():
+    """With mini-batches the objective keeps only the rows its batches hold (a fraction of
+    X), not a copy of every class: with one batch its cost is the exact-plan cost on the
+    batch's rows alone (an independent route through whole-class plans), and ``full_data``
+    reads X again for the exact problem."""
+    X, y = _data([400, 300, 250], d=6)
+    rng = np.random.default_rng(4)
+    P = np.linalg.qr(rng.standard_normal((6, 2)))[0]
+    obj = WDA(X, y, 2, reg=1.0, batch_size=60, n_batches=1, random_state=7)
+    assert [G.shape[0] for G in obj.groups] == [60, 60, 60]
+    draw = np.random.default_rng(7)  # the batches' draw: 60 positions within each class
+    rows = np.concatenate([np.flatnonzero(y == c)[np.sort(draw.choice(k, 60, replace=False))]
+                           for c, k in enumerate([400, 300, 250])])
+    on_batch = WDA(X[rows], y[rows], 2, reg=1.0)
+    assert obj.cost(P) == pytest.approx(on_batch.cost(P), rel=1e-12)
+    np.testing.assert_allclose(obj.egrad(P), on_batch.egrad(P), rtol=1e-10, atol=1e-13)
+    exact = WDA(X, y, 2, reg=1.0)
+    assert obj.full_data().cost(P) == pytest.approx(exact.cost(P), rel=1e-12)
+    assert obj.full_data().plans(P)[0, 1].shape == (400, 300) == obj.plans(P)[0, 1].shape
+    two = WDA(X, y, 2, reg=1.0, batch_size=60, n_batches=2, random_state=7)
+    assert all(60 < G.shape[0] <= 120 for G in two.groups)

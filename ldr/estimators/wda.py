@@ -58,6 +58,7 @@ from ldr.estimators.wda_alternation import (
     min_cluster_size,
     null_space_result,
     ordered_null_space,
+    projected,
     warn_stopped,
     warn_tiny,
     warn_unconverged,
@@ -809,12 +810,11 @@ class WDAClustering(ClusterMixin, WDAEstimator):
         the guard's stop, max_outer without convergence, a degenerate partition."""
         run = data.derived["run"]
         n_min = self.min_cluster_size_
-        Xc = data.X - data.X.mean(axis=0)
         P = run["P"]
         self.step_result_ = run["result"]
         self.n_null_directions_ = run["null"]
-        self.labels_ = final_labels(Xc @ P, run["labels"], self.n_clusters, self.random_state,
-                                    n_min)
+        self.labels_ = final_labels(projected(data.X, data.X.mean(axis=0), P), run["labels"],
+                                    self.n_clusters, self.random_state, n_min)
         self.history_ = run["history"]
         self.n_outer_ = run["rounds"]
         self.stopped_at_ = run["stopped"]
@@ -824,7 +824,7 @@ class WDAClustering(ClusterMixin, WDAEstimator):
             warn_stopped(self, run, n_min)
         else:
             warn_unconverged(self, run)
-        self.tiny_clusters_, self.degenerate_ = warn_tiny(self, self.labels_, Xc, n_min)
+        self.tiny_clusters_, self.degenerate_ = warn_tiny(self, self.labels_, data.X, n_min)
         return P
 
     def _affine_map(self, data: FitData, obj, M) -> AffineMap:

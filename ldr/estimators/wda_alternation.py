@@ -50,10 +50,10 @@ from ldr.core.errors import ParameterError
 from ldr.core.result import Result, Trace
 from ldr.data.validation import span_basis
 from ldr.manifolds import sin_largest_angle
-from ldr.objectives.lda import scatter_matrices
+from ldr.objectives.transport import class_scatters
 from ldr.objectives.wda import within_reg
 
-__all__ = ["MIN_CLUSTER_SHARE", "alternate", "alternation_result", "final_labels",
+__all__ = ["MIN_CLUSTER_SHARE", "alternate", "alternation_result", "final_labels", "projected",
            "null_space_result", "ordered_null_space",
            "kmeans_step", "merge_singletons", "min_cluster_size", "tiny_clusters",
            "warn_stopped", "warn_tiny", "warn_unconverged", "wda_step", "within_spread"]
@@ -145,7 +145,7 @@ def wda_step(Xs, labels, P, reg: float, solve):
     is unbounded there and P_new is the top p of them by between-cluster scatter (the
     null-space rule; :func:`~ldr.estimators.wda.null_directions`)."""
     classes, codes = np.unique(labels, return_inverse=True)
-    Sw, Sb, _ = scatter_matrices(Xs - Xs.mean(axis=0), codes, len(classes))
+    Sw, Sb = class_scatters(Xs, codes, len(classes))  # by row chunks: no copy of Xs
     R = span_basis(Sw)
     p = P.shape[1]
     m = 0 if R is None else Sw.shape[0] - R.shape[1]
@@ -175,12 +175,16 @@ def within_spread(Z: np.ndarray, labels: np.ndarray) -> float:
     """s = (1/n) Σ_c (1/n_c) Σ_{i,j∈c} ‖z_i − z_j‖² = (2/n) Σ_c Σ_{i∈c} ‖z_i − z̄_c‖²: the
     mean squared distance between two samples of one cluster (clusters weighted by size) —
     each cluster's transport cost onto itself under the uniform plan (reg → ∞), twice
-    k-means' mean cost."""
-    codes = np.unique(labels, return_inverse=True)[1]
-    sums = np.zeros((codes.max() + 1, Z.shape[1]))
-    np.add.at(sums, codes, Z)
-    means = sums / np.bincount(codes)[:, None]
-    return 2.0 * float(np.sum((Z - means[codes]) ** 2)) / len(Z)
+    k-means' mean cost: 2 tr(S_w), from Fisher's within-class scatter (divided by n) by row
+    chunks, so no copy of Z is made."""
+    classes, codes = np.unique(labels, return_inverse=True)
+    return 2.0 * float(np.trace(class_scatters(Z, codes, len(classes))[0]))
+
+
+def projected(X: np.ndarray, shift: np.ndarray, P: np.ndarray) -> np.ndarray:
+    """(X − shift) P, formed as XP − shiftᵀP (as scikit-learn's PCA transforms): no copy of
+    X."""
+    return X @ P - shift @ P
 
 
 def alternate(est, Xs, P, n_min: int, solve) -> dict:
@@ -222,9 +226,9 @@ def alternate(est, Xs, P, n_min: int, solve) -> dict:
     first_reg = reg
     raised = []
     accepted = None
-    Xc = Xs - Xs.mean(axis=0)
+    shift = Xs.mean(axis=0)
     for it in range(1, est.max_outer + 1):
-        Z = Xc @ P
+        Z = projected(Xs, shift, P)
         new = kmeans_step(Z, labels, k, est.random_state)
         tiny = len(tiny_clusters(new, k, n_min))
         row = {"outer": it, "smallest_cluster": int(np.bincount(new, minlength=k).min()),
@@ -234,7 +238,7 @@ def alternate(est, Xs, P, n_min: int, solve) -> dict:
             accepted = (it, tiny)
         else:  # a collapse: the step made[-1] on the accepted labels caused it
             made.pop()
-            Z_found = Xc @ made[-1][0]  # where k-means found the accepted labels
+            Z_found = projected(Xs, shift, made[-1][0])  # where k-means found the labels
             scale = within_spread(Z_found, labels)
             if not (est.adapt_reg and reg < scale):
                 history.append({**row, "ratio": np.nan, "p_change": np.nan,
@@ -248,7 +252,7 @@ def alternate(est, Xs, P, n_min: int, solve) -> dict:
             Z = Z_found
         P = made[-1][0]  # the step on the accepted labels, from where k-means found them (Z)
         if isinstance(reg, str) and reg == "auto":  # WassersteinDA's rule on these clusters
-            reg = first_reg = within_reg(within_spread(Xc, labels), P.shape[1], Xc.shape[1])
+            reg = first_reg = within_reg(within_spread(Xs, labels), P.shape[1], Xs.shape[1])
         P_new, res, n_null = wda_step(Xs, merge_singletons(labels, Z), P, reg, solve)
         change = sin_largest_angle(P, P_new)
         history.append({**row, "ratio": -res.cost, "p_change": change,
