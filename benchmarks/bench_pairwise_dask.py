@@ -6,16 +6,21 @@ Run from the checkout root, under the shared lock (timings must not overlap)::
     flock /tmp/ldr-bench.lock .venv/bin/python -P benchmarks/bench_pairwise_dask.py \\
         > benchmarks/results/bench_pairwise_dask.txt
 
-What is measured.  The rows are generated lazily, chunk by chunk, never held whole: X
-(n × 20) standard normal from ``dask.array.random.default_rng(0)`` in chunks of
-``--chunk`` rows, and y = sin(2 xᵀb₁) + (xᵀb₂)² + 0.1 ε (b₁, b₂ orthonormal, seeded), so
-the central subspace is span(b₁, b₂); for WassersteinDA the four classes are the signs of
-xᵀb₁ and xᵀb₂.  ``MDS(2)``, ``KernelSDR(2)`` and ``WassersteinDA(2)`` at their defaults fit
-from the Dask array (past their switches: MDS's stress over 8192 sampled rows and 1000
-landmarks, KernelSDR's cost on 4000 sampled rows, WDA's mini-batches of 500 rows per class,
-two a class): one pass over the chunks for the moments, then the sampled rows gathered;
-everything else runs in the client on those rows.  WDA's labels, computed from X here, are
-read into memory first: one more pass over the chunks.
+What is measured. The rows are generated lazily, chunk by chunk, never held whole: X (n ×
+20) standard normal from ``dask.array.random.default_rng(0)`` in chunks of ``--chunk`` rows,
+and y = sin(2 xᵀb₁) + (xᵀb₂)² + 0.1 ε (b₁, b₂ orthonormal, seeded), so the central subspace
+is span(b₁, b₂); for WassersteinDA the four classes are the signs of xᵀb₁ and xᵀb₂, and for
+WDAClustering those four groups are pulled apart, each row moved by 3(sign(xᵀb₁) b₁ +
+sign(xᵀb₂) b₂), so that k-means with four clusters can find them. ``MDS(2)``,
+``KernelSDR(2)`` and ``WassersteinDA(2)`` at their defaults fit from the Dask array (past
+their switches: MDS's stress over 8192 sampled rows and 1000 landmarks, KernelSDR's cost on
+4000 sampled rows, WDA's mini-batches of 500 rows per class, two a class): one pass over the
+chunks for the moments, then the sampled rows gathered; everything else runs in the client
+on those rows. WDA's labels, computed from X here, are read into memory first: one more pass
+over the chunks. ``WDAClustering(2, n_clusters=4)`` at its defaults reads the chunks once
+for its moments, then four times a round (the rows projected for k-means, the clusters'
+scatters, the WDA step's means and scatters, the step's batches' rows) and once more for the
+final labels: 2 + 4 × rounds passes.
 
 Each (method, n) runs in its own child process that starts a LocalCluster of ``--workers``
 worker processes (one thread each, ``memory_limit`` ``--worker-memory``: a worker past it is
@@ -48,8 +53,16 @@ from _common import run_child as common_run_child  # noqa: E402
 from _common import status_mb  # noqa: E402
 
 D = 20
-#: the fit's passes over the chunks (module docstring)
+#: the fit's passes over the chunks (module docstring); WDAClustering's grow with its rounds
 PASSES = {"mds": 2, "ksdr": 2, "wda": 3}
+METHODS = ["mds", "ksdr", "wda", "wda-clustering"]
+
+
+def passes(row: dict) -> int:
+    """The passes over the chunks of the fit ``row`` (module docstring)."""
+    if row["method"] == "wda-clustering":
+        return 2 + 4 * row["rounds"]
+    return PASSES[row["method"]]
 
 
 def lazy_data(n: int, chunk: int):
@@ -69,6 +82,14 @@ def lazy_classes(X, B):
     return (X @ B[:, 0] > 0).astype(int) + 2 * (X @ B[:, 1] > 0).astype(int)
 
 
+def lazy_groups(X, B):
+    """WDAClustering's rows: the four sign groups pulled apart along b₁ and b₂ (lazy)."""
+    import dask.array as da
+
+    return X + 3.0 * (da.sign(X @ B[:, 0])[:, None] * B[:, 0]
+                      + da.sign(X @ B[:, 1])[:, None] * B[:, 1])
+
+
 def build(method: str, X, y, B):
     """The estimator at its defaults and its fit's arguments."""
     import ldr.estimators as est
@@ -77,6 +98,8 @@ def build(method: str, X, y, B):
         return est.MDS(2), (X,)
     if method == "ksdr":
         return est.KernelSDR(2), (X, y)
+    if method == "wda-clustering":
+        return est.WDAClustering(2, n_clusters=4), (lazy_groups(X, B),)
     return est.WassersteinDA(2), (X, lazy_classes(X, B))
 
 
@@ -113,8 +136,9 @@ def child(method: str, n: int, chunk: int, workers: int, worker_memory: str,
            "worker_peak_mb": peaks, "client_beyond_mb": status_mb("VmHWM") - base,
            "converged": bool(model.result_.converged),
            "approximation": getattr(model, "approximation_", None),
-           "batch_size": getattr(model, "batch_size_", None)}
-    if method in ("ksdr", "wda"):
+           "batch_size": getattr(model, "batch_size_", None),
+           "rounds": getattr(model, "n_outer_", None)}
+    if method in ("ksdr", "wda", "wda-clustering"):
         row["sin_truth"] = float(sin_largest_angle(model.M_, B))
     if reference:
         ref, ref_args = build(method, X, y, B)
@@ -126,8 +150,7 @@ def child(method: str, n: int, chunk: int, workers: int, worker_memory: str,
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--n", type=int, nargs="+", default=[1_000_000, 10_000_000])
-    p.add_argument("--methods", nargs="+", default=["mds", "ksdr", "wda"],
-                   choices=["mds", "ksdr", "wda"])
+    p.add_argument("--methods", nargs="+", default=METHODS, choices=METHODS)
     p.add_argument("--chunk", type=int, default=250_000, help="rows per chunk")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--worker-memory", default="1GiB", help="each worker's memory limit")
@@ -142,7 +165,7 @@ def main(argv=None) -> None:
     from _common import print_header, print_table
 
     command = "python -P benchmarks/bench_pairwise_dask.py " + " ".join(sys.argv[1:])
-    print_header("MDS, KernelSDR and WassersteinDA from Dask chunks on a LocalCluster", [
+    print_header("The pairwise estimators from Dask chunks on a LocalCluster", [
         f"command: {command.strip()} (under flock /tmp/ldr-bench.lock)",
         f"X: n × {D} generated lazily in chunks of {args.chunk} rows (module docstring); "
         f"n {args.n}; {args.workers} worker processes, one thread each, memory_limit "
@@ -167,12 +190,14 @@ def main(argv=None) -> None:
                  "converged", "sin θ to in-memory", "sin θ to truth"], table, left=2)
     print("\n10⁸ rows, estimated from the largest n measured: the fit's time less its k passes, "
           "plus k passes × (10⁸ / n) × (workers / N); k = " + ", ".join(
-              f"{m} {PASSES[m]}" for m in args.methods))
+              f"{m} {passes(max((r for r in rows if r['method'] == m), key=lambda r: r['n']))}"
+              for m in args.methods))
     est_rows = []
     for method in args.methods:
         big = max((r for r in rows if r["method"] == method), key=lambda r: r["n"])
-        fixed = big["seconds"] - PASSES[method] * big["pass_seconds"]
-        per_row = PASSES[method] * big["pass_seconds"] * big["workers"] / big["n"]  # a row's
+        k = passes(big)
+        fixed = big["seconds"] - k * big["pass_seconds"]
+        per_row = k * big["pass_seconds"] * big["workers"] / big["n"]  # a row's
         for N in (2, 8, 32):
             est_rows.append([method, big["n"], N, f"{fixed + per_row * 1e8 / N:.0f} s"])
     print_table(["method", "from n", "workers N", "10⁸ rows"], est_rows, left=3)

@@ -59,6 +59,7 @@ import numpy as np
 
 from ldr.data import arrays
 from ldr.data.rows import moments
+from ldr.data.validation import is_lazy
 from ldr.kernels.tiles import rows_per_block
 
 __all__ = ["PairKernel", "class_rows", "class_scatters", "complex_step", "pair_gradient",
@@ -455,7 +456,10 @@ def class_scatters(X, codes: np.ndarray, n_classes: int, chunk_bytes: int | None
     computed in X's namespace and on its device, in float64, by one pass over row chunks of
     about ``chunk_bytes`` (default ``CHUNK_BYTES``, 16 MiB) merged as they come
     (:func:`ldr.data.rows.moments` of an iterator): no array of X's size is made.  With
-    frequency ``weights`` (NumPy, one per row) the weighted scatters, in one pass of X."""
+    frequency ``weights`` (NumPy, one per row) the weighted scatters, in one pass of X.  A
+    Dask array is read by one pass over its own chunks."""
+    if is_lazy(X):
+        return moments(X, codes, name="X").on_host().class_scatter()[:2]
     xp = arrays.namespace(X)
     if weights is not None:
         return moments(xp.astype(X, xp.float64, copy=False), codes, weights=weights,

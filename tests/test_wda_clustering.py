@@ -236,3 +236,63 @@ def test_the_default_reg_follows_the_within_cluster_spread_and_does_not_collapse
     assert model.converged_ and model.stopped_at_ is None and not model.degenerate_
     assert _sizes(model.labels_, k).min() >= model.min_cluster_size_
     assert adjusted_rand_score(y, model.labels_) >= 0.6
+
+
+def _three_groups(n=2400, seed=0):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 3, n)
+    X = rng.standard_normal((n, 6))
+    X[:, 0] += 3.0 * y
+    X[:, 1] += 2.0 * (y == 1)
+    return X
+
+
+def test_a_dask_array_is_clustered_from_its_chunks_on_a_cluster(monkeypatch, tmp_path):
+    """Past n_clusters · EXACT_MAX_CLASS rows a Dask array (on a LocalCluster) or memmap
+    stays out of memory: each round projects it and takes its cluster scatters over the
+    chunks, each WDA step gathers only its batches' rows — the in-memory fit's subspace and
+    labels, transform lazy; a small one is read whole."""
+    distributed = pytest.importorskip("distributed")
+    import dask.array as da
+
+    import ldr.estimators.wda as wda_estimator
+    import ldr.objectives.wda as wda_objective
+
+    monkeypatch.setattr(wda_estimator, "EXACT_MAX_CLASS", 200)  # stay lazy past 600 rows
+    X = _three_groups()
+    gathered = []
+    take = wda_objective.take_rows
+
+    def spy(A, rows, name="X"):
+        gathered.append(len(rows))
+        return take(A, rows, name)
+
+    monkeypatch.setattr(wda_objective, "take_rows", spy)
+    settings = {"n_clusters": 3, "batch_size": 100, "max_outer": 4}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        ref = WDAClustering(2, **settings).fit(X)
+        assert not gathered  # in memory: nothing gathered
+        with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                      dashboard_address=None) as cluster, \
+                distributed.Client(cluster):
+            lazy = WDAClustering(2, **settings).fit(da.from_array(X, chunks=300))
+            Z = lazy.transform(da.from_array(X, chunks=300))
+            assert isinstance(Z, da.Array)
+            np.testing.assert_allclose(Z.compute(), ref.transform(X), rtol=1e-8, atol=1e-10)
+        path = tmp_path / "x.npy"
+        np.save(path, X)
+        mapped = WDAClustering(2, **settings).fit(np.load(path, mmap_mode="r"))
+        small = WDAClustering(2, n_clusters=3, max_outer=2).fit(
+            da.from_array(X[:500], chunks=100))
+        in_memory = WDAClustering(2, n_clusters=3, max_outer=2).fit(X[:500])
+    steps = sum(row["p_change"] == row["p_change"] for row in lazy.history_)  # WDA steps
+    assert len(gathered) == 2 * steps  # one gather a step, Dask and memmap
+    assert max(gathered) <= 3 * 2 * 100 < X.shape[0]  # each cluster's two batches' rows
+    for fit in (lazy, mapped):
+        assert sin_largest_angle(fit.M_, ref.M_) < 1e-8
+        np.testing.assert_array_equal(fit.labels_, ref.labels_)
+        assert fit.n_outer_ == ref.n_outer_
+    assert sin_largest_angle(small.M_, in_memory.M_) < 1e-10
+    with pytest.raises(ValueError, match="in memory"):
+        WDAClustering(2, batch_size=None).fit(da.from_array(X, chunks=300))

@@ -25,8 +25,8 @@ import numbers
 import numpy as np
 
 from ldr.core.errors import ParameterError
-from ldr.data.rows import moments
-from ldr.data.validation import span_basis
+from ldr.data.rows import as_dask_array, moments
+from ldr.data.validation import is_lazy, span_basis
 
 __all__ = ["check_span_components", "reduce_rows"]
 
@@ -60,7 +60,8 @@ def reduce_rows(data, shrinkage, moment_options: dict | None, rows: bool = False
     if U is None:
         return None
     if rows:
-        data.X = np.asarray(data.X, dtype=float) @ U
+        data.X = as_dask_array(data.X, "X") @ U if is_lazy(data.X) \
+            else np.asarray(data.X, dtype=float) @ U
     data.basis = U
     data.mean = np.asarray(stats.mean)
     return U

@@ -22,7 +22,6 @@ import time
 
 import numpy as np
 from sklearn.base import ClusterMixin
-from sklearn.decomposition import PCA as SkPCA
 
 from ldr.core.eigen import top_generalized
 from ldr.core.errors import ParameterError
@@ -64,6 +63,7 @@ from ldr.estimators.wda_alternation import (
     warn_unconverged,
 )
 from ldr.estimators.wda_minibatch import (
+    EXACT_MAX_CLASS,
     FULL_CHECK_MAX_CLASS,
     batch_options,
     batch_stop,
@@ -642,6 +642,11 @@ class WDAClustering(ClusterMixin, WDAEstimator):
     batch_size, n_batches : as :class:`WassersteinDA`, for each WDA step on that round's
         clusters ("auto": exact plans while the largest cluster has at most
         :data:`~ldr.estimators.wda_minibatch.EXACT_MAX_CLASS` rows, mini-batches beyond).
+        With mini-batches ("auto" or an integer) a Dask array or ``np.memmap`` X of more
+        than n_clusters · ``EXACT_MAX_CLASS`` rows is read over its chunks: each round
+        projects it (one pass) and takes its cluster scatters (one pass), and each WDA step
+        reads the means and scatters again (one pass) and gathers its batches' rows; only the
+        labels and the projected rows (n × p) are held.  A smaller one is read whole.
     max_outer : int, default 20
         The alternation's budget of rounds.
     outer_tol : float, default 1e-6
@@ -698,8 +703,9 @@ class WDAClustering(ClusterMixin, WDAEstimator):
         The round the guard stopped, else None.
     tiny_clusters_ : array of int
         ``labels_``' clusters below n_min.
-    degenerate_ : bool
-        Some of them are not clusters of k-means on the data (the warning).
+    degenerate_ : bool or None
+        Some of them are not clusters of k-means on the data (the warning); None where X
+        was read over its chunks and the comparison, which needs X in memory, did not run.
     batch_size_ : int or None
         The last step's rows per class and batch; None: exact plans.
 
@@ -747,13 +753,28 @@ class WDAClustering(ClusterMixin, WDAEstimator):
     def _requires_y(self) -> bool:
         return False
 
+    def _reads_chunks(self) -> bool:
+        """A Dask array or memmap stays out of memory with mini-batches (``batch_size``
+        "auto" or an integer): each round projects it and takes its cluster scatters over its
+        chunks, and each WDA step gathers its batches' rows."""
+        return self.batch_size is not None
+
     # --- the pipeline's hooks (ldr.estimators.base) -----------------------------------------
     def _prepare(self, data: FitData) -> None:
-        """The WDA steps' parameters, the mean and, where the covariance is singular, the
-        span of the data (``subspace_``)."""
+        """The WDA steps' parameters, the rows' moments (one pass: the mean and the PCA
+        start) and, where the covariance is singular, the span of the data
+        (``subspace_``).  A Dask array or memmap of at most n_clusters ·
+        :data:`~ldr.estimators.wda_minibatch.EXACT_MAX_CLASS` rows, where every WDA step
+        may take exact plans, is read into memory; beyond, some cluster is larger and each
+        step takes mini-batches from the chunks."""
         data.params.update(sinkhorn_iter=self.sinkhorn_iter, ridge=self._ridge())
-        data.mean = np.mean(data.X, axis=0)
+        k = self.n_clusters
+        if data.lazy and isinstance(k, numbers.Integral) \
+                and data.X.shape[0] <= k * EXACT_MAX_CLASS:
+            data.X = check_data(take_rows(data.X, np.arange(data.X.shape[0])), "X")
+            data.lazy = False
         self.subspace_ = reduce_rows(data, 0.0, None, rows=True)
+        data.mean = np.asarray(data.stats.mean, dtype=float)
 
     def _natural_n_components(self, n_features: int) -> int | None:
         """``n_components=None``: n_clusters − 1 (at most n_features − 1), the directions k
@@ -782,7 +803,8 @@ class WDAClustering(ClusterMixin, WDAEstimator):
         def solve_step(X, labels, q, reg, start):
             return self._wda_step(X, labels, q, reg, start, data.params)
 
-        run = alternate(self, data.X, self._first_subspace(data, r), n_min, solve_step)
+        shift = data.mean if data.basis is None else data.mean @ data.basis  # data.X's mean
+        run = alternate(self, data.X, self._first_subspace(data, r), n_min, solve_step, shift)
         data.derived["run"] = run
         return None, alternation_result(run, self.outer_tol, time.perf_counter() - began)
 
@@ -800,7 +822,10 @@ class WDAClustering(ClusterMixin, WDAEstimator):
         if isinstance(self.start, str):
             if self.start != "pca":
                 raise ParameterError("start", f"expected 'pca' or an array, got {self.start!r}")
-            return SkPCA(r).fit(data.X).components_.T
+            C = data.stats.covariance()  # the top principal directions, from the moments
+            if data.basis is not None:
+                C = data.basis.T @ C @ data.basis
+            return np.linalg.eigh(C)[1][:, ::-1][:, :r]
         P = start_matrix(self.start, (self.n_features_in_, r))
         P = P if data.basis is None else data.basis.T @ P
         return Grassmann(*P.shape).validate_point(P, "start", orthonormalize=True)
@@ -813,7 +838,7 @@ class WDAClustering(ClusterMixin, WDAEstimator):
         P = run["P"]
         self.step_result_ = run["result"]
         self.n_null_directions_ = run["null"]
-        self.labels_ = final_labels(projected(data.X, data.X.mean(axis=0), P), run["labels"],
+        self.labels_ = final_labels(projected(data.X, run["shift"], P), run["labels"],
                                     self.n_clusters, self.random_state, n_min)
         self.history_ = run["history"]
         self.n_outer_ = run["rounds"]
@@ -824,7 +849,8 @@ class WDAClustering(ClusterMixin, WDAEstimator):
             warn_stopped(self, run, n_min)
         else:
             warn_unconverged(self, run)
-        self.tiny_clusters_, self.degenerate_ = warn_tiny(self, self.labels_, data.X, n_min)
+        self.tiny_clusters_, self.degenerate_ = warn_tiny(
+            self, self.labels_, None if data.lazy else data.X, n_min)
         return P
 
     def _affine_map(self, data: FitData, obj, M) -> AffineMap:

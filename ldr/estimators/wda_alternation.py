@@ -48,7 +48,8 @@ from sklearn.exceptions import ConvergenceWarning
 from ldr.core.deprecation import user_stacklevel
 from ldr.core.errors import ParameterError
 from ldr.core.result import Result, Trace
-from ldr.data.validation import span_basis
+from ldr.data.rows import as_dask_array
+from ldr.data.validation import is_lazy, span_basis
 from ldr.manifolds import sin_largest_angle
 from ldr.objectives.transport import class_scatters
 from ldr.objectives.wda import within_reg
@@ -181,15 +182,17 @@ def within_spread(Z: np.ndarray, labels: np.ndarray) -> float:
     return 2.0 * float(np.trace(class_scatters(Z, codes, len(classes))[0]))
 
 
-def projected(X: np.ndarray, shift: np.ndarray, P: np.ndarray) -> np.ndarray:
+def projected(X, shift: np.ndarray, P: np.ndarray) -> np.ndarray:
     """(X − shift) P, formed as XP − shiftᵀP (as scikit-learn's PCA transforms): no copy of
-    X."""
-    return X @ P - shift @ P
+    X; a Dask array's by one pass over its chunks."""
+    XP = as_dask_array(X, "X") @ P if is_lazy(X) else X @ P
+    return np.asarray(XP) - shift @ P
 
 
-def alternate(est, Xs, P, n_min: int, solve) -> dict:
+def alternate(est, Xs, P, n_min: int, solve, shift: np.ndarray) -> dict:
     """Liu et al.'s Algorithm 2 with the tiny-cluster guard, from the subspace P on the rows
-    Xs, its WDA steps fitted by ``solve`` (:func:`wda_step`); ``est`` gives the settings
+    Xs (whose mean is ``shift``), its WDA steps fitted by ``solve`` (:func:`wda_step`);
+    ``est`` gives the settings
     ``n_clusters``, ``reg``, ``max_outer``, ``outer_tol``, ``adapt_reg`` and
     ``random_state``.
 
@@ -205,13 +208,13 @@ def alternate(est, Xs, P, n_min: int, solve) -> dict:
     Returns
     -------
     dict
-        ``P``; ``result`` (the WDA step that gave P, None for the start); ``null`` (its null
-        directions); ``history`` (one row per round); ``rounds``; ``change`` (the last
-        sin θ); ``stopped`` (the round the guard ended, else None); ``labels`` (the last
-        accepted labels, from whose centroids the final k-means in P starts); ``spread``
-        (when stopped: the mean squared distance between the rows projected by P_a);
-        ``reg`` (the last step's); ``raised`` (the rounds that raised it); ``accepted``
-        ((a, L_a's number of tiny clusters)).
+        ``P``; ``shift``; ``result`` (the WDA step that gave P, None for the start);
+        ``null`` (its null directions); ``history`` (one row per round); ``rounds``;
+        ``change`` (the last sin θ); ``stopped`` (the round the guard ended, else None);
+        ``labels`` (the last accepted labels, from whose centroids the final k-means in P
+        starts); ``spread`` (when stopped: the mean squared distance between the rows
+        projected by P_a); ``reg`` (the last step's); ``raised`` (the rounds that raised
+        it); ``accepted`` ((a, L_a's number of tiny clusters)).
     """
     if not isinstance(est.adapt_reg, (bool, np.bool_)):
         raise ParameterError("adapt_reg", f"expected True or False, got {est.adapt_reg!r}")
@@ -226,7 +229,6 @@ def alternate(est, Xs, P, n_min: int, solve) -> dict:
     first_reg = reg
     raised = []
     accepted = None
-    shift = Xs.mean(axis=0)
     for it in range(1, est.max_outer + 1):
         Z = projected(Xs, shift, P)
         new = kmeans_step(Z, labels, k, est.random_state)
@@ -262,7 +264,8 @@ def alternate(est, Xs, P, n_min: int, solve) -> dict:
         if change <= est.outer_tol:
             break
     P, res, n_null = made[-1]
-    return {"P": P, "result": res, "null": n_null, "history": history, "rounds": it,
+    return {"P": P, "shift": shift, "result": res, "null": n_null, "history": history,
+            "rounds": it,
             "change": change, "stopped": stopped, "labels": labels, "spread": spread,
             "reg": reg, "first_reg": first_reg, "raised": raised, "accepted": accepted}
 
@@ -335,7 +338,7 @@ def warn_stopped(est, record: dict, n_min: int, stacklevel: int = 4) -> None:
                   ConvergenceWarning, stacklevel=stacklevel)
 
 
-def warn_tiny(est, labels: np.ndarray, X: np.ndarray, n_min: int,
+def warn_tiny(est, labels: np.ndarray, X: np.ndarray | None, n_min: int,
               stacklevel: int = 4) -> tuple[np.ndarray, bool]:
     """The clusters of ``labels`` below ``n_min`` samples, and whether the partition is
     degenerate — a ConvergenceWarning — which it is unless k-means on the rows X themselves
@@ -343,16 +346,26 @@ def warn_tiny(est, labels: np.ndarray, X: np.ndarray, n_min: int,
     samples.  Then they are the data's outliers, which clustering these distances into k
     groups isolates whatever the subspace.  The samples are compared, not the count: a
     partition that puts almost every sample in one cluster can hold as many tiny clusters as
-    k-means' and still be degenerate."""
+    k-means' and still be degenerate.  ``X`` None (rows read over chunks, which k-means on
+    the full space would hold whole): the comparison does not run, the warning says so and
+    the verdict is None."""
     k = est.n_clusters
     tiny = tiny_clusters(labels, k, n_min)
     if not len(tiny):
         return tiny, False
+    sizes = np.bincount(labels, minlength=k)
+    if X is None:
+        warnings.warn(f"{type(est).__name__}: {len(tiny)} of {k} clusters hold fewer than "
+                      f"min_cluster_size={n_min} samples (sizes "
+                      f"{sorted(sizes[tiny].tolist())}); the rows were read over chunks, so "
+                      "they were not compared with k-means on the data (fit X in memory for "
+                      "that check); lower n_clusters or raise reg if they are not outliers",
+                      ConvergenceWarning, stacklevel=stacklevel)
+        return tiny, None
     plain = KMeans(k, n_init=10, random_state=est.random_state).fit_predict(X)
     theirs = {frozenset(np.flatnonzero(plain == c)) for c in range(k)}
     if all(frozenset(np.flatnonzero(labels == c)) in theirs for c in tiny):
         return tiny, False
-    sizes = np.bincount(labels, minlength=k)
     warnings.warn(f"{type(est).__name__}: a degenerate partition: {len(tiny)} of "
                   f"{k} clusters hold fewer than min_cluster_size={n_min} "
                   f"samples (sizes {sorted(sizes[tiny].tolist())}; largest "
