@@ -51,22 +51,33 @@ from __future__ import annotations
 
 import numbers
 
-import autograd.numpy as anp
 import numpy as np
 import scipy.linalg
+from scipy.spatial.distance import squareform
 
 from ldr.core.deprecation import renamed_value
 from ldr.core.errors import ParameterError
 from ldr.core.objective import Method, Objective
 from ldr.data import arrays
 from ldr.data.rows import moments, take_rows
-from ldr.data.validation import check_data, check_magnitude, check_rank, is_lazy
+from ldr.data.validation import check_data, check_magnitude, check_rank, check_rows, is_lazy
+from ldr.objectives.transport import take
 
-__all__ = ["MDS"]
+__all__ = ["MDS", "SMOOTHING_ROWS", "STORE_MAX"]
 
 #: the n×n dissimilarities are stored up to this many rows (8·n² bytes: 128 MiB); a block's
 #: rows are recomputed from X beyond
 STORE_MAX = 4096
+#: the default smoothing is 1e-6 × the median positive dissimilarity among this many seeded
+#: rows (all rows below it): a scale, which a sample's median fixes as well as every pair's
+SMOOTHING_ROWS = 2000
+
+
+def _pdist(X: np.ndarray, metric: str) -> np.ndarray:
+    """The ``metric`` distances between the rows of X, each pair once (condensed)."""
+    from sklearn.metrics import pairwise_distances
+
+    return squareform(pairwise_distances(X, metric=metric), checks=False)
 
 
 def _check_dissimilarity(D, n: int) -> np.ndarray:
@@ -91,7 +102,11 @@ class MDS(Objective):
     Parameters
     ----------
     X : array (n_samples, n_features), np.memmap or Dask array
-        A Dask array or memmap with ``landmarks`` and ``rows`` is read once over its chunks
+        X of another array namespace (a PyTorch tensor on the CPU or a GPU, CuPy, ...)
+        keeps its rows, landmarks and Euclidean dissimilarities there, in its float dtype:
+        cost, gradient, HVPs, Φ and stress are computed there, ``ldr.solve`` iterates there
+        (another metric is computed on the host, a block of rows at a time).  A Dask array
+        or memmap with ``landmarks`` and ``rows`` is read once over its chunks
         for the mean and the scatter, and then only the sampled rows and the landmarks are
         gathered: memory O((s + m)·d + d²), whatever n is (without them it is refused: every
         row's pairs need X in memory).
@@ -104,7 +119,8 @@ class MDS(Objective):
         not given (default ``"euclidean"``).
     smoothing : float, optional
         Smoothing of the projected distances (module docstring); default 1e-6 × the median
-        positive dissimilarity (of a seeded 2000-row subsample when δ is not stored).
+        positive dissimilarity among at most ``SMOOTHING_ROWS`` = 2000 seeded rows (every
+        row below it).
     block_size : int, optional
         Rows per block of the n×n accumulations (default: blocks of about 2²¹ numbers).
     landmarks : int, optional
@@ -157,7 +173,7 @@ class MDS(Objective):
             n = int(stats.n)
             d = int(stats.scatter.shape[0])
         else:
-            X = check_data(X, "X")
+            X = check_rows(X, "X")  # X's namespace and device: only read
             n, d = X.shape
         r = check_rank(r, d)
         if landmarks is not None and (isinstance(landmarks, bool) or not isinstance(
@@ -187,37 +203,38 @@ class MDS(Objective):
             self.X = np.asarray(take_rows(X, self.rows_), dtype=float) - self.mean_
             check_magnitude(self.X, "X")
         else:
-            self.mean_ = X.mean(axis=0)
-            centered = X - self.mean_
-            self._scatter = centered.T @ centered            # the heuristic's, of every row
-            self._landmark_rows = None if self.landmarks_ is None else centered[self.landmarks_]
-            self.X = centered if self.rows_ is None else centered[self.rows_]
+            xp = arrays.namespace(X)
+            mean = xp.mean(X, axis=0)
+            self.mean_ = np.asarray(arrays.to_host(mean), dtype=float)
+            centered = X - mean
+            # the heuristic's scatter, of every row (d×d, on the host)
+            self._scatter = np.asarray(arrays.to_host(centered.T @ centered), dtype=float)
+            self._landmark_rows = None if self.landmarks_ is None else take(centered,
+                                                                            self.landmarks_)
+            self.X = centered if self.rows_ is None else take(centered, self.rows_)
         self.metric = metric
         self._delta = None
+        n_rows = self.X.shape[0]
+        sub = np.sort(np.random.default_rng(random_state).choice(
+            n_rows, min(n_rows, SMOOTHING_ROWS), replace=False))
         if dissimilarity is not None:
-            self._delta = _check_dissimilarity(dissimilarity, n)
-            if self.rows_ is not None:
-                self._delta = self._delta[self.rows_]
+            given = _check_dissimilarity(dissimilarity, n)
+            sample = given if self.rows_ is None else given[self.rows_]
             if self.landmarks_ is not None:
-                self._delta = self._delta[:, self.landmarks_]
-        elif n <= STORE_MAX or (self.landmarks_ is not None and self.X.shape[0]
-                                * len(self.landmarks_) <= STORE_MAX**2):
-            self._delta = self._distances(slice(0, self.X.shape[0]))
-            if self.landmarks_ is None:
-                self._delta = 0.5 * (self._delta + self._delta.T)
-                np.fill_diagonal(self._delta, 0.0)
+                sample = sample[:, self.landmarks_]
+            self._delta = arrays.like(sample, self.X)
+            picked = np.arange(n) if self.rows_ is None else self.rows_
+            positive = squareform(given[np.ix_(picked[sub], picked[sub])], checks=False)
         else:
-            self._distances(slice(0, 1))  # the metric's error, now
-        if self._delta is not None:
-            positive = self._delta[self._delta > 0]
-        else:
-            from scipy.spatial.distance import pdist
-
-            n_rows = self.X.shape[0]
-            sub = np.random.default_rng(random_state).choice(n_rows, min(n_rows, 2000),
-                                                             replace=False)
-            positive = pdist(self.X[sub], metric=metric)
-            positive = positive[positive > 0]
+            if n <= STORE_MAX or (self.landmarks_ is not None
+                                  and n_rows * len(self.landmarks_) <= STORE_MAX**2):
+                self._delta = self._distances(slice(0, n_rows))
+                if self.landmarks_ is None:
+                    self._delta = 0.5 * (self._delta + self._delta.T)
+            else:
+                self._distances(slice(0, 1))  # the metric's error, now
+            positive = _pdist(arrays.to_host(take(self.X, sub)), metric)
+        positive = positive[positive > 0]
         if positive.size == 0:
             raise ParameterError("X", "all dissimilarities are 0 (every sample is the same); "
                              "nothing to scale")
@@ -243,26 +260,41 @@ class MDS(Objective):
 
     def _project(self, M):
         """(X_R M, X_C M): the rows' and the columns' projections (autograd-traceable)."""
-        Y = anp.dot(self.X, M)
-        return Y, (Y if self.landmarks_ is None else anp.dot(self._landmark_rows, M))
+        xp = arrays.namespace(M)
+        Y = xp.matmul(self.X, M)
+        return Y, (Y if self.landmarks_ is None else xp.matmul(self._landmark_rows, M))
 
-    def _distances(self, sl) -> np.ndarray:
-        """Rows ``sl`` of δ (against the landmarks, if any), from X."""
-        try:
-            from sklearn.metrics import pairwise_distances
+    def _point(self, M):
+        """M as an array of the rows' namespace, device and float dtype."""
+        return arrays.like(np.asarray(M, dtype=float) if arrays.foreign(M) is None else M,
+                           self.X)
 
-            D = pairwise_distances(self.X[sl], self._cols(), metric=self.metric)
-        except (TypeError, ValueError) as exc:
-            raise ParameterError("metric", f"{exc}") from None
-        i = np.arange(sl.start, min(sl.stop, self.X.shape[0]))   # d(x_i, x_i) = 0 exactly
-        if self.landmarks_ is None:
-            D[i - sl.start, i] = 0.0
+    def _distances(self, sl):
+        """Rows ``sl`` of δ (against the landmarks, if any), from X, in X's namespace:
+        Euclidean as √max(‖a‖² + ‖b‖² − 2aᵀb, 0) (scikit-learn's ``euclidean_distances``
+        form) there, another metric by :func:`sklearn.metrics.pairwise_distances` on the
+        host; d(x_i, x_i) = 0 exactly."""
+        A = self.X[sl, :]
+        B = self._cols()
+        xp = arrays.namespace(A)
+        if self.metric == "euclidean":
+            squares = (xp.sum(A * A, axis=1)[:, None] + xp.sum(B * B, axis=1)[None, :]
+                       - 2.0 * (A @ B.T))
+            D = xp.sqrt(xp.clip(squares, 0.0, None))
         else:
-            sample = i if self.rows_ is None else self.rows_[i]  # the rows' own indices
-            pos = np.minimum(np.searchsorted(self.landmarks_, sample), len(self.landmarks_) - 1)
-            own = self.landmarks_[pos] == sample
-            D[(i - sl.start)[own], pos[own]] = 0.0
-        return D
+            try:
+                from sklearn.metrics import pairwise_distances
+
+                D = arrays.like(pairwise_distances(arrays.to_host(A), arrays.to_host(B),
+                                                   metric=self.metric), A)
+            except (TypeError, ValueError) as exc:
+                raise ParameterError("metric", f"{exc}") from None
+        i = np.arange(sl.start, min(sl.stop, self.X.shape[0]))
+        rows = i if self.rows_ is None else self.rows_[i]  # the rows' own indices
+        cols = np.arange(B.shape[0]) if self.landmarks_ is None else self.landmarks_
+        where = arrays.device(D)
+        own = xp.asarray(rows, device=where)[:, None] == xp.asarray(cols, device=where)[None, :]
+        return xp.where(own, xp.zeros_like(D), D)
 
     @property
     def delta(self) -> np.ndarray:
@@ -277,7 +309,7 @@ class MDS(Objective):
         b = self.block_size
         for i in range(0, n, b):
             sl = slice(i, min(i + b, n))
-            yield sl, (self._delta[sl] if self._delta is not None else self._distances(sl))
+            yield sl, (self._delta[sl, :] if self._delta is not None else self._distances(sl))
 
     @property
     def _scale(self) -> float:
@@ -290,76 +322,85 @@ class MDS(Objective):
 
     # -- cost (autograd-traceable) ------------------------------------------------------------
     def cost(self, M):
+        M = M if arrays.traced(M) else self._point(M)
+        xp = arrays.namespace(M)
         Y, Yc = self._project(M)
         smoothing = self.smoothing
         total = 0.0
         for sl, delta in self._blocks():
-            diff = Y[sl][:, None, :] - Yc[None, :, :]
-            s = anp.sqrt(anp.sum(diff**2, axis=2) + smoothing**2)
-            total = total + anp.sum((delta - (s - smoothing)) ** 2)
+            diff = Y[sl, :][:, None, :] - Yc[None, :, :]
+            s = xp.sqrt(xp.sum(diff**2, axis=2) + smoothing**2)
+            total = total + xp.sum((delta - (s - smoothing)) ** 2)
         return self._scale * total
 
     def stress(self, M) -> float:
         """Kruskal's stress-1, √(Σ(δ_ij − ‖Mᵀ(x_i − x_j)‖)² / Σ δ_ij²), exact distances (no ε),
         over the pairs the cost sums (all, or (i, landmark))."""
-        Y, Yc = self._project(np.asarray(M, dtype=float))
+        M = self._point(M)
+        xp = arrays.namespace(M)
+        Y, Yc = self._project(M)
         num = den = 0.0
         for sl, delta in self._blocks():
-            dist = np.sqrt(np.sum((Y[sl][:, None, :] - Yc[None, :, :]) ** 2, axis=2))
-            num += float(np.sum((delta - dist) ** 2))
-            den += float(np.sum(delta**2))
+            dist = xp.sqrt(xp.sum((Y[sl, :][:, None, :] - Yc[None, :, :]) ** 2, axis=2))
+            num += float(xp.sum((delta - dist) ** 2))
+            den += float(xp.sum(delta**2))
         return float(np.sqrt(num / den))
 
     # -- closed-form oracles ------------------------------------------------------------------
     def _omega(self, Y, Yc, sl, delta):
         """(differences u, s, Ω) for the rows ``sl``."""
-        diff = Y[sl][:, None, :] - Yc[None, :, :]
-        s = np.sqrt(np.einsum("ijk,ijk->ij", diff, diff) + self.smoothing**2)
+        xp = arrays.namespace(Y)
+        diff = Y[sl, :][:, None, :] - Yc[None, :, :]
+        s = xp.sqrt(xp.sum(diff * diff, axis=2) + self.smoothing**2)
         omega = 2.0 - 2.0 * (delta + self.smoothing) / s
         return diff, s, omega
 
     def _pairs_times(self, om, A, Ac, sl, out_rows, out_cols):
         """Add rows ``sl`` of diag(Ω1)A_R − ΩA_C to ``out_rows`` and ΩᵀA_R − diag(Ωᵀ1)A_C to
         ``out_cols`` ((L1); A = Y, or Z for the Hessian)."""
-        out_rows[sl] += om.sum(axis=1)[:, None] * A[sl] - om @ Ac
-        out_cols += om.T @ A[sl] - om.sum(axis=0)[:, None] * Ac
+        xp = arrays.namespace(om)
+        out_rows[sl, :] += xp.sum(om, axis=1)[:, None] * A[sl, :] - om @ Ac
+        out_cols += om.T @ A[sl, :] - xp.sum(om, axis=0)[:, None] * Ac
 
-    def _combine(self, rows, cols) -> np.ndarray:
+    def _combine(self, rows, cols):
         """X_Rᵀ rows − X_Cᵀ cols, times n/m (L1); 2XᵀL_Ω(·) when the columns are all rows."""
         return self._scale * (self.X.T @ rows - self._cols().T @ cols)
 
     def egrad(self, M):
-        Y, Yc = self._project(np.asarray(M, dtype=float))
-        rows = np.zeros_like(Y)
-        cols = np.zeros_like(Yc)
+        Y, Yc = self._project(self._point(M))
+        xp = arrays.namespace(Y)
+        rows = xp.zeros_like(Y)
+        cols = xp.zeros_like(Yc)
         for sl, delta in self._blocks():
             _, _, om = self._omega(Y, Yc, sl, delta)
             self._pairs_times(om, Y, Yc, sl, rows, cols)
         return self._combine(rows, cols)
 
-    def phi(self, M) -> np.ndarray:
+    def phi(self, M):
         """Φ with ∇f = 2ΦM: (1/2)(n/m)(X_Rᵀ diag(Ω1) X_R − X_RᵀΩX_C − X_CᵀΩᵀX_R
         + X_Cᵀ diag(Ωᵀ1) X_C), symmetrized."""
-        Y, Yc = self._project(np.asarray(M, dtype=float))
+        Y, Yc = self._project(self._point(M))
+        xp = arrays.namespace(Y)
         Xc = self._cols()
         d = self.X.shape[1]
-        P = np.zeros((d, d))
-        colsum = np.zeros(Xc.shape[0])
+        P = xp.zeros((d, d), dtype=Y.dtype, device=arrays.device(Y))
+        colsum = xp.zeros((Xc.shape[0],), dtype=Y.dtype, device=arrays.device(Y))
         for sl, delta in self._blocks():
             _, _, om = self._omega(Y, Yc, sl, delta)
-            P += self.X[sl].T @ (om.sum(axis=1)[:, None] * self.X[sl] - 2.0 * om @ Xc)
-            colsum += om.sum(axis=0)
+            P += self.X[sl, :].T @ (xp.sum(om, axis=1)[:, None] * self.X[sl, :] - 2.0 * om @ Xc)
+            colsum += xp.sum(om, axis=0)
         P += Xc.T @ (colsum[:, None] * Xc)
         return 0.5 * self._scale * 0.5 * (P + P.T)
 
     def ehvp(self, M, V):
-        Y, Yc = self._project(np.asarray(M, dtype=float))
-        Z, Zc = self._project(np.asarray(V, dtype=float))
-        rows = np.zeros_like(Y)
-        cols = np.zeros_like(Yc)
+        Y, Yc = self._project(self._point(M))
+        Z, Zc = self._project(self._point(V))
+        xp = arrays.namespace(Y)
+        rows = xp.zeros_like(Y)
+        cols = xp.zeros_like(Yc)
         for sl, delta in self._blocks():
             diff, s, om = self._omega(Y, Yc, sl, delta)
-            uw = np.einsum("ijk,ijk->ij", diff, Z[sl][:, None, :] - Zc[None, :, :])
+            uw = xp.sum(diff * (Z[sl, :][:, None, :] - Zc[None, :, :]), axis=2)
             omp = 2.0 * (delta + self.smoothing) * uw / s**3
             self._pairs_times(om, Z, Zc, sl, rows, cols)
             self._pairs_times(omp, Y, Yc, sl, rows, cols)

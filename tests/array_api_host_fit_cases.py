@@ -1,5 +1,5 @@
 """scikit-learn's array API convention for the estimators whose fit runs on the host — NCA,
-LargeMarginDML, LPP, NPE, MDS, KernelSDR, UnsupervisedHSIC, SemiSupervisedHSIC, KDAC,
+LargeMarginDML, LPP, NPE, KernelSDR, UnsupervisedHSIC, SemiSupervisedHSIC, KDAC,
 UndercompleteICA, WDAClustering and the generic LinearDR (run by tests/test_array_api.py in a
 fresh interpreter with ``SCIPY_ARRAY_API=1``, which scikit-learn's dispatch requires before
 SciPy is imported; collected alone, it skips).
@@ -42,7 +42,6 @@ from ldr.data import arrays  # noqa: E402
 from ldr.estimators import (  # noqa: E402
     KDAC,
     LPP,
-    MDS,
     NCA,
     NPE,
     KernelSDR,
@@ -67,7 +66,6 @@ CASES = {
     "LPP": (lambda: LPP(2, n_neighbors=6), False),
     "LPP(whitened)": (lambda: LPP(2, n_neighbors=6, form="whitened"), False),
     "NPE": (lambda: NPE(2, n_neighbors=8), False),
-    "MDS": (lambda: MDS(2), False),
     "KernelSDR": (lambda: KernelSDR(2), True),
     "UnsupervisedHSIC": (lambda: UnsupervisedHSIC(2, n_clusters=3), False),
     "SemiSupervisedHSIC": (lambda: SemiSupervisedHSIC(2, n_clusters=3), True),
@@ -285,7 +283,7 @@ def test_cuda_tensors_give_cuda_answers(wine, case):
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("namespace, device, dtype", list(array_api_check_combinations()))
-@pytest.mark.parametrize("estimator", [NCA(2), LargeMarginDML(2), LPP(2), NPE(2), MDS(2),
+@pytest.mark.parametrize("estimator", [NCA(2), LargeMarginDML(2), LPP(2), NPE(2),
                                        KernelSDR(2), UnsupervisedHSIC(2), SemiSupervisedHSIC(2),
                                        KDAC(2), UndercompleteICA(2), WDAClustering(2)],
                          ids=lambda e: type(e).__name__)

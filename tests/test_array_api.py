@@ -1,8 +1,9 @@
 """Runs the array API cases — tests/array_api_cases.py (PCA, OrthogonalLDA, SupervisedHSIC),
 tests/array_api_second_order_cases.py (MAF, SFA, PPCA, FactorAnalysis, CCA, OrthogonalCCA,
 ReducedRankRegression), tests/array_api_wda_cases.py (WassersteinDA),
-tests/array_api_host_fit_cases.py (the estimators whose fit runs on the host: NCA,
-LargeMarginDML, LPP, NPE, MDS, KernelSDR, the clustering HSICs, UndercompleteICA,
+tests/array_api_mds_cases.py (MDS), tests/array_api_host_fit_cases.py (the estimators whose
+fit runs on the host: NCA, LargeMarginDML, LPP, NPE, KernelSDR, the clustering HSICs,
+UndercompleteICA,
 WDAClustering, LinearDR) and tests/array_api_sklearn_checks_cases.py (scikit-learn's other
 array API checks, for every tagged estimator): scikit-learn's array API convention — in one
 fresh interpreter with ``SCIPY_ARRAY_API=1``: scikit-learn's ``array_api_dispatch`` refuses
@@ -19,7 +20,8 @@ import pytest
 
 HERE = pathlib.Path(__file__).resolve().parent
 CASES = ("array_api_cases.py", "array_api_second_order_cases.py", "array_api_wda_cases.py",
-         "array_api_host_fit_cases.py", "array_api_sklearn_checks_cases.py")
+         "array_api_mds_cases.py", "array_api_host_fit_cases.py",
+         "array_api_sklearn_checks_cases.py")
 
 
 @pytest.mark.skipif(importlib.util.find_spec("array_api_strict") is None

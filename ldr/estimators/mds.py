@@ -84,6 +84,15 @@ class MDS(LinearDR):
     pairs, in about half the time and memory.  A fit that used landmarks says so in
     ``approximation_``, ``landmarks_`` and ``rows_``.
 
+    **Namespaces.**  Under scikit-learn's ``array_api_dispatch`` a PyTorch tensor (on the CPU
+    or a GPU), a CuPy or an array-api-strict array is fitted in its namespace and on its
+    device: the rows, landmarks, sampled rows and Euclidean dissimilarities, the stress's
+    oracles and the solver stay there; only d×d arrays, the points and the rows the default
+    smoothing is read from (at most 2000) reach the host (another ``metric`` than
+    ``"euclidean"`` is computed by scikit-learn on the host, a block of rows at a time).  A
+    Dask array or memmap is read over its chunks (the moments, then the sampled rows and the
+    landmarks gathered).
+
     Parameters
     ----------
     n_components : int or None, default None
@@ -147,6 +156,7 @@ class MDS(LinearDR):
     """
 
     _pairwise_memory = True
+    _computes_in_namespace = True
     _objective_class = MDSObjective
     _objective_args = ("metric", "block_size", "landmarks", "rows")
 
