@@ -33,7 +33,9 @@ answers agree to rounding (sin θ).  The 10⁸ estimate: the fit reads the chunk
 moments, then the sampled rows, which touch every chunk; WDA three times, its labels first),
 so its time less those passes, plus as many passes scaled by the rows and divided among N
 workers (the passes are the only part that grows with n; the chunks are independent
-tasks).
+tasks).  WDAClustering's client also works on every row — k-means on the n projected rows,
+its labels — so for it the time less the passes is scaled by the rows too (and not divided
+among workers), and the client's memory grows with n likewise.
 """
 
 from __future__ import annotations
@@ -53,6 +55,8 @@ from _common import run_child as common_run_child  # noqa: E402
 from _common import status_mb  # noqa: E402
 
 D = 20
+#: the methods whose client-side work (besides the passes) grows with n (module docstring)
+CLIENT_GROWS = {"wda-clustering"}
 #: the fit's passes over the chunks (module docstring); WDAClustering's grow with its rounds
 PASSES = {"mds": 2, "ksdr": 2, "wda": 3}
 METHODS = ["mds", "ksdr", "wda", "wda-clustering"]
@@ -188,8 +192,9 @@ def main(argv=None) -> None:
     print()
     print_table(["method", "n", "fit", "the pass alone", "worker peaks", "client beyond",
                  "converged", "sin θ to in-memory", "sin θ to truth"], table, left=2)
-    print("\n10⁸ rows, estimated from the largest n measured: the fit's time less its k passes, "
-          "plus k passes × (10⁸ / n) × (workers / N); k = " + ", ".join(
+    print("\n10⁸ rows, estimated from the largest n measured: the fit's time less its k passes "
+          "(× 10⁸ / n for " + ", ".join(sorted(CLIENT_GROWS)) + ", whose client works on every "
+          "row), plus k passes × (10⁸ / n) × (workers / N); k = " + ", ".join(
               f"{m} {passes(max((r for r in rows if r['method'] == m), key=lambda r: r['n']))}"
               for m in args.methods))
     est_rows = []
@@ -197,6 +202,8 @@ def main(argv=None) -> None:
         big = max((r for r in rows if r["method"] == method), key=lambda r: r["n"])
         k = passes(big)
         fixed = big["seconds"] - k * big["pass_seconds"]
+        if method in CLIENT_GROWS:
+            fixed *= 1e8 / big["n"]
         per_row = k * big["pass_seconds"] * big["workers"] / big["n"]  # a row's
         for N in (2, 8, 32):
             est_rows.append([method, big["n"], N, f"{fixed + per_row * 1e8 / N:.0f} s"])
