@@ -42,9 +42,10 @@ import scipy.linalg
 
 from ldr.core.deprecation import renamed_value
 from ldr.core.errors import ParameterError
+from ldr.core.linalg import cholesky, cholesky_solve
 from ldr.core.objective import Method, Objective
 from ldr.data import arrays
-from ldr.data.validation import check_data, check_labels, check_rank
+from ldr.data.validation import check_data, check_labels, check_rank, check_rows
 from ldr.kernels import beta, median_distance
 
 __all__ = ["KernelSDR"]
@@ -61,9 +62,11 @@ def _positive(value, name):
     return float(value)
 
 
-def _centered(K: np.ndarray) -> np.ndarray:
-    K = K - K.mean(axis=0, keepdims=True)
-    return K - K.mean(axis=1, keepdims=True)
+def _centered(K):
+    """HKH: K less its column means, then its row means (in K's namespace)."""
+    xp = arrays.namespace(K)
+    K = K - xp.mean(K, axis=0, keepdims=True)
+    return K - xp.mean(K, axis=1, keepdims=True)
 
 
 def gram_factor(y, Kz: np.ndarray, kind: str) -> np.ndarray:
@@ -79,9 +82,9 @@ def gram_factor(y, Kz: np.ndarray, kind: str) -> np.ndarray:
     return V[:, keep] * np.sqrt(lam[keep])
 
 
-def _laplacian_times(Psi: np.ndarray, Y: np.ndarray) -> np.ndarray:
+def _laplacian_times(Psi, Y):
     """L_Ψ Y = diag(Ψ1) Y − ΨY."""
-    return Psi.sum(axis=1)[:, None] * Y - Psi @ Y
+    return arrays.namespace(Psi).sum(Psi, axis=1)[:, None] * Y - Psi @ Y
 
 
 def response_gram(y, n: int, y_type: str = "auto", sigma_y: float | None = None
@@ -131,7 +134,11 @@ class KernelSDR(Objective):
     ----------
     X : array (n_samples, n_features)
         Covariates, used as given (centering does not change the cost); standardize features
-        of different units first.
+        of different units first.  X of another array namespace (a PyTorch tensor on the
+        CPU or a GPU, CuPy, ...) keeps its rows and the responses' factors there, in its
+        float dtype: the kernel, its Cholesky factorization and solves
+        (:func:`ldr.core.linalg.cholesky_solve`), cost, gradient, HVPs, Φ and the gKDR
+        matrix are computed there, and ``ldr.solve`` iterates there.
     y : array (n_samples,) or (n_samples, n_targets)
         Responses: real values, or class labels (see ``y_type``).
     r : int, 1 ≤ r < n_features
@@ -176,7 +183,7 @@ class KernelSDR(Objective):
                  sigma_y: float | None = None, sigma_full: float | None = None,
                  y_type: str = "auto", manifold: str = "grassmann", *, eps="deprecated"):
         ridge = renamed_value(type(self).__name__, "eps", "ridge", eps, ridge)
-        X = check_data(X, "X")
+        X = check_rows(X, "X")  # X's namespace and device: only read
         n, d = X.shape
         r = check_rank(r, d)
         ridge = _positive(ridge, "ridge")
@@ -186,20 +193,22 @@ class KernelSDR(Objective):
         # centred about the first row first: a constant feature (1e30 in every row) is then
         # exactly 0, not the rounding of its mean (1e14), which the kernel would read as
         # a direction of huge, cancelling distances
-        shifted = X - X[0]
-        offset = shifted.mean(axis=0)
-        self.mean_ = X[0] + offset
+        xp = arrays.namespace(X)
+        shifted = X - X[0:1, :]
+        offset = xp.mean(shifted, axis=0)
+        self.mean_ = np.asarray(arrays.to_host(X[0, :] + offset), dtype=float)
         self.X = shifted - offset
         if sigma is None:
             sigma = median_distance(self.X) * np.sqrt(r / d)
-        self.sigma = sigma
+        self.sigma = float(sigma)
         self.ridge = ridge
         self._Gz = Kz                     # uncentered, for the gKDR heuristic
         self.Kz = _centered(Kz)
         self.Kz = 0.5 * (self.Kz + self.Kz.T)
         # K_Z = EEᵀ, so K̄_Z = FFᵀ with F = HE (n × rank): every oracle applies R to F only
-        self._Ez = gram_factor(y, Kz, self.y_type_)
-        self._Fz = self._Ez - self._Ez.mean(axis=0)
+        Ez = gram_factor(y, Kz, self.y_type_)
+        self._Ez = arrays.like(Ez, self.X)  # the responses' factors, where the rows are
+        self._Fz = arrays.like(Ez - Ez.mean(axis=0), self.X)
         self.shape = (d, r)
         self.manifold = manifold
         self._key: bytes | None = None
@@ -208,7 +217,7 @@ class KernelSDR(Objective):
     def cost(self, M):
         if not arrays.traced(M):  # a value: reuse the cached factorization
             _, _, _, RF, _ = self._at(M)
-            return float(np.sum(self._Fz * RF))        # tr(FᵀRF) = tr(K̄_Z R)
+            return float(arrays.namespace(RF).sum(self._Fz * RF))  # tr(FᵀRF) = tr(K̄_Z R)
         Y = anp.dot(self.X, M)
         sq = anp.sum(Y**2, axis=1)
         K = anp.exp(-(sq[:, None] + sq[None, :] - 2.0 * anp.dot(Y, Y.T)) / (2 * self.sigma**2))
@@ -222,20 +231,25 @@ class KernelSDR(Objective):
         """(Y, K, the Cholesky factor of K̄ + nεI, RF, Γ = (RF)(RF)ᵀ) at M, cached across the
         Hessian-vector products of one solve: one factorization, O(n³/3), and the rest
         O(n²·rank K_Z) — R is applied to F, never formed."""
-        M = np.asarray(M, dtype=float)
-        key = M.tobytes()
+        M = self._point(M)
+        key = np.asarray(arrays.to_host(M)).tobytes()
         if self._key != key:
+            xp = arrays.namespace(M)
             Y = self.X @ M
-            K = np.exp(-beta("difference", Y) / (2 * self.sigma**2))
+            K = xp.exp(-beta("difference", Y) / (2 * self.sigma**2))
             n = K.shape[0]
             A = _centered(K)
             A = 0.5 * (A + A.T)
-            A.flat[:: n + 1] += n * self.ridge
-            factor = scipy.linalg.cho_factor(A)
-            RF = scipy.linalg.cho_solve(factor, self._Fz)
+            factor = cholesky(A, n * self.ridge, overwrite=True)
+            RF = cholesky_solve(factor, self._Fz)
             self._key = key
             self._vals = (Y, K, factor, RF, RF @ RF.T)
         return self._vals
+
+    def _point(self, M):
+        """M as an array of the rows' namespace, device and float dtype."""
+        return arrays.like(np.asarray(M, dtype=float) if arrays.foreign(M) is None else M,
+                           self.X)
 
     def egrad(self, M):
         Y, K, _, _, G = self._at(M)
@@ -248,12 +262,11 @@ class KernelSDR(Objective):
 
     def ehvp(self, M, V):
         Y, K, factor, RF, G = self._at(M)
-        V = np.asarray(V, dtype=float)
-        Z = self.X @ V
-        yz = np.einsum("ij,ij->i", Y, Z)
+        Z = self.X @ self._point(V)
+        yz = arrays.namespace(Y).sum(Y * Z, axis=1)
         uw = yz[:, None] + yz[None, :] - Y @ Z.T - Z @ Y.T      # u_ijᵀ w_ij
         Kp = -K * uw / self.sigma**2
-        T = scipy.linalg.cho_solve(factor, _centered(Kp) @ RF) @ RF.T   # R K̄′ Γ
+        T = cholesky_solve(factor, _centered(Kp) @ RF) @ RF.T   # R K̄′ Γ
         Psi_p = -(T + T.T) * K + G * Kp
         out = _laplacian_times(Psi_p, Y) + _laplacian_times(G * K, Z)
         return (2.0 / self.sigma**2) * (self.X.T @ out)
@@ -268,20 +281,19 @@ class KernelSDR(Objective):
     def gkdr_matrix(self) -> np.ndarray:
         """The d×d gKDR matrix Σ_i ∇k(x_i)ᵀ F ∇k(x_i) / n (module docstring)."""
         X = self.X
+        xp = arrays.namespace(X)
         n = self.X.shape[0]
         s = self.sigma_full if self.sigma_full is not None else median_distance(X)
-        G = np.exp(-beta("difference", X) / (2 * s**2))
-        A = G.copy()
-        A.flat[:: n + 1] += n * self.ridge
-        cf = scipy.linalg.cho_factor(A)
-        AE = scipy.linalg.cho_solve(cf, self._Ez)           # F = (AE)(AE)ᵀ, G_Z = EEᵀ
+        G = xp.exp(-beta("difference", X) / (2 * s**2))
+        cf = cholesky(G, n * self.ridge)                    # of G + nεI; G kept
+        AE = cholesky_solve(cf, self._Ez)                   # F = (AE)(AE)ᵀ, G_Z = EEᵀ
         F = AE @ AE.T
         P = ((G @ AE) @ AE.T) * G
-        GFG = np.einsum("ij,ji->i", G @ F, G)
-        Q = (G @ G) * F - P - P.T + np.diag(GFG)
+        GFG = xp.vecdot(G @ F, G, axis=-1)                  # diag(GFG), G symmetric
+        Q = (G @ G) * F - P - P.T
         Xs = X / s  # Xᵀ Q X / s⁴ as (X/s)ᵀ Q (X/s) / s²: s⁴ overflows for data at 1e90
-        out = Xs.T @ Q @ Xs / (n * s**2)
-        return 0.5 * (out + out.T)
+        out = (Xs.T @ (Q @ Xs) + Xs.T @ (GFG[:, None] * Xs)) / (n * s**2)
+        return np.asarray(arrays.to_host(0.5 * (out + out.T)), dtype=float)
 
     def linear_map(self, M):
         """x ↦ (x − ``mean_``) M."""

@@ -1,5 +1,5 @@
 """scikit-learn's array API convention for the estimators whose fit runs on the host — NCA,
-LargeMarginDML, LPP, NPE, KernelSDR, UnsupervisedHSIC, SemiSupervisedHSIC, KDAC,
+LargeMarginDML, LPP, NPE, UnsupervisedHSIC, SemiSupervisedHSIC, KDAC,
 UndercompleteICA, WDAClustering and the generic LinearDR (run by tests/test_array_api.py in a
 fresh interpreter with ``SCIPY_ARRAY_API=1``, which scikit-learn's dispatch requires before
 SciPy is imported; collected alone, it skips).
@@ -44,7 +44,6 @@ from ldr.estimators import (  # noqa: E402
     LPP,
     NCA,
     NPE,
-    KernelSDR,
     LargeMarginDML,
     LinearDR,
     SemiSupervisedHSIC,
@@ -66,7 +65,6 @@ CASES = {
     "LPP": (lambda: LPP(2, n_neighbors=6), False),
     "LPP(whitened)": (lambda: LPP(2, n_neighbors=6, form="whitened"), False),
     "NPE": (lambda: NPE(2, n_neighbors=8), False),
-    "KernelSDR": (lambda: KernelSDR(2), True),
     "UnsupervisedHSIC": (lambda: UnsupervisedHSIC(2, n_clusters=3), False),
     "SemiSupervisedHSIC": (lambda: SemiSupervisedHSIC(2, n_clusters=3), True),
     "KDAC": (lambda: KDAC(2, n_clusters=2), True),
@@ -284,7 +282,7 @@ def test_cuda_tensors_give_cuda_answers(wine, case):
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("namespace, device, dtype", list(array_api_check_combinations()))
 @pytest.mark.parametrize("estimator", [NCA(2), LargeMarginDML(2), LPP(2), NPE(2),
-                                       KernelSDR(2), UnsupervisedHSIC(2), SemiSupervisedHSIC(2),
+                                       UnsupervisedHSIC(2), SemiSupervisedHSIC(2),
                                        KDAC(2), UndercompleteICA(2), WDAClustering(2)],
                          ids=lambda e: type(e).__name__)
 def test_scikit_learns_array_api_check(estimator, namespace, device, dtype):

@@ -1,14 +1,13 @@
 """Runs the array API cases — tests/array_api_cases.py (PCA, OrthogonalLDA, SupervisedHSIC),
 tests/array_api_second_order_cases.py (MAF, SFA, PPCA, FactorAnalysis, CCA, OrthogonalCCA,
 ReducedRankRegression), tests/array_api_wda_cases.py (WassersteinDA),
-tests/array_api_mds_cases.py (MDS), tests/array_api_host_fit_cases.py (the estimators whose
-fit runs on the host: NCA, LargeMarginDML, LPP, NPE, KernelSDR, the clustering HSICs,
-UndercompleteICA,
-WDAClustering, LinearDR) and tests/array_api_sklearn_checks_cases.py (scikit-learn's other
-array API checks, for every tagged estimator): scikit-learn's array API convention — in one
-fresh interpreter with ``SCIPY_ARRAY_API=1``: scikit-learn's ``array_api_dispatch`` refuses
-to start without it, and it must be set before SciPy is imported, which this test session has
-long done."""
+tests/array_api_pairwise_cases.py (MDS, KernelSDR), tests/array_api_host_fit_cases.py (the
+estimators whose fit runs on the host: NCA, LargeMarginDML, LPP, NPE, the clustering HSICs,
+UndercompleteICA, WDAClustering, LinearDR) and tests/array_api_sklearn_checks_cases.py
+(scikit-learn's other array API checks, for every tagged estimator): scikit-learn's array
+API convention — in one fresh interpreter with ``SCIPY_ARRAY_API=1``: scikit-learn's
+``array_api_dispatch`` refuses to start without it, and it must be set before SciPy is
+imported, which this test session has long done."""
 
 import importlib.util
 import os
@@ -20,7 +19,7 @@ import pytest
 
 HERE = pathlib.Path(__file__).resolve().parent
 CASES = ("array_api_cases.py", "array_api_second_order_cases.py", "array_api_wda_cases.py",
-         "array_api_mds_cases.py", "array_api_host_fit_cases.py",
+         "array_api_pairwise_cases.py", "array_api_host_fit_cases.py",
          "array_api_sklearn_checks_cases.py")
 
 

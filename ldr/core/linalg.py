@@ -1,4 +1,5 @@
-"""The small dense factorizations of the manifolds: polar factor, QR, largest eigenvalue.
+"""Dense factorizations: the manifolds' small ones (polar factor, QR, largest eigenvalue) and
+the Cholesky factorization of a kernel matrix with its solves.
 
 Each is written once against the array API standard (NumPy >= 2 is such a namespace), so it
 computes in the namespace and on the device of its argument, for one matrix or for each
@@ -9,7 +10,12 @@ matrix of a stack (..., m, n):
 * ``qr(A) = Q`` of ``A = Q R`` with ``diag(R) ≥ 0``: with that sign convention Q is unique
   for A of full column rank (Golub & Van Loan 2013, Thm. 5.2.3), so Q is a function of A;
 * ``top_eigenvalue(G)``: the largest eigenvalue of a symmetric G, or the largest over a
-  stack.
+  stack;
+* ``cholesky(A, shift)`` = L with LLᵀ = A + shift·I, and ``cholesky_solve(L, B)`` =
+  (LLᵀ)⁻¹B: the array API standard has the factorization but no triangular solve, so the
+  solve goes to the library's own (LAPACK's ``potrs`` through SciPy for NumPy,
+  ``torch.cholesky_solve``, CuPy's ``solve_triangular``), and to two general solves with L
+  and Lᵀ elsewhere.
 
 **Dispatch.**  One NumPy float64 matrix goes to LAPACK directly (``gesdd``, ``geqrf`` and
 ``orgqr``, ``syevd`` — the routines ``numpy.linalg`` itself calls) without ``numpy.linalg``'s
@@ -30,6 +36,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import scipy.linalg
 from scipy.linalg import lapack
 
 from ldr.data import arrays
@@ -101,3 +108,39 @@ def scaled_norm(*parts) -> float:
     if big == 0.0 or not math.isfinite(big):
         return big if big == 0.0 or math.isinf(big) else math.nan
     return big * math.sqrt(sum(float(np.vdot(p / big, p / big)) for p in parts))
+
+
+def cholesky(A, shift: float = 0.0, overwrite: bool = False):
+    """The lower Cholesky factor L of ``A + shift·I`` (A symmetric positive definite once
+    shifted), in A's namespace and on its device; ``overwrite``: A may be written over (a
+    NumPy A then takes the shift in place, no copy)."""
+    # benchmark: benchmarks/bench_pairwise_scale.py --methods ksdr
+    n = A.shape[0]
+    if arrays.numpy_fast_path(A):
+        if shift:
+            A = A if overwrite else A.copy()
+            A.flat[:: n + 1] += shift
+        return scipy.linalg.cholesky(A, lower=True, overwrite_a=True, check_finite=False)
+    xp = arrays.namespace(A)
+    if shift:
+        A = A + shift * arrays.eye_like(n, A)
+    return xp.linalg.cholesky(A)
+
+
+def cholesky_solve(L, B):
+    """(LLᵀ)⁻¹ B for the lower Cholesky factor L (:func:`cholesky`), in L's namespace."""
+    # benchmark: benchmarks/bench_pairwise_scale.py --methods ksdr
+    if arrays.numpy_fast_path(L, B):
+        return scipy.linalg.cho_solve((L, True), B, check_finite=False)
+    import array_api_compat as compat
+
+    if compat.is_torch_array(L):
+        import torch
+
+        return torch.cholesky_solve(B, L)
+    if compat.is_cupy_array(L):
+        from cupyx.scipy.linalg import solve_triangular
+
+        return solve_triangular(L.T, solve_triangular(L, B, lower=True), lower=False)
+    xp = arrays.namespace(L)
+    return xp.linalg.solve(L.T, xp.linalg.solve(L, B))

@@ -351,7 +351,12 @@ def _apply_block(block, fn):
 def take_rows(X, rows: np.ndarray, name: str = "X") -> np.ndarray:
     """The rows ``rows`` (sorted indices) of an in-memory array, ``np.memmap`` or Dask array
     (or DataFrame) as a NumPy array: a Dask array's are gathered from the chunks that hold
-    them (one task per chunk, the rest never read), so memory is O(len(rows)·d), not n·d."""
+    them (one task per chunk, the rest never read), so memory is O(len(rows)·d), not n·d.
+    An array of another namespace (a PyTorch tensor, ...) gives its rows there, on its
+    device."""
+    xp = arrays.foreign(X)
+    if xp is not None:
+        return xp.take(X, xp.asarray(rows, device=arrays.device(X)), axis=0)
     if is_lazy(X):
         X = as_dask_array(X, name)
         if not all(np.isfinite(c) for c in X.chunks[0]):

@@ -37,6 +37,12 @@ class KernelSDR(LinearDR):
     of n, its cost fixed in n; the ``approximation_`` says so.  X is used as given
     (standardize features of different units first, e.g. in a Pipeline).
 
+    Under scikit-learn's ``array_api_dispatch`` a PyTorch tensor (on the CPU or a GPU), a
+    CuPy or an array-api-strict array is fitted in its namespace and on its device: the
+    sampled rows, the kernel, its Cholesky factorization and solves, the oracles and the
+    solver stay there; the targets (read once, as scikit-learn does), d×d arrays, points and
+    the seeded rows (at most 2000) the kernel widths' medians are read from reach the host.
+
     Parameters
     ----------
     n_components : int or None, default None
@@ -81,6 +87,7 @@ class KernelSDR(LinearDR):
     """
 
     _pairwise_memory = True
+    _computes_in_namespace = True
     _objective_class = KernelSDRObjective
     _objective_args = ("sigma", "sigma_y", "sigma_full", "y_type")
 
@@ -125,7 +132,8 @@ class KernelSDR(LinearDR):
         rng = np.random.default_rng(random_seed(self.random_state))
         self.rows_ = np.sort(rng.choice(n, int(rows), replace=False))
         if not data.lazy:
-            data.mean = np.asarray(arrays.to_host(data.X), dtype=float).mean(axis=0)
+            xp = arrays.namespace(data.X)
+            data.mean = np.asarray(arrays.to_host(xp.mean(data.X, axis=0)), dtype=float)
         self._gather(data, self.rows_)
         why = (f'rows="auto" and n_samples > AUTO_ROWS = {AUTO_ROWS}'
                if isinstance(self.rows, str) else f"rows={rows}")
@@ -140,8 +148,11 @@ class KernelSDR(LinearDR):
 
     @staticmethod
     def _gather(data: FitData, rows: np.ndarray) -> None:
-        """``data.X`` and ``data.y`` become their rows ``rows``, in memory (float64 X)."""
-        X = np.asarray(take_rows(data.X, rows), dtype=np.float64)
+        """``data.X`` and ``data.y`` become their rows ``rows``, in memory (float64 X; an
+        array of another namespace stays there, in its float dtype)."""
+        X = take_rows(data.X, rows)
+        if arrays.foreign(X) is None:
+            X = np.asarray(X, dtype=np.float64)
         check_magnitude(X, "X")
         data.X = X
         data.y = take_rows(data.y, rows, "y")
@@ -163,4 +174,4 @@ class KernelSDR(LinearDR):
         shift, A = obj.linear_map(M)
         if data.mean is not None:
             shift = data.mean
-        return AffineMap(np.asarray(shift, dtype=float), np.asarray(A, dtype=float))
+        return AffineMap(np.asarray(shift, dtype=float), A)

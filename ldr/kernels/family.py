@@ -286,19 +286,20 @@ def make_kernel(spec) -> Kernel:
 
 def median_distance(X, max_samples: int = 2000, seed: int = 0, weights=None) -> float:
     """Median pairwise Euclidean distance of the rows of X (a seeded subsample above
-    ``max_samples`` rows); the Gaussian kernel's default σ, computed once on the host
-    (``scipy.spatial.distance.pdist``).
+    ``max_samples`` rows, taken in X's namespace); the Gaussian kernel's default σ, computed
+    once on the host (``scipy.spatial.distance.pdist``).
 
     With frequency ``weights`` w, the median over the pairs of the rows repeated by their
     weights: the pair (i, j), i < j, counts w_i w_j times and each row's copies add
     w_i (w_i − 1)/2 pairs at distance 0 (for integer weights exactly ``np.median`` of the
     repeated rows' distances)."""
-    X = np.asarray(arrays.to_host(X), dtype=float)
     w = None if weights is None else np.asarray(weights, dtype=float)
-    if X.shape[0] > max_samples:
+    if X.shape[0] > max_samples:  # the subsample taken where X is: only it reaches the host
         idx = np.random.default_rng(seed).choice(X.shape[0], max_samples, replace=False)
-        X = X[idx]
+        xp = arrays.namespace(X)
+        X = xp.take(X, xp.asarray(idx, device=arrays.device(X)), axis=0)
         w = None if w is None else w[idx]
+    X = np.asarray(arrays.to_host(X), dtype=float)
     from scipy.spatial.distance import pdist
 
     dist = pdist(X)
