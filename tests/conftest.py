@@ -85,3 +85,21 @@ def one_torch_thread():
     torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
+
+
+@pytest.fixture
+def wda_gathers(monkeypatch):
+    """Spy on the rows the WDA objective gathers from a Dask array or memmap
+    (``ldr.objectives.wda.take_rows``): the list to which each gather's row count is
+    appended."""
+    import ldr.objectives.wda as wda_objective
+
+    gathered = []
+    take = wda_objective.take_rows
+
+    def spy(A, rows, name="X"):
+        gathered.append(len(rows))
+        return take(A, rows, name)
+
+    monkeypatch.setattr(wda_objective, "take_rows", spy)
+    return gathered

@@ -247,7 +247,8 @@ def _three_groups(n=2400, seed=0):
     return X
 
 
-def test_a_dask_array_is_clustered_from_its_chunks_on_a_cluster(monkeypatch, tmp_path):
+def test_a_dask_array_is_clustered_from_its_chunks_on_a_cluster(monkeypatch, tmp_path,
+                                                                 wda_gathers):
     """Past n_clusters · EXACT_MAX_CLASS rows a Dask array (on a LocalCluster) or memmap
     stays out of memory: each round projects it and takes its cluster scatters over the
     chunks, each WDA step gathers only its batches' rows — the in-memory fit's subspace and
@@ -256,18 +257,10 @@ def test_a_dask_array_is_clustered_from_its_chunks_on_a_cluster(monkeypatch, tmp
     import dask.array as da
 
     import ldr.estimators.wda as wda_estimator
-    import ldr.objectives.wda as wda_objective
 
     monkeypatch.setattr(wda_estimator, "EXACT_MAX_CLASS", 200)  # stay lazy past 600 rows
     X = _three_groups()
-    gathered = []
-    take = wda_objective.take_rows
-
-    def spy(A, rows, name="X"):
-        gathered.append(len(rows))
-        return take(A, rows, name)
-
-    monkeypatch.setattr(wda_objective, "take_rows", spy)
+    gathered = wda_gathers
     settings = {"n_clusters": 3, "batch_size": 100, "max_outer": 4}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)

@@ -192,7 +192,7 @@ def _two_classes(n=3000, d=5, seed=3):
     return X, y
 
 
-def test_a_dask_array_fits_from_one_pass_and_the_batches_rows(monkeypatch):
+def test_a_dask_array_fits_from_one_pass_and_the_batches_rows(monkeypatch, wda_gathers):
     """From a Dask array on a LocalCluster, with mini-batches: Fisher's scatters by one pass
     over the chunks (tasks on the cluster), only the batches' rows gathered, the in-memory
     fit's answer (same batches), transform lazy; the full-data check says it was skipped."""
@@ -200,18 +200,10 @@ def test_a_dask_array_fits_from_one_pass_and_the_batches_rows(monkeypatch):
     import dask.array as da
 
     import ldr.estimators.wda as wda_estimator
-    import ldr.objectives.wda as wda_objective
 
     monkeypatch.setattr(wda_estimator, "FULL_CHECK_MAX_CLASS", 1000)  # read lazily past it
     X, y = _two_classes()
-    gathered = []
-    take = wda_objective.take_rows
-
-    def spy(A, rows, name="X"):
-        gathered.append(len(rows))
-        return take(A, rows, name)
-
-    monkeypatch.setattr(wda_objective, "take_rows", spy)
+    gathered = wda_gathers
     ref = WassersteinDA(2, batch_size=200, n_batches=2).fit(X, y)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                                   dashboard_address=None) as cluster, \
