@@ -171,9 +171,7 @@ class HSIC(Objective):
     # -- one pass over the data ------------------------------------------------------------
     def _point(self, W):
         """W as a float array of the rows' namespace and device."""
-        X = self.X
-        return arrays.namespace(X).asarray(arrays.like(W, X), dtype=X.dtype,
-                                           device=arrays.device(X))
+        return arrays.as_point(W, self.X)
 
     def _lookup(self, W, need_phi: bool) -> dict | None:
         """The values kept for the point W (the last one's, or one of the ``RECENT``), or

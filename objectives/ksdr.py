@@ -248,8 +248,7 @@ class KernelSDR(Objective):
 
     def _point(self, M):
         """M as an array of the rows' namespace, device and float dtype."""
-        return arrays.like(np.asarray(M, dtype=float) if arrays.foreign(M) is None else M,
-                           self.X)
+        return arrays.as_point(M, self.X)
 
     def egrad(self, M):
         Y, K, _, _, G = self._at(M)

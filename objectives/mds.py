@@ -266,8 +266,7 @@ class MDS(Objective):
 
     def _point(self, M):
         """M as an array of the rows' namespace, device and float dtype."""
-        return arrays.like(np.asarray(M, dtype=float) if arrays.foreign(M) is None else M,
-                           self.X)
+        return arrays.as_point(M, self.X)
 
     def _distances(self, sl):
         """Rows ``sl`` of δ (against the landmarks, if any), from X, in X's namespace:

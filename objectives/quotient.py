@@ -63,11 +63,7 @@ class QuotientOfTraces(Objective):
 
     def _point(self, M):
         """M as a float array of A's namespace and device (an autograd trace as it is)."""
-        A = self._A
-        if arrays.traced(M) or (type(M) is type(A) and M.dtype == A.dtype):
-            return M
-        return arrays.namespace(A).asarray(arrays.like(M, A), dtype=A.dtype,
-                                           device=arrays.device(A))
+        return arrays.as_point(M, self._A)
 
     def ratio(self, M) -> float:
         """ρ(M) = tr(MᵀAM)/tr(MᵀBM), the natural (positive) score."""

@@ -118,6 +118,15 @@ def like(a, ref):
     return xp.asarray(np.ascontiguousarray(to_host(a)), dtype=ref.dtype, device=device(ref))
 
 
+def as_point(M, ref):
+    """``M`` (a point or tangent vector) as an array of ``ref``'s namespace, device and float
+    dtype — an objective's rows — or as it is when it already is one or is traced by
+    autograd (NumPy lists and integer arrays become float arrays)."""
+    if traced(M) or (type(M) is type(ref) and M.dtype == ref.dtype):
+        return M
+    return namespace(ref).asarray(like(M, ref), dtype=ref.dtype, device=device(ref))
+
+
 def transpose(A):
     """Aᵀ of a matrix, or of each matrix of a stack."""
     return A.mT
