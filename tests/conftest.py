@@ -88,18 +88,19 @@ def one_torch_thread():
 
 
 @pytest.fixture
-def wda_gathers(monkeypatch):
-    """Spy on the rows the WDA objective gathers from a Dask array or memmap
-    (``ldr.objectives.wda.take_rows``): the list to which each gather's row count is
-    appended."""
-    import ldr.objectives.wda as wda_objective
+def gathers(monkeypatch):
+    """Spy on the rows a module gathers from a Dask array or memmap (its ``take_rows``):
+    ``gathers(module)`` patches it for the rest of the test and returns the list to which each
+    gather's ``(name, row count)`` is appended."""
+    def watch(module):
+        seen = []
+        take = module.take_rows
 
-    gathered = []
-    take = wda_objective.take_rows
+        def spy(A, rows, name="X"):
+            seen.append((name, len(rows)))
+            return take(A, rows, name)
 
-    def spy(A, rows, name="X"):
-        gathered.append(len(rows))
-        return take(A, rows, name)
+        monkeypatch.setattr(module, "take_rows", spy)
+        return seen
 
-    monkeypatch.setattr(wda_objective, "take_rows", spy)
-    return gathered
+    return watch

@@ -210,7 +210,7 @@ def test_sampled_rows_are_the_estimator_on_the_sample(monkeypatch):
             Estimator(1, rows=bad).fit(X, y)
 
 
-def test_a_dask_array_fits_from_its_chunks_and_a_sample(monkeypatch):
+def test_a_dask_array_fits_from_its_chunks_and_a_sample(monkeypatch, gathers):
     """From a Dask array on a LocalCluster: the mean by one pass over the chunks (tasks run on
     the cluster), only the sampled rows gathered, the same answer as the in-memory fit;
     rows=None (every row, n×n matrices) refuses it."""
@@ -222,14 +222,7 @@ def test_a_dask_array_fits_from_its_chunks_and_a_sample(monkeypatch):
 
     X, y, b = _regression(4, n=1200)
     monkeypatch.setattr(ksdr_estimator, "AUTO_ROWS", 150)
-    gathered = []
-    take = ksdr_estimator.take_rows
-
-    def spy(A, rows, name="X"):
-        gathered.append((name, len(rows)))
-        return take(A, rows, name)
-
-    monkeypatch.setattr(ksdr_estimator, "take_rows", spy)
+    gathered = gathers(ksdr_estimator)
     ref = Estimator(1).fit(X, y)
     gathered.clear()
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,

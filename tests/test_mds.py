@@ -243,7 +243,7 @@ def test_landmarks_parameter_is_checked(bad):
                 else len(fitted.landmarks_) == expected)
 
 
-def test_a_dask_array_fits_from_its_chunks_sampled_rows_and_landmarks(monkeypatch):
+def test_a_dask_array_fits_from_its_chunks_sampled_rows_and_landmarks(gathers):
     """From a Dask array on a LocalCluster, with landmarks and sampled rows: the mean and
     scatter by one pass over the chunks (tasks on the cluster), only the sampled rows and the
     landmarks gathered, the in-memory fit's answer; without a row sample it is refused."""
@@ -254,14 +254,7 @@ def test_a_dask_array_fits_from_its_chunks_sampled_rows_and_landmarks(monkeypatc
     from ldr.estimators import MDS as Estimator
 
     X = np.random.default_rng(5).standard_normal((2000, 6)) * [3.0, 2.0, 1.0, 0.5, 0.3, 0.2]
-    gathered = []
-    take = mds_objective.take_rows
-
-    def spy(A, rows, name="X"):
-        gathered.append(len(rows))
-        return take(A, rows, name)
-
-    monkeypatch.setattr(mds_objective, "take_rows", spy)
+    gathered = gathers(mds_objective)
     ref = Estimator(2, landmarks=80, rows=300).fit(X)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                                   dashboard_address=None) as cluster, \
@@ -273,7 +266,7 @@ def test_a_dask_array_fits_from_its_chunks_sampled_rows_and_landmarks(monkeypatc
         np.testing.assert_allclose(Z.compute(), ref.transform(X), rtol=1e-8, atol=1e-10)
     ran = {t["key"][0] if isinstance(t["key"], tuple) else t["key"] for t in stream.data}
     assert any(str(k).startswith("chunk_moments") for k in ran)
-    assert sorted(gathered) == [80, 300]
+    assert sorted(k for _, k in gathered) == [80, 300]
     np.testing.assert_array_equal(lazy.rows_, ref.rows_)
     np.testing.assert_array_equal(lazy.landmarks_, ref.landmarks_)
     assert ldr.manifolds.sin_largest_angle(lazy.M_, ref.M_) < 1e-8

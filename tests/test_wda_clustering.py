@@ -247,8 +247,7 @@ def _three_groups(n=2400, seed=0):
     return X
 
 
-def test_a_dask_array_is_clustered_from_its_chunks_on_a_cluster(monkeypatch, tmp_path,
-                                                                 wda_gathers):
+def test_a_dask_array_is_clustered_from_its_chunks_on_a_cluster(monkeypatch, tmp_path, gathers):
     """Past n_clusters · EXACT_MAX_CLASS rows a Dask array (on a LocalCluster) or memmap
     stays out of memory: each round projects it and takes its cluster scatters over the
     chunks, each WDA step gathers only its batches' rows — the in-memory fit's subspace and
@@ -257,10 +256,11 @@ def test_a_dask_array_is_clustered_from_its_chunks_on_a_cluster(monkeypatch, tmp
     import dask.array as da
 
     import ldr.estimators.wda as wda_estimator
+    import ldr.objectives.wda as wda_objective
 
     monkeypatch.setattr(wda_estimator, "EXACT_MAX_CLASS", 200)  # stay lazy past 600 rows
     X = _three_groups()
-    gathered = wda_gathers
+    gathered = gathers(wda_objective)
     settings = {"n_clusters": 3, "batch_size": 100, "max_outer": 4}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -281,7 +281,7 @@ def test_a_dask_array_is_clustered_from_its_chunks_on_a_cluster(monkeypatch, tmp
         in_memory = WDAClustering(2, n_clusters=3, max_outer=2).fit(X[:500])
     steps = sum(row["p_change"] == row["p_change"] for row in lazy.history_)  # WDA steps
     assert len(gathered) == 2 * steps  # one gather a step, Dask and memmap
-    assert max(gathered) <= 3 * 2 * 100 < X.shape[0]  # each cluster's two batches' rows
+    assert max(k for _, k in gathered) <= 3 * 2 * 100 < X.shape[0]  # two batches a cluster
     for fit in (lazy, mapped):
         assert sin_largest_angle(fit.M_, ref.M_) < 1e-8
         np.testing.assert_array_equal(fit.labels_, ref.labels_)

@@ -192,7 +192,7 @@ def _two_classes(n=3000, d=5, seed=3):
     return X, y
 
 
-def test_a_dask_array_fits_from_one_pass_and_the_batches_rows(monkeypatch, wda_gathers):
+def test_a_dask_array_fits_from_one_pass_and_the_batches_rows(monkeypatch, gathers):
     """From a Dask array on a LocalCluster, with mini-batches: Fisher's scatters by one pass
     over the chunks (tasks on the cluster), only the batches' rows gathered, the in-memory
     fit's answer (same batches), transform lazy; the full-data check says it was skipped."""
@@ -200,10 +200,11 @@ def test_a_dask_array_fits_from_one_pass_and_the_batches_rows(monkeypatch, wda_g
     import dask.array as da
 
     import ldr.estimators.wda as wda_estimator
+    import ldr.objectives.wda as wda_objective
 
     monkeypatch.setattr(wda_estimator, "FULL_CHECK_MAX_CLASS", 1000)  # read lazily past it
     X, y = _two_classes()
-    gathered = wda_gathers
+    gathered = gathers(wda_objective)
     ref = WassersteinDA(2, batch_size=200, n_batches=2).fit(X, y)
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
                                   dashboard_address=None) as cluster, \
@@ -216,7 +217,7 @@ def test_a_dask_array_fits_from_one_pass_and_the_batches_rows(monkeypatch, wda_g
         np.testing.assert_allclose(Z.compute(), ref.transform(X), rtol=1e-8, atol=1e-10)
     keys = [t["key"][0] if isinstance(t["key"], tuple) else t["key"] for t in stream.data]
     assert sum(str(k).startswith("chunk_moments") for k in keys) == 12  # one pass of 12 chunks
-    assert len(gathered) == 1 and 200 < gathered[0] <= 2 * 2 * 200  # two batches a class
+    assert len(gathered) == 1 and 200 < gathered[0][1] <= 2 * 2 * 200  # two batches a class
     assert ldr.manifolds.sin_largest_angle(lazy.M_, ref.M_) < 1e-8
     assert lazy.ratio_ == pytest.approx(ref.ratio_, rel=1e-10)
     assert lazy.full_data_["full_ratio"] is None and "read over chunks" in lazy.full_data_["note"]
