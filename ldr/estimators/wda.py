@@ -803,8 +803,10 @@ class WDAClustering(ClusterMixin, WDAEstimator):
         def solve_step(X, labels, q, reg, start):
             return self._wda_step(X, labels, q, reg, start, data.params)
 
-        shift = data.mean if data.basis is None else data.mean @ data.basis  # data.X's mean
-        run = alternate(self, data.X, self._first_subspace(data, r), n_min, solve_step, shift)
+        # data.X's mean (in the span's coordinates where the fit reduced to it)
+        data.derived["shift"] = data.mean if data.basis is None else data.mean @ data.basis
+        run = alternate(self, data.X, self._first_subspace(data, r), n_min, solve_step,
+                        data.derived["shift"])
         data.derived["run"] = run
         return None, alternation_result(run, self.outer_tol, time.perf_counter() - began)
 
@@ -838,7 +840,7 @@ class WDAClustering(ClusterMixin, WDAEstimator):
         P = run["P"]
         self.step_result_ = run["result"]
         self.n_null_directions_ = run["null"]
-        self.labels_ = final_labels(projected(data.X, run["shift"], P), run["labels"],
+        self.labels_ = final_labels(projected(data.X, data.derived["shift"], P), run["labels"],
                                     self.n_clusters, self.random_state, n_min)
         self.history_ = run["history"]
         self.n_outer_ = run["rounds"]

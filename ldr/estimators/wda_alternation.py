@@ -192,9 +192,8 @@ def projected(X, shift: np.ndarray, P: np.ndarray) -> np.ndarray:
 def alternate(est, Xs, P, n_min: int, solve, shift: np.ndarray) -> dict:
     """Liu et al.'s Algorithm 2 with the tiny-cluster guard, from the subspace P on the rows
     Xs (whose mean is ``shift``), its WDA steps fitted by ``solve`` (:func:`wda_step`);
-    ``est`` gives the settings
-    ``n_clusters``, ``reg``, ``max_outer``, ``outer_tol``, ``adapt_reg`` and
-    ``random_state``.
+    ``est`` gives the settings ``n_clusters``, ``reg``, ``max_outer``, ``outer_tol``,
+    ``adapt_reg`` and ``random_state``.
 
     Round t runs k-means in P_{t−1} (labels L_t), then P_t = WDA-SCF on L_t from P_{t−1}; it
     ends when sin θ(P_{t−1}, P_t) <= ``outer_tol`` or after ``max_outer`` rounds.  A
@@ -208,13 +207,13 @@ def alternate(est, Xs, P, n_min: int, solve, shift: np.ndarray) -> dict:
     Returns
     -------
     dict
-        ``P``; ``shift``; ``result`` (the WDA step that gave P, None for the start);
-        ``null`` (its null directions); ``history`` (one row per round); ``rounds``;
-        ``change`` (the last sin θ); ``stopped`` (the round the guard ended, else None);
-        ``labels`` (the last accepted labels, from whose centroids the final k-means in P
-        starts); ``spread`` (when stopped: the mean squared distance between the rows
-        projected by P_a); ``reg`` (the last step's); ``raised`` (the rounds that raised
-        it); ``accepted`` ((a, L_a's number of tiny clusters)).
+        ``P``; ``result`` (the WDA step that gave P, None for the start); ``null`` (its null
+        directions); ``history`` (one row per round); ``rounds``; ``change`` (the last
+        sin θ); ``stopped`` (the round the guard ended, else None); ``labels`` (the last
+        accepted labels, from whose centroids the final k-means in P starts); ``spread``
+        (when stopped: the mean squared distance between the rows projected by P_a);
+        ``reg`` (the last step's); ``raised`` (the rounds that raised it); ``accepted``
+        ((a, L_a's number of tiny clusters)).
     """
     if not isinstance(est.adapt_reg, (bool, np.bool_)):
         raise ParameterError("adapt_reg", f"expected True or False, got {est.adapt_reg!r}")
@@ -264,8 +263,7 @@ def alternate(est, Xs, P, n_min: int, solve, shift: np.ndarray) -> dict:
         if change <= est.outer_tol:
             break
     P, res, n_null = made[-1]
-    return {"P": P, "shift": shift, "result": res, "null": n_null, "history": history,
-            "rounds": it,
+    return {"P": P, "result": res, "null": n_null, "history": history, "rounds": it,
             "change": change, "stopped": stopped, "labels": labels, "spread": spread,
             "reg": reg, "first_reg": first_reg, "raised": raised, "accepted": accepted}
 
