@@ -7,8 +7,10 @@ denominator Σ_j e^{−D_ij} and numerator Σ_{j: z_j = z_i} e^{−D_ij}; LMNN's
 much as a full evaluation (10¹⁰ at n = 10⁵).  Here each sum over j is split into
 
 * the K **neighbours** N_i of i in the embedding u = Mᵀx (scikit-learn's
-  ``NearestNeighbors``; computed at the run's first batch and again at each epoch's start,
-  :meth:`Candidates.refresh`), taken exactly (weight 1), and
+  ``NearestNeighbors``; computed at the run's first batch and again whenever the stochastic
+  solver refreshes them, :meth:`Candidates.refresh` — at the epochs where its step has
+  shrunk by the first epoch's factor, :mod:`ldr.solvers.stochastic`), taken exactly
+  (weight 1), and
 * the rest F_i, estimated from m columns R drawn uniformly without replacement from all n
   (one draw per batch, seeded by the batch's indices, so that the same batch gets the same
   columns — SVRG's two passes, a power iteration's finite differences), each j ∈ R ∩ F_i
@@ -36,7 +38,7 @@ import numpy as np
 from ldr.objectives.neighbors import nearest_neighbors
 
 __all__ = ["NEAREST_CANDIDATES", "SAMPLED_COLUMNS", "Candidates", "block_sqdist",
-           "gathered_sqdist", "pair_gradient"]
+           "gather", "gathered_sqdist", "pair_gradient"]
 
 #: K, the nearest samples taken exactly: where the map has grown, NCA's softmax mass and
 #: LMNN's active impostors lie among a sample's nearest others; 32 is a few times LMNN's
@@ -60,23 +62,30 @@ class Candidates:
         self.m = int(min(max(sample, 1), self.n))
         self.seed = int(seed)
         self._nbrs: np.ndarray | None = None
+        self._pos: np.ndarray | None = None
+        self._at: bytes | None = None
 
     @property
     def exact(self) -> bool:
         return self.m >= self.n
 
-    def refresh(self, U: np.ndarray) -> None:
-        """Recompute the K nearest neighbours of every row of the embedding U (n×r)."""
+    def refresh(self, X: np.ndarray, M: np.ndarray) -> None:
+        """Recompute the K nearest neighbours of every row of the embedding XM (n×r); nothing
+        to do where M is the point of the last search."""
+        at = np.ascontiguousarray(M, dtype=float).tobytes()
+        if at == self._at:
+            return
+        self._at = at
         if self.K == 0 or self.exact:
             self._nbrs = np.zeros((self.n, 0), dtype=np.intp)
             return
-        nbrs, _ = nearest_neighbors(U, self.K, "exact")
+        nbrs, _ = nearest_neighbors(X @ M, self.K, "exact")
         self._nbrs = nbrs.astype(np.intp)
 
-    def neighbours(self, idx: np.ndarray, U_all) -> np.ndarray:
-        """N_I (b×K); ``U_all()`` gives the embedding for the first computation."""
+    def neighbours(self, idx: np.ndarray, X: np.ndarray, M: np.ndarray) -> np.ndarray:
+        """N_I (b×K), searched at M (XM the embedding) for the first batch."""
         if self._nbrs is None:
-            self.refresh(U_all())
+            self.refresh(X, M)
         return self._nbrs[idx]
 
     def columns(self, idx: np.ndarray) -> np.ndarray:
@@ -88,17 +97,20 @@ class Candidates:
         return np.sort(rng.choice(self.n, size=self.m, replace=False))
 
     def far_weights(self, idx: np.ndarray, N: np.ndarray, R: np.ndarray) -> np.ndarray:
-        """The b×m weights of the sampled columns in (C1): n/m, 0 on i itself and on N_i."""
-        w = np.full((idx.shape[0], R.shape[0]), self.n / self.m)
-        pos = np.full(self.n, -1, dtype=np.intp)
+        """The b×m weights of the sampled columns in (C1): n/m, 0 on i itself and on N_i
+        (looked up in a table of the n positions, set on R's entries and reset after:
+        O(m + b·K) a batch)."""
+        if self._pos is None:
+            self._pos = np.full(self.n, -1, dtype=np.intp)
+        pos = self._pos
         pos[R] = np.arange(R.shape[0])
-        rows = np.arange(idx.shape[0])
-        hit = pos[idx]
-        w[rows[hit >= 0], hit[hit >= 0]] = 0.0
-        if N.shape[1]:
-            hit = pos[N]
-            r_, c_ = np.nonzero(hit >= 0)
-            w[r_, hit[r_, c_]] = 0.0
+        w = np.full((idx.shape[0], R.shape[0]), self.n / self.m)
+        for rows, cols in ((np.arange(idx.shape[0]), idx),
+                           (np.repeat(np.arange(N.shape[0]), N.shape[1]), N.ravel())):
+            at = pos[cols]
+            hit = at >= 0
+            w[rows[hit], at[hit]] = 0.0
+        pos[R] = -1
         return w
 
 
@@ -117,24 +129,27 @@ def block_sqdist(UI: np.ndarray, UR: np.ndarray) -> np.ndarray:
     return np.maximum(D, 0.0, out=D)
 
 
-def pair_gradient(X: np.ndarray, idx: np.ndarray, UI: np.ndarray,
+def gather(X: np.ndarray, cols: np.ndarray, M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows ``X[cols]`` (cols b×K, gathered once: ``cols.size`` × d) and their embedding
+    reshaped to b×K×r."""
+    XG = X[cols.ravel()]
+    return XG, (XG @ M).reshape(cols.shape[0], cols.shape[1], M.shape[1])
+
+
+def pair_gradient(XI: np.ndarray, UI: np.ndarray,
                   gathered: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
-                  R: np.ndarray, UR: np.ndarray, Wf: np.ndarray) -> np.ndarray:
+                  XR: np.ndarray, UR: np.ndarray, Wf: np.ndarray) -> np.ndarray:
     """∂/∂M of a batch cost whose derivative in D_ik is W_ik, i.e. 2 Σ W_ik (x_i − x_k)
-    (u_i − u_k)ᵀ, over gathered pairs ``(cols b×K, du b×K×r, W b×K)`` and the block of
-    sampled columns ``R`` with weights ``Wf`` (b×m)."""
-    XI = X[idx]
+    (u_i − u_k)ᵀ, for the batch rows ``XI`` (b×d, embedded ``UI``), over gathered pairs
+    ``(XG (b·K)×d, du b×K×r, W b×K)`` (:func:`gather`) and the block of sampled columns
+    ``XR`` (m×d, embedded ``UR``) with weights ``Wf`` (b×m)."""
     row = Wf.sum(axis=1)
-    G = XI.T @ (row[:, None] * UI - Wf @ UR) - X[R].T @ (Wf.T @ UI - Wf.sum(axis=0)[:, None]
-                                                         * UR)
-    for cols, du, W in gathered:   # Σ_i x_i (Σ_t W_it du_it)ᵀ − Σ_k x_k (Σ_{(i,t): k} W_it du_it)ᵀ
-        if cols.shape[1] == 0:
+    G = XI.T @ (row[:, None] * UI - Wf @ UR) - XR.T @ (Wf.T @ UI - Wf.sum(axis=0)[:, None]
+                                                       * UR)
+    for XG, du, W in gathered:   # Σ_i x_i (Σ_t W_it du_it)ᵀ − Σ_(i,t) x_{k_it} (W_it du_it)ᵀ
+        if du.shape[1] == 0:
             continue
         Wdu = W[:, :, None] * du
         G += XI.T @ Wdu.sum(axis=1)
-        u, inv = np.unique(cols, return_inverse=True)
-        inv = inv.ravel()
-        C = np.column_stack([np.bincount(inv, weights=Wdu[:, :, c].ravel(), minlength=u.shape[0])
-                             for c in range(Wdu.shape[2])])
-        G -= X[u].T @ C
+        G -= XG.T @ Wdu.reshape(-1, du.shape[2])
     return 2.0 * G

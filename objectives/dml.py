@@ -133,7 +133,7 @@ class MetricLearning(Objective):
     def refresh_batches(self, M) -> None:
         """The stochastic solvers' epoch hook: recompute the candidates' neighbours at M."""
         if self._cand is not None:
-            self._cand.refresh(self._sorted_X() @ M)
+            self._cand.refresh(self._sorted_X(), M)
 
     def _sorted_X(self) -> np.ndarray:
         return self._Xo

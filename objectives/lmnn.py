@@ -192,19 +192,19 @@ def large_margin_sampled(X: np.ndarray, z: np.ndarray, T: np.ndarray, v: np.ndar
 
     an unbiased estimate of f_i and of its gradient (f_i is linear in the sums over ℓ);
     exact when m ≥ n.  O(b·k·(K + m)) time and memory."""
-    from ldr.objectives.candidates import block_sqdist, gathered_sqdist, pair_gradient
+    from ldr.objectives.candidates import block_sqdist, gather, gathered_sqdist, pair_gradient
 
     idx = np.asarray(idx, dtype=np.intp)
-    b = idx.shape[0]
-    r = M.shape[1]
-    UI = X[idx] @ M
-    N = cand.neighbours(idx, lambda: X @ M)
+    XI = X[idx]
+    UI = XI @ M
+    N = cand.neighbours(idx, X, M)
     R = cand.columns(idx)
     Ti = T[idx]
     vi = v[idx]
-    UT = (X[Ti.ravel()] @ M).reshape(b, Ti.shape[1], r)
-    UN = (X[N.ravel()] @ M).reshape(b, N.shape[1], r)
-    UR = X[R] @ M
+    XT, UT = gather(X, Ti, M)
+    XN, UN = gather(X, N, M)
+    XR = X[R]
+    UR = XR @ M
     du_t, d = gathered_sqdist(UI, UT)
     du_n, Dn = gathered_sqdist(UI, UN)
     Df = block_sqdist(UI, UR)
@@ -226,7 +226,7 @@ def large_margin_sampled(X: np.ndarray, z: np.ndarray, T: np.ndarray, v: np.ndar
         hp_t += np.einsum("itl,il->it", hp, w)
         W -= lam * w * np.einsum("it,itl->il", vi, hp)
     Wt = vi * (1.0 + lam * hp_t)
-    return cost, pair_gradient(X, idx, UI, [(Ti, du_t, Wt), (N, du_n, Wn)], R, UR, Wf)
+    return cost, pair_gradient(XI, UI, [(XT, du_t, Wt), (XN, du_n, Wn)], XR, UR, Wf)
 
 
 class LargeMarginDML(MetricLearning):

@@ -173,16 +173,16 @@ def nca_sampled(X: np.ndarray, z: np.ndarray, M: np.ndarray, idx: np.ndarray, ca
 
     and ∂p̂_i/∂D_ik = A_ik = p̂_ik (p̂_i − 1[z_i = z_k]), as for the exact term.  O(b(K + m)r
     + bKd + md) time for b = |I|; exact when m ≥ n."""
-    from ldr.objectives.candidates import block_sqdist, gathered_sqdist, pair_gradient
+    from ldr.objectives.candidates import block_sqdist, gather, gathered_sqdist, pair_gradient
 
     idx = np.asarray(idx, dtype=np.intp)
-    b = idx.shape[0]
-    r = M.shape[1]
-    UI = X[idx] @ M
-    N = cand.neighbours(idx, lambda: X @ M)
+    XI = X[idx]
+    UI = XI @ M
+    N = cand.neighbours(idx, X, M)
     R = cand.columns(idx)
-    UN = (X[N.ravel()] @ M).reshape(b, N.shape[1], r)
-    UR = X[R] @ M
+    XN, UN = gather(X, N, M)
+    XR = X[R]
+    UR = XR @ M
     du, Dn = gathered_sqdist(UI, UN)
     Df = block_sqdist(UI, UR)
     wf = cand.far_weights(idx, N, R)
@@ -202,7 +202,7 @@ def nca_sampled(X: np.ndarray, z: np.ndarray, M: np.ndarray, idx: np.ndarray, ca
     p = np.where(same_n, En, 0.0).sum(axis=1) + np.where(same_f, Ef, 0.0).sum(axis=1)
     An = En * (p[:, None] - same_n)
     Af = Ef * (p[:, None] - same_f)
-    G = pair_gradient(X, idx, UI, [(N, du, An)], R, UR, Af)
+    G = pair_gradient(XI, UI, [(XN, du, An)], XR, UR, Af)
     return float(p.sum()), G
 
 

@@ -23,8 +23,17 @@ gradients and the driver's gradient scale (:meth:`StochasticSolver.estimated_sca
 estimated on one fixed sample S of m terms, ``(n/m) Σ_{i∈S} (f_i, ∇f_i)``, and the start is an
 estimate (``State.exact`` False); the only full evaluation of the run is then the driver's
 check at its end.  ``max_epochs`` ends a run after that many epochs (not converged: the
-check decides).  An objective with a ``refresh_batches(M)`` method (NCA's and LMNN's
-candidate sets, :mod:`ldr.objectives.candidates`) is told each epoch's start point.
+check decides).
+
+**Refreshing the batches' candidates.**  An objective with a ``refresh_batches(M)`` method
+(NCA's and LMNN's candidate sets, :mod:`ldr.objectives.candidates`) is told an epoch's start
+point whenever the step has shrunk, since the last time it was told, by the factor it
+shrinks over the first epoch, 1 + ``decay``: with the step η₀/(1 + decay·t) the iterates'
+path length over epochs [t₀, t₁] is proportional to ln((1 + decay·t₁)/(1 + decay·t₀)), so
+each refresh follows the same path length as the first epoch (at decay = 1 the epochs 0, 1,
+3, 7, 15, …; every epoch at a constant step).  The candidates only shape the estimate's
+variance (stale ones leave it unbiased), and refreshing them costs a k-nearest-neighbour
+search of all n rows.
 """
 
 from __future__ import annotations
@@ -219,6 +228,20 @@ class StochasticSolver(Solver):
         if self.max_epochs is not None and state.memory["epochs"] >= self.max_epochs - 1e-9:
             state.stop_reason = f"max_epochs {self.max_epochs:g} reached"
 
+    def refresh(self, problem: Problem, M, memory: dict) -> None:
+        """Tell the objective an epoch starts at M (its ``refresh_batches``, where it has one)
+        when the step has shrunk by 1 + ``decay`` since it was last told (module docstring,
+        "Refreshing the batches' candidates")."""
+        hook = getattr(problem.objective, "refresh_batches", None)
+        if not callable(hook):
+            return
+        told = memory.get("refreshed_at")
+        shrink = 1.0 + self.decay * memory["epochs"]
+        if told is not None and shrink < (1.0 + self.decay * told) * (1.0 + self.decay) - 1e-9:
+            return
+        hook(M)
+        memory["refreshed_at"] = memory["epochs"]
+
     def step_size(self, memory: dict) -> float:
         return memory["lr"] / (1.0 + self.decay * memory["epochs"])
 
@@ -233,7 +256,7 @@ class StochasticSolver(Solver):
         M = state.M
         cost = 0.0
         G = None
-        refresh(problem, M)
+        self.refresh(problem, M, memory)
         for idx in batches:
             c, Gb = problem.batch(M, idx)
             cost += c
@@ -251,10 +274,3 @@ class StochasticSolver(Solver):
             new.stop_reason = (f"estimated gradient norm {new.grad_norm:.3e} ≤ batch_tol·scale "
                                f"{self.batch_tol * state.grad_scale:.1e}")
         return new
-
-
-def refresh(problem: Problem, M) -> None:
-    """Tell the objective an epoch starts at M (its ``refresh_batches``, where it has one)."""
-    hook = getattr(problem.objective, "refresh_batches", None)
-    if callable(hook):
-        hook(M)

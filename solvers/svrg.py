@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from ldr.core.problem import Problem
 from ldr.solvers.base import State
-from ldr.solvers.stochastic import StochasticSolver, refresh
+from ldr.solvers.stochastic import StochasticSolver
 
 
 class SVRG(StochasticSolver):
@@ -43,7 +43,7 @@ class SVRG(StochasticSolver):
         snap = state.M  # exact: the start, or the last epoch's end
         snap_grad = state.grad
         M = snap
-        refresh(problem, M)
+        self.refresh(problem, M, memory)
         for idx in batches:
             w = n / len(idx)
             _, Gb = problem.batch(M, idx)

@@ -158,3 +158,32 @@ def test_bad_options_name_the_parameter():
         with pytest.raises(ParameterError) as info:
             make()
         assert info.value.param == param
+
+
+
+class CountedPCA(PCA):
+    """PCA's sum of terms, recording the batches done each time a solver refreshes its
+    batches' candidates."""
+
+    def batch(self, M, indices):
+        self.batches_done = getattr(self, "batches_done", 0) + 1
+        return super().batch(M, indices)
+
+    def refresh_batches(self, M):
+        self.told = getattr(self, "told", []) + [getattr(self, "batches_done", 0)]
+
+
+@pytest.mark.parametrize("solver, decay, epochs", [
+    (Adam, 1.0, [0, 1, 3, 7]),      # each time the step η₀/(1 + t) has halved
+    (SGD, 3.0, [0, 1, 5]),          # shrunk by 1 + decay = 4: 1 + 3t = 1, 4, 16
+    (Adam, 0.0, list(range(10))),   # a constant step: every epoch
+])
+def test_the_candidates_are_refreshed_each_time_the_step_shrinks_by_the_first_epochs_factor(
+        solver, decay, epochs):
+    X = StandardScaler().fit_transform(load_wine(return_X_y=True)[0])
+    obj = CountedPCA(X, 3)
+    ldr.solve(obj, solver(batch_size=60, decay=decay, max_epochs=10, batch_tol=1e-300),
+              start="random", random_state=0, max_iter=10, tol=1e-300)
+    per_epoch = -(-obj.n_terms // 60)
+    assert obj.batches_done == 10 * per_epoch
+    assert obj.told == [per_epoch * t for t in epochs]
