@@ -25,6 +25,11 @@ where it has not.  LMNN's cost is linear in these sums: its batch estimates are 
 NCA's p_i is a ratio of two of them: its estimate is biased by O(1/m) where the far part
 matters, which is why a stochastic NCA run ends with an exact check (the driver's).
 
+Rows read a chunk at a time (a Dask array or memmap, :class:`ChunkCandidates`): a batch's
+terms lie in one chunk, its neighbours are searched among that chunk's rows and its columns
+are drawn from a uniform pool of all rows — the same estimate (C1), unbiased whatever the
+neighbours are.
+
 Gradients: for pair weights W_ik = ∂(batch cost)/∂D_ik on the candidate pairs,
 ∂/∂M = 2 Σ W_ik (x_i − x_k)(u_i − u_k)ᵀ (:func:`pair_gradient`).
 """
@@ -37,8 +42,9 @@ import numpy as np
 
 from ldr.objectives.neighbors import nearest_neighbors
 
-__all__ = ["NEAREST_CANDIDATES", "SAMPLED_COLUMNS", "Candidates", "block_sqdist",
-           "gather", "gathered_sqdist", "pair_gradient"]
+__all__ = ["NEAREST_CANDIDATES", "POOL_COLUMNS", "SAMPLED_COLUMNS", "Candidates",
+           "ChunkCandidates", "block_sqdist", "far_weights", "gather", "gathered_sqdist",
+           "pair_gradient"]
 
 #: K, the nearest samples taken exactly: where the map has grown, NCA's softmax mass and
 #: LMNN's active impostors lie among a sample's nearest others; 32 is a few times LMNN's
@@ -48,6 +54,10 @@ NEAREST_CANDIDATES = 32
 #: unbiased with a relative standard error of order 1/√m (about 4% at 512) whatever n is, at
 #: O(b·m) pairs per batch of b samples
 SAMPLED_COLUMNS = 512
+#: P, the pool the columns of rows read a chunk at a time are drawn from (:class:`ChunkCandidates`):
+#: a uniform sample of all rows, drawn afresh each epoch; any P ≥ m keeps (C1) unbiased, and a
+#: batch's m columns are then a fraction m/P of the pool
+POOL_COLUMNS = 16 * SAMPLED_COLUMNS
 
 
 class Candidates:
@@ -97,21 +107,37 @@ class Candidates:
         return np.sort(rng.choice(self.n, size=self.m, replace=False))
 
     def far_weights(self, idx: np.ndarray, N: np.ndarray, R: np.ndarray) -> np.ndarray:
-        """The b×m weights of the sampled columns in (C1): n/m, 0 on i itself and on N_i
-        (looked up in a table of the n positions, set on R's entries and reset after:
-        O(m + b·K) a batch)."""
+        """The b×m weights of the sampled columns in (C1): n/m, 0 on i itself and on N_i."""
         if self._pos is None:
             self._pos = np.full(self.n, -1, dtype=np.intp)
-        pos = self._pos
-        pos[R] = np.arange(R.shape[0])
-        w = np.full((idx.shape[0], R.shape[0]), self.n / self.m)
-        for rows, cols in ((np.arange(idx.shape[0]), idx),
-                           (np.repeat(np.arange(N.shape[0]), N.shape[1]), N.ravel())):
-            at = pos[cols]
-            hit = at >= 0
-            w[rows[hit], at[hit]] = 0.0
-        pos[R] = -1
-        return w
+        return far_weights(self._pos, self.n / self.m, idx, N, R)
+
+    def rows(self, X: np.ndarray, z: np.ndarray, idx: np.ndarray, M: np.ndarray):
+        """The batch's candidate rows (:func:`candidate_terms`' arguments) from the rows X in
+        memory and their class codes z."""
+        idx = np.asarray(idx, dtype=np.intp)
+        N = self.neighbours(idx, X, M)
+        R = self.columns(idx)
+        return (X[idx], z[idx], X[N.ravel()], z[N], X[R], z[R],
+                self.far_weights(idx, N, R))
+
+
+def far_weights(pos: np.ndarray, weight: float, idx: np.ndarray, N: np.ndarray,
+                R: np.ndarray) -> np.ndarray:
+    """The b×m weights of (C1)'s sampled columns: ``weight`` (n/m), 0 where a column is the
+    batch row itself or one of its neighbours.  Rows are positions in one frame (the rows in
+    memory, or a chunk); R's entries outside the frame are −1 and never excluded.  ``pos`` is
+    a table over the frame, −1 everywhere, set on R's entries and restored: O(m + b·K)."""
+    w = np.full((idx.shape[0], R.shape[0]), weight)
+    inside = np.flatnonzero(R >= 0)
+    pos[R[inside]] = inside
+    for rows, cols in ((np.arange(idx.shape[0]), idx),
+                       (np.repeat(np.arange(N.shape[0]), N.shape[1]), N.ravel())):
+        at = pos[cols]
+        hit = at >= 0
+        w[rows[hit], at[hit]] = 0.0
+    pos[R[inside]] = -1
+    return w
 
 
 def gathered_sqdist(UI: np.ndarray, UN: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -153,3 +179,134 @@ def pair_gradient(XI: np.ndarray, UI: np.ndarray,
         G += XI.T @ Wdu.sum(axis=1)
         G -= XG.T @ Wdu.reshape(-1, du.shape[2])
     return 2.0 * G
+
+
+class ChunkCandidates:
+    """(C1)'s candidate sets for rows read a chunk at a time (:class:`ChunkedRows
+    <ldr.objectives.chunked_rows.ChunkedRows>`: a Dask array or memmap).
+
+    An epoch visits the chunks in a random order and takes its batches from one chunk at a
+    time (:meth:`batch_order`), so each chunk is read once an epoch.  A batch row's
+    neighbours N_i are its K nearest among its chunk's rows in the embedding (searched when
+    the chunk is read, and again after :meth:`refresh`), and the columns R are m rows drawn
+    from a **pool** of P rows sampled uniformly from all n; the next epoch's pool is drawn at
+    an epoch's start and its rows are taken from the chunks as they are read (the first
+    pool is gathered).  Every row is in R with probability (P/n)(m/P) = m/n, so (C1) stays
+    unbiased whatever N is; the pool only correlates the batches of one epoch.  Batches that
+    span chunks (a sampled start's) gather their rows, and their neighbours are searched
+    among them.  Memory: a chunk, the pool and the class codes — nothing of X's size."""
+
+    def __init__(self, rows, z: np.ndarray, neighbours: int, sample: int, pool: int,
+                 seed: int = 0):
+        self.data = rows
+        self.z = z
+        self.n = rows.shape[0]
+        self.K = int(min(max(neighbours, 0), self.n - 1))
+        self.P = int(min(max(pool, sample, 1), self.n))
+        self.m = int(min(max(sample, 1), self.P))
+        self.seed = int(seed)
+        self._epoch = 0
+        self._pool = self._draw(0)
+        self._pool_rows = rows.take(self._pool)
+        self._next: np.ndarray | None = None
+        self._next_rows: np.ndarray | None = None
+        self._current: dict = {}
+        self._gathered: dict = {}
+        self._stale = False
+
+    def release(self) -> None:
+        """Drop the chunk in memory and the gathered batches (a fitted estimator keeps the
+        objective: it keeps the pool, not a chunk)."""
+        self._current = {}
+        self._gathered = {}
+
+    def _draw(self, epoch: int) -> np.ndarray:
+        rng = np.random.default_rng([self.seed, 1, epoch])
+        return np.sort(rng.choice(self.n, size=self.P, replace=False))
+
+    def refresh(self, M: np.ndarray) -> None:
+        """The stochastic solvers' refresh: the chunk in memory searches its neighbours again
+        at its next batch."""
+        self._stale = True
+
+    def batch_order(self, rng: np.random.Generator, batch_size: int) -> list[np.ndarray]:
+        """An epoch's batches: the chunks in a random order, each chunk's rows permuted and
+        cut into batches of ``batch_size``; the pool the last epoch collected becomes the
+        pool, and the next one is drawn."""
+        if self._next is not None:
+            missing = np.isnan(self._next_rows[:, 0])
+            if missing.any():   # chunks the last epoch did not read (a partial epoch)
+                self._next_rows[missing] = self.data.take(self._next[missing])
+            self._pool = self._next
+            self._pool_rows = self._next_rows
+        self._epoch += 1
+        self._next = self._draw(self._epoch)
+        self._next_rows = np.full((self.P, self.data.shape[1]), np.nan)
+        if self._current.get("chunk") is not None:   # the chunk in memory is not read again
+            self._take_next(self._current["X"], self._current["chunk"])
+        order = []
+        bounds = self.data.bounds
+        for c in rng.permutation(self.data.n_chunks):
+            rows = bounds[c] + rng.permutation(bounds[c + 1] - bounds[c])
+            order.extend(rows[i:i + batch_size] for i in range(0, rows.shape[0], batch_size))
+        return order
+
+    def _read(self, c: int, M: np.ndarray) -> dict:
+        """Chunk c in memory, its next-pool rows taken, its neighbours searched at M."""
+        lo, hi = self.data.bounds[c], self.data.bounds[c + 1]
+        X = self.data.read(c)
+        self._take_next(X, c)
+        return self._frame_of(X, np.arange(lo, hi), M, chunk=c)
+
+    def _take_next(self, X: np.ndarray, c: int) -> None:
+        """The next pool's rows that chunk c (its rows X) holds."""
+        if self._next is None:
+            return
+        lo, hi = self.data.bounds[c], self.data.bounds[c + 1]
+        a, b = np.searchsorted(self._next, [lo, hi])
+        self._next_rows[a:b] = X[self._next[a:b] - lo]
+
+    def _frame_of(self, X: np.ndarray, ids: np.ndarray, M: np.ndarray, chunk=None) -> dict:
+        K = min(self.K, X.shape[0] - 1)
+        nbrs = (nearest_neighbors(X @ M, K, "exact")[0].astype(np.intp) if K > 0
+                else np.zeros((X.shape[0], 0), dtype=np.intp))
+        return {"chunk": chunk, "X": X, "ids": ids, "nbrs": nbrs,
+                "pos": np.full(X.shape[0], -1, dtype=np.intp)}
+
+    def _frame(self, idx: np.ndarray, M: np.ndarray) -> dict:
+        c = self.data.chunk_of(int(idx[0]))
+        lo, hi = self.data.bounds[c], self.data.bounds[c + 1]
+        if idx.min() >= lo and idx.max() < hi:
+            if self._current.get("chunk") != c:
+                self._current = self._read(c, M)
+                self._stale = False
+            elif self._stale:
+                frame = self._current
+                frame.update(self._frame_of(frame["X"], frame["ids"], M, chunk=c))
+                self._stale = False
+            return self._current
+        key = np.ascontiguousarray(idx).tobytes()   # across chunks: gathered (and kept)
+        if key not in self._gathered:
+            if len(self._gathered) >= 64:
+                self._gathered.clear()
+            ids = np.unique(idx)
+            self._gathered[key] = self._frame_of(self.data.take(ids), ids, M)
+        return self._gathered[key]
+
+    def rows(self, idx: np.ndarray, M: np.ndarray):
+        """The batch's candidate rows (:func:`candidate_terms`' arguments)."""
+        idx = np.asarray(idx, dtype=np.intp)
+        frame = self._frame(idx, M)
+        ids = frame["ids"]
+        local = np.searchsorted(ids, idx)
+        N = frame["nbrs"][local]
+        rng = np.random.default_rng([self.seed, zlib.crc32(np.ascontiguousarray(
+            idx, dtype=np.int64).tobytes())])
+        pick = np.sort(rng.choice(self.P, size=self.m, replace=False))
+        R = self._pool[pick]
+        at = np.minimum(np.searchsorted(ids, R), ids.shape[0] - 1)
+        alias = np.where(ids[at] == R, at, -1)     # a sampled row that is in the frame
+        X = frame["X"]
+        wf = far_weights(frame["pos"], self.n / self.m, local, N, alias)
+        return (X[local], self.z[idx], X[N.ravel()], self.z[ids[N]],
+                self._pool_rows[pick], self.z[R], wf)

@@ -37,6 +37,12 @@ L = I), so that ``start="identity"`` transforms X to X.
 from candidate sets (``objectives/candidates.py``, Eq. C1) at O(b·(K + m)) pairs instead of
 O(b·n): the stochastic solvers' batches at large n.
 
+**Rows out of memory.**  X may be a Dask array or a memmap where the objective
+``reads_chunks`` (NCA): one pass over the chunks gives the mean, the scale c and the class
+scatters (LDA's start: the leading generalized eigenvectors of (S_b, S_w)); an exact
+evaluation is two passes, U = X̃M and X̃ᵀG (``objectives/chunked_rows.py``); sampled batches
+take one chunk at a time (``objectives/candidates.py``, :class:`ChunkCandidates`).
+
 Reference: J. P. Cunningham, Z. Ghahramani (2015), "Linear dimensionality reduction: survey,
 insights, and generalizations", JMLR 16, 2859–2900, §3.2.5.
 """
@@ -49,8 +55,16 @@ import numpy as np
 
 from ldr.core.errors import ParameterError
 from ldr.core.objective import Objective
-from ldr.data.validation import check_data, check_labels
-from ldr.objectives.candidates import NEAREST_CANDIDATES, SAMPLED_COLUMNS, Candidates
+from ldr.data.rows import moments
+from ldr.data.validation import check_data, check_labels, is_lazy, refuse_lazy
+from ldr.objectives.candidates import (
+    NEAREST_CANDIDATES,
+    POOL_COLUMNS,
+    SAMPLED_COLUMNS,
+    Candidates,
+    ChunkCandidates,
+)
+from ldr.objectives.chunked_rows import ChunkedRows
 
 #: the family's objectives are exported by their own modules (``nca.py``, ``lmnn.py``)
 __all__: list[str] = []
@@ -71,10 +85,13 @@ class MetricLearning(Objective):
 
     Parameters
     ----------
-    X : array of shape (n_samples, n_features)
-        Data as rows (copied; ``X`` is not modified).
+    X : array of shape (n_samples, n_features), Dask array or np.memmap
+        Data as rows (copied; ``X`` is not modified).  A Dask array or memmap is read a
+        chunk at a time (``objectives/chunked_rows.py``: one pass for the mean, the scale and
+        the class scatters; sampled batches from one chunk at a time; an exact evaluation in
+        two passes over U = X̃M), where the objective ``reads_chunks``.
     y : array of shape (n_samples,)
-        Class labels, at least two classes.
+        Class labels, at least two classes (a Dask array's are computed).
     r : int
         Embedding dimension, 1 ≤ r ≤ n_features.
     init : {"auto", "lda", "pca", "identity"}
@@ -97,9 +114,20 @@ class MetricLearning(Objective):
     manifold = "euclidean"
     #: the fewest classes the objective is defined for
     min_classes = 2
+    #: whether X may be rows read a chunk at a time (a Dask array or memmap)
+    reads_chunks = True
 
     def __init__(self, X, y, r, start="auto"):
-        X = check_data(X, "X")
+        lazy = is_lazy(X) or (isinstance(X, np.memmap) and self.reads_chunks)
+        if lazy and not self.reads_chunks:
+            refuse_lazy(X, "X", type(self).__name__, pairwise=True)
+        if lazy:
+            y = y.compute() if is_lazy(y) else y
+            if getattr(X, "ndim", None) != 2:
+                raise ParameterError("X", f"expected a 2-D array of shape (n_samples, "
+                                          f"n_features), got shape {getattr(X, 'shape', None)}")
+        else:
+            X = check_data(X, "X")
         n, d = X.shape
         self.classes_, self.codes_ = check_labels(y, n, "y", self.min_classes)
         self.r = _check_r(r, d)
@@ -107,40 +135,95 @@ class MetricLearning(Objective):
             raise ParameterError("start", f"expected one of {_INITS}, got {start!r}")
         self.start = start
         self.shape = (d, self.r)
-        self.mean_ = X.mean(axis=0)
-        Xc = X - self.mean_
-        scale2 = float(np.mean(Xc * Xc))
+        self._moments = None
+        self._rows: ChunkedRows | None = None
+        if lazy:   # one pass over the chunks (values checked there): mean, scale, scatters
+            self._moments = moments(X, self.codes_, name="X").on_host()
+            self.mean_ = self._moments.mean
+            scale2 = float(np.trace(self._moments.scatter)) / (n * d)
+        else:
+            self.mean_ = X.mean(axis=0)
+            Xc = X - self.mean_
+            scale2 = float(np.mean(Xc * Xc))
         if not scale2 > 0:
             raise ParameterError("X", "every sample is the same point, so all distances are 0 and "
                              "there is no metric to learn; pass data with varying samples")
         self.unit_ = float(np.sqrt(scale2))
-        self._Xs = Xc / self.unit_
+        if lazy:
+            self._rows = ChunkedRows(X, self.mean_, self.unit_)
+            self._Xs = None
+        else:
+            self._Xs = Xc / self.unit_
         self._cache_key: bytes | None = None
         self._cache: dict = {}
-        self._cand: Candidates | None = None
+        self._cand: Candidates | ChunkCandidates | None = None
         self.n_terms = n
 
     def sample_batches(self, sample: int | None = SAMPLED_COLUMNS,
-                       neighbours: int = NEAREST_CANDIDATES, seed: int = 0):
+                       neighbours: int = NEAREST_CANDIDATES, seed: int = 0,
+                       pool: int | None = None):
         """Make :meth:`batch` estimate each sample's term from a candidate set
         (``objectives/candidates.py``, Eq. C1): its ``neighbours`` nearest samples in the
         embedding, exact, and ``sample`` columns drawn uniformly (seeded by ``seed`` and the
-        batch), weighted n/``sample``; None: exact terms (every column).  Returns self."""
+        batch), weighted n/``sample``; None: exact terms (every column).  Rows read a chunk
+        at a time take their candidates from the batch's chunk and their columns from a pool of
+        ``pool`` rows (None: ``POOL_COLUMNS``;
+        :class:`~ldr.objectives.candidates.ChunkCandidates`).  Returns self."""
+        if self._rows is not None:
+            if sample is None:
+                raise ParameterError("sample", "rows read a chunk at a time (a Dask array or "
+                                     "memmap) take sampled batches: an exact term reads all n "
+                                     "rows")
+            self._cand = ChunkCandidates(self._rows, self._sorted_codes(), neighbours, sample,
+                                         POOL_COLUMNS if pool is None else pool, seed)
+            return self
         self._cand = None if sample is None else Candidates(self.n_samples, neighbours,
                                                             sample, seed)
         return self
 
+    def batch_order(self, rng: np.random.Generator, batch_size: int):
+        """The stochastic solvers' epoch order: for rows read a chunk at a time, batches from
+        one chunk at a time (:meth:`~ldr.objectives.candidates.ChunkCandidates.batch_order`);
+        None (a uniform permutation) for rows in memory."""
+        if isinstance(self._cand, ChunkCandidates):
+            return self._cand.batch_order(rng, batch_size)
+        return None
+
     def refresh_batches(self, M) -> None:
         """The stochastic solvers' epoch hook: recompute the candidates' neighbours at M."""
-        if self._cand is not None:
+        if isinstance(self._cand, ChunkCandidates):
+            self._cand.refresh(M)
+        elif self._cand is not None:
             self._cand.refresh(self._sorted_X(), M)
+
+    def release_batches(self) -> None:
+        """After a fit: rows read a chunk at a time drop the chunk they hold."""
+        if isinstance(self._cand, ChunkCandidates):
+            self._cand.release()
+
+    def _candidate_rows(self, M, indices):
+        """The batch's candidate rows (:func:`ldr.objectives.nca.nca_sampled`'s ``rows``)."""
+        if isinstance(self._cand, ChunkCandidates):
+            return self._cand.rows(indices, M)
+        return self._cand.rows(self._sorted_X(), self._sorted_codes(), indices, M)
 
     def _sorted_X(self) -> np.ndarray:
         return self._Xo
 
+    def _sorted_codes(self) -> np.ndarray:
+        return self.codes_
+
+    def _embed(self, M) -> np.ndarray:
+        """U = X̃M for the rows in the objective's order (one pass over chunked rows)."""
+        return self._sorted_X() @ M if self._rows is None else self._rows.embed(M)
+
+    def _tdot(self, G) -> np.ndarray:
+        """X̃ᵀG for G in the objective's row order."""
+        return self._sorted_X().T @ G if self._rows is None else self._rows.tdot(G)
+
     @property
     def n_samples(self) -> int:
-        return self._Xs.shape[0]
+        return self.n_terms
 
     @property
     def same_class_(self) -> np.ndarray:
@@ -169,7 +252,7 @@ class MetricLearning(Objective):
         (M = c I), so that ``transform(X)`` is X, and ``"pca"`` the map whose rows are the
         principal axes (M = c V); under ``"auto"`` the same two are orthonormal in M
         (L = I/c, V/c), so that the start of c·X is the start of X."""
-        n, d = self._Xs.shape
+        n, d = self.n_terms, self.shape[0]
         r = self.r
         init = self.start
         if init == "auto":
@@ -184,8 +267,11 @@ class MetricLearning(Objective):
             from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 
             try:
-                lda = LinearDiscriminantAnalysis(n_components=r).fit(self._Xs, self.codes_)
-                L = np.array(lda.scalings_[:, :r], dtype=float)
+                if self._moments is None:
+                    lda = LinearDiscriminantAnalysis(n_components=r).fit(self._Xs, self.codes_)
+                    L = np.array(lda.scalings_[:, :r], dtype=float)
+                else:
+                    L = self._moments_lda()
             except (IndexError, ValueError):  # no within-class spread at all: LDA's SVD is empty
                 L = np.zeros((d, 0))
             if L.shape == (d, r) and np.all(np.isfinite(L)):
@@ -194,13 +280,32 @@ class MetricLearning(Objective):
             # scikit-learn's LDA fails or returns fewer scalings; start as "pca" would
             init = "pca" if r < min(d, n) else "identity"
         if init == "pca":  # scikit-learn's PCA: right singular vectors of the centered data
-            _, _, Vt = np.linalg.svd(self._Xs, full_matrices=False)
-            V = Vt[:r].T
+            if self._moments is None:
+                _, _, Vt = np.linalg.svd(self._Xs, full_matrices=False)
+                V = Vt[:r].T
+            else:   # the covariance's leading eigenvectors (the same axes)
+                V = np.linalg.eigh(self._moments.covariance())[1][:, ::-1][:, :r]
             rows = np.argmax(np.abs(V), axis=0)  # scikit-learn's sign rule (svd_flip)
             signs = np.sign(V[rows, np.arange(r)])
             V = V * np.where(signs == 0, 1.0, signs)
             return V * (self.unit_ if self.start == "pca" else 1.0)
         return np.eye(d, r) * (self.unit_ if self.start == "identity" else 1.0)
+
+    def _moments_lda(self) -> np.ndarray:
+        """LDA's directions from the chunks' class scatters, in units of c: the leading
+        generalized eigenvectors of (S_b, S_w), S_w-orthonormal (within-class variance 1 along
+        each, as scikit-learn's scalings up to its n/(n − C) divisor); fewer than r (the
+        "pca" fallback) when S_w is singular or the classes span fewer directions."""
+        import scipy.linalg
+
+        Sw, Sb, _ = self._moments.class_scatter()
+        c2 = self.unit_**2
+        try:
+            lam, V = scipy.linalg.eigh(Sb / c2, Sw / c2)
+        except np.linalg.LinAlgError:
+            return np.zeros((self.shape[0], 0))
+        keep = lam[::-1] > 1e-12 * max(lam[-1], 1e-300)
+        return V[:, ::-1][:, keep][:, :self.r]
 
     def _point_key(self, M) -> bytes:
         return np.ascontiguousarray(M, dtype=float).tobytes()

@@ -291,6 +291,9 @@ class LargeMarginDML(MetricLearning):
 
     default_solver = ["lbfgs", "trust-region"]
 
+    #: the target neighbours are searched over all of a class's rows in memory
+    reads_chunks = False
+
     def __init__(self, X, y, r, n_neighbors=3, impostor_weight=1.0, smoothing=0.5,
                  start="auto", neighbors="auto", random_state=0, *, k="deprecated",
                  lam="deprecated", init="deprecated"):

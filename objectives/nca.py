@@ -164,28 +164,27 @@ def nca_memory(n: int) -> float:
     return 8 * 6.2 * n**2 if n <= DENSE_MAX else strip_memory(n)
 
 
-def nca_sampled(X: np.ndarray, z: np.ndarray, M: np.ndarray, idx: np.ndarray, cand):
+def nca_sampled(rows, M: np.ndarray):
     """(Σ_{i∈I} p̂_i, its gradient in M) with each p̂_i the softmax over i's candidates
     (``objectives/candidates.py``, C1): with weights w_ij = 1 on the neighbours N_i and n/m
     on the sampled columns R ∩ F_i (0 elsewhere),
 
         p̂_ij = w_ij e^{−D_ij} / Σ_k w_ik e^{−D_ik},   p̂_i = Σ_{j: z_j = z_i} p̂_ij      (S3)
 
-    and ∂p̂_i/∂D_ik = A_ik = p̂_ik (p̂_i − 1[z_i = z_k]), as for the exact term.  O(b(K + m)r
-    + bKd + md) time for b = |I|; exact when m ≥ n."""
-    from ldr.objectives.candidates import block_sqdist, gather, gathered_sqdist, pair_gradient
+    and ∂p̂_i/∂D_ik = A_ik = p̂_ik (p̂_i − 1[z_i = z_k]), as for the exact term.  ``rows``
+    are the batch's candidate rows, ``(X_I, z_I, X_N, z_N, X_R, z_R, w_R)``
+    (:meth:`~ldr.objectives.candidates.Candidates.rows`: X_N the b·K neighbours' rows, z_N
+    their codes b×K, w_R the sampled columns' weights b×m).  O(b(K + m)r + bKd + md) time
+    for b = |I|; exact when m ≥ n."""
+    from ldr.objectives.candidates import block_sqdist, gathered_sqdist, pair_gradient
 
-    idx = np.asarray(idx, dtype=np.intp)
-    XI = X[idx]
+    XI, zI, XN, zN, XR, zR, wf = rows
+    b, K = zN.shape
     UI = XI @ M
-    N = cand.neighbours(idx, X, M)
-    R = cand.columns(idx)
-    XN, UN = gather(X, N, M)
-    XR = X[R]
+    UN = (XN @ M).reshape(b, K, M.shape[1])
     UR = XR @ M
     du, Dn = gathered_sqdist(UI, UN)
     Df = block_sqdist(UI, UR)
-    wf = cand.far_weights(idx, N, R)
     with np.errstate(divide="ignore"):
         Lf = np.log(wf) - Df
     Ln = -Dn
@@ -196,9 +195,9 @@ def nca_sampled(X: np.ndarray, z: np.ndarray, M: np.ndarray, idx: np.ndarray, ca
     Z = En.sum(axis=1) + Ef.sum(axis=1)
     En /= Z[:, None]
     Ef /= Z[:, None]
-    zi = z[idx, None]
-    same_n = z[N] == zi
-    same_f = z[R][None, :] == zi
+    zi = zI[:, None]
+    same_n = zN == zi
+    same_f = zR[None, :] == zi
     p = np.where(same_n, En, 0.0).sum(axis=1) + np.where(same_f, Ef, 0.0).sum(axis=1)
     An = En * (p[:, None] - same_n)
     Af = Ef * (p[:, None] - same_f)
@@ -259,11 +258,19 @@ class NCA(MetricLearning):
                 block_size, numbers.Integral) or block_size < 1):
             raise ParameterError("block_size", f"must be a positive integer, got {block_size!r}")
         self.block_size = block_size
-        self._strips = block_size is not None or self.n_samples > DENSE_MAX
-        # rows sorted by class: the same-class pairs are the diagonal blocks (pairwise.py, P1)
-        self._order, self._blocks = class_blocks(self.codes_)
-        self._Xo = self._Xs[self._order]
-        self._zo = self.codes_[self._order]
+        self._strips = (block_size is not None or self.n_samples > DENSE_MAX
+                        or self._rows is not None)
+        if self._rows is not None:   # rows read a chunk at a time: in their own order
+            self._order = np.arange(self.n_samples)
+            self._blocks = None
+            self._Xo = None
+            self._zo = self.codes_
+        else:
+            # rows sorted by class: the same-class pairs are the diagonal blocks (pairwise.py,
+            # P1)
+            self._order, self._blocks = class_blocks(self.codes_)
+            self._Xo = self._Xs[self._order]
+            self._zo = self.codes_[self._order]
         # small tables: the plain softmax over the whole array with the same-class mask
         self._same = (same_class_mask(self._blocks, self.n_samples)
                       if not self._strips and self.n_samples <= SMALL and self.r < WIDE else None)
@@ -279,8 +286,11 @@ class NCA(MetricLearning):
         (the sum of 2 A_ik (x_i − x_k)(x_i − x_k)ᵀM), at O(b·n·r + n·d·r) time.  Term i is
         the i-th sample in class order.  After :meth:`sample_batches`, the estimate (S3)."""
         if self._cand is not None:
-            f, G = nca_sampled(self._Xo, self._zo, M, indices, self._cand)
+            f, G = nca_sampled(self._candidate_rows(M, indices), M)
             return -f, -G
+        if self._rows is not None:
+            raise ParameterError("indices", "rows read a chunk at a time (a Dask array or "
+                                 "memmap) take sampled batches: call sample_batches() first")
         idx = np.asarray(indices, dtype=np.intp)
         X = self._Xo
         U = X @ M
@@ -299,13 +309,16 @@ class NCA(MetricLearning):
         W2 = A.T @ Ub - A.sum(axis=0)[:, None] * U
         return -float(p.sum()), -2.0 * (X[idx].T @ W1 - X.T @ W2)
 
+    def _sorted_codes(self) -> np.ndarray:
+        return self._zo
+
     def _state(self, M) -> dict:
         key = self._point_key(M)
         if key == self._cache_key:
             return self._cache
         if self._strips:
-            f, G = nca_strips(self._Xo @ M, self._zo, step=self.block_size)
-            self._cache = {"f": f, "egrad": -self._Xo.T @ G}
+            f, G = nca_strips(self._embed(M), self._zo, step=self.block_size)
+            self._cache = {"f": f, "egrad": -self._tdot(G)}
         else:
             self._cache = nca_softmax(self._Xo @ M, self._blocks, self._same)
         self._cache_key = key
@@ -327,8 +340,8 @@ class NCA(MetricLearning):
 
     def ehvp(self, M, V) -> np.ndarray:
         if self._strips:
-            return -self._Xo.T @ nca_strips(self._Xo @ M, self._zo, self._Xo @ V,
-                                            step=self.block_size)
+            return -self._tdot(nca_strips(self._embed(M), self._zo, self._embed(V),
+                                          step=self.block_size))
         st = self._state(M)
         U = st["U"]
         p = st["p"]

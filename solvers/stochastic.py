@@ -219,7 +219,14 @@ class StochasticSolver(Solver):
 
     # -- an epoch -------------------------------------------------------------------------
     def batches(self, problem: Problem, rng: np.random.Generator):
+        """An epoch's mini-batches: the objective's ``batch_order(rng, batch_size)`` where it
+        has one and it returns them (rows read a chunk at a time: a chunk's batches
+        together), else a uniform permutation of the terms cut into batches."""
         n = int(problem.objective.n_terms)
+        hook = getattr(problem.objective, "batch_order", None)
+        own = hook(rng, self.batch_size) if callable(hook) else None
+        if own is not None:
+            return own, n
         order = rng.permutation(n)
         return [order[i:i + self.batch_size] for i in range(0, n, self.batch_size)], n
 

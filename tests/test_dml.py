@@ -387,11 +387,15 @@ def test_large_margin_renamed_parameters_and_their_deprecated_aliases():
         est.LargeMarginDML(2, k=0).fit(X, y)
 
 
-def test_a_dask_array_is_refused_with_the_memory_needed():
+@pytest.mark.parametrize("make", [lambda: est.LargeMarginDML(2),
+                                  lambda: est.NCA(2, solver="lbfgs")])
+def test_a_dask_array_is_refused_with_the_memory_needed(make):
+    """LargeMarginDML's target neighbours, and NCA's exact route asked for by name, need the
+    rows in memory (NCA's default reads chunks: ``tests/test_nca_chunks.py``)."""
     da = pytest.importorskip("dask.array")
     X, y = _subsample(load_iris, 10)
     with pytest.raises(ValueError, match="memory|bytes|GB|MB"):
-        est.NCA(2).fit(da.from_array(X, chunks=10), y)
+        make().fit(da.from_array(X, chunks=10), y)
 
 
 @pytest.mark.parametrize("cls", [est.NCA, est.LargeMarginDML])

@@ -14,6 +14,8 @@ from sklearn.utils.multiclass import check_classification_targets
 
 from ldr.core.errors import ParameterError
 from ldr.data import arrays
+from ldr.data.rows import take_rows
+from ldr.data.validation import check_data, is_lazy
 from ldr.driver import registry
 from ldr.estimators.base import FitData, LinearDR, check_int_components, random_seed
 from ldr.objectives.lmnn import LargeMarginDML as LargeMarginObjective
@@ -45,10 +47,22 @@ class MetricLearner(LinearDR):
     def _requires_y(self) -> bool:
         return True
 
+    def _reads_chunks(self) -> bool:
+        """A Dask array or memmap stays out of memory where the objective reads chunks and
+        the fit takes the stochastic route (:meth:`_prepare`)."""
+        return self._objective_class.reads_chunks and self.solver is None
+
     # --- the pipeline's hooks (ldr.estimators.base) -------------------------------------
     def _prepare(self, data: FitData) -> None:
         """The objective's parameters (their former names warn), the start checked, the
-        labels checked as classes (a continuous y would make each sample a class)."""
+        labels checked as classes (a continuous y would make each sample a class).  A Dask
+        array or memmap of at most ``stochastic_above`` rows, where the route is exact, is
+        read into memory; beyond, the stochastic route reads it a chunk at a time."""
+        if data.lazy:
+            data.y = np.asarray(data.y.compute()) if is_lazy(data.y) else np.asarray(data.y)
+            if data.X.shape[0] <= self._stochastic_above():
+                data.X = check_data(take_rows(data.X, np.arange(data.X.shape[0])), "X")
+                data.lazy = False
         for new, old in self._parameters:
             data.params[new] = self._renamed(new, old)[0] if old else getattr(self, new)
         start = self._renamed("start", "init")[0]
@@ -59,10 +73,14 @@ class MetricLearner(LinearDR):
         # "random" and arrays are starts, not heuristics: the objective builds "auto"'s
         data.params["start"] = start if isinstance(start, str) and start != "random" else "auto"
         check_classification_targets(data.y)
+        self._stochastic_above()
+
+    def _stochastic_above(self) -> int:
         above = self.stochastic_above
         if isinstance(above, bool) or not isinstance(above, (int, np.integer)) or above < 1:
             raise ParameterError("stochastic_above", f"must be a positive integer (a number of "
                                  f"samples), got {above!r}")
+        return int(above)
 
     def _n_components(self, data: FitData) -> int:
         d = data.n_features
@@ -109,6 +127,7 @@ class MetricLearner(LinearDR):
 
     def _finish(self, data: FitData, obj, result):
         self.classes_ = obj.classes_
+        obj.release_batches()
         return result.M
 
     def _components(self, data: FitData, obj, M):
@@ -143,6 +162,14 @@ class NCA(MetricLearner):
     10⁵ samples one exact evaluation (n² pairs) is beyond the route's check budget
     (:data:`ldr.solvers.routes.CHECK_PAIRS`): the answer is then returned unchecked, not
     converged, and ``result_.reason`` and the warning say so.
+
+    **Rows out of memory.**  A Dask array or ``np.memmap`` of more than
+    ``stochastic_above`` samples is fitted from its chunks by the stochastic route
+    (:class:`ldr.objectives.candidates.ChunkCandidates`): one pass for the mean, the scale
+    and the LDA start (from the class scatters), then one pass an epoch, each batch's terms
+    from one chunk — its neighbours searched among that chunk's rows, its sampled columns
+    drawn from a uniform pool of all rows; a smaller one is read into memory.  The client
+    holds a chunk, the pool and the labels, never X.
 
     Parameters
     ----------
