@@ -450,8 +450,10 @@ def refuse_lazy(X, name: str, method: str, pairwise: bool = False) -> None:
     raise ParameterError(name,
         f"{method} needs its data in memory and does not accept a Dask array: it "
         f"would need at least {need}. Compute it first ({name}.compute()) if that fits, or "
-        "subsample; the methods that scale out are PCA, OrthogonalLDA, MAF, SFA, CCA, "
-        "OrthogonalCCA, PPCA and FactorAnalysis.")
+        "subsample. PCA, OrthogonalLDA, MAF, SFA, CCA, OrthogonalCCA, PPCA and "
+        "FactorAnalysis read a Dask array by its chunks, and so do MDS and KernelSDR at "
+        "their defaults, WassersteinDA and WDAClustering with mini-batches, and NCA past "
+        "stochastic_above samples with solver=None.")
 
 
 def check_chunk(X, name: str, start: int | None, values: bool = True):
