@@ -268,7 +268,7 @@ class MetricLearning(Objective):
 
             try:
                 if self._moments is None:
-                    lda = LinearDiscriminantAnalysis(n_components=r).fit(self._Xs, self.codes_)
+                    lda = LinearDiscriminantAnalysis(n_components=r).fit(*self._held_rows())
                     L = np.array(lda.scalings_[:, :r], dtype=float)
                 else:
                     L = self._moments_lda()
@@ -281,7 +281,7 @@ class MetricLearning(Objective):
             init = "pca" if r < min(d, n) else "identity"
         if init == "pca":  # scikit-learn's PCA: right singular vectors of the centered data
             if self._moments is None:
-                _, _, Vt = np.linalg.svd(self._Xs, full_matrices=False)
+                _, _, Vt = np.linalg.svd(self._held_rows()[0], full_matrices=False)
                 V = Vt[:r].T
             else:   # the covariance's leading eigenvectors (the same axes)
                 V = np.linalg.eigh(self._moments.covariance())[1][:, ::-1][:, :r]
@@ -290,6 +290,13 @@ class MetricLearning(Objective):
             V = V * np.where(signs == 0, 1.0, signs)
             return V * (self.unit_ if self.start == "pca" else 1.0)
         return np.eye(d, r) * (self.unit_ if self.start == "identity" else 1.0)
+
+    def _held_rows(self) -> tuple[np.ndarray, np.ndarray]:
+        """The standardized rows in memory and their class codes (in the objective's own
+        order where it keeps only that copy)."""
+        if self._Xs is not None:
+            return self._Xs, self.codes_
+        return self._sorted_X(), self._sorted_codes()
 
     def _moments_lda(self) -> np.ndarray:
         """LDA's directions from the chunks' class scatters, in units of c: the leading

@@ -271,6 +271,7 @@ class NCA(MetricLearning):
             self._order, self._blocks = class_blocks(self.codes_)
             self._Xo = self._Xs[self._order]
             self._zo = self.codes_[self._order]
+            self._Xs = None   # the sorted copy is the objective's one copy of the rows
         # small tables: the plain softmax over the whole array with the same-class mask
         self._same = (same_class_mask(self._blocks, self.n_samples)
                       if not self._strips and self.n_samples <= SMALL and self.r < WIDE else None)
