@@ -315,6 +315,8 @@ class LargeMarginDML(MetricLearning):
         self.smoothing = float(smoothing)
         self.targets_, self.target_mask_, self.target_recall_ = self._target_neighbours(
             neighbors, random_state)
+        self._sorted()
+        self._Xs = None   # the class-sorted copy is the objective's one copy of the rows
 
     @property
     def impostor_mask_(self) -> np.ndarray:
@@ -360,6 +362,9 @@ class LargeMarginDML(MetricLearning):
 
     def _sorted_X(self) -> np.ndarray:
         return self._sorted()[0]
+
+    def _sorted_codes(self) -> np.ndarray:
+        return self._zo
 
     def batch(self, M, indices):
         """The samples' terms f_i of (M1) and their gradient, term
