@@ -113,8 +113,8 @@ class Candidates:
         return far_weights(self._pos, self.n / self.m, idx, N, R)
 
     def rows(self, X: np.ndarray, z: np.ndarray, idx: np.ndarray, M: np.ndarray):
-        """The batch's candidate rows (:func:`candidate_terms`' arguments) from the rows X in
-        memory and their class codes z."""
+        """The batch's candidate rows (the ``rows`` of NCA's sampled term,
+        ``objectives/nca.py``) from the rows X in memory and their class codes z."""
         idx = np.asarray(idx, dtype=np.intp)
         N = self.neighbours(idx, X, M)
         R = self.columns(idx)
@@ -253,7 +253,8 @@ class ChunkCandidates:
 
     def _read(self, c: int, M: np.ndarray) -> dict:
         """Chunk c in memory, its next-pool rows taken, its neighbours searched at M."""
-        lo, hi = self.data.bounds[c], self.data.bounds[c + 1]
+        lo = self.data.bounds[c]
+        hi = self.data.bounds[c + 1]
         X = self.data.read(c)
         self._take_next(X, c)
         return self._frame_of(X, np.arange(lo, hi), M, chunk=c)
@@ -262,7 +263,8 @@ class ChunkCandidates:
         """The next pool's rows that chunk c (its rows X) holds."""
         if self._next is None:
             return
-        lo, hi = self.data.bounds[c], self.data.bounds[c + 1]
+        lo = self.data.bounds[c]
+        hi = self.data.bounds[c + 1]
         a, b = np.searchsorted(self._next, [lo, hi])
         self._next_rows[a:b] = X[self._next[a:b] - lo]
 
@@ -275,7 +277,8 @@ class ChunkCandidates:
 
     def _frame(self, idx: np.ndarray, M: np.ndarray) -> dict:
         c = self.data.chunk_of(int(idx[0]))
-        lo, hi = self.data.bounds[c], self.data.bounds[c + 1]
+        lo = self.data.bounds[c]
+        hi = self.data.bounds[c + 1]
         if idx.min() >= lo and idx.max() < hi:
             if self._current.get("chunk") != c:
                 self._current = self._read(c, M)
@@ -294,7 +297,8 @@ class ChunkCandidates:
         return self._gathered[key]
 
     def rows(self, idx: np.ndarray, M: np.ndarray):
-        """The batch's candidate rows (:func:`candidate_terms`' arguments)."""
+        """The batch's candidate rows (the ``rows`` of NCA's sampled term,
+        ``objectives/nca.py``)."""
         idx = np.asarray(idx, dtype=np.intp)
         frame = self._frame(idx, M)
         ids = frame["ids"]

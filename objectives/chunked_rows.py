@@ -72,7 +72,8 @@ class ChunkedRows:
 
     def read(self, c: int) -> np.ndarray:
         """Chunk c's standardized rows (a copy in memory)."""
-        lo, hi = self.bounds[c], self.bounds[c + 1]
+        lo = self.bounds[c]
+        hi = self.bounds[c + 1]
         block = self.X[lo:hi]
         return self._scaled(block.compute() if is_lazy(block) else np.array(block))
 

@@ -41,7 +41,7 @@ O(b·n): the stochastic solvers' batches at large n.
 ``reads_chunks`` (NCA): one pass over the chunks gives the mean, the scale c and the class
 scatters (LDA's start: the leading generalized eigenvectors of (S_b, S_w)); an exact
 evaluation is two passes, U = X̃M and X̃ᵀG (``objectives/chunked_rows.py``); sampled batches
-take one chunk at a time (``objectives/candidates.py``, :class:`ChunkCandidates`).
+take one chunk at a time (:class:`~ldr.objectives.candidates.ChunkCandidates`).
 
 Reference: J. P. Cunningham, Z. Ghahramani (2015), "Linear dimensionality reduction: survey,
 insights, and generalizations", JMLR 16, 2859–2900, §3.2.5.
@@ -202,7 +202,8 @@ class MetricLearning(Objective):
             self._cand.release()
 
     def _candidate_rows(self, M, indices):
-        """The batch's candidate rows (:func:`ldr.objectives.nca.nca_sampled`'s ``rows``)."""
+        """The batch's candidate rows (the ``rows`` of NCA's sampled term,
+        ``objectives/nca.py``)."""
         if isinstance(self._cand, ChunkCandidates):
             return self._cand.rows(indices, M)
         return self._cand.rows(self._sorted_X(), self._sorted_codes(), indices, M)
@@ -252,7 +253,8 @@ class MetricLearning(Objective):
         (M = c I), so that ``transform(X)`` is X, and ``"pca"`` the map whose rows are the
         principal axes (M = c V); under ``"auto"`` the same two are orthonormal in M
         (L = I/c, V/c), so that the start of c·X is the start of X."""
-        n, d = self.n_terms, self.shape[0]
+        n = self.n_terms
+        d = self.shape[0]
         r = self.r
         init = self.start
         if init == "auto":
