@@ -144,3 +144,19 @@ def test_the_stochastic_route_fits_a_dask_array_from_its_chunks_on_a_cluster(tab
     in_memory = est.NCA(2).fit(X[:600], y[:600])
     np.testing.assert_allclose(small.components_, in_memory.components_, rtol=1e-10,
                                atol=1e-12)
+
+
+def test_bad_chunked_input_gets_a_clear_error(table):
+    """A NaN in a chunk names the rows; unknown chunk sizes say how to know them; one
+    class is refused — before any epoch."""
+    X, y = table
+    bad = X.copy()
+    bad[700, 2] = np.nan
+    fit = est.NCA(2, stochastic_above=100).fit
+    with pytest.raises(ValueError, match="NaN or infinity"):
+        fit(da.from_array(bad, chunks=(600, 6)), y)
+    lazy = da.from_array(X, chunks=(600, 6))
+    with pytest.raises(ValueError, match="chunk sizes are unknown"):
+        fit(lazy[lazy[:, 0] > -1e9], y)
+    with pytest.raises(ValueError, match="two classes"):
+        fit(lazy, np.zeros(X.shape[0]))

@@ -59,6 +59,10 @@ class MetricLearner(LinearDR):
         array or memmap of at most ``stochastic_above`` rows, where the route is exact, is
         read into memory; beyond, the stochastic route reads it a chunk at a time."""
         if data.lazy:
+            if not np.isfinite(data.X.shape[0]):
+                raise ParameterError("X", "the Dask array's chunk sizes are unknown; build it "
+                                     "with to_dask_array(lengths=True) or call "
+                                     "compute_chunk_sizes()")
             data.y = np.asarray(data.y.compute()) if is_lazy(data.y) else np.asarray(data.y)
             if data.X.shape[0] <= self._stochastic_above():
                 data.X = check_data(take_rows(data.X, np.arange(data.X.shape[0])), "X")
