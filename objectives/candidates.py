@@ -187,8 +187,8 @@ class ChunkCandidates:
 
     An epoch visits the chunks in a random order and takes its batches from one chunk at a
     time (:meth:`batch_order`), so each chunk is read once an epoch.  A batch row's
-    neighbours N_i are its K nearest among its chunk's rows in the embedding (searched when
-    the chunk is read, and again after :meth:`refresh`), and the columns R are m rows drawn
+    neighbours N_i are its K nearest among its chunk's rows in the embedding at the point of
+    the last :meth:`refresh` (searched when the chunk is read), and the columns R are m rows drawn
     from a **pool** of P rows sampled uniformly from all n; the next epoch's pool is drawn at
     an epoch's start and its rows are taken from the chunks as they are read (the first
     pool is gathered).  Every row is in R with probability (P/n)(m/P) = m/n, so (C1) stays
@@ -213,6 +213,7 @@ class ChunkCandidates:
         self._current: dict = {}
         self._gathered: dict = {}
         self._stale = False
+        self._at: np.ndarray | None = None
 
     def release(self) -> None:
         """Drop the chunk in memory and the gathered batches (a fitted estimator keeps the
@@ -225,8 +226,12 @@ class ChunkCandidates:
         return np.sort(rng.choice(self.n, size=self.P, replace=False))
 
     def refresh(self, M: np.ndarray) -> None:
-        """The stochastic solvers' refresh: the chunk in memory searches its neighbours again
-        at its next batch."""
+        """The stochastic solvers' refresh: the neighbours are searched at M from now on (the
+        chunk in memory again at its next batch); nothing to do where M is the point of the
+        last search."""
+        if self._at is not None and np.array_equal(M, self._at):
+            return
+        self._at = np.array(M, dtype=float, copy=True)
         self._stale = True
 
     def batch_order(self, rng: np.random.Generator, batch_size: int) -> list[np.ndarray]:
@@ -269,8 +274,14 @@ class ChunkCandidates:
         self._next_rows[a:b] = X[self._next[a:b] - lo]
 
     def _frame_of(self, X: np.ndarray, ids: np.ndarray, M: np.ndarray, chunk=None) -> dict:
+        """The rows X (their indices ids) with their neighbours, searched at the point of the
+        last refresh (M at the first search): as the rows in memory, whose neighbours change
+        only at a refresh, so that a batch's estimate at two nearby points (a sampled start's
+        finite differences) uses the same candidates."""
+        if self._at is None:
+            self._at = np.array(M, dtype=float, copy=True)
         K = min(self.K, X.shape[0] - 1)
-        nbrs = (nearest_neighbors(X @ M, K, "exact")[0].astype(np.intp) if K > 0
+        nbrs = (nearest_neighbors(X @ self._at, K, "exact")[0].astype(np.intp) if K > 0
                 else np.zeros((X.shape[0], 0), dtype=np.intp))
         return {"chunk": chunk, "X": X, "ids": ids, "nbrs": nbrs,
                 "pos": np.full(X.shape[0], -1, dtype=np.intp)}

@@ -160,3 +160,25 @@ def test_bad_chunked_input_gets_a_clear_error(table):
         fit(lazy[lazy[:, 0] > -1e9], y)
     with pytest.raises(ValueError, match="two classes"):
         fit(lazy, np.zeros(X.shape[0]))
+
+
+def test_a_chunks_neighbours_change_only_at_a_refresh(table):
+    """As for rows in memory, a chunk's neighbours are searched at the point of the last
+    refresh, not at the point where the chunk happens to be read again: a batch's estimate
+    at two points (the sampled start's finite differences) uses the same candidates."""
+    X, y = table
+    obj = NCA(da.from_array(X, chunks=(600, 6)), y, 2).sample_batches(sample=64, neighbours=8,
+                                                                      pool=256)
+    rng = np.random.default_rng(6)
+    M1 = rng.standard_normal(obj.shape)
+    M2 = rng.standard_normal(obj.shape)
+    first = np.arange(0, 100)
+    other = np.arange(700, 800)
+    obj.batch(M1, first)
+    before = obj._cand._current["nbrs"].copy()
+    obj.batch(M2, other)               # another chunk read: the first leaves memory
+    obj.batch(M2, first)               # read again at another point
+    np.testing.assert_array_equal(obj._cand._current["nbrs"], before)
+    obj.refresh_batches(M2)
+    obj.batch(M2, first)
+    assert not np.array_equal(obj._cand._current["nbrs"], before)
