@@ -65,7 +65,9 @@ class ChunkedRows:
         return int(np.searchsorted(self.bounds, i, side="right")) - 1
 
     def _scaled(self, A) -> np.ndarray:
-        A = np.asarray(A, dtype=float)
+        """(A − mean)/unit in a new float64 array (a chunk's values may be a view of the
+        caller's rows: never changed in place)."""
+        A = np.array(A, dtype=float)
         A -= self.mean
         A /= self.unit
         return A
@@ -75,7 +77,7 @@ class ChunkedRows:
         lo = self.bounds[c]
         hi = self.bounds[c + 1]
         block = self.X[lo:hi]
-        return self._scaled(block.compute() if is_lazy(block) else np.array(block))
+        return self._scaled(block.compute() if is_lazy(block) else block)
 
     def take(self, rows: np.ndarray) -> np.ndarray:
         """The standardized rows ``rows`` (any order), gathered from the chunks that hold

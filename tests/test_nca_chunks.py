@@ -182,3 +182,18 @@ def test_a_chunks_neighbours_change_only_at_a_refresh(table):
     obj.refresh_batches(M2)
     obj.batch(M2, first)
     assert not np.array_equal(obj._cand._current["nbrs"], before)
+
+
+def test_the_callers_rows_are_not_changed(table, tmp_path):
+    """Reading chunks standardizes copies: the Dask array's source and a writable memmap
+    keep their values after a fit."""
+    X, y = table
+    source = X.copy()
+    np.save(tmp_path / "x.npy", X)
+    mapped = np.load(tmp_path / "x.npy", mmap_mode="r+")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        for rows in (da.from_array(source, chunks=(600, 6)), mapped):
+            est.NCA(2, stochastic_above=1000).fit(rows, y)
+    np.testing.assert_array_equal(source, X)
+    np.testing.assert_array_equal(np.asarray(mapped), X)
