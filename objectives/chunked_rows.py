@@ -13,8 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ldr.core.errors import ParameterError
-from ldr.data.rows import as_dask_array, take_rows
+from ldr.data.rows import known_chunks, take_rows
 from ldr.data.validation import is_lazy
 
 __all__ = ["CHUNK_BYTES", "ChunkedRows"]
@@ -40,15 +39,11 @@ class ChunkedRows:
     """
 
     def __init__(self, X, mean: np.ndarray, unit: float):
-        self.X = as_dask_array(X, "X").rechunk({1: -1}) if is_lazy(X) else X
+        self.X = known_chunks(X, "X").rechunk({1: -1}) if is_lazy(X) else X
         self.mean = np.asarray(mean, dtype=float)
         self.unit = float(unit)
         n, d = self.X.shape
         if is_lazy(self.X):
-            if not all(np.isfinite(c) for c in self.X.chunks[0]):
-                raise ParameterError("X", "the Dask array's chunk sizes are unknown; build it "
-                                     "with to_dask_array(lengths=True) or call "
-                                     "compute_chunk_sizes()")
             sizes = np.asarray(self.X.chunks[0], dtype=np.int64)
         else:
             step = max(1, CHUNK_BYTES // (8 * d))
@@ -80,13 +75,9 @@ class ChunkedRows:
         return self._scaled(block.compute() if is_lazy(block) else block)
 
     def take(self, rows: np.ndarray) -> np.ndarray:
-        """The standardized rows ``rows`` (any order), gathered from the chunks that hold
+        """The standardized rows ``rows`` (sorted indices), gathered from the chunks that hold
         them."""
-        rows = np.asarray(rows, dtype=np.intp)
-        order = np.argsort(rows, kind="stable")
-        out = np.empty((rows.shape[0], self.shape[1]))
-        out[order] = self._scaled(take_rows(self.X, rows[order]))
-        return out
+        return self._scaled(take_rows(self.X, rows))
 
     def _blocks(self):
         for c in range(self.n_chunks):

@@ -195,22 +195,19 @@ def large_margin_sampled(X: np.ndarray, z: np.ndarray, T: np.ndarray, v: np.ndar
     from ldr.objectives.candidates import block_sqdist, gather, gathered_sqdist, pair_gradient
 
     idx = np.asarray(idx, dtype=np.intp)
-    XI = X[idx]
+    XI, zI, XN, zN, XR, zR, wf = cand.rows(X, z, idx, M)
     UI = XI @ M
-    N = cand.neighbours(idx, X, M)
-    R = cand.columns(idx)
+    UN = (XN @ M).reshape(zN.shape[0], zN.shape[1], M.shape[1])
+    UR = XR @ M
     Ti = T[idx]
     vi = v[idx]
     XT, UT = gather(X, Ti, M)
-    XN, UN = gather(X, N, M)
-    XR = X[R]
-    UR = XR @ M
     du_t, d = gathered_sqdist(UI, UT)
     du_n, Dn = gathered_sqdist(UI, UN)
     Df = block_sqdist(UI, UR)
-    zi = z[idx, None]
-    wn = (z[N] != zi).astype(float)
-    wf = cand.far_weights(idx, N, R) * (z[R][None, :] != zi)
+    zi = zI[:, None]
+    wn = (zN != zi).astype(float)
+    wf = wf * (zR[None, :] != zi)
     cost = float(np.sum(vi * d))
     hp_t = np.zeros_like(d)                     # Σ_ℓ w h′ per target slot
     Wn = np.zeros_like(Dn)

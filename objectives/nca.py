@@ -261,16 +261,15 @@ class NCA(MetricLearning):
         self._strips = (block_size is not None or self.n_samples > DENSE_MAX
                         or self._rows is not None)
         if self._rows is not None:   # rows read a chunk at a time: in their own order
-            self._order = np.arange(self.n_samples)
             self._blocks = None
             self._Xo = None
             self._zo = self.codes_
         else:
             # rows sorted by class: the same-class pairs are the diagonal blocks (pairwise.py,
             # P1)
-            self._order, self._blocks = class_blocks(self.codes_)
-            self._Xo = self._Xs[self._order]
-            self._zo = self.codes_[self._order]
+            order, self._blocks = class_blocks(self.codes_)
+            self._Xo = self._Xs[order]
+            self._zo = self.codes_[order]
             self._Xs = None   # the sorted copy is the objective's one copy of the rows
         # small tables: the plain softmax over the whole array with the same-class mask
         self._same = (same_class_mask(self._blocks, self.n_samples)

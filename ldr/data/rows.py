@@ -358,9 +358,16 @@ def take_rows(X, rows: np.ndarray, name: str = "X") -> np.ndarray:
     if xp is not None:
         return xp.take(X, xp.asarray(rows, device=arrays.device(X)), axis=0)
     if is_lazy(X):
-        X = as_dask_array(X, name)
-        if not all(np.isfinite(c) for c in X.chunks[0]):
-            raise ParameterError(name, "the Dask array's chunk sizes are unknown; build it with "
-                                 "to_dask_array(lengths=True) or call compute_chunk_sizes()")
+        X = known_chunks(X, name)
         return np.asarray(X[rows].compute())
     return np.asarray(arrays.to_host(X))[rows]
+
+
+def known_chunks(X, name: str = "X"):
+    """The Dask array (or DataFrame) ``X`` as a Dask array whose chunks' row counts are
+    known, or a ParameterError saying how to know them."""
+    X = as_dask_array(X, name)
+    if not all(np.isfinite(c) for c in X.chunks[0]):
+        raise ParameterError(name, "the Dask array's chunk sizes are unknown; build it with "
+                             "to_dask_array(lengths=True) or call compute_chunk_sizes()")
+    return X

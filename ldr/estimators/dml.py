@@ -58,13 +58,10 @@ class MetricLearner(LinearDR):
         labels checked as classes (a continuous y would make each sample a class).  A Dask
         array or memmap of at most ``stochastic_above`` rows, where the route is exact, is
         read into memory; beyond, the stochastic route reads it a chunk at a time."""
+        above = self._stochastic_above()
         if data.lazy:
-            if not np.isfinite(data.X.shape[0]):
-                raise ParameterError("X", "the Dask array's chunk sizes are unknown; build it "
-                                     "with to_dask_array(lengths=True) or call "
-                                     "compute_chunk_sizes()")
             data.y = np.asarray(data.y.compute()) if is_lazy(data.y) else np.asarray(data.y)
-            if data.X.shape[0] <= self._stochastic_above():
+            if data.X.shape[0] <= above:   # unknown chunk sizes (NaN): the objective says so
                 data.X = check_data(take_rows(data.X, np.arange(data.X.shape[0])), "X")
                 data.lazy = False
         for new, old in self._parameters:
@@ -77,7 +74,6 @@ class MetricLearner(LinearDR):
         # "random" and arrays are starts, not heuristics: the objective builds "auto"'s
         data.params["start"] = start if isinstance(start, str) and start != "random" else "auto"
         check_classification_targets(data.y)
-        self._stochastic_above()
 
     def _stochastic_above(self) -> int:
         above = self.stochastic_above
