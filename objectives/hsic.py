@@ -47,22 +47,39 @@ RECENT = 3
 
 
 def _check_gamma(Gamma, n: int):
+    """``(dense, factor, weight)``: Γ as an n×n array, or as the low-rank factor (F, s) and,
+    for a weighted factor (F, s, w), the row weights w (else None)."""
     if isinstance(Gamma, tuple):
-        if len(Gamma) != 2:
-            raise ParameterError("Gamma", "a low-rank Γ is given as (F, s) with Γ = F diag(s) Fᵀ")
+        if len(Gamma) not in (2, 3):
+            raise ParameterError("Gamma", "a low-rank Γ is given as (F, s) with Γ = F diag(s) "
+                                 "Fᵀ, or as (F, s, w) with Γ = diag(w) F diag(s) Fᵀ diag(w)")
         F = check_data(Gamma[0], "Gamma[0] (F)", min_samples=1)
         s = np.asarray(Gamma[1], dtype=float).reshape(-1)
         if F.shape[0] != n or s.shape[0] != F.shape[1] or not np.all(np.isfinite(s)):
             raise ParameterError("Gamma", f"F must be (n={n}, m) and s finite of length m; got "
                              f"F {F.shape}, s {s.shape}")
-        return None, (F, s)
+        if len(Gamma) == 2:
+            return None, (F, s), None
+        w = np.asarray(Gamma[2], dtype=float).reshape(-1)
+        if w.shape[0] != n or not np.all(np.isfinite(w)):
+            raise ParameterError("Gamma", f"the row weights w must be n = {n} finite numbers; "
+                                 f"got shape {w.shape}")
+        return None, (F, s), w
     G = check_data(Gamma, "Gamma", min_samples=1)
     if G.shape != (n, n):
         raise ParameterError("Gamma", f"must be n×n with n = {n} samples, got shape {G.shape}")
     scale = max(np.abs(G).max(), 1e-300)
     if np.abs(G - G.T).max() > 1e-10 * scale:
         raise ParameterError("Gamma", "must be symmetric (Γ = Γᵀ); symmetrize it as (Γ + Γᵀ)/2")
-    return 0.5 * (G + G.T), None
+    return 0.5 * (G + G.T), None, None
+
+
+def factor_of(Gamma) -> tuple:
+    """Γ's low-rank factor (F, s), Γ = F diag(s) Fᵀ, from (F, s), or from a weighted factor
+    (F, s, w): (diag(w) F, s); w None is no weight."""
+    if len(Gamma) == 2 or Gamma[2] is None:
+        return Gamma[0], Gamma[1]
+    return np.asarray(Gamma[2], dtype=float).reshape(-1, 1) * Gamma[0], Gamma[1]
 
 
 def label_gamma(y, n: int) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
@@ -83,7 +100,8 @@ class HSIC(Objective):
     Parameters
     ----------
     X : (n, d) data as rows (used as given; estimators standardize it first)
-    Gamma : (n, n) symmetric array, or (F, s) with Γ = F diag(s) Fᵀ
+    Gamma : (n, n) symmetric array, (F, s) with Γ = F diag(s) Fᵀ, or (F, s, w) with
+        Γ = diag(w) F diag(s) Fᵀ diag(w) (row weights w: a normalized kernel's D^{-1/2})
     r : subspace dimension, 1 ≤ r < d
     kernel : name ("gaussian", "polynomial", "linear", "squared", "multiquadric") or an
         :class:`ldr.kernels.Kernel` (copied and fitted to X: the Gaussian's default σ is the
@@ -128,7 +146,8 @@ class HSIC(Objective):
         X = check_data(arrays.to_host(X), "X", copy=copy or arrays.foreign(ref) is not None)
         n, d = X.shape
         r = check_rank(r, d)
-        self._dense, self._factor = _check_gamma(Gamma, n)
+        self._dense, factor, weight = _check_gamma(Gamma, n)
+        self._factor = None if factor is None else factor_of((*factor, weight))
         if block_size is not None and not (isinstance(block_size, (int, np.integer))
                                            and block_size >= 1):
             raise ParameterError("block_size", f"must be a positive integer, got {block_size!r}")
@@ -378,7 +397,7 @@ class ApproximateHSIC(Objective):
         if approximation is None:
             raise ParameterError("approximation", "expected 'rff' or 'nystroem' (None is HSIC)")
         check_approximation(approximation, n_features)
-        dense, factor = _check_gamma(Gamma, n)
+        dense, factor, weight = _check_gamma(Gamma, n)
         if factor is None:
             raise ParameterError("Gamma", "an approximation needs Γ as a low-rank factor (F, s), "
                              "not a dense n×n array")
@@ -393,18 +412,23 @@ class ApproximateHSIC(Objective):
         self.X = X
         self.shape = (d, r)
         self.manifold = manifold
-        self._factor = factor
+        self._factor = factor_of((*factor, weight))
         self.approximation = approximation
         self.n_features = int(n_features)
         self.features = make_features(approximation, self.kernel.sigma, int(n_features), X,
                                       random_state)
         width = 2 * n_features if approximation == "rff" else n_features
         self.block_size = int(min(n, max(256, memory_budget // (8 * width * 4))))
-        self.tiles = Tiles(X, None, factor, [], self.block_size)
+        self.tiles = Tiles(X, None, self._factor, [], self.block_size)
         self._kept_bytes = float(memory_budget)  # the first pass's features, kept
+        # a weighted factor's row weights go into the features instead, Γ ⊙ K ≈ (F S Fᵀ) ⊙
+        # (C̃C̃ᵀ) with C̃ = diag(w) C, so that F's class columns stay few-valued (unless the
+        # weighted rows are classes themselves: then the tiles' class sums)
+        self._weight = weight if self.tiles.groups is None else None
+        self._sums_factor = factor if self._weight is not None else self.tiles.factor
         # class-score columns of Γ's factor beside a dense embedding: summed per class
         self._split = None if self.tiles.groups is not None else \
-            grouped_columns(self.tiles.factor[0])
+            grouped_columns(self._sums_factor[0])
         self._cache_key = None
         self._cache = {}
 
@@ -413,9 +437,10 @@ class ApproximateHSIC(Objective):
         key = W.tobytes()
         if key != self._cache_key:
             t = self.tiles
-            total, XDX, XGKX = approximate_sums(t.X, W, self.features, t.factor, t.groups,
-                                                self.block_size, self._split,
-                                                cache_bytes=self._kept_bytes)
+            total, XDX, XGKX = approximate_sums(t.X, W, self.features, self._sums_factor,
+                                                t.groups, self.block_size, self._split,
+                                                cache_bytes=self._kept_bytes,
+                                                row_weight=self._weight)
             Phi = (XDX - XGKX) / self.kernel.sigma**2
             Phi = 0.5 * (Phi + Phi.T)
             self._cache_key = key

@@ -9,10 +9,12 @@ import pytest
 from sklearn.datasets import make_classification
 from threadpoolctl import threadpool_limits
 
+from ldr.core.errors import ParameterError
 from ldr.estimators import SemiSupervisedHSIC, UnsupervisedHSIC
 from ldr.estimators.hsic import APPROXIMATE_CYCLE_TOL, APPROXIMATE_XTOL, w_step_solve_args
 from ldr.kernels.features import approximate_sums, grouped_columns, make_features
 from ldr.manifolds import sin_largest_angle
+from ldr.objectives.hsic import HSIC, ApproximateHSIC
 from ldr.solvers import ISM
 
 
@@ -40,6 +42,17 @@ def test_grouped_columns_finds_the_class_scores_only():
     assert grouped_columns(np.column_stack([F[:, :3], many])) is None
 
 
+def test_grouped_columns_finds_groups_beyond_the_first_rows():
+    """Rows sorted by class (the first rows hold one value of each score column): the groups
+    are still every class, as the rows' distinct values say."""
+    X, W, F, s = _factor(n=2000)
+    F = F[np.lexsort(F[:, 3:].T)]
+    dense, grouped, gid, R = grouped_columns(F)
+    np.testing.assert_array_equal(grouped, [3, 4, 5, 6])
+    np.testing.assert_array_equal(R[gid], F[:, 3:])
+    assert R.shape[0] == np.unique(F[:, 3:], axis=0).shape[0] == 4
+
+
 @pytest.mark.parametrize("approximation, m", [("nystroem", 40), ("rff", 40), ("nystroem", 10)])
 def test_split_and_kept_blocks_give_the_dense_sums(approximation, m):
     """(Σ Γ⊙K̃, Xᵀ diag((Γ⊙K̃)1) X, Xᵀ(Γ⊙K̃)X) with K̃ = CACᵀ formed densely, against the
@@ -58,6 +71,33 @@ def test_split_and_kept_blocks_give_the_dense_sums(approximation, m):
         got = approximate_sums(X, W, feats, (F, s), None, 70, sp, cache_bytes=cache)
         for a, b in zip(got, dense):
             assert np.max(np.abs(a - b)) <= 1e-9 * np.max(np.abs(b))
+    # row weights w (KDAC's D^{-1/2}): Γ = diag(w) F S Fᵀ diag(w), the features scaled instead
+    w = np.random.default_rng(1).uniform(0.5, 2.0, n)
+    GK = w[:, None] * GK * w[None, :]
+    dense = (GK.sum(), X.T @ (GK.sum(axis=1)[:, None] * X), X.T @ GK @ X)
+    for sp, cache in [(None, 0), (split, 0), (split, C.nbytes / 2), (split, 2 * C.nbytes)]:
+        got = approximate_sums(X, W, feats, (F, s), None, 70, sp, cache_bytes=cache,
+                               row_weight=w)
+        for a, b in zip(got, dense):
+            assert np.max(np.abs(a - b)) <= 1e-9 * np.max(np.abs(b))
+
+
+@pytest.mark.parametrize("approximation", ["nystroem", "rff"])
+def test_weighted_factor_is_the_weighted_rows_factor(approximation):
+    """Γ given as (F, s, w) is diag(w) F diag(s) Fᵀ diag(w): the same cost and Φ as (wF, s),
+    approximate and exact, with its class columns summed per class."""
+    X, W, F, s = _factor(n=400)
+    w = np.random.default_rng(2).uniform(0.5, 2.0, X.shape[0])
+    weighted = ApproximateHSIC(X, (F, s, w), 2, approximation=approximation, n_features=30)
+    plain = ApproximateHSIC(X, (w[:, None] * F, s), 2, approximation=approximation,
+                            n_features=30)
+    assert weighted.cost(W) == pytest.approx(plain.cost(W), rel=1e-10)
+    np.testing.assert_allclose(weighted.phi(W), plain.phi(W), rtol=0,
+                               atol=1e-10 * np.abs(plain.phi(W)).max())
+    exact = HSIC(X, (F, s, w), 2)
+    assert exact.cost(W) == pytest.approx(HSIC(X, (w[:, None] * F, s), 2).cost(W), rel=1e-12)
+    with pytest.raises(ParameterError, match="row weights"):
+        HSIC(X, (F, s, w[:-1]), 2)
 
 
 def test_w_step_tolerances_apply_to_the_default_approximate_solver_only():

@@ -96,3 +96,21 @@ def test_bad_kernels():
         -1.0 * K.Gaussian(1.0) + K.Linear()
     with pytest.raises(ValueError, match="kernel"):
         K.make_kernel("laplacian")
+
+
+def test_gaussian_cross_is_the_gaussian_kernel_between_two_row_sets():
+    """exp(−‖a_i − b_j‖²/2σ²) by one product in place, against scipy's distances and the
+    kernel's own f(β), including rows far apart (underflow to 0, never above 1)."""
+    from scipy.spatial.distance import cdist
+
+    from ldr.kernels.family import beta
+    from ldr.kernels.features import gaussian_cross
+
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((70, 3))
+    B = np.vstack([rng.standard_normal((20, 3)), [[40.0, 0.0, 0.0]]])
+    g = K.Gaussian(sigma=0.8)
+    got = gaussian_cross(A, B, g.s2)
+    np.testing.assert_allclose(got, np.exp(-cdist(A, B, "sqeuclidean") / g.s2), atol=1e-14)
+    np.testing.assert_allclose(got, g.f(beta(g.kind, B, A)), atol=1e-14)
+    assert got.max() <= 1.0 and got[:, -1].max() == 0.0

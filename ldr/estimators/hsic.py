@@ -881,6 +881,6 @@ class KDAC(_ClusteringHSIC):
     def _gamma(self, data: FitData, U, dm):
         existing = data.derived["existing"]
         n = U.shape[0]
-        F = dm[:, None] * center(np.column_stack([U, existing]))
+        F = center(np.column_stack([U, existing]))
         s = np.concatenate([np.ones(U.shape[1]), np.full(existing.shape[1], -self.lam)])
-        return F, s / n**2
+        return F, s / n**2, dm

@@ -70,6 +70,7 @@ from ldr.estimators.spectral import (
     spectral_embedding,
 )
 from ldr.kernels import Kernel
+from ldr.objectives.hsic import factor_of
 from ldr.solvers.ism import minimizing_eigenvectors
 
 __all__ = ["SETTLE_MAX", "PHI_BLOCKED_MIN", "AlternationResult", "HSICAlternation",
@@ -93,7 +94,7 @@ def phi_from_gram(K: np.ndarray, X: np.ndarray, Gamma, sigma: float
     of rows R at a time (in cache): with P_R = A_{R,≥R} [X_{≥R} 1] and S = Σ_R X_Rᵀ P_R,
     XᵀAX = S + Sᵀ − Σ_R X_Rᵀ A_RR X_R, and the degree A1 is P's last column plus the column
     sums of the blocks right of the diagonal."""
-    F, s = Gamma
+    F, s = factor_of(Gamma)
     n, d = X.shape
     if n <= PHI_BLOCKED_MIN:  # small: one n×n array, fewer calls
         A = (F * s) @ F.T
@@ -176,7 +177,8 @@ class HSICAlternation:
     approximate : bool
         The W-step's kernel is approximated (random features, Nyström): nothing kept.
     gamma : callable
-        ``gamma(U, dm)``: Γ of a round from the embedding U and D^{-1/2} (a factor (F, s)).
+        ``gamma(U, dm)``: Γ of a round from the embedding U and D^{-1/2} (a factor (F, s) or
+        a weighted factor (F, s, w), Γ = diag(w) F diag(s) Fᵀ diag(w)).
     objective : callable
         ``objective(Gamma)``: the W-step's objective (q fixed).
     w_step : callable

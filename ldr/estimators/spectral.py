@@ -44,6 +44,7 @@ from sklearn.cluster import KMeans
 from ldr.core.errors import ParameterError
 from ldr.kernels import Gaussian
 from ldr.kernels.family import beta
+from ldr.kernels.features import gaussian_cross
 from ldr.kernels.tiles import DEFAULT_MEMORY_BUDGET
 
 #: the values of ``spectral``, how the U-step embeds: "auto" (exact up to :data:`DENSE_MAX`
@@ -197,9 +198,21 @@ def landmarks(Z: np.ndarray, m: int, seed) -> np.ndarray:
 
 
 def _cross(kernel, Z: np.ndarray, ZL: np.ndarray) -> np.ndarray:
-    """K(rows of Z, rows of ZL) for an ISM-family kernel (a conic combination of terms)."""
-    return sum(w * np.asarray(t.f(beta(t.kind, ZL, Z)), dtype=float)
-               for w, t in kernel.terms())
+    """K(rows of Z, rows of ZL) for an ISM-family kernel (a conic combination of terms); a
+    Gaussian term by :func:`ldr.kernels.features.gaussian_cross` (in place, no temporaries)."""
+    out = None
+    for w, t in kernel.terms():
+        if type(t) is Gaussian:
+            term = gaussian_cross(Z, ZL, t.s2)
+        else:
+            term = np.asarray(t.f(beta(t.kind, ZL, Z)), dtype=float)
+        if w != 1.0:
+            term *= w
+        if out is None:
+            out = term
+        else:
+            out += term
+    return out
 
 
 def nystroem_embedding(kernel, Z: np.ndarray, k: int, center: bool, m: int, seed,

@@ -79,8 +79,10 @@ def describe_approximation(approximation: str | None, n_features: int) -> str | 
             "seeded landmark rows (Φ in O(n·m·(d + q)))")
 
 
-def _gauss(A: np.ndarray, B: np.ndarray, s2: float) -> np.ndarray:
-    """exp(−‖a_i − b_j‖²/s2), from one product of augmented factors."""
+def gaussian_cross(A: np.ndarray, B: np.ndarray, s2: float) -> np.ndarray:
+    """The Gaussian kernel between the rows of A and of B, exp(−‖a_i − b_j‖²/s2) (s2 = 2σ²),
+    from one product AᵀB and the rows' norms, in place: one array of the result's size, no
+    temporaries (the Nyström features and the Nyström U-step's cross kernel)."""
     na = np.einsum("ij,ij->i", A, A)
     nb = np.einsum("ij,ij->i", B, B)
     out = A @ B.T
@@ -101,18 +103,19 @@ class RandomFourier:
         self.omega = rng.standard_normal((d, self.m)) / self.sigma     # Ω_d
 
     def at(self, X: np.ndarray, W: np.ndarray):
-        """``(features(rows) -> C_rows, A)`` at W (A = None: the identity)."""
+        """``(features(rows, right=None) -> C_rows or C_rows·right, A)`` at W (A = None: the
+        identity)."""
         Om = W.T @ self.omega                                          # WᵀΩ_d ~ N(0, σ⁻²I)
         Z = X @ W
         scale = 1.0 / np.sqrt(self.m)
 
-        def features(rows):
+        def features(rows, right=None):
             arg = Z[rows] @ Om
             C = np.empty((arg.shape[0], 2 * self.m))
             np.cos(arg, out=C[:, : self.m])
             np.sin(arg, out=C[:, self.m:])
             C *= scale
-            return C
+            return C if right is None else C @ right
 
         return features, None
 
@@ -129,17 +132,20 @@ class Nystroem:
 
 
     def at(self, X: np.ndarray, W: np.ndarray):
-        """``(features(rows) -> C_rows, None)`` at W: C = K(Z, Z_L) V_ρ (Λ_ρ + εI)^{-1/2}
-        (module docstring), so K ≈ CCᵀ."""
+        """``(features(rows, right=None) -> C_rows or C_rows·right, None)`` at W:
+        C = K(Z, Z_L) V_ρ (Λ_ρ + εI)^{-1/2} (module docstring), so K ≈ CCᵀ; with ``right``
+        (ρ×k) the product K(Z_rows, Z_L)·(V_ρ(Λ_ρ + εI)^{-1/2}·right), O(b·m·k) instead of
+        O(b·m·ρ)."""
         s2 = 2.0 * self.sigma**2
         Z = X @ W
         ZL = Z[self.landmarks]
-        lam, V = scipy.linalg.eigh(_gauss(ZL, ZL, s2))
+        lam, V = scipy.linalg.eigh(gaussian_cross(ZL, ZL, s2))
         keep = lam > 1e-12 * max(lam[-1], 1e-300)
         B = V[:, keep] / np.sqrt(lam[keep] + self.jitter)
 
-        def features(rows):
-            return _gauss(Z[rows], ZL, s2) @ B
+        def features(rows, right=None):
+            K = gaussian_cross(Z[rows], ZL, s2)
+            return K @ B if right is None else K @ (B @ right)
 
         return features, None
 
@@ -150,26 +156,70 @@ def make_features(approximation: str, sigma: float, n_features: int, X: np.ndarr
     return Nystroem(sigma, n_features, X.shape[0], seed)
 
 
+def value_codes(column: np.ndarray, cap: int):
+    """``(codes, v)``: the index of each entry among the column's v distinct values (sorted),
+    or None when it has more than ``cap`` of them.  The values are read from the first
+    cap + 1 entries and every entry is looked up there (O(n·log cap), no sort of the column);
+    only when some entry is not among them is the whole column sorted."""
+    head = np.unique(column[:cap + 1])
+    if head.shape[0] > cap:
+        return None
+    codes = np.minimum(np.searchsorted(head, column), head.shape[0] - 1)
+    if np.array_equal(head[codes], column):
+        return codes, head.shape[0]
+    values, codes = np.unique(column, return_inverse=True)
+    if values.shape[0] > cap:
+        return None
+    return codes.reshape(-1), values.shape[0]
+
+
 def grouped_columns(F: np.ndarray, max_groups: int = 256):
     """``(dense, grouped, gid, R)`` when some columns of Γ's factor F take few distinct rows
     (class scores beside a dense embedding, as SemiSupervisedHSIC's [D^{-1/2}U, HŶ]): the
     columns ``grouped`` equal E R, E the indicator of the ``gid`` groups (at most
     ``max_groups``, and at most n/32) and R their distinct rows; ``dense`` the other columns.
-    ``None`` when no column qualifies or all do (then Γ is a class Γ: ``Tiles.groups``)."""
+    ``None`` when no column qualifies or all do (then Γ is a class Γ: ``Tiles.groups``).
+    The groups come from the columns' value codes (:func:`value_codes`) combined into one
+    integer key a row: O(n) a column, no sort of the rows."""
     n, k = F.shape
     cap = min(max_groups, n // 32)
-    few = [j for j in range(k) if np.unique(F[:, j]).shape[0] <= cap]
+    few = []
+    key = np.zeros(n, dtype=np.int64)
+    size = 1  # the keys lie in [0, size)
+    for j in range(k):
+        coded = value_codes(F[:, j], cap)
+        if coded is None:
+            continue
+        codes, v = coded
+        if size * v > 2**62:  # renumber the keys so far before they overflow
+            uniq, key = np.unique(key, return_inverse=True)
+            key = key.reshape(-1).astype(np.int64)
+            size = uniq.shape[0]
+        key = key * v + codes
+        size *= v
+        few.append(j)
     if not few or len(few) == k:
         return None
-    R, gid = np.unique(F[:, few], axis=0, return_inverse=True)
-    if R.shape[0] > cap:
-        return None
+    if size <= 4 * n:
+        present = np.flatnonzero(np.bincount(key, minlength=size))
+        if present.shape[0] > cap:
+            return None
+        lookup = np.empty(size, dtype=np.int64)
+        lookup[present] = np.arange(present.shape[0])
+        gid = lookup[key]
+    else:
+        present, gid = np.unique(key, return_inverse=True)
+        if present.shape[0] > cap:
+            return None
+        gid = gid.reshape(-1)
+    first = np.empty(present.shape[0], dtype=np.int64)
+    first[gid] = np.arange(n)  # a row of each group (its rows agree on these columns)
     dense = np.array([j for j in range(k) if j not in few])
-    return dense, np.array(few), gid.reshape(-1), R
+    return dense, np.array(few), gid, F[first][:, few]
 
 
 def approximate_sums(X, W, feats, factor, groups, block_size: int, split=None,
-                     cache_bytes: float = 0):
+                     cache_bytes: float = 0, row_weight=None):
     """``(total, XDX, XGKX)`` ≈ (Σ Γ⊙K, Xᵀ diag((Γ⊙K)1) X, Xᵀ (Γ⊙K) X) with K ≈ CACᵀ.
 
     ``factor`` = (F, s) is Γ's factor; ``groups`` = (bounds, gid, G) when the rows are sorted
@@ -178,7 +228,9 @@ def approximate_sums(X, W, feats, factor, groups, block_size: int, split=None,
     P_t = Σ_g R_gt C_gᵀ X_g and u_t = Σ_g R_gt C_gᵀ1 from per-group sums, O(n·m′·d) for all
     of them instead of O(n·m′·d) each (the same sums in another order).  The feature blocks of
     the first pass are kept for the second (the degrees) up to ``cache_bytes``; the rest are
-    recomputed."""
+    recomputed.  ``row_weight`` w (n,) for Γ = diag(w) F diag(s) Fᵀ diag(w): the features
+    are scaled instead, C̃ = diag(w) C, as Γ ⊙ CCᵀ = (F diag(s) Fᵀ) ⊙ C̃C̃ᵀ — F's class
+    columns then stay few-valued for ``split``."""
     n, d = X.shape
     features, A = feats.at(X, W)
     if groups is not None:
@@ -195,6 +247,8 @@ def approximate_sums(X, W, feats, factor, groups, block_size: int, split=None,
     P = U = Pg = Ug = None
     for rows in blocks:                                   # pass 1: P_t, u_t
         C = features(rows)
+        if row_weight is not None:
+            C *= row_weight[rows, None]
         if C.nbytes * (len(kept) + 1) <= cache_bytes:
             kept[rows.start] = C
         if P is None:
@@ -233,7 +287,12 @@ def approximate_sums(X, W, feats, factor, groups, block_size: int, split=None,
     XDX = np.zeros((d, d))
     for rows in blocks:                                   # pass 2: degrees
         C = kept.pop(rows.start, None)
-        CAUM = (features(rows) if C is None else C) @ AUM  # b × k
+        if C is None:
+            CAUM = features(rows, AUM)                     # b × k
+            if row_weight is not None:
+                CAUM *= row_weight[rows, None]
+        else:
+            CAUM = C @ AUM
         if groups is not None:
             deg = CAUM[np.arange(rows.stop - rows.start), gid[rows]]
         else:

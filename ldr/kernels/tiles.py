@@ -96,9 +96,12 @@ def class_groups(F: np.ndarray, s: np.ndarray):
     that order, ``gid`` the group of each sorted sample and G = U diag(s) Uᵀ the value of Γ
     between groups (U the distinct rows).  ``None`` otherwise."""
     n = F.shape[0]
+    cap = min(MAX_GROUPS, n // 32)
+    if np.unique(F[:cap + 1], axis=0).shape[0] > cap:  # more groups in a prefix: no sort of all
+        return None
     uniq, inv = np.unique(F, axis=0, return_inverse=True)
     g = uniq.shape[0]
-    if g > MAX_GROUPS or 32 * g > n:
+    if g > cap:
         return None
     inv = inv.reshape(-1)
     order = np.argsort(inv, kind="stable")
