@@ -81,7 +81,7 @@ def describe_approximation(approximation: str | None, n_features: int) -> str | 
 
 def gaussian_cross(A: np.ndarray, B: np.ndarray, s2: float) -> np.ndarray:
     """The Gaussian kernel between the rows of A and of B, exp(−‖a_i − b_j‖²/s2) (s2 = 2σ²),
-    from one product AᵀB and the rows' norms, in place: one array of the result's size, no
+    from one product ABᵀ and the rows' norms, in place: one array of the result's size, no
     temporaries (the Nyström features and the Nyström U-step's cross kernel)."""
     na = np.einsum("ij,ij->i", A, A)
     nb = np.einsum("ij,ij->i", B, B)
