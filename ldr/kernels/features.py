@@ -38,6 +38,7 @@ import numpy as np
 import scipy.linalg
 
 from ldr.core.errors import ParameterError
+from ldr.kernels.groups import code_groups, value_codes
 
 APPROXIMATIONS = ("rff", "nystroem")
 #: ``approximation="auto"``: the exact kernel up to this many rows, Nyström features beyond —
@@ -156,64 +157,29 @@ def make_features(approximation: str, sigma: float, n_features: int, X: np.ndarr
     return Nystroem(sigma, n_features, X.shape[0], seed)
 
 
-def value_codes(column: np.ndarray, cap: int):
-    """``(codes, v)``: the index of each entry among the column's v distinct values (sorted),
-    or None when it has more than ``cap`` of them.  The values are read from the first
-    cap + 1 entries and every entry is looked up there (O(n·log cap), no sort of the column);
-    only when some entry is not among them is the whole column sorted."""
-    head = np.unique(column[:cap + 1])
-    if head.shape[0] > cap:
-        return None
-    codes = np.minimum(np.searchsorted(head, column), head.shape[0] - 1)
-    if np.array_equal(head[codes], column):
-        return codes, head.shape[0]
-    values, codes = np.unique(column, return_inverse=True)
-    if values.shape[0] > cap:
-        return None
-    return codes.reshape(-1), values.shape[0]
-
-
 def grouped_columns(F: np.ndarray, max_groups: int = 256):
     """``(dense, grouped, gid, R)`` when some columns of Γ's factor F take few distinct rows
     (class scores beside a dense embedding, as SemiSupervisedHSIC's [D^{-1/2}U, HŶ]): the
     columns ``grouped`` equal E R, E the indicator of the ``gid`` groups (at most
     ``max_groups``, and at most n/32) and R their distinct rows; ``dense`` the other columns.
     ``None`` when no column qualifies or all do (then Γ is a class Γ: ``Tiles.groups``).
-    The groups come from the columns' value codes (:func:`value_codes`) combined into one
-    integer key a row: O(n) a column, no sort of the rows."""
+    The groups come from the columns' value codes, combined into one integer key a row
+    (:mod:`ldr.kernels.groups`): O(n) a column, no sort of the rows."""
     n, k = F.shape
     cap = min(max_groups, n // 32)
     few = []
-    key = np.zeros(n, dtype=np.int64)
-    size = 1  # the keys lie in [0, size)
+    coded = []
     for j in range(k):
-        coded = value_codes(F[:, j], cap)
-        if coded is None:
-            continue
-        codes, v = coded
-        if size * v > 2**62:  # renumber the keys so far before they overflow
-            uniq, key = np.unique(key, return_inverse=True)
-            key = key.reshape(-1).astype(np.int64)
-            size = uniq.shape[0]
-        key = key * v + codes
-        size *= v
-        few.append(j)
+        codes = value_codes(F[:, j], cap)
+        if codes is not None:
+            few.append(j)
+            coded.append(codes)
     if not few or len(few) == k:
         return None
-    if size <= 4 * n:
-        present = np.flatnonzero(np.bincount(key, minlength=size))
-        if present.shape[0] > cap:
-            return None
-        lookup = np.empty(size, dtype=np.int64)
-        lookup[present] = np.arange(present.shape[0])
-        gid = lookup[key]
-    else:
-        present, gid = np.unique(key, return_inverse=True)
-        if present.shape[0] > cap:
-            return None
-        gid = gid.reshape(-1)
-    first = np.empty(present.shape[0], dtype=np.int64)
-    first[gid] = np.arange(n)  # a row of each group (its rows agree on these columns)
+    grouped = code_groups(coded, n, cap)
+    if grouped is None:
+        return None
+    gid, first = grouped
     dense = np.array([j for j in range(k) if j not in few])
     return dense, np.array(few), gid, F[first][:, few]
 

@@ -48,6 +48,7 @@ import numpy as np
 from ldr.core.errors import ParameterError
 from ldr.data import arrays
 from ldr.kernels.family import Gaussian
+from ldr.kernels.groups import code_groups, value_codes
 
 #: default memory budget (bytes) for the b×n working arrays of one evaluation
 DEFAULT_MEMORY_BUDGET = 256 * 2**20
@@ -97,16 +98,20 @@ def class_groups(F: np.ndarray, s: np.ndarray):
     between groups (U the distinct rows).  ``None`` otherwise."""
     n = F.shape[0]
     cap = min(MAX_GROUPS, n // 32)
-    if np.unique(F[:cap + 1], axis=0).shape[0] > cap:  # more groups in a prefix: no sort of all
+    coded = []
+    for j in range(F.shape[1]):
+        codes = value_codes(F[:, j], cap)
+        if codes is None:
+            return None
+        coded.append(codes)
+    grouped = code_groups(coded, n, cap)
+    if grouped is None:
         return None
-    uniq, inv = np.unique(F, axis=0, return_inverse=True)
-    g = uniq.shape[0]
-    if g > cap:
-        return None
-    inv = inv.reshape(-1)
-    order = np.argsort(inv, kind="stable")
-    bounds = np.concatenate([[0], np.cumsum(np.bincount(inv, minlength=g))])
-    return order, bounds, inv[order], (uniq * s) @ uniq.T
+    gid, first = grouped
+    order = np.argsort(gid, kind="stable")
+    bounds = np.concatenate([[0], np.cumsum(np.bincount(gid, minlength=first.shape[0]))])
+    uniq = F[first]
+    return order, bounds, gid[order], (uniq * s) @ uniq.T
 
 
 class Tiles:
