@@ -43,7 +43,7 @@ import numpy as np
 from ldr.objectives.neighbors import nearest_neighbors
 
 __all__ = ["NEAREST_CANDIDATES", "POOL_COLUMNS", "SAMPLED_COLUMNS", "Candidates",
-           "ChunkCandidates", "block_sqdist", "far_weights", "gather", "gathered_sqdist",
+           "ChunkCandidates", "block_sqdist", "far_weights", "gathered_sqdist",
            "pair_gradient"]
 
 #: K, the nearest samples taken exactly: where the map has grown, NCA's softmax mass and
@@ -155,19 +155,12 @@ def block_sqdist(UI: np.ndarray, UR: np.ndarray) -> np.ndarray:
     return np.maximum(D, 0.0, out=D)
 
 
-def gather(X: np.ndarray, cols: np.ndarray, M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The rows ``X[cols]`` (cols b×K, gathered once: ``cols.size`` × d) and their embedding
-    reshaped to b×K×r."""
-    XG = X[cols.ravel()]
-    return XG, (XG @ M).reshape(cols.shape[0], cols.shape[1], M.shape[1])
-
-
 def pair_gradient(XI: np.ndarray, UI: np.ndarray,
                   gathered: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
                   XR: np.ndarray, UR: np.ndarray, Wf: np.ndarray) -> np.ndarray:
     """∂/∂M of a batch cost whose derivative in D_ik is W_ik, i.e. 2 Σ W_ik (x_i − x_k)
     (u_i − u_k)ᵀ, for the batch rows ``XI`` (b×d, embedded ``UI``), over gathered pairs
-    ``(XG (b·K)×d, du b×K×r, W b×K)`` (:func:`gather`) and the block of sampled columns
+    ``(XG (b·K)×d, du b×K×r, W b×K)`` and the block of sampled columns
     ``XR`` (m×d, embedded ``UR``) with weights ``Wf`` (b×m)."""
     row = Wf.sum(axis=1)
     G = XI.T @ (row[:, None] * UI - Wf @ UR) - XR.T @ (Wf.T @ UI - Wf.sum(axis=0)[:, None]
@@ -306,6 +299,26 @@ class ChunkCandidates:
             ids = np.unique(idx)
             self._gathered[key] = self._frame_of(self.data.take(ids), ids, M)
         return self._gathered[key]
+
+    def take(self, idx: np.ndarray, cols: np.ndarray, M: np.ndarray) -> np.ndarray:
+        """The rows ``cols`` (any shape of indices, flattened) for the batch ``idx``: from the
+        batch's chunk where it holds them (LMNN's targets are searched in their row's chunk),
+        else gathered."""
+        frame = self._frame(np.asarray(idx, dtype=np.intp), M)
+        ids = frame["ids"]
+        cols = np.asarray(cols, dtype=np.intp).ravel()
+        at = np.minimum(np.searchsorted(ids, cols), ids.shape[0] - 1)
+        inside = ids[at] == cols
+        if inside.all():
+            return frame["X"][at]
+        key = cols.tobytes()     # a gathered batch's rows outside it: gathered once, kept
+        if key not in frame.setdefault("outside", {}):
+            out = np.empty((cols.shape[0], self.data.shape[1]))
+            out[inside] = frame["X"][at[inside]]
+            outside = np.unique(cols[~inside])
+            out[~inside] = self.data.take(outside)[np.searchsorted(outside, cols[~inside])]
+            frame["outside"][key] = out
+        return frame["outside"][key]
 
     def rows(self, idx: np.ndarray, M: np.ndarray):
         """The batch's candidate rows (the ``rows`` of NCA's sampled term,

@@ -58,10 +58,10 @@ from ldr.core.errors import ParameterError
 from ldr.core.objective import Method
 from ldr.objectives.candidates import Candidates
 from ldr.objectives.dml import MetricLearning
-from ldr.objectives.neighbors import nearest_neighbors, resolve_neighbors
+from ldr.objectives.neighbors import RECALL_SAMPLE, nearest_neighbors, resolve_neighbors
 from ldr.objectives.pairwise import class_blocks, strip_rows
 
-__all__ = ["LargeMarginDML"]
+__all__ = ["LargeMarginDML", "chunk_targets"]
 
 
 
@@ -180,28 +180,26 @@ def lmnn_memory(n: int, sizes) -> float:
     return 8.0 * 12 * n * min(n, strip_rows(n))
 
 
-def large_margin_sampled(X: np.ndarray, z: np.ndarray, T: np.ndarray, v: np.ndarray,
-                         M: np.ndarray, idx: np.ndarray, cand, lam: float, delta: float):
+def large_margin_sampled(rows, XT: np.ndarray, vi: np.ndarray, M: np.ndarray, lam: float,
+                         delta: float):
     """The batch I's terms of (M1), f_i = Σ_t v_it (d_it + λ Σ_ℓ h(1 + d_it − D_iℓ)), and
-    their gradient in M, the impostors ℓ (z_ℓ ≠ z_i) taken from i's candidates
-    (``objectives/candidates.py``, C1: the neighbours N_i with weight 1, the sampled
-    columns with n/m):
+    their gradient in M, the impostors ℓ (z_ℓ ≠ z_i) taken from i's candidates ``rows``
+    (``objectives/candidates.py``, C1: the neighbours N_i with weight 1, the sampled columns
+    with n/m), ``XT`` the batch's target rows (b·k × d, row-major by sample) and ``vi`` their
+    validity (b×k):
 
         f̂_i = Σ_t v_it (d_it + λ Σ_ℓ w_iℓ h(z_itℓ)),   ∂f̂_i/∂d_it = v_it (1 + λ Σ_ℓ w_iℓ h′),
         ∂f̂_i/∂D_iℓ = −λ w_iℓ Σ_t v_it h′(z_itℓ)                                        (M3)
 
     an unbiased estimate of f_i and of its gradient (f_i is linear in the sums over ℓ);
     exact when m ≥ n.  O(b·k·(K + m)) time and memory."""
-    from ldr.objectives.candidates import block_sqdist, gather, gathered_sqdist, pair_gradient
+    from ldr.objectives.candidates import block_sqdist, gathered_sqdist, pair_gradient
 
-    idx = np.asarray(idx, dtype=np.intp)
-    XI, zI, XN, zN, XR, zR, wf = cand.rows(X, z, idx, M)
+    XI, zI, XN, zN, XR, zR, wf = rows
     UI = XI @ M
     UN = (XN @ M).reshape(zN.shape[0], zN.shape[1], M.shape[1])
     UR = XR @ M
-    Ti = T[idx]
-    vi = v[idx]
-    XT, UT = gather(X, Ti, M)
+    UT = (XT @ M).reshape(vi.shape[0], vi.shape[1], M.shape[1])
     du_t, d = gathered_sqdist(UI, UT)
     du_n, Dn = gathered_sqdist(UI, UN)
     Df = block_sqdist(UI, UR)
@@ -224,6 +222,58 @@ def large_margin_sampled(X: np.ndarray, z: np.ndarray, T: np.ndarray, v: np.ndar
         W -= lam * w * np.einsum("it,itl->il", vi, hp)
     Wt = vi * (1.0 + lam * hp_t)
     return cost, pair_gradient(XI, UI, [(XT, du_t, Wt), (XN, du_n, Wn)], XR, UR, Wf)
+
+
+def chunk_targets(rows, codes: np.ndarray, k: int, neighbors: str = "auto",
+                  random_state: int | None = 0) -> tuple:
+    """``(T, valid, recall)``: each row's k target neighbours, its nearest classmates **within
+    its chunk** of ``rows`` (:class:`~ldr.objectives.chunked_rows.ChunkedRows`), searched by
+    ``neighbors`` there (:func:`~ldr.objectives.neighbors.nearest_neighbors`; a class with
+    m ≤ k rows in a chunk gives each of them its m − 1 classmates), in one pass over the
+    chunks.  In the same pass, ``RECALL_SAMPLE`` rows drawn from ``random_state`` are compared
+    with every classmate (scipy's ``cdist``, by differences), so ``recall`` is the share of the
+    exact target neighbours over all n rows that T holds — a neighbour counts when it is no
+    farther than the k-th exact one, as :func:`~ldr.objectives.neighbors.neighbor_recall`.
+    Memory: a chunk and the n×k indices."""
+    from scipy.spatial.distance import cdist
+
+    n = codes.shape[0]
+    T = np.tile(np.arange(n)[:, None], (1, k))
+    valid = np.zeros((n, k), dtype=bool)
+    sample = np.sort(np.random.default_rng(random_state).choice(
+        n, min(RECALL_SAMPLE, n), replace=False))
+    S = rows.take(sample)
+    zs = codes[sample]
+    best = np.full((sample.shape[0], k + 1), np.inf)   # the k + 1 nearest (the row itself too)
+    for c in range(rows.n_chunks):
+        lo = rows.bounds[c]
+        X = rows.read(c)
+        z = codes[lo:rows.bounds[c + 1]]
+        for cls in np.unique(z):
+            idx = np.flatnonzero(z == cls)
+            m = min(k, idx.shape[0] - 1)
+            if m >= 1:
+                nbr, _ = nearest_neighbors(X[idx], m, resolve_neighbors(neighbors, idx.shape[0]),
+                                           random_state)
+                T[lo + idx, :m] = lo + idx[nbr]
+                valid[lo + idx, :m] = True
+            mine = np.flatnonzero(zs == cls)
+            if mine.shape[0]:
+                near = np.concatenate([best[mine], cdist(S[mine], X[idx], "sqeuclidean")],
+                                      axis=1)
+                best[mine] = np.sort(np.partition(near, min(k, near.shape[1] - 1),
+                                                  axis=1)[:, :k + 1], axis=1)
+    sizes = np.bincount(codes)[zs]
+    exact = np.minimum(k, sizes - 1)          # the exact neighbours each sampled row has
+    kth = best[np.arange(sample.shape[0]), exact]
+    cols = T[sample]
+    held = np.unique(cols)
+    XT = rows.take(held)[np.searchsorted(held, cols)]
+    # by the same arithmetic as the exact distances: a target at the k-th one's distance counts
+    found = np.vstack([cdist(S[i:i + 1], XT[i], "sqeuclidean") for i in range(S.shape[0])])
+    hits = valid[sample] & (found <= kth[:, None])
+    total = int(exact.sum())
+    return T, valid, (float(hits.sum()) / total if total else None)
 
 
 class LargeMarginDML(MetricLearning):
@@ -273,7 +323,11 @@ class LargeMarginDML(MetricLearning):
         class of m ≤ k samples gives each of them m − 1).
     target_recall_ : float or None
         With approximate search, the share of the exact target neighbours found, measured in
-        each class and weighted by its size; None for exact search.
+        each class and weighted by its size; None for exact search.  For rows read a chunk at
+        a time, the targets are each row's nearest classmates within its chunk
+        (:func:`chunk_targets`) and the recall is against the exact search over all rows.
+    target_search_ : str
+        How approximate targets were found (read where ``target_recall_`` is not None).
 
     Notes
     -----
@@ -288,8 +342,6 @@ class LargeMarginDML(MetricLearning):
 
     default_solver = ["lbfgs", "trust-region"]
 
-    #: the target neighbours are searched over all of a class's rows in memory
-    reads_chunks = False
 
     def __init__(self, X, y, r, n_neighbors=3, impostor_weight=1.0, smoothing=0.5,
                  start="auto", neighbors="auto", random_state=0, *, k="deprecated",
@@ -310,9 +362,26 @@ class LargeMarginDML(MetricLearning):
         self.n_neighbors = int(n_neighbors)
         self.impostor_weight = float(impostor_weight)
         self.smoothing = float(smoothing)
-        self.targets_, self.target_mask_, self.target_recall_ = self._target_neighbours(
-            neighbors, random_state)
-        self._sorted()
+        if self._rows is None:
+            found = self._target_neighbours(neighbors, random_state)
+        else:
+            found = self._chunk_targets(neighbors, random_state)
+        self.targets_, self.target_mask_, self.target_recall_ = found
+        if self._rows is not None:
+            self.target_search_ = "each row's nearest classmates in its chunk"
+        else:
+            self.target_search_ = "NN-descent class by class, pynndescent"
+        self._layout = None
+        if self._rows is None:   # rows sorted by class: batches index them in that order
+            order, self._blocks = class_blocks(self.codes_)
+            self._layout = self._class_layout(order)
+            self._Xo = self._Xs[order]
+            self._zo = self.codes_[order]
+            self._batch_targets = self._layout[:2]
+        else:                    # rows read a chunk at a time: in their own order
+            self._Xo = None
+            self._zo = self.codes_
+            self._batch_targets = (self.targets_, self.target_mask_.astype(float))
         self._Xs = None   # the class-sorted copy is the objective's one copy of the rows
 
     @property
@@ -345,51 +414,87 @@ class LargeMarginDML(MetricLearning):
             recall = float(np.average([f[0] for f in found], weights=[f[1] for f in found]))
         return T, valid, recall
 
-    def _sorted(self) -> tuple:
-        """X, targets and their validity with the rows sorted by class (built once)."""
-        if "_Xo" not in self.__dict__:
-            order, self._blocks = class_blocks(self.codes_)
-            position = np.empty_like(order)
-            position[order] = np.arange(order.shape[0])
-            self._Xo = self._Xs[order]
-            self._To = position[self.targets_[order]]
-            self._vo = self.target_mask_[order].astype(float)
-            self._zo = self.codes_[order]
-        return self._Xo, self._To, self._vo
+    def _chunk_targets(self, neighbors, random_state) -> tuple:
+        """(n×k indices, n×k validity, recall) for rows read a chunk at a time
+        (:func:`chunk_targets`); "exact" is refused: it needs every class's rows at once."""
+        if neighbors == "exact":
+            raise ParameterError("neighbors", "rows read a chunk at a time (a Dask array or "
+                                 "memmap) search each row's target neighbours in its chunk; "
+                                 "for the exact search over all rows, pass the rows in memory "
+                                 "(np.asarray(X))")
+        return chunk_targets(self._rows, self.codes_, self.n_neighbors, neighbors,
+                             random_state)
 
-    def _sorted_X(self) -> np.ndarray:
-        return self._sorted()[0]
+    def _class_layout(self, order: np.ndarray) -> tuple:
+        """(targets, validity, order): the targets as positions in class order (the exact
+        strips' layout, ``order`` the rows' class order)."""
+        position = np.empty_like(order)
+        position[order] = np.arange(order.shape[0])
+        return (position[self.targets_[order]], self.target_mask_[order].astype(float), order)
 
     def _sorted_codes(self) -> np.ndarray:
         return self._zo
 
     def batch(self, M, indices):
-        """The samples' terms f_i of (M1) and their gradient, term
-        i the i-th sample in class order: exact (every impostor column, O(b·k·n) memory), or
-        after :meth:`sample_batches` the unbiased estimate (M3) from candidate sets."""
-        X, T, v = self._sorted()
-        cand = self._cand or Candidates(self.n_samples, 0, self.n_samples)
-        return large_margin_sampled(X, self._zo, T, v, M, indices, cand, self.impostor_weight,
-                                    self.smoothing)
+        """The samples' terms f_i of (M1) and their gradient, term i the i-th sample (in class
+        order for rows in memory, in their own order for rows read a chunk at a time): exact
+        (every impostor column, O(b·k·n) memory), or after :meth:`sample_batches` the unbiased
+        estimate (M3) from candidate sets."""
+        idx = np.asarray(indices, dtype=np.intp)
+        T, v = self._batch_targets
+        if self._rows is not None:
+            if self._cand is None:
+                raise ParameterError("indices", "rows read a chunk at a time (a Dask array or "
+                                     "memmap) take sampled batches: call sample_batches() "
+                                     "first")
+            rows = self._cand.rows(idx, M)
+            XT = self._cand.take(idx, T[idx], M)
+        else:
+            X = self._Xo
+            cand = self._cand or Candidates(self.n_samples, 0, self.n_samples)
+            rows = cand.rows(X, self._zo, idx, M)
+            XT = X[T[idx].ravel()]
+        return large_margin_sampled(rows, XT, v[idx], M, self.impostor_weight, self.smoothing)
+
+    def _strips(self) -> tuple:
+        """(targets, validity, order, blocks) of the exact strips: rows in class order (for
+        rows read a chunk at a time, the layout is built at the first exact evaluation)."""
+        if self._layout is None:
+            order, self._blocks = class_blocks(self.codes_)
+            self._layout = self._class_layout(order)
+        return (*self._layout, self._blocks)
+
+    def _in_class_order(self, A: np.ndarray, order: np.ndarray) -> np.ndarray:
+        """An n×r array of the rows' embedding in class order (rows in memory already are)."""
+        return A if self._rows is None else A[order]
+
+    def _from_class_order(self, A: np.ndarray, order: np.ndarray) -> np.ndarray:
+        if self._rows is None:
+            return A
+        out = np.empty_like(A)
+        out[order] = A
+        return out
 
     def _state(self, M) -> dict:
         key = self._point_key(M)
         if key == self._cache_key:
             return self._cache
-        X, T, v = self._sorted()
-        cost, GU = large_margin(X @ M, T, v, self._blocks, self.impostor_weight, self.smoothing)
+        T, v, order, blocks = self._strips()
+        cost, GU = large_margin(self._in_class_order(self._embed(M), order), T, v, blocks,
+                                self.impostor_weight, self.smoothing)
         self._cache_key = key
-        self._cache = {"cost": cost, "GU": GU}
+        self._cache = {"cost": cost, "GU": self._from_class_order(GU, order)}
         return self._cache
 
     def cost(self, M) -> float:
         return self._state(M)["cost"]
 
     def egrad(self, M) -> np.ndarray:
-        GU = self._state(M)["GU"]
-        return self._Xo.T @ GU
+        return self._tdot(self._state(M)["GU"])
 
     def ehvp(self, M, V) -> np.ndarray:
-        X, T, v = self._sorted()
-        return X.T @ large_margin(X @ M, T, v, self._blocks, self.impostor_weight, self.smoothing,
-                                  dU=X @ V)
+        T, v, order, blocks = self._strips()
+        H = large_margin(self._in_class_order(self._embed(M), order), T, v, blocks,
+                         self.impostor_weight, self.smoothing,
+                         dU=self._in_class_order(self._embed(V), order))
+        return self._tdot(self._from_class_order(H, order))

@@ -387,11 +387,11 @@ def test_large_margin_renamed_parameters_and_their_deprecated_aliases():
         est.LargeMarginDML(2, k=0).fit(X, y)
 
 
-@pytest.mark.parametrize("make", [lambda: est.LargeMarginDML(2),
+@pytest.mark.parametrize("make", [lambda: est.LargeMarginDML(2, solver="lbfgs"),
                                   lambda: est.NCA(2, solver="lbfgs")])
 def test_a_dask_array_is_refused_with_the_memory_needed(make):
-    """LargeMarginDML's target neighbours, and NCA's exact route asked for by name, need the
-    rows in memory (NCA's default reads chunks: ``tests/test_nca_chunks.py``)."""
+    """An exact route asked for by name needs the rows in memory (the default reads chunks:
+    ``tests/test_nca_chunks.py``, ``tests/test_lmnn_chunks.py``)."""
     da = pytest.importorskip("dask.array")
     X, y = _subsample(load_iris, 10)
     with pytest.raises(ValueError, match="memory|bytes|GB|MB"):

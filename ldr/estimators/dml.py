@@ -296,6 +296,14 @@ class LargeMarginDML(MetricLearner):
     checked by an exact evaluation (n² pairs, :data:`ldr.solvers.routes.CHECK_PAIRS`) and is
     reported not converged, saying so.
 
+    **Rows out of memory.**  A Dask array or ``np.memmap`` of more than
+    ``stochastic_above`` samples is fitted from its chunks as :class:`NCA`'s are; the target
+    neighbours are searched in one more pass, each row's among its chunk's classmates
+    (:func:`ldr.objectives.lmnn.chunk_targets`), and their recall against the exact search
+    over all rows is measured in that pass (``target_recall_``, ``approximation_``).  Smaller
+    chunks make nearer targets rarer: the recall is about a chunk's share of a class's rows.
+    The client holds a chunk, the pool, the labels and the n×k targets.
+
     Parameters
     ----------
     n_components : int or None, default None
@@ -310,7 +318,8 @@ class LargeMarginDML(MetricLearner):
         The target neighbours' search, class by class: "auto" is exact while the exact
         search's pairs Σ_c n_c² are at most 10¹⁰ (as one set of 10⁵ rows) and NN-descent
         beyond, seeded by ``random_state``, its recall measured
-        (:class:`ldr.objectives.LargeMarginDML`).
+        (:class:`ldr.objectives.LargeMarginDML`).  Rows read a chunk at a time take the rule
+        within each chunk; "exact" (over all rows) needs them in memory.
     tol : float, default 1e-6
         The gradient tolerance, relative to the problem's gradient scale.
     start, solver, max_iter, solver_params, verbose, random_state, warm_start,
@@ -394,7 +403,7 @@ class LargeMarginDML(MetricLearner):
         self.approximation_ = None
         if obj.target_recall_ is not None:
             self.approximation_ = (
-                f"approximate target neighbours ({obj.n_neighbors} per sample, NN-descent "
-                f"class by class, pynndescent): they hold {obj.target_recall_:.1%} of the exact "
-                f"ones, measured on a sample of each class's rows")
+                f"approximate target neighbours ({obj.n_neighbors} per sample, "
+                f"{obj.target_search_}): they hold {obj.target_recall_:.1%} of the exact "
+                f"ones, measured on a sample of rows")
         return super()._finish(data, obj, result)
