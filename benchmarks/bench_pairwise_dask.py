@@ -27,6 +27,9 @@ pass an epoch (each chunk read once, its batches taken, the next pool's rows col
 3 + epochs passes.  Its batches run in the client, one chunk at a time: that work grows with
 n and is not divided among workers.  ``--epochs`` caps NCA's epochs (the default's 20) for a
 run that measures memory and an epoch's time, not the default's answer.
+``LargeMarginDML(2)`` fits the same classes by the same route, with one more pass before the
+epochs: each row's target neighbours among its chunk's classmates, and their recall against
+the exact search over all rows on 256 sampled rows (4 + epochs passes).
 
 Each (method, n) runs in its own child process that starts a LocalCluster of ``--workers``
 worker processes (one thread each, ``memory_limit`` ``--worker-memory``: a worker past it is
@@ -62,10 +65,10 @@ from _common import status_mb  # noqa: E402
 
 D = 20
 #: the methods whose client-side work (besides the passes) grows with n (module docstring)
-CLIENT_GROWS = {"wda-clustering", "nca"}
+CLIENT_GROWS = {"wda-clustering", "nca", "lmnn"}
 #: the fit's passes over the chunks (module docstring); WDAClustering's grow with its rounds
 PASSES = {"mds": 2, "ksdr": 2, "wda": 3}
-METHODS = ["mds", "ksdr", "wda", "wda-clustering", "nca"]
+METHODS = ["mds", "ksdr", "wda", "wda-clustering", "nca", "lmnn"]
 
 
 def passes(row: dict) -> int:
@@ -74,6 +77,8 @@ def passes(row: dict) -> int:
         return 2 + 4 * row["rounds"]
     if row["method"] == "nca":
         return 3 + row["rounds"]
+    if row["method"] == "lmnn":
+        return 4 + row["rounds"]
     return PASSES[row["method"]]
 
 
@@ -114,6 +119,8 @@ def build(method: str, X, y, B):
         return est.WDAClustering(2, n_clusters=4), (lazy_groups(X, B),)
     if method == "nca":
         return est.NCA(2), (X, lazy_classes(X, B))
+    if method == "lmnn":
+        return est.LargeMarginDML(2), (X, lazy_classes(X, B))
     return est.WassersteinDA(2), (X, lazy_classes(X, B))
 
 
@@ -131,6 +138,7 @@ def child(method: str, n: int, chunk: int, workers: int, worker_memory: str,
 
     if epochs is not None:
         est.NCA._max_epochs = epochs
+        est.LargeMarginDML._max_epochs = epochs
 
     from ldr.data.rows import moments
     from ldr.manifolds import sin_largest_angle
@@ -157,7 +165,7 @@ def child(method: str, n: int, chunk: int, workers: int, worker_memory: str,
            "approximation": getattr(model, "approximation_", None),
            "batch_size": getattr(model, "batch_size_", None),
            "rounds": getattr(model, "n_outer_", None), "reason": model.result_.reason}
-    if method == "nca":   # an iteration of the stochastic route is an epoch (no polish here)
+    if method in ("nca", "lmnn"):   # an iteration of the stochastic route is an epoch
         row["rounds"] = int(model.n_iter_)
         row["epochs_cap"] = epochs
     if method in ("ksdr", "wda", "wda-clustering"):
@@ -165,8 +173,9 @@ def child(method: str, n: int, chunk: int, workers: int, worker_memory: str,
     if reference:
         ref, ref_args = build(method, X, y, B)
         ref.fit(*(a.compute() for a in ref_args))
-        if method == "nca":   # no exact objective at 10⁶ rows (n² pairs): on a sample of rows
-            row["sample_objective"] = [sample_objective(fit, *args) for fit in (model, ref)]
+        if method in ("nca", "lmnn"):   # no exact objective at 10⁶ rows (n² pairs): a sample's
+            row["sample_objective"] = [sample_objective(method, fit, *args)
+                                       for fit in (model, ref)]
         else:
             row["sin_in_memory"] = float(sin_largest_angle(model.M_, ref.M_))
     return row
@@ -176,15 +185,19 @@ def child(method: str, n: int, chunk: int, workers: int, worker_memory: str,
 SAMPLE_ROWS = 5000
 
 
-def sample_objective(fit, X, y) -> float:
-    """NCA's exact objective per row, Σ_i p_i / m, on ``SAMPLE_ROWS`` seeded rows at the fitted
-    map (the same rows for every fit)."""
+def sample_objective(method: str, fit, X, y) -> float:
+    """The exact objective per row on ``SAMPLE_ROWS`` seeded rows at the fitted map (the same
+    rows for every fit): NCA's Σ_i p_i / m; LargeMarginDML's cost / m, its targets searched
+    among those rows (in the fit's units: L's, not the objective's standardized ones)."""
     from ldr.data.rows import take_rows
-    from ldr.objectives import NCA
+    from ldr.objectives import NCA, LargeMarginDML
 
     rows = np.sort(np.random.default_rng(7).choice(X.shape[0], SAMPLE_ROWS, replace=False))
     Xs = take_rows(X, rows)
     ys = np.asarray(y[rows].compute())
+    if method == "lmnn":
+        obj = LargeMarginDML(Xs, ys, fit.components_.shape[0])
+        return float(obj.cost(obj.point(fit.components_))) / SAMPLE_ROWS
     obj = NCA(Xs, ys, fit.components_.shape[0])
     return float(-obj.cost(obj.point(fit.components_))) / SAMPLE_ROWS
 
@@ -197,7 +210,7 @@ def main(argv=None) -> None:
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--worker-memory", default="1GiB", help="each worker's memory limit")
     p.add_argument("--epochs", type=int, default=None,
-                   help="cap NCA's epochs (module docstring; default: its own 20)")
+                   help="cap NCA's and LMNN's epochs (module docstring; default: their own)")
     p.add_argument("--child", nargs=7, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child:
@@ -228,12 +241,13 @@ def main(argv=None) -> None:
                           f"{row['client_beyond_mb']:.0f} MB",
                           "yes" if row["converged"] else "no",
                           f"{row['sin_in_memory']:.1e}" if "sin_in_memory" in row else
-                          ("Σp/m {:.4f} vs {:.4f}".format(*row["sample_objective"])
-                           if "sample_objective" in row else ""),
+                          ("{} {:.4f} vs {:.4f}".format(
+                              "Σp/m" if method == "nca" else "cost/m",
+                              *row["sample_objective"]) if "sample_objective" in row else ""),
                           f"{row['sin_truth']:.4f}" if "sin_truth" in row else ""])
     print()
     print_table(["method", "n", "fit", "the pass alone", "worker peaks", "client beyond",
-                 "converged", "to in-memory (sin θ; NCA: Σp/m on a sample)", "sin θ to truth"],
+                 "converged", "to in-memory (sin θ; NCA, LMNN: on a sample)", "sin θ to truth"],
                 table, left=2)
     print("\n10⁸ rows, estimated from the largest n measured: the fit's time less its k passes "
           "(× 10⁸ / n for " + ", ".join(sorted(CLIENT_GROWS)) + ", whose client works on every "
