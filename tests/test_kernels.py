@@ -114,3 +114,28 @@ def test_gaussian_cross_is_the_gaussian_kernel_between_two_row_sets():
     np.testing.assert_allclose(got, np.exp(-cdist(A, B, "sqeuclidean") / g.s2), atol=1e-14)
     np.testing.assert_allclose(got, g.f(beta(g.kind, B, A)), atol=1e-14)
     assert got.max() <= 1.0 and got[:, -1].max() == 0.0
+
+
+def test_equal_rows_are_grouped_in_numpys_order():
+    """The groups of equal rows from value codes are np.unique(axis=0)'s, numbered in the
+    same (lexicographic) order, for class columns centered, scaled and with a value that
+    first appears past the rows the codes are read from; None past the cap."""
+    from ldr.kernels.groups import code_groups, value_codes
+    from ldr.kernels.tiles import class_groups
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 4, 3000)
+    y[2500:] = 4                                    # a class the first rows do not hold
+    F = np.eye(5)[y] - np.eye(5)[y].mean(axis=0)
+    F = np.column_stack([F * rng.standard_normal(5), rng.integers(0, 2, 3000)])
+    uniq, inv = np.unique(F, axis=0, return_inverse=True)
+    gid, first = code_groups([value_codes(F[:, j], 64) for j in range(F.shape[1])], 3000, 64)
+    np.testing.assert_array_equal(gid, inv.reshape(-1))
+    np.testing.assert_array_equal(F[first], uniq)
+    assert code_groups([value_codes(F[:, j], 64) for j in range(F.shape[1])], 3000, 5) is None
+    assert value_codes(rng.standard_normal(3000), 64) is None
+    s = rng.standard_normal(F.shape[1])
+    order, bounds, sorted_gid, G = class_groups(F, s)
+    np.testing.assert_array_equal(sorted_gid, inv.reshape(-1)[order])
+    np.testing.assert_allclose(G, (uniq * s) @ uniq.T)
+    assert np.all(np.diff(sorted_gid) >= 0) and bounds[-1] == 3000
