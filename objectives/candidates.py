@@ -207,12 +207,27 @@ class ChunkCandidates:
         self._gathered: dict = {}
         self._stale = False
         self._at: np.ndarray | None = None
+        self._held: np.ndarray | None = None
+        self._held_frame: dict | None = None
 
     def release(self) -> None:
         """Drop the chunk in memory and the gathered batches (a fitted estimator keeps the
         objective: it keeps the pool, not a chunk)."""
         self._current = {}
         self._gathered = {}
+        self.hold(None)
+
+    def hold(self, terms: np.ndarray | None) -> None:
+        """Serve every batch within ``terms`` (sorted row indices: a stochastic solver's fixed
+        sample, evaluated again at each of its start's estimates) from one frame of those rows,
+        gathered once, their neighbours searched among them, where they are no more rows than
+        the largest chunk (the client holds a chunk either way); None drops it.  Without it,
+        the sample's batches, ordered by row, read every chunk again at each estimate.  (C1)
+        stays unbiased: only the neighbour sets change."""
+        largest = int(np.max(np.diff(self.data.bounds)))
+        held = terms is not None and len(terms) <= largest
+        self._held = np.asarray(terms, dtype=np.intp) if held else None
+        self._held_frame = None
 
     def _draw(self, epoch: int) -> np.ndarray:
         rng = np.random.default_rng([self.seed, 1, epoch])
@@ -280,6 +295,12 @@ class ChunkCandidates:
                 "pos": np.full(X.shape[0], -1, dtype=np.intp)}
 
     def _frame(self, idx: np.ndarray, M: np.ndarray) -> dict:
+        if self._held is not None:
+            at = np.minimum(np.searchsorted(self._held, idx), self._held.shape[0] - 1)
+            if np.array_equal(self._held[at], idx):
+                if self._held_frame is None:
+                    self._held_frame = self._frame_of(self.data.take(self._held), self._held, M)
+                return self._held_frame
         c = self.data.chunk_of(int(idx[0]))
         lo = self.data.bounds[c]
         hi = self.data.bounds[c + 1]

@@ -197,6 +197,14 @@ class MetricLearning(Objective):
         elif self._cand is not None:
             self._cand.refresh(self._sorted_X(), M)
 
+    def hold_terms(self, terms) -> None:
+        """The stochastic solvers' hook for a fixed sample of terms evaluated repeatedly (a
+        sampled start): rows read a chunk at a time gather them once
+        (:meth:`~ldr.objectives.candidates.ChunkCandidates.hold`); None drops them.  Rows in
+        memory need nothing."""
+        if isinstance(self._cand, ChunkCandidates):
+            self._cand.hold(None if terms is None else np.sort(np.asarray(terms)))
+
     def release_batches(self) -> None:
         """After a fit: rows read a chunk at a time drop the chunk they hold."""
         if isinstance(self._cand, ChunkCandidates):

@@ -22,8 +22,10 @@ n = 10⁵: n² pairs, about four minutes), the start's cost and gradient, the po
 gradients and the driver's gradient scale (:meth:`StochasticSolver.estimated_scale`) are
 estimated on one fixed sample S of m terms, ``(n/m) Σ_{i∈S} (f_i, ∇f_i)``, and the start is an
 estimate (``State.exact`` False); the only full evaluation of the run is then the driver's
-check at its end.  ``max_epochs`` ends a run after that many epochs (not converged: the
-check decides).
+check at its end.  An objective with a ``hold_terms(S)`` method is told S until the first
+epoch starts (rows read a chunk at a time then gather S's rows once instead of reading the
+chunks again at each estimate).  ``max_epochs`` ends a run after that many epochs (not
+converged: the check decides).
 
 **Refreshing the batches' candidates.**  An objective with a ``refresh_batches(M)`` method
 (NCA's and LMNN's candidate sets, :mod:`ldr.objectives.candidates`) is told an epoch's start
@@ -172,6 +174,14 @@ class StochasticSolver(Solver):
         return State(M=M, cost=w * cost, egrad=G, grad=grad, grad_norm=geom.norm(grad),
                      exact=False, **kw)
 
+    @staticmethod
+    def _hold(problem: Problem, terms) -> None:
+        """Tell the objective (its ``hold_terms``, where it has one) which fixed terms the
+        start's estimates evaluate again and again (None: no longer)."""
+        hook = getattr(problem.objective, "hold_terms", None)
+        if callable(hook):
+            hook(terms)
+
     def _gradient(self, problem: Problem, M):
         if self.start_terms is None:
             return problem.rgrad(M, problem.egrad(M))
@@ -210,6 +220,7 @@ class StochasticSolver(Solver):
         else:
             self.check_problem(problem)
             self._terms = self._sample(problem)
+            self._hold(problem, self._terms)
             state = self._estimate(problem, M0)
         rng = np.random.default_rng(self.random_state)
         lr = self.lr if self.lr is not None else (
@@ -223,6 +234,7 @@ class StochasticSolver(Solver):
         has one and it returns them (rows read a chunk at a time: a chunk's batches
         together), else a uniform permutation of the terms cut into batches."""
         n = int(problem.objective.n_terms)
+        self._hold(problem, None)   # the start's estimates are done
         hook = getattr(problem.objective, "batch_order", None)
         own = hook(rng, self.batch_size) if callable(hook) else None
         if own is not None:

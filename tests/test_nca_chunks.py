@@ -197,3 +197,52 @@ def test_the_callers_rows_are_not_changed(table, tmp_path):
             est.NCA(2, stochastic_above=1000).fit(rows, y)
     np.testing.assert_array_equal(source, X)
     np.testing.assert_array_equal(np.asarray(mapped), X)
+
+
+def test_a_held_sample_is_gathered_once_and_keeps_the_estimate(table, monkeypatch):
+    """A stochastic solver's fixed sample (its start's estimates) held by the objective is
+    served from one gathered frame (a sample no larger than a chunk): its batches read no
+    chunk, and with every row a column
+    their terms are still exact (the neighbours only split each sum); the route's start
+    holds its sample and drops it when the epochs begin."""
+    from ldr.driver import solve
+    from ldr.objectives.candidates import ChunkCandidates
+    from ldr.solvers import Adam
+
+    X, y = table
+    obj = NCA(da.from_array(X, chunks=(600, 6)), y, 2).sample_batches(sample=X.shape[0],
+                                                                      neighbours=5)
+    M = 0.5 * np.random.default_rng(6).standard_normal(obj.shape)
+    terms = np.sort(np.random.default_rng(7).choice(X.shape[0], 600, replace=False))
+    reads = []
+    read = ChunkCandidates._read
+    monkeypatch.setattr(ChunkCandidates, "_read",
+                        lambda self, c, M: reads.append(c) or read(self, c, M))
+
+    def estimate():
+        return sum(obj.batch(M, terms[i:i + 64])[0] for i in range(0, 600, 64))
+
+    plain = estimate()
+    assert estimate() == pytest.approx(plain, rel=1e-12)
+    assert len(reads) == 8     # each estimate's batches, ordered by row, read every chunk
+    obj.hold_terms(terms)
+    held = estimate()
+    assert estimate() == held
+    assert len(reads) == 8     # no chunk read again
+    assert held == pytest.approx(plain, rel=1e-12)
+    obj.hold_terms(None)
+    seen = []
+    hold = ChunkCandidates.hold
+
+    def spy(self, held):
+        seen.append(held is None)
+        hold(self, held)
+
+    monkeypatch.setattr(ChunkCandidates, "hold", spy)
+    lazy = NCA(da.from_array(X, chunks=(600, 6)), y, 2).sample_batches(seed=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        solve(lazy, Adam(start_terms=512, max_epochs=1, batch_size=128), start="heuristic")
+    held = lazy._cand._held
+    assert seen[:2] == [False, True]     # held for the start, dropped at the first epoch
+    assert held is None
