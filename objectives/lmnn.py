@@ -325,7 +325,8 @@ class LargeMarginDML(MetricLearning):
         With approximate search, the share of the exact target neighbours found, measured in
         each class and weighted by its size; None for exact search.  For rows read a chunk at
         a time, the targets are each row's nearest classmates within its chunk
-        (:func:`chunk_targets`) and the recall is against the exact search over all rows.
+        (:func:`ldr.objectives.lmnn.chunk_targets`) and the recall is against the exact search
+        over all rows.
     target_search_ : str
         How approximate targets were found (read where ``target_recall_`` is not None).
 
