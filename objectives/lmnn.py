@@ -343,7 +343,6 @@ class LargeMarginDML(MetricLearning):
 
     default_solver = ["lbfgs", "trust-region"]
 
-
     def __init__(self, X, y, r, n_neighbors=3, impostor_weight=1.0, smoothing=0.5,
                  start="auto", neighbors="auto", random_state=0, *, k="deprecated",
                  lam="deprecated", init="deprecated"):
@@ -363,23 +362,20 @@ class LargeMarginDML(MetricLearning):
         self.n_neighbors = int(n_neighbors)
         self.impostor_weight = float(impostor_weight)
         self.smoothing = float(smoothing)
-        if self._rows is None:
-            found = self._target_neighbours(neighbors, random_state)
-        else:
-            found = self._chunk_targets(neighbors, random_state)
-        self.targets_, self.target_mask_, self.target_recall_ = found
-        if self._rows is not None:
-            self.target_search_ = "each row's nearest classmates in its chunk"
-        else:
-            self.target_search_ = "NN-descent class by class, pynndescent"
         self._layout = None
         if self._rows is None:   # rows sorted by class: batches index them in that order
+            found = self._target_neighbours(neighbors, random_state)
+            self.targets_, self.target_mask_, self.target_recall_ = found
+            self.target_search_ = "NN-descent class by class, pynndescent"
             order, self._blocks = class_blocks(self.codes_)
             self._layout = self._class_layout(order)
             self._Xo = self._Xs[order]
             self._zo = self.codes_[order]
             self._batch_targets = self._layout[:2]
         else:                    # rows read a chunk at a time: in their own order
+            found = self._chunk_targets(neighbors, random_state)
+            self.targets_, self.target_mask_, self.target_recall_ = found
+            self.target_search_ = "each row's nearest classmates in its chunk"
             self._Xo = None
             self._zo = self.codes_
             self._batch_targets = (self.targets_, self.target_mask_.astype(float))
