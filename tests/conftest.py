@@ -16,6 +16,18 @@ def wine():
     return StandardScaler().fit_transform(X), y
 
 
+@pytest.fixture(scope="session")
+def chunk_table():
+    """Three shifted and scaled classes, 2400 rows × 6 (the metric learners' chunked-rows
+    tests: ``tests/test_nca_chunks.py``, ``tests/test_lmnn_chunks.py``)."""
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(n_samples=2400, n_features=6, n_informative=4, n_redundant=0,
+                               n_classes=3, n_clusters_per_class=1, class_sep=1.5,
+                               random_state=0)
+    return 3.0 * X + 1.0, y
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)

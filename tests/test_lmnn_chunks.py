@@ -7,7 +7,6 @@ import warnings
 import numpy as np
 import pytest
 from scipy.spatial.distance import cdist
-from sklearn.datasets import make_classification
 from sklearn.exceptions import ConvergenceWarning
 
 import ldr.estimators as est
@@ -17,19 +16,11 @@ from ldr.objectives.lmnn import chunk_targets
 da = pytest.importorskip("dask.array")
 
 
-@pytest.fixture(scope="module")
-def table():
-    X, y = make_classification(n_samples=2400, n_features=6, n_informative=4, n_redundant=0,
-                               n_classes=3, n_clusters_per_class=1, class_sep=1.5,
-                               random_state=0)
-    return 3.0 * X + 1.0, y
-
-
-def test_one_chunk_gives_the_in_memory_targets_and_oracles(table, tmp_path):
+def test_one_chunk_gives_the_in_memory_targets_and_oracles(chunk_table, tmp_path):
     """A single chunk holds every classmate: the targets are the exact ones (recall 1), and
     cost, gradient and Hessian-vector product (rows in their own order, strips in class
     order) equal the in-memory objective's, from a Dask array and from a memmap."""
-    X, y = table
+    X, y = chunk_table
     np.save(tmp_path / "x.npy", X)
     ref = LargeMarginDML(X, y, 2)
     rng = np.random.default_rng(0)
@@ -45,11 +36,11 @@ def test_one_chunk_gives_the_in_memory_targets_and_oracles(table, tmp_path):
         np.testing.assert_allclose(obj.ehvp(M, V), ref.ehvp(M, V), rtol=1e-9, atol=1e-9)
 
 
-def test_chunk_targets_are_the_nearest_classmates_in_the_chunk_and_recall_is_measured(table):
+def test_chunk_targets_are_the_nearest_classmates_in_the_chunk_and_recall_is_measured(chunk_table):
     """Each row's targets are its k nearest classmates among its chunk's rows (brute force),
     and the recall is the share of the exact targets over all rows they hold, counted on
     the sampled rows by brute force."""
-    X, y = table
+    X, y = chunk_table
     obj = LargeMarginDML(da.from_array(X, chunks=(500, 6)), y, 2)
     rows = obj._rows
     z = obj.codes_
@@ -73,11 +64,11 @@ def test_chunk_targets_are_the_nearest_classmates_in_the_chunk_and_recall_is_mea
     assert 0.1 < recall < 0.6   # a chunk holds a fifth of each class
 
 
-def test_every_row_a_candidate_makes_the_chunk_batches_exact(table):
+def test_every_row_a_candidate_makes_the_chunk_batches_exact(chunk_table):
     """With m ≥ n columns an epoch's chunk batches add up to the exact cost and gradient of
     the chunked objective (its targets in the batch's chunk, read from it), and a batch's
     gradient matches central differences of its cost."""
-    X, y = table
+    X, y = chunk_table
     obj = LargeMarginDML(da.from_array(X, chunks=(700, 6)), y, 2).sample_batches(
         sample=X.shape[0], neighbours=5)
     rng = np.random.default_rng(1)
@@ -97,7 +88,7 @@ def test_every_row_a_candidate_makes_the_chunk_batches_exact(table):
         sum(obj.batch(M, np.array([i]))[0] for i in spanning), rel=1e-10)
 
 
-def test_the_stochastic_route_fits_a_dask_array_on_a_cluster(table, gathers, monkeypatch):
+def test_the_stochastic_route_fits_a_dask_array_on_a_cluster(chunk_table, gathers, monkeypatch):
     """Past ``stochastic_above`` rows a Dask array on a LocalCluster is fitted from its
     chunks: the gathers are the first pool, the recall sample and the sampled start's
     batches, never all n; the fit minimizes its own (chunk-target) objective — at its
@@ -108,7 +99,7 @@ def test_the_stochastic_route_fits_a_dask_array_on_a_cluster(table, gathers, mon
     import ldr.objectives.dml as dml
 
     monkeypatch.setattr(dml, "POOL_COLUMNS", 600)   # a pool of a quarter of the rows
-    X, y = table
+    X, y = chunk_table
     gathered = gathers(chunked_rows)
     settings = {"stochastic_above": 1000, "random_state": 0}
     with warnings.catch_warnings():

@@ -6,7 +6,6 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.datasets import make_classification
 from sklearn.exceptions import ConvergenceWarning
 
 import ldr.estimators as est
@@ -16,19 +15,11 @@ from ldr.solvers.routes import BATCH_SIZE
 da = pytest.importorskip("dask.array")
 
 
-@pytest.fixture(scope="module")
-def table():
-    X, y = make_classification(n_samples=2400, n_features=6, n_informative=4, n_redundant=0,
-                               n_classes=3, n_clusters_per_class=1, class_sep=1.5,
-                               random_state=0)
-    return 3.0 * X + 1.0, y
-
-
 @pytest.mark.parametrize("kind", ["dask", "memmap"])
-def test_chunked_oracles_equal_the_in_memory_ones(kind, table, tmp_path):
+def test_chunked_oracles_equal_the_in_memory_ones(kind, chunk_table, tmp_path):
     """Cost, gradient and Hessian-vector product (two passes over U = X̃M), the units and
     the LDA start (from the chunks' class scatters; the directions up to sign)."""
-    X, y = table
+    X, y = chunk_table
     if kind == "dask":
         lazy = da.from_array(X, chunks=(500, 6))
     else:
@@ -50,11 +41,11 @@ def test_chunked_oracles_equal_the_in_memory_ones(kind, table, tmp_path):
     np.testing.assert_allclose(start * signs, expected, rtol=1e-8, atol=1e-10)
 
 
-def test_every_row_a_candidate_makes_the_chunk_batches_exact(table):
+def test_every_row_a_candidate_makes_the_chunk_batches_exact(chunk_table):
     """With m ≥ n columns (the pool is every row) an epoch's chunk batches add up to the
     exact cost and gradient: the neighbours and the far part split each softmax exactly
     (C1); and a batch's gradient matches central differences of its cost."""
-    X, y = table
+    X, y = chunk_table
     obj = NCA(da.from_array(X, chunks=(700, 6)), y, 2).sample_batches(sample=X.shape[0],
                                                                       neighbours=5)
     rng = np.random.default_rng(1)
@@ -75,10 +66,10 @@ def test_every_row_a_candidate_makes_the_chunk_batches_exact(table):
     assert np.sum(obj.batch(M, idx)[1] * dM) == pytest.approx(fd, rel=1e-5)
 
 
-def test_sampled_chunk_batches_hold_a_chunk_and_the_pool(table):
+def test_sampled_chunk_batches_hold_a_chunk_and_the_pool(chunk_table):
     """With m < n, a chunk batch's columns come from the epoch's pool: the gradient of its
     estimate still matches central differences, and the pool changes with the epoch."""
-    X, y = table
+    X, y = chunk_table
     obj = NCA(da.from_array(X, chunks=(600, 6)), y, 2).sample_batches(sample=64,
                                                                       neighbours=8, pool=256)
     rng = np.random.default_rng(3)
@@ -98,7 +89,7 @@ def test_sampled_chunk_batches_hold_a_chunk_and_the_pool(table):
     assert np.sum(obj.batch(M, idx)[1] * dM) == pytest.approx(fd, rel=1e-5)
 
 
-def test_the_stochastic_route_fits_a_dask_array_from_its_chunks_on_a_cluster(table, gathers,
+def test_the_stochastic_route_fits_a_dask_array_from_its_chunks_on_a_cluster(chunk_table, gathers,
                                                                             monkeypatch,
                                                                             tmp_path):
     """Past ``stochastic_above`` rows a Dask array on a LocalCluster stays out of memory:
@@ -112,7 +103,7 @@ def test_the_stochastic_route_fits_a_dask_array_from_its_chunks_on_a_cluster(tab
     import ldr.objectives.dml as dml
 
     monkeypatch.setattr(dml, "POOL_COLUMNS", 600)   # a pool of a quarter of the rows
-    X, y = table
+    X, y = chunk_table
     gathered = gathers(chunked_rows)
     exact = NCA(X, y, 2)
     settings = {"stochastic_above": 1000, "random_state": 0}
@@ -146,10 +137,10 @@ def test_the_stochastic_route_fits_a_dask_array_from_its_chunks_on_a_cluster(tab
                                atol=1e-12)
 
 
-def test_bad_chunked_input_gets_a_clear_error(table):
+def test_bad_chunked_input_gets_a_clear_error(chunk_table):
     """A NaN in a chunk names the rows; unknown chunk sizes say how to know them; one
     class is refused — before any epoch."""
-    X, y = table
+    X, y = chunk_table
     bad = X.copy()
     bad[700, 2] = np.nan
     fit = est.NCA(2, stochastic_above=100).fit
@@ -162,11 +153,11 @@ def test_bad_chunked_input_gets_a_clear_error(table):
         fit(lazy, np.zeros(X.shape[0]))
 
 
-def test_a_chunks_neighbours_change_only_at_a_refresh(table):
+def test_a_chunks_neighbours_change_only_at_a_refresh(chunk_table):
     """As for rows in memory, a chunk's neighbours are searched at the point of the last
     refresh, not at the point where the chunk happens to be read again: a batch's estimate
     at two points (the sampled start's finite differences) uses the same candidates."""
-    X, y = table
+    X, y = chunk_table
     obj = NCA(da.from_array(X, chunks=(600, 6)), y, 2).sample_batches(sample=64, neighbours=8,
                                                                       pool=256)
     rng = np.random.default_rng(6)
@@ -184,10 +175,10 @@ def test_a_chunks_neighbours_change_only_at_a_refresh(table):
     assert not np.array_equal(obj._cand._current["nbrs"], before)
 
 
-def test_the_callers_rows_are_not_changed(table, tmp_path):
+def test_the_callers_rows_are_not_changed(chunk_table, tmp_path):
     """Reading chunks standardizes copies: the Dask array's source and a writable memmap
     keep their values after a fit."""
-    X, y = table
+    X, y = chunk_table
     source = X.copy()
     np.save(tmp_path / "x.npy", X)
     mapped = np.load(tmp_path / "x.npy", mmap_mode="r+")
@@ -199,7 +190,7 @@ def test_the_callers_rows_are_not_changed(table, tmp_path):
     np.testing.assert_array_equal(np.asarray(mapped), X)
 
 
-def test_a_held_sample_is_gathered_once_and_keeps_the_estimate(table, monkeypatch):
+def test_a_held_sample_is_gathered_once_and_keeps_the_estimate(chunk_table, monkeypatch):
     """A stochastic solver's fixed sample (its start's estimates) held by the objective is
     served from one gathered frame (a sample no larger than a chunk): its batches read no
     chunk, and with every row a column
@@ -209,7 +200,7 @@ def test_a_held_sample_is_gathered_once_and_keeps_the_estimate(table, monkeypatc
     from ldr.objectives.candidates import ChunkCandidates
     from ldr.solvers import Adam
 
-    X, y = table
+    X, y = chunk_table
     obj = NCA(da.from_array(X, chunks=(600, 6)), y, 2).sample_batches(sample=X.shape[0],
                                                                       neighbours=5)
     M = 0.5 * np.random.default_rng(6).standard_normal(obj.shape)
