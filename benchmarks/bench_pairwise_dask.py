@@ -30,6 +30,11 @@ run that measures memory and an epoch's time, not the default's answer.
 ``LargeMarginDML(2)`` fits the same classes by the same route, with one more pass before the
 epochs: each row's target neighbours among its chunk's classmates, and their recall against
 the exact search over all rows on 256 sampled rows (4 + epochs passes).
+``LPP(2)`` and ``NPE(2)`` at their defaults fit WDAClustering's four pulled-apart groups: a
+pass for the moments (the span check), one to gather the recall's 256 rows, and one in which
+every chunk's task, on a worker, searches its rows' neighbours within the chunk and returns
+its d×d sums and the recall's distances (3 passes). All of their work is in the chunks' tasks,
+so their 10⁸ estimate is the whole time scaled by the rows and divided among the workers.
 
 Each (method, n) runs in its own child process that starts a LocalCluster of ``--workers``
 worker processes (one thread each, ``memory_limit`` ``--worker-memory``: a worker past it is
@@ -66,9 +71,11 @@ from _common import status_mb  # noqa: E402
 D = 20
 #: the methods whose client-side work (besides the passes) grows with n (module docstring)
 CLIENT_GROWS = {"wda-clustering", "nca", "lmnn"}
+#: the methods whose work is all in the chunks' tasks, on the workers (module docstring)
+WORKERS_ONLY = {"lpp", "npe"}
 #: the fit's passes over the chunks (module docstring); WDAClustering's grow with its rounds
-PASSES = {"mds": 2, "ksdr": 2, "wda": 3}
-METHODS = ["mds", "ksdr", "wda", "wda-clustering", "nca", "lmnn"]
+PASSES = {"mds": 2, "ksdr": 2, "wda": 3, "lpp": 3, "npe": 3}
+METHODS = ["mds", "ksdr", "wda", "wda-clustering", "nca", "lmnn", "lpp", "npe"]
 
 
 def passes(row: dict) -> int:
@@ -121,6 +128,10 @@ def build(method: str, X, y, B):
         return est.NCA(2), (X, lazy_classes(X, B))
     if method == "lmnn":
         return est.LargeMarginDML(2), (X, lazy_classes(X, B))
+    if method == "lpp":
+        return est.LPP(2), (lazy_groups(X, B),)
+    if method == "npe":
+        return est.NPE(2), (lazy_groups(X, B),)
     return est.WassersteinDA(2), (X, lazy_classes(X, B))
 
 
@@ -168,7 +179,7 @@ def child(method: str, n: int, chunk: int, workers: int, worker_memory: str,
     if method in ("nca", "lmnn"):   # an iteration of the stochastic route is an epoch
         row["rounds"] = int(model.n_iter_)
         row["epochs_cap"] = epochs
-    if method in ("ksdr", "wda", "wda-clustering"):
+    if method in ("ksdr", "wda", "wda-clustering", "lpp", "npe"):
         row["sin_truth"] = float(sin_largest_angle(model.M_, B))
     if reference:
         ref, ref_args = build(method, X, y, B)
@@ -251,7 +262,9 @@ def main(argv=None) -> None:
                 table, left=2)
     print("\n10⁸ rows, estimated from the largest n measured: the fit's time less its k passes "
           "(× 10⁸ / n for " + ", ".join(sorted(CLIENT_GROWS)) + ", whose client works on every "
-          "row), plus k passes × (10⁸ / n) × (workers / N); k = " + ", ".join(
+          "row), plus k passes × (10⁸ / n) × (workers / N), or for "
+          + ", ".join(sorted(WORKERS_ONLY))
+          + " the whole time × (10⁸ / n) × (workers / N); k = " + ", ".join(
               f"{m} {passes(max((r for r in rows if r['method'] == m), key=lambda r: r['n']))}"
               for m in args.methods))
     est_rows = []
@@ -262,6 +275,9 @@ def main(argv=None) -> None:
         if method in CLIENT_GROWS:
             fixed *= 1e8 / big["n"]
         per_row = k * big["pass_seconds"] * big["workers"] / big["n"]  # a row's
+        if method in WORKERS_ONLY:
+            fixed = 0.0
+            per_row = big["seconds"] * big["workers"] / big["n"]
         for N in (2, 8, 32):
             est_rows.append([method, big["n"], N, f"{fixed + per_row * 1e8 / N:.0f} s"])
     print_table(["method", "from n", "workers N", "10⁸ rows"], est_rows, left=3)

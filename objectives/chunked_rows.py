@@ -6,20 +6,18 @@ with x̄ and c from one pass over the chunks (:func:`ldr.data.rows.moments`).
 :class:`ChunkedRows` gives what their oracles read: a chunk of standardized rows, chosen rows
 (gathered from the chunks that hold them), the embedding U = X̃M (n×r, one pass) and X̃ᵀG
 for an n×r G (one pass) — never an n×d array.  A Dask array's chunks are its own (rows
-rechunked to whole features); a memmap's are blocks of about ``CHUNK_BYTES``.
+rechunked to whole features); a memmap's are blocks of about 64 MiB
+(:func:`ldr.data.rows.chunk_bounds`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from ldr.data.rows import known_chunks, take_rows
+from ldr.data.rows import chunk_bounds, known_chunks, take_rows
 from ldr.data.validation import is_lazy
 
-__all__ = ["CHUNK_BYTES", "ChunkedRows"]
-
-#: a memmap's chunk: about this many bytes of float64 rows (a Dask array keeps its own)
-CHUNK_BYTES = 64 * 2**20
+__all__ = ["ChunkedRows"]
 
 
 class ChunkedRows:
@@ -43,12 +41,7 @@ class ChunkedRows:
         self.mean = np.asarray(mean, dtype=float)
         self.unit = float(unit)
         n, d = self.X.shape
-        if is_lazy(self.X):
-            sizes = np.asarray(self.X.chunks[0], dtype=np.int64)
-        else:
-            step = max(1, CHUNK_BYTES // (8 * d))
-            sizes = np.diff(np.r_[np.arange(0, n, step), n])
-        self.bounds = np.r_[0, np.cumsum(sizes)].astype(np.intp)
+        self.bounds = chunk_bounds(self.X)
         self.shape = (int(n), int(d))
 
     @property

@@ -41,6 +41,17 @@ projected data, and come in two forms (``form``):
 In both forms ``ratio(M)`` is f(M) itself: the neighbour scatter over the (degree-weighted)
 variance of the projection, a positive number, smaller is better (LPP's lies in [0, 2]).
 
+**Rows read a chunk at a time** (a Dask array or ``np.memmap``).  The statistics are sums over
+rows and edges, so each chunk gives its share: its rows' k-nearest-neighbour graph **within the
+chunk** (searched by the ``neighbors`` rule at the chunk's size), its weights (LPP's heat width
+τ, unless given, the median squared edge length of the chunk's graph: the in-memory rule
+applied to each chunk), its S_L and the moments of its rows (weighted by degree for LPP),
+merged without loss (:func:`ldr.data.statistics.merge`).  A Dask array's chunks are read on
+the workers, one task each, and only d×d sums come back (:func:`ldr.data.rows.map_chunks`).
+The graph is approximate: in the same pass ``RECALL_SAMPLE`` seeded rows are compared with
+every row, and the recall against the exact graph over all rows is stated (``search_``).  One
+chunk gives the in-memory statistics.
+
 Deviations from the survey's text (kept deliberately, verified in tests/test_graph.py):
 
 * Eq. 18–20 write XDXᵀ and XXᵀ with raw data.  Here they are centered (S_D about the
@@ -54,6 +65,7 @@ Deviations from the survey's text (kept deliberately, verified in tests/test_gra
 from __future__ import annotations
 
 import numbers
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
@@ -63,14 +75,25 @@ import scipy.sparse as sp
 from ldr.core.deprecation import renamed_value
 from ldr.core.errors import ParameterError
 from ldr.core.objective import Method
+from ldr.data.rows import chunk_bounds, known_chunks, map_chunks, take_rows
+from ldr.data.statistics import Moments, chunk_moments, merge_all
 from ldr.data.validation import (
+    check_chunk,
     check_data,
+    check_magnitude,
     check_nonsingular,
     check_rank,
     eigh_nonsingular,
+    is_lazy,
     shrink,
 )
-from ldr.objectives.neighbors import NeighborSearch, nearest_neighbors, resolve_neighbors
+from ldr.objectives.neighbors import (
+    NeighborSearch,
+    keep_nearest,
+    nearest_neighbors,
+    recall_sample,
+    resolve_neighbors,
+)
 from ldr.objectives.quotient import QuotientOfTraces
 
 __all__ = ["LPP", "NPE"]
@@ -95,40 +118,47 @@ def neighbor_graph(X: np.ndarray, n_neighbors: int | None = None, radius: float 
     ``ValueError`` when k ≥ n, when the graph has no edge, or when a sample has no neighbour
     (ε-ball too small).
     """
-    n = X.shape[0]
     if (n_neighbors is None) == (radius is None):
         raise ValueError("n_neighbors, radius: give exactly one of them (k nearest neighbours "
                          "or an ε-ball graph)")
-    search = None
     if n_neighbors is not None:
         indices, search = nearest_neighbors(X, n_neighbors, neighbors, random_state)
-        k = indices.shape[1]
-        G = sp.csr_matrix((np.ones(n * k), indices.ravel(), np.arange(0, n * k + 1, k)),
-                          shape=(n, n))
-        G.sort_indices()
-    else:
-        if resolve_neighbors(neighbors, 0) == "approximate":  # checks it; "auto" is exact
-            raise ParameterError("neighbors", "approximate search finds k nearest neighbours; "
-                                 "an ε-ball graph (radius) is found exactly")
-        if isinstance(radius, bool) or not isinstance(radius, numbers.Real) \
-                or not np.isfinite(radius) or radius <= 0:
-            raise ParameterError("radius", f"must be a positive number, got {radius!r}")
-        from sklearn.neighbors import radius_neighbors_graph
+        return adjacency(indices, symmetric), search
+    if resolve_neighbors(neighbors, 0) == "approximate":  # checks it; "auto" is exact
+        raise ParameterError("neighbors", "approximate search finds k nearest neighbours; "
+                             "an ε-ball graph (radius) is found exactly")
+    if isinstance(radius, bool) or not isinstance(radius, numbers.Real) \
+            or not np.isfinite(radius) or radius <= 0:
+        raise ParameterError("radius", f"must be a positive number, got {radius!r}")
+    from sklearn.neighbors import radius_neighbors_graph
 
-        G = radius_neighbors_graph(X, float(radius), mode="connectivity", include_self=False)
+    G = radius_neighbors_graph(X, float(radius), mode="connectivity", include_self=False)
     G = sp.csr_matrix(G, dtype=float)
     if symmetric:
         G = G.maximum(G.T).tocsr()
     G.eliminate_zeros()
     if G.nnz == 0:
         raise ParameterError("radius", f"the ε-ball graph with radius={radius} has no edge; "
-                         "increase radius or use n_neighbors")
+                             "increase radius or use n_neighbors")
     isolated = np.flatnonzero(np.diff(G.indptr) == 0)
     if isolated.size:
         raise ParameterError("radius", f"{isolated.size} sample(s) have no neighbour within "
-                         f"radius={radius} (e.g. sample {int(isolated[0])}), so their degree is "
-                         "0; increase radius or use n_neighbors")
-    return G, search
+                             f"radius={radius} (e.g. sample {int(isolated[0])}), so their "
+                             "degree is 0; increase radius or use n_neighbors")
+    return G, None
+
+
+def adjacency(indices: np.ndarray, symmetric: bool) -> sp.csr_matrix:
+    """The 0/1 adjacency (CSR, sorted indices) of the k-nearest-neighbour lists ``indices``
+    (n × k, no self loops): row i holds i's neighbours, or with ``symmetric`` i ~ j when
+    either is among the other's."""
+    n, k = indices.shape
+    G = sp.csr_matrix((np.ones(n * k), indices.ravel(), np.arange(0, n * k + 1, k)),
+                      shape=(n, n))
+    if symmetric:
+        G = G.maximum(G.T).tocsr()
+    G.sort_indices()
+    return G
 
 
 def _edges(G: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
@@ -195,7 +225,123 @@ def barycenter_weights(X: np.ndarray, G: sp.csr_matrix, reg: float = 1e-3) -> sp
     return sp.csr_matrix((data, G.indices.copy(), G.indptr.copy()), shape=G.shape)
 
 
+# --- the statistics, from rows in memory or a chunk at a time ---------------------------------
+class GraphSums(NamedTuple):
+    """A set of rows' share of LPP's or NPE's statistics (:func:`lpp_sums`, :func:`npe_sums`)."""
+
+    S_L: np.ndarray
+    """(d, d): Σ over the graph's edges, XᵀLX (LPP) or Xᵀ(I − W)ᵀ(I − W)X (NPE)."""
+    moments: Moments
+    """The rows' moments, weighted by their degrees (LPP) or not (NPE): S_D and the mean."""
+    W: sp.csr_matrix | None
+    """The weights (None once a chunk's sums leave their task)."""
+    tau: float | None
+    """LPP's heat width; None for binary weights and for NPE."""
+
+
+def lpp_sums(X: np.ndarray, G: sp.csr_matrix, tau: float | None = None,
+             weight: str = "heat") -> GraphSums:
+    """LPP's sums over rows X and their graph G (Eq. 17–18): W the heat weights
+    e^{−‖xᵢ−xⱼ‖²/τ} on G's edges (or G itself, ``weight="binary"``), D = diag(W1),
+    S_L = XᵀLX (about any point: L1 = 0) and the D-weighted moments of the rows."""
+    if weight == "heat":
+        W, tau_ = heat_weights(X, G, tau)
+    else:
+        W = G
+        tau_ = None
+    deg = np.asarray(W.sum(axis=1)).ravel()
+    stats = chunk_moments(X, validated=True, weights=deg)
+    Xc = X - stats.mean
+    return GraphSums(Xc.T @ (deg[:, None] * Xc - W @ Xc), stats, W, tau_)
+
+
+def npe_sums(X: np.ndarray, G: sp.csr_matrix, lle_reg: float = 1e-3) -> GraphSums:
+    """NPE's sums over rows X and their k-nearest-neighbour lists G (one row each): W LLE's
+    reconstruction weights (:func:`barycenter_weights`), S_L = EᵀE with E = (I − W)X (about any
+    point: (I − W)1 = 0) and the rows' moments."""
+    W = barycenter_weights(X, G, lle_reg)
+    stats = chunk_moments(X, validated=True)
+    Xc = X - stats.mean
+    E = Xc - W @ Xc
+    return GraphSums(E.T @ E, stats, W, None)
+
+
+def chunk_sums(block, start: int, n_neighbors: int, symmetric: bool, sums, neighbors: str,
+               random_state: int | None, sample: np.ndarray, S: np.ndarray) -> tuple:
+    """One chunk's ``(GraphSums, nearest, found)``: its rows checked, their k-nearest-neighbour
+    graph within the chunk (``neighbors`` resolved at the chunk's size), ``sums(X, G)`` (without
+    W); ``nearest`` (s, k + 1) the smallest squared distances from the sampled rows S to the
+    chunk's rows, ``found`` those from the sampled rows in this chunk (global indices
+    ``sample``, sorted) to their neighbours in its graph."""
+    from scipy.spatial.distance import cdist
+
+    X = check_chunk(block, "X", start)
+    check_magnitude(X, "X")
+    m = X.shape[0]
+    indices, _ = nearest_neighbors(X, n_neighbors, resolve_neighbors(neighbors, m),
+                                   random_state)
+    part = sums(X, adjacency(indices, symmetric))
+    nearest = keep_nearest(cdist(S, X, "sqeuclidean"), n_neighbors)
+    mine = sample[(sample >= start) & (sample < start + m)] - start
+    found = np.zeros((0, n_neighbors))
+    if mine.shape[0]:  # by the same arithmetic as ``nearest``: a tie with the k-th counts
+        found = np.vstack([cdist(X[i:i + 1], X[indices[i]], "sqeuclidean") for i in mine])
+    return part._replace(W=None), nearest, found
+
+
+def chunked_sums(X, n_neighbors: int, symmetric: bool, sums, neighbors: str = "auto",
+                 random_state: int | None = 0) -> tuple[GraphSums, np.ndarray | None,
+                                                        NeighborSearch]:
+    """``(GraphSums, taus, search)`` of rows read a chunk at a time (a Dask array or memmap;
+    module docstring): every chunk's :func:`chunk_sums` (on the workers for a Dask array),
+    their S_L summed and moments merged; ``taus`` each chunk's heat width (None without);
+    ``search`` the graph's recall against the exact one over all rows, measured on
+    ``RECALL_SAMPLE`` rows drawn from ``random_state``.  Memory: a chunk per task; the rest
+    is d×d."""
+    if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, numbers.Integral) \
+            or n_neighbors < 1:
+        raise ParameterError("n_neighbors", f"must be a positive integer, got {n_neighbors!r}")
+    k = int(n_neighbors)
+    resolve_neighbors(neighbors, 0)  # checks it
+    if neighbors == "exact":
+        raise ParameterError("neighbors", "rows read a chunk at a time (a Dask array or memmap) "
+                             "search each row's neighbours in its chunk; for the exact search "
+                             "over all rows, pass the rows in memory (np.asarray(X))")
+    bounds = chunk_bounds(X)
+    smallest = int(np.diff(bounds).min())
+    if k >= smallest:
+        raise ParameterError("n_neighbors", f"must be smaller than the rows of every chunk, "
+                             f"where each row's neighbours are searched (the smallest holds "
+                             f"{smallest}), got {k}; rechunk X into larger chunks")
+    sample = recall_sample(int(bounds[-1]), random_state)
+    S = np.asarray(take_rows(X, sample), dtype=np.float64)
+    parts = map_chunks(X, chunk_sums, k, symmetric, sums, neighbors, random_state, sample, S)
+    S_L = parts[0][0].S_L
+    for part in parts[1:]:
+        S_L = S_L + part[0].S_L
+    stats = merge_all([part[0].moments for part in parts])
+    nearest = keep_nearest(np.hstack([part[1] for part in parts]), k)
+    found = np.vstack([part[2] for part in parts])
+    recall = float(np.mean(found <= nearest[:, k:k + 1]))
+    taus = [part[0].tau for part in parts]
+    search = NeighborSearch("chunks", k, recall, int(sample.shape[0]), len(parts))
+    return (GraphSums(S_L, stats.on_host(), None, None),
+            None if taus[0] is None else np.asarray(taus), search)
+
+
 # --- the objectives ----------------------------------------------------------------------------
+def _rows(X):
+    """X checked in memory, or a Dask array or memmap kept to be read a chunk at a time (its
+    shape checked here, its values as each chunk is read)."""
+    if not (is_lazy(X) or isinstance(X, np.memmap)):
+        return check_data(X, "X")
+    X = known_chunks(X, "X") if is_lazy(X) else X
+    if getattr(X, "ndim", None) != 2:
+        raise ParameterError("X", f"expected a 2-D array of shape (n_samples, n_features), "
+                             f"got shape {getattr(X, 'shape', None)}")
+    return X
+
+
 def _check_form(form):
     if form not in FORMS:
         raise ParameterError("form", f"expected one of {FORMS}, got {form!r}")
@@ -263,11 +409,15 @@ class LPP(_GraphQuotient):
     random_state : int or None, default 0
         Seed of the approximate search and of the rows its recall is measured on.
 
+    X may also be a Dask array or ``np.memmap``, read a chunk at a time (module docstring):
+    k-nearest-neighbour graphs only, ``neighbors`` not "exact".
+
     Attributes
     ----------
-    W_ (sparse weights), tau_, mean_ (degree-weighted mean μ_D), S_L, S_D, whitener_
-    (S_D^{-1/2} for ``form="whitened"``, I otherwise), search_ (how the neighbours were found,
-    a :class:`~ldr.objectives.neighbors.NeighborSearch`; None for an ε-ball)
+    W_ (sparse weights; None for rows read in chunks), tau_ (τ; for rows read in chunks
+    with ``tau`` None, each chunk's own, an array), mean_ (degree-weighted mean μ_D), S_L, S_D,
+    whitener_ (S_D^{-1/2} for ``form="whitened"``, I otherwise), search_ (how the neighbours
+    were found, a :class:`~ldr.objectives.neighbors.NeighborSearch`; None for an ε-ball)
 
     Examples
     --------
@@ -289,11 +439,9 @@ class LPP(_GraphQuotient):
                  form: str = "ratio", manifold: str = "grassmann", neighbors: str = "auto",
                  random_state: int | None = 0, *, reg="deprecated"):
         shrinkage = renamed_value(type(self).__name__, "reg", "shrinkage", reg, shrinkage)
-        X = check_data(X, "X")
+        X = _rows(X)
         r = check_rank(r, X.shape[1])
         form = _check_form(form)
-        if weight not in ("heat", "binary"):
-            raise ParameterError("weight", f"expected 'heat' or 'binary', got {weight!r}")
         S_L, S_D, self.W_, self.tau_, self.mean_, self.search_ = lpp_scatters(
             X, n_neighbors, radius, tau, weight, neighbors, random_state)
         self._finish(S_L, S_D, r, shrinkage, form, manifold, "degree-weighted scatter XᵀDX")
@@ -321,32 +469,38 @@ class LPPScatters(NamedTuple):
     search: NeighborSearch | None
 
 
-def lpp_scatters(X: np.ndarray, n_neighbors: int | None = None, radius: float | None = None,
+def lpp_scatters(X, n_neighbors: int | None = None, radius: float | None = None,
                  tau: float | None = None, weight: str = "heat", neighbors: str = "auto",
                  random_state: int | None = 0) -> LPPScatters:
     """LPP's statistics of rows X (Eq. 17–18): (S_L, S_D, W, τ, mean, search) with W the
     symmetrized graph's weights (heat kernel e^{−‖xᵢ−xⱼ‖²/τ}, or binary), D = diag(W1), the
     D-weighted mean m, S_L = (X − m)ᵀ(D − W)(X − m), S_D = (X − m)ᵀD(X − m), and how the
-    neighbours were found (:func:`neighbor_graph`).
+    neighbours were found (:func:`neighbor_graph`).  Rows read a chunk at a time (a Dask array
+    or memmap) give the chunks' graphs' sums (module docstring): W is None and τ each chunk's
+    width (an array, unless given).
 
     S_D can be singular where the covariance is not: a row whose heat weights underflow (an
     outlier far from its neighbours, degree ≈ 1e−50) drops out of it, and with it any
     direction only such rows span."""
     if n_neighbors is None and radius is None:
         n_neighbors = 5
+    if weight not in ("heat", "binary"):
+        raise ParameterError("weight", f"expected 'heat' or 'binary', got {weight!r}")
+    if is_lazy(X) or isinstance(X, np.memmap):
+        if radius is not None:
+            raise ParameterError("radius", "an ε-ball graph is found among all rows at once; "
+                                 "for rows read a chunk at a time (a Dask array or memmap) pass "
+                                 "n_neighbors, or pass the rows in memory (np.asarray(X))")
+        sums = partial(lpp_sums, tau=tau, weight=weight)
+        part, taus, search = chunked_sums(X, n_neighbors, True, sums, neighbors, random_state)
+        tau_ = taus if tau is None else (None if weight == "binary" else float(tau))
+        return LPPScatters(part.S_L, part.moments.scatter, None, tau_, part.moments.mean,
+                           search)
     G, search = neighbor_graph(X, n_neighbors, radius, symmetric=True, neighbors=neighbors,
                                random_state=random_state)
-    if weight == "heat":
-        W, tau_ = heat_weights(X, G, tau)
-    else:
-        W = G
-        tau_ = None
-    deg = np.asarray(W.sum(axis=1)).ravel()
-    mean = deg @ X / deg.sum()
-    Xc = X - mean
-    S_L = Xc.T @ (deg[:, None] * Xc - W @ Xc)           # XᵀLX (L1 = 0: centering is free)
-    S_D = Xc.T @ (deg[:, None] * Xc)
-    return LPPScatters(S_L, S_D, W, tau_, mean, search)
+    part = lpp_sums(X, G, tau, weight)
+    return LPPScatters(part.S_L, part.moments.scatter, part.W, part.tau, part.moments.mean,
+                       search)
 
 
 class NPE(_GraphQuotient):
@@ -369,9 +523,12 @@ class NPE(_GraphQuotient):
     neighbors, random_state :
         The k-nearest-neighbour search and its seed, as in :class:`LPP`.
 
+    X may also be a Dask array or ``np.memmap``, read a chunk at a time, as in :class:`LPP`.
+
     Attributes
     ----------
-    W_ (sparse reconstruction weights, rows sum to 1), mean_, S_L, S_D, whitener_, search_
+    W_ (sparse reconstruction weights, rows sum to 1; None for rows read in chunks), mean_,
+    S_L, S_D, whitener_, search_
 
     Examples
     --------
@@ -393,7 +550,7 @@ class NPE(_GraphQuotient):
                  manifold: str = "grassmann", neighbors: str = "auto",
                  random_state: int | None = 0, *, reg="deprecated"):
         shrinkage = renamed_value(type(self).__name__, "reg", "shrinkage", reg, shrinkage)
-        X = check_data(X, "X")
+        X = _rows(X)
         r = check_rank(r, X.shape[1])
         form = _check_form(form)
         if isinstance(lle_reg, bool) or not isinstance(lle_reg, numbers.Real) \
@@ -401,10 +558,19 @@ class NPE(_GraphQuotient):
             raise ParameterError("lle_reg", f"must be a positive number, got {lle_reg!r}")
         if n_neighbors is None and radius is None:
             n_neighbors = 5
-        G, self.search_ = neighbor_graph(X, n_neighbors, radius, symmetric=False,
-                                         neighbors=neighbors, random_state=random_state)
-        self.W_ = barycenter_weights(X, G, float(lle_reg))
-        self.mean_ = X.mean(axis=0)
-        Xc = X - self.mean_
-        E = Xc - self.W_ @ Xc                                # (I − W)X ((I − W)1 = 0)
-        self._finish(E.T @ E, Xc.T @ Xc, r, shrinkage, form, manifold, "covariance XᵀX")
+        sums = partial(npe_sums, lle_reg=float(lle_reg))
+        if is_lazy(X) or isinstance(X, np.memmap):
+            if radius is not None:
+                raise ParameterError("radius", "an ε-ball is found among all rows at once; for "
+                                     "rows read a chunk at a time (a Dask array or memmap) pass "
+                                     "n_neighbors, or pass the rows in memory (np.asarray(X))")
+            part, _, self.search_ = chunked_sums(X, n_neighbors, False, sums, neighbors,
+                                                 random_state)
+        else:
+            G, self.search_ = neighbor_graph(X, n_neighbors, radius, symmetric=False,
+                                             neighbors=neighbors, random_state=random_state)
+            part = sums(X, G)
+        self.W_ = part.W
+        self.mean_ = part.moments.mean
+        self._finish(part.S_L, part.moments.scatter, r, shrinkage, form, manifold,
+                     "covariance XᵀX")

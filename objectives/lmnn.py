@@ -58,7 +58,12 @@ from ldr.core.errors import ParameterError
 from ldr.core.objective import Method
 from ldr.objectives.candidates import Candidates
 from ldr.objectives.dml import MetricLearning
-from ldr.objectives.neighbors import RECALL_SAMPLE, nearest_neighbors, resolve_neighbors
+from ldr.objectives.neighbors import (
+    keep_nearest,
+    nearest_neighbors,
+    recall_sample,
+    resolve_neighbors,
+)
 from ldr.objectives.pairwise import class_blocks, strip_rows
 
 __all__ = ["LargeMarginDML", "chunk_targets"]
@@ -240,8 +245,7 @@ def chunk_targets(rows, codes: np.ndarray, k: int, neighbors: str = "auto",
     n = codes.shape[0]
     T = np.tile(np.arange(n)[:, None], (1, k))
     valid = np.zeros((n, k), dtype=bool)
-    sample = np.sort(np.random.default_rng(random_state).choice(
-        n, min(RECALL_SAMPLE, n), replace=False))
+    sample = recall_sample(n, random_state)
     S = rows.take(sample)
     zs = codes[sample]
     best = np.full((sample.shape[0], k + 1), np.inf)   # the k + 1 nearest (the row itself too)
@@ -259,10 +263,8 @@ def chunk_targets(rows, codes: np.ndarray, k: int, neighbors: str = "auto",
                 valid[lo + idx, :m] = True
             mine = np.flatnonzero(zs == cls)
             if mine.shape[0]:
-                near = np.concatenate([best[mine], cdist(S[mine], X[idx], "sqeuclidean")],
-                                      axis=1)
-                best[mine] = np.sort(np.partition(near, min(k, near.shape[1] - 1),
-                                                  axis=1)[:, :k + 1], axis=1)
+                near = cdist(S[mine], X[idx], "sqeuclidean")
+                best[mine] = keep_nearest(np.hstack([best[mine], near]), k)
     sizes = np.bincount(codes)[zs]
     exact = np.minimum(k, sizes - 1)          # the exact neighbours each sampled row has
     kth = best[np.arange(sample.shape[0]), exact]

@@ -28,7 +28,8 @@ import numpy as np
 from ldr.core.errors import ParameterError
 
 __all__ = ["EXACT_MAX_SAMPLES", "GRAPH_DEGREE", "NEIGHBORS", "RECALL_SAMPLE", "NeighborSearch",
-           "drop_self", "nearest_neighbors", "neighbor_recall", "resolve_neighbors"]
+           "drop_self", "keep_nearest", "nearest_neighbors", "neighbor_recall",
+           "recall_sample", "resolve_neighbors"]
 
 NEIGHBORS = ("auto", "exact", "approximate")
 # benchmark: benchmarks/bench_neighbors.py
@@ -50,27 +51,34 @@ class NeighborSearch:
 
     Attributes
     ----------
-    method : {"exact", "approximate"}
+    method : {"exact", "approximate", "chunks"}
+        Exact search, NN-descent over all rows, or each row's neighbours searched among the
+        rows of its chunk (rows read a chunk at a time), by the ``neighbors`` rule there.
     n_neighbors : int
         k.
     recall : float or None
-        For an approximate graph, the share of the exact k nearest neighbours it holds over
-        ``sample`` rows (1 is exact); None for exact search.
+        For an approximate graph, the share of the exact k nearest neighbours over all rows
+        that it holds, over ``sample`` rows (1 is exact); None for exact search.
     sample : int
         The rows the recall was measured on (0 for exact search).
+    chunks : int
+        The chunks searched (1 unless ``method`` is "chunks").
     """
 
     method: str
     n_neighbors: int
     recall: float | None = None
     sample: int = 0
+    chunks: int = 1
 
     def describe(self, n_samples: int) -> str | None:
         """None for exact search; else a sentence naming the approximation and its recall."""
         if self.method == "exact":
             return None
+        how = "NN-descent, pynndescent" if self.method == "approximate" else \
+            f"each row's neighbours searched in its chunk, {self.chunks} chunks"
         return (f"approximate {self.n_neighbors}-nearest-neighbour graph of {n_samples} rows "
-                f"(NN-descent, pynndescent): it holds {self.recall:.1%} of the exact neighbours, "
+                f"({how}): it holds {self.recall:.1%} of the exact neighbours over all rows, "
                 f"measured on {self.sample} rows")
 
 
@@ -131,6 +139,24 @@ def nearest_neighbors(X: np.ndarray, n_neighbors: int, neighbors: str = "auto",
     return indices, NeighborSearch("approximate", k, recall, sample)
 
 
+def recall_sample(n: int, random_state: int | None = 0) -> np.ndarray:
+    """The rows (sorted) an approximate graph's recall is measured on: ``RECALL_SAMPLE`` of n
+    (all of them when fewer), drawn from ``random_state``."""
+    return np.sort(np.random.default_rng(random_state).choice(n, min(RECALL_SAMPLE, n),
+                                                              replace=False))
+
+
+def keep_nearest(D: np.ndarray, k: int) -> np.ndarray:
+    """The k + 1 smallest entries of each row of D (squared distances), ascending, padded with
+    ∞ when D has fewer columns: the candidates for a sampled row's k exact neighbours and
+    itself, kept as the rows are read a chunk at a time (``keep_nearest(np.hstack([kept,
+    new]), k)`` merges two sets)."""
+    D = np.asarray(D, dtype=float)
+    if D.shape[1] < k + 1:
+        D = np.hstack([D, np.full((D.shape[0], k + 1 - D.shape[1]), np.inf)])
+    return np.sort(np.partition(D, k, axis=1)[:, :k + 1], axis=1)
+
+
 def neighbor_recall(X: np.ndarray, indices: np.ndarray, sample: int = RECALL_SAMPLE,
                     random_state: int | None = 0) -> float:
     """The share of the exact k nearest neighbours that ``indices`` (n × k) holds, over
@@ -139,7 +165,8 @@ def neighbor_recall(X: np.ndarray, indices: np.ndarray, sample: int = RECALL_SAM
     from sklearn.neighbors import NearestNeighbors
 
     n, k = indices.shape
-    rows = np.random.default_rng(random_state).choice(n, min(sample, n), replace=False)
+    rows = np.sort(np.random.default_rng(random_state).choice(n, min(sample, n),
+                                                              replace=False))
     exact = NearestNeighbors(n_neighbors=k + 1, algorithm="brute").fit(X).kneighbors(
         X[rows], return_distance=False)
     # both sets' distances by differences (scikit-learn's expansion rounds close pairs apart);

@@ -363,6 +363,41 @@ def take_rows(X, rows: np.ndarray, name: str = "X") -> np.ndarray:
     return np.asarray(arrays.to_host(X))[rows]
 
 
+def chunk_bounds(X, chunk_bytes: int | None = None) -> np.ndarray:
+    """(n_blocks + 1,) int: the first row of each row block that :func:`map_chunks` reads, and
+    n.  A Dask array's blocks are its own (chunk sizes must be known); an ``np.memmap``'s hold
+    about ``chunk_bytes`` (default ``MEMMAP_CHUNK_BYTES``) of float64 rows each, a last block
+    of less than half that joined to the one before it."""
+    if is_lazy(X):
+        sizes = np.asarray(known_chunks(X, "X").chunks[0], dtype=np.int64)
+        return np.r_[0, np.cumsum(sizes)].astype(np.intp)
+    n, d = X.shape
+    size = MEMMAP_CHUNK_BYTES if chunk_bytes is None else chunk_bytes
+    step = max(1, int(size // max(1, 8 * d)))
+    starts = np.arange(0, n, step)
+    if starts.shape[0] > 1 and n - starts[-1] < step / 2:
+        starts = starts[:-1]
+    return np.r_[starts, n].astype(np.intp)
+
+
+def map_chunks(X, fn, *args) -> list:
+    """``[fn(block, start, *args) for each row block]``, in row order: ``block`` a NumPy array of
+    the rows from ``start`` on (:func:`chunk_bounds`), as read, unchecked.  A Dask array's blocks
+    (whole features) are read by one task each, with whatever scheduler is active (under a
+    ``dask.distributed.Client``, on its workers: only ``fn``'s results come back); an
+    ``np.memmap``'s are read in turn in this process.  Memory: a block at a time per worker
+    and every result."""
+    bounds = chunk_bounds(X)
+    if not is_lazy(X):
+        return [fn(np.asarray(X[lo:hi]), int(lo), *args)
+                for lo, hi in zip(bounds[:-1], bounds[1:])]
+    import dask
+
+    blocks = known_chunks(X, "X").rechunk({1: -1}).to_delayed().ravel()
+    task = dask.delayed(fn, pure=True)
+    return list(dask.compute(*[task(b, int(lo), *args) for b, lo in zip(blocks, bounds[:-1])]))
+
+
 def known_chunks(X, name: str = "X"):
     """The Dask array (or DataFrame) ``X`` as a Dask array whose chunks' row counts are
     known, or a ParameterError saying how to know them."""

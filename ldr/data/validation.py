@@ -452,8 +452,9 @@ def refuse_lazy(X, name: str, method: str, pairwise: bool = False) -> None:
         f"would need at least {need}. Compute it first ({name}.compute()) if that fits, or "
         "subsample. PCA, OrthogonalLDA, MAF, SFA, CCA, OrthogonalCCA, PPCA and "
         "FactorAnalysis read a Dask array by its chunks, and so do MDS and KernelSDR at "
-        "their defaults, WassersteinDA and WDAClustering with mini-batches, and NCA past "
-        "stochastic_above samples with solver=None.")
+        "their defaults, LPP and NPE with a k-nearest-neighbour graph, WassersteinDA and "
+        "WDAClustering with mini-batches, and NCA and LargeMarginDML past stochastic_above "
+        "samples with solver=None.")
 
 
 def check_chunk(X, name: str, start: int | None, values: bool = True):

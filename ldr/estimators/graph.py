@@ -27,6 +27,12 @@ class GraphEmbedding(LinearDR):
 
     _pairwise_memory = False  # a sparse k-nearest-neighbour graph, no n×n array
 
+    def _reads_chunks(self) -> bool:
+        """A Dask array or memmap is read a chunk at a time for a k-nearest-neighbour graph
+        (each row's neighbours searched in its chunk, :mod:`ldr.objectives.graph`); an ε-ball
+        graph needs the rows in memory."""
+        return self.radius is None
+
     def _prepare(self, data: FitData) -> None:
         data.params["shrinkage"] = self._shrinkage()
         data.params["random_state"] = random_seed(self.random_state)
@@ -36,7 +42,7 @@ class GraphEmbedding(LinearDR):
         self.ratio_ = obj.ratio(result.M)
         search = obj.search_
         self.graph_recall_ = None if search is None else search.recall
-        self.approximation_ = None if search is None else search.describe(obj.W_.shape[0])
+        self.approximation_ = None if search is None else search.describe(data.X.shape[0])
         return result.M
 
     def _components(self, data: FitData, obj, M):
@@ -76,7 +82,13 @@ class LPP(GraphEmbedding):
         NN-descent (pynndescent), whose recall against exact search is measured on a sample of
         rows and reported in ``graph_recall_`` (:mod:`ldr.objectives.neighbors`).  Measured
         past the switch (2·10⁵ rows, d = 50, one core): recall 0.97, the ratio at the answer
-        within 0.003% of the exact graph's answer, three to eight times faster.
+        within 0.003% of the exact graph's answer, three to eight times faster.  A Dask array or
+        memmap is read a chunk at a time, its chunks' tasks on the workers: each row's
+        neighbours are searched among its chunk's rows (by this rule at the chunk's size), the
+        recall against the exact graph over all rows is measured in the same pass, and each
+        chunk's heat width is its own graph's median squared edge length
+        (:mod:`ldr.objectives.graph`); "exact" is refused there (pass the rows in memory), and
+        so is an ε-ball graph.
     solver, start, tol, max_iter, solver_params, verbose,
     warm_start, random_state : see :class:`LinearDR`
     reg : deprecated
@@ -97,9 +109,9 @@ class LPP(GraphEmbedding):
         Rows set aside because their heat weights underflow (empty unless S_D was singular
         with shrinkage = 0 because of them; ``transform`` maps them like any row).
     graph_recall_ : float or None
-        For an approximate k-nearest-neighbour graph, the share of the exact k nearest
-        neighbours it holds, measured on 256 rows drawn from ``random_state``; None for exact
-        search (and for an ε-ball graph).
+        For an approximate k-nearest-neighbour graph (NN-descent, or rows read a chunk at a
+        time), the share of the exact k nearest neighbours over all rows it holds, measured on
+        256 rows drawn from ``random_state``; None for exact search (and for an ε-ball graph).
     approximation_ : str or None
         None for an exact graph; else a sentence naming the approximate graph and its recall.
 
@@ -157,7 +169,7 @@ class LPP(GraphEmbedding):
         S_D to rounding."""
         super()._prepare(data)
         self.far_rows_ = np.zeros(0, dtype=int)
-        if data.params["shrinkage"] != 0 or self.weight not in ("heat", "binary"):
+        if data.lazy or data.params["shrinkage"] != 0 or self.weight not in ("heat", "binary"):
             return  # the objective checks the parameters, with its messages
         X = np.asarray(data.X, dtype=float)
         try:
@@ -214,7 +226,8 @@ class NPE(GraphEmbedding):
         span of the rows (``subspace_``).
     form : {"ratio", "whitened"}
     neighbors : {"auto", "exact", "approximate"}, default "auto"
-        The k-nearest-neighbour search, as in :class:`LPP`.
+        The k-nearest-neighbour search, as in :class:`LPP` (a Dask array or memmap too: each
+        row reconstructed from its nearest rows in its chunk).
     solver, start, tol, max_iter, solver_params, verbose,
     warm_start, random_state : see :class:`LinearDR`
     reg : deprecated
