@@ -271,17 +271,23 @@ def chunk_sums(block, start: int, n_neighbors: int, symmetric: bool, sums, neigh
     """One chunk's ``(GraphSums, nearest, found)``: its rows checked, their k-nearest-neighbour
     graph within the chunk (``neighbors`` resolved at the chunk's size), ``sums(X, G)`` (without
     W); ``nearest`` (s, k + 1) the smallest squared distances from the sampled rows S to the
-    chunk's rows, ``found`` those from the sampled rows in this chunk (global indices
-    ``sample``, sorted) to their neighbours in its graph."""
+    chunk's rows (by blocks of rows, no s × m array), ``found`` those from the sampled rows in
+    this chunk (global indices ``sample``, sorted) to their neighbours in its graph.  Memory:
+    the chunk, its search (NN-descent's graph and trees past ``EXACT_MAX_SAMPLES`` rows) and
+    its sparse graph."""
     from scipy.spatial.distance import cdist
 
     X = check_chunk(block, "X", start)
     check_magnitude(X, "X")
     m = X.shape[0]
     indices, _ = nearest_neighbors(X, n_neighbors, resolve_neighbors(neighbors, m),
-                                   random_state)
+                                   random_state, measure=False)
     part = sums(X, adjacency(indices, symmetric))
-    nearest = keep_nearest(cdist(S, X, "sqeuclidean"), n_neighbors)
+    nearest = np.full((S.shape[0], n_neighbors + 1), np.inf)
+    step = max(1, EDGE_ENTRIES // max(S.shape[0], 1))   # no s × m array
+    for lo in range(0, m, step):
+        near = cdist(S, X[lo:lo + step], "sqeuclidean")
+        nearest = keep_nearest(np.hstack([nearest, near]), n_neighbors)
     mine = sample[(sample >= start) & (sample < start + m)] - start
     found = np.zeros((0, n_neighbors))
     if mine.shape[0]:  # by the same arithmetic as ``nearest``: a tie with the k-th counts

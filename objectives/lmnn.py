@@ -258,7 +258,7 @@ def chunk_targets(rows, codes: np.ndarray, k: int, neighbors: str = "auto",
             m = min(k, idx.shape[0] - 1)
             if m >= 1:
                 nbr, _ = nearest_neighbors(X[idx], m, resolve_neighbors(neighbors, idx.shape[0]),
-                                           random_state)
+                                           random_state, measure=False)
                 T[lo + idx, :m] = lo + idx[nbr]
                 valid[lo + idx, :m] = True
             mine = np.flatnonzero(zs == cls)

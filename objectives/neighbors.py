@@ -103,13 +103,15 @@ def drop_self(indices: np.ndarray, k: int) -> np.ndarray:
 
 
 def nearest_neighbors(X: np.ndarray, n_neighbors: int, neighbors: str = "auto",
-                      random_state: int | None = 0) -> tuple[np.ndarray, NeighborSearch]:
+                      random_state: int | None = 0, measure: bool = True
+                      ) -> tuple[np.ndarray, NeighborSearch]:
     """``(indices, search)``: the ``n_neighbors`` nearest rows of each row of X (Euclidean),
     itself excluded, shape (n, k), nearest first, and how they were found.
 
     ``neighbors``: ``"exact"``, ``"approximate"`` (NN-descent; its recall is measured, module
     docstring) or ``"auto"`` (exact up to :data:`EXACT_MAX_SAMPLES` rows).  ``random_state``
-    seeds NN-descent and the rows the recall is measured on.
+    seeds NN-descent and the rows the recall is measured on; ``measure=False`` leaves the
+    recall unmeasured (None), for a caller that measures it against more rows than X.
     """
     n = X.shape[0]
     if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, numbers.Integral) \
@@ -134,6 +136,8 @@ def nearest_neighbors(X: np.ndarray, n_neighbors: int, neighbors: str = "auto",
         raise RuntimeError(f"NN-descent left some of the {k + 1} nearest candidates unfound "
                            f"({n} rows); use neighbors='exact'")
     indices = drop_self(found, k)
+    if not measure:
+        return indices, NeighborSearch("approximate", k)
     sample = min(RECALL_SAMPLE, n)
     recall = neighbor_recall(X, indices, sample, random_state)
     return indices, NeighborSearch("approximate", k, recall, sample)
