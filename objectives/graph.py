@@ -302,7 +302,8 @@ def chunked_sums(X, n_neighbors: int, symmetric: bool, sums, neighbors: str = "a
     module docstring): every chunk's :func:`chunk_sums` (on the workers for a Dask array),
     their S_L summed and moments merged; ``taus`` each chunk's heat width (None without);
     ``search`` the graph's recall against the exact one over all rows, measured on
-    ``RECALL_SAMPLE`` rows drawn from ``random_state``.  Memory: a chunk per task; the rest
+    ``RECALL_SAMPLE`` rows drawn from ``random_state`` (a single chunk searched exactly is the
+    exact graph: no recall).  Memory: a chunk per task; the rest
     is d×d."""
     if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, numbers.Integral) \
             or n_neighbors < 1:
@@ -330,7 +331,11 @@ def chunked_sums(X, n_neighbors: int, symmetric: bool, sums, neighbors: str = "a
     found = np.vstack([part[2] for part in parts])
     recall = float(np.mean(found <= nearest[:, k:k + 1]))
     taus = [part[0].tau for part in parts]
-    search = NeighborSearch("chunks", k, recall, int(sample.shape[0]), len(parts))
+    method = resolve_neighbors(neighbors, int(bounds[-1])) if len(parts) == 1 else "chunks"
+    if method == "exact":   # one chunk searched exactly: the exact graph
+        search = NeighborSearch("exact", k)
+    else:
+        search = NeighborSearch(method, k, recall, int(sample.shape[0]), len(parts))
     return (GraphSums(S_L, stats.on_host(), None, None),
             None if taus[0] is None else np.asarray(taus), search)
 

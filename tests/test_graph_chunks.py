@@ -29,8 +29,9 @@ def blobs():
 
 @pytest.mark.parametrize("cls", [LPP, NPE])
 def test_one_chunk_gives_the_in_memory_statistics(cls, blobs, tmp_path):
-    """A single chunk holds every row: the graph is the exact one (recall 1) and S_L, S_D and
-    the mean equal the in-memory objective's, from a Dask array and from a memmap."""
+    """A single chunk holds every row: the graph is the exact one (said so: no recall) and
+    S_L, S_D and the mean equal the in-memory objective's, from a Dask array and from a
+    memmap; the estimator then states no approximation."""
     np.save(tmp_path / "x.npy", blobs)
     ref = cls(blobs, 2, n_neighbors=6)
     for lazy in (da.from_array(blobs, chunks=(blobs.shape[0], 6)),
@@ -39,8 +40,11 @@ def test_one_chunk_gives_the_in_memory_statistics(cls, blobs, tmp_path):
         np.testing.assert_allclose(obj.S_L, ref.S_L, rtol=1e-12, atol=1e-9)
         np.testing.assert_allclose(obj.S_D, ref.S_D, rtol=1e-12, atol=1e-9)
         np.testing.assert_allclose(obj.mean_, ref.mean_, rtol=1e-12)
-        assert obj.search_.method == "chunks" and obj.search_.recall == 1.0
+        assert obj.search_.method == "exact" and obj.search_.recall is None
         assert obj.W_ is None
+    fit = getattr(est, cls.__name__)(2, n_neighbors=6).fit(np.load(tmp_path / "x.npy",
+                                                                 mmap_mode="r"))
+    assert fit.approximation_ is None and fit.graph_recall_ is None
 
 
 def _chunk_graphs(X, bounds, k, symmetric):
