@@ -55,7 +55,7 @@ import numpy as np
 
 from ldr.core.errors import ParameterError
 from ldr.core.objective import Objective
-from ldr.data.rows import known_chunks, moments
+from ldr.data.rows import lazy_rows, moments
 from ldr.data.validation import check_data, check_labels, is_lazy, refuse_lazy
 from ldr.objectives.candidates import (
     NEAREST_CANDIDATES,
@@ -122,11 +122,8 @@ class MetricLearning(Objective):
         if lazy and not self.reads_chunks:
             refuse_lazy(X, "X", type(self).__name__, pairwise=True)
         if lazy:
-            X = known_chunks(X, "X") if is_lazy(X) else X
+            X = lazy_rows(X, "X")
             y = y.compute() if is_lazy(y) else y
-            if getattr(X, "ndim", None) != 2:
-                raise ParameterError("X", f"expected a 2-D array of shape (n_samples, "
-                                          f"n_features), got shape {getattr(X, 'shape', None)}")
         else:
             X = check_data(X, "X")
         n, d = X.shape

@@ -75,7 +75,7 @@ import scipy.sparse as sp
 from ldr.core.deprecation import renamed_value
 from ldr.core.errors import ParameterError
 from ldr.core.objective import Method
-from ldr.data.rows import chunk_bounds, known_chunks, map_chunks, take_rows
+from ldr.data.rows import chunk_bounds, lazy_rows, map_chunks, take_rows
 from ldr.data.statistics import Moments, chunk_moments, merge_all
 from ldr.data.validation import (
     check_chunk,
@@ -89,6 +89,7 @@ from ldr.data.validation import (
 )
 from ldr.objectives.neighbors import (
     NeighborSearch,
+    check_n_neighbors,
     keep_nearest,
     nearest_neighbors,
     recall_sample,
@@ -305,10 +306,7 @@ def chunked_sums(X, n_neighbors: int, symmetric: bool, sums, neighbors: str = "a
     ``RECALL_SAMPLE`` rows drawn from ``random_state`` (a single chunk searched exactly is the
     exact graph: no recall).  Memory: a chunk per task; the rest
     is d×d."""
-    if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, numbers.Integral) \
-            or n_neighbors < 1:
-        raise ParameterError("n_neighbors", f"must be a positive integer, got {n_neighbors!r}")
-    k = int(n_neighbors)
+    k = check_n_neighbors(n_neighbors)
     resolve_neighbors(neighbors, 0)  # checks it
     if neighbors == "exact":
         raise ParameterError("neighbors", "rows read a chunk at a time (a Dask array or memmap) "
@@ -346,11 +344,7 @@ def _rows(X):
     shape checked here, its values as each chunk is read)."""
     if not (is_lazy(X) or isinstance(X, np.memmap)):
         return check_data(X, "X")
-    X = known_chunks(X, "X") if is_lazy(X) else X
-    if getattr(X, "ndim", None) != 2:
-        raise ParameterError("X", f"expected a 2-D array of shape (n_samples, n_features), "
-                             f"got shape {getattr(X, 'shape', None)}")
-    return X
+    return lazy_rows(X, "X")
 
 
 def _check_form(form):

@@ -28,7 +28,7 @@ import numpy as np
 from ldr.core.errors import ParameterError
 
 __all__ = ["EXACT_MAX_SAMPLES", "GRAPH_DEGREE", "NEIGHBORS", "RECALL_SAMPLE", "NeighborSearch",
-           "drop_self", "keep_nearest", "nearest_neighbors", "neighbor_recall",
+           "check_n_neighbors", "drop_self", "keep_nearest", "nearest_neighbors", "neighbor_recall",
            "recall_sample", "resolve_neighbors"]
 
 NEIGHBORS = ("auto", "exact", "approximate")
@@ -102,6 +102,14 @@ def drop_self(indices: np.ndarray, k: int) -> np.ndarray:
     return indices[keep].reshape(n, k)
 
 
+def check_n_neighbors(n_neighbors) -> int:
+    """k as an int, or a ParameterError unless it is a positive integer."""
+    if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, numbers.Integral) \
+            or n_neighbors < 1:
+        raise ParameterError("n_neighbors", f"must be a positive integer, got {n_neighbors!r}")
+    return int(n_neighbors)
+
+
 def nearest_neighbors(X: np.ndarray, n_neighbors: int, neighbors: str = "auto",
                       random_state: int | None = 0, measure: bool = True
                       ) -> tuple[np.ndarray, NeighborSearch]:
@@ -114,10 +122,7 @@ def nearest_neighbors(X: np.ndarray, n_neighbors: int, neighbors: str = "auto",
     recall unmeasured (None), for a caller that measures it against more rows than X.
     """
     n = X.shape[0]
-    if isinstance(n_neighbors, bool) or not isinstance(n_neighbors, numbers.Integral) \
-            or n_neighbors < 1:
-        raise ParameterError("n_neighbors", f"must be a positive integer, got {n_neighbors!r}")
-    k = int(n_neighbors)
+    k = check_n_neighbors(n_neighbors)
     if k >= n:
         raise ParameterError("n_neighbors", f"must be smaller than n_samples = {n} (a sample is "
                                             f"not its own neighbour), got {k}")

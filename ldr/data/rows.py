@@ -363,17 +363,27 @@ def take_rows(X, rows: np.ndarray, name: str = "X") -> np.ndarray:
     return np.asarray(arrays.to_host(X))[rows]
 
 
-def chunk_bounds(X, chunk_bytes: int | None = None) -> np.ndarray:
+def lazy_rows(X, name: str = "X"):
+    """A Dask array (or DataFrame) or ``np.memmap`` kept to be read a chunk at a time: a Dask
+    array with known chunk sizes (:func:`known_chunks`), and two dimensions, checked here;
+    its values are checked as each chunk is read."""
+    X = known_chunks(X, name) if is_lazy(X) else X
+    if getattr(X, "ndim", None) != 2:
+        raise ParameterError(name, f"expected a 2-D array of shape (n_samples, n_features), "
+                             f"got shape {getattr(X, 'shape', None)}")
+    return X
+
+
+def chunk_bounds(X) -> np.ndarray:
     """(n_blocks + 1,) int: the first row of each row block that :func:`map_chunks` reads, and
     n.  A Dask array's blocks are its own (chunk sizes must be known); an ``np.memmap``'s hold
-    about ``chunk_bytes`` (default ``MEMMAP_CHUNK_BYTES``) of float64 rows each, a last block
-    of less than half that joined to the one before it."""
+    about ``MEMMAP_CHUNK_BYTES`` of float64 rows each, a last block of less than half that
+    joined to the one before it."""
     if is_lazy(X):
         sizes = np.asarray(known_chunks(X, "X").chunks[0], dtype=np.int64)
         return np.r_[0, np.cumsum(sizes)].astype(np.intp)
     n, d = X.shape
-    size = MEMMAP_CHUNK_BYTES if chunk_bytes is None else chunk_bytes
-    step = max(1, int(size // max(1, 8 * d)))
+    step = max(1, int(MEMMAP_CHUNK_BYTES // max(1, 8 * d)))
     starts = np.arange(0, n, step)
     if starts.shape[0] > 1 and n - starts[-1] < step / 2:
         starts = starts[:-1]
