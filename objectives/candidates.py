@@ -6,11 +6,11 @@ denominator Σ_j e^{−D_ij} and numerator Σ_{j: z_j = z_i} e^{−D_ij}; LMNN's
 Σ_{ℓ: z_ℓ ≠ z_i} h(1 + d_it − D_iℓ)).  Exact, one epoch of mini-batches costs n² pairs, as
 much as a full evaluation (10¹⁰ at n = 10⁵).  Here each sum over j is split into
 
-* the K **neighbours** N_i of i in the embedding u = Mᵀx (scikit-learn's
-  ``NearestNeighbors``; computed at the run's first batch and again whenever the stochastic
-  solver refreshes them, :meth:`Candidates.refresh` — at the epochs where its step has
-  shrunk by the first epoch's factor, :mod:`ldr.solvers.stochastic`), taken exactly
-  (weight 1), and
+* the K **neighbours** N_i of i in the embedding u = Mᵀx (exact search,
+  :func:`~ldr.objectives.neighbors.exact_search`; computed at the run's first batch and
+  again whenever the stochastic solver refreshes them, :meth:`Candidates.refresh` — at the
+  epochs where its step has shrunk by the first epoch's factor,
+  :mod:`ldr.solvers.stochastic`), taken exactly (weight 1), and
 * the rest F_i, estimated from m columns R drawn uniformly without replacement from all n
   (one draw per batch, seeded by the batch's indices, so that the same batch gets the same
   columns — SVRG's two passes, a power iteration's finite differences), each j ∈ R ∩ F_i
@@ -118,8 +118,9 @@ class Candidates:
         idx = np.asarray(idx, dtype=np.intp)
         N = self.neighbours(idx, X, M)
         R = self.columns(idx)
-        return (X[idx], z[idx], X[N.ravel()], z[N], X[R], z[R],
-                self.far_weights(idx, N, R))
+        # np.take gathers rows at about twice fancy indexing's speed (one contiguous copy a row)
+        return (np.take(X, idx, axis=0), z[idx], np.take(X, N.ravel(), axis=0), z[N],
+                np.take(X, R, axis=0), z[R], self.far_weights(idx, N, R))
 
 
 def far_weights(pos: np.ndarray, weight: float, idx: np.ndarray, N: np.ndarray,
@@ -331,7 +332,7 @@ class ChunkCandidates:
         at = np.minimum(np.searchsorted(ids, cols), ids.shape[0] - 1)
         inside = ids[at] == cols
         if inside.all():
-            return frame["X"][at]
+            return np.take(frame["X"], at, axis=0)
         key = cols.tobytes()     # a gathered batch's rows outside it: gathered once, kept
         if key not in frame.setdefault("outside", {}):
             out = np.empty((cols.shape[0], self.data.shape[1]))
@@ -357,5 +358,5 @@ class ChunkCandidates:
         alias = np.where(ids[at] == R, at, -1)     # a sampled row that is in the frame
         X = frame["X"]
         wf = far_weights(frame["pos"], self.n / self.m, local, N, alias)
-        return (X[local], self.z[idx], X[N.ravel()], self.z[ids[N]],
-                self._pool_rows[pick], self.z[R], wf)
+        return (np.take(X, local, axis=0), self.z[idx], np.take(X, N.ravel(), axis=0),
+                self.z[ids[N]], np.take(self._pool_rows, pick, axis=0), self.z[R], wf)

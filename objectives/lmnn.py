@@ -452,7 +452,7 @@ class LargeMarginDML(MetricLearning):
             X = self._Xo
             cand = self._cand or Candidates(self.n_samples, 0, self.n_samples)
             rows = cand.rows(X, self._zo, idx, M)
-            XT = X[T[idx].ravel()]
+            XT = np.take(X, T[idx].ravel(), axis=0)
         return large_margin_sampled(rows, XT, v[idx], M, self.impostor_weight, self.smoothing)
 
     def _strips(self) -> tuple:

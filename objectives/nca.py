@@ -56,7 +56,6 @@ from ldr.core.errors import ParameterError
 from ldr.core.objective import Method
 from ldr.objectives.dml import MetricLearning
 from ldr.objectives.pairwise import (
-    CLIP,
     SMALL,
     WIDE,
     class_blocks,
@@ -174,8 +173,9 @@ def nca_sampled(rows, M: np.ndarray):
     and ∂p̂_i/∂D_ik = A_ik = p̂_ik (p̂_i − 1[z_i = z_k]), as for the exact term.  ``rows``
     are the batch's candidate rows, ``(X_I, z_I, X_N, z_N, X_R, z_R, w_R)``
     (:meth:`~ldr.objectives.candidates.Candidates.rows`: X_N the b·K neighbours' rows, z_N
-    their codes b×K, w_R the sampled columns' weights b×m).  O(b(K + m)r + bKd + md) time
-    for b = |I|; exact when m ≥ n."""
+    their codes b×K, w_R the sampled columns' weights b×m: n/m, or 0 on the row itself and
+    its neighbours).  As in (S1), a term more than CLIP below its row's largest is 0.
+    O(b(K + m)r + bKd + md) time for b = |I|; exact when m ≥ n."""
     from ldr.objectives.candidates import block_sqdist, gathered_sqdist, pair_gradient
 
     XI, zI, XN, zN, XR, zR, wf = rows
@@ -185,13 +185,17 @@ def nca_sampled(rows, M: np.ndarray):
     UR = XR @ M
     du, Dn = gathered_sqdist(UI, UN)
     Df = block_sqdist(UI, UR)
-    with np.errstate(divide="ignore"):
-        Lf = np.log(wf) - Df
-    Ln = -Dn
-    top = np.maximum(Ln.max(axis=1, initial=-np.inf), Lf.max(axis=1))
-    En = np.exp(np.maximum(Ln - top[:, None], -CLIP))
-    Ef = np.exp(np.maximum(Lf - top[:, None], -CLIP))
-    Ef[wf == 0] = 0.0
+    # S_ij = D_ij − log w_ij − s_i ≥ 0, with w_ij the one weight n/m (+∞ where w_ij = 0: the
+    # row itself and its neighbours among the columns) and s_i the row's least such exponent;
+    # exp_neg zeroes what lies past CLIP, as the exact oracles do
+    Sf = Df
+    Sf -= np.log(wf.max(initial=1.0))
+    Sf[wf == 0] = np.inf
+    least = np.minimum(Dn.min(axis=1, initial=np.inf), Sf.min(axis=1))
+    Sf -= least[:, None]
+    Sn = Dn - least[:, None]
+    Ef = exp_neg(Sf, np.empty(Sf.shape, dtype=bool))
+    En = exp_neg(Sn, np.empty(Sn.shape, dtype=bool))
     Z = En.sum(axis=1) + Ef.sum(axis=1)
     En /= Z[:, None]
     Ef /= Z[:, None]

@@ -1,9 +1,12 @@
 """The k nearest neighbours of every row: exact search, or approximate past a measured size.
 
-Exact search is scikit-learn's :class:`~sklearn.neighbors.NearestNeighbors`, O(n²·d) time
-for all n rows.  The approximate search is NN-descent (Dong, Charikar & Li, 2011) from
-pynndescent: it refines a random k-NN graph by the rule that a neighbour of a neighbour is
-likely a neighbour, in about O(n^1.14·d) time (the paper's measured exponent), plus a fixed
+Exact search is a k-d tree (scipy's :class:`~scipy.spatial.cKDTree`) in at most
+:data:`TREE_MAX_FEATURES` dimensions — an embedding's, where it takes about O(n log n) — and
+scikit-learn's brute-force :class:`~sklearn.neighbors.NearestNeighbors` beyond, O(n²·d) time
+for all n rows: the choice scikit-learn's ``algorithm="auto"`` makes, with scipy's tree.
+The approximate search is NN-descent (Dong, Charikar & Li, 2011) from pynndescent: it
+refines a random k-NN graph by the rule that a neighbour of a neighbour is likely a
+neighbour, in about O(n^1.14·d) time (the paper's measured exponent), plus a fixed
 compilation cost of numba's code (about 20 s, once per process).
 
 ``neighbors="auto"`` searches exactly up to :data:`EXACT_MAX_SAMPLES` rows and approximately
@@ -27,8 +30,9 @@ import numpy as np
 
 from ldr.core.errors import ParameterError
 
-__all__ = ["EXACT_MAX_SAMPLES", "GRAPH_DEGREE", "NEIGHBORS", "RECALL_SAMPLE", "NeighborSearch",
-           "check_n_neighbors", "drop_self", "keep_nearest", "nearest_neighbors", "neighbor_recall",
+__all__ = ["EXACT_MAX_SAMPLES", "GRAPH_DEGREE", "NEIGHBORS", "RECALL_SAMPLE",
+           "TREE_MAX_FEATURES", "NeighborSearch", "check_n_neighbors", "drop_self",
+           "exact_search", "keep_nearest", "nearest_neighbors", "neighbor_recall",
            "recall_sample", "resolve_neighbors"]
 
 NEIGHBORS = ("auto", "exact", "approximate")
@@ -43,6 +47,10 @@ EXACT_MAX_SAMPLES = 100_000
 GRAPH_DEGREE = 30
 #: rows on which an approximate graph's recall is measured against exact search
 RECALL_SAMPLE = 256
+#: exact search uses a k-d tree in at most this many features (scikit-learn's rule for its
+#: ``algorithm="auto"``: past it a tree prunes too little to beat brute force); the tree is
+#: scipy's cKDTree, which answers the same queries faster than scikit-learn's KDTree
+TREE_MAX_FEATURES = 15
 
 
 @dataclass(frozen=True)
@@ -128,10 +136,7 @@ def nearest_neighbors(X: np.ndarray, n_neighbors: int, neighbors: str = "auto",
                                             f"not its own neighbour), got {k}")
     method = resolve_neighbors(neighbors, n)
     if method == "exact":
-        from sklearn.neighbors import NearestNeighbors
-
-        found = NearestNeighbors(n_neighbors=k + 1).fit(X).kneighbors(X, return_distance=False)
-        return drop_self(found, k), NeighborSearch("exact", k)
+        return drop_self(exact_search(X, k + 1), k), NeighborSearch("exact", k)
     import pynndescent
 
     degree = min(max(GRAPH_DEGREE, k + 1), n)
@@ -146,6 +151,19 @@ def nearest_neighbors(X: np.ndarray, n_neighbors: int, neighbors: str = "auto",
     sample = min(RECALL_SAMPLE, n)
     recall = neighbor_recall(X, indices, sample, random_state)
     return indices, NeighborSearch("approximate", k, recall, sample)
+
+
+def exact_search(X: np.ndarray, k: int) -> np.ndarray:
+    """The k nearest rows of each row of X (itself among them), nearest first: a k-d tree in
+    at most :data:`TREE_MAX_FEATURES` features, brute force beyond (module docstring)."""
+    if X.shape[1] <= TREE_MAX_FEATURES:
+        from scipy.spatial import cKDTree
+
+        return cKDTree(X).query(X, k=k)[1].reshape(X.shape[0], k)
+    from sklearn.neighbors import NearestNeighbors
+
+    return NearestNeighbors(n_neighbors=k, algorithm="brute").fit(X).kneighbors(
+        X, return_distance=False)
 
 
 def recall_sample(n: int, random_state: int | None = 0) -> np.ndarray:

@@ -28,8 +28,11 @@ def approximate():
     return X, *nbrs.nearest_neighbors(X, 5, "approximate", random_state=0)
 
 
-def test_exact_search_is_scikit_learns_graph():
-    X = _data(300)
+@pytest.mark.parametrize("d", [2, nbrs.TREE_MAX_FEATURES + 5])
+def test_exact_search_is_the_brute_force_graph(d):
+    """A k-d tree in few features, brute force in many: the same sets as brute force."""
+    X = _data(300, d)
+    assert (X.shape[1] <= nbrs.TREE_MAX_FEATURES) == (d == 2)
     indices, search = nbrs.nearest_neighbors(X, 4, "exact")
     assert search == nbrs.NeighborSearch("exact", 4)
     assert search.describe(300) is None

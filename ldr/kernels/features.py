@@ -82,14 +82,24 @@ def describe_approximation(approximation: str | None, n_features: int) -> str | 
 
 def gaussian_cross(A: np.ndarray, B: np.ndarray, s2: float) -> np.ndarray:
     """The Gaussian kernel between the rows of A and of B, exp(−‖a_i − b_j‖²/s2) (s2 = 2σ²),
-    from one product ABᵀ and the rows' norms, in place: one array of the result's size, no
-    temporaries (the Nyström features and the Nyström U-step's cross kernel)."""
-    na = np.einsum("ij,ij->i", A, A)
-    nb = np.einsum("ij,ij->i", B, B)
-    out = A @ B.T
-    out *= 2.0 / s2
-    out -= na[:, None] / s2
-    out -= nb[None, :] / s2
+    from one product of the rows extended by two columns,
+
+        −‖a − b‖²/s2 = [2a/s2, −‖a‖²/s2, 1] · [b, 1, −‖b‖²/s2],
+
+    clipped at 0 and exponentiated in place: one array of the result's size, no temporaries
+    (the Nyström features and the Nyström U-step's cross kernel)."""
+    q = A.shape[1]
+    Ae = np.empty((A.shape[0], q + 2))
+    np.multiply(A, 2.0 / s2, out=Ae[:, :q])
+    Ae[:, q] = np.einsum("ij,ij->i", A, A)
+    Ae[:, q] *= -1.0 / s2
+    Ae[:, q + 1] = 1.0
+    Be = np.empty((B.shape[0], q + 2))
+    Be[:, :q] = B
+    Be[:, q] = 1.0
+    Be[:, q + 1] = np.einsum("ij,ij->i", B, B)
+    Be[:, q + 1] *= -1.0 / s2
+    out = Ae @ Be.T
     np.minimum(out, 0.0, out=out)
     return np.exp(out, out=out)
 
