@@ -118,7 +118,7 @@ class Candidates:
         idx = np.asarray(idx, dtype=np.intp)
         N = self.neighbours(idx, X, M)
         R = self.columns(idx)
-        # np.take gathers rows at about twice fancy indexing's speed (one contiguous copy a row)
+        # np.take copies whole rows, faster than fancy indexing
         return (np.take(X, idx, axis=0), z[idx], np.take(X, N.ravel(), axis=0), z[N],
                 np.take(X, R, axis=0), z[R], self.far_weights(idx, N, R))
 

@@ -36,9 +36,10 @@ __all__ = ["EXACT_MAX_SAMPLES", "GRAPH_DEGREE", "NEIGHBORS", "RECALL_SAMPLE",
            "recall_sample", "resolve_neighbors"]
 
 NEIGHBORS = ("auto", "exact", "approximate")
+# benchmark: benchmarks/bench_neighbors.py
 #: ``neighbors="auto"`` searches exactly up to this many rows, about where the exact search's
 #: quadratic time meets NN-descent's, which includes a fixed compilation (measured at d = 50,
-#: k = 5, on one core: ``benchmarks/bench_neighbors.py``, the docs' pairwise-scale page)
+#: k = 5, on one core; the figures are on the docs' pairwise-scale page)
 EXACT_MAX_SAMPLES = 100_000
 #: NN-descent's graph degree: pynndescent's own default (30), or k + 1 when that is larger;
 #: the k nearest of each row's list are kept
