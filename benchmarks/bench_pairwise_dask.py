@@ -30,6 +30,17 @@ run that measures memory and an epoch's time, not the default's answer.
 ``LargeMarginDML(2)`` fits the same classes by the same route, with one more pass before the
 epochs: each row's target neighbours among its chunk's classmates, and their recall against
 the exact search over all rows on 256 sampled rows (4 + epochs passes).
+The HSIC estimators at their defaults (Nyström features on 512 landmark rows; the clustering
+ones' Nyström U-step): ``SupervisedHSIC(2)`` on WDA's four classes, ``UnsupervisedHSIC(2,
+n_clusters=4)`` and ``SemiSupervisedHSIC(2, n_clusters=4)`` (the four classes as expert
+scores) on WDAClustering's pulled-apart groups, and ``KDAC(2, n_clusters=2)`` on them given
+the sign of xᵀb₁ as the existing clustering (its alternative is the sign of xᵀb₂: the
+labels' agreement with it is printed).  A pass for the moments, σ's sample and the landmark
+rows gathered, then every Φ (two passes), Φ₀ and Nyström U-step (three passes) maps the
+chunks on the workers; the labels, the embedding U (n × k) and Γ's factor stay in the client.
+The time inside those mapped passes is measured (``map_seconds``): their 10⁸ estimate divides
+it among the workers and scales the rest — the client's, including the moments pass and the
+gathers — with n.
 ``LPP(2)`` and ``NPE(2)`` at their defaults fit WDAClustering's four pulled-apart groups: a
 pass for the moments (the span check), one to gather the recall's 256 rows, and one in which
 every chunk's task, on a worker, searches its rows' neighbours within the chunk and returns
@@ -75,7 +86,10 @@ CLIENT_GROWS = {"wda-clustering", "nca", "lmnn"}
 WORKERS_ONLY = {"lpp", "npe"}
 #: the fit's passes over the chunks (module docstring); WDAClustering's grow with its rounds
 PASSES = {"mds": 2, "ksdr": 2, "wda": 3, "lpp": 3, "npe": 3}
-METHODS = ["mds", "ksdr", "wda", "wda-clustering", "nca", "lmnn", "lpp", "npe"]
+#: the methods whose mapped passes are timed (module docstring)
+MAPPED = {"supervised-hsic", "unsupervised-hsic", "semisupervised-hsic", "kdac"}
+METHODS = ["mds", "ksdr", "wda", "wda-clustering", "nca", "lmnn", "lpp", "npe",
+           "supervised-hsic", "unsupervised-hsic", "semisupervised-hsic", "kdac"]
 
 
 def passes(row: dict) -> int:
@@ -86,6 +100,8 @@ def passes(row: dict) -> int:
         return 3 + row["rounds"]
     if row["method"] == "lmnn":
         return 4 + row["rounds"]
+    if row["method"] in MAPPED:
+        return row["map_passes"]
     return PASSES[row["method"]]
 
 
@@ -132,7 +148,38 @@ def build(method: str, X, y, B):
         return est.LPP(2), (lazy_groups(X, B),)
     if method == "npe":
         return est.NPE(2), (lazy_groups(X, B),)
+    if method == "supervised-hsic":
+        return est.SupervisedHSIC(2), (X, lazy_classes(X, B))
+    if method == "unsupervised-hsic":
+        return est.UnsupervisedHSIC(2, n_clusters=4), (lazy_groups(X, B),)
+    if method == "semisupervised-hsic":
+        return est.SemiSupervisedHSIC(2, n_clusters=4), (lazy_groups(X, B),
+                                                         lazy_classes(X, B))
+    if method == "kdac":
+        return est.KDAC(2, n_clusters=2), (lazy_groups(X, B), (X @ B[:, 0] > 0).astype(int))
     return est.WassersteinDA(2), (X, lazy_classes(X, B))
+
+
+class MappedPasses:
+    """Counts and times the passes :class:`ldr.objectives.chunked_rows.ChunkedRows` maps over
+    the chunks (the HSIC estimators' kernel passes, on the workers)."""
+
+    def __init__(self):
+        import ldr.objectives.chunked_rows as chunked_rows
+
+        self.count = 0
+        self.seconds = 0.0
+        inner = chunked_rows.map_chunks
+
+        def timed(*args, **kwargs):
+            start = time.perf_counter()
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                self.seconds += time.perf_counter() - start
+                self.count += 1
+
+        chunked_rows.map_chunks = timed
 
 
 def worker_peak_mb() -> float:
@@ -165,6 +212,7 @@ def child(method: str, n: int, chunk: int, workers: int, worker_memory: str,
         pass_seconds = time.perf_counter() - start
         client.restart()          # the workers' peaks below are the fit's alone
         base = status_mb("VmRSS")
+        mapped = MappedPasses()
         start = time.perf_counter()
         model.fit(*args)
         seconds = time.perf_counter() - start
@@ -176,14 +224,24 @@ def child(method: str, n: int, chunk: int, workers: int, worker_memory: str,
            "approximation": getattr(model, "approximation_", None),
            "batch_size": getattr(model, "batch_size_", None),
            "rounds": getattr(model, "n_outer_", None), "reason": model.result_.reason}
+    if method in MAPPED:
+        row["map_seconds"] = mapped.seconds
+        row["map_passes"] = mapped.count
+        row["converged"] = bool(getattr(model, "converged_", model.result_.converged))
+    if method == "kdac":            # agreement with the alternative split, sign(xᵀb₂)
+        alternative = np.asarray((X @ B[:, 1] > 0).compute())
+        same = float(np.mean(model.labels_ == alternative))
+        row["alternative_agreement"] = max(same, 1.0 - same)
     if method in ("nca", "lmnn"):   # an iteration of the stochastic route is an epoch
         row["rounds"] = int(model.n_iter_)
         row["epochs_cap"] = epochs
-    if method in ("ksdr", "wda", "wda-clustering", "lpp", "npe"):
+    if method in ("ksdr", "wda", "wda-clustering", "lpp", "npe") or method in MAPPED:
         row["sin_truth"] = float(sin_largest_angle(model.M_, B))
     if reference:
         ref, ref_args = build(method, X, y, B)
         ref.fit(*(a.compute() for a in ref_args))
+        if method in MAPPED:
+            row["cost_in_memory"] = [float(model.cost_), float(ref.cost_)]
         if method in ("nca", "lmnn"):   # no exact objective at 10⁶ rows (n² pairs): a sample's
             row["sample_objective"] = [sample_objective(method, fit, *args)
                                        for fit in (model, ref)]
@@ -256,15 +314,22 @@ def main(argv=None) -> None:
                               "Σp/m" if method == "nca" else "cost/m",
                               *row["sample_objective"]) if "sample_objective" in row else ""),
                           f"{row['sin_truth']:.4f}" if "sin_truth" in row else ""])
+            table[-1].append(f"{row['map_seconds']:.1f} s in {row['map_passes']}"
+                             if "map_seconds" in row else "")
+            table[-1].append("{:.6e} vs {:.6e}".format(*row["cost_in_memory"])
+                             if "cost_in_memory" in row else "")
     print()
     print_table(["method", "n", "fit", "the pass alone", "worker peaks", "client beyond",
-                 "converged", "to in-memory (sin θ; NCA, LMNN: on a sample)", "sin θ to truth"],
+                 "converged", "to in-memory (sin θ; NCA, LMNN: on a sample)", "sin θ to truth",
+                 "mapped passes", "cost: chunks vs in memory"],
                 table, left=2)
     print("\n10⁸ rows, estimated from the largest n measured: the fit's time less its k passes "
           "(× 10⁸ / n for " + ", ".join(sorted(CLIENT_GROWS)) + ", whose client works on every "
           "row), plus k passes × (10⁸ / n) × (workers / N), or for "
           + ", ".join(sorted(WORKERS_ONLY))
-          + " the whole time × (10⁸ / n) × (workers / N); k = " + ", ".join(
+          + " the whole time × (10⁸ / n) × (workers / N), or for " + ", ".join(sorted(MAPPED))
+          + " the time in their k mapped passes × (10⁸ / n) × (workers / N) plus the rest × "
+          "(10⁸ / n); k = " + ", ".join(
               f"{m} {passes(max((r for r in rows if r['method'] == m), key=lambda r: r['n']))}"
               for m in args.methods))
     est_rows = []
@@ -278,6 +343,9 @@ def main(argv=None) -> None:
         if method in WORKERS_ONLY:
             fixed = 0.0
             per_row = big["seconds"] * big["workers"] / big["n"]
+        if method in MAPPED:       # the mapped passes divided, the rest scaled with n
+            fixed = (big["seconds"] - big["map_seconds"]) * 1e8 / big["n"]
+            per_row = big["map_seconds"] * big["workers"] / big["n"]
         for N in (2, 8, 32):
             est_rows.append([method, big["n"], N, f"{fixed + per_row * 1e8 / N:.0f} s"])
     print_table(["method", "from n", "workers N", "10⁸ rows"], est_rows, left=3)

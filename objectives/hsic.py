@@ -37,8 +37,10 @@ from ldr.kernels.tiles import (
     DEFAULT_MEMORY_BUDGET,
     Tiles,
     choose_block_size,
+    class_codes,
     dask_sums,
 )
+from ldr.objectives.chunked_rows import ChunkedRows, RowBlocks
 
 __all__ = ["HSIC"]
 
@@ -372,8 +374,11 @@ class ApproximateHSIC(Objective):
 
     Parameters
     ----------
-    X, Gamma, r : as :class:`HSIC`; Γ must be the low-rank factor ``(F, s)``
-    kernel : "gaussian" or a :class:`ldr.kernels.Gaussian`
+    X, Gamma, r : as :class:`HSIC`; Γ must be the low-rank factor ``(F, s)``.  X may be a
+        :class:`~ldr.objectives.chunked_rows.ChunkedRows` (a Dask array's or memmap's
+        standardized rows): each pass then maps its chunks (on a ``dask.distributed``
+        client's workers) and only the landmark rows are gathered
+    kernel : "gaussian" or a :class:`ldr.kernels.Gaussian` (its σ given for chunked rows)
     approximation : "rff" or "nystroem"
     n_features : m, the error knob (RFF: m frequencies, 2m features; Nyström: m landmarks)
     random_state : seed of the frequencies / landmarks (default 0)
@@ -381,6 +386,13 @@ class ApproximateHSIC(Objective):
         feature blocks of its first pass for its second within it (all of them when the n×ρ
         Nyström features fit: the kernel is then evaluated once a Φ)
     copy : as :class:`HSIC`'s
+
+    Attributes
+    ----------
+    rows : RowBlocks or ChunkedRows
+        The row source the passes map over (:mod:`ldr.objectives.chunked_rows`).
+    groups : tuple or None
+        ``(gid, G)`` when Γ is G between the classes ``gid`` (class labels), else None.
     """
 
     #: ISM only: egrad is 2Φ̃(W)W, an approximation of the exact gradient that is not the
@@ -391,7 +403,9 @@ class ApproximateHSIC(Objective):
                  n_features: int = 512, random_state=0,
                  memory_budget: float = DEFAULT_MEMORY_BUDGET, manifold: str = "grassmann",
                  copy: bool = True):
-        X = check_data(X, "X", copy=copy)
+        chunked = isinstance(X, ChunkedRows)
+        if not chunked:
+            X = check_data(X, "X", copy=copy)
         n, d = X.shape
         r = check_rank(r, d)
         if approximation is None:
@@ -401,11 +415,16 @@ class ApproximateHSIC(Objective):
         if factor is None:
             raise ParameterError("Gamma", "an approximation needs Γ as a low-rank factor (F, s), "
                              "not a dense n×n array")
-        self.kernel: Kernel = make_kernel(kernel).fit(X)
+        self.kernel: Kernel = make_kernel(kernel)
         if type(self.kernel) is not Gaussian:
             raise ParameterError(
                 "kernel", f"approximations are implemented for the Gaussian kernel "
                              f"only, got {self.kernel!r}")
+        if chunked and self.kernel.sigma is None:
+            raise ParameterError("kernel", "rows read a chunk at a time need the Gaussian's "
+                                 "sigma given (the estimators take the median distance of a "
+                                 "seeded sample of rows)")
+        self.kernel.fit(X)
         if not (np.isscalar(memory_budget) and memory_budget > 0):
             raise ParameterError("memory_budget", f"must be a positive number of bytes, got "
                              f"{memory_budget!r}")
@@ -419,15 +438,24 @@ class ApproximateHSIC(Objective):
                                       random_state)
         width = 2 * n_features if approximation == "rff" else n_features
         self.block_size = int(min(n, max(256, memory_budget // (8 * width * 4))))
-        self.tiles = Tiles(X, None, self._factor, [], self.block_size)
+        if chunked:  # the chunks in their order: the classes' codes, no sort of the rows
+            self.rows = X
+            self.groups = class_codes(*self._factor)
+            rows_factor = self._factor
+        else:        # the rows sorted by class when Γ is a class Γ (Tiles)
+            tiles = Tiles(X, None, self._factor, [], self.block_size)
+            self.rows = RowBlocks(tiles.X, self.block_size)
+            self.groups = None if tiles.groups is None else tiles.groups[1:]
+            rows_factor = tiles.factor
         self._kept_bytes = float(memory_budget)  # the first pass's features, kept
         # a weighted factor's row weights go into the features instead, Γ ⊙ K ≈ (F S Fᵀ) ⊙
         # (C̃C̃ᵀ) with C̃ = diag(w) C, so that F's class columns stay few-valued (unless the
-        # weighted rows are classes themselves: then the tiles' class sums)
-        self._weight = weight if self.tiles.groups is None else None
-        self._sums_factor = factor if self._weight is not None else self.tiles.factor
+        # weighted rows are classes themselves: then the class sums)
+        self._weight = weight if self.groups is None else None
+        self._sums_factor = factor if self._weight is not None else rows_factor
+        self._rows_factor = rows_factor  # Γ's factor in the rows' order (Φ₀)
         # class-score columns of Γ's factor beside a dense embedding: summed per class
-        self._split = None if self.tiles.groups is not None else \
+        self._split = None if self.groups is not None else \
             grouped_columns(self._sums_factor[0])
         self._cache_key = None
         self._cache = {}
@@ -436,9 +464,8 @@ class ApproximateHSIC(Objective):
         W = np.asarray(W, dtype=float)
         key = W.tobytes()
         if key != self._cache_key:
-            t = self.tiles
-            total, XDX, XGKX = approximate_sums(t.X, W, self.features, self._sums_factor,
-                                                t.groups, self.block_size, self._split,
+            total, XDX, XGKX = approximate_sums(self.rows, W, self.features, self._sums_factor,
+                                                self.groups, self._split,
                                                 cache_bytes=self._kept_bytes,
                                                 row_weight=self._weight)
             Phi = (XDX - XGKX) / self.kernel.sigma**2
@@ -461,16 +488,33 @@ class ApproximateHSIC(Objective):
                          "HSIC objective)")
 
     def phi0(self) -> np.ndarray:
-        """The exact Φ₀ (it needs no kernel evaluations: O(n·d·(d + k)))."""
-        return HSIC.phi0(self)
+        """The exact Φ₀ (it needs no kernel evaluations: O(n·d·(d + k))): (1/σ²) Xᵀ(diag(Γ1)
+        − Γ)X, from XᵀF and Xᵀ diag(Γ1) X summed over the row blocks."""
+        F, s = self._rows_factor
+        toward = s * F.sum(axis=0)
+        parts = self.rows.map(phi0_sums, toward, sliced=(F,))
+        XF = sum(part[0] for part in parts)
+        XDX = sum(part[1] for part in parts)
+        Phi = (XDX - (XF * s) @ XF.T) / self.kernel.sigma**2
+        return 0.5 * (Phi + Phi.T)
 
     def heuristic(self) -> np.ndarray:
-        return HSIC.heuristic(self)
+        """ISM's spectral start: the r eigenvectors of Φ₀ with the smallest eigenvalues."""
+        return arrays.eigh(self.phi0())[1][:, :self.shape[1]].copy()
 
     def gram(self, W) -> np.ndarray:
-        """The exact n×n kernel matrix K_XW (the clustering estimators' U-step)."""
+        """The exact n×n kernel matrix K_XW (the clustering estimators' exact U-step)."""
+        if isinstance(self.X, ChunkedRows):
+            raise ParameterError("X", "rows read a chunk at a time have no n×n kernel matrix: "
+                                 "use the Nyström U-step (spectral='nystroem')")
         return self.kernel.gram(self.X, W)
 
     def linear_map(self, W):
         """x ↦ x W (the rows are standardized by the caller)."""
         return None, W
+
+
+def phi0_sums(Xr, start, toward, Fr) -> tuple:
+    """A block of rows' (XᵀF, Xᵀ diag(Γ1) X), Γ1 = F (s ⊙ Fᵀ1) = F·toward (Φ₀'s sums)."""
+    deg = Fr @ toward
+    return Xr.T @ Fr, Xr.T @ (deg[:, None] * Xr)

@@ -4,6 +4,7 @@ the approximate Φ's rounding floor — each the same answer as the plain route.
 
 import warnings
 
+import dask.array as da
 import numpy as np
 import pytest
 from sklearn.datasets import make_classification
@@ -14,6 +15,7 @@ from ldr.estimators import SemiSupervisedHSIC, UnsupervisedHSIC
 from ldr.estimators.hsic import APPROXIMATE_CYCLE_TOL, APPROXIMATE_XTOL, w_step_solve_args
 from ldr.kernels.features import approximate_sums, grouped_columns, make_features
 from ldr.manifolds import sin_largest_angle
+from ldr.objectives.chunked_rows import ChunkedRows, RowBlocks
 from ldr.objectives.hsic import HSIC, ApproximateHSIC
 from ldr.solvers import ISM
 
@@ -61,22 +63,30 @@ def test_split_and_kept_blocks_give_the_dense_sums(approximation, m):
     X, W, F, s = _factor()
     n = X.shape[0]
     feats = make_features(approximation, 1.5, m, X, 0)
-    features, A = feats.at(X, W)
-    C = features(slice(0, n))
+    features, A = feats.at(W)
+    C = features(X)
     K = C @ (np.eye(C.shape[1]) if A is None else A) @ C.T
     GK = (F * s) @ F.T * K
     dense = (GK.sum(), X.T @ (GK.sum(axis=1)[:, None] * X), X.T @ GK @ X)
     split = grouped_columns(F)
+    blocks = RowBlocks(X, 70)
     for sp, cache in [(None, 0), (split, 0), (split, C.nbytes / 2), (split, 2 * C.nbytes)]:
-        got = approximate_sums(X, W, feats, (F, s), None, 70, sp, cache_bytes=cache)
+        got = approximate_sums(blocks, W, feats, (F, s), None, sp, cache_bytes=cache)
         for a, b in zip(got, dense):
             assert np.max(np.abs(a - b)) <= 1e-9 * np.max(np.abs(b))
+    # the same sums over the chunks of a Dask array, standardized in the chunks' tasks
+    mean = np.linspace(-1.0, 1.0, X.shape[1])
+    scale = np.linspace(0.5, 2.0, X.shape[1])
+    chunks = ChunkedRows(da.from_array(X * scale + mean, chunks=(90, -1)), mean, scale)
+    got = approximate_sums(chunks, W, feats, (F, s), None, split, cache_bytes=C.nbytes)
+    for a, b in zip(got, dense):
+        assert np.max(np.abs(a - b)) <= 1e-9 * np.max(np.abs(b))
     # row weights w (KDAC's D^{-1/2}): Γ = diag(w) F S Fᵀ diag(w), the features scaled instead
     w = np.random.default_rng(1).uniform(0.5, 2.0, n)
     GK = w[:, None] * GK * w[None, :]
     dense = (GK.sum(), X.T @ (GK.sum(axis=1)[:, None] * X), X.T @ GK @ X)
     for sp, cache in [(None, 0), (split, 0), (split, C.nbytes / 2), (split, 2 * C.nbytes)]:
-        got = approximate_sums(X, W, feats, (F, s), None, 70, sp, cache_bytes=cache,
+        got = approximate_sums(blocks, W, feats, (F, s), None, sp, cache_bytes=cache,
                                row_weight=w)
         for a, b in zip(got, dense):
             assert np.max(np.abs(a - b)) <= 1e-9 * np.max(np.abs(b))

@@ -289,13 +289,15 @@ def _poisoned(n=1000, d=6):
 @pytest.mark.parametrize("name,params,pairwise", [
     ("MDS", {"landmarks": None}, True), ("LPP", {"radius": 1.0}, False),
     ("NPE", {"radius": 1.0}, False),
-    ("KernelSDR", {"rows": None}, True), ("SupervisedHSIC", {}, False),
-    ("UnsupervisedHSIC", {}, False), ("WassersteinDA", {"batch_size": None}, True)])
+    ("KernelSDR", {"rows": None}, True), ("SupervisedHSIC", {"approximation": None}, False),
+    ("UnsupervisedHSIC", {"spectral": "exact"}, False),
+    ("WassersteinDA", {"batch_size": None}, True)])
 def test_in_memory_estimators_refuse_dask(name, params, pairwise):
     """Every pairwise computation that needs the rows in memory refuses a Dask array before
     reading it (MDS and KernelSDR read one from its chunks with sampled rows, their
     defaults: ``test_mds.py``, ``test_ksdr.py``; LPP and NPE with a k-nearest-neighbour
-    graph, theirs: ``test_graph_chunks.py``)."""
+    graph, theirs: ``test_graph_chunks.py``; the HSIC estimators with Nyström features,
+    theirs: ``test_hsic_chunks.py``)."""
     est = getattr(ldr.estimators, name)(**params)
     y = np.arange(1000) % 2
     with pytest.raises(ValueError, match=r"X: .*in memory.*n = 1000, d = 6") as info:

@@ -24,6 +24,7 @@ with the rows where a problem is.
 from __future__ import annotations
 
 import numbers
+import uuid
 from collections.abc import Iterator
 
 import numpy as np
@@ -390,22 +391,30 @@ def chunk_bounds(X) -> np.ndarray:
     return np.r_[starts, n].astype(np.intp)
 
 
-def map_chunks(X, fn, *args) -> list:
-    """``[fn(block, start, *args) for each row block]``, in row order: ``block`` a NumPy array of
-    the rows from ``start`` on (:func:`chunk_bounds`), as read, unchecked.  A Dask array's blocks
-    (whole features) are read by one task each, with whatever scheduler is active (under a
-    ``dask.distributed.Client``, on its workers: only ``fn``'s results come back); an
-    ``np.memmap``'s are read in turn in this process.  Memory: a block at a time per worker
-    and every result."""
-    bounds = chunk_bounds(X)
+def map_chunks(X, fn, *args, sliced=(), bounds=None, label: str | None = None) -> list:
+    """``[fn(block, start, *args, *slices) for each row block]``, in row order: ``block`` a NumPy
+    array of the rows from ``start`` on (:func:`chunk_bounds`, or ``bounds``), as read,
+    unchecked; ``slices`` the block's rows of each array in ``sliced`` (None stays None).  A
+    Dask array's blocks (whole features) are read by one task each, with whatever scheduler
+    is active (under a ``dask.distributed.Client``, on its workers: only ``fn``'s results come
+    back, and each task carries its slices; the tasks are named after ``label``, default
+    ``fn``'s name); an array's or ``np.memmap``'s are read in turn in this process.  Memory:
+    a block at a time per worker and every result."""
+    bounds = chunk_bounds(X) if bounds is None else bounds
+    pieces = [[None if a is None else a[lo:hi] for a in sliced]
+              for lo, hi in zip(bounds[:-1], bounds[1:])]
     if not is_lazy(X):
-        return [fn(np.asarray(X[lo:hi]), int(lo), *args)
-                for lo, hi in zip(bounds[:-1], bounds[1:])]
+        return [fn(np.asarray(X[lo:hi]), int(lo), *args, *piece)
+                for lo, hi, piece in zip(bounds[:-1], bounds[1:], pieces)]
     import dask
 
     blocks = known_chunks(X, "X").rechunk({1: -1}).to_delayed().ravel()
     task = dask.delayed(fn, pure=True)
-    return list(dask.compute(*[task(b, int(lo), *args) for b, lo in zip(blocks, bounds[:-1])]))
+    # the tasks named after the block function (``label``: the one a wrapper calls)
+    name = f"{label or fn.__name__}-{uuid.uuid4().hex}"
+    return list(dask.compute(*[task(b, int(lo), *args, *piece, dask_key_name=(name, i))
+                               for i, (b, lo, piece)
+                               in enumerate(zip(blocks, bounds[:-1], pieces))]))
 
 
 def known_chunks(X, name: str = "X"):

@@ -453,8 +453,9 @@ def refuse_lazy(X, name: str, method: str, pairwise: bool = False) -> None:
         "subsample. PCA, OrthogonalLDA, MAF, SFA, CCA, OrthogonalCCA, PPCA and "
         "FactorAnalysis read a Dask array by its chunks, and so do MDS and KernelSDR at "
         "their defaults, LPP and NPE with a k-nearest-neighbour graph, WassersteinDA and "
-        "WDAClustering with mini-batches, and NCA and LargeMarginDML past stochastic_above "
-        "samples with solver=None.")
+        "WDAClustering with mini-batches, NCA and LargeMarginDML past stochastic_above "
+        "samples with solver=None, and the HSIC estimators with an approximate Gaussian "
+        "kernel (their default) and the Nyström U-step.")
 
 
 def check_chunk(X, name: str, start: int | None, values: bool = True):

@@ -45,6 +45,18 @@ found from eigenvectors (ISM's Φ₀ and steps), whose signs NumPy's and another
 its columns possibly flipped.  The clustering estimators fit on a host copy (the spectral
 U-step and k-means are NumPy and scikit-learn code).
 
+**Rows out of memory.**  A Dask array (or DataFrame) or ``np.memmap`` X is read from its
+chunks when the kernel is the approximate Gaussian (``approximation`` "auto", which is then
+Nyström at any n, "nystroem" or "rff") and, for the clustering estimators, the U-step is
+Nyström's (``spectral`` "auto" or "nystroem"): one pass over the chunks gives ``mean_`` and
+``scale_``; σ is the median distance of the same seeded sample of standardized rows as in
+memory; only that sample and the landmark rows (the W-step's seeded draw, the U-step's
+seeded pool) are gathered; and every Φ, Φ₀ and Nyström U-step maps the chunks' standardized
+rows to d×d, m×m or n×k sums (:class:`~ldr.objectives.chunked_rows.ChunkedRows`; on a
+``dask.distributed`` client's workers).  The answer is the in-memory fit's with the same
+approximation, to rounding.  The client holds what has n rows: y, and for the clustering
+estimators the embedding U, D^{-1/2} and Γ's factor (n×k).
+
 References
 ----------
 Niu, Dy & Jordan (2011), Dimensionality reduction for spectral clustering, AISTATS.
@@ -71,7 +83,8 @@ from sklearn.utils.multiclass import type_of_target
 from ldr.core.deprecation import user_stacklevel
 from ldr.core.errors import ParameterError
 from ldr.data import arrays
-from ldr.data.validation import check_labels, check_magnitude, validate_data
+from ldr.data.rows import moments
+from ldr.data.validation import check_labels, check_magnitude, is_lazy, validate_data
 from ldr.estimators.base import (
     AffineMap,
     FitData,
@@ -85,13 +98,14 @@ from ldr.estimators.hsic_alternation import HSICAlternation
 from ldr.estimators.progress import round_lines, solve_shown
 from ldr.estimators.spectral import check_spectral, cluster_rows, gaussian_gamma
 from ldr.kernels import Gaussian, make_kernel, median_distance
-from ldr.kernels.family import in_namespace
+from ldr.kernels.family import MEDIAN_MAX_SAMPLES, in_namespace
 from ldr.kernels.features import (
     check_approximation,
     describe_approximation,
     resolve_approximation,
 )
 from ldr.kernels.tiles import DEFAULT_MEMORY_BUDGET
+from ldr.objectives.chunked_rows import ChunkedRows
 from ldr.objectives.hsic import HSIC, ApproximateHSIC, label_gamma
 from ldr.solvers import ISM
 
@@ -184,10 +198,23 @@ class _HSICBase(LinearDR):
             raise (exc.renamed(name) if exc.param == "n_features" else exc) from None
         data.params["n_kernel_features"] = int(m)
 
+    def _reads_chunks(self) -> bool:
+        """A Dask array or memmap stays out of memory with an approximate Gaussian kernel
+        (``approximation`` "auto", "nystroem" or "rff"; the in-process ``backend``): one pass
+        over the chunks gives the standardization, a seeded sample of rows σ, the landmark
+        rows are gathered, and every Φ maps the chunks to d×d sums."""
+        gaussian = self.kernel is None or (isinstance(self.kernel, str)
+                                           and self.kernel == "gaussian")
+        return gaussian and self.approximation is not None and self.backend == "numpy"
+
     def _prepare(self, data: FitData) -> None:
         """The settings checked; ``mean_``, ``scale_`` and ``kernel_`` from the rows (on the
-        host); ``data.X`` becomes the standardized rows."""
+        host); ``data.X`` becomes the standardized rows (a Dask array's or memmap's: their
+        :class:`~ldr.objectives.chunked_rows.ChunkedRows`, read a chunk at a time)."""
         self._check_settings(data)
+        if data.lazy:
+            self._prepare_chunks(data)
+            return
         rows = np.asarray(arrays.to_host(data.X), dtype=np.float64)
         check_magnitude(rows, "X")
         w = data.weights
@@ -202,6 +229,30 @@ class _HSICBase(LinearDR):
         data.params["approximation"] = resolve_approximation(
             self.approximation, Xs.shape[0],
             type(self.kernel_) is Gaussian and self.backend == "numpy" and data.space is None)
+
+    def _prepare_chunks(self, data: FitData) -> None:
+        """:meth:`_prepare` for a Dask array or memmap: the mean and scale by one pass over
+        its chunks (each chunk's values checked), σ the median distance of the same seeded
+        sample of standardized rows as in memory (:func:`ldr.kernels.median_distance`), and
+        the approximation at any n ("auto": Nyström; the exact kernel needs every pair in
+        memory).  The labels y are read into memory."""
+        stats = moments(data.X, name="X").on_host()
+        self.mean_ = stats.mean
+        sd = np.sqrt(np.diag(stats.scatter) / stats.n)
+        self.scale_ = np.where(sd > 0, sd, 1.0)
+        rows = ChunkedRows(data.X, self.mean_, self.scale_)
+        n = rows.shape[0]
+        sample = np.arange(n)
+        if n > MEDIAN_MAX_SAMPLES:  # median_distance's own draw, the rows gathered in order
+            sample = np.sort(np.random.default_rng(0).choice(n, MEDIAN_MAX_SAMPLES,
+                                                             replace=False))
+        sigma = self.sigma if self.sigma is not None else median_distance(rows.take(sample))
+        self.kernel_ = Gaussian(sigma)
+        data.X = rows
+        if is_lazy(data.y):
+            data.y = np.asarray(data.y.compute())
+        approximation = self.approximation
+        data.params["approximation"] = "nystroem" if approximation == "auto" else approximation
 
     def _n_components(self, data: FitData):
         """q: an integer with 1 <= q < n_features; None gives n_features − 1; "auto" gives
@@ -569,6 +620,10 @@ class _ClusteringHSIC(ClusterMixin, _HSICBase):
         """Γ of a round from the embedding U and D^{-1/2} (the paradigm's; module
         docstring)."""
         raise NotImplementedError
+
+    def _reads_chunks(self) -> bool:
+        """The base's, with the Nyström U-step (``spectral`` "auto" or "nystroem")."""
+        return super()._reads_chunks() and self.spectral != "exact"
 
     def _fit_point(self, data: FitData, r) -> tuple:
         """The alternation (:mod:`ldr.estimators.hsic_alternation`); returns the last

@@ -62,6 +62,7 @@ from ldr.core.result import Result
 from ldr.core.stopping import default_tol
 from ldr.estimators.anderson import alternate
 from ldr.estimators.spectral import (
+    BLOCK,
     SYMMETRIC_BLOCK,
     dense_route,
     gaussian_sigma,
@@ -70,6 +71,7 @@ from ldr.estimators.spectral import (
     spectral_embedding,
 )
 from ldr.kernels import Kernel
+from ldr.objectives.chunked_rows import ChunkedRows, RowBlocks
 from ldr.objectives.hsic import factor_of
 from ldr.solvers.ism import minimizing_eigenvectors
 
@@ -157,8 +159,10 @@ class HSICAlternation:
 
     Parameters
     ----------
-    X : (n, d) array
-        The standardized rows (NumPy).
+    X : (n, d) array or ChunkedRows
+        The standardized rows (NumPy), or those of a Dask array or memmap
+        (:class:`~ldr.objectives.chunked_rows.ChunkedRows`): the U-step is then Nyström's,
+        its passes mapped over the chunks.
     kernel : Kernel
         The kernel on the projected rows XW, fitted.
     n_clusters : int
@@ -197,7 +201,7 @@ class HSICAlternation:
         The scale ``tol`` multiplies ("auto": the driver's gradient scale).
     """
 
-    X: np.ndarray
+    X: object
     kernel: Kernel
     n_clusters: int
     center: bool
@@ -222,9 +226,16 @@ class HSICAlternation:
     sigma: float | None = dataclasses.field(default=None, init=False)
     #: whether the U-step's kernel is kept for (R1) (module docstring)
     keep: bool = dataclasses.field(default=False, init=False)
+    #: the rows by blocks (:mod:`ldr.objectives.chunked_rows`), for the Nyström U-step
+    rows: object = dataclasses.field(default=None, init=False, repr=False)
 
     def __post_init__(self):
         n = self.X.shape[0]
+        if isinstance(self.X, ChunkedRows):
+            self.rows = self.X
+            self.spectral = "nystroem"
+        else:
+            self.rows = RowBlocks(self.X, BLOCK)
         self.sigma = gaussian_sigma(self.kernel)
         self.keep = (self.sigma is not None and not self.approximate
                      and dense_route(self.spectral, n) and 16.0 * n * n <= self.memory_budget)
@@ -234,7 +245,7 @@ class HSICAlternation:
         """The alternation from the embedding of the full-dimensional kernel
         (:func:`ldr.estimators.anderson.alternate`; ``report`` called with each round's
         record)."""
-        U, dm = kernel_embedding(self.kernel, self.X, self.n_clusters, self.center,
+        U, dm = kernel_embedding(self.kernel, self.rows, self.n_clusters, self.center,
                                  self.spectral, self.landmarks, self.seed, self.memory_budget)
         U, history, rounds, change = alternate(U, dm, self.round, max_outer, outer_tol,
                                                acceleration, self.inexact, report)
@@ -251,8 +262,8 @@ class HSICAlternation:
                                        self.kept.get("U") if warm else None)
             self.kept.update(W=W, K=K, U=U)
             return U, dm
-        return kernel_embedding(self.kernel, self.X @ W, self.n_clusters, self.center,
-                                self.spectral, self.landmarks, self.seed, self.memory_budget)
+        return kernel_embedding(self.kernel, self.rows, self.n_clusters, self.center,
+                                self.spectral, self.landmarks, self.seed, self.memory_budget, W)
 
     def embed_warm(self, W):
         """:meth:`embed`, warm-started from the last U."""

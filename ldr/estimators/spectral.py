@@ -46,6 +46,7 @@ from ldr.kernels import Gaussian
 from ldr.kernels.family import beta
 from ldr.kernels.features import gaussian_cross
 from ldr.kernels.tiles import DEFAULT_MEMORY_BUDGET
+from ldr.objectives.chunked_rows import RowBlocks
 
 #: the values of ``spectral``, how the U-step embeds: "auto" (exact up to :data:`DENSE_MAX`
 #: rows, Nyström beyond), "exact" or "nystroem" (module docstring)
@@ -178,23 +179,43 @@ def gram(kernel, Z: np.ndarray) -> np.ndarray:
     return K
 
 
+def landmark_pool(n: int, m: int, seed) -> tuple:
+    """``(rng, pool)``: the seeded generator of :func:`landmarks` and its uniform pool of
+    ``LANDMARK_POOL·m`` row indices (sorted), or None when n is at most that."""
+    rng = np.random.RandomState(seed_int(seed))
+    pool = None
+    if n > LANDMARK_POOL * m:
+        pool = np.sort(rng.choice(n, LANDMARK_POOL * m, replace=False))
+    return rng, pool
+
+
 def landmarks(Z: np.ndarray, m: int, seed) -> np.ndarray:
     """Indices of m landmark rows by seeded k-means++ seeding (Arthur & Vassilvitskii 2007;
     distinct, sorted): D² sampling covers the tails, where uniform draws leave outlying rows'
     kernel rows badly approximated.  The seeding costs O(n·m·log m); past
     ``LANDMARK_POOL·m`` rows it runs on a seeded uniform pool of that many rows, so that its
     cost stops growing with n (the landmarks then follow D² sampling over the pool)."""
+    rng, pool = landmark_pool(Z.shape[0], m, seed)
+    idx = seeded_centers(Z if pool is None else Z[pool], m, rng)
+    return idx if pool is None else pool[idx]
+
+
+def seeded_centers(Z: np.ndarray, m: int, rng) -> np.ndarray:
+    """The distinct indices (sorted) of k-means++ seeding's m centers among the rows Z."""
     from sklearn.cluster import kmeans_plusplus
 
-    rng = np.random.RandomState(seed_int(seed))
-    n = Z.shape[0]
-    pool = None
-    if n > LANDMARK_POOL * m:
-        pool = np.sort(rng.choice(n, LANDMARK_POOL * m, replace=False))
-        Z = Z[pool]
-    _, idx = kmeans_plusplus(Z, m, random_state=rng)
-    idx = np.unique(idx)
-    return idx if pool is None else pool[idx]
+    return np.unique(kmeans_plusplus(Z, m, random_state=rng)[1])
+
+
+def projected_landmarks(rows, W, m: int, seed) -> np.ndarray:
+    """The landmark rows of :func:`landmarks` on Z = XW (W None: Z = X) for a row source
+    (:mod:`ldr.objectives.chunked_rows`): only the pool's rows are gathered."""
+    n = rows.shape[0]
+    rng, pool = landmark_pool(n, m, seed)
+    Z = rows.take(np.arange(n) if pool is None else pool)
+    if W is not None:
+        Z = Z @ W
+    return Z[seeded_centers(Z, m, rng)]
 
 
 def _cross(kernel, Z: np.ndarray, ZL: np.ndarray) -> np.ndarray:
@@ -215,56 +236,41 @@ def _cross(kernel, Z: np.ndarray, ZL: np.ndarray) -> np.ndarray:
     return out
 
 
-def nystroem_embedding(kernel, Z: np.ndarray, k: int, center: bool, m: int, seed,
-                       memory_budget: float = DEFAULT_MEMORY_BUDGET
+def nystroem_embedding(kernel, Z, k: int, center: bool, m: int, seed,
+                       memory_budget: float = DEFAULT_MEMORY_BUDGET, W=None
                        ) -> tuple[np.ndarray, np.ndarray]:
-    """(U, D^{-1/2}) of (N1) with m seeded landmarks (module docstring): Ψ kept when its
-    n×ρ floats fit ``memory_budget`` bytes, else recomputed in each pass."""
-    n = Z.shape[0]
+    """(U, D^{-1/2}) of (N1) with m seeded landmarks (module docstring) on the rows Z, an
+    array or a row source (:mod:`ldr.objectives.chunked_rows`: a Dask array's chunks are
+    mapped by tasks), projected by W when given.  Ψ kept when its n×ρ floats fit
+    ``memory_budget`` bytes and the blocks are computed in this process, else recomputed in
+    each pass."""
+    rows = RowBlocks(Z, BLOCK) if isinstance(Z, np.ndarray) else Z
+    n = rows.shape[0]
     m = min(int(m), n)
     if m <= k:
         raise ParameterError("n_kernel_features", f"the Nyström U-step needs more landmarks "
                              f"than clusters: n_kernel_features = {m} <= n_clusters = {k}")
-    ZL = Z[landmarks(Z, m, seed)]
+    ZL = projected_landmarks(rows, W, m, seed)
     lam, V = scipy.linalg.eigh(_cross(kernel, ZL, ZL))
     keep = lam > 1e-12 * max(lam[-1], 1e-300)
     B = V[:, keep] / np.sqrt(lam[keep])                      # Ψ = C B
-    blocks = [slice(i, min(i + BLOCK, n)) for i in range(0, n, BLOCK)]
-
-    kept = None
-    if 8.0 * n * B.shape[1] <= memory_budget:  # Ψ = CB formed once, C not again
-        kept = np.empty((n, B.shape[1]))
-        for sl in blocks:
-            kept[sl] = _cross(kernel, Z[sl], ZL) @ B
-
-    def cross(sl):
-        return _cross(kernel, Z[sl], ZL)
-
-    def psi(sl):
-        return kept[sl] if kept is not None else cross(sl) @ B
-
-    # pass 1: Ψᵀ1 = Bᵀ(Cᵀ1)
-    colsum = kept.sum(axis=0) if kept is not None else \
-        B.T @ sum(cross(sl).sum(axis=0) for sl in blocks)
+    cross = LandmarkCross(kernel, ZL, W)
+    cache = {} if rows.in_process and 8.0 * n * B.shape[1] <= memory_budget else None
+    # pass 1: Ψᵀ1 = Bᵀ(Cᵀ1) (Ψ's blocks kept in the cache, C not formed again)
+    colsum = B.T @ sum(rows.map(cross_colsum, cross, B, cache))
     # pass 2: the degrees Ψ(Ψᵀ1) = C(B Ψᵀ1) block by block, and with them ΦᵀΦ and Φᵀ1 for
     # Φ = D^{-1/2} Ψ (B keeps the ρ ≤ m eigenpairs of K_LL above rounding: a few dozen for
     # rows of a few dimensions, so Ψ's block is b × ρ)
-    toward = B @ colsum
-    dm = np.empty(n)
-    G = np.zeros((B.shape[1], B.shape[1]))
-    mean = np.zeros(B.shape[1])
-    for sl in blocks:
-        C = None if kept is not None else cross(sl)
-        deg = kept[sl] @ colsum if kept is not None else C @ toward
-        if not np.all(deg > 0):
-            raise ParameterError("n_kernel_features", f"the Nyström approximation gives "
-                                 f"{int(np.sum(deg <= 0))} sample(s) a non-positive degree; "
-                                 f"raise n_kernel_features (now {m}) or use spectral='exact'")
-        dm[sl] = 1.0 / np.sqrt(deg)
-        F = dm[sl, None] * (kept[sl] if kept is not None else C @ B)
-        G += F.T @ F
-        mean += F.sum(axis=0)
-    mean /= n
+    parts = rows.map(degree_sums, cross, B, colsum, cache)
+    bad = sum(part[3] for part in parts)
+    if bad:
+        raise ParameterError("n_kernel_features", f"the Nyström approximation gives {bad} "
+                             f"sample(s) a non-positive degree; raise n_kernel_features (now "
+                             f"{m}) or use spectral='exact'")
+    dm = np.concatenate([part[0] for part in parts])
+    G = sum(part[1] for part in parts)
+    mean = sum(part[2] for part in parts) / n
+    del parts
     if center:
         G -= n * np.outer(mean, mean)
     sig2, Q = scipy.linalg.eigh(0.5 * (G + G.T))
@@ -275,12 +281,56 @@ def nystroem_embedding(kernel, Z: np.ndarray, k: int, center: bool, m: int, seed
                              "spectral='exact'")
     R = Q / np.sqrt(sig2)
     shift = mean @ R if center else 0.0
-    BR = B @ R
     # pass 3: U = ΦR − shift = D^{-1/2} C (BR) − shift
-    if kept is not None:
-        return (dm[:, None] * kept) @ R - shift, dm
-    U = np.concatenate([(dm[sl, None] * cross(sl)) @ BR - shift for sl in blocks])
+    U = np.concatenate(rows.map(embedding_rows, cross, B, R, shift, cache, sliced=(dm,)))
     return U, dm
+
+
+class LandmarkCross:
+    """K(rows W, Z_L): a block of rows' kernel against the landmarks (W None: the rows
+    themselves); picklable, for the tasks of a Dask array's chunks."""
+
+    def __init__(self, kernel, ZL: np.ndarray, W):
+        self.kernel = kernel
+        self.ZL = ZL
+        self.W = W
+
+    def __call__(self, rows: np.ndarray) -> np.ndarray:
+        return _cross(self.kernel, rows if self.W is None else rows @ self.W, self.ZL)
+
+
+def cross_colsum(rows, start, cross, B, cache) -> np.ndarray:
+    """A block's Cᵀ1 (:func:`nystroem_embedding`'s pass 1); Ψ = CB kept in ``cache``."""
+    C = cross(rows)
+    if cache is None:
+        return C.sum(axis=0)
+    cache[start] = C @ B
+    return C.sum(axis=0)
+
+
+def degree_sums(rows, start, cross, B, colsum, cache) -> tuple:
+    """A block's (D^{-1/2}, ΦᵀΦ, Φᵀ1, count of non-positive degrees), Φ = D^{-1/2}Ψ and the
+    degrees Ψ(Ψᵀ1) (:func:`nystroem_embedding`'s pass 2)."""
+    if cache is not None:
+        Psi = cache[start]
+        deg = Psi @ colsum
+    else:
+        C = cross(rows)
+        deg = C @ (B @ colsum)
+        Psi = None
+    bad = int(np.sum(~(deg > 0)))
+    if bad:
+        return np.ones_like(deg), 0.0, 0.0, bad
+    dm = 1.0 / np.sqrt(deg)
+    F = dm[:, None] * (Psi if Psi is not None else C @ B)
+    return dm, F.T @ F, F.sum(axis=0), 0
+
+
+def embedding_rows(rows, start, cross, B, R, shift, cache, dm) -> np.ndarray:
+    """A block's rows of U = ΦR − shift = D^{-1/2} C (BR) − shift (pass 3)."""
+    if cache is not None:
+        return (dm[:, None] * cache.pop(start)) @ R - shift
+    return (dm[:, None] * cross(rows)) @ (B @ R) - shift
 
 
 def dense_route(spectral: str, n: int) -> bool:
@@ -296,13 +346,15 @@ def gaussian_sigma(kernel) -> float | None:
     return None
 
 
-def kernel_embedding(kernel, Z: np.ndarray, k: int, center: bool, spectral: str, m: int,
-                     seed, memory_budget: float = DEFAULT_MEMORY_BUDGET
+def kernel_embedding(kernel, Z, k: int, center: bool, spectral: str, m: int,
+                     seed, memory_budget: float = DEFAULT_MEMORY_BUDGET, W=None
                      ) -> tuple[np.ndarray, np.ndarray]:
-    """The U-step on the rows Z = XW: exact or Nyström by ``spectral`` (module docstring)."""
+    """The U-step on the rows Z (an array, or a row source for the Nyström route), projected
+    by W when given: exact or Nyström by ``spectral`` (module docstring)."""
     if dense_route(spectral, Z.shape[0]):
-        return spectral_embedding(gram(kernel, Z), k, center)
-    return nystroem_embedding(kernel, Z, k, center, m, seed, memory_budget)
+        X = Z if isinstance(Z, np.ndarray) else Z.X
+        return spectral_embedding(gram(kernel, X if W is None else X @ W), k, center)
+    return nystroem_embedding(kernel, Z, k, center, m, seed, memory_budget, W)
 
 
 def gaussian_gamma(Y: np.ndarray, sigma: float, m: int, seed

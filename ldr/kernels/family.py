@@ -284,7 +284,12 @@ def make_kernel(spec) -> Kernel:
                      f"got {spec!r}")
 
 
-def median_distance(X, max_samples: int = 2000, seed: int = 0, weights=None) -> float:
+#: :func:`median_distance` takes the distances of a seeded subsample of this many rows
+MEDIAN_MAX_SAMPLES = 2000
+
+
+def median_distance(X, max_samples: int = MEDIAN_MAX_SAMPLES, seed: int = 0,
+                    weights=None) -> float:
     """Median pairwise Euclidean distance of the rows of X (a seeded subsample above
     ``max_samples`` rows, taken in X's namespace); the Gaussian kernel's default σ, computed
     once on the host (``scipy.spatial.distance.pdist``).

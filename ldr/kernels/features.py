@@ -113,58 +113,82 @@ class RandomFourier:
         self.m = int(n_features)
         self.omega = rng.standard_normal((d, self.m)) / self.sigma     # Ω_d
 
-    def at(self, X: np.ndarray, W: np.ndarray):
-        """``(features(rows, right=None) -> C_rows or C_rows·right, A)`` at W (A = None: the
-        identity)."""
-        Om = W.T @ self.omega                                          # WᵀΩ_d ~ N(0, σ⁻²I)
-        Z = X @ W
-        scale = 1.0 / np.sqrt(self.m)
+    def at(self, W: np.ndarray):
+        """``(features, A)`` at W: ``features(rows, right=None)`` maps a block of rows
+        (b × d) to their features C (b × 2m), or C·right; A = None (the identity)."""
+        return FourierMap(W, W.T @ self.omega, 1.0 / np.sqrt(self.m)), None
 
-        def features(rows, right=None):
-            arg = Z[rows] @ Om
-            C = np.empty((arg.shape[0], 2 * self.m))
-            np.cos(arg, out=C[:, : self.m])
-            np.sin(arg, out=C[:, self.m:])
-            C *= scale
-            return C if right is None else C @ right
 
-        return features, None
+class FourierMap:
+    """A block of rows' random Fourier features at W (:meth:`RandomFourier.at`): picklable,
+    so that the row blocks of a Dask array are mapped by tasks."""
+
+    def __init__(self, W: np.ndarray, omega: np.ndarray, scale: float):
+        self.W = W
+        self.omega = omega                                             # WᵀΩ_d ~ N(0, σ⁻²I)
+        self.scale = scale
+
+    def __call__(self, rows: np.ndarray, right=None) -> np.ndarray:
+        arg = (rows @ self.W) @ self.omega
+        m = self.omega.shape[1]
+        C = np.empty((arg.shape[0], 2 * m))
+        np.cos(arg, out=C[:, :m])
+        np.sin(arg, out=C[:, m:])
+        C *= self.scale
+        return C if right is None else C @ right
 
 
 class Nystroem:
-    """Nyström approximation of the Gaussian kernel on z = Wᵀx with m seeded landmark rows."""
+    """Nyström approximation of the Gaussian kernel on z = Wᵀx with m seeded landmark rows.
 
-    def __init__(self, sigma: float, n_features: int, n: int, seed):
+    ``rows``: the (standardized) rows, an array or a row source with ``shape`` and
+    ``take(indices)`` (:class:`ldr.objectives.chunked_rows.ChunkedRows`); only the m
+    landmark rows are kept."""
+
+    def __init__(self, sigma: float, n_features: int, rows, seed):
         rng = np.random.default_rng(seed)
         self.sigma = float(sigma)
+        n = rows.shape[0]
         m = min(int(n_features), n)
         self.landmarks = np.sort(rng.choice(n, m, replace=False))
+        self.landmark_rows = rows[self.landmarks] if isinstance(rows, np.ndarray) \
+            else rows.take(self.landmarks)
         self.jitter = 1e-6
 
-
-    def at(self, X: np.ndarray, W: np.ndarray):
-        """``(features(rows, right=None) -> C_rows or C_rows·right, None)`` at W:
+    def at(self, W: np.ndarray):
+        """``(features, None)`` at W: ``features(rows, right=None)`` maps a block of rows to
         C = K(Z, Z_L) V_ρ (Λ_ρ + εI)^{-1/2} (module docstring), so K ≈ CCᵀ; with ``right``
         (ρ×k) the product K(Z_rows, Z_L)·(V_ρ(Λ_ρ + εI)^{-1/2}·right), O(b·m·k) instead of
         O(b·m·ρ)."""
         s2 = 2.0 * self.sigma**2
-        Z = X @ W
-        ZL = Z[self.landmarks]
+        ZL = self.landmark_rows @ W
         lam, V = scipy.linalg.eigh(gaussian_cross(ZL, ZL, s2))
         keep = lam > 1e-12 * max(lam[-1], 1e-300)
         B = V[:, keep] / np.sqrt(lam[keep] + self.jitter)
-
-        def features(rows, right=None):
-            K = gaussian_cross(Z[rows], ZL, s2)
-            return K @ B if right is None else K @ (B @ right)
-
-        return features, None
+        return NystroemMap(W, ZL, B, s2), None
 
 
-def make_features(approximation: str, sigma: float, n_features: int, X: np.ndarray, seed):
+class NystroemMap:
+    """A block of rows' Nyström features at W (:meth:`Nystroem.at`): picklable, so that the
+    row blocks of a Dask array are mapped by tasks."""
+
+    def __init__(self, W: np.ndarray, ZL: np.ndarray, B: np.ndarray, s2: float):
+        self.W = W
+        self.ZL = ZL
+        self.B = B
+        self.s2 = s2
+
+    def __call__(self, rows: np.ndarray, right=None) -> np.ndarray:
+        K = gaussian_cross(rows @ self.W, self.ZL, self.s2)
+        return K @ self.B if right is None else K @ (self.B @ right)
+
+
+def make_features(approximation: str, sigma: float, n_features: int, rows, seed):
+    """The seeded feature map of ``approximation`` on ``rows`` (an array or a row source with
+    ``shape`` and ``take``)."""
     if approximation == "rff":
-        return RandomFourier(sigma, n_features, X.shape[1], seed)
-    return Nystroem(sigma, n_features, X.shape[0], seed)
+        return RandomFourier(sigma, n_features, rows.shape[1], seed)
+    return Nystroem(sigma, n_features, rows, seed)
 
 
 def grouped_columns(F: np.ndarray, max_groups: int = 256):
@@ -194,87 +218,111 @@ def grouped_columns(F: np.ndarray, max_groups: int = 256):
     return dense, np.array(few), gid, F[first][:, few]
 
 
-def approximate_sums(X, W, feats, factor, groups, block_size: int, split=None,
-                     cache_bytes: float = 0, row_weight=None):
+def approximate_sums(rows, W, feats, factor, groups, split=None, cache_bytes: float = 0,
+                     row_weight=None):
     """``(total, XDX, XGKX)`` ≈ (Σ Γ⊙K, Xᵀ diag((Γ⊙K)1) X, Xᵀ (Γ⊙K) X) with K ≈ CACᵀ.
 
-    ``factor`` = (F, s) is Γ's factor; ``groups`` = (bounds, gid, G) when the rows are sorted
-    by class and Γ is G between classes (then E is the class indicator, M = G).  ``split``
-    (:func:`grouped_columns`) when some columns of F are E R with E a group indicator: their
-    P_t = Σ_g R_gt C_gᵀ X_g and u_t = Σ_g R_gt C_gᵀ1 from per-group sums, O(n·m′·d) for all
-    of them instead of O(n·m′·d) each (the same sums in another order).  The feature blocks of
-    the first pass are kept for the second (the degrees) up to ``cache_bytes``; the rest are
+    ``rows`` is a row source (:class:`ldr.objectives.chunked_rows.RowBlocks` for an array,
+    :class:`~ldr.objectives.chunked_rows.ChunkedRows` for a Dask array or memmap): each pass
+    maps its blocks of rows to partial sums, added here.  ``factor`` = (F, s) is Γ's factor;
+    ``groups`` = (gid, G) when Γ is G between the classes ``gid`` (then E is the class
+    indicator, M = G).  ``split`` (:func:`grouped_columns`) when some columns of F are E R
+    with E a group indicator: their P_t = Σ_g R_gt C_gᵀ X_g and u_t = Σ_g R_gt C_gᵀ1 from
+    per-group sums, O(n·m′·d) for all of them instead of O(n·m′·d) each (the same sums in
+    another order).  The feature blocks of the first pass are kept for the second (the
+    degrees) up to ``cache_bytes`` when the blocks are computed in this process; the rest are
     recomputed.  ``row_weight`` w (n,) for Γ = diag(w) F diag(s) Fᵀ diag(w): the features
     are scaled instead, C̃ = diag(w) C, as Γ ⊙ CCᵀ = (F diag(s) Fᵀ) ⊙ C̃C̃ᵀ — F's class
     columns then stay few-valued for ``split``."""
-    n, d = X.shape
-    features, A = feats.at(X, W)
+    d = rows.shape[1]
+    features, A = feats.at(W)
     if groups is not None:
-        bounds, gid, M = groups
+        gid, M = groups
         k = M.shape[0]
+        Fd = None
+        dense = None
+        split_gid = None
+        n_split = 0
     else:
         F, s = factor
         M = np.diag(s)
         k = F.shape[1]
         dense = np.arange(k) if split is None else split[0]
-        Fd = F[:, dense]
-    blocks = [slice(i, min(i + block_size, n)) for i in range(0, n, block_size)]
-    kept: dict = {}
-    P = U = Pg = Ug = None
-    for rows in blocks:                                   # pass 1: P_t, u_t
-        C = features(rows)
-        if row_weight is not None:
-            C *= row_weight[rows, None]
-        if C.nbytes * (len(kept) + 1) <= cache_bytes:
-            kept[rows.start] = C
-        if P is None:
-            P = np.zeros((C.shape[1], k, d))
-            U = np.zeros((C.shape[1], k))
-            if split is not None:
-                Pg = np.zeros((C.shape[1], split[3].shape[0], d))
-                Ug = np.zeros((C.shape[1], split[3].shape[0]))
-        Xr = X[rows]
-        if groups is not None:
-            _group_sums(C, Xr, gid[rows], P, U)
-            continue
-        if len(dense):
-            Fr = Fd[rows]
-            # P_t += Cᵀ diag(F_t) X for a few columns t at a time: the b × (columns · d)
-            # temporary no larger than the block of features C (was b × kd × d: 279 MB at
-            # kd = 45, d = 50 beside a 128 MB block of features)
-            step = max(1, C.shape[1] // d)
-            for j in range(0, len(dense), step):
-                cols = dense[j:j + step]
-                P[:, cols, :] += (C.T @ (Fr[:, j:j + step, None] * Xr[:, None, :]).reshape(
-                    len(Xr), len(cols) * d)).reshape(-1, len(cols), d)
-            U[:, dense] += C.T @ Fr
-        if split is not None:
-            _group_sums(C, Xr, split[2][rows], Pg, Ug)
+        Fd = F[:, dense] if len(dense) else None
+        gid = None
+        split_gid = None if split is None else split[2]
+        n_split = 0 if split is None else split[3].shape[0]
+    cache = {} if cache_bytes > 0 and rows.in_process else None
+    parts = rows.map(first_pass, features, k, d, dense, n_split, cache, cache_bytes,
+                     sliced=(Fd, gid, split_gid, row_weight))
+    P = sum(part[0] for part in parts)
+    U = sum(part[1] for part in parts)
     if split is not None:                                 # the grouped columns: E R
         _, grouped, _, R = split
+        Pg = sum(part[2] for part in parts)
+        Ug = sum(part[3] for part in parts)
         P[:, grouped, :] = np.einsum("mgd,gt->mtd", Pg, R)
         U[:, grouped] = Ug @ R
+    del parts
     AU = U if A is None else A @ U                         # m′ × k
     AUM = AU @ M.T
     total = float(np.einsum("ta,ta->", U, AUM))
     AP = P if A is None else (A @ P.reshape(P.shape[0], -1)).reshape(P.shape)
     # Σ_ab M_ab P_aᵀ A P_b
     XGKX = np.einsum("iad,ab,ibe->de", P, M, AP, optimize=True)
-    XDX = np.zeros((d, d))
-    for rows in blocks:                                   # pass 2: degrees
-        C = kept.pop(rows.start, None)
-        if C is None:
-            CAUM = features(rows, AUM)                     # b × k
-            if row_weight is not None:
-                CAUM *= row_weight[rows, None]
-        else:
-            CAUM = C @ AUM
-        if groups is not None:
-            deg = CAUM[np.arange(rows.stop - rows.start), gid[rows]]
-        else:
-            deg = np.einsum("ik,ik->i", F[rows], CAUM)
-        XDX += X[rows].T @ (deg[:, None] * X[rows])
+    XDX = sum(rows.map(second_pass, features, AUM, cache,
+                       sliced=(None if groups is not None else F, gid, row_weight)))
     return total, XDX, 0.5 * (XGKX + XGKX.T)
+
+
+def first_pass(Xr, start, features, k, d, dense, n_split, cache, cache_bytes, Fr, gid,
+               split_gid, weight):
+    """A block of rows' part of :func:`approximate_sums`' first pass: ``(P, U, Pg, Ug)``,
+    P_t = Cᵀ(E_t ⊙ X) and u_t = Cᵀ E_t over the block (Pg, Ug: the grouped columns' per-group
+    sums, None without them); its features kept in ``cache`` while they fit
+    ``cache_bytes``."""
+    C = features(Xr)
+    if weight is not None:
+        C *= weight[:, None]
+    if cache is not None and C.nbytes * (len(cache) + 1) <= cache_bytes:
+        cache[start] = C
+    P = np.zeros((C.shape[1], k, d))
+    U = np.zeros((C.shape[1], k))
+    Pg = Ug = None
+    if gid is not None:
+        _group_sums(C, Xr, gid, P, U)
+        return P, U, Pg, Ug
+    if Fr is not None:
+        # P_t += Cᵀ diag(F_t) X for a few columns t at a time: the b × (columns · d)
+        # temporary no larger than the block of features C
+        step = max(1, C.shape[1] // d)
+        for j in range(0, len(dense), step):
+            cols = dense[j:j + step]
+            P[:, cols, :] += (C.T @ (Fr[:, j:j + step, None] * Xr[:, None, :]).reshape(
+                len(Xr), len(cols) * d)).reshape(-1, len(cols), d)
+        U[:, dense] += C.T @ Fr
+    if split_gid is not None:
+        Pg = np.zeros((C.shape[1], n_split, d))
+        Ug = np.zeros((C.shape[1], n_split))
+        _group_sums(C, Xr, split_gid, Pg, Ug)
+    return P, U, Pg, Ug
+
+
+def second_pass(Xr, start, features, AUM, cache, Fr, gid, weight):
+    """A block of rows' part of :func:`approximate_sums`' second pass: Xᵀ diag(deg) X over
+    the block, deg = rowsum(E ⊙ (C A U Mᵀ)) its rows' degrees."""
+    C = None if cache is None else cache.pop(start, None)
+    if C is None:
+        CAUM = features(Xr, AUM)                           # b × k
+        if weight is not None:
+            CAUM *= weight[:, None]
+    else:
+        CAUM = C @ AUM
+    if gid is not None:
+        deg = CAUM[np.arange(Xr.shape[0]), gid]
+    else:
+        deg = np.einsum("ik,ik->i", Fr, CAUM)
+    return Xr.T @ (deg[:, None] * Xr)
 
 
 def _group_sums(C, Xr, g, P, U) -> None:

@@ -91,11 +91,10 @@ def choose_block_size(n: int, memory_budget: int | float = DEFAULT_MEMORY_BUDGET
     return int(min(n, by_budget, by_cache))
 
 
-def class_groups(F: np.ndarray, s: np.ndarray):
-    """``(order, bounds, gid, G)`` when the rows of Γ's factor F take few distinct values
-    (class labels): ``order`` sorts the samples by value, ``bounds`` are the group ranges in
-    that order, ``gid`` the group of each sorted sample and G = U diag(s) Uᵀ the value of Γ
-    between groups (U the distinct rows).  ``None`` otherwise."""
+def class_codes(F: np.ndarray, s: np.ndarray):
+    """``(gid, G)`` when the rows of Γ's factor F take few distinct values (class labels):
+    ``gid`` the group of each sample (in the samples' order) and G = U diag(s) Uᵀ the value of
+    Γ between groups (U the distinct rows).  ``None`` otherwise."""
     n = F.shape[0]
     cap = min(MAX_GROUPS, n // 32)
     coded = []
@@ -108,10 +107,21 @@ def class_groups(F: np.ndarray, s: np.ndarray):
     if grouped is None:
         return None
     gid, first = grouped
-    order = np.argsort(gid, kind="stable")
-    bounds = np.concatenate([[0], np.cumsum(np.bincount(gid, minlength=first.shape[0]))])
     uniq = F[first]
-    return order, bounds, gid[order], (uniq * s) @ uniq.T
+    return gid, (uniq * s) @ uniq.T
+
+
+def class_groups(F: np.ndarray, s: np.ndarray):
+    """``(order, bounds, gid, G)``: :func:`class_codes` with ``order`` sorting the samples by
+    group, ``bounds`` the group ranges in that order and ``gid`` the group of each sorted
+    sample.  ``None`` when F's rows are not few-valued."""
+    coded = class_codes(F, s)
+    if coded is None:
+        return None
+    gid, G = coded
+    order = np.argsort(gid, kind="stable")
+    bounds = np.concatenate([[0], np.cumsum(np.bincount(gid, minlength=G.shape[0]))])
+    return order, bounds, gid[order], G
 
 
 class Tiles:
