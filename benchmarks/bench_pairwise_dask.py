@@ -26,7 +26,8 @@ the scale and the LDA start), the first pool of sampled columns gathered (a pass
 pass an epoch (each chunk read once, its batches taken, the next pool's rows collected):
 3 + epochs passes.  Its batches run in the client, one chunk at a time: that work grows with
 n and is not divided among workers.  ``--epochs`` caps NCA's epochs (the default's 20) for a
-run that measures memory and an epoch's time, not the default's answer.
+run that measures memory and an epoch's time, not the default's answer; ``--max-outer`` caps
+the clustering HSICs' rounds (the default's 30) likewise.
 ``LargeMarginDML(2)`` fits the same classes by the same route, with one more pass before the
 epochs: each row's target neighbours among its chunk's classmates, and their recall against
 the exact search over all rows on 256 sampled rows (4 + epochs passes).
@@ -187,7 +188,7 @@ def worker_peak_mb() -> float:
 
 
 def child(method: str, n: int, chunk: int, workers: int, worker_memory: str,
-          reference: bool, epochs: int | None = None) -> dict:
+          reference: bool, epochs: int | None = None, max_outer: int | None = None) -> dict:
     import warnings
 
     from distributed import Client, LocalCluster
@@ -204,6 +205,8 @@ def child(method: str, n: int, chunk: int, workers: int, worker_memory: str,
     warnings.simplefilter("ignore")
     X, y, B = lazy_data(n, chunk)
     model, args = build(method, X, y, B)
+    if max_outer is not None and "max_outer" in model.get_params():
+        model.set_params(max_outer=max_outer)
     with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                       memory_limit=worker_memory, dashboard_address=None) as cluster, \
             Client(cluster) as client:
@@ -225,6 +228,7 @@ def child(method: str, n: int, chunk: int, workers: int, worker_memory: str,
            "batch_size": getattr(model, "batch_size_", None),
            "rounds": getattr(model, "n_outer_", None), "reason": model.result_.reason}
     if method in MAPPED:
+        row["max_outer_cap"] = max_outer
         row["map_seconds"] = mapped.seconds
         row["map_passes"] = mapped.count
         row["converged"] = bool(getattr(model, "converged_", model.result_.converged))
@@ -280,12 +284,15 @@ def main(argv=None) -> None:
     p.add_argument("--worker-memory", default="1GiB", help="each worker's memory limit")
     p.add_argument("--epochs", type=int, default=None,
                    help="cap NCA's and LMNN's epochs (module docstring; default: their own)")
-    p.add_argument("--child", nargs=7, help=argparse.SUPPRESS)
+    p.add_argument("--max-outer", type=int, default=None,
+                   help="cap the clustering HSICs' rounds (module docstring; default: theirs)")
+    p.add_argument("--child", nargs=8, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child:
-        method, n, chunk, workers, memory, reference, epochs = args.child
+        method, n, chunk, workers, memory, reference, epochs, max_outer = args.child
         print(json.dumps(child(method, int(n), int(chunk), int(workers), memory,
-                               reference == "1", None if epochs == "0" else int(epochs))))
+                               reference == "1", None if epochs == "0" else int(epochs),
+                               None if max_outer == "0" else int(max_outer))))
         return
 
     from _common import print_header, print_table
@@ -302,7 +309,8 @@ def main(argv=None) -> None:
     for method in args.methods:
         for n in args.n:
             row = common_run_child(__file__, method, n, args.chunk, args.workers,
-                                   args.worker_memory, int(n <= 1_000_000), args.epochs or 0)
+                                   args.worker_memory, int(n <= 1_000_000), args.epochs or 0,
+                                   args.max_outer or 0)
             rows.append(row)
             print(json.dumps(row), flush=True)
             table.append([method, n, f"{row['seconds']:.1f} s", f"{row['pass_seconds']:.1f} s",
