@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ldr.data.rows import chunk_bounds, known_chunks, map_chunks, take_rows
+from ldr.data.rows import chunk_bounds, known_chunks, map_chunks, merged, take_rows
 from ldr.data.validation import is_lazy
 
 __all__ = ["ChunkedRows", "RowBlocks", "standardized"]
@@ -49,6 +49,7 @@ class ChunkedRows:
         n, d = self.X.shape
         self.bounds = chunk_bounds(self.X)
         self.shape = (int(n), int(d))
+        self._kept: dict = {}
 
     @property
     def n_chunks(self) -> int:
@@ -71,10 +72,20 @@ class ChunkedRows:
         block = self.X[lo:hi]
         return self._scaled(block.compute() if is_lazy(block) else block)
 
-    def take(self, rows: np.ndarray) -> np.ndarray:
+    def take(self, rows: np.ndarray, keep: bool = False) -> np.ndarray:
         """The standardized rows ``rows`` (sorted indices), gathered from the chunks that hold
-        them."""
-        return self._scaled(take_rows(self.X, rows))
+        them; with ``keep``, kept for the next call with the same indices (a seeded draw that
+        each round of an alternation asks for again: gathered once, not once a round)."""
+        if not keep:
+            return self._scaled(take_rows(self.X, rows))
+        key = np.asarray(rows).tobytes()
+        if key not in self._kept:
+            self._kept[key] = self._scaled(take_rows(self.X, rows))
+        return self._kept[key].copy()
+
+    def release(self) -> None:
+        """Drop the rows :meth:`take` kept (at the end of a fit)."""
+        self._kept.clear()
 
     def _blocks(self):
         for c in range(self.n_chunks):
@@ -94,16 +105,16 @@ class ChunkedRows:
             out += block.T @ G[lo:hi]
         return out
 
-    def map(self, fn, *args, sliced=()) -> list:
-        """``[fn(rows, start, *args, *slices) for each block]`` with ``rows`` a block of at
-        most ``block_rows`` standardized rows of a chunk (a chunk's task runs its blocks in
+    def map(self, fn, *args, sliced=(), how="sum") -> list:
+        """``fn(rows, start, *args, *slices)`` over the rows by blocks, with ``rows`` a block of
+        at most ``block_rows`` standardized rows of a chunk (a chunk's task runs its blocks in
         turn, so that a worker holds one block's temporaries, not a chunk's) and ``slices``
-        its rows of each (n, ...) array in ``sliced``; in row order
-        (:func:`ldr.data.rows.map_chunks`: a Dask array's chunks as tasks)."""
-        parts = map_chunks(self.X, scaled_call, fn, self.mean, self.unit, self.block_rows,
-                           len(args), *args, sliced=sliced, bounds=self.bounds,
-                           label=fn.__name__)
-        return [part for chunk in parts for part in chunk]
+        its rows of each (n, ...) array in ``sliced``: one result a chunk, its blocks' results
+        :func:`merged` by ``how`` in the task, in row order (:func:`ldr.data.rows.map_chunks`:
+        a Dask array's chunks as tasks; only the chunks' results come back)."""
+        return map_chunks(self.X, scaled_call, fn, self.mean, self.unit, self.block_rows, how,
+                          len(args), *args, sliced=sliced, bounds=self.bounds,
+                          label=fn.__name__)
 
 
 def standardized(A, mean, unit) -> np.ndarray:
@@ -115,10 +126,10 @@ def standardized(A, mean, unit) -> np.ndarray:
     return A
 
 
-def scaled_call(block, start, fn, mean, unit, block_rows, n_args, *rest) -> list:
-    """``fn`` on a chunk's standardized rows, ``block_rows`` at a time (a task of
-    :meth:`ChunkedRows.map`): ``rest`` holds fn's ``n_args`` arguments, then the chunk's
-    slices."""
+def scaled_call(block, start, fn, mean, unit, block_rows, how, n_args, *rest):
+    """``fn`` on a chunk's standardized rows, ``block_rows`` at a time, the results
+    :func:`merged` by ``how`` (a task of :meth:`ChunkedRows.map`): ``rest`` holds fn's
+    ``n_args`` arguments, then the chunk's slices."""
     rows = standardized(block, mean, unit)
     args = rest[:n_args]
     slices = rest[n_args:]
@@ -127,7 +138,7 @@ def scaled_call(block, start, fn, mean, unit, block_rows, n_args, *rest) -> list
         hi = lo + block_rows
         out.append(fn(rows[lo:hi], start + lo, *args,
                       *[None if a is None else a[lo:hi] for a in slices]))
-    return out
+    return merged(out, how)
 
 
 class RowBlocks:
@@ -143,9 +154,12 @@ class RowBlocks:
         n = X.shape[0]
         self.bounds = np.r_[np.arange(0, n, max(1, int(block_size))), n].astype(np.intp)
 
-    def take(self, rows: np.ndarray) -> np.ndarray:
+    def take(self, rows: np.ndarray, keep: bool = False) -> np.ndarray:
+        """The rows ``rows`` (a copy; ``keep`` is :class:`ChunkedRows`' and changes
+        nothing here)."""
         return self.X[rows]
 
-    def map(self, fn, *args, sliced=()) -> list:
-        """``[fn(rows, start, *args, *slices) for each block]``, in this process."""
+    def map(self, fn, *args, sliced=(), how="sum") -> list:
+        """``[fn(rows, start, *args, *slices) for each block]``, in this process (``how``:
+        :class:`ChunkedRows`' merge; the caller merges these results the same way)."""
         return map_chunks(self.X, fn, *args, sliced=sliced, bounds=self.bounds)

@@ -25,6 +25,7 @@ import numpy as np
 from ldr.core.errors import ParameterError
 from ldr.core.objective import Method, Objective
 from ldr.data import arrays
+from ldr.data.rows import merged
 from ldr.data.validation import check_data, check_labels, check_rank
 from ldr.kernels import Gaussian, Kernel, beta, make_kernel
 from ldr.kernels.features import (
@@ -492,9 +493,8 @@ class ApproximateHSIC(Objective):
         − Γ)X, from XᵀF and Xᵀ diag(Γ1) X summed over the row blocks."""
         F, s = self._rows_factor
         toward = s * F.sum(axis=0)
-        parts = self.rows.map(phi0_sums, toward, sliced=(F,))
-        XF = sum(part[0] for part in parts)
-        XDX = sum(part[1] for part in parts)
+        sums = ("sum", "sum")
+        XF, XDX = merged(self.rows.map(phi0_sums, toward, sliced=(F,), how=sums), sums)
         Phi = (XDX - (XF * s) @ XF.T) / self.kernel.sigma**2
         return 0.5 * (Phi + Phi.T)
 

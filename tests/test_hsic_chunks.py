@@ -54,8 +54,8 @@ def _same_fit(a, b):
 def test_the_four_paradigms_from_a_local_cluster_equal_the_in_memory_fits(blobs, gathers,
                                                                          monkeypatch):
     """On a LocalCluster: the kernel passes run as tasks, the client gathers only the
-    landmark pools and σ's sample (never all rows), and each fit is the in-memory one; KDAC
-    finds the alternative split, not the existing one."""
+    landmark pools and σ's sample (never all rows), once each, and each fit is the in-memory
+    one; KDAC finds the alternative split, not the existing one."""
     distributed = pytest.importorskip("distributed")
     X, blob, left = blobs
     monkeypatch.setattr(spectral, "LANDMARK_POOL", 8)   # the U-step's pool: 480 of 2400 rows
@@ -71,6 +71,9 @@ def test_the_four_paradigms_from_a_local_cluster_equal_the_in_memory_fits(blobs,
             lazy = est.fit(da.from_array(X, chunks=(700, -1)), y)
             _same_fit(ref, lazy)
             assert gathered and max(count for _, count in gathered) < X.shape[0]
+            # σ's sample, the W-step's landmarks and the U-step's pool, each gathered once
+            # however many rounds ask for them
+            assert len(gathered) <= 3 and len(set(gathered)) == len(gathered)
             Z = lazy.transform(da.from_array(X, chunks=(700, -1)))
             np.testing.assert_allclose(Z.compute(), lazy.transform(X), rtol=1e-12, atol=1e-12)
     ran = {str(t["key"][0] if isinstance(t["key"], tuple) else t["key"]) for t in stream.data}

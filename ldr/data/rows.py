@@ -417,6 +417,22 @@ def map_chunks(X, fn, *args, sliced=(), bounds=None, label: str | None = None) -
                                in enumerate(zip(blocks, bounds[:-1], pieces))]))
 
 
+def merged(parts: list, how):
+    """The results of consecutive row blocks as one: ``how`` "sum" adds them, "rows"
+    concatenates them (arrays with a row per sample); a tuple of those for tuple results, an
+    element None in every part stays None.  Merging merged results is merging the blocks'."""
+    if not isinstance(how, str):
+        return tuple(merged([part[i] for part in parts], h) for i, h in enumerate(how))
+    if parts[0] is None:
+        return None
+    if how == "rows":
+        return np.concatenate(parts)
+    total = parts[0] + 0  # a new array (or number), the parts unchanged
+    for part in parts[1:]:
+        total += part
+    return total
+
+
 def known_chunks(X, name: str = "X"):
     """The Dask array (or DataFrame) ``X`` as a Dask array whose chunks' row counts are
     known, or a ParameterError saying how to know them."""

@@ -340,6 +340,8 @@ class _HSICBase(LinearDR):
         self.n_components_ = q
         if isinstance(obj, HSIC):
             obj.forget()
+        if isinstance(data.X, ChunkedRows):
+            data.X.release()
         return M
 
     def _affine_map(self, data: FitData, obj, M) -> AffineMap:

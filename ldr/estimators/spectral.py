@@ -42,6 +42,7 @@ from scipy.linalg.blas import dsymv
 from sklearn.cluster import KMeans
 
 from ldr.core.errors import ParameterError
+from ldr.data.rows import merged
 from ldr.kernels import Gaussian
 from ldr.kernels.family import beta
 from ldr.kernels.features import gaussian_cross
@@ -212,7 +213,7 @@ def projected_landmarks(rows, W, m: int, seed) -> np.ndarray:
     (:mod:`ldr.objectives.chunked_rows`): only the pool's rows are gathered."""
     n = rows.shape[0]
     rng, pool = landmark_pool(n, m, seed)
-    Z = rows.take(np.arange(n) if pool is None else pool)
+    Z = rows.take(np.arange(n) if pool is None else pool, keep=True)
     if W is not None:
         Z = Z @ W
     return Z[seeded_centers(Z, m, rng)]
@@ -257,20 +258,17 @@ def nystroem_embedding(kernel, Z, k: int, center: bool, m: int, seed,
     cross = LandmarkCross(kernel, ZL, W)
     cache = {} if rows.in_process and 8.0 * n * B.shape[1] <= memory_budget else None
     # pass 1: Ψᵀ1 = Bᵀ(Cᵀ1) (Ψ's blocks kept in the cache, C not formed again)
-    colsum = B.T @ sum(rows.map(cross_colsum, cross, B, cache))
+    colsum = B.T @ merged(rows.map(cross_colsum, cross, B, cache), "sum")
     # pass 2: the degrees Ψ(Ψᵀ1) = C(B Ψᵀ1) block by block, and with them ΦᵀΦ and Φᵀ1 for
     # Φ = D^{-1/2} Ψ (B keeps the ρ ≤ m eigenpairs of K_LL above rounding: a few dozen for
     # rows of a few dimensions, so Ψ's block is b × ρ)
-    parts = rows.map(degree_sums, cross, B, colsum, cache)
-    bad = sum(part[3] for part in parts)
+    how = ("rows", "sum", "sum", "sum")
+    dm, G, mean, bad = merged(rows.map(degree_sums, cross, B, colsum, cache, how=how), how)
     if bad:
         raise ParameterError("n_kernel_features", f"the Nyström approximation gives {bad} "
                              f"sample(s) a non-positive degree; raise n_kernel_features (now "
                              f"{m}) or use spectral='exact'")
-    dm = np.concatenate([part[0] for part in parts])
-    G = sum(part[1] for part in parts)
-    mean = sum(part[2] for part in parts) / n
-    del parts
+    mean = mean / n
     if center:
         G -= n * np.outer(mean, mean)
     sig2, Q = scipy.linalg.eigh(0.5 * (G + G.T))
@@ -282,7 +280,8 @@ def nystroem_embedding(kernel, Z, k: int, center: bool, m: int, seed,
     R = Q / np.sqrt(sig2)
     shift = mean @ R if center else 0.0
     # pass 3: U = ΦR − shift = D^{-1/2} C (BR) − shift
-    U = np.concatenate(rows.map(embedding_rows, cross, B, R, shift, cache, sliced=(dm,)))
+    U = merged(rows.map(embedding_rows, cross, B, R, shift, cache, sliced=(dm,), how="rows"),
+               "rows")
     return U, dm
 
 

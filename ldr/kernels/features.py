@@ -38,6 +38,7 @@ import numpy as np
 import scipy.linalg
 
 from ldr.core.errors import ParameterError
+from ldr.data.rows import merged
 from ldr.kernels.groups import code_groups, value_codes
 
 APPROXIMATIONS = ("rff", "nystroem")
@@ -152,7 +153,7 @@ class Nystroem:
         m = min(int(n_features), n)
         self.landmarks = np.sort(rng.choice(n, m, replace=False))
         self.landmark_rows = rows[self.landmarks] if isinstance(rows, np.ndarray) \
-            else rows.take(self.landmarks)
+            else rows.take(self.landmarks, keep=True)
         self.jitter = 1e-6
 
     def at(self, W: np.ndarray):
@@ -253,25 +254,22 @@ def approximate_sums(rows, W, feats, factor, groups, split=None, cache_bytes: fl
         split_gid = None if split is None else split[2]
         n_split = 0 if split is None else split[3].shape[0]
     cache = {} if cache_bytes > 0 and rows.in_process else None
-    parts = rows.map(first_pass, features, k, d, dense, n_split, cache, cache_bytes,
-                     sliced=(Fd, gid, split_gid, row_weight))
-    P = sum(part[0] for part in parts)
-    U = sum(part[1] for part in parts)
+    sums = ("sum", "sum", "sum", "sum")
+    P, U, Pg, Ug = merged(rows.map(first_pass, features, k, d, dense, n_split, cache,
+                                   cache_bytes, sliced=(Fd, gid, split_gid, row_weight),
+                                   how=sums), sums)
     if split is not None:                                 # the grouped columns: E R
         _, grouped, _, R = split
-        Pg = sum(part[2] for part in parts)
-        Ug = sum(part[3] for part in parts)
         P[:, grouped, :] = np.einsum("mgd,gt->mtd", Pg, R)
         U[:, grouped] = Ug @ R
-    del parts
     AU = U if A is None else A @ U                         # m′ × k
     AUM = AU @ M.T
     total = float(np.einsum("ta,ta->", U, AUM))
     AP = P if A is None else (A @ P.reshape(P.shape[0], -1)).reshape(P.shape)
     # Σ_ab M_ab P_aᵀ A P_b
     XGKX = np.einsum("iad,ab,ibe->de", P, M, AP, optimize=True)
-    XDX = sum(rows.map(second_pass, features, AUM, cache,
-                       sliced=(None if groups is not None else F, gid, row_weight)))
+    XDX = merged(rows.map(second_pass, features, AUM, cache,
+                          sliced=(None if groups is not None else F, gid, row_weight)), "sum")
     return total, XDX, 0.5 * (XGKX + XGKX.T)
 
 
