@@ -110,8 +110,9 @@ class ChunkedRows:
         at most ``block_rows`` standardized rows of a chunk (a chunk's task runs its blocks in
         turn, so that a worker holds one block's temporaries, not a chunk's) and ``slices``
         its rows of each (n, ...) array in ``sliced``: one result a chunk, its blocks' results
-        :func:`merged` by ``how`` in the task, in row order (:func:`ldr.data.rows.map_chunks`:
-        a Dask array's chunks as tasks; only the chunks' results come back)."""
+        merged by ``how`` in the task (:func:`ldr.data.rows.merged`), in row order
+        (:func:`ldr.data.rows.map_chunks`: a Dask array's chunks as tasks; only the chunks'
+        results come back)."""
         return map_chunks(self.X, scaled_call, fn, self.mean, self.unit, self.block_rows, how,
                           len(args), *args, sliced=sliced, bounds=self.bounds,
                           label=fn.__name__)
@@ -127,9 +128,9 @@ def standardized(A, mean, unit) -> np.ndarray:
 
 
 def scaled_call(block, start, fn, mean, unit, block_rows, how, n_args, *rest):
-    """``fn`` on a chunk's standardized rows, ``block_rows`` at a time, the results
-    :func:`merged` by ``how`` (a task of :meth:`ChunkedRows.map`): ``rest`` holds fn's
-    ``n_args`` arguments, then the chunk's slices."""
+    """``fn`` on a chunk's standardized rows, ``block_rows`` at a time, the results merged
+    by ``how`` (:func:`ldr.data.rows.merged`; a task of :meth:`ChunkedRows.map`): ``rest``
+    holds fn's ``n_args`` arguments, then the chunk's slices."""
     rows = standardized(block, mean, unit)
     args = rest[:n_args]
     slices = rest[n_args:]
