@@ -263,7 +263,8 @@ def nystroem_embedding(kernel, Z, k: int, center: bool, m: int, seed,
     # Φ = D^{-1/2} Ψ (B keeps the ρ ≤ m eigenpairs of K_LL above rounding: a few dozen for
     # rows of a few dimensions, so Ψ's block is b × ρ)
     how = ("rows", "sum", "sum", "sum")
-    dm, G, mean, bad = merged(rows.map(degree_sums, cross, B, colsum, cache, how=how), how)
+    dm, G, mean, bad = merged(rows.map(degree_sums, cross, B, colsum, B @ colsum, cache,
+                                       how=how), how)
     if bad:
         raise ParameterError("n_kernel_features", f"the Nyström approximation gives {bad} "
                              f"sample(s) a non-positive degree; raise n_kernel_features (now "
@@ -280,8 +281,8 @@ def nystroem_embedding(kernel, Z, k: int, center: bool, m: int, seed,
     R = Q / np.sqrt(sig2)
     shift = mean @ R if center else 0.0
     # pass 3: U = ΦR − shift = D^{-1/2} C (BR) − shift
-    U = merged(rows.map(embedding_rows, cross, B, R, shift, cache, sliced=(dm,), how="rows"),
-               "rows")
+    U = merged(rows.map(embedding_rows, cross, B @ R, R, shift, cache, sliced=(dm,),
+                        how="rows"), "rows")
     return U, dm
 
 
@@ -301,21 +302,20 @@ class LandmarkCross:
 def cross_colsum(rows, start, cross, B, cache) -> np.ndarray:
     """A block's Cᵀ1 (:func:`nystroem_embedding`'s pass 1); Ψ = CB kept in ``cache``."""
     C = cross(rows)
-    if cache is None:
-        return C.sum(axis=0)
-    cache[start] = C @ B
+    if cache is not None:
+        cache[start] = C @ B
     return C.sum(axis=0)
 
 
-def degree_sums(rows, start, cross, B, colsum, cache) -> tuple:
+def degree_sums(rows, start, cross, B, colsum, toward, cache) -> tuple:
     """A block's (D^{-1/2}, ΦᵀΦ, Φᵀ1, count of non-positive degrees), Φ = D^{-1/2}Ψ and the
-    degrees Ψ(Ψᵀ1) (:func:`nystroem_embedding`'s pass 2)."""
+    degrees Ψ(Ψᵀ1) = C·toward, toward = B Ψᵀ1 (:func:`nystroem_embedding`'s pass 2)."""
     if cache is not None:
         Psi = cache[start]
         deg = Psi @ colsum
     else:
         C = cross(rows)
-        deg = C @ (B @ colsum)
+        deg = C @ toward
         Psi = None
     bad = int(np.sum(~(deg > 0)))
     if bad:
@@ -325,11 +325,12 @@ def degree_sums(rows, start, cross, B, colsum, cache) -> tuple:
     return dm, F.T @ F, F.sum(axis=0), 0
 
 
-def embedding_rows(rows, start, cross, B, R, shift, cache, dm) -> np.ndarray:
-    """A block's rows of U = ΦR − shift = D^{-1/2} C (BR) − shift (pass 3)."""
+def embedding_rows(rows, start, cross, BR, R, shift, cache, dm) -> np.ndarray:
+    """A block's rows of U = ΦR − shift = D^{-1/2} C (BR) − shift (pass 3; Ψ R from the
+    cache)."""
     if cache is not None:
         return (dm[:, None] * cache.pop(start)) @ R - shift
-    return (dm[:, None] * cross(rows)) @ (B @ R) - shift
+    return (dm[:, None] * cross(rows)) @ BR - shift
 
 
 def dense_route(spectral: str, n: int) -> bool:
