@@ -41,6 +41,15 @@ projected data, and come in two forms (``form``):
 In both forms ``ratio(M)`` is f(M) itself: the neighbour scatter over the (degree-weighted)
 variance of the projection, a positive number, smaller is better (LPP's lies in [0, 2]).
 
+**Sums over edges, in the rows' namespace.**  The graph is held as index arrays — each row's k
+nearest neighbours, or an ε-ball graph's pairs (:class:`Edges`) — never as an n×n matrix, and
+every statistic is a sum over strips of edges: LPP's with W = A + Aᵀ, A_ij = c_ij w_ij (c = ½
+on a pair listed both ways), S_L = Σ_e a_e (x_i − x_j)(x_i − x_j)ᵀ and S_D, μ_D from the
+edges' endpoints (:func:`lpp_sums`); NPE's reconstruction errors from each row's list
+(:func:`npe_sums`).  Gathers, products and batched solves only, so rows of another array
+namespace (a PyTorch tensor, on a GPU or not) are searched and summed there, on their device
+(:func:`ldr.objectives.neighbors.strip_search`), by the same code as NumPy rows.
+
 **Rows read a chunk at a time** (a Dask array or ``np.memmap``).  The statistics are sums over
 rows and edges, so each chunk gives its share: its rows' k-nearest-neighbour graph **within the
 chunk** (searched by the ``neighbors`` rule at the chunk's size), its weights (LPP's heat width
@@ -75,14 +84,15 @@ import scipy.sparse as sp
 from ldr.core.deprecation import renamed_value
 from ldr.core.errors import ParameterError
 from ldr.core.objective import Method
+from ldr.data import arrays
 from ldr.data.rows import chunk_bounds, lazy_rows, map_chunks, take_rows
 from ldr.data.statistics import Moments, chunk_moments, merge_all
 from ldr.data.validation import (
     check_chunk,
-    check_data,
     check_magnitude,
     check_nonsingular,
     check_rank,
+    check_rows,
     eigh_nonsingular,
     is_lazy,
     shrink,
@@ -105,17 +115,86 @@ EDGE_ENTRIES = 2**20
 
 
 # --- neighbourhood graphs ----------------------------------------------------------------------
-def neighbor_graph(X: np.ndarray, n_neighbors: int | None = None, radius: float | None = None,
-                   symmetric: bool = True, neighbors: str = "auto", random_state: int | None = 0
-                   ) -> tuple[sp.csr_matrix, NeighborSearch | None]:
-    """``(G, search)``: G the 0/1 adjacency (CSR, no self loops) of the k-nearest-neighbour or
-    ε-ball graph of rows X, ``search`` how the k nearest neighbours were found (None for an
-    ε-ball).
+class Edges(NamedTuple):
+    """A neighbourhood graph's edges as index arrays in the rows' namespace and on their device.
+
+    A symmetric graph's weight matrix is W = A + Aᵀ with A_ij = c_e w_e on each listed edge
+    e = (i, j): a pair listed both ways (k-NN lists in which each is among the other's
+    nearest, or every pair of an ε-ball graph) has share c = ½ on each listing, any other
+    pair c = 1; a directed graph (NPE's lists) is W = A with c = 1.  So for any edge function
+    g(i, j) symmetric in i and j, Σ_ij W_ij g(i, j) = 2 Σ_e c_e w_e g(i_e, j_e), with no
+    scatter into rows.
+    """
+
+    rows: object
+    """(m,) each edge's i."""
+    cols: object
+    """(m,) each edge's j."""
+    share: object
+    """(m,) c: ½ for a pair listed both ways in a symmetric graph, else 1."""
+    lists: object
+    """(n, k) the k-nearest-neighbour lists (row i's edges are i·k … i·k + k − 1), or None
+    for an ε-ball graph."""
+    symmetric: bool
+    n: int
+
+    def sparse(self, weights=None) -> sp.csr_matrix:
+        """W (CSR, sorted indices; NumPy edges only) for edge weights w (default 1: the 0/1
+        adjacency)."""
+        w = self.share if weights is None else self.share * weights
+        A = sp.csr_matrix((w, (self.rows, self.cols)), shape=(self.n, self.n))
+        W = (A + A.T).tocsr() if self.symmetric else A
+        W.sort_indices()
+        return W
+
+    def once(self):
+        """(m,) bool: the edges that list each pair of the graph once (a pair listed both ways
+        counts at its listing with i < j)."""
+        return (self.share == 1.0) | (self.rows < self.cols)
+
+
+def knn_edges(indices, symmetric: bool) -> Edges:
+    """The edges of the k-nearest-neighbour lists ``indices`` (n × k, no self loops, in any
+    namespace): row i's neighbours, or with ``symmetric`` i ~ j when either is among the
+    other's (He & Niyogi's rule; a mutual pair gets share ½ on each listing)."""
+    xp = arrays.namespace(indices)
+    n, k = indices.shape
+    where = arrays.device(indices)
+    rows = xp.reshape(xp.broadcast_to(xp.arange(n, device=where)[:, None], (n, k)), (-1,))
+    cols = xp.reshape(indices, (-1,))
+    if symmetric:  # j's list holds i: by strips of edges, no m × k array
+        step = max(1, EDGE_ENTRIES // k)
+        parts = []
+        for e in range(0, n * k, step):
+            f = min(e + step, n * k)
+            parts.append(xp.any(xp.take(indices, cols[e:f], axis=0) == rows[e:f, None], axis=1))
+        mutual = xp.concat(parts)
+        share = 1.0 - 0.5 * xp.astype(mutual, xp.float64)
+    else:
+        share = xp.ones(n * k, dtype=xp.float64, device=where)
+    return Edges(rows, cols, share, indices, symmetric, n)
+
+
+def ball_edges(G: sp.csr_matrix, symmetric: bool) -> Edges:
+    """The edges of an ε-ball graph's adjacency G (CSR; symmetric, every pair listed both
+    ways)."""
+    rows = np.repeat(np.arange(G.shape[0]), np.diff(G.indptr))
+    share = np.full(G.nnz, 0.5 if symmetric else 1.0)
+    return Edges(rows, G.indices.copy(), share, None, symmetric, G.shape[0])
+
+
+def neighbor_edges(X, n_neighbors: int | None = None, radius: float | None = None,
+                   symmetric: bool = True, neighbors: str = "auto",
+                   random_state: int | None = 0) -> tuple[Edges, NeighborSearch | None]:
+    """``(edges, search)``: the k-nearest-neighbour or ε-ball graph of rows X, ``search`` how
+    the k nearest neighbours were found (None for an ε-ball).
 
     ``symmetric=True`` joins i and j when either is among the other's k nearest neighbours
     (He & Niyogi's rule); ``False`` keeps row i = the neighbours of x_i (LLE/NPE).  Exactly one
     of ``n_neighbors`` and ``radius`` is given.  ``neighbors`` and ``random_state``: exact or
-    approximate k-NN search (:func:`ldr.objectives.neighbors.nearest_neighbors`).  Raises a
+    approximate k-NN search (:func:`ldr.objectives.neighbors.nearest_neighbors`; rows of
+    another namespace are searched exactly there).  An ε-ball graph is found on NumPy rows
+    (scikit-learn's :func:`~sklearn.neighbors.radius_neighbors_graph`).  Raises a
     ``ValueError`` when k ≥ n, when the graph has no edge, or when a sample has no neighbour
     (ε-ball too small).
     """
@@ -124,13 +203,17 @@ def neighbor_graph(X: np.ndarray, n_neighbors: int | None = None, radius: float 
                          "or an ε-ball graph)")
     if n_neighbors is not None:
         indices, search = nearest_neighbors(X, n_neighbors, neighbors, random_state)
-        return adjacency(indices, symmetric), search
+        return knn_edges(indices, symmetric), search
     if resolve_neighbors(neighbors, 0) == "approximate":  # checks it; "auto" is exact
         raise ParameterError("neighbors", "approximate search finds k nearest neighbours; "
                              "an ε-ball graph (radius) is found exactly")
     if isinstance(radius, bool) or not isinstance(radius, numbers.Real) \
             or not np.isfinite(radius) or radius <= 0:
         raise ParameterError("radius", f"must be a positive number, got {radius!r}")
+    if arrays.foreign(X) is not None:
+        raise ParameterError("radius", "an ε-ball graph is found on NumPy rows; for rows of "
+                             "another namespace pass n_neighbors (searched on their device), "
+                             "or pass np.asarray(X)")
     from sklearn.neighbors import radius_neighbors_graph
 
     G = radius_neighbors_graph(X, float(radius), mode="connectivity", include_self=False)
@@ -138,6 +221,7 @@ def neighbor_graph(X: np.ndarray, n_neighbors: int | None = None, radius: float 
     if symmetric:
         G = G.maximum(G.T).tocsr()
     G.eliminate_zeros()
+    G.sort_indices()
     if G.nnz == 0:
         raise ParameterError("radius", f"the ε-ball graph with radius={radius} has no edge; "
                              "increase radius or use n_neighbors")
@@ -146,74 +230,105 @@ def neighbor_graph(X: np.ndarray, n_neighbors: int | None = None, radius: float 
         raise ParameterError("radius", f"{isolated.size} sample(s) have no neighbour within "
                              f"radius={radius} (e.g. sample {int(isolated[0])}), so their "
                              "degree is 0; increase radius or use n_neighbors")
-    return G, None
+    return ball_edges(G, symmetric), None
+
+
+def neighbor_graph(X, n_neighbors: int | None = None, radius: float | None = None,
+                   symmetric: bool = True, neighbors: str = "auto",
+                   random_state: int | None = 0) -> tuple[sp.csr_matrix, NeighborSearch | None]:
+    """``(G, search)``: :func:`neighbor_edges` with G the graph's 0/1 adjacency (CSR, no self
+    loops; NumPy rows)."""
+    edges, search = neighbor_edges(X, n_neighbors, radius, symmetric, neighbors, random_state)
+    return edges.sparse(), search
 
 
 def adjacency(indices: np.ndarray, symmetric: bool) -> sp.csr_matrix:
     """The 0/1 adjacency (CSR, sorted indices) of the k-nearest-neighbour lists ``indices``
     (n × k, no self loops): row i holds i's neighbours, or with ``symmetric`` i ~ j when
-    either is among the other's."""
-    n, k = indices.shape
-    G = sp.csr_matrix((np.ones(n * k), indices.ravel(), np.arange(0, n * k + 1, k)),
-                      shape=(n, n))
-    if symmetric:
-        G = G.maximum(G.T).tocsr()
-    G.sort_indices()
-    return G
+    either is among the other's (:func:`knn_edges`)."""
+    return knn_edges(indices, symmetric).sparse()
 
 
-def _edges(G: sp.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
-    rows = np.repeat(np.arange(G.shape[0]), np.diff(G.indptr))
-    return rows, G.indices
+def _edge_strips(edges: Edges, width: int):
+    """Slices of the edges, each at most ``EDGE_ENTRIES`` numbers of ``width`` per edge."""
+    m = edges.rows.shape[0]
+    step = max(1, EDGE_ENTRIES // max(width, 1))
+    return [slice(e, min(e + step, m)) for e in range(0, m, step)]
 
 
-def heat_weights(X: np.ndarray, G: sp.csr_matrix, tau: float | None = None
-                 ) -> tuple[sp.csr_matrix, float]:
-    """``(W, τ)``: W_ij = exp(−‖x_i − x_j‖²/τ) on the edges of G (Eq. 17).
+def edge_lengths(X, edges: Edges):
+    """(m,) ‖x_i − x_j‖² on every edge, by differences (duplicated samples are at 0), by strips
+    of edges: no m × d array."""
+    xp = arrays.namespace(X)
+    parts = []
+    for e in _edge_strips(edges, X.shape[1]):
+        diff = xp.take(X, edges.rows[e], axis=0) - xp.take(X, edges.cols[e], axis=0)
+        parts.append(xp.sum(diff * diff, axis=1))
+    return xp.concat(parts) if parts else xp.zeros(0, dtype=X.dtype, device=arrays.device(X))
 
-    τ defaults to the median squared edge length.  Distances are computed on the edges only,
-    so duplicated samples get weight 1 (not a dropped zero-distance entry).
+
+def heat_width(sq, edges: Edges) -> float:
+    """τ's default: the median squared edge length, each pair of the graph counted once."""
+    xp = arrays.namespace(sq)
+    once = edges.once()
+    count = int(xp.sum(xp.astype(once, xp.int64)))
+    ordered = xp.sort(xp.where(once, sq, xp.inf))
+    return 0.5 * (float(ordered[(count - 1) // 2]) + float(ordered[count // 2]))
+
+
+def heat_weights(X, edges: Edges, tau: float | None = None) -> tuple:
+    """``(w, τ)``: w_e = exp(−‖x_i − x_j‖²/τ) on every edge (Eq. 17), in X's namespace.
+
+    τ defaults to the median squared edge length (:func:`heat_width`).  Distances are
+    computed on the edges only, so duplicated samples get weight 1 (not a dropped
+    zero-distance entry).
     """
-    rows, cols = _edges(G)
-    sq = np.empty(rows.shape[0])
-    step = max(1, EDGE_ENTRIES // max(X.shape[1], 1))    # edges per chunk: no nnz × d array
-    for e in range(0, rows.shape[0], step):
-        f = min(e + step, rows.shape[0])
-        diff = X[rows[e:f]] - X[cols[e:f]]
-        np.einsum("ij,ij->i", diff, diff, out=sq[e:f])
+    xp = arrays.namespace(X)
+    sq = edge_lengths(X, edges)
     if tau is None:
-        tau = float(np.median(sq))
+        tau = heat_width(sq, edges)
         if not tau > 0:
             raise ParameterError("tau", "the median squared edge length is 0 (duplicated samples); "
                              "pass tau > 0 explicitly")
     elif isinstance(tau, bool) or not isinstance(tau, numbers.Real) or not np.isfinite(tau) \
             or tau <= 0:
         raise ParameterError("tau", f"the heat-kernel width must be a positive number, got {tau!r}")
-    W = sp.csr_matrix((np.exp(-sq / tau), G.indices.copy(), G.indptr.copy()), shape=G.shape)
-    return W, float(tau)
+    return xp.exp(-sq / tau), float(tau)
+
+
+def reconstruction_weights(X, lists, reg: float = 1e-3):
+    """LLE's reconstruction weights of the k-nearest-neighbour lists (n × k), in X's namespace:
+    row i minimizes ‖x_i − Σ_j w_j x_j‖² over its neighbours j, subject to Σ_j w_j = 1; the
+    local Gram matrix C = ZZᵀ (Z the neighbours less x_i) is regularized by ``reg``·tr(C)
+    (scikit-learn's convention), which makes it solvable when k > d.  Rows are solved in
+    batches of local Gram matrices, as scikit-learn's ``barycenter_weights`` does."""
+    xp = arrays.namespace(X)
+    n, k = lists.shape
+    d = X.shape[1]
+    eye = arrays.eye_like(k, X)
+    step = max(1, EDGE_ENTRIES // (k * max(d, k)))
+    parts = []
+    for i0 in range(0, n, step):
+        i1 = min(i0 + step, n)
+        near = xp.take(X, xp.reshape(lists[i0:i1, :], (-1,)), axis=0)
+        Z = xp.reshape(near, (i1 - i0, k, d)) - X[i0:i1, None, :]
+        C = Z @ xp.permute_dims(Z, (0, 2, 1))
+        tr = xp.sum(xp.linalg.diagonal(C), axis=1)
+        C = C + xp.where(tr > 0, reg * tr, reg)[:, None, None] * eye
+        ones = xp.ones((i1 - i0, k, 1), dtype=X.dtype, device=arrays.device(X))
+        w = xp.linalg.solve(C, ones)[:, :, 0]
+        parts.append(w / xp.sum(w, axis=1, keepdims=True))
+    return xp.concat(parts, axis=0)
 
 
 def barycenter_weights(X: np.ndarray, G: sp.csr_matrix, reg: float = 1e-3) -> sp.csr_matrix:
-    """LLE's reconstruction weights: row i minimizes ‖x_i − Σ_j w_j x_j‖² over the neighbours
-    j of i in G, subject to Σ_j w_j = 1; the local Gram matrix is regularized by
-    ``reg``·trace (scikit-learn's convention), which makes it solvable when k > d.  Rows with
-    the same number of neighbours (all of a k-NN graph) are solved in batches of local Gram
-    matrices, as scikit-learn's ``barycenter_weights`` does."""
-    data = np.empty(G.nnz)
+    """LLE's reconstruction weights (:func:`reconstruction_weights`) on the graph G (CSR, NumPy
+    rows), any number of neighbours a row: one local Gram matrix at a time (an ε-ball graph)."""
     counts = np.diff(G.indptr)
     if G.shape[0] and np.all(counts == counts[0]) and counts[0] > 0:
-        k = int(counts[0])
-        nbrs = G.indices.reshape(-1, k)
-        step = max(1, EDGE_ENTRIES // (k * max(X.shape[1], k)))
-        for i0 in range(0, G.shape[0], step):
-            i1 = min(i0 + step, G.shape[0])
-            Z = X[nbrs[i0:i1]] - X[i0:i1, None, :]             # (b, k, d)
-            C = Z @ Z.transpose(0, 2, 1)
-            tr = np.trace(C, axis1=1, axis2=2)
-            C[:, np.arange(k), np.arange(k)] += np.where(tr > 0, reg * tr, reg)[:, None]
-            w = np.linalg.solve(C, np.ones((i1 - i0, k, 1)))[:, :, 0]
-            data[i0 * k:i1 * k] = (w / w.sum(axis=1, keepdims=True)).ravel()
-        return sp.csr_matrix((data, G.indices.copy(), G.indptr.copy()), shape=G.shape)
+        w = reconstruction_weights(X, G.indices.reshape(-1, int(counts[0])), reg)
+        return sp.csr_matrix((w.ravel(), G.indices.copy(), G.indptr.copy()), shape=G.shape)
+    data = np.empty(G.nnz)
     for i in range(G.shape[0]):
         lo = G.indptr[i]
         hi = G.indptr[i + 1]
@@ -228,54 +343,92 @@ def barycenter_weights(X: np.ndarray, G: sp.csr_matrix, reg: float = 1e-3) -> sp
 
 # --- the statistics, from rows in memory or a chunk at a time ---------------------------------
 class GraphSums(NamedTuple):
-    """A set of rows' share of LPP's or NPE's statistics (:func:`lpp_sums`, :func:`npe_sums`)."""
+    """A set of rows' share of LPP's or NPE's statistics (:func:`lpp_sums`, :func:`npe_sums`),
+    in the rows' namespace."""
 
-    S_L: np.ndarray
+    S_L: object
     """(d, d): Σ over the graph's edges, XᵀLX (LPP) or Xᵀ(I − W)ᵀ(I − W)X (NPE)."""
     moments: Moments
     """The rows' moments, weighted by their degrees (LPP) or not (NPE): S_D and the mean."""
-    W: sp.csr_matrix | None
-    """The weights (None once a chunk's sums leave their task)."""
+    weights: object
+    """(m,) the weight of each listed edge (None once a chunk's sums leave their task)."""
     tau: float | None
     """LPP's heat width; None for binary weights and for NPE."""
 
 
-def lpp_sums(X: np.ndarray, G: sp.csr_matrix, tau: float | None = None,
-             weight: str = "heat") -> GraphSums:
-    """LPP's sums over rows X and their graph G (Eq. 17–18): W the heat weights
-    e^{−‖xᵢ−xⱼ‖²/τ} on G's edges (or G itself, ``weight="binary"``), D = diag(W1),
-    S_L = XᵀLX (about any point: L1 = 0) and the D-weighted moments of the rows."""
+def lpp_sums(X, edges: Edges, tau: float | None = None, weight: str = "heat") -> GraphSums:
+    """LPP's sums over rows X and their graph (Eq. 17–18), in X's namespace: the heat weights
+    w_e = e^{−‖xᵢ−xⱼ‖²/τ} on the edges (or 1, ``weight="binary"``), W = A + Aᵀ
+    (:class:`Edges`), D = diag(W1) and, as sums over the listed edges with a_e = c_e w_e,
+
+        S_L = XᵀLX = Σ_e a_e (x_i − x_j)(x_i − x_j)ᵀ,
+        N = Σ_i D_ii = 2 Σ_e a_e,   μ_D = Σ_e a_e (x_i + x_j) / N,
+        S_D = Σ_e a_e [(x_i − μ_D)(x_i − μ_D)ᵀ + (x_j − μ_D)(x_j − μ_D)ᵀ]
+
+    on a symmetric graph (LPP's).  Memory: strips of edges."""
+    xp = arrays.namespace(X)
+    share = xp.astype(edges.share, X.dtype)
     if weight == "heat":
-        W, tau_ = heat_weights(X, G, tau)
+        w, tau_ = heat_weights(X, edges, tau)
     else:
-        W = G
+        w = xp.ones_like(share)
         tau_ = None
-    deg = np.asarray(W.sum(axis=1)).ravel()
-    stats = chunk_moments(X, validated=True, weights=deg)
-    Xc = X - stats.mean
-    return GraphSums(Xc.T @ (deg[:, None] * Xc - W @ Xc), stats, W, tau_)
+    a = share * w
+    c = xp.mean(X, axis=0)        # the moments about the column mean, for their rounding
+    d = X.shape[1]
+    S_L = xp.zeros((d, d), dtype=X.dtype, device=arrays.device(X))
+    sums = xp.zeros(d, dtype=X.dtype, device=arrays.device(X))
+    second = xp.zeros((d, d), dtype=X.dtype, device=arrays.device(X))
+    for e in _edge_strips(edges, d):
+        Yi = xp.take(X, edges.rows[e], axis=0) - c
+        Yj = xp.take(X, edges.cols[e], axis=0) - c
+        ae = a[e]
+        diff = Yi - Yj
+        S_L = S_L + (diff * ae[:, None]).T @ diff
+        sums = sums + ae @ Yi + ae @ Yj
+        second = second + (Yi * ae[:, None]).T @ Yi + (Yj * ae[:, None]).T @ Yj
+    total = 2.0 * xp.sum(a)
+    u = sums / total
+    scatter = second - total * (u[:, None] * u[None, :])
+    return GraphSums(S_L, Moments(float(total), c, u, scatter), w, tau_)
 
 
-def npe_sums(X: np.ndarray, G: sp.csr_matrix, lle_reg: float = 1e-3) -> GraphSums:
-    """NPE's sums over rows X and their k-nearest-neighbour lists G (one row each): W LLE's
-    reconstruction weights (:func:`barycenter_weights`), S_L = EᵀE with E = (I − W)X (about any
-    point: (I − W)1 = 0) and the rows' moments."""
-    W = barycenter_weights(X, G, lle_reg)
+def npe_sums(X, edges: Edges, lle_reg: float = 1e-3) -> GraphSums:
+    """NPE's sums over rows X and their neighbour lists (one row each), in X's namespace: W
+    LLE's reconstruction weights (:func:`reconstruction_weights`), S_L = EᵀE with E = (I − W)X
+    (about any point: (I − W)1 = 0) and the rows' moments.  An ε-ball graph (NumPy rows, any
+    number of neighbours a row) takes :func:`barycenter_weights`."""
+    xp = arrays.namespace(X)
     stats = chunk_moments(X, validated=True)
     Xc = X - stats.mean
-    E = Xc - W @ Xc
-    return GraphSums(E.T @ E, stats, W, None)
+    if edges.lists is None:
+        G = edges.sparse()
+        W = barycenter_weights(X, G, lle_reg)
+        E = Xc - W @ Xc
+        return GraphSums(E.T @ E, stats, W.data, None)
+    w = reconstruction_weights(X, edges.lists, lle_reg)
+    n, k = edges.lists.shape
+    d = X.shape[1]
+    S_L = xp.zeros((d, d), dtype=X.dtype, device=arrays.device(X))
+    step = max(1, EDGE_ENTRIES // (k * max(d, 1)))
+    for i0 in range(0, n, step):
+        i1 = min(i0 + step, n)
+        near = xp.take(Xc, xp.reshape(edges.lists[i0:i1, :], (-1,)), axis=0)
+        E = Xc[i0:i1, :] - xp.sum(xp.reshape(near, (i1 - i0, k, d)) * w[i0:i1, :, None],
+                                   axis=1)
+        S_L = S_L + E.T @ E
+    return GraphSums(S_L, stats, xp.reshape(w, (-1,)), None)
 
 
 def chunk_sums(block, start: int, n_neighbors: int, symmetric: bool, sums, neighbors: str,
                random_state: int | None, sample: np.ndarray, S: np.ndarray) -> tuple:
     """One chunk's ``(GraphSums, nearest, found)``: its rows checked, their k-nearest-neighbour
-    graph within the chunk (``neighbors`` resolved at the chunk's size), ``sums(X, G)`` (without
-    W); ``nearest`` (s, k + 1) the smallest squared distances from the sampled rows S to the
-    chunk's rows (by blocks of rows, no s × m array), ``found`` those from the sampled rows in
-    this chunk (global indices ``sample``, sorted) to their neighbours in its graph.  Memory:
-    the chunk, its search (NN-descent's graph and trees past ``EXACT_MAX_SAMPLES`` rows) and
-    its sparse graph."""
+    graph within the chunk (``neighbors`` resolved at the chunk's size), ``sums(X, edges)``
+    (without the edge weights); ``nearest`` (s, k + 1) the smallest squared distances from
+    the sampled rows S to the chunk's rows (by blocks of rows, no s × m array), ``found``
+    those from the sampled rows in this chunk (global indices ``sample``, sorted) to their
+    neighbours in its graph.  Memory: the chunk, its search (NN-descent's graph and trees
+    past ``EXACT_MAX_SAMPLES`` rows) and its edges."""
     from scipy.spatial.distance import cdist
 
     X = check_chunk(block, "X", start)
@@ -283,7 +436,7 @@ def chunk_sums(block, start: int, n_neighbors: int, symmetric: bool, sums, neigh
     m = X.shape[0]
     indices, _ = nearest_neighbors(X, n_neighbors, resolve_neighbors(neighbors, m),
                                    random_state, measure=False)
-    part = sums(X, adjacency(indices, symmetric))
+    part = sums(X, knn_edges(indices, symmetric))
     nearest = np.full((S.shape[0], n_neighbors + 1), np.inf)
     step = max(1, EDGE_ENTRIES // max(S.shape[0], 1))   # no s × m array
     for lo in range(0, m, step):
@@ -293,7 +446,7 @@ def chunk_sums(block, start: int, n_neighbors: int, symmetric: bool, sums, neigh
     found = np.zeros((0, n_neighbors))
     if mine.shape[0]:  # by the same arithmetic as ``nearest``: a tie with the k-th counts
         found = np.vstack([cdist(X[i:i + 1], X[indices[i]], "sqeuclidean") for i in mine])
-    return part._replace(W=None), nearest, found
+    return part._replace(weights=None), nearest, found
 
 
 def chunked_sums(X, n_neighbors: int, symmetric: bool, sums, neighbors: str = "auto",
@@ -340,11 +493,20 @@ def chunked_sums(X, n_neighbors: int, symmetric: bool, sums, neighbors: str = "a
 
 # --- the objectives ----------------------------------------------------------------------------
 def _rows(X):
-    """X checked in memory, or a Dask array or memmap kept to be read a chunk at a time (its
-    shape checked here, its values as each chunk is read)."""
+    """X checked in memory (in its namespace, on its device), or a Dask array or memmap kept
+    to be read a chunk at a time (its shape checked here, its values as each chunk is
+    read)."""
     if not (is_lazy(X) or isinstance(X, np.memmap)):
-        return check_data(X, "X")
+        return check_rows(X, "X")
     return lazy_rows(X, "X")
+
+
+def weight_matrix(edges: Edges, part: GraphSums):
+    """W (CSR) of the in-memory graph for NumPy rows; None for rows of another namespace
+    (their edges' weights stay on the device)."""
+    if arrays.foreign(part.weights) is not None:
+        return None
+    return edges.sparse(part.weights)
 
 
 def _check_form(form):
@@ -368,23 +530,26 @@ class _GraphQuotient(QuotientOfTraces):
         self.S_L = S_L
         self.S_D = S_D
         self.form = form
+        # S_L, S_D in the rows' namespace; the checks and S_D^{-1/2} on a host copy (d×d)
         if form == "ratio":  # the check needs no eigendecomposition: a Cholesky decides
-            check_nonsingular(S_D, "X", f"{what} S_D", "the quotient is unbounded")
-            self.whitener_ = np.eye(d)
+            check_nonsingular(arrays.to_host(S_D), "X", f"{what} S_D",
+                              "the quotient is unbounded")
+            self.whitener_ = arrays.eye_like(d, S_D)
             super().__init__(-S_L, S_D, r, manifold)
         else:
-            evals, V = eigh_nonsingular(S_D, "X", f"{what} S_D", "the quotient is unbounded")
-            self.whitener_ = (V / np.sqrt(evals)) @ V.T  # S_D^{-1/2}
+            evals, V = eigh_nonsingular(arrays.to_host(S_D), "X", f"{what} S_D",
+                                        "the quotient is unbounded")
+            self.whitener_ = arrays.like((V / np.sqrt(evals)) @ V.T, S_D)  # S_D^{-1/2}
             C = self.whitener_ @ S_L @ self.whitener_
-            super().__init__(-C, np.eye(d), r, manifold)
+            super().__init__(-C, arrays.eye_like(d, S_D), r, manifold)
 
     def ratio(self, M) -> float:
         """f(M): neighbour scatter over spread of the projection (positive, smaller is better)."""
-        return float(np.sum(M * (-self.A @ M)) / np.sum(M * (self.B @ M)))
+        return -super().ratio(M)
 
     def linear_map(self, M):
         """x ↦ (x − ``mean_``) W M, W the whitener (the identity for the ratio form)."""
-        return self.mean_, self.whitener_ @ M
+        return self.mean_, self.whitener_ @ self._point(M)
 
 
 class LPP(_GraphQuotient):
@@ -393,6 +558,9 @@ class LPP(_GraphQuotient):
     Parameters
     ----------
     X : array (n_samples, n_features)
+        NumPy, or an array of another namespace (a PyTorch tensor, CuPy), whose neighbours
+        are searched exactly on its device and whose graph sums, S_L and S_D stay there
+        (module docstring).
     r : int, 1 ≤ r < n_features
     n_neighbors : int, default 5 (when ``radius`` is not given)
         k of the symmetrized k-nearest-neighbour graph; must be < n_samples.
@@ -501,11 +669,11 @@ def lpp_scatters(X, n_neighbors: int | None = None, radius: float | None = None,
         tau_ = taus if tau is None else (None if weight == "binary" else float(tau))
         return LPPScatters(part.S_L, part.moments.scatter, None, tau_, part.moments.mean,
                            search)
-    G, search = neighbor_graph(X, n_neighbors, radius, symmetric=True, neighbors=neighbors,
-                               random_state=random_state)
-    part = lpp_sums(X, G, tau, weight)
-    return LPPScatters(part.S_L, part.moments.scatter, part.W, part.tau, part.moments.mean,
-                       search)
+    edges, search = neighbor_edges(X, n_neighbors, radius, symmetric=True, neighbors=neighbors,
+                                   random_state=random_state)
+    part = lpp_sums(X, edges, tau, weight)
+    return LPPScatters(part.S_L, part.moments.scatter, weight_matrix(edges, part), part.tau,
+                       part.moments.mean, search)
 
 
 class NPE(_GraphQuotient):
@@ -571,11 +739,12 @@ class NPE(_GraphQuotient):
                                      "n_neighbors, or pass the rows in memory (np.asarray(X))")
             part, _, self.search_ = chunked_sums(X, n_neighbors, False, sums, neighbors,
                                                  random_state)
+            self.W_ = None
         else:
-            G, self.search_ = neighbor_graph(X, n_neighbors, radius, symmetric=False,
-                                             neighbors=neighbors, random_state=random_state)
-            part = sums(X, G)
-        self.W_ = part.W
+            edges, self.search_ = neighbor_edges(X, n_neighbors, radius, symmetric=False,
+                                                 neighbors=neighbors, random_state=random_state)
+            part = sums(X, edges)
+            self.W_ = weight_matrix(edges, part)
         self.mean_ = part.moments.mean
         self._finish(part.S_L, part.moments.scatter, r, shrinkage, form, manifold,
                      "covariance XᵀX")

@@ -4,13 +4,19 @@ Exact search is a k-d tree (scipy's :class:`~scipy.spatial.cKDTree`) in at most
 :data:`TREE_MAX_FEATURES` dimensions — an embedding's, where it takes about O(n log n) — and
 scikit-learn's brute-force :class:`~sklearn.neighbors.NearestNeighbors` beyond, O(n²·d) time
 for all n rows: the choice scikit-learn's ``algorithm="auto"`` makes, with scipy's tree.
+Rows of another array namespace (a PyTorch tensor, on a GPU or not; CuPy) are searched
+exactly in that namespace and on their device (:func:`strip_search`): strips of rows against
+all rows, their squared distances ‖x_i‖² + ‖x_j‖² − 2 x_iᵀx_j by one matrix product and the k
+smallest of each row kept — brute force, O(n²·d), the form a GPU computes fastest (as
+faiss's flat GPU index).
 The approximate search is NN-descent (Dong, Charikar & Li, 2011) from pynndescent: it
 refines a random k-NN graph by the rule that a neighbour of a neighbour is likely a
 neighbour, in about O(n^1.14·d) time (the paper's measured exponent), plus a fixed
 compilation cost of numba's code (about 20 s, once per process).
 
 ``neighbors="auto"`` searches exactly up to :data:`EXACT_MAX_SAMPLES` rows and approximately
-beyond.  An approximate graph's **recall** is measured on every call: the share of the k
+beyond (rows of another namespace: exactly at any size; NN-descent runs on NumPy rows
+only).  An approximate graph's **recall** is measured on every call: the share of the k
 exact nearest neighbours it found, over :data:`RECALL_SAMPLE` rows drawn from the seed, whose
 exact neighbours cost O(RECALL_SAMPLE·n·d).  A neighbour found counts when it is no farther
 than the k-th exact one, so ties (duplicated rows) are not counted as misses.
@@ -29,11 +35,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ldr.core.errors import ParameterError
+from ldr.data import arrays
 
 __all__ = ["EXACT_MAX_SAMPLES", "GRAPH_DEGREE", "NEIGHBORS", "RECALL_SAMPLE",
-           "TREE_MAX_FEATURES", "NeighborSearch", "check_n_neighbors", "drop_self",
-           "exact_search", "keep_nearest", "nearest_neighbors", "neighbor_recall",
-           "recall_sample", "resolve_neighbors"]
+           "STRIP_ENTRIES", "TREE_MAX_FEATURES", "NeighborSearch", "check_n_neighbors",
+           "drop_self", "exact_search", "keep_nearest", "nearest_neighbors",
+           "neighbor_recall", "recall_sample", "resolve_neighbors", "smallest", "strip_search"]
 
 NEIGHBORS = ("auto", "exact", "approximate")
 # benchmark: benchmarks/bench_neighbors.py
@@ -50,6 +57,8 @@ RECALL_SAMPLE = 256
 #: ``algorithm="auto"``: past it a tree prunes too little to beat brute force); the tree is
 #: scipy's cKDTree, which answers the same queries faster than scikit-learn's KDTree
 TREE_MAX_FEATURES = 15
+#: squared distances per strip of :func:`strip_search` (2²⁴: 128 MB in float64)
+STRIP_ENTRIES = 2**24
 
 
 @dataclass(frozen=True)
@@ -127,6 +136,9 @@ def nearest_neighbors(X: np.ndarray, n_neighbors: int, neighbors: str = "auto",
     docstring) or ``"auto"`` (exact up to :data:`EXACT_MAX_SAMPLES` rows).  ``random_state``
     seeds NN-descent and the rows the recall is measured on; ``measure=False`` leaves the
     recall unmeasured (None), for a caller that measures it against more rows than X.
+
+    X of another namespace than NumPy is searched exactly there (:func:`strip_search`; indices
+    in its namespace, on its device) under "auto" or "exact"; "approximate" is refused.
     """
     n = X.shape[0]
     k = check_n_neighbors(n_neighbors)
@@ -134,6 +146,13 @@ def nearest_neighbors(X: np.ndarray, n_neighbors: int, neighbors: str = "auto",
         raise ParameterError("n_neighbors", f"must be smaller than n_samples = {n} (a sample is "
                                             f"not its own neighbour), got {k}")
     method = resolve_neighbors(neighbors, n)
+    if arrays.foreign(X) is not None:
+        if neighbors == "approximate":
+            raise ParameterError("neighbors", "the approximate search (NN-descent) runs on NumPy "
+                                 "rows; rows of another namespace are searched exactly on "
+                                 "their device (neighbors='auto' or 'exact'), or pass "
+                                 "np.asarray(X)")
+        return strip_search(X, k), NeighborSearch("exact", k)
     if method == "exact":
         return drop_self(exact_search(X, k + 1), k), NeighborSearch("exact", k)
     import pynndescent
@@ -163,6 +182,39 @@ def exact_search(X: np.ndarray, k: int) -> np.ndarray:
 
     return NearestNeighbors(n_neighbors=k, algorithm="brute").fit(X).kneighbors(
         X, return_distance=False)
+
+
+def smallest(D, k: int):
+    """The column indices of the k smallest entries of each row of D, smallest first (ties in
+    column order): NumPy's ``argpartition``, PyTorch's ``topk``, else a sort of the rows."""
+    xp = arrays.namespace(D)
+    if xp is np:
+        part = np.argpartition(D, k - 1, axis=1)[:, :k] if k < D.shape[1] else \
+            np.broadcast_to(np.arange(D.shape[1]), D.shape)
+        order = np.argsort(np.take_along_axis(D, part, axis=1), axis=1, kind="stable")
+        return np.take_along_axis(part, order, axis=1)
+    if hasattr(xp, "topk"):     # PyTorch: a partial selection, as argpartition
+        return xp.topk(D, k, dim=1, largest=False, sorted=True).indices
+    return xp.argsort(D, axis=1, stable=True)[:, :k]
+
+
+def strip_search(X, k: int):
+    """The k nearest rows of each row of X other than itself, nearest first, in X's namespace
+    and on its device (module docstring): strips of rows, each with its squared distances
+    to all rows (at most :data:`STRIP_ENTRIES` of them) and its own column set to ∞.  A
+    duplicated row's twin comes first (distance 0).  Memory: a strip; time O(n²·d)."""
+    xp = arrays.namespace(X)
+    n = X.shape[0]
+    sq = xp.sum(X * X, axis=1)
+    step = max(1, STRIP_ENTRIES // n)
+    columns = xp.arange(n, device=arrays.device(X))
+    found = []
+    for lo in range(0, n, step):
+        hi = min(lo + step, n)
+        D = sq[lo:hi, None] + sq[None, :] - 2.0 * (X[lo:hi, :] @ X.T)
+        D = xp.where(columns[None, :] == columns[lo:hi, None], xp.inf, D)
+        found.append(smallest(D, k))
+    return xp.concat(found, axis=0)
 
 
 def recall_sample(n: int, random_state: int | None = 0) -> np.ndarray:

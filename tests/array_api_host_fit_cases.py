@@ -1,5 +1,5 @@
 """scikit-learn's array API convention for the estimators whose fit runs on the host — NCA,
-LargeMarginDML, LPP, NPE, UnsupervisedHSIC, SemiSupervisedHSIC, KDAC,
+LargeMarginDML, UnsupervisedHSIC, SemiSupervisedHSIC, KDAC,
 UndercompleteICA, WDAClustering and the generic LinearDR (run by tests/test_array_api.py in a
 fresh interpreter with ``SCIPY_ARRAY_API=1``, which scikit-learn's dispatch requires before
 SciPy is imported; collected alone, it skips).
@@ -41,9 +41,7 @@ import ldr  # noqa: E402
 from ldr.data import arrays  # noqa: E402
 from ldr.estimators import (  # noqa: E402
     KDAC,
-    LPP,
     NCA,
-    NPE,
     LargeMarginDML,
     LinearDR,
     SemiSupervisedHSIC,
@@ -62,9 +60,6 @@ needs_torch = pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed")
 CASES = {
     "NCA": (lambda: NCA(2), True),
     "LargeMarginDML": (lambda: LargeMarginDML(2), True),
-    "LPP": (lambda: LPP(2, n_neighbors=6), False),
-    "LPP(whitened)": (lambda: LPP(2, n_neighbors=6, form="whitened"), False),
-    "NPE": (lambda: NPE(2, n_neighbors=8), False),
     "UnsupervisedHSIC": (lambda: UnsupervisedHSIC(2, n_clusters=3), False),
     "SemiSupervisedHSIC": (lambda: SemiSupervisedHSIC(2, n_clusters=3), True),
     "KDAC": (lambda: KDAC(2, n_clusters=2), True),
@@ -225,7 +220,7 @@ def test_without_dispatch_a_tensor_gives_numpy_as_before(wine, case):
 
 
 @needs_torch
-@pytest.mark.parametrize("case", ["NCA", "LPP", "KDAC", "UndercompleteICA", "WDAClustering",
+@pytest.mark.parametrize("case", ["NCA", "KDAC", "UndercompleteICA", "WDAClustering",
                                   "LinearDR(lda)"])
 def test_float32_tensors_give_float32_answers_as_numpys_float32_fit(wine, case):
     import torch
@@ -264,7 +259,7 @@ def test_a_warm_start_continues_from_a_fit_in_the_namespace():
 @pytest.mark.gpu
 @pytest.mark.skipif(not HAS_TORCH or not __import__("torch").cuda.is_available(),
                     reason="needs CUDA")
-@pytest.mark.parametrize("case", ["NCA", "LPP", "KDAC", "UndercompleteICA", "WDAClustering"])
+@pytest.mark.parametrize("case", ["NCA", "KDAC", "UndercompleteICA", "WDAClustering"])
 def test_cuda_tensors_give_cuda_answers(wine, case):
     import torch
 
@@ -281,9 +276,9 @@ def test_cuda_tensors_give_cuda_answers(wine, case):
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("namespace, device, dtype", list(array_api_check_combinations()))
-@pytest.mark.parametrize("estimator", [NCA(2), LargeMarginDML(2), LPP(2), NPE(2),
-                                       UnsupervisedHSIC(2), SemiSupervisedHSIC(2),
-                                       KDAC(2), UndercompleteICA(2), WDAClustering(2)],
+@pytest.mark.parametrize("estimator", [NCA(2), LargeMarginDML(2), UnsupervisedHSIC(2),
+                                       SemiSupervisedHSIC(2), KDAC(2), UndercompleteICA(2),
+                                       WDAClustering(2)],
                          ids=lambda e: type(e).__name__)
 def test_scikit_learns_array_api_check(estimator, namespace, device, dtype):
     """scikit-learn's own ``check_array_api_input``, values compared with NumPy's — for

@@ -1,5 +1,7 @@
 """LPP and NPE (survey Eq. 17–20): graph weights, formulas, forms, solvers, bad inputs."""
 
+import importlib.util
+
 import numpy as np
 import pytest
 import scipy.linalg
@@ -191,3 +193,25 @@ def test_neighbor_graph_is_symmetric_without_self_loops():
     assert search.method == "exact" and search.recall is None
     assert (G != G.T).nnz == 0 and G.diagonal().sum() == 0
     assert np.all(np.diff(G.indptr) >= 3)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
+@pytest.mark.parametrize("make", [lambda X: LPP(X, 2, n_neighbors=6),
+                                  lambda X: LPP(X, 2, n_neighbors=6, weight="binary"),
+                                  lambda X: NPE(X, 2, n_neighbors=7)],
+                         ids=["LPP", "LPP(binary)", "NPE"])
+def test_a_tensors_graph_sums_stay_in_pytorch_and_equal_numpys(make):
+    """The edges, weights and sums of a tensor's graph are computed in PyTorch (S_L, S_D and
+    the mean stay tensors; no sparse W_ is formed) and equal NumPy's."""
+    import torch
+
+    X = _data(2, n=150)
+    ref = make(X)
+    obj = make(torch.as_tensor(X))
+    assert obj.W_ is None
+    for name in ("S_L", "S_D", "mean_"):
+        value = getattr(obj, name)
+        assert isinstance(value, torch.Tensor), name
+        expected = getattr(ref, name)
+        np.testing.assert_allclose(value.numpy(), expected, rtol=1e-10,
+                                   atol=1e-12 * np.abs(expected).max())

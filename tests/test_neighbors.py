@@ -1,6 +1,8 @@
 """k-nearest-neighbour search: exact, approximate (NN-descent) with its measured recall, and
 the switch of ``neighbors="auto"`` in LPP and NPE."""
 
+import importlib.util
+
 import numpy as np
 import pytest
 from sklearn.neighbors import NearestNeighbors
@@ -138,3 +140,29 @@ def test_large_margin_targets_switch_on_the_exact_search_pairs(monkeypatch):
     assert model.target_recall_ == approx.target_recall_
     assert "approximate target neighbours (3 per sample" in model.approximation_
     assert LargeMarginDML(2, neighbors="exact", max_iter=5).fit(X, y).approximation_ is None
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
+def test_rows_of_another_namespace_are_searched_exactly_on_their_device(monkeypatch):
+    """A tensor's k nearest neighbours are found by strips of rows in PyTorch (a strip of 7
+    rows here), the sets brute force finds, a duplicated row's twin first; NN-descent, which
+    runs on NumPy rows, is refused for it."""
+    import array_api_strict
+    import torch
+
+    X = _data(300, 20)
+    X = np.vstack([X, X[:20]])               # rows 300..319 repeat rows 0..19
+    monkeypatch.setattr(nbrs, "STRIP_ENTRIES", 7 * X.shape[0])
+    indices, search = nbrs.nearest_neighbors(torch.as_tensor(X), 4, "auto")
+    assert isinstance(indices, torch.Tensor) and search == nbrs.NeighborSearch("exact", 4)
+    assert all(indices[i, 0] == i + 300 and indices[i + 300, 0] == i for i in range(20))
+    # the exact neighbours' distances (a duplicated row ties with its twin: compare distances),
+    # by PyTorch's topk, the array API's sort and NumPy's argpartition
+    D = np.linalg.norm(X[:, None, :] - X[None, :, :], axis=2)
+    np.fill_diagonal(D, np.inf)
+    for found in (indices.numpy(), np.asarray(nbrs.strip_search(array_api_strict.asarray(X), 4)),
+                  nbrs.strip_search(X, 4)):
+        np.testing.assert_allclose(np.take_along_axis(D, found, axis=1),
+                                   np.sort(D, axis=1)[:, :4], rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="neighbors: the approximate search .* NumPy"):
+        nbrs.nearest_neighbors(torch.as_tensor(X), 4, "approximate")

@@ -670,7 +670,7 @@ class LinearDR(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimator)
             self.y_map_ = AffineMap(np.asarray(arrays.to_host(y_shift), dtype=float),
                                     np.asarray(arrays.to_host(y_A), dtype=float))
         if data.basis is not None:  # the objective saw the coordinates z = Uᵀ(x − mean)
-            A = data.basis @ A
+            A = data.basis @ np.asarray(arrays.to_host(A), dtype=float)
             shift = data.mean
         if shift is None:
             shift = np.zeros(A.shape[0])

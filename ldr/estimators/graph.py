@@ -6,8 +6,9 @@ from __future__ import annotations
 import numpy as np
 
 from ldr.core.errors import ParameterError
+from ldr.data import arrays
 from ldr.data.validation import span_basis
-from ldr.estimators.base import FitData, LinearDR, random_seed
+from ldr.estimators.base import FitData, LinearDR, random_seed, sign_rule
 from ldr.estimators.span import reduce_rows
 from ldr.objectives.graph import LPP as LPPObjective
 from ldr.objectives.graph import NPE as NPEObjective
@@ -26,6 +27,9 @@ class GraphEmbedding(LinearDR):
     distances, hence the graph, are unchanged)."""
 
     _pairwise_memory = False  # a sparse k-nearest-neighbour graph, no n×n array
+    #: rows of another namespace: the neighbour search and the graph's sums run there, on
+    #: their device; the d×d quotient is solved on the host
+    _computes_in_namespace = True
 
     def _reads_chunks(self) -> bool:
         """A Dask array or memmap is read a chunk at a time for a k-nearest-neighbour graph
@@ -39,14 +43,20 @@ class GraphEmbedding(LinearDR):
         self.subspace_ = reduce_rows(data, data.params["shrinkage"], None, rows=True)
 
     def _finish(self, data: FitData, obj, result):
+        """The ratio, the graph's search and scikit-learn's sign rule on ``M_`` (on the
+        original features; the fit may run on another device, whose rounding may flip a
+        column)."""
         self.ratio_ = obj.ratio(result.M)
         search = obj.search_
         self.graph_recall_ = None if search is None else search.recall
         self.approximation_ = None if search is None else search.describe(data.X.shape[0])
-        return result.M
+        M = np.asarray(arrays.to_host(result.M), dtype=float)
+        U = data.basis
+        return sign_rule(M) if U is None else U.T @ sign_rule(U @ M)
 
     def _components(self, data: FitData, obj, M):
-        A = obj.whitener_ @ M
+        A = np.asarray(arrays.to_host(obj.whitener_ @ arrays.as_point(M, obj.whitener_)),
+                       dtype=float)
         return (A if data.basis is None else data.basis @ A).T
 
 
@@ -88,7 +98,10 @@ class LPP(GraphEmbedding):
         recall against the exact graph over all rows is measured in the same pass, and each
         chunk's heat width is its own graph's median squared edge length
         (:mod:`ldr.objectives.graph`); "exact" is refused there (pass the rows in memory), and
-        so is an ε-ball graph.
+        so is an ε-ball graph.  Rows of another array namespace (a PyTorch tensor under
+        scikit-learn's ``array_api_dispatch``) are searched exactly on their device at any n
+        (brute force in strips of rows, :func:`ldr.objectives.neighbors.strip_search`), and
+        the graph's sums computed there; "approximate" is refused for them.
     solver, start, tol, max_iter, solver_params, verbose,
     warm_start, random_state : see :class:`LinearDR`
     reg : deprecated
@@ -107,7 +120,9 @@ class LPP(GraphEmbedding):
         (the fit ran on ``X @ subspace_``; ``M_ = subspace_ @`` its point); None otherwise.
     far_rows_ : array of int
         Rows set aside because their heat weights underflow (empty unless S_D was singular
-        with shrinkage = 0 because of them; ``transform`` maps them like any row).
+        with shrinkage = 0 because of them; ``transform`` maps them like any row).  NumPy
+        rows only: rows of another namespace with such an S_D get the objective's error,
+        which says how to regularize.
     graph_recall_ : float or None
         For an approximate k-nearest-neighbour graph (NN-descent, or rows read a chunk at a
         time), the share of the exact k nearest neighbours over all rows it holds, measured on
@@ -169,7 +184,8 @@ class LPP(GraphEmbedding):
         S_D to rounding."""
         super()._prepare(data)
         self.far_rows_ = np.zeros(0, dtype=int)
-        if data.lazy or data.params["shrinkage"] != 0 or self.weight not in ("heat", "binary"):
+        if data.lazy or data.space is not None or data.params["shrinkage"] != 0 \
+                or self.weight not in ("heat", "binary"):
             return  # the objective checks the parameters, with its messages
         X = np.asarray(data.X, dtype=float)
         try:

@@ -25,6 +25,7 @@ import numbers
 import numpy as np
 
 from ldr.core.errors import ParameterError
+from ldr.data import arrays
 from ldr.data.rows import as_dask_array, moments
 from ldr.data.validation import is_lazy, span_basis
 
@@ -61,7 +62,7 @@ def reduce_rows(data, shrinkage, moment_options: dict | None, rows: bool = False
         return None
     if rows:
         data.X = as_dask_array(data.X, "X") @ U if is_lazy(data.X) \
-            else np.asarray(data.X, dtype=float) @ U
+            else data.X @ arrays.like(U, data.X)
     data.basis = U
     data.mean = np.asarray(stats.mean)
     return U
