@@ -42,11 +42,11 @@ In both forms ``ratio(M)`` is f(M) itself: the neighbour scatter over the (degre
 variance of the projection, a positive number, smaller is better (LPP's lies in [0, 2]).
 
 **Sums over edges, in the rows' namespace.**  The graph is held as index arrays — each row's k
-nearest neighbours, or an ε-ball graph's pairs (:class:`Edges`) — never as an n×n matrix, and
+nearest neighbours, or an ε-ball graph's pairs (``Edges``) — never as an n×n matrix, and
 every statistic is a sum over strips of edges: LPP's with W = A + Aᵀ, A_ij = c_ij w_ij (c = ½
 on a pair listed both ways), S_L = Σ_e a_e (x_i − x_j)(x_i − x_j)ᵀ and S_D, μ_D from the
-edges' endpoints (:func:`lpp_sums`); NPE's reconstruction errors from each row's list
-(:func:`npe_sums`).  Gathers, products and batched solves only, so rows of another array
+edges' endpoints (``lpp_sums``); NPE's reconstruction errors from each row's list
+(``npe_sums``).  Gathers, products and batched solves only, so rows of another array
 namespace (a PyTorch tensor, on a GPU or not) are searched and summed there, on their device
 (:func:`ldr.objectives.neighbors.strip_search`), by the same code as NumPy rows.
 
