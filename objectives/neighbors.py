@@ -186,7 +186,7 @@ def exact_search(X: np.ndarray, k: int) -> np.ndarray:
 
 def smallest(D, k: int):
     """The column indices of the k smallest entries of each row of D, smallest first (ties in
-    column order): NumPy's ``argpartition``, PyTorch's ``topk``, else a sort of the rows."""
+    any order): NumPy's ``argpartition``, PyTorch's ``topk``, else a sort of the rows."""
     xp = arrays.namespace(D)
     if xp is np:
         part = np.argpartition(D, k - 1, axis=1)[:, :k] if k < D.shape[1] else \

@@ -27,8 +27,8 @@ class GraphEmbedding(LinearDR):
     distances, hence the graph, are unchanged)."""
 
     _pairwise_memory = False  # a sparse k-nearest-neighbour graph, no n×n array
-    #: rows of another namespace: the neighbour search and the graph's sums run there, on
-    #: their device; the d×d quotient is solved on the host
+    #: rows of another namespace: the neighbour search, the graph's sums and the quotient's
+    #: solver run there, on their device (only d×d checks and the sign rule on the host)
     _computes_in_namespace = True
 
     def _reads_chunks(self) -> bool:
