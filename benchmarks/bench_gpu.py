@@ -33,6 +33,16 @@ Medians over repeats, wall time, float64 and float32 where the section says so.
    float32, whose fixed-point residual stagnates near 1e-6; continuation in reg included) —
    against the same in NumPy (float64) on the host (n ≤ 10⁴).
    n = 10⁴, 10⁵ on CUDA; 2000, 4000 with ``--device cpu`` (``--wda-sizes``).
+5. **The pairwise estimators that fit wholly on the device** (under scikit-learn's
+   ``array_api_dispatch``, float64): ``LPP(2)`` and ``NPE(2)`` (exact neighbour search by
+   strips of rows on the device, the edges' sums there), ``MDS(2)``, ``KernelSDR(2)`` and
+   ``WassersteinDA(2)`` at their defaults on n × 20 rows (y = sin(2 xᵀb₁) + (xᵀb₂)² + 0.1 ε
+   for KernelSDR; the four sign classes of xᵀb₁, xᵀb₂ for WassersteinDA), one fit each, its
+   verdict, the device's peak memory (``torch.cuda.max_memory_allocated``; "-" on the CPU),
+   and the same fit in NumPy on the host beside it for n ≤ ``--host-max``.  A fit whose time,
+   projected from the smaller n (n² for LPP's and NPE's exact search, n for the others),
+   would overrun ``--budget`` is skipped and says so.  n = 10⁵, 10⁶, 10⁷ on CUDA; 1000, 2000
+   with ``--device cpu`` (``--pairwise-sizes``).
 3. **A custom objective's trust-region solve** (on the CPU, the README's sparse PCA at
    d × r = 13 × 2 on wine's covariance; ``benchmarks/bench_backends.py``'s objectives):
    ``backend="jax"`` (``jax.jit``) and ``backend="torch"`` against ``backend="autograd"``,
@@ -373,6 +383,85 @@ def custom_rows(repeats):
     return rows
 
 
+PAIRWISE_D = 20
+#: (estimator, what its fit reads: None, "y" or "classes", how its time grows with n)
+PAIRWISE = {
+    "LPP": ("LPP", None, 2),
+    "NPE": ("NPE", None, 2),
+    "MDS": ("MDS", None, 1),
+    "KernelSDR": ("KernelSDR", "y", 1),
+    "WassersteinDA": ("WassersteinDA", "classes", 1),
+}
+
+
+def _pairwise_data(n):
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((n, PAIRWISE_D))
+    B = np.linalg.qr(rng.standard_normal((PAIRWISE_D, 2)))[0]
+    Z = X @ B
+    y = np.sin(2 * Z[:, 0]) + Z[:, 1] ** 2 + 0.1 * rng.standard_normal(n)
+    classes = (Z[:, 0] > 0).astype(int) + 2 * (Z[:, 1] > 0)
+    return X, {"y": y, "classes": classes}
+
+
+def pairwise_rows(device, sizes, sync, deadline, host_max):
+    """Per n and estimator: one fit on the device under ``array_api_dispatch`` (its verdict and
+    the device's peak memory) and, for n ≤ ``host_max``, the same fit in NumPy on the host;
+    a fit skipped (and said so) when its projection from the smaller n would overrun the
+    deadline."""
+    import sklearn
+    import torch
+
+    import ldr.estimators as est
+
+    rows, seen = [], {}
+    for n in sizes:
+        X, targets = _pairwise_data(n)
+        Xt = torch.as_tensor(X, device=device)
+        for name, (cls, reads, power) in PAIRWISE.items():
+            row = [n, name] + [""] * 5
+            rows.append(row)
+            prev = [t * (n / m) ** power for (m, nm), t in seen.items() if nm == name]
+            projected = max(prev) if prev else 0.0
+            if not deadline.allows(2 * projected):
+                row[2] = f"skipped: budget ({common.fmt_time(2 * projected)} projected)"
+                _progress("pairwise", *row)
+                continue
+            args = (Xt,) if reads is None else (Xt, torch.as_tensor(targets[reads],
+                                                                     device=device))
+            try:
+                if device == "cuda":
+                    torch.cuda.reset_peak_memory_stats()
+                sync()
+                t0 = time.perf_counter()
+                with sklearn.config_context(array_api_dispatch=True):
+                    model = getattr(est, cls)(2).fit(*args)
+                sync()
+                seen[n, name] = t = time.perf_counter() - t0
+                row[2] = common.fmt_time(t)
+                row[3] = "yes" if model.result_.converged else "no"
+                row[4] = (f"{torch.cuda.max_memory_allocated() / 2**20:.0f} MB"
+                          if device == "cuda" else "-")
+                row[5] = f"{type(model.M_).__name__} {model.M_.device}"
+                _progress("pairwise", *row)
+                if n <= host_max and deadline.allows(2 * t):
+                    host = (X,) if reads is None else (X, targets[reads])
+                    t0 = time.perf_counter()
+                    getattr(est, cls)(2).fit(*host)
+                    row[6] = common.fmt_time(time.perf_counter() - t0)
+                    _progress("pairwise NumPy", n, name, row[6])
+            except Exception as exc:  # noqa: BLE001 — a row says what failed; go on
+                import traceback
+
+                traceback.print_exc()
+                row[-1] = f"failed: {type(exc).__name__}: {str(exc)[:80]}"
+            finally:
+                model = None
+                if device == "cuda":
+                    torch.cuda.empty_cache()
+    return rows
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--device", choices=["cuda", "cpu"], default="cuda")
@@ -383,9 +472,13 @@ def main(argv=None) -> int:
     parser.add_argument("--hsic-sizes", help="comma-separated n (default: the device's)")
     parser.add_argument("--pca-sizes", help="comma-separated n (default: the device's)")
     parser.add_argument("--wda-sizes", help="comma-separated n (default: the device's)")
+    parser.add_argument("--pairwise-sizes", help="comma-separated n (default: the device's)")
+    parser.add_argument("--host-max", type=int, default=1_000_000,
+                        help="the largest n of the pairwise section's NumPy fits")
     parser.add_argument("--dtypes", default="float64,float32")
-    parser.add_argument("--sections", default="hsic,pca,wda,custom",
-                        help="comma-separated, in the order to run: hsic, pca, wda, custom")
+    parser.add_argument("--sections", default="hsic,pca,wda,pairwise,custom",
+                        help="comma-separated, in the order to run: hsic, pca, wda, pairwise, "
+                             "custom")
     args = parser.parse_args(argv)
     if importlib.util.find_spec("torch") is None:
         print("SKIPPED: bench_gpu.py needs PyTorch (pip install 'ldr-manifold[torch]')")
@@ -405,11 +498,13 @@ def _run(args, torch) -> int:
         torch.set_num_threads(1)
         hsic_sizes, pca_n, budget = [1000, 3000], 100_000, 256 * 2**20
         wda_sizes = [2000, 4000]
+        pairwise_sizes = [1000, 2000]
         name = "PyTorch-CPU, one thread"
         sync = lambda: None  # noqa: E731
     else:
         hsic_sizes, pca_n, budget = [10_000, 100_000, 1_000_000], 10_000_000, 16 * 2**30
         wda_sizes = [10_000, 100_000]
+        pairwise_sizes = [100_000, 1_000_000, 10_000_000]
         name = torch.cuda.get_device_name(0)
         sync = torch.cuda.synchronize
     if args.hsic_sizes:
@@ -418,6 +513,8 @@ def _run(args, torch) -> int:
     if args.wda_sizes:
         wda_sizes = [int(v) for v in args.wda_sizes.split(",")]
     args.wda_size_list = wda_sizes
+    args.pairwise_size_list = ([int(v) for v in args.pairwise_sizes.split(",")]
+                               if args.pairwise_sizes else pairwise_sizes)
     deadline = Deadline(args.budget)
     common.print_header("ldr on an accelerator (bench_gpu.py)",
                         [f"device: {args.device} ({name}); torch {torch.__version__}; "
@@ -460,13 +557,20 @@ def _section(section, args, hsic_sizes, pca_sizes, budget, sync, deadline) -> No
                             "NumPy c+g", "NumPy HVP", "NumPy fit", "Result.M"],
                            wda_rows(args.device, args.wda_size_list, min(args.repeats, 3),
                                     sync, budget, deadline, args.dtypes))
+    elif section == "pairwise":
+        print(f"\n5. The pairwise estimators wholly on {args.device} (n × {PAIRWISE_D}, r = 2, "
+              "their defaults, float64, one fit each) vs NumPy on the host", flush=True)
+        common.print_table(["n", "estimator", "fit", "conv.", "peak device memory", "M_",
+                            "NumPy fit"],
+                           pairwise_rows(args.device, args.pairwise_size_list, sync, deadline,
+                                         args.host_max))
     elif section == "custom":
         print("\n3. Custom objective (sparse PCA 13 × 2, wine), trust region, CPU",
               flush=True)
         common.print_table(["backend", "solve", "÷ autograd", "cost", "iter"],
                            custom_rows(args.repeats))
     else:
-        raise SystemExit(f"unknown section {section!r}: hsic, pca, wda, custom")
+        raise SystemExit(f"unknown section {section!r}: hsic, pca, wda, pairwise, custom")
 
 
 if __name__ == "__main__":
