@@ -105,17 +105,17 @@ class ChunkedRows:
             out += block.T @ G[lo:hi]
         return out
 
-    def map(self, fn, *args, sliced=(), how="sum") -> list:
-        """``fn(rows, start, *args, *slices)`` over the rows by blocks, with ``rows`` a block of
-        at most ``block_rows`` standardized rows of a chunk (a chunk's task runs its blocks in
-        turn, so that a worker holds one block's temporaries, not a chunk's) and ``slices``
-        its rows of each (n, ...) array in ``sliced``: one result a chunk, its blocks' results
-        merged by ``how`` in the task (:func:`ldr.data.rows.merged`), in row order
-        (:func:`ldr.data.rows.map_chunks`: a Dask array's chunks as tasks; only the chunks'
-        results come back)."""
-        return map_chunks(self.X, scaled_call, fn, self.mean, self.unit, self.block_rows, how,
-                          len(args), *args, sliced=sliced, bounds=self.bounds,
-                          label=fn.__name__)
+    def map(self, fn, *args, sliced=(), how="sum"):
+        """``fn(rows, start, *args, *slices)`` over the rows by blocks, the results merged by
+        ``how`` (:func:`ldr.data.rows.merged`), with ``rows`` a block of at most ``block_rows``
+        standardized rows of a chunk (a chunk's task runs its blocks in turn, so that a worker
+        holds one block's temporaries, not a chunk's) and ``slices`` its rows of each (n, ...)
+        array in ``sliced``: a chunk's blocks are merged in its task, so only one result a
+        chunk comes back (:func:`ldr.data.rows.map_chunks`: a Dask array's chunks as tasks),
+        and the chunks' results are merged in row order."""
+        return merged(map_chunks(self.X, scaled_call, fn, self.mean, self.unit,
+                                 self.block_rows, how, len(args), *args, sliced=sliced,
+                                 bounds=self.bounds, label=fn.__name__), how)
 
 
 def standardized(A, mean, unit) -> np.ndarray:
@@ -160,7 +160,7 @@ class RowBlocks:
         nothing here)."""
         return self.X[rows]
 
-    def map(self, fn, *args, sliced=(), how="sum") -> list:
-        """``[fn(rows, start, *args, *slices) for each block]``, in this process (``how``:
-        :class:`ChunkedRows`' merge; the caller merges these results the same way)."""
-        return map_chunks(self.X, fn, *args, sliced=sliced, bounds=self.bounds)
+    def map(self, fn, *args, sliced=(), how="sum"):
+        """``fn(rows, start, *args, *slices)`` on each block in this process, the results
+        merged by ``how`` (:func:`ldr.data.rows.merged`), as :meth:`ChunkedRows.map`."""
+        return merged(map_chunks(self.X, fn, *args, sliced=sliced, bounds=self.bounds), how)

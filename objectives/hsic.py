@@ -25,7 +25,6 @@ import numpy as np
 from ldr.core.errors import ParameterError
 from ldr.core.objective import Method, Objective
 from ldr.data import arrays
-from ldr.data.rows import merged
 from ldr.data.validation import check_data, check_labels, check_rank
 from ldr.kernels import Gaussian, Kernel, beta, make_kernel
 from ldr.kernels.features import (
@@ -493,8 +492,7 @@ class ApproximateHSIC(Objective):
         − Γ)X, from XᵀF and Xᵀ diag(Γ1) X summed over the row blocks."""
         F, s = self._rows_factor
         toward = s * F.sum(axis=0)
-        sums = ("sum", "sum")
-        XF, XDX = merged(self.rows.map(phi0_sums, toward, sliced=(F,), how=sums), sums)
+        XF, XDX = self.rows.map(phi0_sums, toward, sliced=(F,), how=("sum", "sum"))
         Phi = (XDX - (XF * s) @ XF.T) / self.kernel.sigma**2
         return 0.5 * (Phi + Phi.T)
 

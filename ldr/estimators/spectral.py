@@ -42,7 +42,6 @@ from scipy.linalg.blas import dsymv
 from sklearn.cluster import KMeans
 
 from ldr.core.errors import ParameterError
-from ldr.data.rows import merged
 from ldr.kernels import Gaussian
 from ldr.kernels.family import beta
 from ldr.kernels.features import gaussian_cross
@@ -258,13 +257,12 @@ def nystroem_embedding(kernel, Z, k: int, center: bool, m: int, seed,
     cross = LandmarkCross(kernel, ZL, W)
     cache = {} if rows.in_process and 8.0 * n * B.shape[1] <= memory_budget else None
     # pass 1: Ψᵀ1 = Bᵀ(Cᵀ1) (Ψ's blocks kept in the cache, C not formed again)
-    colsum = B.T @ merged(rows.map(cross_colsum, cross, B, cache), "sum")
+    colsum = B.T @ rows.map(cross_colsum, cross, B, cache)
     # pass 2: the degrees Ψ(Ψᵀ1) = C(B Ψᵀ1) block by block, and with them ΦᵀΦ and Φᵀ1 for
     # Φ = D^{-1/2} Ψ (B keeps the ρ ≤ m eigenpairs of K_LL above rounding: a few dozen for
     # rows of a few dimensions, so Ψ's block is b × ρ)
-    how = ("rows", "sum", "sum", "sum")
-    dm, G, mean, bad = merged(rows.map(degree_sums, cross, B, colsum, B @ colsum, cache,
-                                       how=how), how)
+    dm, G, mean, bad = rows.map(degree_sums, cross, B, colsum, B @ colsum, cache,
+                                how=("rows", "sum", "sum", "sum"))
     if bad:
         raise ParameterError("n_kernel_features", f"the Nyström approximation gives {bad} "
                              f"sample(s) a non-positive degree; raise n_kernel_features (now "
@@ -281,8 +279,7 @@ def nystroem_embedding(kernel, Z, k: int, center: bool, m: int, seed,
     R = Q / np.sqrt(sig2)
     shift = mean @ R if center else 0.0
     # pass 3: U = ΦR − shift = D^{-1/2} C (BR) − shift
-    U = merged(rows.map(embedding_rows, cross, B @ R, R, shift, cache, sliced=(dm,),
-                        how="rows"), "rows")
+    U = rows.map(embedding_rows, cross, B @ R, R, shift, cache, sliced=(dm,), how="rows")
     return U, dm
 
 

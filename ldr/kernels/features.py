@@ -38,7 +38,6 @@ import numpy as np
 import scipy.linalg
 
 from ldr.core.errors import ParameterError
-from ldr.data.rows import merged
 from ldr.kernels.groups import code_groups, value_codes
 
 APPROXIMATIONS = ("rff", "nystroem")
@@ -254,10 +253,8 @@ def approximate_sums(rows, W, feats, factor, groups, split=None, cache_bytes: fl
         split_gid = None if split is None else split[2]
         n_split = 0 if split is None else split[3].shape[0]
     cache = {} if cache_bytes > 0 and rows.in_process else None
-    sums = ("sum", "sum", "sum", "sum")
-    P, U, Pg, Ug = merged(rows.map(first_pass, features, k, d, dense, n_split, cache,
-                                   cache_bytes, sliced=(Fd, gid, split_gid, row_weight),
-                                   how=sums), sums)
+    P, U, Pg, Ug = rows.map(first_pass, features, k, d, dense, n_split, cache, cache_bytes,
+                            sliced=(Fd, gid, split_gid, row_weight), how=("sum",) * 4)
     if split is not None:                                 # the grouped columns: E R
         _, grouped, _, R = split
         P[:, grouped, :] = np.einsum("mgd,gt->mtd", Pg, R)
@@ -268,8 +265,8 @@ def approximate_sums(rows, W, feats, factor, groups, split=None, cache_bytes: fl
     AP = P if A is None else (A @ P.reshape(P.shape[0], -1)).reshape(P.shape)
     # Σ_ab M_ab P_aᵀ A P_b
     XGKX = np.einsum("iad,ab,ibe->de", P, M, AP, optimize=True)
-    XDX = merged(rows.map(second_pass, features, AUM, cache,
-                          sliced=(None if groups is not None else F, gid, row_weight)), "sum")
+    XDX = rows.map(second_pass, features, AUM, cache,
+                   sliced=(None if groups is not None else F, gid, row_weight))
     return total, XDX, 0.5 * (XGKX + XGKX.T)
 
 
