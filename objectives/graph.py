@@ -233,22 +233,6 @@ def neighbor_edges(X, n_neighbors: int | None = None, radius: float | None = Non
     return ball_edges(G, symmetric), None
 
 
-def neighbor_graph(X, n_neighbors: int | None = None, radius: float | None = None,
-                   symmetric: bool = True, neighbors: str = "auto",
-                   random_state: int | None = 0) -> tuple[sp.csr_matrix, NeighborSearch | None]:
-    """``(G, search)``: :func:`neighbor_edges` with G the graph's 0/1 adjacency (CSR, no self
-    loops; NumPy rows)."""
-    edges, search = neighbor_edges(X, n_neighbors, radius, symmetric, neighbors, random_state)
-    return edges.sparse(), search
-
-
-def adjacency(indices: np.ndarray, symmetric: bool) -> sp.csr_matrix:
-    """The 0/1 adjacency (CSR, sorted indices) of the k-nearest-neighbour lists ``indices``
-    (n × k, no self loops): row i holds i's neighbours, or with ``symmetric`` i ~ j when
-    either is among the other's (:func:`knn_edges`)."""
-    return knn_edges(indices, symmetric).sparse()
-
-
 def _edge_strips(edges: Edges, width: int):
     """Slices of the edges, each at most ``EDGE_ENTRIES`` numbers of ``width`` per edge."""
     m = edges.rows.shape[0]
@@ -648,7 +632,7 @@ def lpp_scatters(X, n_neighbors: int | None = None, radius: float | None = None,
     """LPP's statistics of rows X (Eq. 17–18): (S_L, S_D, W, τ, mean, search) with W the
     symmetrized graph's weights (heat kernel e^{−‖xᵢ−xⱼ‖²/τ}, or binary), D = diag(W1), the
     D-weighted mean m, S_L = (X − m)ᵀ(D − W)(X − m), S_D = (X − m)ᵀD(X − m), and how the
-    neighbours were found (:func:`neighbor_graph`).  Rows read a chunk at a time (a Dask array
+    neighbours were found (:func:`neighbor_edges`).  Rows read a chunk at a time (a Dask array
     or memmap) give the chunks' graphs' sums (module docstring): W is None and τ each chunk's
     width (an array, unless given).
 

@@ -8,7 +8,7 @@ import scipy.linalg
 from scipy.spatial.distance import pdist, squareform
 
 import ldr
-from ldr.objectives.graph import LPP, NPE, neighbor_graph
+from ldr.objectives.graph import LPP, NPE, neighbor_edges
 
 SIN = ldr.manifolds.sin_largest_angle
 
@@ -189,7 +189,8 @@ def test_bad_inputs_raise():
 
 def test_neighbor_graph_is_symmetric_without_self_loops():
     X = _data(9, n=40)
-    G, search = neighbor_graph(X, n_neighbors=3)
+    edges, search = neighbor_edges(X, n_neighbors=3)
+    G = edges.sparse()
     assert search.method == "exact" and search.recall is None
     assert (G != G.T).nnz == 0 and G.diagonal().sum() == 0
     assert np.all(np.diff(G.indptr) >= 3)

@@ -9,7 +9,7 @@ from scipy.spatial.distance import cdist
 
 import ldr.estimators as est
 from ldr.objectives import LPP, NPE
-from ldr.objectives.graph import adjacency, barycenter_weights, lpp_scatters
+from ldr.objectives.graph import barycenter_weights, knn_edges, lpp_scatters
 from ldr.objectives.neighbors import nearest_neighbors, recall_sample
 
 da = pytest.importorskip("dask.array")
@@ -56,7 +56,7 @@ def _chunk_graphs(X, bounds, k, symmetric):
         np.fill_diagonal(d, np.inf)
         nbr = np.argsort(d, axis=1, kind="stable")[:, :k]
         lists.append(lo + nbr)
-        blocks.append(adjacency(nbr, symmetric))
+        blocks.append(knn_edges(nbr, symmetric).sparse())
     return np.vstack(lists), blocks
 
 

@@ -10,7 +10,7 @@ from sklearn.neighbors import NearestNeighbors
 import ldr
 from ldr.estimators import LPP, NPE
 from ldr.objectives import neighbors as nbrs
-from ldr.objectives.graph import neighbor_graph
+from ldr.objectives.graph import neighbor_edges
 
 
 def _data(n=1500, d=8, seed=0):
@@ -106,9 +106,9 @@ def test_bad_neighbors_are_refused():
     with pytest.raises(ValueError, match="neighbors: expected one of"):
         LPP(n_components=2, neighbors="annoy").fit(X)
     with pytest.raises(ValueError, match="ε-ball graph .* exactly"):
-        neighbor_graph(X, radius=1.0, neighbors="approximate")
+        neighbor_edges(X, radius=1.0, neighbors="approximate")
     with pytest.raises(ValueError, match="neighbors: expected one of"):
-        neighbor_graph(X, radius=1.0, neighbors="hnsw")
+        neighbor_edges(X, radius=1.0, neighbors="hnsw")
     with pytest.raises(ValueError, match="n_neighbors: must be smaller than n_samples"):
         nbrs.nearest_neighbors(X[:4], 4, "approximate")
     assert ldr.objectives.NPE(X, 2, n_neighbors=4, neighbors="exact").search_.method == "exact"
