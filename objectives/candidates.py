@@ -40,6 +40,7 @@ import zlib
 
 import numpy as np
 
+from ldr.data import arrays
 from ldr.objectives.neighbors import nearest_neighbors
 
 __all__ = ["NEAREST_CANDIDATES", "POOL_COLUMNS", "SAMPLED_COLUMNS", "Candidates",
@@ -79,10 +80,11 @@ class Candidates:
     def exact(self) -> bool:
         return self.m >= self.n
 
-    def refresh(self, X: np.ndarray, M: np.ndarray) -> None:
-        """Recompute the K nearest neighbours of every row of the embedding XM (n×r); nothing
-        to do where M is the point of the last search."""
-        at = np.ascontiguousarray(M, dtype=float).tobytes()
+    def refresh(self, X, M) -> None:
+        """Recompute the K nearest neighbours of every row of the embedding XM (n×r), in X's
+        namespace (:func:`~ldr.objectives.neighbors.nearest_neighbors`); nothing to do where M
+        is the point of the last search."""
+        at = np.ascontiguousarray(arrays.to_host(M), dtype=float).tobytes()
         if at == self._at:
             return
         self._at = at
@@ -90,13 +92,17 @@ class Candidates:
             self._nbrs = np.zeros((self.n, 0), dtype=np.intp)
             return
         nbrs, _ = nearest_neighbors(X @ M, self.K, "exact")
-        self._nbrs = nbrs.astype(np.intp)
+        self._nbrs = nbrs.astype(np.intp) if arrays.numpy_fast_path(nbrs) else nbrs
 
-    def neighbours(self, idx: np.ndarray, X: np.ndarray, M: np.ndarray) -> np.ndarray:
-        """N_I (b×K), searched at M (XM the embedding) for the first batch."""
+    def neighbours(self, idx: np.ndarray, X, M) -> np.ndarray:
+        """N_I (b×K host indices), searched at M (XM the embedding) for the first batch."""
         if self._nbrs is None:
             self.refresh(X, M)
-        return self._nbrs[idx]
+        if arrays.numpy_fast_path(self._nbrs):
+            return self._nbrs[idx]
+        xp = arrays.namespace(self._nbrs)   # the batch's lists read from the device
+        at = xp.asarray(idx, device=arrays.device(self._nbrs))
+        return np.asarray(arrays.to_host(xp.take(self._nbrs, at, axis=0)), dtype=np.intp)
 
     def columns(self, idx: np.ndarray) -> np.ndarray:
         """R: m columns drawn uniformly without replacement, seeded by the batch's indices."""
@@ -112,15 +118,22 @@ class Candidates:
             self._pos = np.full(self.n, -1, dtype=np.intp)
         return far_weights(self._pos, self.n / self.m, idx, N, R)
 
-    def rows(self, X: np.ndarray, z: np.ndarray, idx: np.ndarray, M: np.ndarray):
+    def rows(self, X, z, idx: np.ndarray, M):
         """The batch's candidate rows (the ``rows`` of NCA's sampled term,
-        ``objectives/nca.py``) from the rows X in memory and their class codes z."""
+        ``objectives/nca.py``) from the rows X in memory and their class codes z, in X's
+        namespace (the indices and the weights are drawn on the host)."""
+        xp = arrays.namespace(X)
         idx = np.asarray(idx, dtype=np.intp)
         N = self.neighbours(idx, X, M)
         R = self.columns(idx)
-        # np.take copies whole rows, faster than fancy indexing
-        return (np.take(X, idx, axis=0), z[idx], np.take(X, N.ravel(), axis=0), z[N],
-                np.take(X, R, axis=0), z[R], self.far_weights(idx, N, R))
+        w = self.far_weights(idx, N, R)
+
+        def taken(A, at):   # whole rows (np.take: faster than fancy indexing)
+            return xp.take(A, xp.asarray(at, device=arrays.device(A)), axis=0)
+
+        zN = xp.reshape(taken(z, N.ravel()), N.shape)
+        return (taken(X, idx), taken(z, idx), taken(X, N.ravel()), zN, taken(X, R),
+                taken(z, R), arrays.like(w, X))
 
 
 def far_weights(pos: np.ndarray, weight: float, idx: np.ndarray, N: np.ndarray,
@@ -141,19 +154,21 @@ def far_weights(pos: np.ndarray, weight: float, idx: np.ndarray, N: np.ndarray,
     return w
 
 
-def gathered_sqdist(UI: np.ndarray, UN: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(u_i − u_{N_it}) (b×K×r) and its squared norms (b×K)."""
+def gathered_sqdist(UI, UN):
+    """(u_i − u_{N_it}) (b×K×r) and its squared norms (b×K), in UI's namespace."""
     diff = UI[:, None, :] - UN
-    return diff, np.einsum("ikr,ikr->ik", diff, diff)
+    return diff, arrays.namespace(UI).sum(diff * diff, axis=2)
 
 
-def block_sqdist(UI: np.ndarray, UR: np.ndarray) -> np.ndarray:
-    """‖u_i − u_j‖² for the batch rows against the sampled columns (b×m), clipped at 0."""
+def block_sqdist(UI, UR):
+    """‖u_i − u_j‖² for the batch rows against the sampled columns (b×m), clipped at 0, in
+    UI's namespace."""
+    xp = arrays.namespace(UI)
     D = UI @ UR.T
     D *= -2.0
-    D += np.einsum("ij,ij->i", UI, UI)[:, None]
-    D += np.einsum("ij,ij->i", UR, UR)[None, :]
-    return np.maximum(D, 0.0, out=D)
+    D += xp.sum(UI * UI, axis=1)[:, None]
+    D += xp.sum(UR * UR, axis=1)[None, :]
+    return arrays.maximum_inplace(D, 0.0)
 
 
 def pair_gradient(XI: np.ndarray, UI: np.ndarray,
@@ -163,15 +178,16 @@ def pair_gradient(XI: np.ndarray, UI: np.ndarray,
     (u_i − u_k)ᵀ, for the batch rows ``XI`` (b×d, embedded ``UI``), over gathered pairs
     ``(XG (b·K)×d, du b×K×r, W b×K)`` and the block of sampled columns
     ``XR`` (m×d, embedded ``UR``) with weights ``Wf`` (b×m)."""
-    row = Wf.sum(axis=1)
-    G = XI.T @ (row[:, None] * UI - Wf @ UR) - XR.T @ (Wf.T @ UI - Wf.sum(axis=0)[:, None]
+    xp = arrays.namespace(XI)
+    row = xp.sum(Wf, axis=1)
+    G = XI.T @ (row[:, None] * UI - Wf @ UR) - XR.T @ (Wf.T @ UI - xp.sum(Wf, axis=0)[:, None]
                                                        * UR)
     for XG, du, W in gathered:   # Σ_i x_i (Σ_t W_it du_it)ᵀ − Σ_(i,t) x_{k_it} (W_it du_it)ᵀ
         if du.shape[1] == 0:
             continue
         Wdu = W[:, :, None] * du
-        G += XI.T @ Wdu.sum(axis=1)
-        G -= XG.T @ Wdu.reshape(-1, du.shape[2])
+        G += XI.T @ xp.sum(Wdu, axis=1)
+        G -= XG.T @ xp.reshape(Wdu, (-1, du.shape[2]))
     return 2.0 * G
 
 

@@ -55,8 +55,9 @@ import numpy as np
 
 from ldr.core.errors import ParameterError
 from ldr.core.objective import Objective
+from ldr.data import arrays
 from ldr.data.rows import lazy_rows, moments
-from ldr.data.validation import check_data, check_labels, is_lazy, refuse_lazy
+from ldr.data.validation import check_data, check_labels, check_rows, is_lazy, refuse_lazy
 from ldr.objectives.candidates import (
     NEAREST_CANDIDATES,
     POOL_COLUMNS,
@@ -124,9 +125,12 @@ class MetricLearning(Objective):
         if lazy:
             X = lazy_rows(X, "X")
             y = y.compute() if is_lazy(y) else y
-        else:
-            X = check_data(X, "X")
+        else:   # rows of another namespace (a PyTorch tensor, ...) stay there
+            X = check_rows(X, "X") if arrays.foreign(X) is not None else check_data(X, "X")
         n, d = X.shape
+        foreign = not lazy and arrays.foreign(X) is not None
+        if arrays.foreign(y) is not None:   # labels are read on the host (as scikit-learn's)
+            y = arrays.to_host(y)
         self.classes_, self.codes_ = check_labels(y, n, "y", self.min_classes)
         self.r = _check_r(r, d)
         if not (isinstance(start, str) and start in _INITS):
@@ -135,8 +139,9 @@ class MetricLearning(Objective):
         self.shape = (d, self.r)
         self._moments = None
         self._rows: ChunkedRows | None = None
-        if lazy:   # one pass over the chunks (values checked there): mean, scale, scatters
-            self._moments = moments(X, self.codes_, name="X").on_host()
+        if lazy or foreign:   # one pass (over the chunks, or in X's namespace): the mean,
+            # the scale and the class scatters the start reads (d×d, to the host)
+            self._moments = moments(X, self.codes_, name="X", validated=foreign).on_host()
             self.mean_ = self._moments.mean
             scale2 = float(np.trace(self._moments.scatter)) / (n * d)
         else:
@@ -150,6 +155,8 @@ class MetricLearning(Objective):
         if lazy:
             self._rows = ChunkedRows(X, self.mean_, self.unit_)
             self._Xs = None
+        elif foreign:
+            self._Xs = (X - arrays.like(self.mean_, X)) / self.unit_
         else:
             self._Xs = Xc / self.unit_
         self._cache_key: bytes | None = None
@@ -239,7 +246,7 @@ class MetricLearning(Objective):
 
     def components(self, M) -> np.ndarray:
         """L = Mᵀ/c, the r×d map in the data's units (scikit-learn's ``components_``)."""
-        return np.asarray(M, dtype=float).T / self.unit_
+        return np.asarray(arrays.to_host(M), dtype=float).T / self.unit_
 
     def point(self, L) -> np.ndarray:
         """M = c Lᵀ for a map L (r×d, scikit-learn's ``components_`` layout)."""
@@ -307,9 +314,10 @@ class MetricLearning(Objective):
         return self._sorted_X(), self._sorted_codes()
 
     def _moments_lda(self) -> np.ndarray:
-        """LDA's directions from the chunks' class scatters, in units of c: the leading
-        generalized eigenvectors of (S_b, S_w), S_w-orthonormal (within-class variance 1 along
-        each, as scikit-learn's scalings up to its n/(n − C) divisor); fewer than r (the
+        """LDA's directions from the class scatters (of the chunks, or of rows of another
+        namespace), in units of c: the leading generalized eigenvectors of (S_b, S_w),
+        S_w-orthonormal (within-class variance 1 along each) — scikit-learn's scalings up to
+        their signs, which no cost of the family sees (only LᵀL matters); fewer than r (the
         "pca" fallback) when S_w is singular or the classes span fewer directions."""
         import scipy.linalg
 
@@ -323,4 +331,4 @@ class MetricLearning(Objective):
         return V[:, ::-1][:, keep][:, :self.r]
 
     def _point_key(self, M) -> bytes:
-        return np.ascontiguousarray(M, dtype=float).tobytes()
+        return np.ascontiguousarray(arrays.to_host(M), dtype=float).tobytes()

@@ -41,12 +41,18 @@ exponentials per pass (the dense path's symmetric form needs n²/2).  **Sampled 
 (:meth:`~ldr.objectives.dml.MetricLearning.sample_batches`): each sample's softmax over its
 candidate set, Eq. S3 below.
 
+**Namespaces.**  The strips and the sampled batches are array API code: rows of another
+namespace (a PyTorch tensor on a GPU or not, CuPy) are computed on there, strips at every n
+(the dense path is NumPy's in-place code), and only scalars, each batch's indices and
+neighbour lists and the d×d start cross to the host.
+
 Reference: J. Goldberger, S. T. Roweis, G. E. Hinton, R. Salakhutdinov (2004),
 "Neighbourhood components analysis", NIPS 17, 513–520.
 """
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -54,6 +60,7 @@ import numpy as np
 from ldr.core.deprecation import renamed_value
 from ldr.core.errors import ParameterError
 from ldr.core.objective import Method
+from ldr.data import arrays
 from ldr.objectives.dml import MetricLearning
 from ldr.objectives.pairwise import (
     SMALL,
@@ -67,6 +74,7 @@ from ldr.objectives.pairwise import (
     same_class_mask,
     strip_rows,
     sym_laplacian_times,
+    with_own_columns,
 )
 
 __all__ = ["NCA"]
@@ -79,73 +87,77 @@ __all__ = ["NCA"]
 DENSE_MAX = 2048
 
 
-def _rows_softmax(U: np.ndarray, sq: np.ndarray, z: np.ndarray, i0: int, i1: int,
-                  keep: np.ndarray):
-    """(P_s, same_s, p_s, q_s) of (S1) for the rows [i0, i1); ``keep`` a boolean buffer of
-    at least i1 − i0 rows and n columns (:func:`exp_neg`'s mask, one for every strip)."""
-    D = U[i0:i1] @ U.T
+def _rows_softmax(U, sq, z, i0: int, i1: int, keep: np.ndarray | None):
+    """(P_s, same_s, p_s, q_s) of (S1) for the rows [i0, i1), in U's namespace (z the class
+    codes there); ``keep`` :func:`exp_neg`'s boolean buffer of at least i1 − i0 rows and n
+    columns for NumPy (one for every strip), else None."""
+    xp = arrays.namespace(U)
+    D = U[i0:i1, :] @ U.T
     D *= -2.0
     D += sq
     D += sq[i0:i1, None]
-    rows = np.arange(i1 - i0)
-    D[rows, rows + i0] = np.inf
-    nearest = D.argmin(axis=1)
-    D -= D[rows, nearest][:, None]
-    P = exp_neg(D, keep[: i1 - i0])
-    P[rows, rows + i0] = 0.0
-    P /= P.sum(axis=1)[:, None]
+    D = with_own_columns(D, np.arange(i0, i1), xp.inf)
+    D -= xp.min(D, axis=1)[:, None]
+    P = exp_neg(D, None if keep is None else keep[: i1 - i0])   # 0 on the own column (∞)
+    P /= xp.sum(P, axis=1)[:, None]
     same = z[i0:i1, None] == z[None, :]
-    p = np.where(same, P, 0.0).sum(axis=1)
-    q = np.where(same, 0.0, P).sum(axis=1)
+    p = xp.sum(xp.where(same, P, 0.0), axis=1)
+    q = xp.sum(xp.where(same, 0.0, P), axis=1)
     return P, same, p, q
 
 
-def nca_strips(U: np.ndarray, z: np.ndarray, dU: np.ndarray | None = None,
-               step: int | None = None):
+def nca_strips(U, z, dU=None, step: int | None = None):
     """``(f, G)`` with f = Σ_i p_i and G = ∂f/∂U, or with ``dU`` the derivative of G along dU
-    ((S1), (S2)); ``z`` the class codes of the rows of U, ``step`` the rows per strip."""
-    n, r = U.shape
+    ((S1), (S2)); ``z`` the class codes of the rows of U (in U's namespace, where the strips
+    are computed), ``step`` the rows per strip."""
+    xp = arrays.namespace(U)
+    n = U.shape[0]
     step = strip_rows(n) if step is None else int(step)
-    sq = np.einsum("ij,ij->i", U, U)
+    sq = xp.sum(U * U, axis=1)
     hessian = dU is not None
     if hessian:
-        a = np.einsum("ij,ij->i", U, dU)
+        a = xp.sum(U * dU, axis=1)
     f = 0.0
-    AU = np.empty((n, r))       # rows of A U (or of dA U + A dU)
-    AtU = np.zeros((n, r))      # Aᵀ U (or dAᵀ U + Aᵀ dU)
-    col = np.zeros(n)           # Aᵀ 1
-    dcol = np.zeros(n)          # dAᵀ 1
-    drow = np.zeros(n)          # dA 1 (0 analytically; kept as the dense path computes it)
-    keep = np.empty((min(step, n), n), dtype=bool)   # exp_neg's mask, reused by every strip
+    AU = []                     # strips of rows of A U (or of dA U + A dU)
+    AtU = xp.zeros_like(U)      # Aᵀ U (or dAᵀ U + Aᵀ dU)
+    col = xp.zeros_like(sq)     # Aᵀ 1
+    dcol = xp.zeros_like(sq)    # dAᵀ 1
+    drow = []                   # dA 1 (0 analytically; kept as the dense path computes it)
+    # exp_neg's mask, reused by every strip (NumPy's in-place path)
+    keep = np.empty((min(step, n), n), dtype=bool) if arrays.numpy_fast_path(U) else None
     for i0 in range(0, n, step):
         i1 = min(i0 + step, n)
-        s = slice(i0, i1)
         P, same, p, q = _rows_softmax(U, sq, z, i0, i1, keep)
-        f += float(p.sum())
-        A = P * np.where(same, -q[:, None], p[:, None])
-        col += A.sum(axis=0)
+        f = f + xp.sum(p)
+        A = P * xp.where(same, -q[:, None], p[:, None])
+        col += xp.sum(A, axis=0)
+        Us = U[i0:i1, :]
         if not hessian:
-            AU[s] = A @ U
-            AtU += A.T @ U[s]
+            AU.append(A @ U)
+            AtU += A.T @ Us
             continue
+        dUs = dU[i0:i1, :]
         # dD_ij = 2 (a_i + a_j − u_i·du_j − du_i·u_j), a_i = u_i·du_i
-        dD = U[s] @ dU.T
-        dD += dU[s] @ U.T
+        dD = Us @ dU.T
+        dD += dUs @ U.T
         dD -= a
-        dD -= a[s, None]
+        dD -= a[i0:i1, None]
         dD *= -2.0
-        dP = dD
-        np.subtract(np.einsum("ij,ij->i", P, dD)[:, None], dD, out=dP)
-        dP *= P
-        dp = np.where(same, dP, 0.0).sum(axis=1)
-        dA = dP * np.where(same, -q[:, None], p[:, None])
+        dD *= P        # P ∘ dD, then dP = P ∘ (row sums of P ∘ dD) − P ∘ dD
+        dP = P * xp.sum(dD, axis=1)[:, None]
+        dP -= dD
+        del dD
+        dp = xp.sum(xp.where(same, dP, 0.0), axis=1)
+        dA = dP * xp.where(same, -q[:, None], p[:, None])
         dA += P * dp[:, None]
-        drow[s] = dA.sum(axis=1)
-        dcol += dA.sum(axis=0)
-        AU[s] = dA @ U + A @ dU
-        AtU += dA.T @ U[s] + A.T @ dU[s]
+        drow.append(xp.sum(dA, axis=1))
+        dcol += xp.sum(dA, axis=0)
+        AU.append(dA @ U + A @ dU)
+        AtU += dA.T @ Us + A.T @ dUs
+    AU = xp.concat(AU, axis=0)
     if not hessian:
-        return f, 2.0 * (col[:, None] * U - AU - AtU)
+        return float(f), 2.0 * (col[:, None] * U - AU - AtU)
+    drow = xp.concat(drow)
     return 2.0 * ((drow + dcol)[:, None] * U + col[:, None] * dU - AU - AtU)
 
 
@@ -179,9 +191,10 @@ def nca_sampled(rows, M: np.ndarray):
     from ldr.objectives.candidates import block_sqdist, gathered_sqdist, pair_gradient
 
     XI, zI, XN, zN, XR, zR, wf = rows
+    xp = arrays.namespace(XI)
     b, K = zN.shape
     UI = XI @ M
-    UN = (XN @ M).reshape(b, K, M.shape[1])
+    UN = xp.reshape(XN @ M, (b, K, M.shape[1]))
     UR = XR @ M
     du, Dn = gathered_sqdist(UI, UN)
     Df = block_sqdist(UI, UR)
@@ -189,24 +202,29 @@ def nca_sampled(rows, M: np.ndarray):
     # row itself and its neighbours among the columns) and s_i the row's least such exponent;
     # exp_neg zeroes what lies past CLIP, as the exact oracles do
     Sf = Df
-    Sf -= np.log(wf.max(initial=1.0))
-    Sf[wf == 0] = np.inf
-    least = np.minimum(Dn.min(axis=1, initial=np.inf), Sf.min(axis=1))
+    Sf -= math.log(max(1.0, float(xp.max(wf))))
+    Sf = arrays.fill_where(Sf, wf == 0, xp.inf)
+    least = xp.min(Sf, axis=1)
+    if K > 0:
+        least = xp.minimum(least, xp.min(Dn, axis=1))
     Sf -= least[:, None]
-    Sn = Dn - least[:, None]
-    Ef = exp_neg(Sf, np.empty(Sf.shape, dtype=bool))
-    En = exp_neg(Sn, np.empty(Sn.shape, dtype=bool))
-    Z = En.sum(axis=1) + Ef.sum(axis=1)
+    Ef = exp_neg(Sf)
+    En = exp_neg(Dn - least[:, None])
+    Z = xp.sum(En, axis=1) + xp.sum(Ef, axis=1)
     En /= Z[:, None]
     Ef /= Z[:, None]
     zi = zI[:, None]
     same_n = zN == zi
     same_f = zR[None, :] == zi
-    p = np.where(same_n, En, 0.0).sum(axis=1) + np.where(same_f, Ef, 0.0).sum(axis=1)
-    An = En * (p[:, None] - same_n)
-    Af = Ef * (p[:, None] - same_f)
+    En_same = xp.where(same_n, En, 0.0)   # the classmates' shares
+    Ef_same = xp.where(same_f, Ef, 0.0)
+    p = xp.sum(En_same, axis=1) + xp.sum(Ef_same, axis=1)
+    An = En * p[:, None]                  # A = p̂_ij (p̂_i − 1[z_i = z_j])
+    An -= En_same
+    Af = Ef * p[:, None]
+    Af -= Ef_same
     G = pair_gradient(XI, UI, [(XN, du, An)], XR, UR, Af)
-    return float(p.sum()), G
+    return float(xp.sum(p)), G
 
 
 class NCA(MetricLearning):
@@ -227,7 +245,9 @@ class NCA(MetricLearning):
     block_size : int, optional
         Rows per strip of the strip-by-strip oracles (S1–S2), which keep no n×n array.
         None (default): one dense n×n kernel up to ``DENSE_MAX`` = 2048 samples, strips of
-        max(32, 2¹⁶/n) rows beyond.
+        max(32, 2¹⁶/n) rows beyond; rows of another namespace (a PyTorch tensor, CuPy) take
+        the strips at every n, computed in that namespace and on its device, as the sampled
+        batches are.
 
     Attributes
     ----------
@@ -262,8 +282,10 @@ class NCA(MetricLearning):
                 block_size, numbers.Integral) or block_size < 1):
             raise ParameterError("block_size", f"must be a positive integer, got {block_size!r}")
         self.block_size = block_size
+        # strips for rows read a chunk at a time and rows of another namespace (the dense
+        # path's symmetric kernel and class blocks are NumPy's in-place code)
         self._strips = (block_size is not None or self.n_samples > DENSE_MAX
-                        or self._rows is not None)
+                        or self._rows is not None or not arrays.numpy_fast_path(self._Xs))
         if self._rows is not None:   # rows read a chunk at a time: in their own order
             self._blocks = None
             self._Xo = None
@@ -272,8 +294,10 @@ class NCA(MetricLearning):
             # rows sorted by class: the same-class pairs are the diagonal blocks (pairwise.py,
             # P1)
             order, self._blocks = class_blocks(self.codes_)
-            self._Xo = self._Xs[order]
-            self._zo = self.codes_[order]
+            xp = arrays.namespace(self._Xs)
+            where = arrays.device(self._Xs)
+            self._Xo = xp.take(self._Xs, xp.asarray(order, device=where), axis=0)
+            self._zo = xp.asarray(self.codes_[order], device=where)   # in the rows' namespace
             self._Xs = None   # the sorted copy is the objective's one copy of the rows
         # small tables: the plain softmax over the whole array with the same-class mask
         self._same = (same_class_mask(self._blocks, self.n_samples)
@@ -295,23 +319,26 @@ class NCA(MetricLearning):
         if self._rows is not None:
             raise ParameterError("indices", "rows read a chunk at a time (a Dask array or "
                                  "memmap) take sampled batches: call sample_batches() first")
+        xp = arrays.namespace(self._Xo)
         idx = np.asarray(indices, dtype=np.intp)
+        at = xp.asarray(idx, device=arrays.device(self._Xo))
         X = self._Xo
         U = X @ M
-        Ub = U[idx]
-        sq = np.einsum("ij,ij->i", U, U)
-        D = sq[idx, None] + sq[None, :] - 2.0 * (Ub @ U.T)
-        np.maximum(D, 0.0, out=D)
-        D[np.arange(idx.shape[0]), idx] = np.inf  # p_ii = 0
-        D -= D.min(axis=1, keepdims=True)
-        P = np.exp(-D)
-        P /= P.sum(axis=1, keepdims=True)
-        same = self._zo[idx, None] == self._zo[None, :]
-        p = np.where(same, P, 0.0).sum(axis=1)
-        A = P * (p[:, None] - same)
-        W1 = A.sum(axis=1)[:, None] * Ub - A @ U
-        W2 = A.T @ Ub - A.sum(axis=0)[:, None] * U
-        return -float(p.sum()), -2.0 * (X[idx].T @ W1 - X.T @ W2)
+        Ub = xp.take(U, at, axis=0)
+        sq = xp.sum(U * U, axis=1)
+        D = xp.take(sq, at)[:, None] + sq[None, :] - 2.0 * (Ub @ U.T)
+        D = with_own_columns(xp.clip(D, 0.0, None), idx, xp.inf)  # p_ii = 0
+        D -= xp.min(D, axis=1)[:, None]
+        P = exp_neg(D)
+        P /= xp.sum(P, axis=1)[:, None]
+        same = xp.take(self._zo, at)[:, None] == self._zo[None, :]
+        P_same = xp.where(same, P, 0.0)
+        p = xp.sum(P_same, axis=1)
+        A = P * p[:, None]      # A_ik = p_ik (p_i − 1[z_i = z_k])
+        A -= P_same
+        W1 = xp.sum(A, axis=1)[:, None] * Ub - A @ U
+        W2 = A.T @ Ub - xp.sum(A, axis=0)[:, None] * U
+        return -float(xp.sum(p)), -2.0 * (xp.take(X, at, axis=0).T @ W1 - X.T @ W2)
 
     def _sorted_codes(self) -> np.ndarray:
         return self._zo
@@ -331,7 +358,7 @@ class NCA(MetricLearning):
     def objective_value(self, M) -> float:
         """f_NCA = Σ_i p_i at L = Mᵀ/c (scikit-learn's objective; −cost)."""
         st = self._state(M)
-        return st["f"] if "f" in st else float(st["p"].sum())
+        return float(st["f"]) if "f" in st else float(st["p"].sum())
 
     def cost(self, M) -> float:
         return -self.objective_value(M)
@@ -340,7 +367,7 @@ class NCA(MetricLearning):
         st = self._state(M)
         if "egrad" not in st:
             st["egrad"] = -2.0 * self._Xo.T @ nca_laplacian_times(st, st["U"], self._blocks)
-        return st["egrad"].copy()
+        return arrays.namespace(st["egrad"]).asarray(st["egrad"], copy=True)
 
     def ehvp(self, M, V) -> np.ndarray:
         if self._strips:

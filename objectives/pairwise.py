@@ -35,10 +35,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from ldr.data import arrays
+
 __all__ = ["CLIP", "MASKED_EXP_BELOW", "SMALL", "SPREAD", "STRIP_ENTRIES", "WIDE",
            "class_blocks", "ddist", "exp_neg", "nca_laplacian_times", "nca_probabilities",
            "nca_small", "nca_softmax", "nearest_sqdist", "same_class_mask", "softmax_kernel",
-           "strip_rows", "sym_laplacian_times"]
+           "strip_rows", "sym_laplacian_times", "with_own_columns"]
 
 #: largest spread max h − min h (in squared-distance units) for the symmetric form (P1):
 #: e^−600 ≈ 1e−261 keeps every row sum a normal double
@@ -74,14 +76,21 @@ CLIP = 700.0
 MASKED_EXP_BELOW = 0.6
 
 
-def exp_neg(S: np.ndarray, keep: np.ndarray) -> np.ndarray:
-    """S ← exp(−S) in place, 0 where S ≥ :data:`CLIP` (the diagonal's +∞ too); ``keep`` a
-    boolean buffer of S's shape.  Where at most :data:`MASKED_EXP_BELOW` of S is below CLIP,
-    only those entries are exponentiated (a masked ufunc call, which works on runs of kept
-    entries), else all and the rest zeroed after: the entries past it were e^−700 ≈ 1e−304,
-    which no sum of normal magnitude feels, and late in a fit (a large map) they are most of
-    the entries, while the exponential is most of an evaluation's time and e^−700 takes its
-    slow path."""
+def exp_neg(S, keep: np.ndarray | None = None):
+    """exp(−S), 0 where S ≥ :data:`CLIP` (the diagonal's +∞ too), in S's namespace.  For NumPy
+    S is overwritten (``keep``: a boolean buffer of S's shape, allocated when None), and where
+    at most :data:`MASKED_EXP_BELOW` of S is below CLIP only those entries are exponentiated
+    (a masked ufunc call, which works on runs of kept entries), else all and the rest zeroed
+    after: the entries past it were e^−700 ≈ 1e−304, which no sum of normal magnitude feels,
+    and late in a fit (a large map) they are most of the entries, while the exponential is
+    most of an evaluation's time and e^−700 takes its slow path.  Other namespaces get a new
+    array (the array API has no ``out=``)."""
+    if not arrays.numpy_fast_path(S):
+        xp = arrays.namespace(S)
+        below = S < CLIP
+        return xp.where(below, xp.exp(-xp.where(below, S, 0.0)), 0.0)
+    if keep is None:
+        keep = np.empty(S.shape, dtype=bool)
     np.less(S, CLIP, out=keep)
     np.minimum(S, CLIP, out=S)       # finite everywhere: the product below makes no NaN
     np.negative(S, out=S)
@@ -91,6 +100,20 @@ def exp_neg(S: np.ndarray, keep: np.ndarray) -> np.ndarray:
         np.exp(S, out=S, where=keep)
     np.multiply(S, keep, out=S)
     return S
+
+
+def with_own_columns(D, at: np.ndarray, value: float):
+    """D with D[i, at[i]] = ``value`` for every row i (a strip's or a batch's own column of
+    each row, ``at`` host indices), in D's namespace: written in place for NumPy, a new array
+    elsewhere (the array API has no integer-array assignment)."""
+    if arrays.numpy_fast_path(D):
+        D[np.arange(D.shape[0]), at] = value
+        return D
+    xp = arrays.namespace(D)
+    where = arrays.device(D)
+    cols = xp.arange(D.shape[1], device=where)
+    own = xp.asarray(np.asarray(at, dtype=np.int64), device=where)
+    return xp.where(cols[None, :] == own[:, None], value, D)
 
 
 def sym_laplacian_times(A: np.ndarray, U: np.ndarray) -> np.ndarray:

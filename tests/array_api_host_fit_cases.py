@@ -1,4 +1,4 @@
-"""scikit-learn's array API convention for the estimators whose fit runs on the host — NCA,
+"""scikit-learn's array API convention for the estimators whose fit runs on the host —
 LargeMarginDML, UnsupervisedHSIC, SemiSupervisedHSIC, KDAC,
 UndercompleteICA, WDAClustering and the generic LinearDR (run by tests/test_array_api.py in a
 fresh interpreter with ``SCIPY_ARRAY_API=1``, which scikit-learn's dispatch requires before
@@ -41,7 +41,6 @@ import ldr  # noqa: E402
 from ldr.data import arrays  # noqa: E402
 from ldr.estimators import (  # noqa: E402
     KDAC,
-    NCA,
     LargeMarginDML,
     LinearDR,
     SemiSupervisedHSIC,
@@ -58,7 +57,6 @@ needs_torch = pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed")
 
 #: (estimator, whether its fit reads y); small fits on 60 wine rows
 CASES = {
-    "NCA": (lambda: NCA(2), True),
     "LargeMarginDML": (lambda: LargeMarginDML(2), True),
     "UnsupervisedHSIC": (lambda: UnsupervisedHSIC(2, n_clusters=3), False),
     "SemiSupervisedHSIC": (lambda: SemiSupervisedHSIC(2, n_clusters=3), True),
@@ -220,8 +218,8 @@ def test_without_dispatch_a_tensor_gives_numpy_as_before(wine, case):
 
 
 @needs_torch
-@pytest.mark.parametrize("case", ["NCA", "KDAC", "UndercompleteICA", "WDAClustering",
-                                  "LinearDR(lda)"])
+@pytest.mark.parametrize("case", ["LargeMarginDML", "KDAC", "UndercompleteICA",
+                                  "WDAClustering", "LinearDR(lda)"])
 def test_float32_tensors_give_float32_answers_as_numpys_float32_fit(wine, case):
     import torch
 
@@ -237,29 +235,11 @@ def test_float32_tensors_give_float32_answers_as_numpys_float32_fit(wine, case):
     np.testing.assert_allclose(Z.numpy(), ref.transform(X32), rtol=1e-6, atol=1e-6)
 
 
-@needs_torch
-def test_a_warm_start_continues_from_a_fit_in_the_namespace():
-    """The second fit starts from the first's map, a tensor: as NumPy's warm start.  (Iris:
-    on wine's rows every sample's nearest other sample is of its class within 3 iterations,
-    and the run stops there at the supremum — nothing left to continue.)"""
-    X, y = ldr.datasets.load("iris")
-    X = np.ascontiguousarray(X)
-    Xt, yt = _as("torch", X), _labels("torch", y)
-    ref, est = NCA(2, max_iter=3, warm_start=True), NCA(2, max_iter=3, warm_start=True)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        ref.fit(X, y).fit(X, y)
-        with sklearn.config_context(array_api_dispatch=True):
-            est.fit(Xt, yt).fit(Xt, yt)
-    assert est.n_iter_ == ref.n_iter_ > 3
-    _same_space(est.components_, Xt)
-    _close(_host(est.components_), ref.components_)
-
-
 @pytest.mark.gpu
 @pytest.mark.skipif(not HAS_TORCH or not __import__("torch").cuda.is_available(),
                     reason="needs CUDA")
-@pytest.mark.parametrize("case", ["NCA", "KDAC", "UndercompleteICA", "WDAClustering"])
+@pytest.mark.parametrize("case", ["LargeMarginDML", "KDAC", "UndercompleteICA",
+                                  "WDAClustering"])
 def test_cuda_tensors_give_cuda_answers(wine, case):
     import torch
 
@@ -276,7 +256,7 @@ def test_cuda_tensors_give_cuda_answers(wine, case):
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("namespace, device, dtype", list(array_api_check_combinations()))
-@pytest.mark.parametrize("estimator", [NCA(2), LargeMarginDML(2), UnsupervisedHSIC(2),
+@pytest.mark.parametrize("estimator", [LargeMarginDML(2), UnsupervisedHSIC(2),
                                        SemiSupervisedHSIC(2), KDAC(2), UndercompleteICA(2),
                                        WDAClustering(2)],
                          ids=lambda e: type(e).__name__)

@@ -244,6 +244,25 @@ def exp_inplace(a):
     return namespace(a).exp(a)
 
 
+def maximum_inplace(a, value: float):
+    """max(a, value), written over ``a`` (which the caller no longer needs) where the namespace
+    allows it (NumPy's ``out=``), a new array elsewhere: as :func:`exp_inplace`."""
+    # benchmark: benchmarks/bench_pairwise_scale.py --methods nca
+    if numpy_fast_path(a) and a.flags.writeable:
+        return np.maximum(a, value, out=a)
+    return namespace(a).clip(a, value, None)
+
+
+def fill_where(a, mask, value: float):
+    """``a`` with ``value`` where ``mask`` holds, written over ``a`` (which the caller no
+    longer needs) for NumPy, a new array elsewhere (``where``: JAX's arrays are immutable)."""
+    # benchmark: benchmarks/bench_pairwise_scale.py --methods nca
+    if numpy_fast_path(a) and a.flags.writeable:
+        np.copyto(a, value, where=mask)
+        return a
+    return namespace(a).where(mask, value, a)
+
+
 class Buffers:
     """Reusable output arrays for the products of a loop over row blocks.
 

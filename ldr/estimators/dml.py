@@ -171,6 +171,15 @@ class NCA(MetricLearner):
     drawn from a uniform pool of all rows; a smaller one is read into memory.  The client
     holds a chunk, the pool and the labels, never X.
 
+    **Rows on a device.**  Under scikit-learn's ``array_api_dispatch`` a PyTorch tensor (on a
+    GPU or not), a CuPy or an array-api-strict array is fitted wholly in its namespace: the
+    softmax by strips of rows against all rows at every n (:class:`ldr.objectives.NCA`), the
+    sampled batches' candidate rows, their neighbours in the embedding (exact, by strips,
+    :func:`ldr.objectives.neighbors.strip_search`) and the solvers' iterates there; only the
+    labels, the d×d class scatters (the start: scikit-learn's ``"auto"`` rule from them, its
+    maps up to the signs of their rows), each batch's indices, neighbour lists and column
+    weights, and the scalars the stopping rules read cross to the host.
+
     Parameters
     ----------
     n_components : int or None, default None
@@ -239,6 +248,7 @@ class NCA(MetricLearner):
     """
 
     _objective_class = NCAObjective
+    _computes_in_namespace = True
 
     def __init__(self, n_components=None, *, start="auto", solver=None, tol=1e-6,
                  max_iter=1000, solver_params=None, verbose=0, random_state=0, warm_start=False,
