@@ -40,6 +40,9 @@ and the Hessian along dU differentiates W once more (dz = dd_it − dD_iℓ):
 The impostor part of each Laplacian product, diag(W1 + Wᵀ1) V − W V − WᵀV, is accumulated
 strip by strip; the target part (n·k pairs) is a scatter.  O(n²(r + k)) time, no n×n array.
 **Sampled batches**: each sample's impostors from its candidate set, Eq. M3 below.
+Both are array API code: rows of another namespace (a PyTorch tensor, CuPy) are computed on
+there, their target neighbours searched class by class there too (exactly,
+:func:`~ldr.objectives.neighbors.strip_search`).
 
 References: K. Q. Weinberger, L. K. Saul (2009), "Distance metric learning for large margin
 nearest neighbor classification", JMLR 10, 207–244; J. P. Cunningham, Z. Ghahramani (2015),
@@ -49,6 +52,7 @@ nearest neighbor classification", JMLR 10, 207–244; J. P. Cunningham, Z. Ghahr
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -56,6 +60,7 @@ import numpy as np
 from ldr.core.deprecation import renamed_value
 from ldr.core.errors import ParameterError
 from ldr.core.objective import Method
+from ldr.data import arrays
 from ldr.objectives.candidates import Candidates
 from ldr.objectives.dml import MetricLearning
 from ldr.objectives.neighbors import (
@@ -70,102 +75,115 @@ __all__ = ["LargeMarginDML", "chunk_targets"]
 
 
 
-def target_distances(U: np.ndarray, T: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(u_i − u_{T_it}) as an (n, k, r) array and d_it = its squared norms."""
-    diff = U[:, None, :] - U[T]
-    return diff, np.einsum("ikr,ikr->ik", diff, diff)
+def target_distances(U, T):
+    """(u_i − u_{T_it}) as an (n, k, r) array and d_it = its squared norms, in U's
+    namespace (T there too)."""
+    xp = arrays.namespace(U)
+    n, k = T.shape
+    diff = U[:, None, :] - xp.reshape(xp.take(U, xp.reshape(T, (-1,)), axis=0),
+                                      (n, k, U.shape[1]))
+    return diff, xp.sum(diff * diff, axis=2)
 
 
-def _pair_laplacian(diff: np.ndarray, w: np.ndarray, T: np.ndarray, n: int) -> np.ndarray:
+def _pair_laplacian(diff, w, T, n: int):
     """Lap(W + Wᵀ) U for W supported on the target pairs (i, T_it) with weights w_it:
-    w_it (u_i − u_T) added to row i and subtracted from row T_it."""
+    w_it (u_i − u_T) added to row i and subtracted from row T_it (a scatter,
+    :func:`ldr.data.arrays.index_add`)."""
+    xp = arrays.namespace(diff)
     wd = w[:, :, None] * diff
-    out = wd.sum(axis=1)
-    for col in range(out.shape[1]):
-        out[:, col] -= np.bincount(T.ravel(), weights=wd[:, :, col].ravel(), minlength=n)
-    return out
+    r = diff.shape[2]
+    return xp.sum(wd, axis=1) - arrays.index_add(n, xp.reshape(T, (-1,)),
+                                                  xp.reshape(wd, (-1, r)))
 
 
-def _classmates_at_infinity(D: np.ndarray, i0: int, i1: int, blocks: list[slice]) -> None:
-    """Set D[i − i0, classmates of i] = +∞ for the rows i of the strip [i0, i1)."""
+def _classmates_at_infinity(D, i0: int, i1: int, blocks: list[slice]):
+    """Set D[i − i0, classmates of i] = +∞ for the rows i of the strip [i0, i1) (in place:
+    slices, which every namespace but JAX's assigns)."""
     for b in blocks:
         lo = max(b.start, i0)
         hi = min(b.stop, i1)
         if lo < hi:
-            D[lo - i0:hi - i0, b] = np.inf
+            D[lo - i0:hi - i0, b.start:b.stop] = math.inf
+    return D
 
 
-def large_margin(U: np.ndarray, T: np.ndarray, v: np.ndarray, blocks: list[slice], lam: float,
-                 delta: float, dU: np.ndarray | None = None):
+def large_margin(U, T, v, blocks: list[slice], lam: float, delta: float, dU=None):
     """(f, ∂f/∂U) of (M1), or, with ``dU``, the Hessian along dU of (M2), for U with rows
-    sorted by class (``blocks`` the class slices), targets T (n×k) and validity v (n×k)."""
+    sorted by class (``blocks`` the class slices), targets T (n×k) and validity v (n×k
+    floats), all in U's namespace, where the strips are computed."""
+    xp = arrays.namespace(U)
     n, r = U.shape
     k = T.shape[1]
-    sq = np.einsum("ij,ij->i", U, U)
+    sq = xp.sum(U * U, axis=1)
     diff, d = target_distances(U, T)
     hessian = dU is not None
     if hessian:
-        dsq = np.einsum("ij,ij->i", U, dU)
-        ddiff = dU[:, None, :] - dU[T]
-        dd = 2.0 * np.einsum("ikr,ikr->ik", diff, ddiff)
-    cost = float(np.sum(v * d))
-    hp_sum = np.zeros((n, k))     # Σ_ℓ h′(z_itℓ)
-    hpp_sum = np.zeros((n, k))    # Σ_ℓ h″(z_itℓ) dz_itℓ (Hessian)
+        dsq = xp.sum(U * dU, axis=1)
+        ddiff = target_distances(dU, T)[0]
+        dd = 2.0 * xp.sum(diff * ddiff, axis=2)
+    cost = xp.sum(v * d)
+    hp_rows = []      # strips of Σ_ℓ h′(z_itℓ)
+    hpp_rows = []     # strips of Σ_ℓ h″(z_itℓ) dz_itℓ (Hessian)
     # impostor parts of Lap(W + Wᵀ) V (V = U, or dU for the Hessian) and Lap(dW + dWᵀ) U
     V = dU if hessian else U
-    lap = np.zeros((n, r))
-    col_w = np.zeros(n)
-    dlap = np.zeros((n, r))
-    col_dw = np.zeros(n)
+    lap_rows = []
+    lap = xp.zeros_like(U)
+    col_w = xp.zeros_like(sq)
+    dlap_rows = []
+    dlap = xp.zeros_like(U)
+    col_dw = xp.zeros_like(sq)
     step = strip_rows(n)
-    buf = np.empty((min(step, n), n))
+    zero = xp.zeros(min(step, n), dtype=U.dtype, device=arrays.device(U))
     for i0 in range(0, n, step):
         i1 = min(i0 + step, n)
-        s = slice(i0, i1)
-        D = buf[: i1 - i0]
-        np.matmul(U[s], U.T, out=D)
+        Us = U[i0:i1, :]
+        Vs = V[i0:i1, :]
+        D = Us @ U.T
         D *= -2.0
         D += sq
-        D += sq[s, None]
-        _classmates_at_infinity(D, i0, i1, blocks)
-        W = np.zeros_like(D)
+        D += sq[i0:i1, None]
+        D = _classmates_at_infinity(D, i0, i1, blocks)
+        W = xp.zeros_like(D)
         if hessian:
-            dD = np.matmul(U[s], dU.T) + np.matmul(dU[s], U.T)
+            dD = Us @ dU.T + dU[i0:i1, :] @ U.T
             dD *= -2.0
             dD += 2.0 * dsq
-            dD += 2.0 * dsq[s, None]
-            dW = np.zeros_like(D)
+            dD += 2.0 * dsq[i0:i1, None]
+            dW = xp.zeros_like(D)
+        hp = [zero[:i1 - i0]] * k
+        hpp = [zero[:i1 - i0]] * k
         for t in range(k):
-            vt = v[s, t]
-            if not vt.any():
+            vt = v[i0:i1, t]
+            if not bool(xp.any(vt != 0)):
                 continue
-            Z = (1.0 + d[s, t])[:, None] - D            # −∞ on the classmates' columns
-            np.maximum(Z, 0.0, out=Z)                    # z⁺
-            c = np.minimum(Z, delta)
+            Z = (1.0 + d[i0:i1, t])[:, None] - D            # −∞ on the classmates' columns
+            Z = arrays.maximum_inplace(Z, 0.0)                # z⁺
+            c = xp.clip(Z, None, delta)
             if not hessian:
-                h_rows = (np.einsum("ij,ij->i", c, c) / (2.0 * delta) + Z.sum(axis=1)
-                          - c.sum(axis=1))
-                cost += lam * float(vt @ h_rows)
-            hp_sum[s, t] = c.sum(axis=1) / delta
+                h_rows = (xp.sum(c * c, axis=1) / (2.0 * delta) + xp.sum(Z, axis=1)
+                          - xp.sum(c, axis=1))
+                cost = cost + lam * xp.sum(vt * h_rows)
+            hp[t] = xp.sum(c, axis=1) / delta
             W -= (lam / delta) * vt[:, None] * c
             if hessian:
-                band = (Z > 0.0) & (Z < delta)
-                G = (dd[s, t][:, None] - dD) * band      # h″ dz · δ
-                hpp_sum[s, t] = G.sum(axis=1) / delta
+                G = xp.where((Z > 0.0) & (Z < delta), dd[i0:i1, t][:, None] - dD, 0.0)
+                hpp[t] = xp.sum(G, axis=1) / delta               # h″ dz · δ
                 dW -= (lam / delta) * vt[:, None] * G
-        lap[s] += W.sum(axis=1)[:, None] * V[s] - W @ V
-        col_w += W.sum(axis=0)
-        lap -= W.T @ V[s]
+        hp_rows.append(xp.stack(hp, axis=1))
+        hpp_rows.append(xp.stack(hpp, axis=1))
+        col_w += xp.sum(W, axis=0)
+        lap_rows.append(xp.sum(W, axis=1)[:, None] * Vs - W @ V)
+        lap -= W.T @ Vs
         if hessian:
-            dlap[s] += dW.sum(axis=1)[:, None] * U[s] - dW @ U
-            col_dw += dW.sum(axis=0)
-            dlap -= dW.T @ U[s]
-    lap += col_w[:, None] * V
-    w_tgt = v * (1.0 + lam * hp_sum)
+            col_dw += xp.sum(dW, axis=0)
+            dlap_rows.append(xp.sum(dW, axis=1)[:, None] * Us - dW @ U)
+            dlap -= dW.T @ Us
+    lap += xp.concat(lap_rows, axis=0) + col_w[:, None] * V
+    w_tgt = v * (1.0 + lam * xp.concat(hp_rows, axis=0))
     if not hessian:
-        return cost, 2.0 * (lap + _pair_laplacian(diff, w_tgt, T, n))
-    dlap += col_dw[:, None] * U
-    dw_tgt = lam * v * hpp_sum
+        return float(cost), 2.0 * (lap + _pair_laplacian(diff, w_tgt, T, n))
+    dlap += xp.concat(dlap_rows, axis=0) + col_dw[:, None] * U
+    dw_tgt = lam * v * xp.concat(hpp_rows, axis=0)
     return 2.0 * (lap + _pair_laplacian(ddiff, w_tgt, T, n)
                   + dlap + _pair_laplacian(diff, dw_tgt, T, n))
 
@@ -201,32 +219,35 @@ def large_margin_sampled(rows, XT: np.ndarray, vi: np.ndarray, M: np.ndarray, la
     from ldr.objectives.candidates import block_sqdist, gathered_sqdist, pair_gradient
 
     XI, zI, XN, zN, XR, zR, wf = rows
+    xp = arrays.namespace(XI)
+    b, k = vi.shape
     UI = XI @ M
-    UN = (XN @ M).reshape(zN.shape[0], zN.shape[1], M.shape[1])
+    UN = xp.reshape(XN @ M, (zN.shape[0], zN.shape[1], M.shape[1]))
     UR = XR @ M
-    UT = (XT @ M).reshape(vi.shape[0], vi.shape[1], M.shape[1])
+    UT = xp.reshape(XT @ M, (b, k, M.shape[1]))
     du_t, d = gathered_sqdist(UI, UT)
     du_n, Dn = gathered_sqdist(UI, UN)
     Df = block_sqdist(UI, UR)
     zi = zI[:, None]
-    wn = (zN != zi).astype(float)
-    wf = wf * (zR[None, :] != zi)
-    cost = float(np.sum(vi * d))
-    hp_t = np.zeros_like(d)                     # Σ_ℓ w h′ per target slot
-    Wn = np.zeros_like(Dn)
-    Wf = np.zeros_like(Df)
+    wn = xp.astype(zN != zi, Dn.dtype)
+    wf = xp.where(zR[None, :] != zi, wf, 0.0)
+    cost = xp.sum(vi * d)
+    hp_t = xp.zeros_like(d)                     # Σ_ℓ w h′ per target slot
+    Wn = xp.zeros_like(Dn)
+    Wf = xp.zeros_like(Df)
     for D, w, W in ((Dn, wn, Wn), (Df, wf, Wf)):
         if D.shape[1] == 0:
             continue
         Z = 1.0 + d[:, :, None] - D[:, None, :]      # b×k×(K or m)
-        c = np.clip(Z, 0.0, delta)
-        h = c * c / (2.0 * delta) + np.maximum(Z - delta, 0.0)
+        c = xp.clip(Z, 0.0, delta)
+        h = c * c / (2.0 * delta) + arrays.maximum_inplace(Z - delta, 0.0)
         hp = c / delta
-        cost += lam * float(np.einsum("it,itl,il->", vi, h, w))
-        hp_t += np.einsum("itl,il->it", hp, w)
-        W -= lam * w * np.einsum("it,itl->il", vi, hp)
+        # Σ_it v_it Σ_ℓ w_iℓ h_itℓ, Σ_ℓ w_iℓ h′_itℓ and Σ_t v_it h′_itℓ as batched products
+        cost = cost + lam * xp.sum((vi[:, None, :] @ h)[:, 0, :] * w)
+        hp_t += (hp @ w[:, :, None])[:, :, 0]
+        W -= lam * w * (vi[:, None, :] @ hp)[:, 0, :]
     Wt = vi * (1.0 + lam * hp_t)
-    return cost, pair_gradient(XI, UI, [(XT, du_t, Wt), (XN, du_n, Wn)], XR, UR, Wf)
+    return float(cost), pair_gradient(XI, UI, [(XT, du_t, Wt), (XN, du_n, Wn)], XR, UR, Wf)
 
 
 def chunk_targets(rows, codes: np.ndarray, k: int, neighbors: str = "auto",
@@ -366,14 +387,22 @@ class LargeMarginDML(MetricLearning):
         self.smoothing = float(smoothing)
         self._layout = None
         if self._rows is None:   # rows sorted by class: batches index them in that order
-            found = self._target_neighbours(neighbors, random_state)
-            self.targets_, self.target_mask_, self.target_recall_ = found
-            self.target_search_ = "NN-descent class by class, pynndescent"
             order, self._blocks = class_blocks(self.codes_)
-            self._layout = self._class_layout(order)
-            self._Xo = self._Xs[order]
-            self._zo = self.codes_[order]
-            self._batch_targets = self._layout[:2]
+            xp = arrays.namespace(self._Xs)
+            where = arrays.device(self._Xs)
+            self._Xo = xp.take(self._Xs, xp.asarray(order, device=where), axis=0)
+            self._zo = xp.asarray(self.codes_[order], device=where)   # in the rows' namespace
+            T, v, self.target_recall_ = self._target_layout(neighbors, random_state)
+            self.target_search_ = "NN-descent class by class, pynndescent"
+            self._layout = (T, v, order)
+            self._batch_targets = (T, v)
+            # the targets as indices into X's rows, row by row in X's order (position:
+            # order's inverse)
+            position = xp.asarray(np.argsort(order), device=where)
+            by_row = xp.reshape(xp.take(T, position, axis=0), (-1,))
+            self.targets_ = xp.reshape(xp.take(xp.asarray(order, device=where), by_row),
+                                       T.shape)
+            self.target_mask_ = xp.take(v, position, axis=0) != 0
         else:                    # rows read a chunk at a time: in their own order
             found = self._chunk_targets(neighbors, random_state)
             self.targets_, self.target_mask_, self.target_recall_ = found
@@ -388,30 +417,42 @@ class LargeMarginDML(MetricLearning):
         """The n×n mask of other-class pairs, the candidate impostors (formed on request)."""
         return ~self.same_class_
 
-    def _target_neighbours(self, neighbors, random_state) -> tuple:
-        """(n×k indices, n×k validity, recall or None): each sample's k nearest classmates in
-        the input space, exact or approximate by ``neighbors`` (class docstring)."""
-        n = self.n_samples
-        sizes = np.bincount(self.codes_, minlength=self.classes_.shape[0]).astype(float)
+    def _target_layout(self, neighbors, random_state) -> tuple:
+        """(T, v, recall or None): each sample's k nearest classmates in the input space,
+        exact or approximate by ``neighbors`` (class docstring), as positions in class order
+        (n×k, in the rows' namespace: a class's block of sorted rows is searched alone) and
+        their validity (n×k floats, 0 on the slots a class of m ≤ k samples leaves empty,
+        which hold the sample itself)."""
+        xp = arrays.namespace(self._Xo)
+        where = arrays.device(self._Xo)
+        k = self.n_neighbors
+        sizes = np.asarray([b.stop - b.start for b in self._blocks], dtype=float)
         # "auto" decides on the exact search's pairs Σ n_c², as one set of √(Σ n_c²) rows
         method = resolve_neighbors(neighbors, int(np.sqrt(np.sum(sizes**2))))
-        T = np.tile(np.arange(n)[:, None], (1, self.n_neighbors))
-        valid = np.zeros((n, self.n_neighbors), dtype=bool)
+        if arrays.foreign(self._Xo) is not None:   # exact on the device at any n (or refused)
+            method = neighbors
+        T = []
+        v = []
         found = []
-        for c in range(self.classes_.shape[0]):
-            idx = np.flatnonzero(self.codes_ == c)
-            m = min(self.n_neighbors, idx.shape[0] - 1)
-            if m < 1:
-                continue
-            nbr, search = nearest_neighbors(self._Xs[idx], m, method, random_state)
-            T[idx, :m] = idx[nbr]
-            valid[idx, :m] = True
-            if search.recall is not None:
-                found.append((search.recall, idx.shape[0]))
+        for b in self._blocks:
+            size = b.stop - b.start
+            m = max(min(k, size - 1), 0)
+            own = xp.arange(b.start, b.stop, device=where)[:, None]
+            cols = [own + xp.zeros((1, k - m), dtype=own.dtype, device=where)] if m < k else []
+            if m >= 1:
+                nbr, search = nearest_neighbors(self._Xo[b.start:b.stop, :], m, method,
+                                                random_state)
+                cols.insert(0, xp.astype(nbr, own.dtype) + b.start)
+                if search.recall is not None:
+                    found.append((search.recall, size))
+            T.append(xp.concat(cols, axis=1))
+            slots = xp.asarray([1.0] * m + [0.0] * (k - m), dtype=self._Xo.dtype,
+                               device=where)
+            v.append(xp.zeros((size, 1), dtype=self._Xo.dtype, device=where) + slots)
         recall = None
         if found:
             recall = float(np.average([f[0] for f in found], weights=[f[1] for f in found]))
-        return T, valid, recall
+        return xp.concat(T, axis=0), xp.concat(v, axis=0), recall
 
     def _chunk_targets(self, neighbors, random_state) -> tuple:
         """(n×k indices, n×k validity, recall) for rows read a chunk at a time
@@ -448,12 +489,16 @@ class LargeMarginDML(MetricLearning):
                                      "first")
             rows = self._cand.rows(idx, M)
             XT = self._cand.take(idx, T[idx], M)
+            vi = v[idx]
         else:
             X = self._Xo
+            xp = arrays.namespace(X)
+            at = xp.asarray(idx, device=arrays.device(X))
             cand = self._cand or Candidates(self.n_samples, 0, self.n_samples)
             rows = cand.rows(X, self._zo, idx, M)
-            XT = np.take(X, T[idx].ravel(), axis=0)
-        return large_margin_sampled(rows, XT, v[idx], M, self.impostor_weight, self.smoothing)
+            XT = xp.take(X, xp.reshape(xp.take(T, at, axis=0), (-1,)), axis=0)
+            vi = xp.take(v, at, axis=0)
+        return large_margin_sampled(rows, XT, vi, M, self.impostor_weight, self.smoothing)
 
     def _strips(self) -> tuple:
         """(targets, validity, order, blocks) of the exact strips: rows in class order (for

@@ -1,5 +1,5 @@
 """scikit-learn's array API convention for the estimators whose fit runs on the host —
-LargeMarginDML, UnsupervisedHSIC, SemiSupervisedHSIC, KDAC,
+UnsupervisedHSIC, SemiSupervisedHSIC, KDAC,
 UndercompleteICA, WDAClustering and the generic LinearDR (run by tests/test_array_api.py in a
 fresh interpreter with ``SCIPY_ARRAY_API=1``, which scikit-learn's dispatch requires before
 SciPy is imported; collected alone, it skips).
@@ -41,7 +41,6 @@ import ldr  # noqa: E402
 from ldr.data import arrays  # noqa: E402
 from ldr.estimators import (  # noqa: E402
     KDAC,
-    LargeMarginDML,
     LinearDR,
     SemiSupervisedHSIC,
     UndercompleteICA,
@@ -57,7 +56,6 @@ needs_torch = pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed")
 
 #: (estimator, whether its fit reads y); small fits on 60 wine rows
 CASES = {
-    "LargeMarginDML": (lambda: LargeMarginDML(2), True),
     "UnsupervisedHSIC": (lambda: UnsupervisedHSIC(2, n_clusters=3), False),
     "SemiSupervisedHSIC": (lambda: SemiSupervisedHSIC(2, n_clusters=3), True),
     "KDAC": (lambda: KDAC(2, n_clusters=2), True),
@@ -218,8 +216,8 @@ def test_without_dispatch_a_tensor_gives_numpy_as_before(wine, case):
 
 
 @needs_torch
-@pytest.mark.parametrize("case", ["LargeMarginDML", "KDAC", "UndercompleteICA",
-                                  "WDAClustering", "LinearDR(lda)"])
+@pytest.mark.parametrize("case", ["KDAC", "UndercompleteICA", "WDAClustering",
+                                  "LinearDR(lda)"])
 def test_float32_tensors_give_float32_answers_as_numpys_float32_fit(wine, case):
     import torch
 
@@ -238,8 +236,7 @@ def test_float32_tensors_give_float32_answers_as_numpys_float32_fit(wine, case):
 @pytest.mark.gpu
 @pytest.mark.skipif(not HAS_TORCH or not __import__("torch").cuda.is_available(),
                     reason="needs CUDA")
-@pytest.mark.parametrize("case", ["LargeMarginDML", "KDAC", "UndercompleteICA",
-                                  "WDAClustering"])
+@pytest.mark.parametrize("case", ["KDAC", "UndercompleteICA", "WDAClustering"])
 def test_cuda_tensors_give_cuda_answers(wine, case):
     import torch
 
@@ -256,7 +253,7 @@ def test_cuda_tensors_give_cuda_answers(wine, case):
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("namespace, device, dtype", list(array_api_check_combinations()))
-@pytest.mark.parametrize("estimator", [LargeMarginDML(2), UnsupervisedHSIC(2),
+@pytest.mark.parametrize("estimator", [UnsupervisedHSIC(2),
                                        SemiSupervisedHSIC(2), KDAC(2), UndercompleteICA(2),
                                        WDAClustering(2)],
                          ids=lambda e: type(e).__name__)

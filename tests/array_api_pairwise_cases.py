@@ -1,7 +1,7 @@
 """scikit-learn's array API convention for the pairwise estimators that fit wholly in the
-input's namespace — MDS, KernelSDR, LPP, NPE and NCA (run by tests/test_array_api.py in a
-fresh interpreter with ``SCIPY_ARRAY_API=1``, which scikit-learn's dispatch requires before
-SciPy is imported; collected alone, it skips).
+input's namespace — MDS, KernelSDR, LPP, NPE, NCA and LargeMarginDML (run by
+tests/test_array_api.py in a fresh interpreter with ``SCIPY_ARRAY_API=1``, which
+scikit-learn's dispatch requires before SciPy is imported; collected alone, it skips).
 
 Under ``array_api_dispatch=True`` a PyTorch (CPU) or array-api-strict input is fitted in its
 namespace — MDS's rows, landmarks, sampled rows and dissimilarities, KernelSDR's sampled rows,
@@ -14,12 +14,14 @@ during the fit: only the labels or targets (read once, as scikit-learn does), d�
 points and the seeded rows (at most 2000) a median is read from.  A CUDA tensor (where a GPU
 is lent) is fitted on the GPU.  Without the setting, a tensor in gives NumPy out, as before.
 
-NCA's strips of the n×n softmax, its sampled batches (candidate neighbours searched on the
-device, sampled columns) and its solvers run in the namespace too: the fit equals NumPy's —
-the objective to 1e-9 and the metric LᵀL (L is defined up to L → RL) to 1e-6 on the exact
-route, 1e-3 on the stochastic one, whose end the polish certifies by the gradient rule
-only to ``tol`` — and the spy sees no data-sized array (n rows or n·d entries) reach the
-host on the stochastic route past 1000 rows: the labels and batch-sized arrays only.
+NCA's strips of the n×n softmax and LargeMarginDML's strips of impostors (its target
+neighbours searched on the device, class by class), their sampled batches (candidate
+neighbours searched on the device, sampled columns) and their solvers run in the namespace
+too: the fit equals NumPy's — the objective to 1e-9 and the metric LᵀL (L is defined up to
+L → RL) to 1e-6 on the exact route, 1e-3 on the stochastic one, whose end the polish
+certifies by the gradient rule only to ``tol`` — and the spy sees no data-sized array (n
+rows or n·d entries) reach the host on the stochastic route past 1000 rows: the labels and
+batch-sized arrays only.
 """
 
 import importlib.util
@@ -44,7 +46,7 @@ from _array_namespaces import as_namespace as _as  # noqa: E402
 from sklearn.exceptions import ConvergenceWarning  # noqa: E402
 
 from ldr.data import arrays  # noqa: E402
-from ldr.estimators import LPP, MDS, NCA, NPE, KernelSDR  # noqa: E402
+from ldr.estimators import LPP, MDS, NCA, NPE, KernelSDR, LargeMarginDML  # noqa: E402
 from ldr.manifolds import sin_largest_angle  # noqa: E402
 
 #: PyTorch on one thread for these small operations (tests/conftest.py)
@@ -181,12 +183,15 @@ def test_scikit_learns_array_api_check(estimator, namespace, device, dtype):
                           dtype_name=dtype, check_values=True)
 
 
-# --- NCA: strips, sampled batches and solvers in the namespace ---------------------------------
-#: (estimator, tolerance on the metric LᵀL): the exact route, and the stochastic route (Adam
-#: on sampled batches, then the exact polish) past its switch
-NCA_CASES = {
-    "NCA": (lambda: NCA(2), 1e-6),
-    "NCA(stochastic)": (lambda: NCA(2, stochastic_above=100), 1e-3),
+# --- NCA and LargeMarginDML: strips, sampled batches and solvers in the namespace -------------
+#: (estimator, tolerance on the metric LᵀL, the merit compared): the exact route, and the
+#: stochastic route (Adam on sampled batches, then the exact polish) past its switch
+METRIC_CASES = {
+    "NCA": (lambda: NCA(2), 1e-6, "objective_value_"),
+    "NCA(stochastic)": (lambda: NCA(2, stochastic_above=100), 1e-3, "objective_value_"),
+    "LargeMarginDML": (lambda: LargeMarginDML(2), 1e-6, "cost_"),
+    "LargeMarginDML(stochastic)": (lambda: LargeMarginDML(2, stochastic_above=100), 1e-3,
+                                   "cost_"),
 }
 
 
@@ -204,11 +209,11 @@ def _metric(est):
     return L.T @ L
 
 
-@pytest.mark.parametrize("case", list(NCA_CASES))
+@pytest.mark.parametrize("case", list(METRIC_CASES))
 @pytest.mark.parametrize("name", NAMESPACES)
-def test_nca_in_the_inputs_namespace_equals_numpys(classes, name, case):
+def test_metric_learning_in_the_inputs_namespace_equals_numpys(classes, name, case):
     X, y = classes
-    make, tol = NCA_CASES[case]
+    make, tol, merit = METRIC_CASES[case]
     Xa = _as(name, X)
     ref = make().fit(X, y)
     with sklearn.config_context(array_api_dispatch=True):
@@ -217,14 +222,15 @@ def test_nca_in_the_inputs_namespace_equals_numpys(classes, name, case):
     for a in (est.M_, est.components_, Z, est.result_.M):
         assert array_api_compat.array_namespace(a) is array_api_compat.array_namespace(Xa)
     assert est.result_.converged and ref.result_.converged, est.result_.reason
-    assert est.stochastic_ == ref.stochastic_ == (case != "NCA")
-    assert est.objective_value_ == pytest.approx(ref.objective_value_, rel=1e-9)
+    assert est.stochastic_ == ref.stochastic_ == case.endswith("(stochastic)")
+    assert getattr(est, merit) == pytest.approx(getattr(ref, merit), rel=1e-9)
     A, B = _metric(est), _metric(ref)
     assert np.linalg.norm(A - B) <= tol * np.linalg.norm(B)
 
 
 @needs_torch
-def test_nca_moves_no_data_sized_array_to_the_host(monkeypatch):
+@pytest.mark.parametrize("make", [NCA, LargeMarginDML], ids=lambda c: c.__name__)
+def test_metric_learning_moves_no_data_sized_array_to_the_host(monkeypatch, make):
     """The stochastic route on 5000 rows (switch at 1000), the exact check and the polish:
     apart from the n labels, no conversion of a tensor to NumPy has n rows or n·d entries
     (the batches' neighbour lists, b×K, and d×d arrays do cross)."""
@@ -237,7 +243,7 @@ def test_nca_moves_no_data_sized_array_to_the_host(monkeypatch):
     seen = host_copies(monkeypatch)
     with sklearn.config_context(array_api_dispatch=True), warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)   # max_iter caps the polish
-        est = NCA(2, stochastic_above=1000, max_iter=60).fit(Xt, torch.as_tensor(y))
+        est = make(2, stochastic_above=1000, max_iter=60).fit(Xt, torch.as_tensor(y))
         Z = est.transform(Xt)
     assert est.stochastic_
     assert isinstance(Z, torch.Tensor) and isinstance(est.result_.M, torch.Tensor)
@@ -249,12 +255,12 @@ def test_nca_moves_no_data_sized_array_to_the_host(monkeypatch):
 
 
 @needs_torch
-@pytest.mark.parametrize("case", list(NCA_CASES))
-def test_nca_without_dispatch_a_tensor_gives_numpy_as_before(classes, case):
+@pytest.mark.parametrize("case", list(METRIC_CASES))
+def test_metric_learning_without_dispatch_a_tensor_gives_numpy_as_before(classes, case):
     import torch
 
     X, y = classes
-    make, _ = NCA_CASES[case]
+    make = METRIC_CASES[case][0]
     ref = make().fit(X, y)
     Xt = torch.as_tensor(X)
     est = make().fit(Xt, torch.as_tensor(y))
@@ -284,16 +290,17 @@ def test_nca_warm_start_continues_from_a_fit_in_the_namespace(classes):
 
 
 @needs_torch
-def test_nca_float32_tensors_give_float32_answers(classes):
+@pytest.mark.parametrize("make", [NCA, LargeMarginDML], ids=lambda c: c.__name__)
+def test_metric_learning_float32_tensors_give_float32_answers(classes, make):
     """A float32 tensor is fitted in float64 on its device (as NumPy's float32 rows are) and
     the fitted arrays and the transform are float32."""
     import torch
 
     X, y = classes
     X32 = X.astype(np.float32)
-    ref = NCA(2).fit(X32, y)
+    ref = make(2).fit(X32, y)
     with sklearn.config_context(array_api_dispatch=True):
-        est = NCA(2).fit(torch.as_tensor(X32), torch.as_tensor(y))
+        est = make(2).fit(torch.as_tensor(X32), torch.as_tensor(y))
         Z = est.transform(torch.as_tensor(X32))
     assert Z.dtype == est.components_.dtype == torch.float32
     G, G0 = Z.double().numpy() @ Z.double().numpy().T, ref.transform(X32) @ ref.transform(X32).T
@@ -303,12 +310,12 @@ def test_nca_float32_tensors_give_float32_answers(classes):
 @pytest.mark.gpu
 @pytest.mark.skipif(not HAS_TORCH or not __import__("torch").cuda.is_available(),
                     reason="needs CUDA")
-@pytest.mark.parametrize("case", list(NCA_CASES))
-def test_nca_cuda_tensors_are_fitted_on_the_gpu(classes, case):
+@pytest.mark.parametrize("case", list(METRIC_CASES))
+def test_metric_learning_cuda_tensors_are_fitted_on_the_gpu(classes, case):
     import torch
 
     X, y = classes
-    make, tol = NCA_CASES[case]
+    make, tol, _ = METRIC_CASES[case]
     with sklearn.config_context(array_api_dispatch=True):
         est = make().fit(torch.as_tensor(X, device="cuda"), torch.as_tensor(y, device="cuda"))
     assert est.result_.M.is_cuda and est.components_.is_cuda
@@ -318,9 +325,11 @@ def test_nca_cuda_tensors_are_fitted_on_the_gpu(classes, case):
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("namespace, device, dtype", list(array_api_check_combinations()))
-def test_nca_scikit_learns_array_api_check(namespace, device, dtype):
+@pytest.mark.parametrize("estimator", [NCA(2), LargeMarginDML(2)],
+                         ids=lambda e: type(e).__name__)
+def test_metric_learning_scikit_learns_array_api_check(estimator, namespace, device, dtype):
     """scikit-learn's own ``check_array_api_input`` (values compared with NumPy's)."""
     from sklearn.utils.estimator_checks import check_array_api_input
 
-    check_array_api_input("NCA", NCA(2), namespace, device_name=device, dtype_name=dtype,
-                          check_values=True)
+    check_array_api_input(type(estimator).__name__, estimator, namespace, device_name=device,
+                          dtype_name=dtype, check_values=True)

@@ -263,6 +263,35 @@ def fill_where(a, mask, value: float):
     return namespace(a).where(mask, value, a)
 
 
+def index_add(n: int, index, values):
+    """The (n, r) sums out[j] = Σ_{e: index[e] = j} values[e] (a scatter-add, which the array
+    API standard lacks), in the namespace and on the device of ``values`` (m×r; ``index``
+    m integers there): NumPy's ``bincount`` column by column, PyTorch's ``index_add``,
+    CuPy's ``scatter_add``, elsewhere segment sums of the entries sorted by index
+    (``cumulative_sum`` differences: exact to rounding on the tests' sizes)."""
+    xp = namespace(values)
+    r = values.shape[1]
+    if numpy_fast_path(values):
+        idx = np.asarray(index).ravel()
+        return np.stack([np.bincount(idx, weights=values[:, j], minlength=n)
+                         for j in range(r)], axis=1) if r else np.zeros((n, 0))
+    import array_api_compat as compat
+
+    out = xp.zeros((n, r), dtype=values.dtype, device=device(values))
+    if compat.is_torch_array(values):
+        return out.index_add_(0, index, values)
+    if compat.is_cupy_array(values):
+        import cupyx
+
+        cupyx.scatter_add(out, index, values)
+        return out
+    order = xp.argsort(index)
+    keys = xp.take(index, order)
+    sums = xp.cumulative_sum(xp.take(values, order, axis=0), axis=0, include_initial=True)
+    ends = xp.searchsorted(keys, xp.arange(n + 1, dtype=keys.dtype, device=device(values)))
+    return xp.take(sums, ends[1:], axis=0) - xp.take(sums, ends[:-1], axis=0)
+
+
 class Buffers:
     """Reusable output arrays for the products of a loop over row blocks.
 

@@ -43,6 +43,9 @@ class MetricLearner(LinearDR):
     #: the objective's parameters, each ``(new name, former name)`` (the former warns)
     _parameters: tuple[tuple[str, str | None], ...] = ()
     _pairwise_memory = True  # every evaluation forms n×n arrays
+    #: rows of another namespace are fitted there (the strips, the sampled batches, the
+    #: target neighbours and the solvers: ``objectives/nca.py``, ``objectives/lmnn.py``)
+    _computes_in_namespace = True
 
     def _requires_y(self) -> bool:
         return True
@@ -248,7 +251,6 @@ class NCA(MetricLearner):
     """
 
     _objective_class = NCAObjective
-    _computes_in_namespace = True
 
     def __init__(self, n_components=None, *, start="auto", solver=None, tol=1e-6,
                  max_iter=1000, solver_params=None, verbose=0, random_state=0, warm_start=False,
@@ -314,6 +316,10 @@ class LargeMarginDML(MetricLearner):
     chunks make nearer targets rarer: the recall is about a chunk's share of a class's rows.
     The client holds a chunk, the pool, the labels and the n×k targets.
 
+    **Rows on a device.**  As :class:`NCA`'s: the target neighbours searched class by class
+    on the device (exact: ``"approximate"`` is refused there), the impostor strips, the
+    sampled batches and the solvers in the input's namespace.
+
     Parameters
     ----------
     n_components : int or None, default None
@@ -329,7 +335,8 @@ class LargeMarginDML(MetricLearner):
         search's pairs Σ_c n_c² are at most 10¹⁰ (as one set of 10⁵ rows) and NN-descent
         beyond, seeded by ``random_state``, its recall measured
         (:class:`ldr.objectives.LargeMarginDML`).  Rows read a chunk at a time take the rule
-        within each chunk; "exact" (over all rows) needs them in memory.
+        within each chunk; "exact" (over all rows) needs them in memory.  Rows of another
+        namespace are searched exactly on their device at any n ("approximate" is refused).
     tol : float, default 1e-6
         The gradient tolerance, relative to the problem's gradient scale.
     start, solver, max_iter, solver_params, verbose, random_state, warm_start,
