@@ -35,12 +35,14 @@ Medians over repeats, wall time, float64 and float32 where the section says so.
    n = 10⁴, 10⁵ on CUDA; 2000, 4000 with ``--device cpu`` (``--wda-sizes``).
 5. **The pairwise estimators that fit wholly on the device** (under scikit-learn's
    ``array_api_dispatch``, float64): ``LPP(2)`` and ``NPE(2)`` (exact neighbour search by
-   strips of rows on the device, the edges' sums there), ``MDS(2)``, ``KernelSDR(2)`` and
-   ``WassersteinDA(2)`` at their defaults on n × 20 rows (y = sin(2 xᵀb₁) + (xᵀb₂)² + 0.1 ε
-   for KernelSDR; the four sign classes of xᵀb₁, xᵀb₂ for WassersteinDA), one fit each, its
+   strips of rows on the device, the edges' sums there), ``MDS(2)``, ``KernelSDR(2)``,
+   ``WassersteinDA(2)``, ``NCA(2)`` and ``LargeMarginDML(2)`` at their defaults on n × 20
+   rows (y = sin(2 xᵀb₁) + (xᵀb₂)² + 0.1 ε for KernelSDR; the four sign classes of xᵀb₁,
+   xᵀb₂ for WassersteinDA and the metric learners), one fit each, its
    verdict, the device's peak memory (``torch.cuda.max_memory_allocated``; "-" on the CPU),
    and the same fit in NumPy on the host beside it for n ≤ ``--host-max``.  A fit whose time,
-   projected from the smaller n (n² for LPP's and NPE's exact search, n for the others),
+   projected from the smaller n (n² for the exact searches of LPP, NPE and the metric
+   learners, n for the others),
    would overrun ``--budget`` is skipped and says so.  n = 10⁵, 10⁶, 10⁷ on CUDA; 1000, 2000
    with ``--device cpu`` (``--pairwise-sizes``).
 3. **A custom objective's trust-region solve** (on the CPU, the README's sparse PCA at
@@ -391,6 +393,10 @@ PAIRWISE = {
     "MDS": ("MDS", None, 1),
     "KernelSDR": ("KernelSDR", "y", 1),
     "WassersteinDA": ("WassersteinDA", "classes", 1),
+    # the stochastic route past 2·10⁴ rows; its candidates' neighbours in the embedding and
+    # LargeMarginDML's target neighbours are searched exactly by strips on the device: n²
+    "NCA": ("NCA", "classes", 2),
+    "LargeMarginDML": ("LargeMarginDML", "classes", 2),
 }
 
 

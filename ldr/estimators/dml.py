@@ -181,7 +181,9 @@ class NCA(MetricLearner):
     :func:`ldr.objectives.neighbors.strip_search`) and the solvers' iterates there; only the
     labels, the d×d class scatters (the start: scikit-learn's ``"auto"`` rule from them, its
     maps up to the signs of their rows), each batch's indices, neighbour lists and column
-    weights, and the scalars the stopping rules read cross to the host.
+    weights, and the scalars the stopping rules read cross to the host.  The candidates'
+    neighbours are then found by brute force, O(n²·r) at each refresh (NumPy rows take
+    scipy's k-d tree in the embedding's r dimensions).
 
     Parameters
     ----------
