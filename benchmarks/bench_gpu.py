@@ -36,7 +36,8 @@ Medians over repeats, wall time, float64 and float32 where the section says so.
 5. **The pairwise estimators that fit wholly on the device** (under scikit-learn's
    ``array_api_dispatch``, float64): ``LPP(2)`` and ``NPE(2)`` (exact neighbour search by
    strips of rows on the device, the edges' sums there), ``MDS(2)``, ``KernelSDR(2)``,
-   ``WassersteinDA(2)``, ``NCA(2)`` and ``LargeMarginDML(2)`` at their defaults on n × 20
+   ``WassersteinDA(2)``, ``NCA(2)``, ``LargeMarginDML(2)`` and ``WDAClustering(2)`` at their
+   defaults on n × 20
    rows (y = sin(2 xᵀb₁) + (xᵀb₂)² + 0.1 ε for KernelSDR; the four sign classes of xᵀb₁,
    xᵀb₂ for WassersteinDA and the metric learners), one fit each, its
    verdict, the device's peak memory (``torch.cuda.max_memory_allocated``; "-" on the CPU),
@@ -397,6 +398,10 @@ PAIRWISE = {
     # LargeMarginDML's target neighbours are searched exactly by strips on the device: n²
     "NCA": ("NCA", "classes", 2),
     "LargeMarginDML": ("LargeMarginDML", "classes", 2),
+    # k-means and WDA steps on the clusters (exact plans up to EXACT_MAX_CLASS rows a
+    # cluster, batches beyond); these rows hold no clusters, so its alternation runs all
+    # max_outer rounds and ends "no"
+    "WDAClustering": ("WDAClustering", None, 1),
 }
 
 

@@ -1,6 +1,6 @@
 """scikit-learn's array API convention for the estimators whose fit runs on the host —
 UnsupervisedHSIC, SemiSupervisedHSIC, KDAC,
-UndercompleteICA, WDAClustering and the generic LinearDR (run by tests/test_array_api.py in a
+UndercompleteICA and the generic LinearDR (run by tests/test_array_api.py in a
 fresh interpreter with ``SCIPY_ARRAY_API=1``, which scikit-learn's dispatch requires before
 SciPy is imported; collected alone, it skips).
 
@@ -45,7 +45,6 @@ from ldr.estimators import (  # noqa: E402
     SemiSupervisedHSIC,
     UndercompleteICA,
     UnsupervisedHSIC,
-    WDAClustering,
 )
 
 #: PyTorch on one thread for these small operations (tests/conftest.py)
@@ -60,13 +59,12 @@ CASES = {
     "SemiSupervisedHSIC": (lambda: SemiSupervisedHSIC(2, n_clusters=3), True),
     "KDAC": (lambda: KDAC(2, n_clusters=2), True),
     "UndercompleteICA": (lambda: UndercompleteICA(2), False),
-    "WDAClustering": (lambda: WDAClustering(2, n_clusters=3), False),
     "LinearDR(lda)": (lambda: LinearDR("lda", 2, objective_params={"shrinkage": 0.01}), True),
     # a product manifold: M_ is the pair (W, log σ²), transform the posterior mean
     "LinearDR(ppca)": (lambda: LinearDR("ppca", 2), False),
 }
 #: clusterers: fit_predict and labels_
-CLUSTERERS = ("UnsupervisedHSIC", "SemiSupervisedHSIC", "KDAC", "WDAClustering")
+CLUSTERERS = ("UnsupervisedHSIC", "SemiSupervisedHSIC", "KDAC")
 #: fitted attributes that are not data-derived arrays
 NOT_ARRAYS = {"result_", "objective_", "results_", "kernel_", "history_", "priors_"}
 
@@ -216,8 +214,7 @@ def test_without_dispatch_a_tensor_gives_numpy_as_before(wine, case):
 
 
 @needs_torch
-@pytest.mark.parametrize("case", ["KDAC", "UndercompleteICA", "WDAClustering",
-                                  "LinearDR(lda)"])
+@pytest.mark.parametrize("case", ["KDAC", "UndercompleteICA", "LinearDR(lda)"])
 def test_float32_tensors_give_float32_answers_as_numpys_float32_fit(wine, case):
     import torch
 
@@ -236,7 +233,7 @@ def test_float32_tensors_give_float32_answers_as_numpys_float32_fit(wine, case):
 @pytest.mark.gpu
 @pytest.mark.skipif(not HAS_TORCH or not __import__("torch").cuda.is_available(),
                     reason="needs CUDA")
-@pytest.mark.parametrize("case", ["KDAC", "UndercompleteICA", "WDAClustering"])
+@pytest.mark.parametrize("case", ["KDAC", "UndercompleteICA"])
 def test_cuda_tensors_give_cuda_answers(wine, case):
     import torch
 
@@ -254,8 +251,7 @@ def test_cuda_tensors_give_cuda_answers(wine, case):
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("namespace, device, dtype", list(array_api_check_combinations()))
 @pytest.mark.parametrize("estimator", [UnsupervisedHSIC(2),
-                                       SemiSupervisedHSIC(2), KDAC(2), UndercompleteICA(2),
-                                       WDAClustering(2)],
+                                       SemiSupervisedHSIC(2), KDAC(2), UndercompleteICA(2)],
                          ids=lambda e: type(e).__name__)
 def test_scikit_learns_array_api_check(estimator, namespace, device, dtype):
     """scikit-learn's own ``check_array_api_input``, values compared with NumPy's — for

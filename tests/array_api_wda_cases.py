@@ -1,4 +1,4 @@
-"""scikit-learn's array API convention for ldr's WassersteinDA (run by
+"""scikit-learn's array API convention for ldr's WassersteinDA and WDAClustering (run by
 tests/test_array_api.py in a fresh interpreter with ``SCIPY_ARRAY_API=1``, which
 scikit-learn's dispatch requires before SciPy is imported; collected alone, it skips).
 
@@ -8,7 +8,9 @@ trust-region polish there — and gives ``M_``, ``components_``, ``mean_`` and `
 there, equal to the NumPy fit's: the subspace within 1e-8, ``ratio_`` to 1e-10, the same
 iteration count, and (scikit-learn's sign rule on ``M_``) the same matrices to 1e-8.  A spy on
 PyTorch's conversions shows no data-sized array reaching the host during the fit.  Without
-the setting, a tensor in gives NumPy out, as before.
+the setting, a tensor in gives NumPy out, as before.  WDAClustering's rounds run there too
+(its k-means the array API one, :mod:`ldr.estimators.kmeans`): the same partition as
+NumPy's (scikit-learn's KMeans) up to the labels' names and the same subspace to 1e-6.
 """
 
 import importlib.util
@@ -195,26 +197,126 @@ def test_without_dispatch_a_tensor_gives_numpy_as_before(data):
     np.testing.assert_array_equal(Z, ref.transform(X))
 
 
+# --- WDAClustering: its rounds (projection, k-means, scatters, WDA step) in the namespace ------
+@pytest.fixture(scope="module")
+def blobs():
+    """Three separated clusters with noise columns (one partition, found by any seeds)."""
+    from sklearn.datasets import make_blobs
+
+    X, _ = make_blobs(300, 5, centers=3, cluster_std=1.5, random_state=0)
+    return X
+
+
+@pytest.mark.parametrize("name", NAMESPACES)
+def test_wda_clustering_in_the_inputs_namespace_equals_numpys(blobs, name):
+    """The same partition (k-means' seeds differ between scikit-learn's KMeans and the array
+    API k-means: the labels up to their names) and the same subspace to 1e-6."""
+    from sklearn.metrics import adjusted_rand_score
+
+    from ldr.estimators import WDAClustering
+
+    ref = WDAClustering(2, n_clusters=3).fit(blobs)
+    Xa = _as(name, blobs)
+    with sklearn.config_context(array_api_dispatch=True):
+        est = WDAClustering(2, n_clusters=3).fit(Xa)
+        Z = est.transform(Xa)
+    for a in (est.M_, est.labels_, est.components_, Z):
+        _same_space(a, Xa)
+    assert est.converged_ and ref.converged_
+    assert adjusted_rand_score(_host(est.labels_), ref.labels_) == 1.0
+    assert sin_largest_angle(_host(est.M_), ref.M_) <= 1e-6
+
+
 @needs_torch
-@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")  # 2 rounds
-def test_wda_clustering_fits_a_host_copy_and_answers_in_the_tensors_namespace(data):
-    """WDAClustering's k-means runs on the host: a tensor is fitted as its NumPy copy (the
-    same run as NumPy's) and its fitted arrays, ``labels_`` and ``transform`` come back as
-    tensors (tests/array_api_host_fit_cases.py compares every attribute)."""
+def test_wda_clustering_moves_no_data_sized_array_to_the_host(blobs, monkeypatch):
+    """Every conversion of a tensor to NumPy during ``fit`` and ``transform``: the labels (n
+    integers, once a round and for ``labels_``) and nothing of floats with as many entries
+    as rows (the k × p centers, d × p subspaces, d × d scatters and a singleton's row do)."""
     import torch
 
     from ldr.estimators import WDAClustering
 
-    X, _ = data
-    ref = WDAClustering(2, n_clusters=3, max_outer=2).fit(X)
+    seen = []
+    numpy, array = torch.Tensor.numpy, torch.Tensor.__array__
+
+    def spy_numpy(self, *args, **kwargs):
+        seen.append((tuple(self.shape), self.dtype))
+        return numpy(self, *args, **kwargs)
+
+    def spy_array(self, *args, **kwargs):
+        seen.append((tuple(self.shape), self.dtype))
+        return array(self, *args, **kwargs)
+
+    Xt = torch.as_tensor(blobs)
+    monkeypatch.setattr(torch.Tensor, "numpy", spy_numpy)
+    monkeypatch.setattr(torch.Tensor, "__array__", spy_array)
     with sklearn.config_context(array_api_dispatch=True):
-        est = WDAClustering(2, n_clusters=3, max_outer=2).fit(torch.as_tensor(X))
-        Z = est.transform(torch.as_tensor(X))
-    assert est.__sklearn_tags__().array_api_support
-    assert all(isinstance(a, torch.Tensor) for a in (est.M_, est.labels_, Z))
-    np.testing.assert_array_equal(est.M_.numpy(), ref.M_)
-    np.testing.assert_array_equal(est.labels_.numpy(), ref.labels_)
-    np.testing.assert_allclose(Z.numpy(), ref.transform(X), rtol=1e-12, atol=1e-12)
+        est = WDAClustering(2, n_clusters=3).fit(Xt)
+        Z = est.transform(Xt)
+    assert isinstance(Z, torch.Tensor) and est.converged_
+    n = blobs.shape[0]
+    assert any(s == (n,) and not dtype.is_floating_point for s, dtype in seen)  # the labels
+    big = [s for s, dtype in seen if dtype.is_floating_point and int(np.prod(s)) >= n]
+    assert not big, f"data-sized arrays moved to the host: {big}"
+    arrays.to_host(Xt)  # the spy does see a conversion (so the test can fail)
+    assert seen[-1][0] == tuple(blobs.shape)
+
+
+@needs_torch
+def test_wda_clustering_without_dispatch_a_tensor_gives_numpy_as_before(blobs):
+    import torch
+
+    from ldr.estimators import WDAClustering
+
+    ref = WDAClustering(2, n_clusters=3).fit(blobs)
+    est = WDAClustering(2, n_clusters=3).fit(torch.as_tensor(blobs))
+    assert isinstance(est.M_, np.ndarray) and isinstance(est.labels_, np.ndarray)
+    np.testing.assert_array_equal(est.M_, ref.M_)
+    np.testing.assert_array_equal(est.labels_, ref.labels_)
+
+
+@needs_torch
+def test_wda_clustering_float32_tensors_give_float32_answers(blobs):
+    import torch
+    from sklearn.metrics import adjusted_rand_score
+
+    from ldr.estimators import WDAClustering
+
+    X32 = blobs.astype(np.float32)
+    ref = WDAClustering(2, n_clusters=3).fit(X32)
+    with sklearn.config_context(array_api_dispatch=True):
+        est = WDAClustering(2, n_clusters=3).fit(torch.as_tensor(X32))
+        Z = est.transform(torch.as_tensor(X32))
+    assert Z.dtype == est.M_.dtype == torch.float32
+    assert adjusted_rand_score(est.labels_.numpy(), ref.labels_) == 1.0
+    assert sin_largest_angle(est.M_.double().numpy(), ref.M_.astype(float)) <= 1e-5
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not HAS_TORCH or not __import__("torch").cuda.is_available(),
+                    reason="needs CUDA")
+def test_wda_clustering_cuda_tensors_are_fitted_on_the_gpu(blobs):
+    import torch
+
+    from ldr.estimators import WDAClustering
+
+    with sklearn.config_context(array_api_dispatch=True):
+        est = WDAClustering(2, n_clusters=3).fit(torch.as_tensor(blobs, device="cuda"))
+    assert est.M_.is_cuda and est.labels_.is_cuda
+    ref = WDAClustering(2, n_clusters=3).fit(blobs)
+    assert sin_largest_angle(_host(est.M_), ref.M_) <= 1e-6
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+@pytest.mark.parametrize("namespace, device, dtype",
+                         list(array_api_check_combinations()))
+def test_wda_clustering_scikit_learns_array_api_check(namespace, device, dtype):
+    from sklearn.utils.estimator_checks import check_array_api_input
+
+    from ldr.estimators import WDAClustering
+
+    check_array_api_input("WDAClustering", WDAClustering(2), namespace, device_name=device,
+                          dtype_name=dtype, check_values=True)
 
 
 @pytest.mark.gpu

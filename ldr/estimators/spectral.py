@@ -39,9 +39,9 @@ import numpy as np
 import scipy.linalg
 import scipy.sparse.linalg
 from scipy.linalg.blas import dsymv
-from sklearn.cluster import KMeans
 
 from ldr.core.errors import ParameterError
+from ldr.estimators.kmeans import kmeans
 from ldr.kernels import Gaussian
 from ldr.kernels.family import beta
 from ldr.kernels.features import gaussian_cross
@@ -393,4 +393,4 @@ def cluster_rows(U: np.ndarray, k: int, seed) -> np.ndarray:
     """k-means on the row-normalized spectral embedding (Ng, Jordan & Weiss)."""
     norms = np.linalg.norm(U, axis=1, keepdims=True)
     V = U / np.maximum(norms, 1e-300)
-    return KMeans(n_clusters=k, n_init=10, random_state=seed).fit_predict(V)
+    return kmeans(V, k, random_state=seed)

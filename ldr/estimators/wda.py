@@ -673,7 +673,8 @@ class WDAClustering(ClusterMixin, WDAEstimator):
     Attributes
     ----------
     M_, components_, map_, n_components_, mean_ : see :class:`~ldr.estimators.LinearDR`
-        (``P_`` is ``M_``'s deprecated alias)
+        (``M_`` with scikit-learn's sign rule, each column's largest entry positive; ``P_``
+        is ``M_``'s deprecated alias)
     labels_ : (n_samples,) the clusters
     result_ : ldr.Result
         The alternation's record: ``M`` (its subspace), ``n_iter`` (its rounds),
@@ -709,9 +710,12 @@ class WDAClustering(ClusterMixin, WDAEstimator):
     batch_size_ : int or None
         The last step's rows per class and batch; None: exact plans.
 
-    Under scikit-learn's ``array_api_dispatch`` X of another namespace is fitted on a host
-    copy (k-means runs there); the fitted arrays, ``labels_`` and ``transform`` answer in X's
-    namespace and on its device.
+    Under scikit-learn's ``array_api_dispatch`` X of another namespace is fitted there, on
+    its device: each round's projection, its k-means (:mod:`ldr.estimators.kmeans`: the same
+    algorithm as scikit-learn's, written against the array API), the cluster scatters and
+    the WDA step; only the labels (n integers), the d × p subspaces, d × d scatters and
+    scalars cross to the host.  The fitted arrays, ``labels_`` and ``transform`` answer in
+    X's namespace.
 
     References
     ----------
@@ -749,6 +753,8 @@ class WDAClustering(ClusterMixin, WDAEstimator):
         self.verbose = verbose
         self.random_state = random_state
         self.eps = eps
+
+    _computes_in_namespace = True
 
     def _requires_y(self) -> bool:
         return False
@@ -853,7 +859,10 @@ class WDAClustering(ClusterMixin, WDAEstimator):
             warn_unconverged(self, run)
         self.tiny_clusters_, self.degenerate_ = warn_tiny(
             self, self.labels_, None if data.lazy else data.X, n_min)
-        return P
+        # scikit-learn's sign rule (on the original features), as WassersteinDA's M_: every
+        # namespace gives the same matrix
+        U = data.basis
+        return sign_rule(P) if U is None else U.T @ sign_rule(U @ P)
 
     def _affine_map(self, data: FitData, obj, M) -> AffineMap:
         """``transform(X) = (X − mean_) M_``."""

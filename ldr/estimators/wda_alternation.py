@@ -42,14 +42,15 @@ import warnings
 
 import numpy as np
 import scipy.linalg
-from sklearn.cluster import KMeans
 from sklearn.exceptions import ConvergenceWarning
 
 from ldr.core.deprecation import user_stacklevel
 from ldr.core.errors import ParameterError
 from ldr.core.result import Result, Trace
+from ldr.data import arrays
 from ldr.data.rows import as_dask_array
 from ldr.data.validation import is_lazy, span_basis
+from ldr.estimators.kmeans import centroids, kmeans
 from ldr.manifolds import sin_largest_angle
 from ldr.objectives.transport import class_scatters
 from ldr.objectives.wda import within_reg
@@ -95,9 +96,8 @@ def kmeans_step(Z, previous, k: int, random_state):
     Li's LDA-k-means alternation; with fresh starts each round the labels may jump between
     k-means' local optima and the alternation cycle."""
     if previous is not None and np.all(np.bincount(previous, minlength=k) > 0):
-        init = np.array([Z[previous == c].mean(axis=0) for c in range(k)])
-        return KMeans(k, init=init, n_init=1).fit_predict(Z)
-    return KMeans(k, n_init=10, random_state=random_state).fit_predict(Z)
+        return kmeans(Z, k, init=centroids(Z, previous, k))
+    return kmeans(Z, k, random_state=random_state)
 
 
 def final_labels(Z, previous, k: int, random_state, n_min: int) -> np.ndarray:
@@ -106,7 +106,7 @@ def final_labels(Z, previous, k: int, random_state, n_min: int) -> np.ndarray:
     from the alternation's last clusters (``previous``), which is then kept: fresh starts can
     reach a lower cost by isolating an outlier, and the warm start alone misses the better
     partitions that fresh starts find."""
-    fresh = KMeans(k, n_init=10, random_state=random_state).fit_predict(Z)
+    fresh = kmeans(Z, k, random_state=random_state)
     if previous is None or not len(tiny_clusters(fresh, k, n_min)):
         return fresh
     warm = kmeans_step(Z, previous, k, random_state)
@@ -127,10 +127,14 @@ def merge_singletons(labels: np.ndarray, Z: np.ndarray) -> np.ndarray:
     if len(keep) < 2:
         raise ValueError("WDAClustering: k-means left fewer than two clusters with two or more "
                          "samples; lower n_clusters")
-    centroids = np.array([Z[labels == c].mean(axis=0) for c in keep])
+    means = centroids(Z, labels, len(counts))[keep]
     out = labels.copy()
-    for i in np.flatnonzero(np.isin(labels, small)):
-        out[i] = keep[np.argmin(np.sum((centroids - Z[i]) ** 2, axis=1))]
+    alone = np.flatnonzero(np.isin(labels, small))   # a few rows: read to the host
+    xp = arrays.namespace(Z)
+    at = xp.asarray(alone, device=arrays.device(Z))
+    rows = np.asarray(arrays.to_host(xp.take(Z, at, axis=0)), dtype=float)
+    for i, z in zip(alone, rows):
+        out[i] = keep[np.argmin(np.sum((means - z) ** 2, axis=1))]
     return out
 
 
@@ -182,11 +186,14 @@ def within_spread(Z: np.ndarray, labels: np.ndarray) -> float:
     return 2.0 * float(np.trace(class_scatters(Z, codes, len(classes))[0]))
 
 
-def projected(X, shift: np.ndarray, P: np.ndarray) -> np.ndarray:
+def projected(X, shift: np.ndarray, P: np.ndarray):
     """(X − shift) P, formed as XP − shiftᵀP (as scikit-learn's PCA transforms): no copy of
-    X; a Dask array's by one pass over its chunks."""
-    XP = as_dask_array(X, "X") @ P if is_lazy(X) else X @ P
-    return np.asarray(XP) - shift @ P
+    X; a Dask array's by one pass over its chunks (to NumPy), rows of another namespace's
+    there."""
+    if is_lazy(X):
+        return np.asarray(as_dask_array(X, "X") @ P) - shift @ P
+    P = np.asarray(arrays.to_host(P), dtype=float)
+    return X @ arrays.like(P, X) - arrays.like(shift @ P, X)
 
 
 def alternate(est, Xs, P, n_min: int, solve, shift: np.ndarray) -> dict:
@@ -245,7 +252,8 @@ def alternate(est, Xs, P, n_min: int, solve, shift: np.ndarray) -> dict:
                 history.append({**row, "ratio": np.nan, "p_change": np.nan,
                                 "scf_converged": None, "null_directions": None, "reg": None})
                 stopped = it
-                spread = 2.0 * float(np.sum(np.var(Z, axis=0)))
+                xp = arrays.namespace(Z)
+                spread = 2.0 * float(xp.sum(xp.var(Z, axis=0)))
                 break
             reg = scale
             row["reg_raised"] = True
@@ -255,6 +263,7 @@ def alternate(est, Xs, P, n_min: int, solve, shift: np.ndarray) -> dict:
         if isinstance(reg, str) and reg == "auto":  # WassersteinDA's rule on these clusters
             reg = first_reg = within_reg(within_spread(Xs, labels), P.shape[1], Xs.shape[1])
         P_new, res, n_null = wda_step(Xs, merge_singletons(labels, Z), P, reg, solve)
+        P_new = np.asarray(arrays.to_host(P_new), dtype=float)   # d × p, on the host
         change = sin_largest_angle(P, P_new)
         history.append({**row, "ratio": -res.cost, "p_change": change,
                         "scf_converged": res.converged, "null_directions": n_null, "reg": reg})
@@ -360,7 +369,7 @@ def warn_tiny(est, labels: np.ndarray, X: np.ndarray | None, n_min: int,
                       "that check); lower n_clusters or raise reg if they are not outliers",
                       ConvergenceWarning, stacklevel=stacklevel)
         return tiny, None
-    plain = KMeans(k, n_init=10, random_state=est.random_state).fit_predict(X)
+    plain = kmeans(X, k, random_state=est.random_state)
     theirs = {frozenset(np.flatnonzero(plain == c)) for c in range(k)}
     if all(frozenset(np.flatnonzero(labels == c)) in theirs for c in tiny):
         return tiny, False
