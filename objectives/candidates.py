@@ -171,13 +171,11 @@ def block_sqdist(UI, UR):
     return arrays.maximum_inplace(D, 0.0)
 
 
-def pair_gradient(XI: np.ndarray, UI: np.ndarray,
-                  gathered: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
-                  XR: np.ndarray, UR: np.ndarray, Wf: np.ndarray) -> np.ndarray:
+def pair_gradient(XI, UI, gathered: list[tuple], XR, UR, Wf):
     """∂/∂M of a batch cost whose derivative in D_ik is W_ik, i.e. 2 Σ W_ik (x_i − x_k)
     (u_i − u_k)ᵀ, for the batch rows ``XI`` (b×d, embedded ``UI``), over gathered pairs
     ``(XG (b·K)×d, du b×K×r, W b×K)`` and the block of sampled columns
-    ``XR`` (m×d, embedded ``UR``) with weights ``Wf`` (b×m)."""
+    ``XR`` (m×d, embedded ``UR``) with weights ``Wf`` (b×m), all in one namespace."""
     xp = arrays.namespace(XI)
     row = xp.sum(Wf, axis=1)
     G = XI.T @ (row[:, None] * UI - Wf @ UR) - XR.T @ (Wf.T @ UI - xp.sum(Wf, axis=0)[:, None]

@@ -90,7 +90,9 @@ class MetricLearning(Objective):
         Data as rows (copied; ``X`` is not modified).  A Dask array or memmap is read a
         chunk at a time (``objectives/chunked_rows.py``: one pass for the mean, the scale and
         the class scatters; sampled batches from one chunk at a time; an exact evaluation in
-        two passes over U = X̃M), where the objective ``reads_chunks``.
+        two passes over U = X̃M), where the objective ``reads_chunks``.  An array of another
+        namespace (a PyTorch tensor, CuPy) stays there, on its device: the oracles compute
+        there, and the start is read from its class scatters (d×d, on the host).
     y : array of shape (n_samples,)
         Class labels, at least two classes (a Dask array's are computed).
     r : int

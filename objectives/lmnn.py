@@ -203,8 +203,7 @@ def lmnn_memory(n: int, sizes) -> float:
     return 8.0 * 12 * n * min(n, strip_rows(n))
 
 
-def large_margin_sampled(rows, XT: np.ndarray, vi: np.ndarray, M: np.ndarray, lam: float,
-                         delta: float):
+def large_margin_sampled(rows, XT, vi, M, lam: float, delta: float):
     """The batch I's terms of (M1), f_i = Σ_t v_it (d_it + λ Σ_ℓ h(1 + d_it − D_iℓ)), and
     their gradient in M, the impostors ℓ (z_ℓ ≠ z_i) taken from i's candidates ``rows``
     (``objectives/candidates.py``, C1: the neighbours N_i with weight 1, the sampled columns

@@ -175,7 +175,7 @@ def nca_memory(n: int) -> float:
     return 8 * 6.2 * n**2 if n <= DENSE_MAX else strip_memory(n)
 
 
-def nca_sampled(rows, M: np.ndarray):
+def nca_sampled(rows, M):
     """(Σ_{i∈I} p̂_i, its gradient in M) with each p̂_i the softmax over i's candidates
     (``objectives/candidates.py``, C1): with weights w_ij = 1 on the neighbours N_i and n/m
     on the sampled columns R ∩ F_i (0 elsewhere),

@@ -9,9 +9,11 @@ traced values, so that a cost written with the functions common to the three (op
 ``sum``, ``exp``, ``log``, ...) is also traceable.  The functions here use only the array API
 standard (and its ``linalg`` extension): no transfer to the host except the Python scalars
 they return (:func:`vdot`), which are what the stopping rules read.
-The NumPy-only fast paths are NumPy's ``out=``, behind :func:`exp_inplace` and
-:class:`Buffers` (the benchmarks that measure them are named there); other namespaces get the
-same results in new arrays.  The manifolds' polar factor, QR and largest eigenvalue are
+The NumPy-only fast paths are NumPy's ``out=``, behind :func:`exp_inplace`,
+:func:`maximum_inplace`, :func:`fill_where` and :class:`Buffers` (the benchmarks that measure
+them are named there); other namespaces get the same results in new arrays.  The one
+operation the standard lacks that a computation here needs, a scatter-add, is
+:func:`index_add`: each library's own where it has one.  The manifolds' polar factor, QR and largest eigenvalue are
 :mod:`ldr.core.linalg`'s.
 """
 
