@@ -327,7 +327,7 @@ def test_metric_learning_cuda_tensors_are_fitted_on_the_gpu(classes, case):
 @pytest.mark.parametrize("namespace, device, dtype", list(array_api_check_combinations()))
 @pytest.mark.parametrize("estimator", [NCA(2), LargeMarginDML(2)],
                          ids=lambda e: type(e).__name__)
-def test_metric_learning_scikit_learns_array_api_check(estimator, namespace, device, dtype):
+def test_scikit_learns_array_api_check_metric_learning(estimator, namespace, device, dtype):
     """scikit-learn's own ``check_array_api_input`` (values compared with NumPy's)."""
     from sklearn.utils.estimator_checks import check_array_api_input
 

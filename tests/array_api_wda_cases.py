@@ -310,7 +310,7 @@ def test_wda_clustering_cuda_tensors_are_fitted_on_the_gpu(blobs):
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
 @pytest.mark.parametrize("namespace, device, dtype",
                          list(array_api_check_combinations()))
-def test_wda_clustering_scikit_learns_array_api_check(namespace, device, dtype):
+def test_scikit_learns_array_api_check_wda_clustering(namespace, device, dtype):
     from sklearn.utils.estimator_checks import check_array_api_input
 
     from ldr.estimators import WDAClustering
