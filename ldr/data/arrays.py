@@ -13,8 +13,8 @@ The NumPy-only fast paths are NumPy's ``out=``, behind :func:`exp_inplace`,
 :func:`maximum_inplace`, :func:`fill_where` and :class:`Buffers` (the benchmarks that measure
 them are named there); other namespaces get the same results in new arrays.  The one
 operation the standard lacks that a computation here needs, a scatter-add, is
-:func:`index_add`: each library's own where it has one.  The manifolds' polar factor, QR and largest eigenvalue are
-:mod:`ldr.core.linalg`'s.
+:func:`index_add`: each library's own where it has one.  The manifolds' polar factor, QR
+and largest eigenvalue are :mod:`ldr.core.linalg`'s.
 """
 
 from __future__ import annotations

@@ -813,6 +813,10 @@ class WDAClustering(ClusterMixin, WDAEstimator):
         data.derived["shift"] = data.mean if data.basis is None else data.mean @ data.basis
         run = alternate(self, data.X, self._first_subspace(data, r), n_min, solve_step,
                         data.derived["shift"])
+        # scikit-learn's sign rule (on the original features), as WassersteinDA's M_: every
+        # namespace gives the same matrix
+        U = data.basis
+        run["P"] = sign_rule(run["P"]) if U is None else U.T @ sign_rule(U @ run["P"])
         data.derived["run"] = run
         return None, alternation_result(run, self.outer_tol, time.perf_counter() - began)
 
@@ -859,10 +863,7 @@ class WDAClustering(ClusterMixin, WDAEstimator):
             warn_unconverged(self, run)
         self.tiny_clusters_, self.degenerate_ = warn_tiny(
             self, self.labels_, None if data.lazy else data.X, n_min)
-        # scikit-learn's sign rule (on the original features), as WassersteinDA's M_: every
-        # namespace gives the same matrix
-        U = data.basis
-        return sign_rule(P) if U is None else U.T @ sign_rule(U @ P)
+        return P
 
     def _affine_map(self, data: FitData, obj, M) -> AffineMap:
         """``transform(X) = (X − mean_) M_``."""
