@@ -24,6 +24,7 @@ def returns_of(est, X, *target) -> set[str]:
     """The distinct returns of X while ``est.fit(X, *target)`` runs, each as the chain of
     modules ending in the module re-entered and the function called there."""
     tracked = {id(X)}
+    alive = [X]  # every tracked array kept alive: a freed one's id is reused by new arrays
     stack = []  # (frame id, module) of the calls that hold X
     returns = set()
 
@@ -34,6 +35,7 @@ def returns_of(est, X, *target) -> set[str]:
             if isinstance(value, np.ndarray):
                 if value.base is not None and id(value.base) in tracked:
                     tracked.add(id(value))
+                    alive.append(value)
                     return True
                 continue
             carried = getattr(value, "X", None)
@@ -49,6 +51,7 @@ def returns_of(est, X, *target) -> set[str]:
                 carried = getattr(arg, "X", None)  # the FitData the validation returns
                 if isinstance(carried, np.ndarray):
                     tracked.add(id(carried))
+                    alive.append(carried)
             return
         if event != "call" or not module.startswith(LIBRARY) or not holds_x(frame):
             return
