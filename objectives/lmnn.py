@@ -158,7 +158,7 @@ def large_margin(U, T, v, blocks: list[slice], lam: float, delta: float, dU=None
                 continue
             Z = (1.0 + d[i0:i1, t])[:, None] - D            # −∞ on the classmates' columns
             Z = arrays.maximum_inplace(Z, 0.0)                # z⁺
-            c = xp.clip(Z, None, delta)
+            c = xp.minimum(Z, delta)
             if not hessian:
                 h_rows = (xp.sum(c * c, axis=1) / (2.0 * delta) + xp.sum(Z, axis=1)
                           - xp.sum(c, axis=1))
