@@ -37,20 +37,24 @@ def as_namespace(name, a, dtype=None):
     return xs.asarray(a)
 
 
-def host_copies(monkeypatch) -> list:
+def host_copies(monkeypatch, dtypes: bool = False) -> list:
     """Spy on PyTorch's conversions to NumPy (``Tensor.numpy``, ``Tensor.__array__``) for the
-    rest of the test: returns the list to which each converted tensor's shape is appended."""
+    rest of the test: returns the list to which each converted tensor's shape is appended
+    (with ``dtypes``, the pair (shape, dtype))."""
     import torch
 
     seen = []
     numpy, array = torch.Tensor.numpy, torch.Tensor.__array__
 
+    def record(tensor):
+        seen.append((tuple(tensor.shape), tensor.dtype) if dtypes else tuple(tensor.shape))
+
     def spy_numpy(self, *args, **kwargs):
-        seen.append(tuple(self.shape))
+        record(self)
         return numpy(self, *args, **kwargs)
 
     def spy_array(self, *args, **kwargs):
-        seen.append(tuple(self.shape))
+        record(self)
         return array(self, *args, **kwargs)
 
     monkeypatch.setattr(torch.Tensor, "numpy", spy_numpy)

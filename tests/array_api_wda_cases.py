@@ -25,7 +25,11 @@ if os.environ.get("SCIPY_ARRAY_API") != "1":
 
 import array_api_compat  # noqa: E402
 import sklearn  # noqa: E402
-from _array_namespaces import NAMESPACES, array_api_check_combinations  # noqa: E402
+from _array_namespaces import (  # noqa: E402
+    NAMESPACES,
+    array_api_check_combinations,
+    host_copies,
+)
 from _array_namespaces import as_namespace as _as  # noqa: E402
 
 import ldr  # noqa: E402
@@ -156,20 +160,8 @@ def test_the_fit_moves_no_data_sized_array_to_the_host(data, monkeypatch, option
 
     X, y = data
     d, n_small = X.shape[1], int(np.min(np.bincount(y)))
-    seen = []
-    numpy, array = torch.Tensor.numpy, torch.Tensor.__array__
-
-    def spy_numpy(self, *args, **kwargs):
-        seen.append((tuple(self.shape), self.dtype))
-        return numpy(self, *args, **kwargs)
-
-    def spy_array(self, *args, **kwargs):
-        seen.append((tuple(self.shape), self.dtype))
-        return array(self, *args, **kwargs)
-
     Xt, yt = torch.as_tensor(X), torch.as_tensor(y)
-    monkeypatch.setattr(torch.Tensor, "numpy", spy_numpy)
-    monkeypatch.setattr(torch.Tensor, "__array__", spy_array)
+    seen = host_copies(monkeypatch, dtypes=True)
     with sklearn.config_context(array_api_dispatch=True):
         est = WassersteinDA(2, **options).fit(Xt, yt)
         Z = est.transform(Xt)
@@ -236,20 +228,8 @@ def test_wda_clustering_moves_no_data_sized_array_to_the_host(blobs, monkeypatch
 
     from ldr.estimators import WDAClustering
 
-    seen = []
-    numpy, array = torch.Tensor.numpy, torch.Tensor.__array__
-
-    def spy_numpy(self, *args, **kwargs):
-        seen.append((tuple(self.shape), self.dtype))
-        return numpy(self, *args, **kwargs)
-
-    def spy_array(self, *args, **kwargs):
-        seen.append((tuple(self.shape), self.dtype))
-        return array(self, *args, **kwargs)
-
     Xt = torch.as_tensor(blobs)
-    monkeypatch.setattr(torch.Tensor, "numpy", spy_numpy)
-    monkeypatch.setattr(torch.Tensor, "__array__", spy_array)
+    seen = host_copies(monkeypatch, dtypes=True)
     with sklearn.config_context(array_api_dispatch=True):
         est = WDAClustering(2, n_clusters=3).fit(Xt)
         Z = est.transform(Xt)
