@@ -36,6 +36,7 @@ from sklearn.cluster import KMeans
 from sklearn.utils import check_random_state
 
 from ldr.data import arrays
+from ldr.objectives.candidates import block_sqdist
 
 __all__ = ["centroids", "first_seen", "kmeans"]
 
@@ -55,15 +56,14 @@ def kmeans(Z, k: int, *, n_init: int = 10, init=None, random_state=None, max_ite
                            tol=tol)
         return first_seen(model.fit_predict(Z))
     xp = arrays.namespace(Z)
-    sq = xp.sum(Z * Z, axis=1)
     limit = tol * float(xp.mean(xp.var(Z, axis=0)))
     if init is not None:
-        return first_seen(_lloyd(Z, sq, arrays.like(np.asarray(init, dtype=float), Z),
+        return first_seen(_lloyd(Z, arrays.like(np.asarray(init, dtype=float), Z),
                                  max_iter, limit)[0])
     rng = np.random.default_rng(check_random_state(random_state).randint(2**31))
     best = None
     for _ in range(n_init):
-        labels, inertia = _lloyd(Z, sq, _seeds(Z, sq, k, rng), max_iter, limit)
+        labels, inertia = _lloyd(Z, _seeds(Z, k, rng), max_iter, limit)
         if best is None or inertia < best[1]:
             best = (labels, inertia)
     return first_seen(best[0])
@@ -95,17 +95,7 @@ def _onehot(labels, k: int, Z):
     return xp.astype(xp.astype(labels, codes.dtype)[:, None] == codes[None, :], Z.dtype)
 
 
-def _distances(Z, sq, C):
-    """‖z_i − c_j‖² (n × m) for the rows Z (their squared norms ``sq``) and centers C."""
-    xp = arrays.namespace(Z)
-    D = Z @ C.T
-    D *= -2.0
-    D += sq[:, None]
-    D += xp.sum(C * C, axis=1)[None, :]
-    return xp.clip(D, 0.0, None)
-
-
-def _seeds(Z, sq, k: int, rng: np.random.Generator):
+def _seeds(Z, k: int, rng: np.random.Generator):
     """k centers by greedy k-means++ (module docstring)."""
     xp = arrays.namespace(Z)
     where = arrays.device(Z)
@@ -113,14 +103,14 @@ def _seeds(Z, sq, k: int, rng: np.random.Generator):
     trials = 2 + int(math.log(k))
     first = int(rng.integers(n))
     centers = [Z[first:first + 1, :]]
-    closest = _distances(Z, sq, centers[0])[:, 0]
+    closest = block_sqdist(Z, centers[0])[:, 0]
     potential = float(xp.sum(closest))
     for _ in range(1, k):
         cumulative = xp.cumulative_sum(closest)
         draws = xp.asarray(rng.random(trials) * potential, dtype=Z.dtype, device=where)
         picked = xp.clip(xp.searchsorted(cumulative, draws), 0, n - 1)
         candidates = xp.take(Z, picked, axis=0)
-        reach = xp.minimum(closest[:, None], _distances(Z, sq, candidates))
+        reach = xp.minimum(closest[:, None], block_sqdist(Z, candidates))
         potentials = np.asarray(arrays.to_host(xp.sum(reach, axis=0)), dtype=float)
         best = int(np.argmin(potentials))
         closest = reach[:, best]
@@ -129,12 +119,12 @@ def _seeds(Z, sq, k: int, rng: np.random.Generator):
     return xp.concat(centers, axis=0)
 
 
-def _lloyd(Z, sq, C, max_iter: int, limit: float) -> tuple[np.ndarray, float]:
+def _lloyd(Z, C, max_iter: int, limit: float) -> tuple[np.ndarray, float]:
     """Lloyd's iteration from the centers C: (host labels, inertia)."""
     xp = arrays.namespace(Z)
     k = C.shape[0]
     for _ in range(max_iter):
-        onehot = _onehot(xp.argmin(_distances(Z, sq, C), axis=1), k, Z)
+        onehot = _onehot(xp.argmin(block_sqdist(Z, C), axis=1), k, Z)
         counts = xp.sum(onehot, axis=0)
         means = (onehot.T @ Z) / xp.clip(counts, 1.0, None)[:, None]
         new = xp.where(counts[:, None] > 0, means, C)   # an empty cluster keeps its center
@@ -142,7 +132,7 @@ def _lloyd(Z, sq, C, max_iter: int, limit: float) -> tuple[np.ndarray, float]:
         C = new
         if shift <= limit:
             break
-    D = _distances(Z, sq, C)
+    D = block_sqdist(Z, C)
     labels = xp.argmin(D, axis=1)
     inertia = float(xp.sum(xp.min(D, axis=1)))
     return np.asarray(arrays.to_host(labels), dtype=np.intp), inertia
