@@ -25,7 +25,7 @@ import numpy as np
 from ldr.core.errors import ParameterError
 from ldr.core.objective import Method, Objective
 from ldr.data import arrays
-from ldr.data.validation import check_data, check_labels, check_rank
+from ldr.data.validation import check_data, check_labels, check_rank, check_rows
 from ldr.kernels import Gaussian, Kernel, beta, make_kernel
 from ldr.kernels.features import (
     approximate_sums,
@@ -50,22 +50,26 @@ RECENT = 3
 
 def _check_gamma(Gamma, n: int):
     """``(dense, factor, weight)``: Γ as an n×n array, or as the low-rank factor (F, s) and,
-    for a weighted factor (F, s, w), the row weights w (else None)."""
+    for a weighted factor (F, s, w), the row weights w (else None).  F and w of another
+    namespace than NumPy (a clustering estimator's embedding on its device) are checked
+    there (:func:`ldr.data.validation.check_rows`); s, of length m, is a NumPy array."""
     if isinstance(Gamma, tuple):
         if len(Gamma) not in (2, 3):
             raise ParameterError("Gamma", "a low-rank Γ is given as (F, s) with Γ = F diag(s) "
                                  "Fᵀ, or as (F, s, w) with Γ = diag(w) F diag(s) Fᵀ diag(w)")
-        F = check_data(Gamma[0], "Gamma[0] (F)", min_samples=1)
+        F = check_rows(Gamma[0], "Gamma[0] (F)", min_samples=1)
         s = np.asarray(Gamma[1], dtype=float).reshape(-1)
         if F.shape[0] != n or s.shape[0] != F.shape[1] or not np.all(np.isfinite(s)):
             raise ParameterError("Gamma", f"F must be (n={n}, m) and s finite of length m; got "
-                             f"F {F.shape}, s {s.shape}")
+                             f"F {tuple(F.shape)}, s {s.shape}")
         if len(Gamma) == 2:
             return None, (F, s), None
-        w = np.asarray(Gamma[2], dtype=float).reshape(-1)
-        if w.shape[0] != n or not np.all(np.isfinite(w)):
+        w = Gamma[2]
+        if arrays.foreign(w) is None:
+            w = np.asarray(w, dtype=float)
+        if w.ndim != 1 or w.shape[0] != n or not arrays.all_finite(w):
             raise ParameterError("Gamma", f"the row weights w must be n = {n} finite numbers; "
-                                 f"got shape {w.shape}")
+                                 f"got shape {tuple(w.shape)}")
         return None, (F, s), w
     G = check_data(Gamma, "Gamma", min_samples=1)
     if G.shape != (n, n):
@@ -78,10 +82,14 @@ def _check_gamma(Gamma, n: int):
 
 def factor_of(Gamma) -> tuple:
     """Γ's low-rank factor (F, s), Γ = F diag(s) Fᵀ, from (F, s), or from a weighted factor
-    (F, s, w): (diag(w) F, s); w None is no weight."""
+    (F, s, w): (diag(w) F, s) in F's namespace; w None is no weight."""
     if len(Gamma) == 2 or Gamma[2] is None:
         return Gamma[0], Gamma[1]
-    return np.asarray(Gamma[2], dtype=float).reshape(-1, 1) * Gamma[0], Gamma[1]
+    F = Gamma[0]
+    xp = arrays.namespace(F)
+    w = arrays.like(np.asarray(Gamma[2], dtype=float) if arrays.foreign(Gamma[2]) is None
+                    else Gamma[2], F)
+    return xp.reshape(w, (-1, 1)) * F, Gamma[1]
 
 
 def label_gamma(y, n: int) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
@@ -145,7 +153,9 @@ class HSIC(Objective):
                  manifold: str = "grassmann", memory_budget: float = DEFAULT_MEMORY_BUDGET,
                  backend: str = "numpy", copy: bool = True):
         ref = X  # the rows' namespace and device: the sums run there
-        X = check_data(arrays.to_host(X), "X", copy=copy or arrays.foreign(ref) is not None)
+        # rows of another namespace are checked there and only read (never copied to the host)
+        X = check_rows(X, "X") if arrays.foreign(X) is not None else check_data(X, "X",
+                                                                                 copy=copy)
         n, d = X.shape
         r = check_rank(r, d)
         self._dense, factor, weight = _check_gamma(Gamma, n)
@@ -158,14 +168,15 @@ class HSIC(Objective):
         if backend == "dask" and arrays.foreign(ref) is not None:
             raise ParameterError("backend", "'dask' block sums need NumPy data")
         auto = choose_block_size(n, memory_budget, ref)
-        self.kernel: Kernel = make_kernel(kernel).fit(X)  # σ: once, on the host copy
+        self.kernel: Kernel = make_kernel(kernel).fit(X)  # σ: once (a seeded sample, on the host)
         self.block_size = min(int(block_size), n) if block_size else auto
         self.memory_budget = memory_budget
         # ``backend`` is the Objective's autodiff backend (ldr.core.backends): not this one
         self.block_backend = backend
         self.shape = (d, r)
         self.manifold = manifold
-        # the class order and Γ's factor are laid out on the host, then moved to X's device
+        # class labels' order laid out on the host; the rows, Γ and the class weights then on
+        # X's device
         self.tiles = Tiles(X, self._dense, self._factor, self.kernel.terms(),
                            self.block_size).to_namespace(ref)
         self.X = arrays.like(X, ref)

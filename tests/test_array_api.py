@@ -2,8 +2,9 @@
 tests/array_api_second_order_cases.py (MAF, SFA, PPCA, FactorAnalysis, CCA, OrthogonalCCA,
 ReducedRankRegression), tests/array_api_wda_cases.py (WassersteinDA, WDAClustering),
 tests/array_api_pairwise_cases.py (MDS, KernelSDR, LPP, NPE, NCA, LargeMarginDML),
-tests/array_api_host_fit_cases.py (the estimators whose fit runs on the host: the clustering
-HSICs, UndercompleteICA, LinearDR) and
+tests/array_api_clustering_hsic_cases.py (UnsupervisedHSIC, SemiSupervisedHSIC, KDAC),
+tests/array_api_host_fit_cases.py (the estimators whose fit runs on the host:
+UndercompleteICA, LinearDR) and
 tests/array_api_sklearn_checks_cases.py
 (scikit-learn's other array API checks, for every tagged estimator): scikit-learn's array
 API convention — in one fresh interpreter with ``SCIPY_ARRAY_API=1``: scikit-learn's
@@ -20,7 +21,8 @@ import pytest
 
 HERE = pathlib.Path(__file__).resolve().parent
 CASES = ("array_api_cases.py", "array_api_second_order_cases.py", "array_api_wda_cases.py",
-         "array_api_pairwise_cases.py", "array_api_host_fit_cases.py",
+         "array_api_pairwise_cases.py", "array_api_clustering_hsic_cases.py",
+         "array_api_host_fit_cases.py",
          "array_api_sklearn_checks_cases.py")
 
 

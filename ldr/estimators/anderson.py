@@ -27,6 +27,7 @@ from __future__ import annotations
 import numpy as np
 
 from ldr.core.errors import ParameterError
+from ldr.data import arrays
 from ldr.manifolds import sin_largest_angle
 
 
@@ -44,9 +45,13 @@ class SubspaceAnderson:
 
     def step(self, W_in: np.ndarray, W_out: np.ndarray) -> np.ndarray:
         """The next input W from the last round's input ``W_in`` and output G(W_in) =
-        ``W_out``: Anderson's proposal, or ``W_out`` (plain step) at a restart."""
-        x = (W_in @ W_in.T).ravel()
-        g = (W_out @ W_out.T).ravel()
+        ``W_out``: Anderson's proposal, or ``W_out`` (plain step) at a restart.  Bases of
+        another namespace (d×q on a device) are read on the host, where the history of
+        d²-vectors is kept; the proposal is returned in ``W_in``'s namespace."""
+        W_host = np.asarray(arrays.to_host(W_in), dtype=float)
+        W_host_out = np.asarray(arrays.to_host(W_out), dtype=float)
+        x = (W_host @ W_host.T).ravel()
+        g = (W_host_out @ W_host_out.T).ravel()
         residual = float(np.linalg.norm(g - x))
         if residual >= self.restart * self._last_residual:
             self._x = []  # no progress: drop the history, take the plain step
@@ -68,7 +73,7 @@ class SubspaceAnderson:
         gamma = np.linalg.lstsq(dF, F[-1], rcond=1e-10)[0]
         P = (G[-1] - dG @ gamma).reshape(W_in.shape[0], W_in.shape[0])
         _, V = np.linalg.eigh(0.5 * (P + P.T))
-        return V[:, ::-1][:, :W_in.shape[1]]
+        return arrays.like(V[:, ::-1][:, :W_in.shape[1]], W_in)
 
 
 def alternate(U, dm, round_, max_outer: int, outer_tol: float, acceleration,

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import math
 import numbers
 import warnings
 
@@ -190,16 +191,23 @@ def output_dtype(X) -> type:
 
 
 def overflows_float32(a) -> bool:
-    """Whether a float64 NumPy array holds finite values beyond float32's range."""
-    if not isinstance(a, np.ndarray) or a.dtype != np.float64 or not a.size:
+    """Whether a float64 array (NumPy or another namespace's) holds finite values beyond
+    float32's range."""
+    xp = arrays.foreign(a)
+    if xp is None:
+        if not isinstance(a, np.ndarray) or a.dtype != np.float64 or not a.size:
+            return False
+        xp = np
+    elif a.dtype != xp.float64 or not math.prod(a.shape):
         return False
-    finite = np.abs(a[np.isfinite(a)])
-    return bool(finite.size and finite.max() > np.finfo(np.float32).max)
+    finite = xp.where(xp.isfinite(a), xp.abs(a), xp.zeros_like(a))
+    return bool(xp.max(finite) > float(np.finfo(np.float32).max))
 
 
 def rounded(value, dtype):
-    """A fitted float64 array (or tuple of them) as ``dtype``; an array float32 cannot hold
-    (beyond 3.4e38) stays float64.  float64 leaves the value as it is (no copy)."""
+    """A fitted float64 array (NumPy, or one the fit left in the input's namespace; or a
+    tuple of them) as ``dtype``; an array float32 cannot hold (beyond 3.4e38) stays float64.
+    float64 leaves the value as it is (no copy)."""
     if np.dtype(dtype) == np.float64:
         return value
     if isinstance(value, tuple) and value and all(isinstance(v, np.ndarray) for v in value):
@@ -207,6 +215,9 @@ def rounded(value, dtype):
     if isinstance(value, np.ndarray) and value.dtype == np.float64 \
             and not overflows_float32(value):
         return value.astype(dtype)
+    xp = arrays.foreign(value)
+    if xp is not None and value.dtype == xp.float64 and not overflows_float32(value):
+        return xp.astype(value, xp.float32)
     return value
 
 

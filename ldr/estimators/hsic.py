@@ -31,19 +31,24 @@ float64.
 **Array namespaces.**  Under ``sklearn.config_context(array_api_dispatch=True)`` an input of
 another namespace than NumPy (a PyTorch tensor, a CuPy or array-api-strict array) gives the
 fitted arrays — ``M_``, ``components_``, ``mean_``, ``scale_``, numeric ``classes_`` and the
-clusterers' ``labels_`` — and ``transform`` in that namespace and on that device.
-:class:`SupervisedHSIC` fits there: one host copy of the rows gives what is computed once —
-the magnitude check, the standardization's mean and scale (as NumPy's fit does, so the
-answers agree to rounding), the Gaussian's σ, Γ from y and its class order — and the rows are
-standardized on the device, where :class:`ldr.objectives.HSIC` computes its block sums, Φ₀
-and Hessian-vector products for every built-in kernel and conic combination of them
-(:meth:`ldr.kernels.Kernel.derivatives`) and :func:`ldr.solve` iterates.  What has no
+clusterers' ``U_`` and ``labels_`` — and ``transform`` in that namespace and on that device.
+The fit runs there: the standardization's mean and scale are computed on the device (d
+numbers reach the host), the Gaussian's σ from a seeded sample of at most
+``MEDIAN_MAX_SAMPLES`` rows (the only rows read on the host), Γ's factor from y on the host
+(class labels) or from the embedding on the device, and :class:`ldr.objectives.HSIC` computes
+its block sums, Φ₀ and Hessian-vector products there for every built-in kernel and conic
+combination of them (:meth:`ldr.kernels.Kernel.derivatives`) while :func:`ldr.solve`
+iterates.  The clustering estimators' U-step forms K_XW and takes its eigenvectors with that
+library's ``eigh`` (ARPACK's Lanczos, NumPy's route above a few hundred rows, is NumPy code;
+so is the kept kernel's Φ of the inexact rounds, which there takes a pass over the rows), and
+``labels_`` come from the array API k-means (:mod:`ldr.estimators.kmeans`).  What has no
 namespace code — a :class:`~ldr.kernels.Custom` kernel (autograd's f), an ``approximation``,
-``backend="dask"`` — runs the W-step in NumPy on the host copy.  Its answer is a subspace
-found from eigenvectors (ISM's Φ₀ and steps), whose signs NumPy's and another library's
-``eigh`` may choose differently: ``M_`` spans NumPy's subspace (to the solver's tolerance),
-its columns possibly flipped.  The clustering estimators fit on a host copy (the spectral
-U-step and k-means are NumPy and scikit-learn code).
+``backend="dask"``, the Nyström U-step (``spectral="nystroem"``, or "auto" above
+``DENSE_MAX`` rows) — runs in NumPy on a host copy of the standardized rows.  The answers are
+subspaces found from eigenvectors (ISM's Φ₀ and steps, the U-step), whose signs NumPy's and
+another library's ``eigh`` may choose differently: ``M_`` and ``U_`` span NumPy's subspaces
+(to the solvers' tolerances), their columns possibly flipped, and ``labels_`` are k-means of
+the same embedding, the same partition up to k-means' local minima.
 
 **Rows out of memory.**  A Dask array (or DataFrame) or ``np.memmap`` X is read from its
 chunks when the kernel is the approximate Gaussian (``approximation`` "auto", which is then
@@ -84,7 +89,7 @@ from ldr.core.deprecation import user_stacklevel
 from ldr.core.errors import ParameterError
 from ldr.data import arrays
 from ldr.data.rows import moments
-from ldr.data.validation import check_labels, check_magnitude, is_lazy, validate_data
+from ldr.data.validation import check_labels, is_lazy, validate_data
 from ldr.estimators.base import (
     AffineMap,
     FitData,
@@ -96,7 +101,7 @@ from ldr.estimators.base import (
 )
 from ldr.estimators.hsic_alternation import HSICAlternation
 from ldr.estimators.progress import round_lines, solve_shown
-from ldr.estimators.spectral import check_spectral, cluster_rows, gaussian_gamma
+from ldr.estimators.spectral import check_spectral, cluster_rows, dense_route, gaussian_gamma
 from ldr.kernels import Gaussian, make_kernel, median_distance
 from ldr.kernels.family import MEDIAN_MAX_SAMPLES, in_namespace
 from ldr.kernels.features import (
@@ -127,8 +132,8 @@ APPROXIMATE_XTOL = 1e-7
 
 
 def center(F: np.ndarray) -> np.ndarray:
-    """H F, H = I − 11ᵀ/n."""
-    return F - F.mean(axis=0)
+    """H F, H = I − 11ᵀ/n (in F's namespace)."""
+    return F - arrays.namespace(F).mean(F, axis=0)
 
 
 def one_hot(y, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -208,27 +213,43 @@ class _HSICBase(LinearDR):
         return gaussian and self.approximation is not None and self.backend == "numpy"
 
     def _prepare(self, data: FitData) -> None:
-        """The settings checked; ``mean_``, ``scale_`` and ``kernel_`` from the rows (on the
-        host); ``data.X`` becomes the standardized rows (a Dask array's or memmap's: their
-        :class:`~ldr.objectives.chunked_rows.ChunkedRows`, read a chunk at a time)."""
+        """The settings checked; ``mean_``, ``scale_`` and ``kernel_`` from the rows, in their
+        namespace; ``data.X`` becomes the standardized rows — there when the W-step computes
+        in that namespace (:meth:`_fits_in_namespace`), else a host copy of them — or a Dask
+        array's or memmap's :class:`~ldr.objectives.chunked_rows.ChunkedRows`, read a chunk
+        at a time."""
         self._check_settings(data)
         if data.lazy:
             self._prepare_chunks(data)
             return
-        rows = np.asarray(arrays.to_host(data.X), dtype=np.float64)
-        check_magnitude(rows, "X")
+        rows = data.X  # float64, checked (the pipeline's validation)
+        xp = arrays.namespace(rows)
         w = data.weights
-        self.mean_ = rows.mean(axis=0) if w is None else (w @ rows) / np.sum(w)
-        sd = rows.std(axis=0) if w is None else np.sqrt(w @ (rows - self.mean_) ** 2
-                                                        / np.sum(w))
+        if w is None:
+            mean = xp.mean(rows, axis=0)
+            sd = xp.std(rows, axis=0)
+        else:
+            wx = arrays.like(w, rows)
+            mean = (wx @ rows) / xp.sum(wx)
+            sd = xp.sqrt(wx @ (rows - mean) ** 2 / xp.sum(wx))
+        self.mean_ = np.asarray(arrays.to_host(mean), dtype=np.float64)
+        sd = np.asarray(arrays.to_host(sd), dtype=np.float64)
         self.scale_ = np.where(sd > 0, sd, 1.0)
-        Xs = rows - self.mean_  # the one standardized copy (the objectives keep it: copy=False)
-        Xs /= self.scale_       # in place: one n×d temporary fewer at the peak
-        self.kernel_ = self._kernel(Xs, w)
-        data.X = Xs
+        Xs = rows - arrays.like(self.mean_, rows)  # the one standardized copy (the objectives
+        Xs /= arrays.like(self.scale_, rows)      # keep it: copy=False); in place: one n×d
+        self.kernel_ = self._kernel(Xs, w)        # temporary fewer at the peak
         data.params["approximation"] = resolve_approximation(
             self.approximation, Xs.shape[0],
             type(self.kernel_) is Gaussian and self.backend == "numpy" and data.space is None)
+        data.X = Xs if data.space is None or self._fits_in_namespace(data) else \
+            np.asarray(arrays.to_host(Xs), dtype=np.float64)
+
+    def _fits_in_namespace(self, data: FitData) -> bool:
+        """Whether the W-step computes in the rows' namespace: :class:`ldr.objectives.HSIC`
+        (no ``approximation``) with in-process block sums and a built-in kernel (or a conic
+        combination of them: :func:`ldr.kernels.family.in_namespace`)."""
+        return (self._computes_in_namespace and data.params["approximation"] is None
+                and self.backend == "numpy" and in_namespace(self.kernel_))
 
     def _prepare_chunks(self, data: FitData) -> None:
         """:meth:`_prepare` for a Dask array or memmap: the mean and scale by one pass over
@@ -483,15 +504,9 @@ class SupervisedHSIC(WeightedFit, _HSICBase):
         """The standardization and the kernel (the base's, on the host), Γ from y
         (``data.derived["Gamma"]``); the rows standardized in their namespace where the
         W-step runs there (module docstring)."""
-        rows = data.X
         super()._prepare(data)
         data.derived["Gamma"] = self._gamma(data.y, data.X.shape[0],
                                             data.params["n_kernel_features"], data.weights)
-        if (data.space is not None and data.params["approximation"] is None
-                and self.backend == "numpy"
-                and in_namespace(self.kernel_)):
-            # the same elementwise operations as NumPy's, on the device
-            data.X = (rows - arrays.like(self.mean_, rows)) / arrays.like(self.scale_, rows)
 
     def _gamma(self, y, n: int, m: int, weights=None):
         """Γ = H K_Y H / n² from the targets (``classes_`` for class labels); with frequency
@@ -588,9 +603,11 @@ def refuse_continuous(y) -> None:
 
 
 class _ClusteringHSIC(ClusterMixin, _HSICBase):
-    """The alternation of W-steps and spectral U-steps (:class:`HSICAlternation`), fitted on
-    a host copy of the rows; ``labels_`` by k-means on the final embedding."""
+    """The alternation of W-steps and spectral U-steps (:class:`HSICAlternation`), in the
+    rows' namespace on the exact route (module docstring); ``labels_`` by k-means on the
+    final embedding."""
 
+    _computes_in_namespace = True
     #: the U-step's matrix centered, H D^{-1/2} K D^{-1/2} H (KDAC)
     center_u = False
 
@@ -626,6 +643,11 @@ class _ClusteringHSIC(ClusterMixin, _HSICBase):
     def _reads_chunks(self) -> bool:
         """The base's, with the Nyström U-step (``spectral`` "auto" or "nystroem")."""
         return super()._reads_chunks() and self.spectral != "exact"
+
+    def _fits_in_namespace(self, data: FitData) -> bool:
+        """The base's, with the exact U-step (the Nyström U-step is NumPy code)."""
+        return super()._fits_in_namespace(data) and dense_route(self.spectral,
+                                                                data.X.shape[0])
 
     def _fit_point(self, data: FitData, r) -> tuple:
         """The alternation (:mod:`ldr.estimators.hsic_alternation`); returns the last
@@ -770,6 +792,7 @@ class UnsupervisedHSIC(_ClusteringHSIC):
         return False
 
     def _gamma(self, data: FitData, U, dm):
+        """Γ = H UUᵀ H / n² as the factor (HU, 1/n²)."""
         n = U.shape[0]
         return center(U), np.full(U.shape[1], 1.0 / n**2)
 
@@ -851,12 +874,14 @@ class SemiSupervisedHSIC(_ClusteringHSIC):
         if not np.all(np.isfinite(Y)):
             raise ParameterError("y", "contains NaN or infinity")
         sd = Y.std(axis=0)
-        data.derived["scores"] = center(Y / np.where(sd > 0, sd, 1.0))
+        data.derived["scores"] = arrays.like(center(Y / np.where(sd > 0, sd, 1.0)), data.X)
 
     def _gamma(self, data: FitData, U, dm):
+        """Γ = (D^{-1/2}UUᵀD^{-1/2} + μ H ŶŶᵀ H) / n² as the factor ([D^{-1/2}U, HŶ],
+        [1, μ] / n²)."""
         scores = data.derived["scores"]
         n = U.shape[0]
-        F = np.column_stack([dm[:, None] * U, scores])
+        F = arrays.namespace(U).concat([dm[:, None] * U, scores], axis=1)
         s = np.concatenate([np.ones(U.shape[1]), np.full(scores.shape[1], self.mu)])
         return F, s / n**2
 
@@ -933,11 +958,14 @@ class KDAC(_ClusteringHSIC):
         """The base's, ``existing_classes_`` and the existing clustering's one-hot matrix
         (``data.derived["existing"]``)."""
         super()._prepare(data)
-        self.existing_classes_, data.derived["existing"] = one_hot(data.y, data.X.shape[0])
+        self.existing_classes_, existing = one_hot(data.y, data.X.shape[0])
+        data.derived["existing"] = arrays.like(existing, data.X)
 
     def _gamma(self, data: FitData, U, dm):
+        """Γ = D^{-1/2}H(UUᵀ − λYYᵀ)HD^{-1/2} / n² as the weighted factor (H[U, Y],
+        [1, −λ] / n², D^{-1/2})."""
         existing = data.derived["existing"]
         n = U.shape[0]
-        F = center(np.column_stack([U, existing]))
+        F = center(arrays.namespace(U).concat([U, existing], axis=1))
         s = np.concatenate([np.ones(U.shape[1]), np.full(existing.shape[1], -self.lam)])
         return F, s / n**2, dm

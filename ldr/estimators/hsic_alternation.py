@@ -27,8 +27,9 @@ exact alternation's.  A named solver, a start other than "heuristic" (for the fi
 
 (:class:`ldr.objectives.HSIC`: Φ = −2XᵀL_ΨX with Ψ = Γ ⊙ f′(β) and f′ = −K/2σ² for the
 Gaussian, :mod:`ldr.kernels.family`), from the kept K — no second exp over n² entries,
-which is most of a kernel pass.  Kept only while 2n² floats fit in ``memory_budget`` and Γ
-is a low-rank factor (F, s).
+which is most of a kernel pass.  Kept only while 2n² floats fit in ``memory_budget``, Γ
+is a low-rank factor (F, s) and the rows are NumPy's ((R1) is in-place NumPy code; rows of
+another namespace take Φ from a pass over them).
 
 **An exact round's ISM steps on the same route** (:meth:`HSICAlternation.settle`): the exact
 W-step starts with ISM steps from the round's W, each a pass over the row blocks (n² exp);
@@ -60,6 +61,7 @@ import numpy as np
 from ldr.core.problem import Problem
 from ldr.core.result import Result
 from ldr.core.stopping import default_tol
+from ldr.data import arrays
 from ldr.estimators.anderson import alternate
 from ldr.estimators.spectral import (
     BLOCK,
@@ -238,7 +240,8 @@ class HSICAlternation:
             self.rows = RowBlocks(self.X, BLOCK)
         self.sigma = gaussian_sigma(self.kernel)
         self.keep = (self.sigma is not None and not self.approximate
-                     and dense_route(self.spectral, n) and 16.0 * n * n <= self.memory_budget)
+                     and dense_route(self.spectral, n) and 16.0 * n * n <= self.memory_budget
+                     and arrays.foreign(self.X) is None)  # (R1) is NumPy's in-place code
 
     def run(self, max_outer: int, outer_tol: float, acceleration,
             report=None) -> AlternationResult:

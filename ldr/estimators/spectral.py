@@ -41,6 +41,7 @@ import scipy.sparse.linalg
 from scipy.linalg.blas import dsymv
 
 from ldr.core.errors import ParameterError
+from ldr.data import arrays
 from ldr.estimators.kmeans import kmeans
 from ldr.kernels import Gaussian
 from ldr.kernels.family import beta
@@ -83,14 +84,20 @@ def spectral_embedding(K: np.ndarray, k: int, center: bool = False, near=None
     ``near``: an n×k basis close to the answer (the last round's U).  Lanczos then starts
     from the sum of its columns (plus 1e-3 of the seeded random start, so that no wanted
     direction is missing) and stops at ARPACK's ``tol`` = ``WARM_TOL``, ‖Lu − θu‖ ≤ tol·θ:
-    one Lanczos basis of ARPACK's 20 vectors instead of a restart."""
-    deg = K.sum(axis=1)
-    if np.any(deg <= 0):
+    one Lanczos basis of ARPACK's 20 vectors instead of a restart.
+
+    K of another namespace than NumPy (a PyTorch tensor, on a GPU or not) stays there: L is
+    formed and its eigendecomposition is that library's ``linalg.eigh`` (ARPACK is NumPy
+    code), ``near`` unused."""
+    xp = arrays.namespace(K)
+    deg = xp.sum(K, axis=1)
+    if bool(xp.any(deg <= 0)):
         raise ValueError("kernel matrix has a non-positive degree; use a positive kernel")
-    dm = 1.0 / np.sqrt(deg)
+    dm = 1.0 / xp.sqrt(deg)
     n = K.shape[0]
     lanczos_min = LANCZOS_MIN if near is None else WARM_LANCZOS_MIN
-    if n > lanczos_min and k < n // 4:  # Lanczos: products with L only, L never formed
+    if n > lanczos_min and k < n // 4 and arrays.foreign(K) is None:  # Lanczos: products
+        # with L only, L never formed
 
         Kf = K.T if K.flags.c_contiguous and K.dtype == np.float64 else None
 
@@ -112,8 +119,8 @@ def spectral_embedding(K: np.ndarray, k: int, center: bool = False, near=None
     L = K * dm[:, None]
     L *= dm[None, :]
     if center:
-        L -= L.mean(axis=0)
-        L -= L.mean(axis=1, keepdims=True)
+        L -= xp.mean(L, axis=0)
+        L -= xp.mean(L, axis=1, keepdims=True)
     return top_eigenvectors(L, k), dm
 
 
@@ -137,8 +144,13 @@ def lanczos(L, k: int, near=None) -> np.ndarray | None:
 def top_eigenvectors(L: np.ndarray, k: int) -> np.ndarray:
     """The eigenvectors of symmetric L for its k largest eigenvalues, largest first: by
     Lanczos (ARPACK, from a seeded start vector) above ``LANCZOS_MIN`` rows, else — and
-    should ARPACK not converge — by the dense eigendecomposition."""
+    should ARPACK not converge — by the dense eigendecomposition; L of another namespace by
+    its own ``linalg.eigh``."""
     n = L.shape[0]
+    if arrays.foreign(L) is not None:
+        xp = arrays.namespace(L)
+        U = arrays.eigh(0.5 * (L + L.T))[1]
+        return xp.flip(U[:, n - k:], axis=1)
     if n > LANCZOS_MIN and k < n // 4:  # L as it is: symmetric to rounding, which Lanczos
         # (products with L only) does not notice
         U = lanczos(L, k)
@@ -152,10 +164,11 @@ def gram(kernel, Z: np.ndarray) -> np.ndarray:
     """The n×n kernel matrix of the rows of Z; for a Gaussian kernel (the default) by
     symmetry, a block of rows at a time: K_ij = exp(min(2c z_iᵀz_j − c‖z_i‖² − c‖z_j‖², 0)),
     c = 1/2σ², on the blocks on and above the diagonal only (in cache), mirrored below — the
-    exp, most of the cost, on half the entries."""
+    exp, most of the cost, on half the entries.  Rows of another namespace (and other
+    kernels): the kernel's own ``gram`` there, every entry."""
     terms = kernel.terms()
-    if not (len(terms) == 1 and type(terms[0][1]) is Gaussian):
-        return kernel.gram(Z, np.eye(Z.shape[1]))
+    if not (len(terms) == 1 and type(terms[0][1]) is Gaussian) or arrays.foreign(Z) is not None:
+        return kernel.gram(Z, arrays.eye_like(Z.shape[1], Z))
     weight, gauss = terms[0]
     c = 1.0 / (2.0 * gauss.sigma**2)
     Zs = Z * np.sqrt(2.0 * c)
@@ -390,7 +403,9 @@ def seed_int(seed) -> int:
 
 
 def cluster_rows(U: np.ndarray, k: int, seed) -> np.ndarray:
-    """k-means on the row-normalized spectral embedding (Ng, Jordan & Weiss)."""
-    norms = np.linalg.norm(U, axis=1, keepdims=True)
-    V = U / np.maximum(norms, 1e-300)
+    """k-means on the row-normalized spectral embedding (Ng, Jordan & Weiss), in U's
+    namespace (:func:`ldr.estimators.kmeans.kmeans`)."""
+    xp = arrays.namespace(U)
+    norms = xp.linalg.vector_norm(U, axis=1, keepdims=True)
+    V = U / xp.maximum(norms, xp.asarray(1e-300, dtype=U.dtype, device=arrays.device(U)))
     return kmeans(V, k, random_state=seed)

@@ -140,10 +140,14 @@ class Tiles:
         self.groups = None
         if factor is not None:
             F, s = factor
-            grouped = class_groups(F, s)
+            # class labels come as a NumPy factor; a factor on a device (an embedding) is
+            # never a class indicator
+            grouped = class_groups(F, s) if arrays.foreign(F) is None else None
             if grouped is not None:
                 order, bounds, gid, G = grouped
-                X, F = X[order], F[order]
+                xp = arrays.namespace(X)
+                X = xp.take(X, xp.asarray(order, device=arrays.device(X)), axis=0)
+                F = F[order]
                 self.groups = (bounds, gid, G)
             factor = (F, s)
         self.X = X
