@@ -36,14 +36,15 @@ Medians over repeats, wall time, float64 and float32 where the section says so.
 5. **The pairwise estimators that fit wholly on the device** (under scikit-learn's
    ``array_api_dispatch``, float64): ``LPP(2)`` and ``NPE(2)`` (exact neighbour search by
    strips of rows on the device, the edges' sums there), ``MDS(2)``, ``KernelSDR(2)``,
-   ``WassersteinDA(2)``, ``NCA(2)``, ``LargeMarginDML(2)`` and ``WDAClustering(2)`` at their
+   ``WassersteinDA(2)``, ``NCA(2)``, ``LargeMarginDML(2)``, ``WDAClustering(2)``,
+   ``UnsupervisedHSIC(2)`` and ``KDAC(2)`` (the sign classes its existing clustering) at their
    defaults on n × 20
    rows (y = sin(2 xᵀb₁) + (xᵀb₂)² + 0.1 ε for KernelSDR; the four sign classes of xᵀb₁,
    xᵀb₂ for WassersteinDA and the metric learners), one fit each, its
    verdict, the device's peak memory (``torch.cuda.max_memory_allocated``; "-" on the CPU),
    and the same fit in NumPy on the host beside it for n ≤ ``--host-max``.  A fit whose time,
    projected from the smaller n (n² for the exact searches of LPP, NPE and the metric
-   learners, n for the others),
+   learners and the HSICs' exact kernel sums, n for the others),
    would overrun ``--budget`` is skipped and says so.  n = 10⁵, 10⁶, 10⁷ on CUDA; 1000, 2000
    with ``--device cpu`` (``--pairwise-sizes``).
 3. **A custom objective's trust-region solve** (on the CPU, the README's sparse PCA at
@@ -402,6 +403,10 @@ PAIRWISE = {
     # cluster, batches beyond); these rows hold no clusters, so its alternation runs all
     # max_outer rounds and ends "no"
     "WDAClustering": ("WDAClustering", None, 1),
+    # the W-step's kernel sums are exact for a device's rows (approximation "auto" resolves to
+    # the exact kernel there): n²; the U-step is Nyström's past DENSE_MAX rows
+    "UnsupervisedHSIC": ("UnsupervisedHSIC", None, 2),
+    "KDAC": ("KDAC", "classes", 2),
 }
 
 
@@ -450,7 +455,9 @@ def pairwise_rows(device, sizes, sync, deadline, host_max):
                 sync()
                 seen[n, name] = t = time.perf_counter() - t0
                 row[2] = common.fmt_time(t)
-                row[3] = "yes" if model.result_.converged else "no"
+                # a clusterer's verdict: its alternation's (converged_) and its last W-step's
+                converged = model.result_.converged and getattr(model, "converged_", True)
+                row[3] = "yes" if converged else "no"
                 row[4] = (f"{torch.cuda.max_memory_allocated() / 2**20:.0f} MB"
                           if device == "cuda" else "-")
                 row[5] = f"{type(model.M_).__name__} {model.M_.device}"

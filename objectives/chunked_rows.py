@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ldr.data import arrays
 from ldr.data.rows import chunk_bounds, known_chunks, map_chunks, merged, take_rows
 from ldr.data.validation import is_lazy
 
@@ -156,9 +157,12 @@ class RowBlocks:
         self.bounds = np.r_[np.arange(0, n, max(1, int(block_size))), n].astype(np.intp)
 
     def take(self, rows: np.ndarray, keep: bool = False) -> np.ndarray:
-        """The rows ``rows`` (a copy; ``keep`` is :class:`ChunkedRows`' and changes
-        nothing here)."""
-        return self.X[rows]
+        """The rows ``rows`` (a copy, in the array's namespace; ``keep`` is
+        :class:`ChunkedRows`' and changes nothing here)."""
+        if arrays.foreign(self.X) is None:
+            return self.X[rows]
+        xp = arrays.namespace(self.X)
+        return xp.take(self.X, xp.asarray(rows, device=arrays.device(self.X)), axis=0)
 
     def map(self, fn, *args, sliced=(), how="sum"):
         """``fn(rows, start, *args, *slices)`` on each block in this process, the results

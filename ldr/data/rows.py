@@ -394,17 +394,19 @@ def chunk_bounds(X) -> np.ndarray:
 def map_chunks(X, fn, *args, sliced=(), bounds=None, label: str | None = None) -> list:
     """``[fn(block, start, *args, *slices) for each row block]``, in row order: ``block`` a NumPy
     array of the rows from ``start`` on (:func:`chunk_bounds`, or ``bounds``), as read,
-    unchecked; ``slices`` the block's rows of each array in ``sliced`` (None stays None).  A
-    Dask array's blocks (whole features) are read by one task each, with whatever scheduler
-    is active (under a ``dask.distributed.Client``, on its workers: only ``fn``'s results come
-    back, and each task carries its slices; the tasks are named after ``label``, default
-    ``fn``'s name); an array's or ``np.memmap``'s are read in turn in this process.  Memory:
-    a block at a time per worker and every result."""
+    unchecked (an array of another namespace's: its own rows, on its device); ``slices`` the
+    block's rows of each array in ``sliced`` (None stays None).  A Dask array's blocks (whole
+    features) are read by one task each, with whatever scheduler is active (under a
+    ``dask.distributed.Client``, on its workers: only ``fn``'s results come back, and each
+    task carries its slices; the tasks are named after ``label``, default ``fn``'s name); an
+    array's or ``np.memmap``'s are read in turn in this process.  Memory: a block at a time
+    per worker and every result."""
     bounds = chunk_bounds(X) if bounds is None else bounds
-    pieces = [[None if a is None else a[lo:hi] for a in sliced]
+    pieces = [[None if a is None else a[int(lo):int(hi), ...] for a in sliced]
               for lo, hi in zip(bounds[:-1], bounds[1:])]
     if not is_lazy(X):
-        return [fn(np.asarray(X[lo:hi]), int(lo), *args, *piece)
+        read = np.asarray if arrays.foreign(X) is None else _as_is  # a device's rows stay
+        return [fn(read(X[int(lo):int(hi), ...]), int(lo), *args, *piece)
                 for lo, hi, piece in zip(bounds[:-1], bounds[1:], pieces)]
     import dask
 
@@ -417,6 +419,10 @@ def map_chunks(X, fn, *args, sliced=(), bounds=None, label: str | None = None) -
                                in enumerate(zip(blocks, bounds[:-1], pieces))]))
 
 
+def _as_is(block):
+    return block
+
+
 def merged(parts: list, how):
     """The results of consecutive row blocks as one: ``how`` "sum" adds them, "rows"
     concatenates them (arrays with a row per sample); a tuple of those for tuple results, an
@@ -426,7 +432,7 @@ def merged(parts: list, how):
     if parts[0] is None:
         return None
     if how == "rows":
-        return np.concatenate(parts)
+        return arrays.namespace(*parts).concat(parts)
     total = parts[0] + 0  # a new array (or number), the parts unchanged
     for part in parts[1:]:
         total += part

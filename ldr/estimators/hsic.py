@@ -38,17 +38,19 @@ numbers reach the host), the Gaussian's σ from a seeded sample of at most
 (class labels) or from the embedding on the device, and :class:`ldr.objectives.HSIC` computes
 its block sums, Φ₀ and Hessian-vector products there for every built-in kernel and conic
 combination of them (:meth:`ldr.kernels.Kernel.derivatives`) while :func:`ldr.solve`
-iterates.  The clustering estimators' U-step forms K_XW and takes its eigenvectors with that
-library's ``eigh`` (ARPACK's Lanczos, NumPy's route above a few hundred rows, is NumPy code;
-so is the kept kernel's Φ of the inexact rounds, which there takes a pass over the rows), and
-``labels_`` come from the array API k-means (:mod:`ldr.estimators.kmeans`).  What has no
-namespace code — a :class:`~ldr.kernels.Custom` kernel (autograd's f), an ``approximation``,
-``backend="dask"``, the Nyström U-step (``spectral="nystroem"``, or "auto" above
-``DENSE_MAX`` rows) — runs in NumPy on a host copy of the standardized rows.  The answers are
+iterates.  The clustering estimators' exact U-step forms K_XW and takes its eigenvectors with
+that library's ``eigh`` (ARPACK's Lanczos, NumPy's route above a few hundred rows, is NumPy
+code; so is the kept kernel's Φ of the inexact rounds, which there takes a pass over the
+rows); their Nyström U-step (``spectral="nystroem"``, or "auto" above ``DENSE_MAX`` rows)
+seeds its landmarks on the device with scikit-learn's draws
+(:func:`ldr.estimators.kmeans.plusplus`), runs its passes over blocks of rows there and only
+its m×m and ρ×ρ eigendecompositions on the host; ``labels_`` come from the array API k-means
+(:mod:`ldr.estimators.kmeans`), which draws scikit-learn's seeds.  What has no namespace code
+— a :class:`~ldr.kernels.Custom` kernel (autograd's f), an ``approximation``,
+``backend="dask"`` — runs in NumPy on a host copy of the standardized rows.  The answers are
 subspaces found from eigenvectors (ISM's Φ₀ and steps, the U-step), whose signs NumPy's and
 another library's ``eigh`` may choose differently: ``M_`` and ``U_`` span NumPy's subspaces
-(to the solvers' tolerances), their columns possibly flipped, and ``labels_`` are k-means of
-the same embedding, the same partition up to k-means' local minima.
+(to the solvers' tolerances), their columns possibly flipped; ``labels_`` are NumPy's.
 
 **Rows out of memory.**  A Dask array (or DataFrame) or ``np.memmap`` X is read from its
 chunks when the kernel is the approximate Gaussian (``approximation`` "auto", which is then
@@ -101,7 +103,7 @@ from ldr.estimators.base import (
 )
 from ldr.estimators.hsic_alternation import HSICAlternation
 from ldr.estimators.progress import round_lines, solve_shown
-from ldr.estimators.spectral import check_spectral, cluster_rows, dense_route, gaussian_gamma
+from ldr.estimators.spectral import check_spectral, cluster_rows, gaussian_gamma
 from ldr.kernels import Gaussian, make_kernel, median_distance
 from ldr.kernels.family import MEDIAN_MAX_SAMPLES, in_namespace
 from ldr.kernels.features import (
@@ -643,11 +645,6 @@ class _ClusteringHSIC(ClusterMixin, _HSICBase):
     def _reads_chunks(self) -> bool:
         """The base's, with the Nyström U-step (``spectral`` "auto" or "nystroem")."""
         return super()._reads_chunks() and self.spectral != "exact"
-
-    def _fits_in_namespace(self, data: FitData) -> bool:
-        """The base's, with the exact U-step (the Nyström U-step is NumPy code)."""
-        return super()._fits_in_namespace(data) and dense_route(self.spectral,
-                                                                data.X.shape[0])
 
     def _fit_point(self, data: FitData, r) -> tuple:
         """The alternation (:mod:`ldr.estimators.hsic_alternation`); returns the last

@@ -11,7 +11,8 @@ array API — the rows never leave their device; only the labels (n integers), t
 * **seeds**: greedy k-means++ (Arthur & Vassilvitskii 2007, with scikit-learn's greedy
   variant): the first center a uniform row, each next one the best of 2 + ⌊ln k⌋ rows drawn
   with probability ∝ D(x)², the squared distance to the nearest center so far — the one
-  that lowers the potential Σ D(x)² most;
+  that lowers the potential Σ D(x)² most — drawn as scikit-learn draws them, from one
+  RandomState stream for the ``n_init`` runs (:func:`plusplus`);
 * **Lloyd's iteration**: labels l_i = argmin_c ‖z_i − μ_c‖², then μ_c = the mean of its
   rows (a cluster left empty keeps its center), until Σ_c ‖Δμ_c‖² ≤ tol · (the columns'
   mean variance) — scikit-learn's rule — or ``max_iter``; the labels of the last centers;
@@ -20,8 +21,8 @@ array API — the rows never leave their device; only the labels (n integers), t
 * the clusters named in the order of their first row (the first row's cluster is 0), so
   that one partition has one set of labels whichever seeds found it.
 
-Both find a local minimum of the same cost from seeds of the same law; on clusters that are
-well separated they give the same partition, not the same bits (their random draws differ).
+Both draw the same seeds from the same stream (up to rounding at a draw's boundary) and run
+Lloyd's iteration from them: the same partition but for rounding's ties, not the same bits.
 
 Reference: D. Arthur, S. Vassilvitskii (2007), "k-means++: the advantages of careful
 seeding", SODA 2007, 1027–1035.
@@ -32,13 +33,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from sklearn.cluster import KMeans
+from sklearn.cluster import KMeans, kmeans_plusplus
 from sklearn.utils import check_random_state
 
 from ldr.data import arrays
 from ldr.objectives.candidates import block_sqdist
 
-__all__ = ["centroids", "first_seen", "kmeans"]
+__all__ = ["centroids", "first_seen", "kmeans", "plusplus"]
 
 
 def kmeans(Z, k: int, *, n_init: int = 10, init=None, random_state=None, max_iter: int = 300,
@@ -60,13 +61,43 @@ def kmeans(Z, k: int, *, n_init: int = 10, init=None, random_state=None, max_ite
     if init is not None:
         return first_seen(_lloyd(Z, arrays.like(np.asarray(init, dtype=float), Z),
                                  max_iter, limit)[0])
-    rng = np.random.default_rng(check_random_state(random_state).randint(2**31))
+    rng = check_random_state(random_state)  # scikit-learn's KMeans: one stream, n_init seeds
     best = None
     for _ in range(n_init):
-        labels, inertia = _lloyd(Z, _seeds(Z, k, rng), max_iter, limit)
+        seeds = xp.take(Z, xp.asarray(plusplus(Z, k, rng), device=arrays.device(Z)), axis=0)
+        labels, inertia = _lloyd(Z, seeds, max_iter, limit)
         if best is None or inertia < best[1]:
             best = (labels, inertia)
     return first_seen(best[0])
+
+
+def plusplus(Z, k: int, random_state) -> np.ndarray:
+    """The row indices of k centers by greedy k-means++ seeding (module docstring):
+    scikit-learn's :func:`~sklearn.cluster.kmeans_plusplus` for NumPy rows; for another
+    namespace the same algorithm with the same draws from ``random_state`` (a RandomState:
+    the first center ``choice(n)``, then ``uniform(trials)`` scaled by the potential and
+    searched in the cumulative D²), so the same centers up to rounding at a draw's boundary,
+    the rows' distances computed on their device."""
+    rng = check_random_state(random_state)
+    if arrays.foreign(Z) is None:
+        return kmeans_plusplus(Z, k, random_state=rng)[1]
+    xp = arrays.namespace(Z)
+    where = arrays.device(Z)
+    n = Z.shape[0]
+    trials = 2 + int(math.log(k))
+    picked = [int(rng.choice(n, p=np.full(n, 1.0 / n)))]
+    closest = block_sqdist(Z, Z[picked[0]:picked[0] + 1, :])[:, 0]
+    potential = float(xp.sum(closest))
+    for _ in range(1, k):
+        draws = xp.asarray(rng.uniform(size=trials) * potential, dtype=Z.dtype, device=where)
+        ids = xp.clip(xp.searchsorted(xp.cumulative_sum(closest), draws), 0, n - 1)
+        reach = xp.minimum(closest[:, None], block_sqdist(Z, xp.take(Z, ids, axis=0)))
+        potentials = np.asarray(arrays.to_host(xp.sum(reach, axis=0)), dtype=float)
+        best = int(np.argmin(potentials))
+        picked.append(int(arrays.to_host(ids)[best]))
+        closest = reach[:, best]
+        potential = float(potentials[best])
+    return np.asarray(picked, dtype=np.intp)
 
 
 def first_seen(labels: np.ndarray) -> np.ndarray:
@@ -93,30 +124,6 @@ def _onehot(labels, k: int, Z):
     xp = arrays.namespace(Z)
     codes = xp.arange(k, device=arrays.device(Z))
     return xp.astype(xp.astype(labels, codes.dtype)[:, None] == codes[None, :], Z.dtype)
-
-
-def _seeds(Z, k: int, rng: np.random.Generator):
-    """k centers by greedy k-means++ (module docstring)."""
-    xp = arrays.namespace(Z)
-    where = arrays.device(Z)
-    n = Z.shape[0]
-    trials = 2 + int(math.log(k))
-    first = int(rng.integers(n))
-    centers = [Z[first:first + 1, :]]
-    closest = block_sqdist(Z, centers[0])[:, 0]
-    potential = float(xp.sum(closest))
-    for _ in range(1, k):
-        cumulative = xp.cumulative_sum(closest)
-        draws = xp.asarray(rng.random(trials) * potential, dtype=Z.dtype, device=where)
-        picked = xp.clip(xp.searchsorted(cumulative, draws), 0, n - 1)
-        candidates = xp.take(Z, picked, axis=0)
-        reach = xp.minimum(closest[:, None], block_sqdist(Z, candidates))
-        potentials = np.asarray(arrays.to_host(xp.sum(reach, axis=0)), dtype=float)
-        best = int(np.argmin(potentials))
-        closest = reach[:, best]
-        potential = float(potentials[best])
-        centers.append(candidates[best:best + 1, :])
-    return xp.concat(centers, axis=0)
 
 
 def _lloyd(Z, C, max_iter: int, limit: float) -> tuple[np.ndarray, float]:

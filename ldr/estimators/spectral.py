@@ -26,6 +26,12 @@ rounding.
 
 ``"auto"``: exact up to ``DENSE_MAX`` rows (128 MB for K), Nyström beyond.
 
+Rows of another namespace than NumPy (a PyTorch tensor, on a GPU or not) stay on their
+device: the exact route forms K there and takes its eigenvectors with that library's
+``eigh`` (ARPACK is NumPy code); the Nyström route seeds its landmarks there
+(:func:`ldr.estimators.kmeans.plusplus`, scikit-learn's draws) and runs its passes there,
+only the m×m and ρ×ρ eigendecompositions on the host.
+
 References
 ----------
 Ng, Jordan & Weiss (2001), On spectral clustering: analysis and an algorithm, NIPS 14.
@@ -42,7 +48,7 @@ from scipy.linalg.blas import dsymv
 
 from ldr.core.errors import ParameterError
 from ldr.data import arrays
-from ldr.estimators.kmeans import kmeans
+from ldr.estimators.kmeans import kmeans, plusplus
 from ldr.kernels import Gaussian
 from ldr.kernels.family import beta
 from ldr.kernels.features import gaussian_cross
@@ -214,32 +220,36 @@ def landmarks(Z: np.ndarray, m: int, seed) -> np.ndarray:
 
 
 def seeded_centers(Z: np.ndarray, m: int, rng) -> np.ndarray:
-    """The distinct indices (sorted) of k-means++ seeding's m centers among the rows Z."""
-    from sklearn.cluster import kmeans_plusplus
-
-    return np.unique(kmeans_plusplus(Z, m, random_state=rng)[1])
+    """The distinct indices (sorted) of k-means++ seeding's m centers among the rows Z (any
+    namespace: :func:`ldr.estimators.kmeans.plusplus`)."""
+    return np.unique(plusplus(Z, m, rng))
 
 
 def projected_landmarks(rows, W, m: int, seed) -> np.ndarray:
     """The landmark rows of :func:`landmarks` on Z = XW (W None: Z = X) for a row source
-    (:mod:`ldr.objectives.chunked_rows`): only the pool's rows are gathered."""
+    (:mod:`ldr.objectives.chunked_rows`): only the pool's rows are gathered (on the rows'
+    device)."""
     n = rows.shape[0]
     rng, pool = landmark_pool(n, m, seed)
     Z = rows.take(np.arange(n) if pool is None else pool, keep=True)
     if W is not None:
         Z = Z @ W
-    return Z[seeded_centers(Z, m, rng)]
+    xp = arrays.namespace(Z)
+    return xp.take(Z, xp.asarray(seeded_centers(Z, m, rng), device=arrays.device(Z)), axis=0)
 
 
 def _cross(kernel, Z: np.ndarray, ZL: np.ndarray) -> np.ndarray:
-    """K(rows of Z, rows of ZL) for an ISM-family kernel (a conic combination of terms); a
-    Gaussian term by :func:`ldr.kernels.features.gaussian_cross` (in place, no temporaries)."""
+    """K(rows of Z, rows of ZL) for an ISM-family kernel (a conic combination of terms), in
+    the rows' namespace; a Gaussian term by :func:`ldr.kernels.features.gaussian_cross` (for
+    NumPy in place, no temporaries)."""
     out = None
     for w, t in kernel.terms():
         if type(t) is Gaussian:
             term = gaussian_cross(Z, ZL, t.s2)
         else:
-            term = np.asarray(t.f(beta(t.kind, ZL, Z)), dtype=float)
+            term = t.f(beta(t.kind, ZL, Z))
+            if arrays.foreign(term) is None:
+                term = np.asarray(term, dtype=float)
         if w != 1.0:
             term *= w
         if out is None:
@@ -256,17 +266,18 @@ def nystroem_embedding(kernel, Z, k: int, center: bool, m: int, seed,
     array or a row source (:mod:`ldr.objectives.chunked_rows`: a Dask array's chunks are
     mapped by tasks), projected by W when given.  Ψ kept when its n×ρ floats fit
     ``memory_budget`` bytes and the blocks are computed in this process, else recomputed in
-    each pass."""
-    rows = RowBlocks(Z, BLOCK) if isinstance(Z, np.ndarray) else Z
+    each pass.  Rows of another namespace (an array, or :class:`RowBlocks` of one) are read
+    on their device; the m×m and ρ×ρ eigendecompositions are SciPy's on the host."""
+    rows = Z if hasattr(Z, "map") else RowBlocks(Z, BLOCK)
     n = rows.shape[0]
     m = min(int(m), n)
     if m <= k:
         raise ParameterError("n_kernel_features", f"the Nyström U-step needs more landmarks "
                              f"than clusters: n_kernel_features = {m} <= n_clusters = {k}")
     ZL = projected_landmarks(rows, W, m, seed)
-    lam, V = scipy.linalg.eigh(_cross(kernel, ZL, ZL))
+    lam, V = scipy.linalg.eigh(host(_cross(kernel, ZL, ZL)))
     keep = lam > 1e-12 * max(lam[-1], 1e-300)
-    B = V[:, keep] / np.sqrt(lam[keep])                      # Ψ = C B
+    B = arrays.like(V[:, keep] / np.sqrt(lam[keep]), ZL)     # Ψ = C B
     cross = LandmarkCross(kernel, ZL, W)
     cache = {} if rows.in_process and 8.0 * n * B.shape[1] <= memory_budget else None
     # pass 1: Ψᵀ1 = Bᵀ(Cᵀ1) (Ψ's blocks kept in the cache, C not formed again)
@@ -280,7 +291,8 @@ def nystroem_embedding(kernel, Z, k: int, center: bool, m: int, seed,
         raise ParameterError("n_kernel_features", f"the Nyström approximation gives {bad} "
                              f"sample(s) a non-positive degree; raise n_kernel_features (now "
                              f"{m}) or use spectral='exact'")
-    mean = mean / n
+    mean = host(mean) / n
+    G = host(G)
     if center:
         G -= n * np.outer(mean, mean)
     sig2, Q = scipy.linalg.eigh(0.5 * (G + G.T))
@@ -290,10 +302,16 @@ def nystroem_embedding(kernel, Z, k: int, center: bool, m: int, seed,
                              f"n_clusters = {k}; raise n_kernel_features (now {m}) or use "
                              "spectral='exact'")
     R = Q / np.sqrt(sig2)
-    shift = mean @ R if center else 0.0
+    shift = arrays.like(mean @ R, ZL) if center else 0.0
+    R = arrays.like(R, ZL)
     # pass 3: U = ΦR − shift = D^{-1/2} C (BR) − shift
     U = rows.map(embedding_rows, cross, B @ R, R, shift, cache, sliced=(dm,), how="rows")
     return U, dm
+
+
+def host(a) -> np.ndarray:
+    """A small array (m×m, ρ×ρ; a sum over the rows) as float64 NumPy on the host."""
+    return np.asarray(arrays.to_host(a), dtype=float)
 
 
 class LandmarkCross:
@@ -314,7 +332,7 @@ def cross_colsum(rows, start, cross, B, cache) -> np.ndarray:
     C = cross(rows)
     if cache is not None:
         cache[start] = C @ B
-    return C.sum(axis=0)
+    return arrays.namespace(C).sum(C, axis=0)
 
 
 def degree_sums(rows, start, cross, B, colsum, toward, cache) -> tuple:
@@ -327,12 +345,13 @@ def degree_sums(rows, start, cross, B, colsum, toward, cache) -> tuple:
         C = cross(rows)
         deg = C @ toward
         Psi = None
-    bad = int(np.sum(~(deg > 0)))
+    xp = arrays.namespace(deg)
+    bad = int(xp.sum(xp.astype(~(deg > 0), xp.int64)))
     if bad:
-        return np.ones_like(deg), 0.0, 0.0, bad
-    dm = 1.0 / np.sqrt(deg)
+        return xp.ones_like(deg), 0.0, 0.0, bad
+    dm = 1.0 / xp.sqrt(deg)
     F = dm[:, None] * (Psi if Psi is not None else C @ B)
-    return dm, F.T @ F, F.sum(axis=0), 0
+    return dm, F.T @ F, xp.sum(F, axis=0), 0
 
 
 def embedding_rows(rows, start, cross, BR, R, shift, cache, dm) -> np.ndarray:
@@ -362,7 +381,7 @@ def kernel_embedding(kernel, Z, k: int, center: bool, spectral: str, m: int,
     """The U-step on the rows Z (an array, or a row source for the Nyström route), projected
     by W when given: exact or Nyström by ``spectral`` (module docstring)."""
     if dense_route(spectral, Z.shape[0]):
-        X = Z if isinstance(Z, np.ndarray) else Z.X
+        X = Z.X if hasattr(Z, "map") else Z
         return spectral_embedding(gram(kernel, X if W is None else X @ W), k, center)
     return nystroem_embedding(kernel, Z, k, center, m, seed, memory_budget, W)
 

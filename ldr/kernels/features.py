@@ -38,6 +38,7 @@ import numpy as np
 import scipy.linalg
 
 from ldr.core.errors import ParameterError
+from ldr.data import arrays
 from ldr.kernels.groups import code_groups, value_codes
 
 APPROXIMATIONS = ("rff", "nystroem")
@@ -86,8 +87,18 @@ def gaussian_cross(A: np.ndarray, B: np.ndarray, s2: float) -> np.ndarray:
 
         −‖a − b‖²/s2 = [2a/s2, −‖a‖²/s2, 1] · [b, 1, −‖b‖²/s2],
 
-    clipped at 0 and exponentiated in place: one array of the result's size, no temporaries
-    (the Nyström features and the Nyström U-step's cross kernel)."""
+    clipped at 0 and exponentiated — in place for NumPy: one array of the result's size, no
+    temporaries (the Nyström features and the Nyström U-step's cross kernel); in the rows'
+    namespace otherwise."""
+    if arrays.foreign(A) is not None:
+        xp = arrays.namespace(A)
+        where = arrays.device(A)
+        Ae = xp.concat([A * (2.0 / s2), xp.sum(A * A, axis=1)[:, None] * (-1.0 / s2),
+                        xp.ones((A.shape[0], 1), dtype=A.dtype, device=where)], axis=1)
+        Be = xp.concat([B, xp.ones((B.shape[0], 1), dtype=B.dtype, device=where),
+                        xp.sum(B * B, axis=1)[:, None] * (-1.0 / s2)], axis=1)
+        return xp.exp(xp.clip(Ae @ Be.T, None, 0.0))
+    # benchmark: benchmarks/bench_hsic_scale.py --sections approx
     q = A.shape[1]
     Ae = np.empty((A.shape[0], q + 2))
     np.multiply(A, 2.0 / s2, out=Ae[:, :q])
