@@ -266,7 +266,7 @@ def nystroem_embedding(kernel, Z, k: int, center: bool, m: int, seed,
     array or a row source (:mod:`ldr.objectives.chunked_rows`: a Dask array's chunks are
     mapped by tasks), projected by W when given.  Ψ kept when its n×ρ floats fit
     ``memory_budget`` bytes and the blocks are computed in this process, else recomputed in
-    each pass.  Rows of another namespace (an array, or :class:`RowBlocks` of one) are read
+    each pass.  Rows of another namespace (an array, or the row blocks of one) are read
     on their device; the m×m and ρ×ρ eigendecompositions are SciPy's on the host."""
     rows = Z if hasattr(Z, "map") else RowBlocks(Z, BLOCK)
     n = rows.shape[0]
