@@ -14,7 +14,8 @@ SupervisedHSIC's answer is a subspace found by eigenvectors (ISM's Φ₀, then i
 signs NumPy's and PyTorch's eigh choose differently: its basis is compared up to the
 orthogonal Q = M_ᵀ M_numpy (transform · Q equals NumPy's transform), and scikit-learn's check
 runs without its value comparison (on that check's two-class data the second direction is
-weakly determined: the fits agree on the first).
+weakly determined: the fits agree on the first).  A spy on PyTorch's conversions sees no float
+array with n rows reach the host during its fit.
 """
 
 import importlib.util
@@ -29,7 +30,7 @@ if os.environ.get("SCIPY_ARRAY_API") != "1":
 
 import array_api_compat  # noqa: E402
 import sklearn  # noqa: E402
-from _array_namespaces import array_api_check_combinations  # noqa: E402
+from _array_namespaces import array_api_check_combinations, host_copies  # noqa: E402
 
 import ldr  # noqa: E402
 from ldr.estimators import PCA, PPCA, FactorAnalysis, OrthogonalLDA, SupervisedHSIC  # noqa: E402
@@ -245,6 +246,32 @@ def test_supervised_hsic_iterates_in_the_inputs_namespace(wine, name, case):
     np.testing.assert_allclose(_host(Z) @ Q, ref.transform(X), atol=1e-9)
     np.testing.assert_allclose(_host(est.components_), M.T, rtol=0, atol=0)
     assert est.__sklearn_tags__().array_api_support
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch") is None, reason="torch is not installed")
+@pytest.mark.parametrize("y_kernel", ["onehot", "linear"])
+def test_supervised_hsic_moves_no_data_sized_array_to_the_host(wine, monkeypatch, y_kernel):
+    """Every conversion of a tensor to NumPy during the fit is recorded: none is a float array
+    with n rows (y, read on the host, is given as NumPy; d-vectors, d×q points and d×d
+    matrices are small).  σ is given, NumPy's: its default, the median distance of a seeded
+    sample of at most 2000 rows, reads all of wine's 178."""
+    import torch
+
+    from ldr.manifolds import sin_largest_angle
+
+    X, y = wine
+    ref = SupervisedHSIC(2, y_kernel=y_kernel, tol=1e-10).fit(X, y)
+    Xt = torch.as_tensor(X)
+    with sklearn.config_context(array_api_dispatch=True):
+        seen = host_copies(monkeypatch, dtypes=True)
+        est = SupervisedHSIC(2, y_kernel=y_kernel, tol=1e-10,
+                             sigma=ref.kernel_.sigma).fit(Xt, y)
+    assert not [(shape, dtype) for shape, dtype in seen
+                if dtype.is_floating_point and X.shape[0] in shape], seen
+    assert isinstance(est.result_.M, torch.Tensor)
+    assert sin_largest_angle(est.M_.numpy(), ref.M_) <= 1e-8  # (to the solver's tolerance)
+    torch.Tensor.numpy(Xt)  # the spy does see a conversion (so the test can fail)
+    assert seen[-1] == (X.shape, torch.float64)
 
 
 @pytest.mark.parametrize("name", NAMESPACES)
