@@ -44,7 +44,7 @@ Medians over repeats, wall time, float64 and float32 where the section says so.
    verdict, the device's peak memory (``torch.cuda.max_memory_allocated``; "-" on the CPU),
    and the same fit in NumPy on the host beside it for n ≤ ``--host-max``.  A fit whose time,
    projected from the smaller n (n² for the exact searches of LPP, NPE and the metric
-   learners and the HSICs' exact kernel sums, n for the others),
+   learners, n for the others),
    would overrun ``--budget`` is skipped and says so.  n = 10⁵, 10⁶, 10⁷ on CUDA; 1000, 2000
    with ``--device cpu`` (``--pairwise-sizes``).
 3. **A custom objective's trust-region solve** (on the CPU, the README's sparse PCA at
@@ -403,10 +403,9 @@ PAIRWISE = {
     # cluster, batches beyond); these rows hold no clusters, so its alternation runs all
     # max_outer rounds and ends "no"
     "WDAClustering": ("WDAClustering", None, 1),
-    # the W-step's kernel sums are exact for a device's rows (approximation "auto" resolves to
-    # the exact kernel there): n²; the U-step is Nyström's past DENSE_MAX rows
-    "UnsupervisedHSIC": ("UnsupervisedHSIC", None, 2),
-    "KDAC": ("KDAC", "classes", 2),
+    # past EXACT_MAX_SAMPLES rows the W-step's Nyström features and the Nyström U-step: n
+    "UnsupervisedHSIC": ("UnsupervisedHSIC", None, 1),
+    "KDAC": ("KDAC", "classes", 1),
 }
 
 

@@ -415,8 +415,9 @@ class ApproximateHSIC(Objective):
                  memory_budget: float = DEFAULT_MEMORY_BUDGET, manifold: str = "grassmann",
                  copy: bool = True):
         chunked = isinstance(X, ChunkedRows)
-        if not chunked:
-            X = check_data(X, "X", copy=copy)
+        if not chunked:  # rows of another namespace are checked there and only read
+            X = check_rows(X, "X") if arrays.foreign(X) is not None else check_data(X, "X",
+                                                                                     copy=copy)
         n, d = X.shape
         r = check_rank(r, d)
         if approximation is None:
@@ -458,6 +459,12 @@ class ApproximateHSIC(Objective):
             self.rows = RowBlocks(tiles.X, self.block_size)
             self.groups = None if tiles.groups is None else tiles.groups[1:]
             rows_factor = tiles.factor
+            if arrays.foreign(X) is not None:  # class labels' Γ (on the host) to X's device
+                rows_factor = (arrays.like(rows_factor[0], X), rows_factor[1])
+                if self.groups is not None:
+                    xp = arrays.namespace(X)
+                    self.groups = (xp.asarray(self.groups[0], device=arrays.device(X)),
+                                   self.groups[1])
         self._kept_bytes = float(memory_budget)  # the first pass's features, kept
         # a weighted factor's row weights go into the features instead, Γ ⊙ K ≈ (F S Fᵀ) ⊙
         # (C̃C̃ᵀ) with C̃ = diag(w) C, so that F's class columns stay few-valued (unless the
@@ -465,22 +472,30 @@ class ApproximateHSIC(Objective):
         self._weight = weight if self.groups is None else None
         self._sums_factor = factor if self._weight is not None else rows_factor
         self._rows_factor = rows_factor  # Γ's factor in the rows' order (Φ₀)
-        # class-score columns of Γ's factor beside a dense embedding: summed per class
-        self._split = None if self.groups is not None else \
-            grouped_columns(self._sums_factor[0])
+        # class-score columns of Γ's factor beside a dense embedding: summed per class (found
+        # on the host: a factor on a device, an embedding's, is taken as dense columns)
+        self._split = None if self.groups is not None \
+            or arrays.foreign(self._sums_factor[0]) is not None \
+            else grouped_columns(self._sums_factor[0])
         self._cache_key = None
         self._cache = {}
 
+    def _point(self, W):
+        """W as a float array of the rows' namespace and device (NumPy for a row source)."""
+        if isinstance(self.X, ChunkedRows):
+            return np.asarray(W, dtype=float)
+        return arrays.as_point(W, self.X)
+
     def _evaluate(self, W) -> dict:
-        W = np.asarray(W, dtype=float)
-        key = W.tobytes()
+        W = self._point(W)
+        key = np.asarray(arrays.to_host(W), dtype=float).tobytes()
         if key != self._cache_key:
             total, XDX, XGKX = approximate_sums(self.rows, W, self.features, self._sums_factor,
                                                 self.groups, self._split,
                                                 cache_bytes=self._kept_bytes,
                                                 row_weight=self._weight)
             Phi = (XDX - XGKX) / self.kernel.sigma**2
-            Phi = 0.5 * (Phi + Phi.T)
+            Phi = arrays.like(0.5 * (Phi + Phi.T), W)   # d×d, from the host's small sums
             self._cache_key = key
             self._cache = {"cost": -total, "phi": Phi, "egrad": 2.0 * Phi @ W}
         return self._cache
@@ -489,10 +504,10 @@ class ApproximateHSIC(Objective):
         return self._evaluate(W)["cost"]
 
     def egrad(self, W):
-        return self._evaluate(W)["egrad"].copy()
+        return _copy(self._evaluate(W)["egrad"])
 
     def phi(self, W) -> np.ndarray:
-        return self._evaluate(W)["phi"].copy()
+        return _copy(self._evaluate(W)["phi"])
 
     def ehvp(self, W, V):
         raise ValueError("ApproximateHSIC has no Hessian: use solver='ism' (or the exact "
@@ -502,14 +517,18 @@ class ApproximateHSIC(Objective):
         """The exact Φ₀ (it needs no kernel evaluations: O(n·d·(d + k))): (1/σ²) Xᵀ(diag(Γ1)
         − Γ)X, from XᵀF and Xᵀ diag(Γ1) X summed over the row blocks."""
         F, s = self._rows_factor
-        toward = s * F.sum(axis=0)
+        toward = arrays.like(s, F) * arrays.namespace(F).sum(F, axis=0)
         XF, XDX = self.rows.map(phi0_sums, toward, sliced=(F,), how=("sum", "sum"))
+        XF = np.asarray(arrays.to_host(XF), dtype=float)
+        XDX = np.asarray(arrays.to_host(XDX), dtype=float)
         Phi = (XDX - (XF * s) @ XF.T) / self.kernel.sigma**2
-        return 0.5 * (Phi + Phi.T)
+        Phi = 0.5 * (Phi + Phi.T)
+        return Phi if isinstance(self.X, ChunkedRows) else arrays.like(Phi, self.X)
 
     def heuristic(self) -> np.ndarray:
         """ISM's spectral start: the r eigenvectors of Φ₀ with the smallest eigenvalues."""
-        return arrays.eigh(self.phi0())[1][:, :self.shape[1]].copy()
+        V = arrays.eigh(self.phi0())[1]
+        return arrays.namespace(V).asarray(V[:, :self.shape[1]], copy=True)
 
     def gram(self, W) -> np.ndarray:
         """The exact n×n kernel matrix K_XW (the clustering estimators' exact U-step)."""

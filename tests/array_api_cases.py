@@ -212,7 +212,13 @@ def test_scikit_learns_array_api_check(estimator, namespace, device, dtype):
 HSIC_CASES = {"gaussian": {"tol": 1e-10},
               "G+P": {"kernel": Gaussian() + 0.5 * Polynomial(2), "tol": 1e-10},
               "polynomial, y_kernel linear": {"kernel": "polynomial", "y_kernel": "linear",
-                                              "tol": 1e-10}}
+                                              "tol": 1e-10},
+              # the approximate kernels' features (ISM, to its tolerances, Hessian-free)
+              "nystroem": {"approximation": "nystroem", "n_kernel_features": 60},
+              "rff": {"approximation": "rff", "n_kernel_features": 64}}
+#: the cases whose W-step is ISM alone, stopped at its step tolerance: their subspaces agree to
+#: what that tolerance implies
+ISM_ONLY = ("nystroem", "rff")
 
 
 @pytest.mark.parametrize("name", NAMESPACES)
@@ -236,14 +242,15 @@ def test_supervised_hsic_iterates_in_the_inputs_namespace(wine, name, case):
     for attr in ("mean_", "scale_") + (("classes_",) if not case.endswith("linear") else ()):
         np.testing.assert_allclose(_host(getattr(est, attr)), getattr(ref, attr), rtol=1e-12,
                                    atol=1e-14)
+    tol = 1e-7 if case in ISM_ONLY else 1e-10
     assert est.result_.converged and est.result_.cost == pytest.approx(ref.result_.cost,
-                                                                         rel=1e-10)
+                                                                         rel=tol)
     M = _host(est.M_)
-    assert sin_largest_angle(M, ref.M_) <= 1e-10
+    assert sin_largest_angle(M, ref.M_) <= tol
     Q = M.T @ ref.M_
-    np.testing.assert_allclose(Q.T @ Q, np.eye(2), atol=1e-10)
+    np.testing.assert_allclose(Q.T @ Q, np.eye(2), atol=tol)
     _same_space(Z, Xa)
-    np.testing.assert_allclose(_host(Z) @ Q, ref.transform(X), atol=1e-9)
+    np.testing.assert_allclose(_host(Z) @ Q, ref.transform(X), atol=10 * tol)
     np.testing.assert_allclose(_host(est.components_), M.T, rtol=0, atol=0)
     assert est.__sklearn_tags__().array_api_support
 
@@ -276,12 +283,13 @@ def test_supervised_hsic_moves_no_data_sized_array_to_the_host(wine, monkeypatch
 
 @pytest.mark.parametrize("name", NAMESPACES)
 @pytest.mark.parametrize("options", [{"kernel": Custom(lambda b: 1.0 / (1.0 + b))},
-                                     {"approximation": "rff", "n_kernel_features": 64}],
-                         ids=["custom kernel", "rff"])
+                                     {"backend": "dask"}],
+                         ids=["custom kernel", "dask backend"])
 def test_supervised_hsic_without_namespace_code_fits_in_numpy_and_answers_there(wine, name,
                                                                                 options):
-    """A Custom kernel (autograd's f) or an approximation: the W-step runs in NumPy on the
-    host, the same run as NumPy's fit, and only the answers are converted."""
+    """A Custom kernel (autograd's f) or the Dask backend's block sums: the W-step runs in
+    NumPy on a host copy of the standardized rows, the same run as NumPy's fit, and only the
+    answers are converted."""
     X, y = wine
     ref = SupervisedHSIC(2, **options).fit(X, y)
     Xa = _as(name, X)

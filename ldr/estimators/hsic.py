@@ -32,25 +32,27 @@ float64.
 another namespace than NumPy (a PyTorch tensor, a CuPy or array-api-strict array) gives the
 fitted arrays — ``M_``, ``components_``, ``mean_``, ``scale_``, numeric ``classes_`` and the
 clusterers' ``U_`` and ``labels_`` — and ``transform`` in that namespace and on that device.
-The fit runs there: the standardization's mean and scale are computed on the device (d
-numbers reach the host), the Gaussian's σ from a seeded sample of at most
-``MEDIAN_MAX_SAMPLES`` rows (the only rows read on the host), Γ's factor from y on the host
-(class labels) or from the embedding on the device, and :class:`ldr.objectives.HSIC` computes
-its block sums, Φ₀ and Hessian-vector products there for every built-in kernel and conic
-combination of them (:meth:`ldr.kernels.Kernel.derivatives`) while :func:`ldr.solve`
-iterates.  The clustering estimators' exact U-step forms K_XW and takes its eigenvectors with
-that library's ``eigh`` (ARPACK's Lanczos, NumPy's route above a few hundred rows, is NumPy
-code; so is the kept kernel's Φ of the inexact rounds, which there takes a pass over the
-rows); their Nyström U-step (``spectral="nystroem"``, or "auto" above ``DENSE_MAX`` rows)
-seeds its landmarks on the device with scikit-learn's draws
+The fit runs there: the standardization's mean and scale are computed on the device (d numbers
+reach the host), the Gaussian's σ from a seeded sample of at most ``MEDIAN_MAX_SAMPLES`` rows
+(the only rows read on the host), Γ's factor from y on the host (class labels) or from the
+embedding on the device, and :class:`ldr.objectives.HSIC` computes its block sums, Φ₀ and
+Hessian-vector products there for every built-in kernel and conic combination of them
+(:meth:`ldr.kernels.Kernel.derivatives`) while :func:`ldr.solve` iterates; with an
+``approximation`` (the default past ``EXACT_MAX_SAMPLES`` rows, as for NumPy)
+:class:`ldr.objectives.hsic.ApproximateHSIC` computes its features and passes there, only their
+m×m eigendecomposition and the m′×k×d sums on the host.  The clustering estimators' exact U-step
+forms K_XW and takes its eigenvectors with that library's ``eigh`` (ARPACK's Lanczos, NumPy's
+route above a few hundred rows, is NumPy code; so is the kept kernel's Φ of the inexact rounds,
+which there takes a pass over the rows); their Nyström U-step (``spectral="nystroem"``, or
+"auto" above ``DENSE_MAX`` rows) seeds its landmarks on the device with scikit-learn's draws
 (:func:`ldr.estimators.kmeans.plusplus`), runs its passes over blocks of rows there and only
 its m×m and ρ×ρ eigendecompositions on the host; ``labels_`` come from the array API k-means
-(:mod:`ldr.estimators.kmeans`), which draws scikit-learn's seeds.  What has no namespace code
-— a :class:`~ldr.kernels.Custom` kernel (autograd's f), an ``approximation``,
-``backend="dask"`` — runs in NumPy on a host copy of the standardized rows.  The answers are
-subspaces found from eigenvectors (ISM's Φ₀ and steps, the U-step), whose signs NumPy's and
-another library's ``eigh`` may choose differently: ``M_`` and ``U_`` span NumPy's subspaces
-(to the solvers' tolerances), their columns possibly flipped; ``labels_`` are NumPy's.
+(:mod:`ldr.estimators.kmeans`), which draws scikit-learn's seeds.  What has no namespace code —
+a :class:`~ldr.kernels.Custom` kernel (autograd's f), ``backend="dask"`` — runs in NumPy on a
+host copy of the standardized rows.  The answers are subspaces found from eigenvectors (ISM's Φ₀
+and steps, the U-step), whose signs NumPy's and another library's ``eigh`` may choose
+differently: ``M_`` and ``U_`` span NumPy's subspaces (to the solvers' tolerances), their
+columns possibly flipped; ``labels_`` are NumPy's.
 
 **Rows out of memory.**  A Dask array (or DataFrame) or ``np.memmap`` X is read from its
 chunks when the kernel is the approximate Gaussian (``approximation`` "auto", which is then
@@ -242,16 +244,17 @@ class _HSICBase(LinearDR):
         self.kernel_ = self._kernel(Xs, w)        # temporary fewer at the peak
         data.params["approximation"] = resolve_approximation(
             self.approximation, Xs.shape[0],
-            type(self.kernel_) is Gaussian and self.backend == "numpy" and data.space is None)
+            type(self.kernel_) is Gaussian and self.backend == "numpy")
         data.X = Xs if data.space is None or self._fits_in_namespace(data) else \
             np.asarray(arrays.to_host(Xs), dtype=np.float64)
 
     def _fits_in_namespace(self, data: FitData) -> bool:
         """Whether the W-step computes in the rows' namespace: :class:`ldr.objectives.HSIC`
-        (no ``approximation``) with in-process block sums and a built-in kernel (or a conic
-        combination of them: :func:`ldr.kernels.family.in_namespace`)."""
-        return (self._computes_in_namespace and data.params["approximation"] is None
-                and self.backend == "numpy" and in_namespace(self.kernel_))
+        or :class:`ldr.objectives.hsic.ApproximateHSIC` with in-process block sums and a
+        built-in kernel (or a conic combination of them:
+        :func:`ldr.kernels.family.in_namespace`)."""
+        return (self._computes_in_namespace and self.backend == "numpy"
+                and in_namespace(self.kernel_))
 
     def _prepare_chunks(self, data: FitData) -> None:
         """:meth:`_prepare` for a Dask array or memmap: the mean and scale by one pass over
@@ -434,7 +437,7 @@ class SupervisedHSIC(WeightedFit, _HSICBase):
         landmarks, seeded by ``random_state``, Φ in O(n·m·(d + q))
         (:class:`ldr.objectives.hsic.ApproximateHSIC`).  "auto": exact up to
         :data:`ldr.kernels.features.EXACT_MAX_SAMPLES` rows, Nyström beyond (for the Gaussian
-        kernel with ``backend="numpy"`` on rows in host memory; exact otherwise);
+        kernel with ``backend="numpy"``; exact otherwise);
         ``approximation_`` says which.
     n_kernel_features : int, default 512
         m, the approximation's number of random features or landmarks (its error knob).

@@ -17,7 +17,10 @@ K_XW ≈ C A Cᵀ with C (n × m′) features of the rows of Z and A (m′ × m�
 
 The error knob is m (``n_features``): RFF's entrywise error is O(1/√m); Nyström's vanishes
 as the landmarks cover the data (m = n gives the exact kernel).  Features are computed by
-row blocks, so memory is O(b·m′ + m′·(k·d + m′)) beyond the data.
+row blocks, so memory is O(b·m′ + m′·(k·d + m′)) beyond the data.  The blocks are read in the
+rows' namespace (a PyTorch tensor's on its device: the features, the passes' products and
+per-group sums there); the m×m eigendecomposition and the passes' m′×k×d sums are combined on
+the host.  NumPy's random Fourier features are written in place (``out=``).
 
 For Γ = E M Eᵀ (E n×k: Γ's factor, or the class indicator when Γ is constant per class pair)
 the Φ-oracle of the Gaussian HSIC cost, Φ = (1/σ²) Xᵀ L_{Γ⊙K} X (:mod:`ldr.kernels`), with
@@ -33,6 +36,8 @@ never an n×n array.  Columns of E that are class scores beside dense ones (Semi
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import scipy.linalg
@@ -64,7 +69,7 @@ def check_approximation(approximation, n_features) -> None:
 def resolve_approximation(approximation, n_samples: int, possible: bool) -> str | None:
     """The approximation a fit on ``n_samples`` rows uses: None (the exact kernel), "rff" or
     "nystroem".  "auto" is "nystroem" past :data:`EXACT_MAX_SAMPLES` rows where an
-    approximation is ``possible`` (a Gaussian kernel on rows in host memory), else None."""
+    approximation is ``possible`` (a Gaussian kernel, in-process block sums), else None."""
     if isinstance(approximation, str) and approximation == "auto":
         return "nystroem" if possible and n_samples > EXACT_MAX_SAMPLES else None
     return approximation
@@ -125,9 +130,10 @@ class RandomFourier:
         self.omega = rng.standard_normal((d, self.m)) / self.sigma     # Ω_d
 
     def at(self, W: np.ndarray):
-        """``(features, A)`` at W: ``features(rows, right=None)`` maps a block of rows
-        (b × d) to their features C (b × 2m), or C·right; A = None (the identity)."""
-        return FourierMap(W, W.T @ self.omega, 1.0 / np.sqrt(self.m)), None
+        """``(features, A)`` at W (in the rows' namespace): ``features(rows, right=None)``
+        maps a block of rows (b × d) to their features C (b × 2m), or C·right; A = None (the
+        identity)."""
+        return FourierMap(W, W.T @ arrays.like(self.omega, W), 1.0 / math.sqrt(self.m)), None
 
 
 class FourierMap:
@@ -141,6 +147,11 @@ class FourierMap:
 
     def __call__(self, rows: np.ndarray, right=None) -> np.ndarray:
         arg = (rows @ self.W) @ self.omega
+        if not arrays.numpy_fast_path(arg):
+            xp = arrays.namespace(arg)
+            C = xp.concat([xp.cos(arg), xp.sin(arg)], axis=1) * self.scale
+            return C if right is None else C @ right
+        # benchmark: benchmarks/bench_hsic_scale.py --sections approx
         m = self.omega.shape[1]
         C = np.empty((arg.shape[0], 2 * m))
         np.cos(arg, out=C[:, :m])
@@ -152,9 +163,9 @@ class FourierMap:
 class Nystroem:
     """Nyström approximation of the Gaussian kernel on z = Wᵀx with m seeded landmark rows.
 
-    ``rows``: the (standardized) rows, an array or a row source with ``shape`` and
-    ``take(indices)`` (:class:`ldr.objectives.chunked_rows.ChunkedRows`); only the m
-    landmark rows are kept."""
+    ``rows``: the (standardized) rows, an array (of any namespace) or a row source with
+    ``shape`` and ``take(indices)`` (:class:`ldr.objectives.chunked_rows.ChunkedRows`); only
+    the m landmark rows are kept (on the rows' device)."""
 
     def __init__(self, sigma: float, n_features: int, rows, seed):
         rng = np.random.default_rng(seed)
@@ -162,20 +173,25 @@ class Nystroem:
         n = rows.shape[0]
         m = min(int(n_features), n)
         self.landmarks = np.sort(rng.choice(n, m, replace=False))
-        self.landmark_rows = rows[self.landmarks] if isinstance(rows, np.ndarray) \
-            else rows.take(self.landmarks, keep=True)
+        if hasattr(rows, "map"):  # a row source
+            self.landmark_rows = rows.take(self.landmarks, keep=True)
+        else:
+            xp = arrays.namespace(rows)
+            self.landmark_rows = xp.take(
+                rows, xp.asarray(self.landmarks, device=arrays.device(rows)), axis=0)
         self.jitter = 1e-6
 
     def at(self, W: np.ndarray):
         """``(features, None)`` at W: ``features(rows, right=None)`` maps a block of rows to
         C = K(Z, Z_L) V_ρ (Λ_ρ + εI)^{-1/2} (module docstring), so K ≈ CCᵀ; with ``right``
         (ρ×k) the product K(Z_rows, Z_L)·(V_ρ(Λ_ρ + εI)^{-1/2}·right), O(b·m·k) instead of
-        O(b·m·ρ)."""
+        O(b·m·ρ).  W in the rows' namespace; the m×m eigendecomposition is SciPy's on the
+        host."""
         s2 = 2.0 * self.sigma**2
         ZL = self.landmark_rows @ W
-        lam, V = scipy.linalg.eigh(gaussian_cross(ZL, ZL, s2))
+        lam, V = scipy.linalg.eigh(host(gaussian_cross(ZL, ZL, s2)))
         keep = lam > 1e-12 * max(lam[-1], 1e-300)
-        B = V[:, keep] / np.sqrt(lam[keep] + self.jitter)
+        B = arrays.like(V[:, keep] / np.sqrt(lam[keep] + self.jitter), ZL)
         return NystroemMap(W, ZL, B, s2), None
 
 
@@ -259,59 +275,82 @@ def approximate_sums(rows, W, feats, factor, groups, split=None, cache_bytes: fl
         M = np.diag(s)
         k = F.shape[1]
         dense = np.arange(k) if split is None else split[0]
-        Fd = F[:, dense] if len(dense) else None
+        Fd = None
+        if len(dense) == k:
+            Fd = F
+        elif len(dense):
+            xp = arrays.namespace(F)
+            Fd = xp.take(F, xp.asarray(dense, device=arrays.device(F)), axis=1)
         gid = None
         split_gid = None if split is None else split[2]
         n_split = 0 if split is None else split[3].shape[0]
     cache = {} if cache_bytes > 0 and rows.in_process else None
-    P, U, Pg, Ug = rows.map(first_pass, features, k, d, dense, n_split, cache, cache_bytes,
-                            sliced=(Fd, gid, split_gid, row_weight), how=("sum",) * 4)
+    Pd, Ud, Pg, Ug = rows.map(first_pass, features, k, n_split, cache, cache_bytes,
+                              sliced=(Fd, gid, split_gid, row_weight), how=("sum",) * 4)
+    width = next(a.shape[0] for a in (Pd, Pg) if a is not None)
+    P = np.zeros((width, k, d))
+    U = np.zeros((width, k))
+    if Pd is not None:                                    # the dense columns (or the classes)
+        P[:, dense if groups is None else slice(None), :] = host(Pd)
+        U[:, dense if groups is None else slice(None)] = host(Ud)
     if split is not None:                                 # the grouped columns: E R
         _, grouped, _, R = split
-        P[:, grouped, :] = np.einsum("mgd,gt->mtd", Pg, R)
-        U[:, grouped] = Ug @ R
+        P[:, grouped, :] = np.einsum("mgd,gt->mtd", host(Pg), R)
+        U[:, grouped] = host(Ug) @ R
     AU = U if A is None else A @ U                         # m′ × k
     AUM = AU @ M.T
     total = float(np.einsum("ta,ta->", U, AUM))
     AP = P if A is None else (A @ P.reshape(P.shape[0], -1)).reshape(P.shape)
     # Σ_ab M_ab P_aᵀ A P_b
     XGKX = np.einsum("iad,ab,ibe->de", P, M, AP, optimize=True)
-    XDX = rows.map(second_pass, features, AUM, cache,
+    XDX = rows.map(second_pass, features, arrays.like(AUM, features.W), cache,
                    sliced=(None if groups is not None else F, gid, row_weight))
-    return total, XDX, 0.5 * (XGKX + XGKX.T)
+    return total, host(XDX), 0.5 * (XGKX + XGKX.T)
 
 
-def first_pass(Xr, start, features, k, d, dense, n_split, cache, cache_bytes, Fr, gid,
-               split_gid, weight):
-    """A block of rows' part of :func:`approximate_sums`' first pass: ``(P, U, Pg, Ug)``,
-    P_t = Cᵀ(E_t ⊙ X) and u_t = Cᵀ E_t over the block (Pg, Ug: the grouped columns' per-group
-    sums, None without them); its features kept in ``cache`` while they fit
-    ``cache_bytes``."""
+def host(a) -> np.ndarray:
+    """A small array (m×m, a pass's sums) as float64 NumPy on the host."""
+    return np.asarray(arrays.to_host(a), dtype=float)
+
+
+def first_pass(Xr, start, features, k, n_split, cache, cache_bytes, Fr, gid, split_gid,
+               weight):
+    """A block of rows' part of :func:`approximate_sums`' first pass, in the rows' namespace:
+    ``(P, U, Pg, Ug)``, P_t = Cᵀ(E_t ⊙ X) and u_t = Cᵀ E_t over the block for the k classes
+    (``gid``) or the columns ``Fr`` (the dense ones: None without them), Pg, Ug the grouped
+    columns' per-group sums (None without them); its features kept in ``cache`` while they
+    fit ``cache_bytes``."""
     C = features(Xr)
     if weight is not None:
         C *= weight[:, None]
-    if cache is not None and C.nbytes * (len(cache) + 1) <= cache_bytes:
+    if cache is not None and C.shape[0] * C.shape[1] * arrays.itemsize(C) * (len(cache) + 1) \
+            <= cache_bytes:
         cache[start] = C
-    P = np.zeros((C.shape[1], k, d))
-    U = np.zeros((C.shape[1], k))
-    Pg = Ug = None
     if gid is not None:
-        _group_sums(C, Xr, gid, P, U)
-        return P, U, Pg, Ug
+        P, U = group_sums(C, Xr, gid, k)
+        return P, U, None, None
+    P = U = Pg = Ug = None
     if Fr is not None:
-        # P_t += Cᵀ diag(F_t) X for a few columns t at a time: the b × (columns · d)
-        # temporary no larger than the block of features C
-        step = max(1, C.shape[1] // d)
-        for j in range(0, len(dense), step):
-            cols = dense[j:j + step]
-            P[:, cols, :] += (C.T @ (Fr[:, j:j + step, None] * Xr[:, None, :]).reshape(
-                len(Xr), len(cols) * d)).reshape(-1, len(cols), d)
-        U[:, dense] += C.T @ Fr
+        P, U = column_sums(C, Xr, Fr)
     if split_gid is not None:
-        Pg = np.zeros((C.shape[1], n_split, d))
-        Ug = np.zeros((C.shape[1], n_split))
-        _group_sums(C, Xr, split_gid, Pg, Ug)
+        Pg, Ug = group_sums(C, Xr, split_gid, n_split)
     return P, U, Pg, Ug
+
+
+def column_sums(C, Xr, Fr) -> tuple:
+    """(P, U): P_t = Cᵀ diag(F_t) X (m′ × k × d) and U = CᵀF over a block of rows, a few
+    columns t at a time, so that the b × (columns · d) temporary is no larger than the block
+    of features C."""
+    xp = arrays.namespace(C)
+    b, d = Xr.shape
+    step = max(1, C.shape[1] // d)
+    parts = []
+    for j in range(0, Fr.shape[1], step):
+        Fj = Fr[:, j:min(j + step, Fr.shape[1])]
+        c = Fj.shape[1]
+        parts.append(xp.reshape(C.T @ xp.reshape(Fj[:, :, None] * Xr[:, None, :], (b, c * d)),
+                                (-1, c, d)))
+    return (parts[0] if len(parts) == 1 else xp.concat(parts, axis=1)), C.T @ Fr
 
 
 def second_pass(Xr, start, features, AUM, cache, Fr, gid, weight):
@@ -324,17 +363,27 @@ def second_pass(Xr, start, features, AUM, cache, Fr, gid, weight):
             CAUM *= weight[:, None]
     else:
         CAUM = C @ AUM
+    xp = arrays.namespace(CAUM)
     if gid is not None:
-        deg = CAUM[np.arange(Xr.shape[0]), gid]
+        deg = xp.take_along_axis(CAUM, xp.astype(gid, xp.int64)[:, None], axis=1)[:, 0]
     else:
-        deg = np.einsum("ik,ik->i", Fr, CAUM)
+        deg = xp.sum(Fr * CAUM, axis=1)
     return Xr.T @ (deg[:, None] * Xr)
 
 
-def _group_sums(C, Xr, g, P, U) -> None:
-    """P[:, a, :] += C_aᵀ X_a and U[:, a] += C_aᵀ1 over the rows of each group a in g."""
-    for a in np.unique(g):
-        sel = g == a
-        Ca = C[sel]
-        P[:, a, :] += Ca.T @ Xr[sel]
-        U[:, a] += Ca.sum(axis=0)
+def group_sums(C, Xr, g, G: int) -> tuple:
+    """(P, U): P[:, a, :] = C_aᵀ X_a (m′ × G × d) and U[:, a] = C_aᵀ1 over the rows of each
+    group a < G in g (a block of rows, any namespace): the rows sorted by group (stably),
+    then one product per group's range."""
+    xp = arrays.namespace(C)
+    order = xp.argsort(g, stable=True)
+    gs = xp.take(g, order)
+    bounds = np.asarray(arrays.to_host(xp.searchsorted(
+        gs, xp.arange(G + 1, dtype=gs.dtype, device=arrays.device(gs)))), dtype=np.intp)
+    Cs = xp.take(C, order, axis=0)
+    Xs = xp.take(Xr, order, axis=0)
+    P = xp.stack([Cs[int(lo):int(hi), :].T @ Xs[int(lo):int(hi), :]
+                  for lo, hi in zip(bounds[:-1], bounds[1:])], axis=1)
+    U = xp.stack([xp.sum(Cs[int(lo):int(hi), :], axis=0)
+                  for lo, hi in zip(bounds[:-1], bounds[1:])], axis=1)
+    return P, U
