@@ -488,7 +488,7 @@ class ApproximateHSIC(Objective):
 
     def _evaluate(self, W) -> dict:
         W = self._point(W)
-        key = np.asarray(arrays.to_host(W), dtype=float).tobytes()
+        key = arrays.host_float64(W).tobytes()
         if key != self._cache_key:
             total, XDX, XGKX = approximate_sums(self.rows, W, self.features, self._sums_factor,
                                                 self.groups, self._split,
@@ -519,8 +519,8 @@ class ApproximateHSIC(Objective):
         F, s = self._rows_factor
         toward = arrays.like(s, F) * arrays.namespace(F).sum(F, axis=0)
         XF, XDX = self.rows.map(phi0_sums, toward, sliced=(F,), how=("sum", "sum"))
-        XF = np.asarray(arrays.to_host(XF), dtype=float)
-        XDX = np.asarray(arrays.to_host(XDX), dtype=float)
+        XF = arrays.host_float64(XF)
+        XDX = arrays.host_float64(XDX)
         Phi = (XDX - (XF * s) @ XF.T) / self.kernel.sigma**2
         Phi = 0.5 * (Phi + Phi.T)
         return Phi if isinstance(self.X, ChunkedRows) else arrays.like(Phi, self.X)

@@ -37,6 +37,25 @@ def as_namespace(name, a, dtype=None):
     return xs.asarray(a)
 
 
+def same_space(a, ref) -> None:
+    """Assert that ``a`` is in the namespace and on the device of ``ref``."""
+    import array_api_compat
+
+    assert array_api_compat.array_namespace(a) is array_api_compat.array_namespace(ref)
+    assert array_api_compat.device(a) == array_api_compat.device(ref)
+
+
+def labels_in(name, y):
+    """The integer labels y in the namespace ``name`` ("torch" or "array_api_strict")."""
+    if name == "torch":
+        import torch
+
+        return torch.as_tensor(y)
+    import array_api_strict as xs
+
+    return xs.asarray(y)
+
+
 def host_copies(monkeypatch, dtypes: bool = False) -> list:
     """Spy on PyTorch's conversions to NumPy (``Tensor.numpy``, ``Tensor.__array__``) for the
     rest of the test: returns the list to which each converted tensor's shape is appended

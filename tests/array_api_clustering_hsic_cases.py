@@ -18,7 +18,6 @@ namespace code (a Custom kernel) fit on a host copy and answer in the namespace;
 setting a tensor gives NumPy out, the same numbers as before.
 """
 
-import importlib.util
 import os
 import warnings
 
@@ -29,12 +28,14 @@ if os.environ.get("SCIPY_ARRAY_API") != "1":
     pytest.skip("needs SCIPY_ARRAY_API=1 before SciPy is imported (tests/test_array_api.py "
                 "runs this file so)", allow_module_level=True)
 
-import array_api_compat  # noqa: E402
 import sklearn  # noqa: E402
 from _array_namespaces import (  # noqa: E402
+    HAS_TORCH,
     NAMESPACES,
     array_api_check_combinations,
     host_copies,
+    labels_in,
+    same_space,
 )
 from _array_namespaces import as_namespace as _as  # noqa: E402
 from sklearn.exceptions import ConvergenceWarning  # noqa: E402
@@ -48,7 +49,6 @@ from ldr.manifolds import sin_largest_angle  # noqa: E402
 #: PyTorch on one thread for these small operations (tests/conftest.py)
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
-HAS_TORCH = importlib.util.find_spec("torch") is not None
 needs_torch = pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed")
 
 #: (estimator, whether its fit reads y): alternations that converge on wine (KDAC's in 60
@@ -88,22 +88,6 @@ def _host(a):
     return np.asarray(arrays.to_host(a), dtype=float)
 
 
-def _same_space(a, ref):
-    assert array_api_compat.array_namespace(a) is array_api_compat.array_namespace(ref)
-    assert array_api_compat.device(a) == array_api_compat.device(ref)
-
-
-def _labels(name, y):
-    """Integer labels in the namespace ``name``."""
-    if name == "torch":
-        import torch
-
-        return torch.as_tensor(y)
-    import array_api_strict as xs
-
-    return xs.asarray(y)
-
-
 def _same_clustering(est, ref):
     """The answers of a fit in a namespace against NumPy's (module docstring)."""
     assert est.converged_ and ref.converged_
@@ -121,13 +105,13 @@ def test_the_fit_in_the_inputs_namespace_equals_numpys(wine, name, case):
     ref = make().fit(X, y if needs_y else None)
     Xa = _as(name, X)
     with sklearn.config_context(array_api_dispatch=True):
-        est = make().fit(Xa, _labels(name, y) if needs_y else None)
+        est = make().fit(Xa, labels_in(name, y) if needs_y else None)
         Z = est.transform(Xa)
-        predicted = make().fit_predict(Xa, _labels(name, y) if needs_y else None)
-    _same_space(est.result_.M, Xa)  # the W-steps ran in the namespace
+        predicted = make().fit_predict(Xa, labels_in(name, y) if needs_y else None)
+    same_space(est.result_.M, Xa)  # the W-steps ran in the namespace
     for value in (est.M_, est.components_, est.mean_, est.scale_, est.U_, est.labels_, Z,
                   predicted):
-        _same_space(value, Xa)
+        same_space(value, Xa)
     _same_clustering(est, ref)
     np.testing.assert_array_equal(arrays.to_host(predicted), arrays.to_host(est.labels_))
     np.testing.assert_allclose(_host(est.mean_), ref.mean_, rtol=1e-12, atol=1e-14)
@@ -177,7 +161,7 @@ def test_routes_without_namespace_code_fit_on_a_host_copy(wine, name, options):
         Z = est.transform(Xa)
     assert isinstance(est.result_.M, np.ndarray)
     for value in (est.M_, est.U_, est.labels_, Z):
-        _same_space(value, Xa)
+        same_space(value, Xa)
     _same_clustering(est, ref)
 
 

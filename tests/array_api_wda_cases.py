@@ -13,7 +13,6 @@ the setting, a tensor in gives NumPy out, as before.  WDAClustering's rounds run
 NumPy's (scikit-learn's KMeans) up to the labels' names and the same subspace to 1e-6.
 """
 
-import importlib.util
 import os
 
 import numpy as np
@@ -23,12 +22,14 @@ if os.environ.get("SCIPY_ARRAY_API") != "1":
     pytest.skip("needs SCIPY_ARRAY_API=1 before SciPy is imported (tests/test_array_api.py "
                 "runs this file so)", allow_module_level=True)
 
-import array_api_compat  # noqa: E402
 import sklearn  # noqa: E402
 from _array_namespaces import (  # noqa: E402
+    HAS_TORCH,
     NAMESPACES,
     array_api_check_combinations,
     host_copies,
+    labels_in,
+    same_space,
 )
 from _array_namespaces import as_namespace as _as  # noqa: E402
 
@@ -40,7 +41,6 @@ from ldr.manifolds import sin_largest_angle  # noqa: E402
 #: PyTorch on one thread for these small operations (tests/conftest.py)
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
-HAS_TORCH = importlib.util.find_spec("torch") is not None
 needs_torch = pytest.mark.skipif(not HAS_TORCH, reason="torch is not installed")
 
 #: the default (continuation start, SCF); every named start with random ones; the chain
@@ -60,22 +60,6 @@ def _host(a):
     return np.asarray(arrays.to_host(a), dtype=float)
 
 
-def _same_space(a, ref):
-    assert array_api_compat.array_namespace(a) is array_api_compat.array_namespace(ref)
-    assert array_api_compat.device(a) == array_api_compat.device(ref)
-
-
-def _labels(name, y):
-    """Integer labels in the namespace ``name``."""
-    if name == "torch":
-        import torch
-
-        return torch.as_tensor(y)
-    import array_api_strict as xs
-
-    return xs.asarray(y)
-
-
 def _params(options, d):
     P0 = np.random.default_rng(1).standard_normal((d, 2))
     return {k: (P0 if v == "P0" else v) for k, v in options.items()}
@@ -87,9 +71,9 @@ def _assert_same_fit(est, ref, Xa, Z, Z_ref):
     assert est.ratio_ == pytest.approx(ref.ratio_, rel=1e-10)
     assert est.n_iter_ == ref.n_iter_ and est.result_.converged
     for attr in ("M_", "components_", "mean_"):
-        _same_space(getattr(est, attr), Xa)
+        same_space(getattr(est, attr), Xa)
         np.testing.assert_allclose(_host(getattr(est, attr)), getattr(ref, attr), atol=1e-8)
-    _same_space(Z, Xa)
+    same_space(Z, Xa)
     np.testing.assert_allclose(_host(Z), Z_ref, atol=1e-8 * np.max(np.abs(Z_ref)))
     np.testing.assert_array_equal(_host(est.classes_), ref.classes_)
 
@@ -108,7 +92,7 @@ def test_the_fit_in_the_inputs_namespace_equals_numpys(data, name, options):
     ref = WassersteinDA(2, **params).fit(X, y)
     Xa = _as(name, X)
     with sklearn.config_context(array_api_dispatch=True):
-        est = WassersteinDA(2, **params).fit(Xa, _labels(name, y))
+        est = WassersteinDA(2, **params).fit(Xa, labels_in(name, y))
         Z = est.transform(Xa)
     # the fit ran there: the driver's record holds the namespace's point
     assert arrays.foreign(est.result_.M) is arrays.foreign(Xa)
@@ -129,7 +113,7 @@ def test_a_singular_within_class_scatter_fits_in_the_span_there_too(data, name):
         est = WassersteinDA(2).fit(Xa, y)
         Z = est.transform(Xa)
     assert ref.subspace_ is not None and est.subspace_.shape == ref.subspace_.shape
-    _same_space(est.subspace_, Xa)
+    same_space(est.subspace_, Xa)
     _assert_same_fit(est, ref, Xa, Z, ref.transform(Xs))
 
 
@@ -213,7 +197,7 @@ def test_wda_clustering_in_the_inputs_namespace_equals_numpys(blobs, name):
         est = WDAClustering(2, n_clusters=3).fit(Xa)
         Z = est.transform(Xa)
     for a in (est.M_, est.labels_, est.components_, Z):
-        _same_space(a, Xa)
+        same_space(a, Xa)
     assert est.converged_ and ref.converged_
     assert adjusted_rand_score(_host(est.labels_), ref.labels_) == 1.0
     assert sin_largest_angle(_host(est.M_), ref.M_) <= 1e-6

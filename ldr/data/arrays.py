@@ -104,6 +104,12 @@ def to_host(a) -> np.ndarray:
         return np.from_dlpack(a)
 
 
+def host_float64(a) -> np.ndarray:
+    """``a`` (of any namespace) as a float64 NumPy array on the host: a small result (a sum
+    over the rows, a d×d or m×m matrix) for SciPy or the host's algebra."""
+    return np.asarray(to_host(a), dtype=np.float64)
+
+
 def like(a, ref):
     """``a`` (NumPy, or a tuple of arrays) in the namespace, on the device and in the float
     dtype of ``ref`` (an array, or a tuple whose first element is one); ``a`` as it is when

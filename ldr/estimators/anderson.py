@@ -48,8 +48,8 @@ class SubspaceAnderson:
         ``W_out``: Anderson's proposal, or ``W_out`` (plain step) at a restart.  Bases of
         another namespace (d×q on a device) are read on the host, where the history of
         d²-vectors is kept; the proposal is returned in ``W_in``'s namespace."""
-        W_host = np.asarray(arrays.to_host(W_in), dtype=float)
-        W_host_out = np.asarray(arrays.to_host(W_out), dtype=float)
+        W_host = arrays.host_float64(W_in)
+        W_host_out = arrays.host_float64(W_out)
         x = (W_host @ W_host.T).ravel()
         g = (W_host_out @ W_host_out.T).ravel()
         residual = float(np.linalg.norm(g - x))

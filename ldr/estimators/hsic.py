@@ -236,8 +236,8 @@ class _HSICBase(LinearDR):
             wx = arrays.like(w, rows)
             mean = (wx @ rows) / xp.sum(wx)
             sd = xp.sqrt(wx @ (rows - mean) ** 2 / xp.sum(wx))
-        self.mean_ = np.asarray(arrays.to_host(mean), dtype=np.float64)
-        sd = np.asarray(arrays.to_host(sd), dtype=np.float64)
+        self.mean_ = arrays.host_float64(mean)
+        sd = arrays.host_float64(sd)
         self.scale_ = np.where(sd > 0, sd, 1.0)
         Xs = rows - arrays.like(self.mean_, rows)  # the one standardized copy (the objectives
         Xs /= arrays.like(self.scale_, rows)      # keep it: copy=False); in place: one n×d

@@ -275,7 +275,7 @@ def nystroem_embedding(kernel, Z, k: int, center: bool, m: int, seed,
         raise ParameterError("n_kernel_features", f"the Nyström U-step needs more landmarks "
                              f"than clusters: n_kernel_features = {m} <= n_clusters = {k}")
     ZL = projected_landmarks(rows, W, m, seed)
-    lam, V = scipy.linalg.eigh(host(_cross(kernel, ZL, ZL)))
+    lam, V = scipy.linalg.eigh(arrays.host_float64(_cross(kernel, ZL, ZL)))
     keep = lam > 1e-12 * max(lam[-1], 1e-300)
     B = arrays.like(V[:, keep] / np.sqrt(lam[keep]), ZL)     # Ψ = C B
     cross = LandmarkCross(kernel, ZL, W)
@@ -291,8 +291,8 @@ def nystroem_embedding(kernel, Z, k: int, center: bool, m: int, seed,
         raise ParameterError("n_kernel_features", f"the Nyström approximation gives {bad} "
                              f"sample(s) a non-positive degree; raise n_kernel_features (now "
                              f"{m}) or use spectral='exact'")
-    mean = host(mean) / n
-    G = host(G)
+    mean = arrays.host_float64(mean) / n
+    G = arrays.host_float64(G)
     if center:
         G -= n * np.outer(mean, mean)
     sig2, Q = scipy.linalg.eigh(0.5 * (G + G.T))
@@ -308,10 +308,6 @@ def nystroem_embedding(kernel, Z, k: int, center: bool, m: int, seed,
     U = rows.map(embedding_rows, cross, B @ R, R, shift, cache, sliced=(dm,), how="rows")
     return U, dm
 
-
-def host(a) -> np.ndarray:
-    """A small array (m×m, ρ×ρ; a sum over the rows) as float64 NumPy on the host."""
-    return np.asarray(arrays.to_host(a), dtype=float)
 
 
 class LandmarkCross:

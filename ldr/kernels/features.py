@@ -189,7 +189,7 @@ class Nystroem:
         host."""
         s2 = 2.0 * self.sigma**2
         ZL = self.landmark_rows @ W
-        lam, V = scipy.linalg.eigh(host(gaussian_cross(ZL, ZL, s2)))
+        lam, V = scipy.linalg.eigh(arrays.host_float64(gaussian_cross(ZL, ZL, s2)))
         keep = lam > 1e-12 * max(lam[-1], 1e-300)
         B = arrays.like(V[:, keep] / np.sqrt(lam[keep] + self.jitter), ZL)
         return NystroemMap(W, ZL, B, s2), None
@@ -291,12 +291,12 @@ def approximate_sums(rows, W, feats, factor, groups, split=None, cache_bytes: fl
     P = np.zeros((width, k, d))
     U = np.zeros((width, k))
     if Pd is not None:                                    # the dense columns (or the classes)
-        P[:, dense if groups is None else slice(None), :] = host(Pd)
-        U[:, dense if groups is None else slice(None)] = host(Ud)
+        P[:, dense if groups is None else slice(None), :] = arrays.host_float64(Pd)
+        U[:, dense if groups is None else slice(None)] = arrays.host_float64(Ud)
     if split is not None:                                 # the grouped columns: E R
         _, grouped, _, R = split
-        P[:, grouped, :] = np.einsum("mgd,gt->mtd", host(Pg), R)
-        U[:, grouped] = host(Ug) @ R
+        P[:, grouped, :] = np.einsum("mgd,gt->mtd", arrays.host_float64(Pg), R)
+        U[:, grouped] = arrays.host_float64(Ug) @ R
     AU = U if A is None else A @ U                         # m′ × k
     AUM = AU @ M.T
     total = float(np.einsum("ta,ta->", U, AUM))
@@ -305,12 +305,8 @@ def approximate_sums(rows, W, feats, factor, groups, split=None, cache_bytes: fl
     XGKX = np.einsum("iad,ab,ibe->de", P, M, AP, optimize=True)
     XDX = rows.map(second_pass, features, arrays.like(AUM, features.W), cache,
                    sliced=(None if groups is not None else F, gid, row_weight))
-    return total, host(XDX), 0.5 * (XGKX + XGKX.T)
+    return total, arrays.host_float64(XDX), 0.5 * (XGKX + XGKX.T)
 
-
-def host(a) -> np.ndarray:
-    """A small array (m×m, a pass's sums) as float64 NumPy on the host."""
-    return np.asarray(arrays.to_host(a), dtype=float)
 
 
 def first_pass(Xr, start, features, k, n_split, cache, cache_bytes, Fr, gid, split_gid,
