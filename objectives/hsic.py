@@ -189,7 +189,7 @@ class HSIC(Objective):
     def supervised(cls, X, y, r: int, kernel="gaussian", **kwargs) -> HSIC:
         """Supervised HSIC(XW, y) for class labels: Γ = H YYᵀ H / n² with one-hot Y, kept as
         the low-rank factor (HY, 1/n²).  ``X`` is used as given (standardize it first)."""
-        n = check_data(arrays.to_host(X), "X", copy=False).shape[0]
+        n = check_rows(X, "X").shape[0]
         return cls(X, label_gamma(arrays.to_host(y), n)[1], r, kernel, **kwargs)
 
     @property
