@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ldr.data import arrays
 from ldr.data.rows import chunk_bounds, known_chunks, map_chunks, merged, take_rows
 from ldr.data.validation import is_lazy
 
@@ -159,10 +158,7 @@ class RowBlocks:
     def take(self, rows: np.ndarray, keep: bool = False) -> np.ndarray:
         """The rows ``rows`` (a copy, in the array's namespace; ``keep`` is
         :class:`ChunkedRows`' and changes nothing here)."""
-        if arrays.foreign(self.X) is None:
-            return self.X[rows]
-        xp = arrays.namespace(self.X)
-        return xp.take(self.X, xp.asarray(rows, device=arrays.device(self.X)), axis=0)
+        return take_rows(self.X, rows)
 
     def map(self, fn, *args, sliced=(), how="sum"):
         """``fn(rows, start, *args, *slices)`` on each block in this process, the results

@@ -85,11 +85,10 @@ def factor_of(Gamma) -> tuple:
     (F, s, w): (diag(w) F, s) in F's namespace; w None is no weight."""
     if len(Gamma) == 2 or Gamma[2] is None:
         return Gamma[0], Gamma[1]
-    F = Gamma[0]
-    xp = arrays.namespace(F)
-    w = arrays.like(np.asarray(Gamma[2], dtype=float) if arrays.foreign(Gamma[2]) is None
-                    else Gamma[2], F)
-    return xp.reshape(w, (-1, 1)) * F, Gamma[1]
+    F, s, w = Gamma
+    if arrays.foreign(w) is None:
+        w = arrays.like(np.asarray(w, dtype=float), F)
+    return arrays.namespace(F).reshape(w, (-1, 1)) * F, s
 
 
 def label_gamma(y, n: int) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:

@@ -261,6 +261,15 @@ def maximum_inplace(a, value: float):
     return namespace(a).clip(a, value, None)
 
 
+def minimum_inplace(a, value: float):
+    """min(a, value), written over ``a`` (which the caller no longer needs) where the namespace
+    allows it (NumPy's ``out=``), a new array elsewhere: as :func:`exp_inplace`."""
+    # benchmark: benchmarks/bench_hsic_scale.py --sections approx
+    if numpy_fast_path(a) and a.flags.writeable:
+        return np.minimum(a, value, out=a)
+    return namespace(a).clip(a, None, value)
+
+
 def fill_where(a, mask, value: float):
     """``a`` with ``value`` where ``mask`` holds, written over ``a`` (which the caller no
     longer needs) for NumPy, a new array elsewhere (``where``: JAX's arrays are immutable)."""

@@ -37,6 +37,7 @@ from sklearn.cluster import KMeans, kmeans_plusplus
 from sklearn.utils import check_random_state
 
 from ldr.data import arrays
+from ldr.data.rows import take_rows
 from ldr.objectives.candidates import block_sqdist
 
 __all__ = ["centroids", "first_seen", "kmeans", "plusplus"]
@@ -64,8 +65,7 @@ def kmeans(Z, k: int, *, n_init: int = 10, init=None, random_state=None, max_ite
     rng = check_random_state(random_state)  # scikit-learn's KMeans: one stream, n_init seeds
     best = None
     for _ in range(n_init):
-        seeds = xp.take(Z, xp.asarray(plusplus(Z, k, rng), device=arrays.device(Z)), axis=0)
-        labels, inertia = _lloyd(Z, seeds, max_iter, limit)
+        labels, inertia = _lloyd(Z, take_rows(Z, plusplus(Z, k, rng)), max_iter, limit)
         if best is None or inertia < best[1]:
             best = (labels, inertia)
     return first_seen(best[0])

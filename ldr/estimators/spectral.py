@@ -48,6 +48,7 @@ from scipy.linalg.blas import dsymv
 
 from ldr.core.errors import ParameterError
 from ldr.data import arrays
+from ldr.data.rows import take_rows
 from ldr.estimators.kmeans import kmeans, plusplus
 from ldr.kernels import Gaussian
 from ldr.kernels.family import beta
@@ -234,8 +235,7 @@ def projected_landmarks(rows, W, m: int, seed) -> np.ndarray:
     Z = rows.take(np.arange(n) if pool is None else pool, keep=True)
     if W is not None:
         Z = Z @ W
-    xp = arrays.namespace(Z)
-    return xp.take(Z, xp.asarray(seeded_centers(Z, m, rng), device=arrays.device(Z)), axis=0)
+    return take_rows(Z, seeded_centers(Z, m, rng))
 
 
 def _cross(kernel, Z: np.ndarray, ZL: np.ndarray) -> np.ndarray:

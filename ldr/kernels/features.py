@@ -44,6 +44,7 @@ import scipy.linalg
 
 from ldr.core.errors import ParameterError
 from ldr.data import arrays
+from ldr.data.rows import take_rows
 from ldr.kernels.groups import code_groups, value_codes
 
 APPROXIMATIONS = ("rff", "nystroem")
@@ -92,32 +93,16 @@ def gaussian_cross(A: np.ndarray, B: np.ndarray, s2: float) -> np.ndarray:
 
         −‖a − b‖²/s2 = [2a/s2, −‖a‖²/s2, 1] · [b, 1, −‖b‖²/s2],
 
-    clipped at 0 and exponentiated — in place for NumPy: one array of the result's size, no
-    temporaries (the Nyström features and the Nyström U-step's cross kernel); in the rows'
-    namespace otherwise."""
-    if arrays.foreign(A) is not None:
-        xp = arrays.namespace(A)
-        where = arrays.device(A)
-        Ae = xp.concat([A * (2.0 / s2), xp.sum(A * A, axis=1)[:, None] * (-1.0 / s2),
-                        xp.ones((A.shape[0], 1), dtype=A.dtype, device=where)], axis=1)
-        Be = xp.concat([B, xp.ones((B.shape[0], 1), dtype=B.dtype, device=where),
-                        xp.sum(B * B, axis=1)[:, None] * (-1.0 / s2)], axis=1)
-        return xp.exp(xp.clip(Ae @ Be.T, None, 0.0))
-    # benchmark: benchmarks/bench_hsic_scale.py --sections approx
-    q = A.shape[1]
-    Ae = np.empty((A.shape[0], q + 2))
-    np.multiply(A, 2.0 / s2, out=Ae[:, :q])
-    Ae[:, q] = np.einsum("ij,ij->i", A, A)
-    Ae[:, q] *= -1.0 / s2
-    Ae[:, q + 1] = 1.0
-    Be = np.empty((B.shape[0], q + 2))
-    Be[:, :q] = B
-    Be[:, q] = 1.0
-    Be[:, q + 1] = np.einsum("ij,ij->i", B, B)
-    Be[:, q + 1] *= -1.0 / s2
-    out = Ae @ Be.T
-    np.minimum(out, 0.0, out=out)
-    return np.exp(out, out=out)
+    clipped at 0 and exponentiated, in the rows' namespace — in place for NumPy: one array of
+    the result's size beside the two extended row blocks (the Nyström features and the Nyström
+    U-step's cross kernel)."""
+    xp = arrays.namespace(A)
+    where = arrays.device(A)
+    Ae = xp.concat([A * (2.0 / s2), xp.sum(A * A, axis=1)[:, None] * (-1.0 / s2),
+                    xp.ones((A.shape[0], 1), dtype=A.dtype, device=where)], axis=1)
+    Be = xp.concat([B, xp.ones((B.shape[0], 1), dtype=B.dtype, device=where),
+                    xp.sum(B * B, axis=1)[:, None] * (-1.0 / s2)], axis=1)
+    return arrays.exp_inplace(arrays.minimum_inplace(Ae @ Be.T, 0.0))
 
 
 class RandomFourier:
@@ -173,12 +158,8 @@ class Nystroem:
         n = rows.shape[0]
         m = min(int(n_features), n)
         self.landmarks = np.sort(rng.choice(n, m, replace=False))
-        if hasattr(rows, "map"):  # a row source
-            self.landmark_rows = rows.take(self.landmarks, keep=True)
-        else:
-            xp = arrays.namespace(rows)
-            self.landmark_rows = xp.take(
-                rows, xp.asarray(self.landmarks, device=arrays.device(rows)), axis=0)
+        self.landmark_rows = rows.take(self.landmarks, keep=True) if hasattr(rows, "map") \
+            else take_rows(rows, self.landmarks)
         self.jitter = 1e-6
 
     def at(self, W: np.ndarray):

@@ -47,6 +47,7 @@ import numpy as np
 
 from ldr.core.errors import ParameterError
 from ldr.data import arrays
+from ldr.data.rows import take_rows
 from ldr.kernels.family import Gaussian
 from ldr.kernels.groups import code_groups, value_codes
 
@@ -145,8 +146,7 @@ class Tiles:
             grouped = class_groups(F, s) if arrays.foreign(F) is None else None
             if grouped is not None:
                 order, bounds, gid, G = grouped
-                xp = arrays.namespace(X)
-                X = xp.take(X, xp.asarray(order, device=arrays.device(X)), axis=0)
+                X = take_rows(X, order)
                 F = F[order]
                 self.groups = (bounds, gid, G)
             factor = (F, s)
